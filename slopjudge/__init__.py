@@ -1,0 +1,39 @@
+"""slopjudge: keep AI slop out of a repository.
+
+What users import is re-exported here, lazily: ``import slopjudge`` stays
+cheap because every agent hook starts by importing this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Rule": "slopjudge.model",
+    "Check": "slopjudge.model",
+    "Changeset": "slopjudge.model",
+    "FileChange": "slopjudge.model",
+    "Event": "slopjudge.model",
+    "CheckResult": "slopjudge.model",
+    "Finding": "slopjudge.model",
+    "RunReport": "slopjudge.model",
+    "LoadError": "slopjudge.model",
+    "RunOptions": "slopjudge.hookspec",
+    "CheckContext": "slopjudge.hookspec",
+    "load_rules": "slopjudge.loader",
+    "load_settings": "slopjudge.config",
+    "applicable_rules": "slopjudge.engine",
+    "run": "slopjudge.engine",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'slopjudge' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

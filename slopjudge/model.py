@@ -1,0 +1,203 @@
+"""The data every part of slopjudge passes around.
+
+Plain dataclasses with no imports beyond the standard library, so the hook
+fast path can use them without pulling in jinja2, jsonschema or ruamel.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal["stop", "subagent-stop", "pre-tool", "ci"]
+EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
+
+# Outcomes of one check. Only "pass" lets a change through; "skipped" and
+# "not_applicable" abstain; everything else refuses or reports an error.
+Outcome = Literal[
+    "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
+]
+PASSING_OUTCOMES = frozenset({"pass", "skipped", "not_applicable", "not_judged", "would_refuse"})
+
+
+@dataclass
+class LoadError:
+    """One problem found while loading rules, printed as ``path:line:col: message``."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+    rule: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Check:
+    id: str  # short id, unique in its rule
+    rule: str  # rule id
+    kind: Literal["script", "judge"]
+    needs: list[str] = field(default_factory=list)  # full ids "<rule>/<check>"
+    timeout: float = 120.0  # seconds
+    script: str | None = None  # absolute path, or a bare command name found on PATH
+    prepare: str | None = None  # absolute path, or a bare command name
+    judge: str | None = None  # absolute template path
+    model: str = "size-md"
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    each: Literal["changeset", "file"] = "changeset"
+    min_confidence: float | None = None
+    line: int = 0  # position of the check in its rule file (1-based)
+    col: int = 0
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.rule}/{self.id}"
+
+
+@dataclass
+class Rule:
+    id: str
+    path: str  # absolute path of the rule file
+    dir: str  # absolute path of the folder holding it
+    description: str
+    on: list[str] = field(default_factory=lambda: ["stop", "ci"])
+    tools: list[str] = field(default_factory=list)  # empty: every tool
+    paths: list[str] = field(default_factory=list)  # empty: every file
+    exclude: list[str] = field(default_factory=list)
+    mode: Literal["enforce", "shadow"] = "enforce"
+    on_uncertain: Literal["deny", "ask"] = "deny"
+    checks: list[Check] = field(default_factory=list)
+    doc: str = ""  # the long description block (What it does / Why / Example / Fix)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        data = dict(data)
+        data["checks"] = [Check(**c) for c in data.get("checks", [])]
+        return cls(**data)
+
+
+@dataclass
+class Commit:
+    sha: str
+    subject: str
+    body: str
+
+
+@dataclass
+class FileChange:
+    """One changed file, named as git names it (paths relative to the repo root)."""
+
+    path: str
+    status: Literal["A", "M", "D", "R"]
+    old_path: str | None = None  # the source of a rename or copy
+    old_content: str | None = None
+    new_content: str | None = None
+    diff: str = ""  # this file's part of the unified diff, headers included
+    binary: bool = False
+    added: int = 0  # added lines (0 for binary)
+    removed: int = 0
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "oldPath": self.old_path,
+            "oldContent": self.old_content,
+            "newContent": self.new_content,
+            "diff": self.diff,
+            "binary": self.binary,
+        }
+
+
+@dataclass
+class Changeset:
+    base: str | None = None
+    head: str | None = None  # None for a work tree or a bare diff
+    commits: list[Commit] = field(default_factory=list)
+    files: list[FileChange] = field(default_factory=list)
+
+
+@dataclass
+class Event:
+    kind: str
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    session_id: str | None = None
+    transcript_path: str | None = None
+    cwd: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Finding:
+    path: str | None = None
+    line: int | None = None
+    message: str = ""
+
+
+@dataclass
+class CheckResult:
+    id: str  # "<rule>/<check>"
+    rule: str
+    check: str
+    kind: Literal["script", "judge"]
+    outcome: str  # an Outcome
+    reason: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    duration_ms: int = 0
+    # Facts kept for the event log; not all of them reach reports.
+    runner: str | None = None
+    model: str | None = None
+    prompt_sha256: str | None = None
+    template_sha256: str | None = None
+    cache_hit: bool = False
+    confidence: float | None = None
+    tokens: int | None = None
+    cost: float | None = None
+    prompt: str | None = None  # rendered prompt, kept for replay and --prompts-dir
+
+    def to_report(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "rule": self.rule,
+            "kind": self.kind,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "findings": [asdict(f) for f in self.findings],
+            "duration_ms": self.duration_ms,
+        }
+
+
+@dataclass
+class RunReport:
+    outcome: Literal["pass", "refuse", "error"]
+    checks: list[CheckResult] = field(default_factory=list)
+    load_errors: list[LoadError] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)  # for report metadata (SARIF rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "checks": [c.to_report() for c in self.checks],
+            "load_errors": [str(e) for e in self.load_errors],
+        }
+
+
+def overall_outcome(checks: list[CheckResult], load_errors: list[LoadError]) -> str:
+    """error beats refuse beats pass; load errors make the run an error."""
+    if load_errors or any(c.outcome == "error" for c in checks):
+        return "error"
+    if any(c.outcome == "refuse" for c in checks):
+        return "refuse"
+    return "pass"
