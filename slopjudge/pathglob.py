@@ -1,0 +1,116 @@
+"""Gitignore-like path globs for a rule's ``paths`` and ``exclude``.
+
+Paths are repository-relative with ``/`` separators. Syntax:
+
+- ``*`` matches within one path segment, ``?`` one character (never ``/``),
+  ``[abc]``/``[a-z]``/``[!abc]`` a character class (never ``/``), ``\\x`` a
+  literal ``x``;
+- a ``**`` segment matches any number of directories: ``**/test_*.py``,
+  ``docs/**``, ``a/**/b``; ``**`` inside a segment acts like ``*``;
+- a pattern without ``/`` (other than a trailing one) matches the basename at
+  any depth (``*.py``); with a ``/`` it is anchored at the root (a leading
+  ``/`` is allowed and ignored);
+- as in gitignore, a pattern that matches a directory matches every file
+  under it (``src`` admits ``src/a/b.py``); a trailing ``/`` matches
+  directories only.
+
+Matching is case-sensitive. Compiled patterns are cached.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["match", "match_any", "compile_pattern"]
+
+
+def _segment(seg: str) -> str:
+    """Translate one path segment (no ``/``) into a regex fragment."""
+    out: list[str] = []
+    i, n = 0, len(seg)
+    while i < n:
+        c = seg[i]
+        if c == "*":
+            while i < n and seg[i] == "*":
+                i += 1
+            out.append("[^/]*")
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(seg[i]))
+        elif c == "[":
+            end = _class_end(seg, i)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                # Literal inside a class; re would read some of these as set syntax.
+                body = "".join("\\" + ch if ch in "\\^[]&~|" else ch for ch in body)
+                # A class never matches the separator, negated or not.
+                out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _class_end(seg: str, start: int) -> int:
+    """Index of the ``]`` closing the class opened at ``start``, or -1."""
+    j = start + 1
+    if j < len(seg) and seg[j] in "!^":
+        j += 1
+    if j < len(seg) and seg[j] == "]":  # a leading ] is literal
+        j += 1
+    while j < len(seg):
+        if seg[j] == "]":
+            return j
+        j += 1
+    return -1
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """The regex a pattern stands for (full match against a relative path)."""
+    dir_only = pattern.endswith("/") and pattern.strip("/") != ""
+    pat = pattern.rstrip("/") if dir_only else pattern
+    anchored = "/" in pat
+    pat = pat.lstrip("/")
+    segs = pat.split("/") if pat else [""]
+    parts: list[str] = []
+    for idx, seg in enumerate(segs):
+        last = idx == len(segs) - 1
+        if seg == "**":
+            if last:
+                # "x/**": anything inside x (one segment at least); lone "**": anything.
+                parts.append(".*" if idx == 0 else "[^/].*")
+            else:
+                parts.append("(?:[^/]+/)*")
+            continue
+        parts.append(_segment(seg) + ("" if last else "/"))
+    body = "".join(parts)
+    if not anchored:
+        body = "(?:.*/)?" + body
+    # Matching a directory matches everything below it (gitignore semantics).
+    tail = "/.+" if dir_only else "(?:/.+)?"
+    return re.compile(f"{body}{tail}", re.DOTALL)
+
+
+def match(pattern: str, path: str) -> bool:
+    """True when ``path`` (repository-relative, ``/``-separated) matches ``pattern``."""
+    if not pattern:
+        return False
+    if path.startswith("./"):
+        path = path[2:]
+    return compile_pattern(pattern).fullmatch(path) is not None
+
+
+def match_any(patterns: list[str], path: str) -> bool:
+    """True when any of ``patterns`` matches ``path``."""
+    return any(match(p, path) for p in patterns)

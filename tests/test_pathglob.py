@@ -1,0 +1,115 @@
+"""Gitignore-like globs for a rule's paths/exclude."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slopjudge.pathglob import match, match_any
+
+CASES = [
+    # pattern, path, expected
+    ("src/**/*.py", "src/a.py", True),
+    ("src/**/*.py", "src/x/y/a.py", True),
+    ("src/**/*.py", "lib/src/a.py", False),
+    ("src/**/*.py", "src/a.pyc", False),
+    ("**/test_*.py", "test_a.py", True),
+    ("**/test_*.py", "tests/unit/test_a.py", True),
+    ("**/test_*.py", "tests/unit/a_test.py", False),
+    ("*.md", "README.md", True),
+    ("*.md", "docs/deep/guide.md", True),
+    ("*.md", "README.mdx", False),
+    ("*.md", "docs.md/inner.txt", True),  # gitignore: a matching folder covers its files
+    ("docs/**", "docs/a", True),
+    ("docs/**", "docs/a/b/c.txt", True),
+    ("docs/**", "docs", False),
+    ("docs/**", "mydocs/a", False),
+    ("docs/**", "x/docs/a", False),
+    ("a/**/b", "a/b", True),
+    ("a/**/b", "a/x/b", True),
+    ("a/**/b", "a/x/y/b", True),
+    ("a/**/b", "a/x/y/bb", False),
+    ("a/**/b", "xa/b", False),
+    ("a/**/b", "a/b/c", True),  # b is a folder: its files match
+    ("src", "src/a/b.py", True),
+    ("src", "lib/src/x", True),  # no slash: any depth
+    ("/src", "lib/src/x", False),  # leading slash anchors
+    ("src/", "src", False),  # trailing slash: folders only
+    ("src/", "src/a", True),
+    ("lib/*.py", "lib/a.py", True),
+    ("lib/*.py", "lib/x/a.py", False),  # * stays within one segment
+    ("?.py", "a.py", True),
+    ("?.py", "ab.py", False),
+    ("[ab].txt", "a.txt", True),
+    ("[ab].txt", "c.txt", False),
+    ("[!ab].txt", "c.txt", True),
+    ("[!ab].txt", "a.txt", False),
+    ("[a-c]x", "bx", True),
+    ("[a-c]x", "dx", False),
+    ("**", "anything/at/all", True),
+    ("**/*", "a/b", True),
+    ("a**b", "axxb", True),  # ** inside a segment acts like *
+    ("a**b", "ax/xb", False),
+    ("\\*.txt", "*.txt", True),
+    ("\\*.txt", "a.txt", False),
+    ("file (1).txt", "dir/file (1).txt", True),
+    ("é/*.txt", "é/日本.txt", True),
+    ("*.py", "./a.py", True),
+    ("", "a", False),
+    ("[", "[", True),  # an unclosed class is a literal
+    ("a.b", "axb", False),  # dots are literal
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), CASES)
+def test_match(pattern: str, path: str, expected: bool) -> None:
+    assert match(pattern, path) is expected
+
+
+def test_match_any() -> None:
+    assert match_any(["*.md", "src/**"], "src/a/b.c")
+    assert match_any(["*.md", "src/**"], "x/y.md")
+    assert not match_any(["*.md", "src/**"], "lib/a.py")
+    assert not match_any([], "a")
+
+
+def test_class_never_matches_separator() -> None:
+    assert not match("a[/]b", "a/b")
+    assert not match("a[!x]b", "a/b")
+    assert not match("a?b", "a/b")
+
+
+SEG = st.text(alphabet="abcxyz._-", min_size=1, max_size=5).filter(lambda s: s not in (".", ".."))
+PATHS = st.lists(SEG, min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=PATHS)
+def test_literal_paths_match_themselves(path: str) -> None:
+    assert match(path, path)
+    assert match("**", path)
+    assert match(path.split("/")[-1], path)  # a basename matches at any depth
+
+
+def _git_ignored(tmp: Path, pattern: str, paths: list[str]) -> set[str]:
+    subprocess.run(["git", "init", "-q", str(tmp)], check=True)
+    (tmp / ".gitignore").write_text(pattern + "\n")
+    res = subprocess.run(["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=tmp,
+                         input="\0".join(paths).encode() + b"\0", capture_output=True)
+    return {p for p in res.stdout.decode().split("\0") if p}
+
+
+GIT_PATHS = ["a.py", "src/a.py", "src/x/y/a.py", "lib/src/a.py", "docs/a.md", "docs/x/y.md",
+             "test_a.py", "tests/test_b.py", "a/b", "a/x/b", "a/x/y/b", "README.md", "src/a/b.py"]
+
+
+@pytest.mark.parametrize("pattern", ["src/**/*.py", "**/test_*.py", "*.md", "docs/**",
+                                     "a/**/b", "src", "*.py", "/a.py", "a/*/b"])
+def test_agrees_with_git_check_ignore(tmp_path: Path, pattern: str) -> None:
+    ignored = _git_ignored(tmp_path, pattern, GIT_PATHS)
+    ours = {p for p in GIT_PATHS if match(pattern, p)}
+    assert ours == ignored
