@@ -1,0 +1,96 @@
+"""The Codex harness of slopjudge-agent: ``codex exec`` as a judge.
+
+Codex enforces access with its OS sandbox rather than per-tool rules. The
+judge runs with ``--sandbox workspace-write`` rooted (``-C``) at the private
+answer folder: that folder is the one place it may write, because the answer
+file must be written there. Everything else, the repository under judgement
+included, is read-only to it; ``/tmp`` and ``$TMPDIR`` are excluded from the
+writable set, and network access stays off. So the workspace is judged in a
+read-only sandbox. User config and hooks are ignored (``--ignore-user-config
+--disable hooks``) and the session is not saved (``--ephemeral``).
+
+Tool rules: Codex has no per-command grants, so a scoped allow rule such as
+``Bash(git show:*)`` cannot be honoured and is refused (fail closed); use the
+Claude harness for those. Denials need no flag: the sandbox already denies
+every write outside the answer folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+
+from .harness_claude import PROMPT_STDIN_LIMIT, resolve_model_set
+
+CODEX_MODELS = {
+    "size-xs": "gpt-6-luna",
+    "size-sm": "gpt-6-luna",
+    "size-md": "gpt-6.1-sol",
+    "size-lg": "gpt-6.1-sol",
+    "size-xl": "gpt-6-astra",
+    "size-xxl": "gpt-6-astra",
+}
+CODEX_PREFIXES = ("gpt-", "codex-", "o1", "o3", "o4")
+
+
+def find_codex(env: Mapping[str, str]) -> str | None:
+    """The codex binary: SLOPJUDGE_CODEX_BIN, else ``codex`` on PATH."""
+    explicit = env.get("SLOPJUDGE_CODEX_BIN")
+    if explicit:
+        if os.sep in explicit:
+            return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
+        return shutil.which(explicit, path=env.get("PATH"))
+    return shutil.which("codex", path=env.get("PATH"))
+
+
+class CodexHarness:
+    """Builds the ``codex exec`` command for one judge attempt."""
+
+    name = "codex"
+    missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
+
+    def __init__(self, binary: str = "codex") -> None:
+        self.binary = binary
+
+    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
+        return resolve_model_set(model_set, self.name, CODEX_MODELS, CODEX_PREFIXES, warnings)
+
+    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+        """Refuse grants the sandbox cannot express."""
+        scoped = [r for r in allowed_tools if "(" in r]
+        if scoped:
+            raise ValueError(
+                "codex cannot scope tool rules: " + " ".join(scoped) + " (use --harness claude)"
+            )
+
+    def argv(
+        self,
+        *,
+        model: str,
+        prompt: str,
+        allowed_tools: list[str],
+        disallowed_tools: list[str],
+        writable_dirs: list[str],
+        readonly_dirs: list[str],
+    ) -> tuple[list[str], bytes]:
+        """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
+        argv = [
+            self.binary, "exec", "-m", model,
+            "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
+        ]
+        if writable_dirs:
+            argv += [
+                "-C", writable_dirs[0],
+                "--sandbox", "workspace-write",
+                "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+                "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            ]
+            for extra in writable_dirs[1:]:
+                argv += ["--add-dir", extra]
+        else:
+            argv += ["--sandbox", "read-only"]
+        data = prompt.encode("utf-8")
+        if len(data) > PROMPT_STDIN_LIMIT:
+            return [*argv, "--", "-"], data
+        return [*argv, "--", prompt], b""
