@@ -30,6 +30,15 @@ def outcome_label(outcome: str) -> str:
     return OUTCOME_LABELS.get(outcome, outcome)
 
 
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes from a child) as ``\\udcff`` escapes.
+
+    Inside a JSON string the escape is valid JSON for the same character;
+    elsewhere it keeps the output writable as UTF-8.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def first_line(text: str) -> str:
     """The first non-blank line of ``text``, stripped ("" when there is none)."""
     for line in text.splitlines():

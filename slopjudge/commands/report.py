@@ -1,0 +1,216 @@
+"""`slopjudge report`: read the event log.
+
+- ``events`` (default): per check, how often each outcome was recorded;
+  ``--last N`` also lists the latest events.
+- ``agreement --labels FILE``: recorded verdicts against human labels
+  (accuracy, Cohen's kappa, false refusals, false passes).
+- ``flips``: checks whose verdict changed for the same prompt.
+
+Lines of the log that do not parse are named on stderr and skipped (a run
+killed mid-write can leave one); they do not stop the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from typing import Any
+
+from ._shared import fail
+
+SUBCOMMANDS = ("events", "agreement", "flips")
+
+
+def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--events", metavar="FILE", default=default,
+                        help="the event log (default: events_file from the settings, "
+                             "SLOPJUDGE_EVENTS_FILE, else .slopjudge/events.jsonl)")
+    parser.add_argument("--format", choices=("text", "json"), default=default if default is
+                        argparse.SUPPRESS else "text", help="text (default) or json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # Common flags work before or after the subcommand: the subparsers' copies
+    # default to SUPPRESS so they never overwrite what was given before.
+    _add_common(parser, None)
+    sub = parser.add_subparsers(dest="report_command", metavar="{events,agreement,flips}")
+    events = sub.add_parser("events", help="outcome counts per check (the default)")
+    _add_common(events, argparse.SUPPRESS)
+    events.add_argument("--last", type=int, default=0, metavar="N", help="also list the last N events")
+    events.add_argument("--rule", action="append", default=[], metavar="ID", help="only this rule; repeatable")
+    events.add_argument("--session", metavar="ID", help="only this session's events")
+    agree = sub.add_parser("agreement", help="recorded verdicts against human labels")
+    _add_common(agree, argparse.SUPPRESS)
+    agree.add_argument("--labels", metavar="FILE", required=True,
+                       help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}')
+    flips = sub.add_parser("flips", help="checks whose verdict changed for the same prompt")
+    _add_common(flips, argparse.SUPPRESS)
+
+
+def default_events_file() -> str:
+    from ..config import find_workspace, load_settings
+
+    return load_settings(find_workspace(os.getcwd())).events_file
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..record import read_events
+
+    command = getattr(args, "report_command", None) or "events"
+    path = args.events
+    if not path:
+        try:
+            path = default_events_file()
+        except ValueError as exc:  # ConfigError: a settings file slopjudge cannot use
+            return fail(str(exc))
+    if not os.path.isfile(path):
+        return fail(f"{path}: no event log yet (runs record one; set --events FILE)")
+    events, problems = read_events(path)
+    for problem in problems:
+        print(f"slopjudge: skipped {problem}", file=sys.stderr)
+    as_json = args.format == "json"
+    if command == "agreement":
+        return _agreement(args, path, events, as_json)
+    if command == "flips":
+        return _flips(path, events, as_json)
+    return _events(args, path, events, problems, as_json)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _first_line(text: Any) -> str:
+    from ..report import first_line
+
+    return first_line(text) if isinstance(text, str) else ""
+
+
+# --- events ------------------------------------------------------------------
+
+_OUTCOME_COLUMNS = ("pass", "refuse", "error", "skipped", "would_refuse", "not_judged")
+
+
+def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
+            problems: list[str], as_json: bool) -> int:
+    rules = set(getattr(args, "rule", []) or [])
+    session = getattr(args, "session", None)
+    chosen = [e for e in events
+              if (not rules or e.get("rule") in rules) and (not session or e.get("session_id") == session)]
+    per_check: dict[str, dict[str, Any]] = {}
+    for event in chosen:
+        key = str(event.get("id") or f"{event.get('rule')}/{event.get('check')}")
+        entry = per_check.setdefault(key, {"id": key, "runs": 0, "outcomes": Counter(),
+                                           "duration_ms": 0, "cache_hits": 0, "tokens": 0, "cost": 0.0})
+        entry["runs"] += 1
+        entry["outcomes"][str(event.get("outcome"))] += 1
+        entry["duration_ms"] += _number(event.get("duration_ms"))
+        entry["cache_hits"] += 1 if event.get("cache_hit") is True else 0
+        entry["tokens"] += int(_number(event.get("tokens")))
+        entry["cost"] += float(_number(event.get("cost")))
+    checks = []
+    for entry in sorted(per_check.values(), key=lambda e: e["id"]):
+        checks.append({
+            "id": entry["id"], "runs": entry["runs"], "outcomes": dict(entry["outcomes"]),
+            "mean_duration_ms": round(entry["duration_ms"] / entry["runs"]),
+            "cache_hits": entry["cache_hits"], "tokens": entry["tokens"], "cost": round(entry["cost"], 6),
+        })
+    last = max(getattr(args, "last", 0) or 0, 0)
+    recent = chosen[-last:] if last else []
+    times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
+    summary = {"file": path, "events": len(chosen), "problems": problems,
+               "first": min(times) if times else None, "last": max(times) if times else None,
+               "checks": checks, "recent": recent}
+    if as_json:
+        _out(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    span = f", {summary['first']} to {summary['last']}" if times else ""
+    lines = [f"{path}: {len(chosen)} events{span}"]
+    if problems:
+        lines.append(f"  ({len(problems)} unreadable lines skipped)")
+    if checks:
+        width = max(len("check"), *(len(c["id"]) for c in checks))
+        header = f"{'check'.ljust(width)}  {'runs':>5}" + "".join(f"  {o:>{len(o)}}" for o in _OUTCOME_COLUMNS)
+        lines += ["", header + f"  {'mean time':>10}  {'cached':>6}"]
+        for c in checks:
+            row = f"{c['id'].ljust(width)}  {c['runs']:>5}"
+            row += "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)
+            row += f"  {str(c['mean_duration_ms']) + ' ms':>10}  {c['cache_hits']:>6}"
+            lines.append(row)
+    if recent:
+        lines += ["", f"last {len(recent)} events:"]
+        for e in recent:
+            lines.append(f"  {e.get('time')}  {e.get('event')}  {e.get('outcome')}  "
+                         f"{e.get('id') or e.get('rule')}  {_first_line(e.get('reason'))}".rstrip())
+    _out("\n".join(lines))
+    return 0
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+# --- agreement ---------------------------------------------------------------
+
+def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool) -> int:
+    from ..agreement import agreement, read_labels
+
+    try:
+        labels, label_problems = read_labels(args.labels)
+    except OSError as exc:
+        return fail(f"{args.labels}: cannot read labels: {exc.strerror or exc}")
+    if label_problems:
+        for problem in label_problems:
+            print(problem, file=sys.stderr)
+        return fail(f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first")
+    result = agreement(events, labels)
+    if as_json:
+        _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
+        return 0
+    lines = [
+        f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
+        + (f", {result.missing} with none" if result.missing else ""),
+    ]
+    if result.n:
+        lines += [
+            f"  accuracy        {result.accuracy:.3f}",
+            f"  Cohen's kappa   {result.kappa:.3f}",
+            f"  false refusals  {result.false_refusals}  (slopjudge refused, label pass)",
+            f"  false passes    {result.false_passes}  (slopjudge passed, label refuse)",
+            "",
+            f"  {'':16}{'label pass':>12}{'label refuse':>14}",
+            f"  {'verdict pass':16}{result.true_passes:>12}{result.false_passes:>14}",
+            f"  {'verdict refuse':16}{result.false_refusals:>12}{result.true_refusals:>14}",
+        ]
+    else:
+        lines.append("  no label matched a recorded verdict: nothing to compare")
+    _out("\n".join(lines))
+    return 0
+
+
+# --- flips -------------------------------------------------------------------
+
+def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
+    from ..agreement import flips
+
+    found = flips(events)
+    if as_json:
+        _out(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
+        return 0
+    if not found:
+        _out(f"{path}: no check changed its verdict for the same prompt")
+        return 0
+    lines = [f"{path}: {len(found)} check/prompt pair(s) changed verdict"]
+    for flip in found:
+        lines.append(f"\n{flip['id']}  prompt {flip['prompt_sha256'][:12]}: "
+                     f"{flip['passes']} pass, {flip['refusals']} refuse")
+        for v in flip["verdicts"]:
+            where = "  ".join(f"{k} {v[k]}" for k in ("model", "session_id") if v.get(k))
+            cached = "  (cached)" if v.get("cache_hit") else ""
+            lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
+                         f"{_first_line(v.get('reason'))}".rstrip())
+    _out("\n".join(lines))
+    return 0

@@ -1,0 +1,64 @@
+"""``--format github``: GitHub Actions workflow commands, one annotation per line.
+
+``::error`` for each finding of a refusing check (a refusal with no findings
+gets one annotation without a file), ``::warning`` for shadow
+``would_refuse``, ``::error`` for checks that errored and for rule load
+errors (with file, line and column), and a final ``::notice`` with the
+verdict. Values are escaped as the Actions runner expects: ``%``, CR and LF
+in messages; also ``:`` and ``,`` in properties.
+"""
+
+from __future__ import annotations
+
+from ..model import CheckResult, RunReport
+from . import encodable
+from .text import verdict_line
+
+
+def escape_data(text: str) -> str:
+    return encodable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, message: str, **properties: object) -> str:
+    """``::kind key=value,...::message`` with empty properties left out."""
+    props = ",".join(f"{key}={escape_property(str(value))}"
+                     for key, value in properties.items() if value not in (None, ""))
+    head = f"::{kind} {props}" if props else f"::{kind}"
+    return f"{head}::{escape_data(message.strip() or '(no message)')}"
+
+
+def _check_commands(result: CheckResult) -> list[str]:
+    if result.outcome == "error":
+        return [command("error", f"check error: {result.reason}", title=f"{result.id} (error)")]
+    if result.outcome not in ("refuse", "would_refuse"):
+        return []
+    kind = "error" if result.outcome == "refuse" else "warning"
+    title = result.id if result.outcome == "refuse" else f"{result.id} (shadow, not blocking)"
+    prefix = "" if result.outcome == "refuse" else "would refuse (shadow): "
+    if not result.findings:
+        return [command(kind, prefix + result.reason, title=title)]
+    return [
+        command(kind, prefix + (f.message or result.reason), file=f.path,
+                line=f.line if f.line and f.line >= 1 else None, title=title)
+        for f in result.findings
+    ]
+
+
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
+    lines: list[str] = []
+    for error in report.load_errors:
+        lines.append(command(
+            "error", f"{error.path} does not load: {error.message}",
+            file=error.path,
+            line=error.line if error.line >= 1 else None,
+            col=error.col if error.col >= 1 else None,
+            title="slopjudge: rule does not load",
+        ))
+    for result in report.checks:
+        lines += _check_commands(result)
+    lines.append(command("notice", verdict_line(report), title="slopjudge"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,16 @@
+"""``--format json``: exactly ``RunReport.to_dict()``, described by ``schemas/report.schema.json``.
+
+Named ``json.py`` on purpose: absolute imports mean ``import json`` below is
+still the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..model import RunReport
+from . import encodable
+
+
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
+    return encodable(json.dumps(report.to_dict(), indent=2, ensure_ascii=False)) + "\n"

@@ -1,0 +1,104 @@
+"""``--format junit``: JUnit XML for CI test panels.
+
+One ``<testsuite>`` per rule, one ``<testcase>`` per check (classname = the
+rule, name = the full check id). ``refuse`` is a ``<failure>``, ``error`` an
+``<error>``; ``skipped``, ``not_applicable`` and ``not_judged`` are
+``<skipped>``. A shadow ``would_refuse`` does not block, so it is not a
+failure: the case passes and its ``<system-out>`` says what it would have
+refused. Rule load errors form a ``slopjudge-load`` suite with one erroring
+case per rule file.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ..model import CheckResult, LoadError, RunReport
+from . import first_line, outcome_label
+from .text import format_finding
+
+_SKIPPED = {"skipped", "not_applicable", "not_judged"}
+# Characters XML 1.0 cannot carry at all; a parser rejects the whole file over one.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+LOAD_SUITE = "slopjudge-load"
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _details(result: CheckResult) -> str:
+    parts = [result.reason.strip()] if result.reason.strip() else []
+    parts += [format_finding(f) for f in result.findings]
+    return _xml_text("\n".join(parts))
+
+
+def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
+    """Add one case; return the kind of mark it got (failure/error/skipped) or None."""
+    case = ET.SubElement(suite, "testcase", {
+        "classname": result.rule,
+        "name": result.id,
+        "time": f"{result.duration_ms / 1000:.3f}",
+    })
+    message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
+    if result.outcome == "refuse":
+        ET.SubElement(case, "failure", {"message": message, "type": "refuse"}).text = _details(result)
+        return "failure"
+    if result.outcome == "error":
+        ET.SubElement(case, "error", {"message": message, "type": "error"}).text = _details(result)
+        return "error"
+    if result.outcome in _SKIPPED:
+        ET.SubElement(case, "skipped", {"message": _xml_text(
+            f"{outcome_label(result.outcome)}: {message}" if result.reason.strip()
+            else outcome_label(result.outcome))})
+        return "skipped"
+    if result.outcome == "would_refuse":
+        ET.SubElement(case, "system-out").text = _xml_text(
+            "would refuse (shadow mode, not blocking): " + _details(result))
+    elif result.outcome != "pass":  # an outcome this format does not know: never hide it
+        ET.SubElement(case, "error", {"message": message, "type": result.outcome}).text = _details(result)
+        return "error"
+    return None
+
+
+def _set_counts(element: ET.Element, tests: int, marks: list[str | None], seconds: float) -> None:
+    element.set("tests", str(tests))
+    element.set("failures", str(marks.count("failure")))
+    element.set("errors", str(marks.count("error")))
+    element.set("skipped", str(marks.count("skipped")))
+    element.set("time", f"{seconds:.3f}")
+
+
+def _load_suite(root: ET.Element, errors: list[LoadError]) -> list[str | None]:
+    by_path: dict[str, list[LoadError]] = {}
+    for error in errors:
+        by_path.setdefault(error.path, []).append(error)
+    suite = ET.SubElement(root, "testsuite", {"name": LOAD_SUITE})
+    for path, group in by_path.items():
+        case = ET.SubElement(suite, "testcase", {"classname": LOAD_SUITE, "name": path, "time": "0.000"})
+        ET.SubElement(case, "error", {
+            "message": _xml_text(f"{path} does not load: {group[0].message}"),
+            "type": "load-error",
+        }).text = _xml_text("\n".join(str(e) for e in group))
+    marks: list[str | None] = ["error"] * len(by_path)
+    _set_counts(suite, len(by_path), marks, 0.0)
+    return marks
+
+
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
+    root = ET.Element("testsuites", {"name": "slopjudge"})
+    all_marks: list[str | None] = []
+    if report.load_errors:
+        all_marks += _load_suite(root, report.load_errors)
+    by_rule: dict[str, list[CheckResult]] = {}
+    for result in report.checks:
+        by_rule.setdefault(result.rule, []).append(result)
+    for rule, results in by_rule.items():
+        suite = ET.SubElement(root, "testsuite", {"name": rule})
+        marks = [_testcase(suite, r) for r in results]
+        _set_counts(suite, len(results), marks, sum(r.duration_ms for r in results) / 1000)
+        all_marks += marks
+    _set_counts(root, len(all_marks), all_marks, sum(r.duration_ms for r in report.checks) / 1000)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,185 @@
+"""``--format sarif``: SARIF 2.1.0, for code-scanning panels.
+
+- ``tool.driver.rules``: one reporting descriptor per check, id = the full
+  check id ``<rule>/<check>``; short description = the rule's description,
+  full description and help = the rule's doc block.
+- ``results``: one per finding of a refusing check (level ``error``) or of a
+  shadow ``would_refuse`` (level ``warning``), with the file as a relative
+  URI and ``startLine`` when known. A refusal without findings still gives
+  one result, with no location.
+- Checks that errored and rule load errors are not findings about the code:
+  they go to ``invocations[0].toolExecutionNotifications``, and make
+  ``executionSuccessful`` false.
+
+Validated in tests against the official schema in
+``schemas/sarif-2.1.0-rtm.5.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.parse
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+from ..model import CheckResult, Finding, LoadError, Rule, RunReport
+from . import encodable
+
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVELS = {"refuse": "error", "would_refuse": "warning"}
+
+
+def tool_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("slopjudge")
+    except Exception:  # not installed (running from a bare checkout)
+        return "0+unknown"
+
+
+def artifact_uri(path: str) -> str:
+    """A URI reference for ``path``: relative paths stay relative, with '/' separators."""
+    if PureWindowsPath(path).drive:  # C:\\x or \\\\server\\share
+        return PureWindowsPath(path).as_uri()
+    posix = path.replace("\\", "/")
+    if posix.startswith("/"):
+        return PurePosixPath(posix).as_uri()
+    while posix.startswith("./"):
+        posix = posix[2:]
+    return urllib.parse.quote(posix, safe="/-._~!$&'()*+,;=@")
+
+
+def _message(text: str) -> dict[str, str]:
+    # SARIF requires non-empty message text.
+    return {"text": text if text.strip() else "(no message)"}
+
+
+def _descriptor(check_id: str, rule: Rule | None, kind: str | None, shadow: bool) -> dict[str, Any]:
+    descriptor: dict[str, Any] = {"id": check_id}
+    if rule is not None:
+        descriptor["shortDescription"] = _message(rule.description)
+        if rule.doc.strip():
+            descriptor["fullDescription"] = {"text": rule.doc.strip()}
+            descriptor["help"] = {"text": rule.doc.strip(), "markdown": rule.doc.strip()}
+    descriptor["defaultConfiguration"] = {"level": "warning" if shadow else "error"}
+    properties: dict[str, Any] = {"rule": check_id.partition("/")[0]}
+    if kind:
+        properties["kind"] = kind
+    if rule is not None:
+        properties["mode"] = rule.mode
+    descriptor["properties"] = properties
+    return descriptor
+
+
+def _descriptors(report: RunReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Descriptors for every declared check, then for any reported check not declared."""
+    rules_by_id = {r.id: r for r in report.rules}
+    descriptors: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+
+    def add(check_id: str, rule: Rule | None, kind: str | None) -> None:
+        if check_id in index:
+            return
+        index[check_id] = len(descriptors)
+        shadow = rule is not None and rule.mode == "shadow"
+        descriptors.append(_descriptor(check_id, rule, kind, shadow))
+
+    for rule in report.rules:
+        for check in rule.checks:
+            add(check.full_id, rule, check.kind)
+    for result in report.checks:
+        add(result.id, rules_by_id.get(result.rule), result.kind)
+    return descriptors, index
+
+
+def _location(finding: Finding) -> dict[str, Any] | None:
+    if not finding.path:
+        return None
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(finding.path)}}
+    if finding.line and finding.line >= 1:
+        physical["region"] = {"startLine": int(finding.line)}
+    return {"physicalLocation": physical}
+
+
+def _fingerprint(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
+    level = _LEVELS[result.outcome]
+    prefix = "would refuse (shadow): " if result.outcome == "would_refuse" else ""
+    findings = result.findings or [Finding(message=result.reason)]
+    out: list[dict[str, Any]] = []
+    for finding in findings:
+        text = prefix + (finding.message or result.reason)
+        entry: dict[str, Any] = {
+            "ruleId": result.id,
+            "ruleIndex": rule_index,
+            "level": level,
+            "message": _message(text),
+            "partialFingerprints": {
+                "slopjudge/v1": _fingerprint(result.id, finding.path, finding.line, finding.message),
+            },
+            "properties": {"outcome": result.outcome, "reason": result.reason},
+        }
+        location = _location(finding)
+        if location:
+            entry["locations"] = [location]
+        out.append(entry)
+    return out
+
+
+def _notification(text: str, level: str, *, check_id: str | None = None,
+                  rule_index: int | None = None, error: LoadError | None = None) -> dict[str, Any]:
+    note: dict[str, Any] = {"level": level, "message": _message(text)}
+    if check_id is not None and rule_index is not None:
+        note["associatedRule"] = {"id": check_id, "index": rule_index}
+    if error is not None:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(error.path)}}
+        if error.line >= 1:
+            region: dict[str, Any] = {"startLine": error.line}
+            if error.col >= 1:
+                region["startColumn"] = error.col
+            physical["region"] = region
+        note["locations"] = [{"physicalLocation": physical}]
+    return note
+
+
+def to_sarif(report: RunReport) -> dict[str, Any]:
+    descriptors, index = _descriptors(report)
+    results: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+    for error in report.load_errors:
+        notifications.append(_notification(f"{error.path} does not load: {error.message}", "error", error=error))
+    for result in report.checks:
+        if result.outcome in _LEVELS:
+            results += _results(result, index[result.id])
+        elif result.outcome == "error":
+            notifications.append(_notification(f"{result.id}: {result.reason}", "error",
+                                               check_id=result.id, rule_index=index[result.id]))
+    invocation: dict[str, Any] = {
+        "executionSuccessful": not report.load_errors and not any(
+            c.outcome == "error" for c in report.checks),
+        "toolExecutionNotifications": notifications,
+    }
+    return {
+        "$schema": SARIF_SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "slopjudge",
+                "version": tool_version(),
+                "rules": descriptors,
+            }},
+            "invocations": [invocation],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            "properties": {"outcome": report.outcome},
+        }],
+    }
+
+
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
+    return encodable(json.dumps(to_sarif(report), indent=2, ensure_ascii=False)) + "\n"

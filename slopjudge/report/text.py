@@ -1,0 +1,200 @@
+"""The report for a person: one line per check, a summary table, the verdict.
+
+Also :class:`Progress`, the single updating line a terminal shows during a
+long run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import time
+from collections import Counter
+from typing import TextIO
+
+from ..model import CheckResult, Finding, LoadError, RunReport
+from . import OUTCOME_ORDER, encodable, first_line, outcome_label
+
+_RESET = "\x1b[0m"
+_COLORS = {
+    "pass": "\x1b[32m",
+    "refuse": "\x1b[1;31m",
+    "error": "\x1b[1;31m",
+    "would_refuse": "\x1b[33m",
+    "not_judged": "\x1b[36m",
+    "skipped": "\x1b[2m",
+    "not_applicable": "\x1b[2m",
+}
+# Blocking outcomes shout, so they stand out without color too.
+_LOUD = {"refuse", "error"}
+_LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOME_ORDER)
+_MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indented
+# Control characters from script output could drive the terminal; show them inert.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _inert(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
+
+
+def _paint(text: str, outcome: str, color: bool) -> str:
+    code = _COLORS.get(outcome) if color else None
+    return f"{code}{text}{_RESET}" if code else text
+
+
+def format_duration(ms: int | float) -> str:
+    if ms < 1000:
+        return f"{int(ms)} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
+def format_finding(finding: Finding) -> str:
+    """``path:line: message``, leaving out what is unknown."""
+    where = finding.path or ""
+    if where and finding.line:
+        where = f"{where}:{finding.line}"
+    message = finding.message or "(no message)"
+    return f"{where}: {message}" if where else message
+
+
+def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
+    label = outcome_label(result.outcome)
+    if result.outcome in _LOUD:
+        label = label.upper()
+    head = f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  {result.id.ljust(id_width)}"
+    head += f"  {format_duration(result.duration_ms):>7}"
+    # Split first (so CRLF is a line break), then make each line inert.
+    reason_lines = [_inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
+    summary = first_line(result.reason or "")
+    if summary:
+        head += f"  {_inert(summary)}"
+    lines = [head]
+    indent = " " * 6
+    if result.outcome in ("refuse", "error", "would_refuse"):
+        rest = reason_lines[1:]
+        for ln in rest[:_MORE_REASON_LINES]:
+            lines.append(f"{indent}{ln}" if ln else "")
+        if len(rest) > _MORE_REASON_LINES:
+            lines.append(f"{indent}... ({len(rest) - _MORE_REASON_LINES} more lines)")
+    for finding in result.findings:
+        text = [_inert(ln) for ln in format_finding(finding).splitlines()] or [""]
+        lines.append(f"{indent}{text[0]}")
+        lines.extend(f"{indent}  {ln}" for ln in text[1:])
+    return lines
+
+
+def _load_error_lines(errors: list[LoadError], color: bool) -> list[str]:
+    noun = "problem" if len(errors) == 1 else "problems"
+    head = f"slopjudge: {len(errors)} {noun} loading rules; the rules concerned are NOT in force"
+    return [_paint(head, "error", color)] + [f"  {_inert(str(e))}" for e in errors] + [""]
+
+
+def _summary_lines(report: RunReport, color: bool) -> list[str]:
+    counts = Counter(c.outcome for c in report.checks)
+    order = list(OUTCOME_ORDER) + sorted(set(counts) - set(OUTCOME_ORDER))
+    width = max(_LABEL_WIDTH, len("outcome"))
+    lines = [f"  {'outcome'.ljust(width)}  checks"]
+    for outcome in order:
+        if counts[outcome]:
+            label = _paint(outcome_label(outcome).ljust(width), outcome, color)
+            lines.append(f"  {label}  {counts[outcome]:>6}")
+    total_ms = sum(c.duration_ms for c in report.checks)
+    lines.append(f"  {'total'.ljust(width)}  {len(report.checks):>6}"
+                 f"  (check time {format_duration(total_ms)})")
+    return lines
+
+
+def verdict_line(report: RunReport) -> str:
+    """The closing line: the run's outcome and why."""
+    counts = Counter(c.outcome for c in report.checks)
+    total = len(report.checks)
+    noun = "check" if total == 1 else "checks"
+    parts: list[str] = []
+    if report.load_errors:
+        parts.append(f"{len(report.load_errors)} load error{'s' if len(report.load_errors) != 1 else ''}")
+    if counts["error"]:
+        parts.append(f"{counts['error']} errored")
+    if counts["refuse"]:
+        parts.append(f"{counts['refuse']} refused")
+    if counts["would_refuse"]:
+        parts.append(f"{counts['would_refuse']} would refuse (shadow)")
+    if counts["not_judged"]:
+        parts.append(f"{counts['not_judged']} not judged (dry run)")
+    if counts["pass"]:
+        parts.append(f"{counts['pass']} passed")
+    detail = ", ".join(parts) if parts else "nothing to check"
+    return f"slopjudge: {report.outcome.upper()}: {total} {noun}: {detail}"
+
+
+def render(report: RunReport, *, color: bool = False) -> str:
+    lines: list[str] = []
+    if report.load_errors:
+        lines += _load_error_lines(report.load_errors, color)
+    id_width = min(max((len(c.id) for c in report.checks), default=0), 40)
+    for result in report.checks:
+        lines += _check_lines(result, color, id_width)
+    if report.checks:
+        lines.append("")
+    lines += _summary_lines(report, color)
+    lines.append("")
+    lines.append(_paint(verdict_line(report), report.outcome, color))
+    return "\n".join(lines) + "\n"
+
+
+class Progress:
+    """One updating status line on a terminal; silent anywhere else.
+
+    Nothing is drawn until ``delay`` seconds have passed since :meth:`start`,
+    so quick runs do not flicker. Safe to call from worker threads.
+    """
+
+    def __init__(self, stream: TextIO, *, delay: float = 0.5) -> None:
+        self.stream = stream
+        self.delay = delay
+        self.total = 0
+        self.done = 0
+        self.refused = 0
+        self._started = 0.0
+        self._drawn = False
+        self._lock = threading.Lock()
+        try:
+            self.enabled = bool(stream.isatty())
+        except (AttributeError, ValueError):
+            self.enabled = False
+
+    def start(self, total: int) -> None:
+        with self._lock:
+            self.total, self.done, self.refused = total, 0, 0
+            self._started = time.monotonic()
+
+    def advance(self, result: CheckResult) -> None:
+        with self._lock:
+            self.done += 1
+            if result.outcome in ("refuse", "error"):
+                self.refused += 1
+            if self.enabled and time.monotonic() - self._started >= self.delay:
+                self._draw(result)
+
+    def finish(self) -> None:
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self._drawn = False
+
+    def _draw(self, result: CheckResult) -> None:
+        width = shutil.get_terminal_size((80, 24)).columns
+        elapsed = format_duration((time.monotonic() - self._started) * 1000)
+        text = f"[{self.done}/{self.total}] {elapsed}"
+        if self.refused:
+            text += f", {self.refused} refused"
+        text += f"  {result.id}: {outcome_label(result.outcome)}"
+        text = _inert(text)[: max(width - 1, 10)]
+        self.stream.write(f"\r\x1b[K{text}")
+        self.stream.flush()
+        self._drawn = True
