@@ -1,0 +1,24 @@
+"""``slopjudge hook start|pre-tool|stop|subagent-stop``: agent hook entry points.
+
+The CLI normally goes straight to :func:`slopjudge.hooks.main_fast`; this
+module serves the parsed path (``slopjudge hook --help``, odd spellings).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..hooks import POINTS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "point", choices=POINTS,
+        help="the hook point; the harness's JSON payload is read from stdin",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hooks import main_fast
+
+    return main_fast(args.point)

@@ -1,0 +1,168 @@
+"""``slopjudge install claude [--print] [--command CMD]``: wire the four hooks
+into ``.claude/settings.json``.
+
+The merge keeps every other key and every other hook as it is, replaces
+slopjudge's own entries in place (so a second run changes nothing), and gives
+each hook an explicit ``timeout``: Claude Code lets a tool run when its hook
+times out, so the timeout must outlast the slowest judge (600 s by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+from typing import Any
+
+# (Claude Code event, hook point, matcher, timeout in seconds)
+HOOKS: tuple[tuple[str, str, str | None, int], ...] = (
+    ("SessionStart", "start", None, 60),
+    ("PreToolUse", "pre-tool", "*", 660),
+    ("Stop", "stop", None, 660),
+    ("SubagentStop", "subagent-stop", None, 660),
+)
+
+
+class InstallError(Exception):
+    """A settings file slopjudge will not touch; ``str()`` is one line."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("harness", choices=["claude"], help="the agent to install hooks for")
+    parser.add_argument("--print", dest="print_only", action="store_true",
+                        help="print the hooks snippet as JSON; write nothing")
+    parser.add_argument("--command", dest="hook_command", metavar="CMD",
+                        help="how hooks call slopjudge (default: the absolute path of the "
+                             "slopjudge script installed with this Python)")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="repository to install into (default: the one holding the "
+                             "current directory)")
+
+
+def default_command() -> str:
+    """The slopjudge script beside this interpreter, so hooks work without PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "slopjudge")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return shlex.quote(beside)
+    found = shutil.which("slopjudge")
+    if found:
+        return shlex.quote(os.path.abspath(found))
+    return f"{shlex.quote(sys.executable)} -m slopjudge"
+
+
+def snippet(command: str) -> dict[str, Any]:
+    """slopjudge's hooks in Claude Code's settings shape."""
+    hooks: dict[str, Any] = {}
+    for event, point, matcher, timeout in HOOKS:
+        group: dict[str, Any] = {}
+        if matcher is not None:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": f"{command} hook {point}",
+                           "timeout": timeout}]
+        hooks[event] = [group]
+    return {"hooks": hooks}
+
+
+def _is_ours(handler: Any, point: str) -> bool:
+    """A handler slopjudge installed for ``point`` (whatever command spelled it)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    return (len(words) >= 3 and words[-2:] == ["hook", point]
+            and any("slopjudge" in os.path.basename(w) or w == "slopjudge" for w in words[:-2]))
+
+
+def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
+    """``settings`` with slopjudge's hooks set; everything else untouched."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError('"hooks" is not an object')
+    wanted = snippet(command)["hooks"]
+    for event, point, matcher, _timeout in HOOKS:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InstallError(f'"hooks.{event}" is not a list')
+        new_group = wanted[event][0]
+        placed = False
+        for group in list(groups):
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            kept = []
+            for handler in group["hooks"]:
+                if _is_ours(handler, point):
+                    if not placed and group.get("matcher") == matcher:
+                        kept.append(new_group["hooks"][0])
+                        placed = True
+                    continue  # a stale or duplicate slopjudge entry
+                kept.append(handler)
+            group["hooks"] = kept
+            if not kept:
+                groups.remove(group)
+        if not placed:
+            groups.append(new_group)
+    return settings
+
+
+def _read(path: str) -> dict[str, Any]:
+    from ..config import display_path
+
+    shown = display_path(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InstallError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstallError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; "
+                           "left untouched") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{shown}: not a JSON object; left untouched")
+    return data
+
+
+def install(workspace: str, command: str) -> str:
+    """Merge the hooks into ``<workspace>/.claude/settings.json``; its path."""
+    path = os.path.join(workspace, ".claude", "settings.json")
+    try:
+        data = merge(_read(path), command)
+    except InstallError as exc:
+        from ..config import display_path
+
+        if str(exc).startswith('"'):
+            raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
+        raise
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.hook_command or default_command()
+    if args.print_only:
+        print(json.dumps(snippet(command), indent=2))
+        return 0
+    from ..config import find_workspace
+
+    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
+    try:
+        path = install(workspace, command)
+    except InstallError as exc:
+        print(f"slopjudge: {exc}", file=sys.stderr)
+        return 2
+    print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {command})")
+    return 0

@@ -1,0 +1,166 @@
+"""PreToolUse: judge a tool call before it runs.
+
+Fast path first: settings, the cached rules and the ``on``/``tools`` filter
+need nothing heavy; with no applicable rule the hook exits 0 without
+building a changeset. Otherwise a file tool's proposed edit becomes the
+changeset (old content from disk, new content after the tool input); Bash
+and other tools carry an empty one and the command in ``event.tool_input``.
+
+Answers (exit 0): nothing (allow), a ``deny`` naming every refusing rule and
+check, or ``ask`` when the only refusals are judge passes under
+``min_confidence`` on ``on_uncertain: ask`` rules. A check that errors
+denies (fail closed). An internal error exits 2 with one line on stderr:
+Claude Code lets the tool run on any other non-zero exit.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..model import CheckResult, Event, Rule
+from . import common, state
+
+
+def _outside(path: str, workspace: str) -> bool:
+    real_ws = os.path.realpath(workspace)
+    real = os.path.realpath(path)
+    return not (real == real_ws or real.startswith(real_ws.rstrip(os.sep) + os.sep))
+
+
+def _changeset(event: Event, workspace: str) -> Any:
+    """The proposed change, or None when the edit cannot apply (the tool fails by itself)."""
+    from ..model import Changeset
+
+    if not event.tool_name:
+        return Changeset()
+    from .. import edits
+
+    try:
+        proposed = edits.proposed_content(event.tool_name, event.tool_input or {}, workspace)
+    except edits.EditError as exc:
+        common.note(f"{event.tool_name} cannot apply ({exc}); the tool will refuse it itself")
+        return None
+    if proposed is None:
+        return Changeset()  # Bash, MCP and other tools: the command is in the event
+    path, content = proposed
+    if _outside(path, workspace):
+        # Not the repository's file: no rule's paths can admit it.
+        return Changeset()
+    from .. import changeset
+
+    return changeset.from_proposed_edit(workspace, path, content)
+
+
+def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
+    """A judge refusal that only a low confidence caused, on an ``on_uncertain: ask`` rule."""
+    if rule is None or rule.on_uncertain != "ask":
+        return False
+    if result.kind != "judge" or result.outcome != "refuse":
+        return False
+    # The judge check marks a pass that fell short of min_confidence; a
+    # result without the mark is judged from its confidence.
+    marked = getattr(result, "uncertain", None)
+    if marked is not None:
+        return bool(marked)
+    if result.confidence is None:
+        return False
+    check = next((c for c in rule.checks if c.id == result.check), None)
+    if check is None or check.min_confidence is None:
+        return False
+    return result.confidence < check.min_confidence
+
+
+def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
+           where: str) -> list[str]:
+    lines: list[str] = []
+    for r in results:
+        lines.append(f"{r.rule}: {common.result_reason(r, where)}")
+        lines.append(f"  check {r.id}{common.rule_note(rules.get(r.rule))}")
+        lines.extend(common.finding_lines(r.findings, workspace, "  - "))
+    return lines
+
+
+def decide(
+    results: list[CheckResult], rules: list[Rule], event: Event, workspace: str,
+    events_file: str | None,
+) -> dict[str, Any] | None:
+    """The PreToolUse answer for these results; None lets the call through."""
+    stopping = common.refusing(results)
+    if not stopping:
+        return None
+    by_id = {r.id: r for r in rules}
+    asks = [r for r in stopping if is_uncertain(r, by_id.get(r.rule))]
+    denies = [r for r in stopping if r not in asks]
+    tool = event.tool_name or "tool call"
+    where = common.events_where(events_file, workspace)
+    if denies:
+        n = len({r.rule for r in denies})
+        text = "\n".join(
+            _lines(denies, by_id, workspace, where)
+            + [f"slopjudge refused this {tool} ({n} rule{'s' if n > 1 else ''}). "
+               "Change the call so it meets the rule, or take another approach that does; "
+               "do not work around the rule."]
+        )
+        decision = "deny"
+    else:
+        text = "\n".join(
+            _lines(asks, by_id, workspace, where)
+            + [f"slopjudge's judge was not confident enough about this {tool}: please decide."]
+        )
+        decision = "ask"
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
+        }
+    }
+
+
+def candidates(rules: list[Rule], event: Event, workspace: str) -> list[Rule]:
+    """Rules that could apply, found without importing the engine (the fast path)."""
+    from ..toolmatch import any_tool_matches
+
+    return [r for r in rules if "pre-tool" in r.on
+            and any_tool_matches(r.tools, event.tool_name, event.tool_input, workspace)]
+
+
+def handle(payload: dict[str, Any]) -> int:
+    from .. import config, rulecache
+
+    workspace = config.find_workspace(common.start_dir(payload))
+    # Messages name files relative to the workspace, and `tools: [Write(src/**)]`
+    # globs paths relative to it (the current directory).
+    os.chdir(workspace)
+    settings = config.load_settings(workspace)
+    state.ensure_ignored(settings.state_dir)
+    loaded = rulecache.load_rules_cached(settings)
+    event = common.event_from_payload("pre-tool", payload)
+    if not candidates(loaded.rules, event, workspace):
+        return 0
+    from .. import engine
+
+    rules = engine.applicable_rules(loaded.rules, event)
+    if not rules:
+        return 0
+    changeset = _changeset(event, workspace)
+    if changeset is None:
+        return 0
+    options = engine.options_from_settings(settings)
+    results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+    answer = decide(results, loaded.rules, event, workspace, settings.events_file)
+    if answer is not None:
+        common.emit(answer)
+    return 0
+
+
+def main(payload: dict[str, Any]) -> int:
+    try:
+        return handle(payload)
+    except Exception as exc:  # fail closed: exit 2 blocks the tool in Claude Code
+        if os.environ.get("SLOPJUDGE_DEBUG"):
+            raise
+        common.note(f"pre-tool hook failed, so the tool call is blocked: "
+                    f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        return 2

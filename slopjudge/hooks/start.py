@@ -1,0 +1,75 @@
+"""SessionStart: record the session baseline and run the load check.
+
+Never blocks: every problem, even an internal error, is reported and the
+hook exits 0. Rules that do not load go to the agent's context (so it knows
+they are not in force and can fix them) and to stderr for the person.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import common, state
+
+HEADER = "slopjudge load check: these rules are NOT in force until fixed"
+
+
+def record_baseline(settings: Any, session_id: str | None, source: str | None) -> None:
+    """Keep the first baseline of a session (resume/compact keep theirs); record one otherwise."""
+    base = settings.state_dir
+    if session_id and source != "startup" and state.load_baseline(base, session_id):
+        return
+    from .. import changeset, procs
+
+    head_proc = procs.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
+                          cwd=settings.workspace, timeout=30)
+    head = head_proc.stdout.decode().strip() if head_proc.returncode == 0 else None
+    tree = changeset.snapshot_worktree(settings.workspace)
+    state.save_baseline(base, session_id, head or None, tree)
+
+
+def load_problems(settings: Any) -> list[str]:
+    from .. import rulecache
+
+    loaded = rulecache.load_rules_cached(settings)
+    return [common.load_error_line(e, settings.workspace) for e in loaded.errors]
+
+
+def handle(payload: dict[str, Any]) -> int:
+    from .. import config
+
+    workspace = config.find_workspace(common.start_dir(payload))
+    os.chdir(workspace)  # messages name files relative to the workspace
+    settings = config.load_settings(workspace)
+    state.ensure_ignored(settings.state_dir)
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    source = payload.get("source") if isinstance(payload.get("source"), str) else None
+    try:
+        record_baseline(settings, session_id, source)
+    except Exception as exc:  # the load check still runs; stop falls back to HEAD
+        common.note(f"could not record the session baseline "
+                    f"({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                    "the stop check will compare with HEAD")
+    problems = load_problems(settings)
+    if problems:
+        text = "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
+            "Fix these rule files (run `slopjudge validate` to check); "
+            "until then the stop check refuses."])
+        common.emit({"hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": common.bound(text, 8000, "the output of `slopjudge validate`"),
+        }})
+        common.note(text)
+    return 0
+
+
+def main(payload: dict[str, Any]) -> int:
+    try:
+        return handle(payload)
+    except Exception as exc:  # start never blocks
+        if os.environ.get("SLOPJUDGE_DEBUG"):
+            raise
+        common.note(f"session start check failed: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())}")
+        return 0

@@ -1,0 +1,107 @@
+"""Per-session hook state under ``<state_dir>/state/``.
+
+- ``<session>.json``: the baseline recorded at session start
+  (``{"head": sha|None, "tree": sha, "time": ...}``).
+- ``<session>.<counter>.count``: consecutive Stop refusals, one file per
+  counter (``stop``, ``subagent-<agent id>``) so a subagent's stop never
+  races the main agent's.
+
+Writes are atomic (temp file + rename); a missing or damaged file reads as
+empty, which at worst restarts a counter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from typing import Any
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def session_key(session_id: str | None) -> str:
+    """A file-name-safe key; ``default`` when the harness gave no session id."""
+    if not session_id:
+        return "default"
+    key = _UNSAFE.sub("_", session_id)[:120].lstrip(".")
+    return key or "default"
+
+
+def ensure_ignored(base: str) -> None:
+    """Keep slopjudge's own files out of git's view of the work tree.
+
+    The Stop changeset is the work tree with untracked files included: the
+    event log and state must not show up in it as the agent's changes. A
+    ``.gitignore`` holding ``*`` inside the state folder hides the folder
+    whatever the repository's own ignore rules say. One stat when present.
+    """
+    marker = os.path.join(base, ".gitignore")
+    if os.path.exists(marker):
+        return
+    try:
+        os.makedirs(base, exist_ok=True)
+        _write_atomic(marker, "# slopjudge's state and event log; never committed\n*\n")
+    except OSError:
+        pass  # a read-only state folder: recording will say so itself
+
+
+def state_dir(base: str) -> str:
+    return os.path.join(base, "state")
+
+
+def _write_atomic(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _read_json(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def baseline_path(base: str, session_id: str | None) -> str:
+    return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
+
+
+def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
+    data = _read_json(baseline_path(base, session_id))
+    if data is None or not isinstance(data.get("tree"), str):
+        return None
+    return data
+
+
+def save_baseline(base: str, session_id: str | None, head: str | None, tree: str) -> None:
+    record = {"session_id": session_id, "head": head, "tree": tree, "time": time.time()}
+    _write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
+
+
+def _counter_path(base: str, session_id: str | None, counter: str) -> str:
+    return os.path.join(state_dir(base), f"{session_key(session_id)}.{session_key(counter)}.count")
+
+
+def get_count(base: str, session_id: str | None, counter: str) -> int:
+    try:
+        with open(_counter_path(base, session_id, counter), encoding="utf-8") as fh:
+            return max(0, int(fh.read().strip() or 0))
+    except (OSError, ValueError):
+        return 0
+
+
+def set_count(base: str, session_id: str | None, counter: str, value: int) -> None:
+    path = _counter_path(base, session_id, counter)
+    if value <= 0:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    _write_atomic(path, f"{value}\n")

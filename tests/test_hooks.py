@@ -1,0 +1,576 @@
+"""The hook points on recorded payloads, run as the harness runs them: the
+real `slopjudge hook <point>` process, a real git repository, real scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slopjudge.hooks import common, pre_tool
+from slopjudge.model import Check, CheckResult, Event, Finding, Rule
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hook_payloads"
+SLOPJUDGE = str(Path(sys.executable).parent / "slopjudge")
+
+SCAN = r'''#!/usr/bin/env python3
+"""Refuse added lines that contain FORBIDDEN."""
+import json, sys
+payload = json.load(sys.stdin)
+findings = []
+for f in payload["changeset"]["files"]:
+    line_no = 0
+    for line in f["diff"].splitlines():
+        if line.startswith("@@"):
+            line_no = int(line.split("+")[1].split(",")[0].split(" ")[0]) - 1
+        elif line.startswith("+") and not line.startswith("+++"):
+            line_no += 1
+            if "FORBIDDEN" in line:
+                findings.append({"path": f["path"], "line": line_no, "message": "FORBIDDEN marker"})
+        elif not line.startswith("-"):
+            line_no += 1
+if findings:
+    print(json.dumps({"reason": f"{len(findings)} added line(s) contain FORBIDDEN; remove them",
+                      "findings": findings}))
+    sys.exit(1)
+'''
+
+RULE = """\
+description: No FORBIDDEN markers in added lines
+on: [pre-tool, stop, subagent-stop]
+tools: [Write, Edit, MultiEdit, NotebookEdit]
+checks:
+  - id: scan
+    script: scan.py
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def write_script(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def add_refusing_rule(ws: Path, rule_id: str, reason: str, on: str = "[pre-tool]",
+                      tools: str = "[Bash]") -> None:
+    folder = ws / "rules" / rule_id
+    folder.mkdir(parents=True)
+    write_script(folder / "refuse.sh", f"#!/bin/sh\necho '{reason}'\nexit 1\n")
+    (folder / "rule.yaml").write_text(
+        f"description: {rule_id} refuses\non: {on}\ntools: {tools}\n"
+        "checks:\n  - script: refuse.sh\n")
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "config", "user.email", "t@example.com")
+    git(ws, "config", "user.name", "T")
+    (ws / ".gitignore").write_text("*.pyc\n")  # slopjudge hides its own state folder
+    (ws / "a.txt").write_text("hello\nworld\n")
+    nb = {"cells": [{"cell_type": "code", "id": "abc1", "metadata": {}, "source": ["x=1\n"],
+                     "execution_count": None, "outputs": []}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (ws / "nb.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
+    (ws / "rules" / "no-forbidden").mkdir(parents=True)
+    write_script(ws / "rules" / "no-forbidden" / "scan.py", SCAN)
+    (ws / "rules" / "no-forbidden" / "rule.yaml").write_text(RULE)
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "init")
+    return ws
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_"))}
+    out.update(extra)
+    return out
+
+
+def payload(name: str, ws: Path, **changes: Any) -> dict[str, Any]:
+    text = (FIXTURES / f"{name}.json").read_text().replace("__WORKSPACE__", str(ws))
+    data = json.loads(text.replace("__HOME__", str(ws.parent / "home")))
+    data.update(changes)
+    return data
+
+
+def hook(point: str, ws: Path, data: Any, *, raw: str | None = None,
+         extra_env: dict[str, str] | None = None) -> tuple[int, Any, str]:
+    """Run `slopjudge hook <point>`: (exit code, parsed stdout or None, stderr)."""
+    stdin = raw if raw is not None else json.dumps(data)
+    proc = subprocess.run([SLOPJUDGE, "hook", point], input=stdin, cwd=ws, text=True,
+                          capture_output=True, env=env(**(extra_env or {})), timeout=60)
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc.returncode, out, proc.stderr
+
+
+def deny_reason(out: Any) -> str:
+    spec = out["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse"
+    assert spec["permissionDecision"] == "deny"
+    return spec["permissionDecisionReason"]
+
+
+def events(ws: Path) -> list[dict[str, Any]]:
+    path = ws / ".slopjudge" / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# --- pre-tool: every tool shape ---------------------------------------------
+
+def test_write_with_violation_is_denied_naming_rule_check_and_line(ws: Path) -> None:
+    data = payload("pre_tool_write", ws)
+    data["tool_input"]["content"] = "ok\nFORBIDDEN here\n"
+    rc, out, _ = hook("pre-tool", ws, data)
+    assert rc == 0
+    reason = deny_reason(out)
+    assert reason.startswith("no-forbidden: 1 added line(s) contain FORBIDDEN")
+    assert "check no-forbidden/scan" in reason
+    assert "new.txt:2: FORBIDDEN marker" in reason
+    assert "slopjudge refused this Write" in reason
+    assert not (ws / "new.txt").exists()
+    assert [e["outcome"] for e in events(ws)] == ["refuse"]
+
+
+def test_clean_write_is_allowed_silently(ws: Path) -> None:
+    rc, out, _ = hook("pre-tool", ws, payload("pre_tool_write", ws))
+    assert (rc, out) == (0, None)
+    assert [e["outcome"] for e in events(ws)] == ["pass"]
+
+
+def test_edit_replace_all_is_judged_on_the_whole_result(ws: Path) -> None:
+    (ws / "a.txt").write_text("hello\nworld\nhello\n")
+    data = payload("pre_tool_edit", ws)  # hello -> HELLO, replace_all
+    data["tool_input"]["new_string"] = "FORBIDDEN"
+    reason = deny_reason(hook("pre-tool", ws, data)[1])
+    assert "a.txt:1:" in reason and "a.txt:3:" in reason
+    data["tool_input"]["replace_all"] = False  # two matches: Claude Code refuses it itself
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+
+
+def test_multiedit_and_notebookedit(ws: Path) -> None:
+    data = payload("pre_tool_multiedit", ws)
+    data["tool_input"]["edits"][1]["new_string"] = "FORBIDDEN"
+    assert "a.txt:2: FORBIDDEN marker" in deny_reason(hook("pre-tool", ws, data)[1])
+    data = payload("pre_tool_notebookedit", ws)
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+    data["tool_input"]["new_source"] = "x = 'FORBIDDEN'\n"
+    assert "nb.ipynb:" in deny_reason(hook("pre-tool", ws, data)[1])
+
+
+def test_bash_argument_glob_and_mcp(ws: Path) -> None:
+    add_refusing_rule(ws, "no-push", "pushing is for people", tools='["Bash(git push *)"]')
+    add_refusing_rule(ws, "no-issues", "no issues from agents", tools="[mcp__github__*]")
+    data = payload("pre_tool_bash", ws)
+    assert hook("pre-tool", ws, data)[:2] == (0, None)  # echo hi && ls
+    data["tool_input"]["command"] = "git add -A && git push origin main"
+    reason = deny_reason(hook("pre-tool", ws, data)[1])
+    assert reason.startswith("no-push: pushing is for people")
+    assert "slopjudge refused this Bash" in reason
+    assert deny_reason(hook("pre-tool", ws, payload("pre_tool_mcp", ws))[1]).startswith(
+        "no-issues: no issues from agents")
+
+
+def test_read_and_agent_calls_pass_without_a_rule(ws: Path) -> None:
+    for name in ("pre_tool_read", "pre_tool_agent"):
+        assert hook("pre-tool", ws, payload(name, ws))[:2] == (0, None)
+    assert events(ws) == []  # no rule applied, nothing ran
+
+
+def test_bash_payload_reaches_the_script(ws: Path) -> None:
+    folder = ws / "rules" / "echo-event"
+    folder.mkdir()
+    write_script(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
+                 "p=json.load(sys.stdin)\nprint(json.dumps({'reason': json.dumps("
+                 "[p['event'], p['changeset']['files']])}))\nsys.exit(1)\n")
+    (folder / "rule.yaml").write_text("description: shows the event\non: [pre-tool]\n"
+                                      "tools: [Bash]\nchecks:\n  - script: show.py\n")
+    data = payload("pre_tool_bash", ws)
+    reason = deny_reason(hook("pre-tool", ws, data)[1])
+    event, files = json.loads(reason.split("echo-event: ", 1)[1].split("\n")[0])
+    assert event["kind"] == "pre-tool" and event["tool_name"] == "Bash"
+    assert event["tool_input"]["command"] == "echo hi && ls"
+    assert event["session_id"] == data["session_id"] and files == []
+
+
+# --- pre-tool: combined and bounded refusals ---------------------------------
+
+def test_several_refusals_in_one_message(ws: Path) -> None:
+    add_refusing_rule(ws, "rule-one", "first reason", tools="[Write]")
+    add_refusing_rule(ws, "rule-two", "second reason", tools="[Write]")
+    data = payload("pre_tool_write", ws)
+    data["tool_input"]["content"] = "FORBIDDEN\n"
+    reason = deny_reason(hook("pre-tool", ws, data)[1])
+    lines = reason.splitlines()
+    assert "no-forbidden: 1 added line(s) contain FORBIDDEN; remove them" in lines
+    assert "rule-one: first reason" in lines and "rule-two: second reason" in lines
+    assert "(3 rules)" in reason
+
+
+def test_long_reason_is_bounded_and_kept_whole_in_the_event_log(ws: Path) -> None:
+    long = "x" * 9000
+    folder = ws / "rules" / "verbose"
+    folder.mkdir()
+    write_script(folder / "r.sh", f"#!/bin/sh\necho '{{\"reason\": \"{long}\"}}'\nexit 1\n")
+    (folder / "rule.yaml").write_text("description: verbose\non: [pre-tool]\ntools: [Bash]\n"
+                                      "checks:\n  - script: r.sh\n")
+    reason = deny_reason(hook("pre-tool", ws, payload("pre_tool_bash", ws))[1])
+    assert len(reason) <= common.MAX_MESSAGE_CHARS
+    assert "full text in .slopjudge/events.jsonl" in reason
+    assert [e["reason"] for e in events(ws)] == [long]
+
+
+# --- pre-tool: odd inputs -------------------------------------------------------
+
+def test_odd_payloads(ws: Path) -> None:
+    rc, out, err = hook("pre-tool", ws, None, raw="")
+    assert (rc, out, err) == (0, None, "")
+    rc, out, err = hook("pre-tool", ws, None, raw="{not json")
+    assert (rc, out) == (0, None) and "not JSON" in err
+    rc, out, err = hook("pre-tool", ws, None, raw="[1, 2]")
+    assert (rc, out) == (0, None) and "not a JSON object" in err
+    # Odd types are ignored: tool_input as a string, effort as a list, cwd a number.
+    data = payload("pre_tool_write", ws, effort=["x"], cwd=7, prompt_id={"a": 1},
+                   tool_input="FORBIDDEN")
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+
+
+def test_recorded_extra_fields_are_tolerated(ws: Path) -> None:
+    data = payload("pre_tool_write", ws)
+    assert isinstance(data["effort"], dict) and data["prompt_id"]
+    data["tool_input"]["content"] = "FORBIDDEN\n"
+    data["something_new"] = {"nested": [1, 2]}
+    assert deny_reason(hook("pre-tool", ws, data)[1])
+
+
+def test_path_outside_the_workspace_is_not_the_repositorys(ws: Path, tmp_path: Path) -> None:
+    data = payload("pre_tool_write", ws)
+    data["tool_input"] = {"file_path": str(tmp_path / "elsewhere.txt"), "content": "FORBIDDEN"}
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+    data["tool_input"]["file_path"] = str(ws / ".." / "sneaky.txt")
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+    # A relative path is the workspace's, even from a subfolder cwd.
+    (ws / "sub").mkdir()
+    data = payload("pre_tool_write", ws, cwd=str(ws / "sub"))
+    data["tool_input"] = {"file_path": "sub/x.txt", "content": "FORBIDDEN"}
+    assert "sub/x.txt:1:" in deny_reason(hook("pre-tool", ws, data)[1])
+
+
+def test_reentry_guard_skips_everything(ws: Path) -> None:
+    data = payload("pre_tool_write", ws)
+    data["tool_input"]["content"] = "FORBIDDEN\n"
+    for var in ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY"):
+        for point in ("pre-tool", "stop", "start", "subagent-stop"):
+            assert hook(point, ws, data, extra_env={var: "r/c"}) == (0, None, "")
+    assert events(ws) == [] and not (ws / ".slopjudge" / "state").exists()
+
+
+def test_internal_error_blocks_the_tool_with_exit_2(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: [unclosed\n")
+    rc, out, err = hook("pre-tool", ws, payload("pre_tool_read", ws))
+    assert rc == 2 and out is None
+    assert err.startswith("slopjudge: pre-tool hook failed, so the tool call is blocked:")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_decide_asks_only_for_uncertain_judge_passes() -> None:
+    def rule(rid: str, ask: bool) -> Rule:
+        return Rule(id=rid, path="/r", dir="/", description=f"{rid} desc",
+                    on_uncertain="ask" if ask else "deny",
+                    checks=[Check(id="j", rule=rid, kind="judge", min_confidence=0.8)])
+
+    def judged(rid: str, conf: float | None) -> CheckResult:
+        return CheckResult(id=f"{rid}/j", rule=rid, check="j", kind="judge", outcome="refuse",
+                           reason=f"confidence {conf} is under 0.8", confidence=conf,
+                           findings=[Finding("src/x.py", 3, "unsure")])
+
+    ev = Event(kind="pre-tool", tool_name="Write")
+    rules = [rule("asks", True), rule("denies", False)]
+    out = pre_tool.decide([judged("asks", 0.5)], rules, ev, "/ws", None)
+    spec = out["hookSpecificOutput"]
+    assert spec["permissionDecision"] == "ask"
+    assert "asks: confidence 0.5" in spec["permissionDecisionReason"]
+    assert "src/x.py:3: unsure" in spec["permissionDecisionReason"]
+    # Default on_uncertain stays deny; a confident refusal or none at all denies; deny wins.
+    for results in ([judged("denies", 0.5)], [judged("asks", 0.9)], [judged("asks", None)],
+                    [judged("asks", 0.5), judged("denies", 0.5)]):
+        spec = pre_tool.decide(results, rules, ev, "/ws", None)["hookSpecificOutput"]
+        assert spec["permissionDecision"] == "deny"
+    # An error fails closed; passes, skips and shadow refusals let it through.
+    err = CheckResult(id="asks/j", rule="asks", check="j", kind="judge", outcome="error",
+                      reason="judge unavailable: authentication", confidence=0.1)
+    spec = pre_tool.decide([err], rules, ev, "/ws", None)["hookSpecificOutput"]
+    assert spec["permissionDecision"] == "deny"
+    assert "could not run, so slopjudge refuses: judge unavailable" in spec[
+        "permissionDecisionReason"]
+    quiet = [CheckResult(id="a/j", rule="a", check="j", kind="judge", outcome=o)
+             for o in ("pass", "skipped", "not_applicable", "would_refuse", "not_judged")]
+    assert pre_tool.decide(quiet, rules, ev, "/ws", None) is None
+
+
+def test_twenty_concurrent_pre_tool_calls(ws: Path) -> None:
+    hook("pre-tool", ws, payload("pre_tool_read", ws))  # fill the rules cache first
+
+    def one(i: int) -> tuple[int, bool, Any]:
+        data = payload("pre_tool_write", ws, session_id=f"s{i}")
+        data["tool_input"]["file_path"] = str(ws / f"f{i}.txt")
+        bad = i % 2 == 0
+        data["tool_input"]["content"] = f"line {i}\n" + ("FORBIDDEN\n" if bad else "")
+        rc, out, _ = hook("pre-tool", ws, data)
+        return rc, bad, out
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(pool.map(one, range(20)))
+    for i, (rc, bad, out) in enumerate(answers):
+        assert rc == 0
+        if bad:
+            assert f"f{i}.txt:2: FORBIDDEN marker" in deny_reason(out)
+        else:
+            assert out is None
+    lines = (ws / ".slopjudge" / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 20
+    recs = [json.loads(line) for line in lines]
+    assert sorted(r["outcome"] for r in recs) == ["pass"] * 10 + ["refuse"] * 10
+
+
+def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
+    for i in range(30):  # rules no pre-tool call can match
+        (ws / "rules" / f"stop-only-{i}.yaml").write_text(
+            "description: stop only\non: [stop]\nchecks:\n  - script: \"true\"\n")
+    check = subprocess.run([SLOPJUDGE, "validate"], cwd=ws, env=env(), capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    probe = textwrap.dedent("""
+        import io, json, sys
+        sys.stdin = io.StringIO(sys.argv[1])
+        from slopjudge.hooks import main_fast
+        rc = main_fast("pre-tool")
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in
+                       ("jinja2", "jsonschema", "ruamel", "unidiff", "tenacity"))
+        print(json.dumps({"rc": rc, "heavy": heavy}))
+    """)
+    data = json.dumps(payload("pre_tool_bash", ws))
+    for _ in range(2):  # the first run fills the rules cache; the second must stay light
+        proc = subprocess.run([sys.executable, "-c", probe, data], cwd=ws, env=env(),
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"rc": 0, "heavy": []}
+
+
+# --- start ------------------------------------------------------------------------
+
+def test_start_records_the_baseline_and_stays_quiet_when_rules_load(ws: Path) -> None:
+    data = payload("session_start", ws)
+    assert hook("start", ws, data) == (0, None, "")
+    state = json.loads((ws / ".slopjudge" / "state" / f"{data['session_id']}.json").read_text())
+    assert state["head"] == git(ws, "rev-parse", "HEAD").strip()
+    assert state["tree"] == git(ws, "rev-parse", "HEAD^{tree}").strip()
+    # Standalone use: no stdin at all.
+    proc = subprocess.run([SLOPJUDGE, "hook", "start"], stdin=subprocess.DEVNULL, cwd=ws,
+                          env=env(), capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert (ws / ".slopjudge" / "state" / "default.json").exists()
+
+
+def test_start_reports_rules_that_do_not_load(ws: Path) -> None:
+    (ws / "rules" / "broken.yaml").write_text("description: broken\non: [sometimes]\n"
+                                             "checks:\n  - script: nope.sh\n")
+    rc, out, err = hook("start", ws, payload("session_start", ws))
+    assert rc == 0
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert text.startswith("slopjudge load check: these rules are NOT in force until fixed")
+    assert "rules/broken.yaml does not load: rules/broken.yaml:" in text
+    assert "slopjudge load check" in err and "rules/broken.yaml" in err
+
+
+def test_start_never_blocks_even_on_an_internal_error(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: [unclosed\n")
+    rc, out, err = hook("start", ws, payload("session_start", ws))
+    assert (rc, out) == (0, None) and err.startswith("slopjudge: session start check failed")
+
+
+def test_start_outside_a_git_repository(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    rc, out, err = hook("start", plain, {"cwd": str(plain)})
+    assert rc == 0 and "could not record the session baseline" in err
+
+
+# --- stop ---------------------------------------------------------------------------
+
+def stop_reason(out: Any) -> str:
+    assert out["decision"] == "block"
+    return out["reason"]
+
+
+def test_stop_judges_baseline_to_work_tree_including_untracked(ws: Path) -> None:
+    (ws / "a.txt").write_text("dirty before the session\nFORBIDDEN old\n")
+    start = payload("session_start", ws)
+    hook("start", ws, start)
+    stop = payload("stop", ws)
+    assert hook("stop", ws, stop)[:2] == (0, None)  # what was there at start is not the agent's
+    (ws / "made.txt").write_text("fine\nFORBIDDEN new\n")  # untracked, as Bash would leave it
+    reason = stop_reason(hook("stop", ws, stop)[1])
+    assert "- no-forbidden/scan: 1 added line(s) contain FORBIDDEN" in reason
+    assert "made.txt:2: FORBIDDEN marker" in reason and "a.txt" not in reason
+    assert "Fix each of these in the work tree" in reason
+    assert "No session baseline" not in reason
+    (ws / "made.txt").write_text("fine\n")
+    assert hook("stop", ws, dict(stop, stop_hook_active=True))[:2] == (0, None)
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == " M a.txt\n"
+
+
+def test_stop_without_a_baseline_compares_with_head(ws: Path) -> None:
+    (ws / "a.txt").write_text("FORBIDDEN\n")
+    reason = stop_reason(hook("stop", ws, payload("stop", ws))[1])
+    assert "a.txt:1: FORBIDDEN marker" in reason
+    assert "No session baseline was recorded, so this compares HEAD with the work tree" in reason
+
+
+def test_stop_refuses_while_a_rule_does_not_load(ws: Path) -> None:
+    hook("start", ws, payload("session_start", ws))
+    (ws / "rules" / "broken.yaml").write_text("description: x\nchecks: []\n")
+    reason = stop_reason(hook("stop", ws, payload("stop", ws))[1])
+    assert "- rules/broken.yaml does not load: rules/broken.yaml:" in reason
+    (ws / "rules" / "broken.yaml").unlink()
+    assert hook("stop", ws, payload("stop", ws, stop_hook_active=True))[:2] == (0, None)
+
+
+def test_stop_block_cap_counts_refusals_in_a_row(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: 3\n")
+    hook("start", ws, payload("session_start", ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    first = payload("stop", ws)
+    retry = payload("stop", ws, stop_hook_active=True)
+    assert stop_reason(hook("stop", ws, first)[1])
+    assert stop_reason(hook("stop", ws, retry)[1])
+    rc, out, err = hook("stop", ws, retry)
+    assert rc == 0 and "decision" not in out
+    assert out["systemMessage"].startswith(
+        "slopjudge: letting the turn end after 3 refusals in a row; the refusal still stands:")
+    assert "b.txt:1: FORBIDDEN marker" in out["systemMessage"]
+    assert "letting the turn end after 3 refusals" in err
+    # The count starts again: the next turn is blocked again.
+    assert stop_reason(hook("stop", ws, first)[1])
+    # stop_hook_active false resets the count even after blocks.
+    assert stop_reason(hook("stop", ws, retry)[1])
+    assert stop_reason(hook("stop", ws, first)[1])
+    assert stop_reason(hook("stop", ws, retry)[1])
+    assert "systemMessage" in hook("stop", ws, retry)[1]
+    assert [e["outcome"] for e in events(ws)].count("refuse") == 8  # every stop was judged
+
+
+def test_stop_internal_error_blocks(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: [unclosed\n")
+    reason = stop_reason(hook("stop", ws, payload("stop", ws))[1])
+    assert reason.startswith("slopjudge could not check this session's changes: ConfigError")
+
+
+def test_subagent_stop_blocks_with_its_own_counter(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: 2\n")
+    hook("start", ws, payload("session_start", ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    sub = payload("subagent_stop", ws)
+    assert "b.txt:1:" in stop_reason(hook("subagent-stop", ws, sub)[1])
+    assert stop_reason(hook("stop", ws, payload("stop", ws))[1])  # main agent: own count
+    out = hook("subagent-stop", ws, dict(sub, stop_hook_active=True))[1]
+    assert "letting the turn end after 2 refusals" in out["systemMessage"]
+    assert {e["event"] for e in events(ws)} >= {"subagent-stop", "stop"}
+
+
+# --- judges: on_uncertain and fail-closed errors -------------------------------------
+
+def add_judge_rule(ws: Path, on_uncertain: str, verdict: dict[str, Any]) -> dict[str, str]:
+    """A pre-tool judge rule on Write, with a mock judge answering ``verdict``."""
+    folder = ws / "rules" / "careful"
+    folder.mkdir()
+    (folder / "ask.md.j2").write_text("Is this change careful?\n{{ change }}\n")
+    (folder / "rule.yaml").write_text(
+        "description: changes are careful\non: [pre-tool]\ntools: [Write]\n"
+        f"on_uncertain: {on_uncertain}\n"
+        "checks:\n  - id: judge\n    judge: ask.md.j2\n    min_confidence: 0.8\n")
+    mock = ws.parent / "mock-judge.sh"
+    write_script(mock, f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(verdict)}'\n")
+    return {"SLOPJUDGE_JUDGE_MOCKS": json.dumps({"careful/judge": str(mock)})}
+
+
+def test_uncertain_judge_pass_asks_the_person(ws: Path) -> None:
+    mocks = add_judge_rule(ws, "ask", {"pass": True, "reasoning": "probably", "confidence": 0.3})
+    rc, out, _ = hook("pre-tool", ws, payload("pre_tool_write", ws), extra_env=mocks)
+    spec = out["hookSpecificOutput"]
+    assert (rc, spec["permissionDecision"]) == (0, "ask")
+    assert spec["permissionDecisionReason"].startswith("careful: confidence 0.3 below")
+    assert "not confident enough about this Write" in spec["permissionDecisionReason"]
+
+
+def test_uncertain_judge_pass_denies_by_default(ws: Path) -> None:
+    mocks = add_judge_rule(ws, "deny", {"pass": True, "reasoning": "probably", "confidence": 0.3})
+    assert "careful: confidence 0.3" in deny_reason(
+        hook("pre-tool", ws, payload("pre_tool_write", ws), extra_env=mocks)[1])
+
+
+def test_confident_judge_refusal_denies_even_when_asking(ws: Path) -> None:
+    mocks = add_judge_rule(ws, "ask", {"pass": False, "reasoning": "sloppy", "confidence": 0.3})
+    assert deny_reason(hook("pre-tool", ws, payload("pre_tool_write", ws),
+                            extra_env=mocks)[1]).startswith("careful: sloppy")
+    # And a confident pass lets the call through.
+    mocks = {"SLOPJUDGE_JUDGE_MOCKS": mocks["SLOPJUDGE_JUDGE_MOCKS"]}
+    write_script(ws.parent / "mock-judge.sh", "#!/bin/sh\ncat >/dev/null\n"
+                 "echo '{\"pass\": true, \"reasoning\": \"fine\", \"confidence\": 0.95}'\n")
+    assert hook("pre-tool", ws, payload("pre_tool_write", ws), extra_env=mocks)[:2] == (0, None)
+
+
+def test_a_judge_that_errors_denies(ws: Path) -> None:
+    add_judge_rule(ws, "ask", {"pass": True})
+    # Mocks on, none for this judge: an error, never a pass.
+    reason = deny_reason(hook("pre-tool", ws, payload("pre_tool_write", ws),
+                              extra_env={"SLOPJUDGE_JUDGE_MOCKS": "{}"})[1])
+    assert reason.startswith("careful: the check could not run, so slopjudge refuses:")
+    assert "no judge mock for careful/judge" in reason
+
+
+def test_slopjudge_state_never_counts_as_a_change(ws: Path) -> None:
+    hook("start", ws, payload("session_start", ws))
+    data = payload("pre_tool_write", ws)
+    data["tool_input"]["content"] = "FORBIDDEN\n"
+    deny_reason(hook("pre-tool", ws, data)[1])  # the event log now quotes FORBIDDEN
+    assert "FORBIDDEN" in (ws / ".slopjudge" / "events.jsonl").read_text()
+    assert hook("stop", ws, payload("stop", ws))[:2] == (0, None)
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_without_a_rules_folder_start_says_so_and_stop_passes(ws: Path) -> None:
+    git(ws, "rm", "-rq", "rules")
+    rc, out, _ = hook("start", ws, payload("session_start", ws))
+    assert "rules folder not found" in out["hookSpecificOutput"]["additionalContext"]
+    (ws / "x.txt").write_text("FORBIDDEN\n")
+    assert hook("stop", ws, payload("stop", ws))[:2] == (0, None)
+    assert hook("pre-tool", ws, payload("pre_tool_write", ws))[:2] == (0, None)
+
+
+def test_messages_name_files_from_the_workspace_root_in_a_subfolder_session(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    (ws / "rules" / "broken.yaml").write_text("description: x\nchecks: []\n")
+    rc, out, _ = hook("start", ws / "sub", payload("session_start", ws, cwd=str(ws / "sub")))
+    assert "- rules/broken.yaml does not load: rules/broken.yaml:" in out[
+        "hookSpecificOutput"]["additionalContext"]
+    (ws / "sub" / "y.txt").write_text("FORBIDDEN\n")
+    reason = stop_reason(hook("stop", ws / "sub", payload("stop", ws, cwd=str(ws / "sub")))[1])
+    assert "sub/y.txt:1: FORBIDDEN marker" in reason
+    assert "- rules/broken.yaml does not load: rules/broken.yaml:" in reason

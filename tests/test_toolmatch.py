@@ -1,0 +1,145 @@
+"""tools: patterns against tool calls (names, Bash argument globs, paths, MCP)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from slopjudge.toolmatch import (
+    any_tool_matches,
+    bash_segments,
+    split_commands,
+    split_pattern,
+    tool_matches,
+)
+
+
+def bash(cmd: str) -> dict:
+    return {"command": cmd, "description": "x"}
+
+
+@pytest.mark.parametrize(
+    "pattern,name,expected",
+    [
+        ("Write", "Write", True),
+        ("Write", "Edit", False),
+        ("Edit", "NotebookEdit", False),  # names match exactly, not as a regex
+        ("*", "Anything", True),
+        ("mcp__*", "mcp__github__create_issue", True),
+        ("mcp__*", "Bash", False),
+        ("mcp__github__*", "mcp__github__create_issue", True),
+        ("mcp__github__*", "mcp__gitlab__create_issue", False),
+        ("write", "Write", False),  # case matters, as in Claude Code
+    ],
+)
+def test_names(pattern: str, name: str, expected: bool) -> None:
+    assert tool_matches(pattern, name, {}) is expected
+
+
+def test_no_tool_name_never_matches() -> None:
+    assert not tool_matches("*", None, {})
+    assert not tool_matches("*", "", {})
+
+
+def test_split_pattern() -> None:
+    assert split_pattern("Bash(git push *)") == ("Bash", "git push *")
+    assert split_pattern(" Write ") == ("Write", None)
+    assert split_pattern("Bash(echo (a))") == ("Bash", "echo (a)")
+
+
+@pytest.mark.parametrize(
+    "command,expected",
+    [
+        ("git push origin main", True),
+        ("git push", True),  # a trailing " *" also admits the bare command
+        ("git pushx", False),
+        ("git status", False),
+        ("cd repo && git push --force", True),
+        ("make test || git push", True),
+        ("echo a; git push -f origin", True),
+        ("git log | git push", True),
+        ("FOO=1 BAR=2 git push origin", True),
+        ("env GIT_TRACE=1 git push", True),
+        ("(cd sub && git push)", True),
+        ("echo 'git push && rm -rf /'", False),  # quoted text is not a command
+        ('echo "x; git push"', False),
+        ("echo $(git push)", True),  # a substitution runs too
+        ("echo \"`git push`\"", True),
+        ("echo '$(git push)'", False),
+        ("git  push   origin", True),  # whitespace runs collapse
+        ("git commit -m 'wip'\ngit push", True),
+        ("sleep 1 & git push", True),
+        ("git status 2>&1 | cat", False),
+        ("# git push\ngit status", False),  # a comment is not a command
+    ],
+)
+def test_bash_argument_glob(command: str, expected: bool) -> None:
+    assert tool_matches("Bash(git push *)", "Bash", bash(command)) is expected
+
+
+def test_bash_legacy_prefix_form() -> None:
+    assert tool_matches("Bash(npm publish:*)", "Bash", bash("npm publish --tag next"))
+    assert tool_matches("Bash(npm publish:*)", "Bash", bash("npm publish"))
+    assert not tool_matches("Bash(npm publish:*)", "Bash", bash("npm install"))
+
+
+def test_bash_pattern_needs_a_command() -> None:
+    assert not tool_matches("Bash(git push *)", "Bash", {})
+    assert not tool_matches("Bash(git push *)", "Bash", None)
+    assert not tool_matches("Bash(git push *)", "Bash", {"command": 7})
+    assert not tool_matches("Bash(git push *)", "Write", bash("git push"))
+
+
+def test_segments_and_argv() -> None:
+    assert bash_segments("cd a && FOO=1 git push 'my branch' | tee log; ls") == [
+        ["cd", "a"], ["FOO=1", "git", "push", "my branch"], ["tee", "log"], ["ls"],
+    ]
+    assert bash_segments("") == []
+    # An unbalanced quote still yields words.
+    assert bash_segments("echo 'oops") == [["echo", "'oops"]]
+    assert split_commands("a 2>&1 && b &> out") == ["a 2>&1", "b &> out"]
+
+
+@given(st.text(max_size=80))
+def test_splitting_never_raises(command: str) -> None:
+    for argv in bash_segments(command):
+        assert argv and all(isinstance(w, str) for w in argv)
+    tool_matches("Bash(git push *)", "Bash", {"command": command})
+
+
+@pytest.mark.parametrize(
+    "pattern,path,expected",
+    [
+        ("Write(src/**)", "src/a/b.py", True),
+        ("Write(src/**)", "lib/src/a.py", False),
+        ("Write(*.py)", "deep/down/x.py", True),  # a bare name matches in any folder
+        ("Write(*.py)", "x.txt", False),
+        ("Write(src/*.py)", "src/a/b.py", False),  # * stops at /
+        ("Write(src/**/*.py)", "src/b.py", True),
+        ("Write(/src/*.py)", "src/b.py", True),  # leading / anchors at the workspace
+    ],
+)
+def test_path_globs(tmp_path, pattern: str, path: str, expected: bool) -> None:
+    ws = str(tmp_path)
+    assert tool_matches(pattern, "Write", {"file_path": f"{ws}/{path}"}, ws) is expected
+    assert tool_matches(pattern, "Write", {"file_path": path}, ws) is expected
+
+
+def test_path_outside_workspace_uses_the_absolute_path(tmp_path) -> None:
+    ws = str(tmp_path / "ws")
+    assert not tool_matches("Write(src/**)", "Write", {"file_path": "/etc/src/x"}, ws)
+    assert tool_matches("Write(//etc/**)", "Write", {"file_path": "/etc/src/x"}, ws)
+    assert tool_matches("NotebookEdit(*.ipynb)", "NotebookEdit",
+                        {"notebook_path": f"{ws}/n/a.ipynb"}, ws)
+
+
+def test_mcp_argument_globs_the_input_json() -> None:
+    call = {"repo": "r", "owner": "o"}
+    assert tool_matches('mcp__github__*(*"repo":"r"*)', "mcp__github__push", call)
+    assert not tool_matches('mcp__github__*(*"repo":"x"*)', "mcp__github__push", call)
+
+
+def test_empty_tools_list_admits_everything() -> None:
+    assert any_tool_matches([], "Whatever", None)
+    assert any_tool_matches(["Write", "Bash(rm *)"], "Bash", bash("rm -rf x"))
+    assert not any_tool_matches(["Write", "Bash(rm *)"], "Bash", bash("ls"))
