@@ -1,0 +1,201 @@
+"""The validated-rules cache: skip parsing and validating rules that did not change.
+
+Every agent hook loads the rules. Parsing YAML and validating it against the
+schema costs far more than the hook's own work, so the last
+:class:`~slopjudge.loader.LoadResult` is kept in ``<state_dir>/cache/rules.json``
+under a key of file stats ``(path, size, mtime_ns, mode)``: every file under
+the rules folder and the template folders, RUBRIC.md, the settings files,
+the files the result depends on elsewhere (scripts, PATH folders), the code
+that validates, and the slopjudge version. The mode is in the key because
+``chmod +x`` fixes a "not executable" error without touching mtime.
+
+Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from . import __version__
+from .config import Settings, display_path
+from .loader import LoadResult
+from .model import Check, LoadError, Rule
+
+CACHE_FORMAT = 1
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
+_CODE = ("loader.py", "toolrules.py", "durations.py", "model.py", "templates.py", "config.py")
+_SCHEMA = (
+    os.path.join(os.path.dirname(_PACKAGE_DIR), "schemas", "rule.schema.json"),
+    os.path.join(_PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
+)
+_SKIP_DIRS = frozenset({"__pycache__", ".git"})
+# File systems stamp mtimes from a coarse clock. A file written within this
+# window before the key was taken could change again with the same size and
+# mtime, so such a result is not cached (git's "racily clean" index entries).
+RACY_WINDOW_NS = 50_000_000
+
+
+def cache_path(settings: Settings) -> str:
+    return os.path.join(settings.state_dir, "cache", "rules.json")
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_mode]
+
+
+def _walk(root: str, out: dict[str, Any]) -> None:
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            out[folder] = None
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if entry.name not in _SKIP_DIRS:
+                        stack.append(entry.path)
+                    continue
+                st = entry.stat()
+                out[entry.path] = [st.st_size, st.st_mtime_ns, st.st_mode]
+            except OSError:
+                out[entry.path] = None  # a dangling symlink: its appearing target must count
+
+
+def cache_key(settings: Settings) -> dict[str, Any]:
+    """Everything a load result depends on, as JSON-comparable data."""
+    files: dict[str, Any] = {}
+    _walk(settings.rules_dir, files)
+    for folder in settings.template_dirs:
+        _walk(folder, files)
+    extra = [*settings.config_files, *_SCHEMA]
+    if settings.rubric_path:
+        extra.append(settings.rubric_path)
+    for path in extra:
+        files[path] = _stat(path)
+    return {
+        "format": CACHE_FORMAT,
+        "version": __version__,
+        "code": {name: _stat(os.path.join(_PACKAGE_DIR, name)) for name in _CODE},
+        "workspace": settings.workspace,
+        "rules_dir": settings.rules_dir,
+        "template_dirs": list(settings.template_dirs),
+        "PATH": os.environ.get("PATH", ""),
+        "files": files,
+    }
+
+
+def _fields(cls: type) -> list[str]:
+    return list(cls.__dataclass_fields__)
+
+
+def _encode_rule(rule: Rule) -> list[Any]:
+    # Rows of values in field order: a third of the size of dicts, and faster to read.
+    row = [getattr(rule, name) for name in _fields(Rule) if name != "checks"]
+    checks = [[getattr(c, name) for name in _fields(Check)] for c in rule.checks]
+    return [*row, checks]
+
+
+def _decode_rule(names: list[str], row: list[Any]) -> Rule:
+    rule = Rule(**dict(zip(names, row)))  # by name: `checks` is not the last field
+    rule.checks = [Check(*c) for c in rule.checks]  # type: ignore[arg-type]
+    return rule
+
+
+def _decode(data: dict[str, Any]) -> LoadResult:
+    rule_fields = [n for n in _fields(Rule) if n != "checks"] + ["checks"]
+    if data["rule_fields"] != rule_fields or data["check_fields"] != _fields(Check):
+        raise ValueError("written by another model version")
+    errors = []
+    for e in data["errors"]:
+        err = LoadError(**e)
+        err.path = display_path(err.path)  # stored absolute; shown relative to the cwd now
+        errors.append(err)
+    return LoadResult(
+        rules=[_decode_rule(rule_fields, r) for r in data["rules"]],
+        errors=errors,
+        files=list(data["files"]),
+        watched=list(data["watched"]),
+    )
+
+
+def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("key") != key:
+            return None
+        watched = data.get("watched_stats", {})
+        if any(_stat(p) != s for p, s in watched.items()):
+            return None
+        return _decode(data)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # unreadable or from another format: load afresh
+
+
+def _racy(key: dict[str, Any], watched: dict[str, Any], start_ns: int) -> bool:
+    stats = [*key["files"].values(), *watched.values()]
+    return any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS for s in stats)
+
+
+def _outside(paths: list[str], roots: list[str]) -> list[str]:
+    """Paths not under ``roots``: the walk already stats (and notices new) files there."""
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+    return [p for p in paths if not p.startswith(prefixes)]
+
+
+def _write(
+    path: str, key: dict[str, Any], result: LoadResult, start_ns: int, roots: list[str]
+) -> None:
+    watched = {p: _stat(p) for p in _outside(result.watched, roots)}
+    if _racy(key, watched, start_ns):
+        return
+    data = {
+        "key": key,
+        "watched": result.watched,
+        "watched_stats": watched,
+        "rule_fields": [n for n in _fields(Rule) if n != "checks"] + ["checks"],
+        "check_fields": _fields(Check),
+        "rules": [_encode_rule(r) for r in result.rules],
+        "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
+        "files": result.files,
+    }
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, separators=(",", ":"))
+        os.replace(tmp, path)  # readers see the old file or the new one, never half
+    except OSError:
+        # A read-only state folder only costs speed: the result is still right.
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def load_rules_cached(settings: Settings) -> LoadResult:
+    """The rules for ``settings``, from the cache when nothing they depend on changed."""
+    path = cache_path(settings)
+    start_ns = time.time_ns()
+    key = cache_key(settings)
+    hit = _read(path, key)
+    if hit is not None:
+        return hit
+    from .loader import load_rules
+
+    result = load_rules(
+        settings.rules_dir, workspace=settings.workspace, template_dirs=settings.template_dirs
+    )
+    _write(path, key, result, start_ns, [settings.rules_dir, *settings.template_dirs])
+    return result

@@ -1,0 +1,230 @@
+"""Settings from slopjudge.yaml or [tool.slopjudge], defaults, and environment overrides."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from slopjudge import config
+from slopjudge.config import ConfigError, Settings, display_path, find_workspace, load_settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SLOPJUDGE_EVENTS_FILE", raising=False)
+    monkeypatch.delenv("SLOPJUDGE_RUNNER", raising=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_defaults_without_any_settings_file(tmp_path: Path) -> None:
+    s = load_settings(str(tmp_path))
+    assert s.workspace == str(tmp_path)
+    assert s.rules_dir == str(tmp_path / "rules")
+    assert s.state_dir == str(tmp_path / ".slopjudge")
+    assert s.events_file == str(tmp_path / ".slopjudge" / "events.jsonl")
+    assert s.cache_dir == str(tmp_path / ".slopjudge" / "cache")
+    assert s.runner is None and s.stop_block_cap == 8 and s.jobs == 0
+    assert s.config_files == []
+    assert str(tmp_path / "templates") not in s.template_dirs  # absent folder: not listed
+    assert s.rubric_path in (None, config.PACKAGED_RUBRIC)
+
+
+def test_workspace_templates_and_rubric_are_found(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    write(tmp_path / "RUBRIC.md", "# rubric\n")
+    s = load_settings(str(tmp_path))
+    assert s.template_dirs[0] == str(tmp_path / "templates")
+    assert s.rubric_path == str(tmp_path / "RUBRIC.md")
+
+
+def test_slopjudge_yaml_sets_everything_relative_to_the_workspace(tmp_path: Path) -> None:
+    write(tmp_path / "slopjudge.yaml", """\
+        # slopjudge settings
+        rules_dir: checks/rules   # our own folder
+        template_dirs:
+          - tpl
+          - /abs/tpl
+        runner: sr-agent --verbose
+        stop_block_cap: 3
+        jobs: 4
+        state_dir: .state
+        events_file: logs/events.jsonl
+        cache_dir: "cache dir"
+        rubric_path: docs/RUBRIC.md
+        """)
+    write(tmp_path / "pyproject.toml", "[tool.slopjudge]\nrules_dir = 'ignored'\n")
+    s = load_settings(str(tmp_path))
+    assert s.rules_dir == str(tmp_path / "checks" / "rules")
+    assert s.template_dirs[:2] == [str(tmp_path / "tpl"), "/abs/tpl"]
+    assert s.runner == "sr-agent --verbose"
+    assert (s.stop_block_cap, s.jobs) == (3, 4)
+    assert s.state_dir == str(tmp_path / ".state")
+    assert s.events_file == str(tmp_path / "logs" / "events.jsonl")
+    assert s.cache_dir == str(tmp_path / "cache dir")
+    assert s.rubric_path == str(tmp_path / "docs" / "RUBRIC.md")
+    assert s.config_files == [str(tmp_path / "slopjudge.yaml")]
+
+
+def test_flow_lists_and_yaml_the_simple_reader_leaves_to_ruamel(tmp_path: Path) -> None:
+    write(tmp_path / "slopjudge.yaml", 'template_dirs: [a, b]\nrunner: "x \\"quoted\\""\n')
+    s = load_settings(str(tmp_path))
+    assert s.template_dirs[:2] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert s.runner == 'x "quoted"'
+
+
+def test_simple_reader_does_not_import_ruamel(tmp_path: Path) -> None:
+    write(tmp_path / "slopjudge.yaml", "rules_dir: r\njobs: 2\ntemplate_dirs:\n  - t\n")
+    code = (
+        "import sys; from slopjudge.config import load_settings; "
+        f"s = load_settings({str(tmp_path)!r}); assert s.jobs == 2, s; "
+        "assert 'ruamel' not in sys.modules and 'ruamel.yaml' not in sys.modules; print('ok')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_an_empty_settings_file_means_defaults(tmp_path: Path) -> None:
+    write(tmp_path / "slopjudge.yaml", "# nothing yet\n")
+    s = load_settings(str(tmp_path))
+    assert s.rules_dir == str(tmp_path / "rules")
+    assert s.config_files == [str(tmp_path / "slopjudge.yaml")]
+
+
+def test_pyproject_tool_slopjudge(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "x"
+
+        [tool.slopjudge]
+        rules_dir = "guard/rules"
+        template_dirs = ["guard/templates"]
+        stop_block_cap = 2
+        runner = "slopjudge-agent --harness codex"
+
+        [tool.other]
+        rules_dir = "no"
+        """)
+    s = load_settings(str(tmp_path))
+    assert s.rules_dir == str(tmp_path / "guard" / "rules")
+    assert s.template_dirs[0] == str(tmp_path / "guard" / "templates")
+    assert s.stop_block_cap == 2
+    assert s.runner == "slopjudge-agent --harness codex"
+    assert s.config_files == [str(tmp_path / "pyproject.toml")]
+
+
+def test_pyproject_without_the_table_is_still_watched(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n")
+    s = load_settings(str(tmp_path))
+    assert s.rules_dir == str(tmp_path / "rules")
+    assert s.config_files == [str(tmp_path / "pyproject.toml")]
+
+
+def test_environment_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "slopjudge.yaml", "runner: from-file\nevents_file: e.jsonl\n")
+    monkeypatch.setenv("SLOPJUDGE_RUNNER", "from-env --flag")
+    monkeypatch.setenv("SLOPJUDGE_EVENTS_FILE", str(tmp_path / "env-events.jsonl"))
+    s = load_settings(str(tmp_path))
+    assert s.runner == "from-env --flag"
+    assert s.events_file == str(tmp_path / "env-events.jsonl")
+
+
+def test_rules_dir_argument_beats_the_file_and_is_relative_to_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "slopjudge.yaml", "rules_dir: from-file\n")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    s = load_settings(str(tmp_path), rules_dir="mine")
+    assert s.rules_dir == str(tmp_path / "sub" / "mine")
+
+
+@pytest.mark.parametrize("text,where,words", [
+    ("rules_dri: x\n", "slopjudge.yaml:1:1", "unknown setting `rules_dri`; did you mean `rules_dir`?"),
+    ("runner: a\njobs: many\n", "slopjudge.yaml:2:1", "`jobs` must be a whole number >= 0"),
+    ("jobs: -1\n", "slopjudge.yaml:1:1", "`jobs` must be a whole number >= 0"),
+    ("template_dirs: {a: 1}\n", "slopjudge.yaml:1:1", "`template_dirs` must be a list of folders"),
+    ("runner: ''\n", "slopjudge.yaml:1:1", "`runner` must be a non-empty string"),
+    ("runner: [unclosed\n", "slopjudge.yaml:2:1", "broken YAML"),
+    ("- a\n- b\n", "slopjudge.yaml:1:1", "must be a mapping"),
+    ("jobs: 1\njobs: 2\n", "slopjudge.yaml:2:1", "broken YAML"),
+])
+def test_bad_settings_files_are_one_line_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, where: str, words: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "slopjudge.yaml", text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(tmp_path))
+    message = str(info.value)
+    assert message.startswith(where + ": "), message
+    assert words in message and "\n" not in message
+
+
+def test_bad_pyproject_points_at_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n\n[tool.slopjudge]\n  jobz = 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(tmp_path))
+    assert str(info.value) == "pyproject.toml:5:3: unknown setting `jobz`; did you mean `jobs`?"
+
+
+def test_broken_toml_is_reported_with_its_position(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pyproject.toml", "[tool.slopjudge]\njobs = = 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(tmp_path))
+    assert str(info.value).startswith("pyproject.toml:2:")
+    assert "broken TOML" in str(info.value)
+
+
+def test_find_workspace_is_the_git_top_level(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "a" / "b").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=repo / "a" / "b",
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert find_workspace(str(repo / "a" / "b")) == top == str(repo)
+
+
+def test_find_workspace_outside_git_is_the_start(tmp_path: Path) -> None:
+    # tmp_path has no .git above it on a normal machine; check that first.
+    probe = tmp_path
+    while probe != probe.parent:
+        if (probe / ".git").exists():
+            pytest.skip("a .git folder above the temp dir")
+        probe = probe.parent
+    assert find_workspace(str(tmp_path / "x")) == str(tmp_path / "x")
+
+
+def test_display_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert display_path(str(tmp_path / "rules" / "a.yaml")) == "rules/a.yaml"
+    assert display_path("rules/a.yaml") == "rules/a.yaml"
+    assert display_path("/elsewhere/a.yaml") == "/elsewhere/a.yaml"
+    assert display_path(str(tmp_path)) == "."
+
+
+def test_settings_defaults_follow_state_dir() -> None:
+    s = Settings(workspace="/w", rules_dir="/w/rules", template_dirs=[], state_dir="/s")
+    assert (s.events_file, s.cache_dir) == ("/s/events.jsonl", "/s/cache")
+
+
+def test_packaged_templates_are_listed_once_in_a_checkout() -> None:
+    repo = Path(__file__).resolve().parent.parent
+    s = load_settings(str(repo))
+    real = [os.path.realpath(d) for d in s.template_dirs]
+    assert len(real) == len(set(real))
+    if (repo / "templates").is_dir():
+        assert s.template_dirs[0] == str(repo / "templates")
