@@ -163,6 +163,7 @@ class CheckResult:
     template_sha256: str | None = None
     cache_hit: bool = False
     confidence: float | None = None
+    uncertain: bool = False  # a judge pass refused only for falling short of min_confidence
     tokens: int | None = None
     cost: float | None = None
     prompt: str | None = None  # rendered prompt, kept for replay and --prompts-dir

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Benchmark: 16 judge checks against a fake runner that sleeps 1 s, 8 at a time.
+
+Prints the wall time (ideal 2.0 s: two waves of 8) and slopjudge's own time
+per judge call: time spent in ``run_judge`` minus the runner's wall as the
+runner measured it itself. Baselines measured in the same run: spawning
+``python -c pass`` and the fake runner with no sleep.
+
+    python bench/judge.py [--checks 16] [--jobs 8] [--sleep 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from slopjudge import procs  # noqa: E402
+from slopjudge.checks.judge import run_judge  # noqa: E402
+from slopjudge.hookspec import CheckContext, RunOptions  # noqa: E402
+from slopjudge.model import Changeset, Check, Event, FileChange, Rule  # noqa: E402
+
+TEMPLATE = """\
+Judge this change for slop.
+{% for f in changeset.files %}
+<file path="{{ f.path }}">
+{{ f.newContent }}
+</file>
+{% endfor %}
+<diff>
+{{ change }}
+</diff>
+{{ rubric }}
+"""
+
+# Measures its own wall with bash's clock (no extra processes), then answers.
+RUNNER = """#!/bin/bash
+start=$EPOCHREALTIME
+cat > /dev/null
+sleep "$BENCH_SLEEP"
+echo '{"pass": true, "reasoning": "fine"}'
+echo "$start $EPOCHREALTIME" > "$BENCH_LOG/${SLOPJUDGE_LAUNCHED_BY//\//__}.wall"
+"""
+
+
+def _diff(n: int) -> tuple[FileChange, str]:
+    old = "".join(f"line {i}\n" for i in range(200))
+    new = old.replace("line 7\n", f"line seven {n}\n")
+    diff = (f"diff --git a/src/mod{n}.py b/src/mod{n}.py\n--- a/src/mod{n}.py\n+++ b/src/mod{n}.py\n"
+            f"@@ -6,3 +6,3 @@\n line 6\n-line 7\n+line seven {n}\n line 8\n")
+    return FileChange(path=f"src/mod{n}.py", status="M", old_content=old, new_content=new, diff=diff), diff
+
+
+def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[CheckContext]:
+    rule_dir = root / "rules" / "bench"
+    rule_dir.mkdir(parents=True)
+    tpl = rule_dir / "judge.md.j2"
+    tpl.write_text(TEMPLATE)
+    rule = Rule(id="bench", path=str(rule_dir / "rule.yaml"), dir=str(rule_dir), description="bench")
+    options = RunOptions(runner=runner, retry_backoff_s=0.0, rubric="Be strict.\n")
+    out = []
+    for n in range(count):
+        check = Check(id=f"c{n}", rule="bench", kind="judge", judge=str(tpl), timeout=60.0)
+        rule.checks.append(check)
+        change, diff = _diff(n)
+        event = Event(kind="ci")
+        payload = {
+            "event": event.to_payload(), "rule": {"id": "bench", "dir": rule.dir, "description": "bench"},
+            "check": {"id": check.id}, "workspace": workspace,
+            "changeset": {"base": "HEAD", "head": None, "commits": [], "files": [change.to_payload()], "others": []},
+            "change": diff, "additionalContext": {}, "rubric": "",
+        }
+        out.append(CheckContext(rule=rule, check=check, event=event, workspace=workspace,
+                                changeset=Changeset(files=[change]), payload=payload, options=options))
+    return out
+
+
+def _spawn_ms(argv: list[str], times: int = 10) -> float:
+    samples = []
+    for _ in range(times):
+        t0 = time.perf_counter()
+        procs.run(argv, timeout=30)
+        samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checks", type=int, default=16)
+    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--sleep", type=float, default=1.0)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="slopjudge-bench-") as tmp:
+        root = Path(tmp)
+        log = root / "walls"
+        log.mkdir()
+        runner = root / "fake-runner"
+        runner.write_text(RUNNER)
+        runner.chmod(0o755)
+        workspace = root / "ws"
+        workspace.mkdir()
+        os.environ["BENCH_LOG"] = str(log)
+
+        # Baselines, measured now on this machine.
+        os.environ["BENCH_SLEEP"] = "0"
+        py_ms = _spawn_ms([sys.executable, "-c", "pass"])
+        fake_ms = _spawn_ms([str(runner)])
+
+        # Cold: the first judge call of a process pays for imports and compiling.
+        warm = _contexts(root / "warm", 1, str(runner), str(workspace))[0]
+        t0 = time.perf_counter()
+        first = run_judge(warm)
+        cold_ms = (time.perf_counter() - t0) * 1000
+        assert first.outcome == "pass", first.reason
+
+        os.environ["BENCH_SLEEP"] = str(args.sleep)
+        ctxs = _contexts(root / "main", args.checks, str(runner), str(workspace))
+        spent: dict[str, float] = {}
+
+        def timed(ctx: CheckContext) -> str:
+            t = time.perf_counter()
+            res = run_judge(ctx)
+            spent[ctx.check.full_id] = time.perf_counter() - t
+            return res.outcome
+
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(timed, ctxs))
+        wall = time.perf_counter() - t0
+        assert outcomes == ["pass"] * len(ctxs), outcomes
+
+        overheads = []
+        for ctx in ctxs:
+            start, end = (log / f"{ctx.rule.id}__{ctx.check.id}.wall").read_text().split()
+            overheads.append((spent[ctx.check.full_id] - (float(end) - float(start))) * 1000)
+
+    waves = -(-args.checks // args.jobs)
+    print(f"judge checks: {args.checks}, jobs {args.jobs}, fake runner sleeps {args.sleep:g} s")
+    print(f"wall: {wall:.3f} s (ideal {waves * args.sleep:.1f} s, budget {waves * args.sleep * 1.2:.1f} s)")
+    print(f"slopjudge time per judge call (run_judge minus the runner's own wall): "
+          f"median {statistics.median(overheads):.1f} ms, max {max(overheads):.1f} ms (budget 30 ms)")
+    print(f"baseline spawn, same run: python -c pass {py_ms:.1f} ms; fake runner without sleep {fake_ms:.1f} ms")
+    print(f"first judge call of the process (imports, compile): {cold_ms:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

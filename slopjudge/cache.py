@@ -1,0 +1,76 @@
+"""The verdict cache (SPEC §8): the same question to the same judge gets the same answer.
+
+Key: sha256 over the rendered prompt, the verdict instruction version, the
+model set, the tool rules and the runner's identity. Only real verdicts are
+stored (never errors or missing verdicts), one JSON file per key, written
+atomically. A file that no longer reads as a verdict is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def cache_key(
+    prompt: str,
+    *,
+    instruction_version: str,
+    model: str,
+    allowed_tools: list[str],
+    disallowed_tools: list[str],
+    runner_identity: str,
+) -> str:
+    # A JSON list keeps the parts apart: no two different inputs share a key.
+    material = json.dumps(
+        ["slopjudge-verdict-cache/1", prompt, instruction_version, model,
+         list(allowed_tools), list(disallowed_tools), runner_identity],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+class VerdictCache:
+    def __init__(self, directory: str) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        from .verdict import parse_verdict
+
+        try:
+            text = self._path(key).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        verdict, _ = parse_verdict(text)
+        return verdict
+
+    def put(self, key: str, verdict: dict[str, Any]) -> None:
+        """Store a verdict; anything that is not a schema-valid verdict is refused."""
+        from .verdict import parse_verdict
+
+        text = json.dumps(verdict, ensure_ascii=False, sort_keys=True)
+        checked, problem = parse_verdict(text)
+        if checked is None:
+            raise ValueError(f"only verdicts are cached: {problem}")
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise

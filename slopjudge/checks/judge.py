@@ -1,0 +1,324 @@
+"""Judge checks (SPEC §5): prepare, render, ask the runner (or a mock), read the verdict.
+
+Fail-closed throughout: a check passes only when every judge call it makes
+returns a schema-valid ``pass: true`` that meets ``min_confidence``.
+Anything else refuses (a verdict, a runner failure, a prepare failure) or
+errors (a template that does not render, a judge mock that misbehaves).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import procs
+from ..cache import VerdictCache, cache_key
+from ..hookspec import CheckContext
+from ..model import CheckResult, Finding
+from ..runner.client import (
+    build_argv,
+    call_runner,
+    resolve_runner,
+    runner_env,
+)
+from ..verdict import (
+    VERDICT_INSTRUCTION_VERSION,
+    confidence_problem,
+    parse_verdict,
+    verdict_instruction,
+)
+from .prepare import run_prepare
+
+
+@dataclass
+class _Unit:
+    """One judge call: the whole changeset, or one file of it (``each: file``)."""
+
+    label: str | None  # the file's path for each: file
+    payload: dict[str, Any]
+    rendered: str = ""
+    prompt: str = ""  # rendered + verdict instruction
+
+
+@dataclass
+class _Judgment:
+    outcome: str  # pass | refuse | error
+    reason: str
+    verdict: dict[str, Any] | None = None
+    cache_hit: bool = False
+    uncertain: bool = False  # a pass that fell short of min_confidence
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
+    files = (base.get("changeset") or {}).get("files") or []
+    if ctx.check.each != "file" or not files:
+        return [_Unit(None, base)]
+    units = []
+    for f in files:
+        payload = dict(base)
+        payload["changeset"] = dict(base["changeset"], files=[f])
+        payload["change"] = f.get("diff") or ""
+        units.append(_Unit(str(f.get("path")), payload))
+    return units
+
+
+def _findings(verdict: dict[str, Any] | None, label: str | None) -> list[Finding]:
+    out = []
+    for item in (verdict or {}).get("findings") or []:
+        out.append(Finding(path=item.get("path") or label, line=item.get("line"), message=item.get("message", "")))
+    return out
+
+
+def _from_verdict(verdict: dict[str, Any], min_conf: float | None, label: str | None, hit: bool) -> _Judgment:
+    reasoning = str(verdict.get("reasoning") or "").strip()
+    found = _findings(verdict, label)
+    if verdict.get("pass") is not True:
+        return _Judgment("refuse", reasoning or "the judge refused without a reason", verdict, hit, findings=found)
+    low = confidence_problem(verdict, min_conf)
+    if low is not None:
+        return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit, True, found)
+    return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
+
+
+def _last_line(data: bytes) -> str:
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
+    mocks = ctx.options.judge_mocks or {}
+    full_id = ctx.check.full_id
+    script = mocks.get(full_id)
+    if not script:
+        return _Judgment("error", f"no judge mock for {full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
+    data = (
+        unit.rendered.rstrip("\n") + "\n\n"
+        + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n"
+    ).encode("utf-8")
+    timeout = ctx.check.timeout
+    res = procs.run(
+        [script], input=data, timeout=timeout, cwd=ctx.rule.dir,
+        env=runner_env(full_id, ctx.check.min_confidence),
+    )
+    if res.start_error is not None:
+        return _Judgment("error", f"judge mock could not start: {res.start_error}")
+    if res.timed_out:
+        return _Judgment("error", f"judge mock timed out after {timeout:g} s")
+    if res.returncode != 0:
+        detail = _last_line(res.stderr) or _last_line(res.stdout)
+        return _Judgment("error", f"judge mock {script} exited with status {res.returncode}"
+                         + (f": {detail}" if detail else ""))
+    verdict, problem = parse_verdict(res.stdout.decode("utf-8", "replace"))
+    if verdict is None:
+        return _Judgment("error", f"judge mock {script} gave no verdict ({problem})")
+    return _from_verdict(verdict, ctx.check.min_confidence, unit.label, False)
+
+
+@dataclass
+class _RealRunner:
+    argv: list[str]
+    identity: str
+    cache: VerdictCache | None
+    fingerprint: str | None
+
+
+def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
+    check, opts = ctx.check, ctx.options
+    key = None
+    if real.cache is not None:
+        material = unit.prompt
+        if real.fingerprint is not None:
+            material += f"\n\x00prepare-fingerprint:{real.fingerprint}"
+        key = cache_key(
+            material,
+            instruction_version=VERDICT_INSTRUCTION_VERSION,
+            model=check.model,
+            allowed_tools=check.allowed_tools,
+            disallowed_tools=check.disallowed_tools,
+            runner_identity=real.identity,
+        )
+        cached = real.cache.get(key)
+        if cached is not None:
+            return _from_verdict(cached, check.min_confidence, unit.label, True)
+    outcome = call_runner(
+        real.argv,
+        unit.prompt,
+        cwd=ctx.rule.dir,
+        timeout=check.timeout,
+        launched_by=check.full_id,
+        min_confidence=check.min_confidence,
+        retries=opts.retries,
+        backoff_s=opts.retry_backoff_s,
+    )
+    if outcome.verdict is None:
+        return _Judgment("refuse", outcome.reason)
+    if real.cache is not None and key is not None:
+        try:
+            real.cache.put(key, outcome.verdict)
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written only costs a later call
+    judgment = _from_verdict(outcome.verdict, check.min_confidence, unit.label, False)
+    if judgment.outcome == "pass" and not outcome.passed:
+        # Defensive: the runner's own reading refused; never overrule that.
+        return _Judgment("refuse", outcome.reason, outcome.verdict)
+    return judgment
+
+
+def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
+    folder = ctx.options.prompts_dir
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    stem = f"{ctx.rule.id}__{ctx.check.id}"
+    for n, unit in enumerate(units, 1):
+        name = f"{stem}__{n}.md" if ctx.check.each == "file" else f"{stem}.md"
+        Path(folder, name).write_text(unit.prompt, encoding="utf-8")
+
+
+def _combine(units: list[_Unit], judgments: list[_Judgment]) -> tuple[str, str, list[Finding]]:
+    if len(units) == 1 and units[0].label is None:
+        j = judgments[0]
+        return j.outcome, j.reason, j.findings
+    outcome = "pass"
+    if any(j.outcome == "error" for j in judgments):
+        outcome = "error"
+    elif any(j.outcome == "refuse" for j in judgments):
+        outcome = "refuse"
+    shown = [(u, j) for u, j in zip(units, judgments) if j.outcome == outcome]
+    reason = "; ".join(f"{u.label}: {j.reason}" for u, j in shown)
+    findings = [f for j in judgments for f in j.findings]
+    return outcome, reason, findings
+
+
+def _result(ctx: CheckContext, outcome: str, reason: str) -> CheckResult:
+    return CheckResult(
+        id=ctx.check.full_id, rule=ctx.rule.id, check=ctx.check.id, kind="judge",
+        outcome=outcome, reason=reason, model=ctx.check.model,
+    )
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _run(ctx: CheckContext) -> CheckResult:
+    from ..templates import TemplateRenderError, render, template_sha256
+
+    check, opts = ctx.check, ctx.options
+    prep = run_prepare(ctx)
+    if not prep.ok:
+        return _result(ctx, "refuse", f"{prep.reason} (before the model was asked)")
+    if prep.skip:
+        return _result(ctx, "skipped", "prepare decided the judge need not be asked")
+
+    base = dict(ctx.payload)
+    base["additionalContext"] = prep.additional_context
+    base["rubric"] = opts.rubric
+    units = _units(ctx, base)
+    template = check.judge or ""
+    # The runner works from the rule folder: tell the judge where the repository is.
+    instruction = (
+        f"\n\nThe repository under review is at {ctx.workspace} (read-only); "
+        "file paths above are relative to it."
+        + verdict_instruction(check.min_confidence)
+    )
+    for unit in units:
+        try:
+            unit.rendered = render(template, unit.payload, rule_dir=ctx.rule.dir, template_dirs=opts.template_dirs)
+        except TemplateRenderError as exc:
+            res = _result(ctx, "error", f"judge template does not render: {exc}")
+            res.template_sha256 = template_sha256(template)
+            return res
+        unit.prompt = unit.rendered + instruction
+
+    result = _result(ctx, "pass", "")
+    result.template_sha256 = template_sha256(template)
+    result.prompt = units[0].prompt if len(units) == 1 else "\n\n".join(u.prompt for u in units)
+    result.prompt_sha256 = _sha(result.prompt)
+
+    if opts.dry_run:
+        _write_prompts(ctx, units)
+        result.outcome, result.reason = "not_judged", "not judged (dry run)"
+        return result
+
+    if opts.judge_mocks is not None:
+        script = opts.judge_mocks.get(check.full_id)
+        result.runner = f"mock:{script}" if script else "mock"
+        judgments = _map(opts.jobs, lambda u: _judge_mock(ctx, u), units)
+    else:
+        from ..verifier import verifier_path
+
+        runner = resolve_runner(opts.runner, getattr(opts, "settings_runner", None))
+        argv = build_argv(
+            runner, model=check.model, verifier=verifier_path(),
+            allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
+            readonly_dir=ctx.workspace,
+        )
+        cache = VerdictCache(opts.cache_dir) if opts.cache_dir and not opts.no_cache else None
+        real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
+        result.runner = real.identity
+        judgments = _map(opts.jobs, lambda u: _judge_real(ctx, u, real), units)
+
+    result.outcome, result.reason, result.findings = _combine(units, judgments)
+    result.cache_hit = all(j.cache_hit for j in judgments)
+    confs = [j.verdict["confidence"] for j in judgments
+             if j.verdict is not None and isinstance(j.verdict.get("confidence"), (int, float))]
+    result.confidence = min(confs) if confs else None
+    # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
+    result.uncertain = result.outcome == "refuse" and all(
+        j.uncertain for j in judgments if j.outcome == "refuse"
+    )
+    return result
+
+
+def _map(jobs: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:
+    if len(units) == 1:
+        return [fn(units[0])]
+    # Judge calls wait on a model, not a CPU: do not bound them by the CPU count.
+    workers = min(len(units), jobs if jobs > 0 else 8)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="judge-file") as pool:
+        return list(pool.map(fn, units))
+
+
+def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str] | None:
+    """Read ``SLOPJUDGE_JUDGE_MOCKS``: None when unset; raises ValueError (one line) when malformed.
+
+    Set but empty means mocks are on and none is given, so every judge errors:
+    a test run never falls through to a real model.
+    """
+    raw = (os.environ if environ is None else environ).get("SLOPJUDGE_JUDGE_MOCKS")
+    if raw is None:
+        return None
+    if not raw.strip():
+        return {}
+    shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not {shape}")
+    for key, value in data.items():
+        if key.count("/") != 1 or not all(key.split("/")):
+            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: {key!r} is not a check id <rule>/<check>")
+        if not isinstance(value, str) or not os.path.isabs(value):
+            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: the mock for {key} must be an absolute path")
+    return data
+
+
+def run_judge(ctx: CheckContext) -> CheckResult:
+    """The check kind for judge checks; never raises."""
+    started = time.monotonic()
+    try:
+        result = _run(ctx)
+    except Exception as exc:  # a bug must refuse, not crash the run
+        result = _result(ctx, "error", f"slopjudge failed while judging: {type(exc).__name__}: {exc}")
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    return result

@@ -1,0 +1,112 @@
+"""A judge check's ``prepare`` step (SPEC §4).
+
+Runs before the template renders, with the payload on stdin, and may print
+``{"additionalContext": {...}, "skip": bool, "fingerprint": str}`` (all
+optional; empty stdout is ``{}``). A non-zero exit, a timeout or output that
+is not that object refuses before the model is asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import procs
+from ..hookspec import CheckContext
+
+_KEYS = ("additionalContext", "skip", "fingerprint")
+
+
+@dataclass
+class PrepareResult:
+    ok: bool
+    additional_context: dict[str, Any] = field(default_factory=dict)
+    skip: bool = False
+    fingerprint: str | None = None
+    reason: str = ""
+
+
+def check_env(ctx: CheckContext) -> dict[str, str]:
+    """The environment SPEC §4 gives scripts and prepare steps."""
+    env = dict(os.environ)
+    env.update(
+        SLOPJUDGE_RULE=ctx.rule.id,
+        SLOPJUDGE_RULE_DIR=ctx.rule.dir,
+        SLOPJUDGE_WORKSPACE=ctx.workspace,
+        SLOPJUDGE_EVENT=ctx.event.kind,
+        SLOPJUDGE_SESSION_ID=ctx.event.session_id or "",
+    )
+    return env
+
+
+def _last_line(data: bytes) -> str:
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def _refuse(reason: str) -> PrepareResult:
+    return PrepareResult(ok=False, reason=reason)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_prepare_output(text: str) -> PrepareResult:
+    """Read prepare's stdout; anything but the documented object refuses."""
+    if not text.strip():
+        return PrepareResult(ok=True)
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return _refuse(f"prepare printed output that is not JSON: {exc}")
+    if not isinstance(data, dict):
+        return _refuse("prepare printed JSON that is not an object")
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        return _refuse(
+            f"prepare printed unknown keys {', '.join(map(repr, unknown))} "
+            f"(allowed: {', '.join(_KEYS)})"
+        )
+    extra = data.get("additionalContext", {})
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        return _refuse('prepare printed "additionalContext" that is not an object')
+    skip = data.get("skip", False)
+    if skip is None:
+        skip = False
+    if not isinstance(skip, bool):
+        return _refuse('prepare printed "skip" that is not true or false')
+    fingerprint = data.get("fingerprint")
+    if fingerprint is not None and not isinstance(fingerprint, str):
+        return _refuse('prepare printed "fingerprint" that is not a string')
+    return PrepareResult(ok=True, additional_context=extra, skip=skip, fingerprint=fingerprint)
+
+
+def run_prepare(ctx: CheckContext) -> PrepareResult:
+    """Run the check's prepare step, if it has one."""
+    command = ctx.check.prepare
+    if not command:
+        return PrepareResult(ok=True)
+    payload = json.dumps(ctx.payload, ensure_ascii=False).encode("utf-8")
+    timeout = ctx.check.timeout
+    result = procs.run(
+        [command], input=payload, timeout=timeout, cwd=ctx.rule.dir, env=check_env(ctx)
+    )
+    if result.start_error is not None:
+        return _refuse(f"prepare could not start: {result.start_error}")
+    if result.timed_out:
+        return _refuse(f"prepare timed out after {timeout:g} s")
+    if result.returncode != 0:
+        code = result.returncode
+        status = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+        detail = _last_line(result.stderr) or _last_line(result.stdout)
+        return _refuse(f"prepare {status}" + (f": {detail}" if detail else ""))
+    try:
+        text = result.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return _refuse("prepare printed output that is not UTF-8")
+    return parse_prepare_output(text)
