@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from .model import Changeset, Commit, FileChange
-from .pathglob import match_any
+from .pathglob import match, match_any
 
 __all__ = [
     "ChangesetError",
@@ -958,11 +958,19 @@ def split(changeset: Changeset, paths: list[str], exclude: list[str]) -> tuple[l
     """Files a rule's ``paths``/``exclude`` admit, and the others as
     ``{"path", "status"}``. A file is admitted when its path (or, for a
     rename, its old path) matches ``paths`` (empty: everything) and its path
-    does not match ``exclude``."""
+    does not match ``exclude``.
+
+    A proposed edit outside the workspace carries an absolute path: ``paths``
+    are workspace-relative, so only a rule with no ``paths`` (or an absolute
+    pattern) sees it. A rule guarding where files are written still can.
+    """
     files: list[FileChange] = []
     others: list[dict] = []
     for f in changeset.files:
-        wanted = not paths or match_any(paths, f.path) or (
+        if f.path.startswith("/"):
+            wanted = not paths or any(p.startswith("/") and match(p, f.path) for p in paths)
+        else:
+            wanted = not paths or match_any(paths, f.path) or (
             f.status == "R" and f.old_path is not None and match_any(paths, f.old_path))
         if wanted and not (exclude and match_any(exclude, f.path)):
             files.append(f)

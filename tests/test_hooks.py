@@ -258,9 +258,16 @@ def test_recorded_extra_fields_are_tolerated(ws: Path) -> None:
     assert deny_reason(hook("pre-tool", ws, data)[1])
 
 
-def test_path_outside_the_workspace_is_not_the_repositorys(ws: Path, tmp_path: Path) -> None:
+def test_path_outside_the_workspace_keeps_its_absolute_path(ws: Path, tmp_path: Path) -> None:
+    # A rule without `paths` sees the proposed file, named by its absolute path,
+    # so a rule can guard where files are written ...
+    outside = tmp_path / "elsewhere.txt"
     data = payload("pre_tool_write", ws)
-    data["tool_input"] = {"file_path": str(tmp_path / "elsewhere.txt"), "content": "FORBIDDEN"}
+    data["tool_input"] = {"file_path": str(outside), "content": "FORBIDDEN"}
+    assert f"{outside}:1:" in deny_reason(hook("pre-tool", ws, data)[1])
+    # ... while workspace-relative `paths` never admit a file outside it.
+    rule = ws / "rules" / "no-forbidden" / "rule.yaml"
+    rule.write_text(rule.read_text().replace("checks:", 'paths: ["*.txt", "**"]\nchecks:'))
     assert hook("pre-tool", ws, data)[:2] == (0, None)
     data["tool_input"]["file_path"] = str(ws / ".." / "sneaky.txt")
     assert hook("pre-tool", ws, data)[:2] == (0, None)
@@ -295,9 +302,11 @@ def test_decide_asks_only_for_uncertain_judge_passes() -> None:
                     checks=[Check(id="j", rule=rid, kind="judge", min_confidence=0.8)])
 
     def judged(rid: str, conf: float | None) -> CheckResult:
+        # The judge check marks a pass refused only for its low confidence.
         return CheckResult(id=f"{rid}/j", rule=rid, check="j", kind="judge", outcome="refuse",
                            reason=f"confidence {conf} is under 0.8", confidence=conf,
-                           findings=[Finding("src/x.py", 3, "unsure")])
+                           findings=[Finding("src/x.py", 3, "unsure")],
+                           uncertain=conf is not None and conf < 0.8)
 
     ev = Event(kind="pre-tool", tool_name="Write")
     rules = [rule("asks", True), rule("denies", False)]

@@ -22,13 +22,7 @@ from ..model import CheckResult, Event, Rule
 from . import common, state
 
 
-def _outside(path: str, workspace: str) -> bool:
-    real_ws = os.path.realpath(workspace)
-    real = os.path.realpath(path)
-    return not (real == real_ws or real.startswith(real_ws.rstrip(os.sep) + os.sep))
-
-
-def _changeset(event: Event, workspace: str) -> Any:
+def proposed_changeset(event: Event, workspace: str) -> Any:
     """The proposed change, or None when the edit cannot apply (the tool fails by itself)."""
     from ..model import Changeset
 
@@ -44,31 +38,18 @@ def _changeset(event: Event, workspace: str) -> Any:
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
     path, content = proposed
-    if _outside(path, workspace):
-        # Not the repository's file: no rule's paths can admit it.
-        return Changeset()
+    # A file outside the workspace keeps its absolute path: rules with
+    # workspace-relative ``paths`` do not see it; a rule guarding where files
+    # are written does.
     from .. import changeset
 
     return changeset.from_proposed_edit(workspace, path, content)
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
-    """A judge refusal that only a low confidence caused, on an ``on_uncertain: ask`` rule."""
-    if rule is None or rule.on_uncertain != "ask":
-        return False
-    if result.kind != "judge" or result.outcome != "refuse":
-        return False
-    # The judge check marks a pass that fell short of min_confidence; a
-    # result without the mark is judged from its confidence.
-    marked = getattr(result, "uncertain", None)
-    if marked is not None:
-        return bool(marked)
-    if result.confidence is None:
-        return False
-    check = next((c for c in rule.checks if c.id == result.check), None)
-    if check is None or check.min_confidence is None:
-        return False
-    return result.confidence < check.min_confidence
+    """A judge pass refused only for falling short of ``min_confidence``, on an
+    ``on_uncertain: ask`` rule: the person decides instead of a deny."""
+    return rule is not None and rule.on_uncertain == "ask" and result.uncertain
 
 
 def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
@@ -118,14 +99,6 @@ def decide(
     }
 
 
-def candidates(rules: list[Rule], event: Event, workspace: str) -> list[Rule]:
-    """Rules that could apply, found without importing the engine (the fast path)."""
-    from ..toolmatch import any_tool_matches
-
-    return [r for r in rules if "pre-tool" in r.on
-            and any_tool_matches(r.tools, event.tool_name, event.tool_input, workspace)]
-
-
 def handle(payload: dict[str, Any]) -> int:
     from .. import config, rulecache
 
@@ -137,14 +110,12 @@ def handle(payload: dict[str, Any]) -> int:
     state.ensure_ignored(settings.state_dir)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
-    if not candidates(loaded.rules, event, workspace):
-        return 0
     from .. import engine
 
-    rules = engine.applicable_rules(loaded.rules, event)
+    rules = engine.applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
-    changeset = _changeset(event, workspace)
+    changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
     options = engine.options_from_settings(settings)
