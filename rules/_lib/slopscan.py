@@ -1,0 +1,459 @@
+"""Shared helpers for the default rule pack's scripts.
+
+Standard library only. A rule script reads the SPEC §3 payload from stdin,
+looks at the lines a change ADDS (new-file line numbers taken from each
+file's diff hunks), and reports findings with path and line.
+
+The lexer splits each line into code, string literals and comments for
+Python, JS/TS, Go and hash-comment languages, so a pattern written inside a
+string (a regex in a linter, a script written by a test) is not mistaken
+for code, and a comment is not mistaken for a call.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+LANG_BY_EXT = {
+    ".py": "python", ".pyi": "python",
+    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js",
+    ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
+    ".go": "go",
+    ".sh": "hash", ".bash": "hash", ".zsh": "hash", ".yaml": "hash", ".yml": "hash",
+    ".toml": "hash", ".rb": "hash", ".pl": "hash", ".r": "hash", ".cfg": "hash", ".ini": "hash",
+    ".c": "clike", ".h": "clike", ".cc": "clike", ".cpp": "clike", ".hpp": "clike",
+    ".java": "clike", ".kt": "clike", ".rs": "clike", ".swift": "clike", ".cs": "clike",
+    ".scala": "clike",
+}
+CODE_LANGS = {"python", "js", "go", "clike"}
+
+TEST_PATH_RE = re.compile(
+    r"(^|/)(tests?|__tests__|__mocks__|spec|specs|testing|e2e)/"
+    r"|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$"
+    r"|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$"
+)
+FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
+
+
+# --------------------------------------------------------------------------- payload
+
+
+def load_payload() -> dict[str, Any]:
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else {}
+
+
+def workspace(payload: dict[str, Any]) -> str:
+    ws = payload.get("workspace") or os.environ.get("SLOPJUDGE_WORKSPACE") or os.getcwd()
+    return str(ws)
+
+
+def event(payload: dict[str, Any]) -> dict[str, Any]:
+    ev = payload.get("event")
+    return ev if isinstance(ev, dict) else {}
+
+
+def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
+    ti = event(payload).get("tool_input")
+    return ti if isinstance(ti, dict) else {}
+
+
+# --------------------------------------------------------------------------- diff
+
+
+@dataclass
+class NewLine:
+    no: int  # 1-based line number in the new file
+    text: str
+    added: bool
+
+
+def parse_hunks(diff: str) -> tuple[list[list[NewLine]], list[str]]:
+    """New-side lines of each hunk (context and added), and the removed lines."""
+    hunks: list[list[NewLine]] = []
+    removed: list[str] = []
+    old_left = new_left = 0
+    new_no = 0
+    for raw in (diff or "").splitlines():
+        if old_left <= 0 and new_left <= 0:
+            m = HUNK_RE.match(raw)
+            if m:
+                old_left = int(m.group(2)) if m.group(2) is not None else 1
+                new_left = int(m.group(4)) if m.group(4) is not None else 1
+                new_no = int(m.group(3))
+                hunks.append([])
+            continue
+        if raw.startswith("\\"):
+            continue
+        tag, text = (raw[:1], raw[1:]) if raw else (" ", "")
+        if tag == "+":
+            hunks[-1].append(NewLine(new_no, text, True))
+            new_no += 1
+            new_left -= 1
+        elif tag == "-":
+            removed.append(text)
+            old_left -= 1
+        else:
+            hunks[-1].append(NewLine(new_no, text, False))
+            new_no += 1
+            new_left -= 1
+            old_left -= 1
+    return hunks, removed
+
+
+# --------------------------------------------------------------------------- lexer
+
+
+@dataclass
+class LexLine:
+    no: int
+    text: str
+    added: bool
+    code: str = ""  # the code part, string contents removed (quotes kept)
+    comment: str = ""  # comment text on this line, markers stripped
+    strings: list[str] = field(default_factory=list)  # literals that start on this line
+    doc: bool = False  # the line lies (partly) inside a Python triple-quoted string
+    in_string: bool = False  # the line starts inside a multi-line string
+
+
+_PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
+
+
+def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
+    out: list[LexLine] = []
+    if lang not in CODE_LANGS and lang != "hash":
+        return [LexLine(l.no, l.text, l.added, code=l.text) for l in lines]
+    state: str | None = None  # None | "block" | string delimiter
+    buf_str: list[str] = []
+    str_owner: LexLine | None = None
+    triple = False
+    for nl in lines:
+        ll = LexLine(nl.no, nl.text, nl.added, in_string=state not in (None, "block"))
+        code: list[str] = []
+        comment: list[str] = []
+        s = nl.text
+        i = 0
+        n = len(s)
+        if state is not None and state != "block":
+            ll.doc = triple
+        while i < n:
+            c = s[i]
+            if state == "block":
+                end = s.find("*/", i)
+                if end < 0:
+                    comment.append(s[i:])
+                    i = n
+                else:
+                    comment.append(s[i:end])
+                    i = end + 2
+                    state = None
+                continue
+            if state is not None:  # inside a string
+                if c == "\\" and state != "`raw":
+                    buf_str.append(s[i : i + 2])
+                    i += 2
+                    continue
+                delim = "`" if state == "`raw" else state
+                if s.startswith(delim, i):
+                    if str_owner is not None:
+                        str_owner.strings.append("".join(buf_str))
+                    buf_str = []
+                    code.append(delim)
+                    i += len(delim)
+                    state = None
+                    continue
+                buf_str.append(c)
+                i += 1
+                continue
+            # code
+            if lang in ("python", "hash") and c == "#":
+                comment.append(s[i + 1 :])
+                i = n
+                continue
+            if lang in ("js", "go", "clike") and s.startswith("//", i):
+                comment.append(s[i + 2 :])
+                i = n
+                continue
+            if lang in ("js", "go", "clike") and s.startswith("/*", i):
+                state = "block"
+                i += 2
+                continue
+            if lang == "js" and c == "/" and _regex_can_start(code):
+                j = _scan_regex(s, i)
+                if j > i:
+                    code.append("/re/")
+                    i = j
+                    continue
+            if c in "\"'`":
+                if lang == "python" and s.startswith(c * 3, i):
+                    state = c * 3
+                    triple = True
+                    ll.doc = True
+                    code.append(state)
+                    i += 3
+                elif c == "`" and lang == "go":
+                    state = "`raw"
+                    triple = False
+                    code.append(c)
+                    i += 1
+                elif c == "`" and lang not in ("js",):
+                    code.append(c)
+                    i += 1
+                    continue
+                else:
+                    state = c
+                    triple = False
+                    code.append(c)
+                    i += 1
+                buf_str = []
+                str_owner = ll
+                continue
+            code.append(c)
+            i += 1
+        # single-quoted strings end at the line's end in every language here
+        if state in ("'", '"'):
+            if str_owner is not None:
+                str_owner.strings.append("".join(buf_str))
+            buf_str = []
+            state = None
+        elif state is not None and state != "block":
+            buf_str.append("\n")
+        ll.code = "".join(code)
+        ll.comment = " ".join(x.strip() for x in comment if x.strip())
+        if lang in ("js", "go", "clike") and state == "block" and not ll.comment:
+            ll.comment = ""
+        out.append(ll)
+    if state not in (None, "block") and str_owner is not None and buf_str:
+        str_owner.strings.append("".join(buf_str))
+    return out
+
+
+def _regex_can_start(code: list[str]) -> bool:
+    prev = "".join(code).rstrip()
+    if not prev:
+        return True
+    if prev[-1] in "(,=:[!&|?{};+-*%<>~^":
+        return True
+    return bool(re.search(r"\b(return|typeof|case|in|of|delete|void|throw)$", prev))
+
+
+def _scan_regex(s: str, i: int) -> int:
+    j = i + 1
+    in_class = False
+    while j < len(s):
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        elif c == "/" and not in_class:
+            if j == i + 1:
+                return i
+            j += 1
+            while j < len(s) and s[j].isalpha():
+                j += 1
+            return j
+        j += 1
+    return i
+
+
+# --------------------------------------------------------------------------- files
+
+
+@dataclass
+class SourceFile:
+    path: str
+    status: str
+    old_path: str | None
+    new_content: str | None
+    old_content: str | None
+    diff: str
+    lang: str | None
+    hunks: list[list[NewLine]]
+    removed: list[str]
+    added: dict[int, str]
+    _lexed: list[LexLine] | None = None
+    _tree: Any = False
+
+    @property
+    def is_test(self) -> bool:
+        return is_test_path(self.path)
+
+    def new_lines(self) -> list[NewLine]:
+        """The new file's lines when known, else the hunks' new-side lines (hunks joined)."""
+        if self.new_content is not None:
+            return [
+                NewLine(i, t, i in self.added)
+                for i, t in enumerate(self.new_content.splitlines(), start=1)
+            ]
+        return [nl for h in self.hunks for nl in h]
+
+    def lexed(self) -> list[LexLine]:
+        if self._lexed is None:
+            if self.new_content is not None:
+                self._lexed = lex(self.new_lines(), self.lang)
+            else:
+                self._lexed = [ll for h in self.hunks for ll in lex(h, self.lang)]
+        return self._lexed
+
+    def added_lexed(self) -> list[LexLine]:
+        return [ll for ll in self.lexed() if ll.added]
+
+    def python_tree(self) -> ast.Module | None:
+        if self._tree is False:
+            self._tree = None
+            if self.lang == "python" and self.new_content is not None:
+                try:
+                    self._tree = ast.parse(self.new_content)
+                except (SyntaxError, ValueError):
+                    self._tree = None
+        return self._tree
+
+    def line_text(self, no: int) -> str:
+        for nl in self.new_lines():
+            if nl.no == no:
+                return nl.text
+        return ""
+
+
+def lang_of(path: str) -> str | None:
+    base = os.path.basename(path)
+    if base in ("Dockerfile", "Makefile") or base.startswith("Dockerfile."):
+        return "hash"
+    return LANG_BY_EXT.get(os.path.splitext(base)[1].lower())
+
+
+def is_test_path(path: str) -> bool:
+    return bool(TEST_PATH_RE.search(path.replace("\\", "/")))
+
+
+def files(payload: dict[str, Any], *, include_deleted: bool = False) -> Iterator[SourceFile]:
+    cs = payload.get("changeset") or {}
+    for f in cs.get("files") or []:
+        if not isinstance(f, dict) or f.get("binary"):
+            continue
+        status = str(f.get("status") or "M")
+        if status == "D" and not include_deleted:
+            continue
+        path = str(f.get("path") or "")
+        diff = f.get("diff") or ""
+        hunks, removed = parse_hunks(diff)
+        new_content = f.get("newContent")
+        added = {nl.no: nl.text for h in hunks for nl in h if nl.added}
+        if not hunks and status == "A" and isinstance(new_content, str):
+            added = {i: t for i, t in enumerate(new_content.splitlines(), start=1)}
+        yield SourceFile(
+            path=path,
+            status=status,
+            old_path=f.get("oldPath"),
+            new_content=new_content if isinstance(new_content, str) else None,
+            old_content=f.get("oldContent") if isinstance(f.get("oldContent"), str) else None,
+            diff=diff,
+            lang=lang_of(path),
+            hunks=hunks,
+            removed=removed,
+            added=added,
+        )
+
+
+def node_added(sf: SourceFile, node: ast.AST) -> bool:
+    start = getattr(node, "lineno", None)
+    end = getattr(node, "end_lineno", None) or start
+    if start is None:
+        return False
+    return any(n in sf.added for n in range(start, end + 1))
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """`**`-aware glob: `**/` matches any number of folders, `*` stays in one."""
+    rx = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            rx += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            rx += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            rx += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            rx += "[^/]"
+            i += 1
+        else:
+            rx += re.escape(pattern[i])
+            i += 1
+    return re.fullmatch(rx, path) is not None
+
+
+# --------------------------------------------------------------------------- output
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int | None
+    message: str
+
+
+def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
+    """Exit 0 when nothing was found; else print the refusal JSON and exit 1."""
+    if not findings:
+        sys.exit(0)
+    seen: set[tuple[str, int | None, str]] = set()
+    unique: list[Finding] = []
+    for f in findings:
+        key = (f.path, f.line, f.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    parts = [f"{f.path}:{f.line}: {f.message}" if f.line else f"{f.path}: {f.message}" for f in unique[:limit]]
+    more = f" (and {len(unique) - limit} more)" if len(unique) > limit else ""
+    reason = "; ".join(parts) + more + ". " + advice
+    print(json.dumps({
+        "reason": reason,
+        "findings": [{"path": f.path, "line": f.line, "message": f.message} for f in unique],
+    }))
+    sys.exit(1)
+
+
+def main_guard(fn: Any) -> None:
+    """Run a check; a crash refuses with a one-line reason rather than a traceback."""
+    try:
+        fn()
+    except SystemExit:
+        raise
+    except Exception as exc:  # the check must fail closed, with a readable cause
+        print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
+        sys.exit(2)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens, identifiers split on snake_case and camelCase."""
+    out: list[str] = []
+    for tok in re.findall(r"[A-Za-z][A-Za-z0-9]*", text):
+        for part in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", tok):
+            out.append(part.lower())
+    return out
+
+
+def iter_added_comments(sf: SourceFile) -> Iterable[LexLine]:
+    for ll in sf.added_lexed():
+        if ll.comment:
+            yield ll

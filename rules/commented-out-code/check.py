@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""commented-out-code: added comments that are code switched off rather than deleted."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = "Delete the commented-out code (version control keeps the history) or restore it as live code."
+
+DIRECTIVE = re.compile(
+    r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|go:|\+build|"
+    r"prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|region\b|endregion\b|#)", re.I)
+EXAMPLE_LEAD = re.compile(r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I)
+PY_CONTROL = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)
+
+
+def _py_codey(text: str) -> bool:
+    t = text.strip()
+    if not t or DIRECTIVE.match(t) or t.startswith(">>>") or re.search(r"https?://", t):
+        return False
+    if re.match(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$", t):
+        return True
+    try:
+        mod = ast.parse(t)
+    except SyntaxError:
+        return False
+    if len(mod.body) != 1:
+        return False
+    s = mod.body[0]
+    if isinstance(s, ast.Expr):
+        return isinstance(s.value, (ast.Call, ast.Await)) and "(" in t and not re.search(r"\w\s+\w", t.split("(")[0])
+    if isinstance(s, ast.AnnAssign):
+        return s.value is not None
+    if isinstance(s, (ast.Assign, ast.AugAssign)):
+        # "x = y" reads as code; a sentence with an "=" in it rarely parses.
+        return True
+    if isinstance(s, ast.Return):
+        return s.value is not None
+    return isinstance(s, (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)) or (
+        isinstance(s, PY_CONTROL))
+
+
+C_STATEMENT = re.compile(
+    r"^(const|let|var|return\s+\S|import\s|export\s|await\s|throw\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|"
+    r"func\s|go\s+\w|defer\s|package\s|fmt\.|log\.|console\.|this\.|self\.|[a-zA-Z_$][\w$.]*\s*(:=|\+=|-=|=(?!=))\s*\S)"
+)
+C_CALL = re.compile(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
+
+
+def _c_codey(text: str) -> bool:
+    t = text.strip()
+    if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
+        return False
+    if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
+        return True
+    if C_STATEMENT.match(t) and not re.search(r"[.!?]$", t):
+        return not re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+", t) or bool(re.search(r"[;{}()=]", t))
+    return bool(C_CALL.match(t)) and " " not in t.split("(")[0]
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if sf.lang not in ss.CODE_LANGS:
+            continue
+        codey = _py_codey if sf.lang == "python" else _c_codey
+        lines = sf.lexed()
+        run: list[ss.LexLine] = []
+        for ll in lines + [ss.LexLine(-1, "", False, code="x")]:
+            if ll.added and ll.comment and not ll.code.strip() and not ll.in_string:
+                run.append(ll)
+                continue
+            if run:
+                hits: list[ss.LexLine] = []
+                for k, c in enumerate(run):
+                    if codey(c.comment if sf.lang != "python" else c.text.strip()[1:].strip()):
+                        if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
+                            break
+                        hits.append(c)
+                if hits:
+                    out.append(ss.Finding(sf.path, hits[0].no,
+                                          f"commented-out code: {hits[0].text.strip()[:60]!r}"
+                                          + (f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else "")))
+                run = []
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

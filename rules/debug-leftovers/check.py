@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""debug-leftovers: breakpoints, debugger statements and debug prints left in added code."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = "Remove the debugging aid, or route real output through the logging facility."
+
+# Where printing is the program's job: command-line entry points, scripts, examples.
+CLI_PATH = re.compile(
+    r"(^|/)(cli|cmd|bin|scripts?|tools?|bench(marks?)?|examples?|demos?|docs|management/commands|commands|hooks)(/|\.py$|\.[jt]s$)"
+    r"|(^|/)(__main__|manage|setup|noxfile|fabfile|tasks|conftest)\.py$|(^|/)main\.(py|go|[jt]s)$"
+    r"|\.config\.[cm]?[jt]s$"
+)
+CLI_CONTENT = re.compile(
+    r"^#!|if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*(import|from)\s+(argparse|click|typer|fire|optparse)\b"
+    r"|\bsys\.argv\b|^\s*def\s+main\s*\(|process\.argv|require\(['\"](commander|yargs)['\"]\)"
+    r"|from\s+['\"](commander|yargs)['\"]|^package\s+main\b",
+    re.M,
+)
+# A message that only makes sense to the person debugging.
+DEBUG_MSG = re.compile(
+    r"^\s*(\[?debug\]?\b|dbg\b|here\b|got\s+here|xx+\b|>{2,}|<{3,}|-{3,}|={3,}|\*{3,}|#{3,}|@@|!!!|asdf|wtf|"
+    r"checkpoint\b|hit\s|reached\b|value\s+(of|is)\b|test(ing)?\s*\d*\s*$|[a-z_][\w.]*\s*=\s*$)",
+    re.I,
+)
+SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
+
+
+def _call_name(f: ast.expr) -> str:
+    if isinstance(f, ast.Attribute):
+        base = _call_name(f.value)
+        return f"{base}.{f.attr}" if base else f.attr
+    if isinstance(f, ast.Name):
+        return f.id
+    return ""
+
+
+def _first_str(call: ast.Call) -> str | None:
+    if not call.args:
+        return None
+    a = call.args[0]
+    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+        return a.value
+    if isinstance(a, ast.JoinedStr):
+        return "".join(v.value for v in a.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return None
+
+
+def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Finding]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and ss.node_added(sf, node):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m.split(".")[0] in ("pdb", "ipdb", "pudb", "pdbpp") for m in mods):
+                out.append(ss.Finding(sf.path, node.lineno, f"imports the debugger {mods[0]}"))
+            continue
+        if not isinstance(node, ast.Call) or not ss.node_added(sf, node):
+            continue
+        name = _call_name(node.func)
+        if name == "breakpoint" or name.endswith("set_trace") or name in ("embed", "IPython.embed", "pdb.run", "pdb.pm"):
+            out.append(ss.Finding(sf.path, node.lineno, f"{name}() stops the program in a debugger"))
+        elif name in ("print", "pprint", "pprint.pprint", "pp", "icecream.ic", "ic"):
+            if any(k.arg == "file" for k in node.keywords):
+                continue  # an explicit stream is deliberate output
+            if node.args and isinstance(node.args[0], ast.Call) and _call_name(node.args[0].func).endswith("dumps"):
+                continue  # a JSON document on stdout is a protocol, not a debug trace
+            text = _first_str(node)
+            line = sf.line_text(node.lineno)
+            if name == "ic":
+                out.append(ss.Finding(sf.path, node.lineno, "ic() debug print"))
+            elif (text is not None and DEBUG_MSG.search(text)) or SELF_DOC_FSTRING.search(line):
+                out.append(ss.Finding(sf.path, node.lineno, f"debug print {line.strip()[:60]!r}"))
+            elif not cli and not sf.is_test:
+                out.append(ss.Finding(sf.path, node.lineno,
+                                      f"{name}() in library code {line.strip()[:60]!r}"))
+
+
+def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    for ll in sf.added_lexed():
+        if re.search(r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "leftover debugger call"))
+        elif re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
+            if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
+                out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
+
+
+def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
+    for ll in sf.added_lexed():
+        if re.search(r"(^|[;{}\s])debugger\s*;?\s*$", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "`debugger` statement"))
+            continue
+        m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
+        if not m:
+            continue
+        debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0]))
+        if debugish or m.group(1) in ("debug", "trace", "dir", "table") or (not cli and not sf.is_test):
+            out.append(ss.Finding(sf.path, ll.no, f"console.{m.group(1)}() left in {ll.text.strip()[:60]!r}"))
+
+
+def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    for ll in sf.added_lexed():
+        if re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:
+            out.append(ss.Finding(sf.path, ll.no, "builtin println() debug output"))
+        elif re.search(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "debug dump left in"))
+        elif re.search(r"\b(fmt|log)\.(Print|Println|Printf|Fprintf|Fprintln)\s*\(", ll.code):
+            if ll.strings and any(DEBUG_MSG.search(s) for s in ll.strings[:2]):
+                out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
+        cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
+        if sf.lang == "python":
+            tree = sf.python_tree()
+            if tree is not None:
+                python_ast(sf, tree, cli, out)
+            else:
+                python_lines(sf, out)
+        elif sf.lang == "js":
+            js_lines(sf, cli, out)
+        elif sf.lang == "go":
+            go_lines(sf, out)
+    out.sort(key=lambda f: (f.path, f.line or 0))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

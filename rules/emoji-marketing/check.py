@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""emoji-marketing: emoji and sales talk in added code, comments and messages."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = ("Say plainly what the code does: drop the emoji and the adjectives from comments, "
+          "docstrings and messages.")
+EMOJI = re.compile(
+    "[\U0001F000-\U0001F02F\U0001F0A0-\U0001F0FF\U0001F170-\U0001F251\U0001F300-\U0001FAFF"
+    "\u2705\u274C\u274E\u2728\u26A1\u2B50\u2B55\u23F0-\u23F3\u231B\u2753-\u2757\u2764\u267B\u2615"
+    "\u26A0\u26D4\uFE0F]"
+)
+MARKETING = re.compile(
+    r"\b(blazing(ly)?[- ]fast|lightning[- ]fast|super[- ]fast|world[- ]class|enterprise[- ]grade|"
+    r"production[- ]ready|battle[- ]tested|industrial[- ]strength|cutting[- ]edge|state[- ]of[- ]the[- ]art|"
+    r"next[- ]gen(eration)?|best[- ]in[- ]class|game[- ]chang\w*|supercharg\w*|seamless(ly)?|"
+    r"robust\s+and\s+(scalable|efficient|reliable)|elegant(ly)?\s+(solution|handles?)|"
+    r"powerful\s+and\s+(flexible|intuitive|elegant)|comprehensive\s+(solution|suite)|"
+    r"effortless(ly)?|revolutionary|unparalleled|rock[- ]solid|bulletproof|magic(al)?ally)\b",
+    re.I,
+)
+# Where a string's words reach a person as the program's own voice.
+MESSAGE_CALL = re.compile(r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
+                          r"raise|throw|Error|Exception|panic|errors\.New|Errorf)\b")
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if sf.lang not in ss.CODE_LANGS:
+            continue
+        for ll in sf.added_lexed():
+            doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
+            prose = " ".join(x for x in (ll.comment, doc_text) if x)
+            if EMOJI.search(prose):
+                out.append(ss.Finding(sf.path, ll.no, f"emoji in a comment or docstring: {ll.text.strip()[:50]!r}"))
+                continue
+            if not sf.is_test and ll.strings and MESSAGE_CALL.search(ll.code):
+                if any(EMOJI.search(s) for s in ll.strings):
+                    out.append(ss.Finding(sf.path, ll.no, f"emoji in a message: {ll.text.strip()[:50]!r}"))
+                    continue
+            m = MARKETING.search(prose) or (
+                MARKETING.search(" ".join(ll.strings)) if (ll.strings and MESSAGE_CALL.search(ll.code)) else None)
+            if m:
+                out.append(ss.Finding(sf.path, ll.no, f"marketing tone: {m.group(0)!r}"))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""hardcoded-results prepare: ask the judge only when source code seems to know the tests' answers.
+
+Signals: a non-test file adds a literal that also appears in a test (in the
+change or in the workspace's test folders), or adds code that detects it is
+running under a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+TEST_DETECTION = re.compile(
+    r"PYTEST_CURRENT_TEST|[\"']pytest[\"']\s+in\s+sys\.modules|sys\.modules\.get\(\s*[\"']pytest|"
+    r"\bunittest\b.*\bin\s+sys\.modules|NODE_ENV\s*[!=]==?\s*[\"']test[\"']|process\.env\.JEST_WORKER_ID|"
+    r"process\.env\.VITEST|testing\.Testing\(\)|flag\.Lookup\(\s*\"test\.v\"|os\.Args\[0\].*\.test|"
+    r"\bis_test(ing)?\s*[:=]\s*True|\bTESTING\s*=\s*True")
+BORING_NUMBERS = {"0", "1", "2", "10", "100", "1000", "0.0", "1.0", "0.5", "-1", "255", "60", "24", "3600"}
+MAX_SCAN_BYTES = 4_000_000
+
+
+def literals(text: str) -> set[str]:
+    out = set()
+    for m in re.finditer(r"\"([^\"\\\n]{4,80})\"|'([^'\\\n]{4,80})'", text):
+        s = m.group(1) or m.group(2)
+        if re.search(r"[A-Za-z0-9]", s) and not re.fullmatch(r"[a-z_]+|%\w|\{\}|utf-?8|[\w.]+\.(py|js|ts|go)", s):
+            out.add(s)
+    for m in re.finditer(r"(?<![\w.])(-?\d+\.\d{2,}|-?\d{3,})(?![\w.])", text):
+        if m.group(1) not in BORING_NUMBERS:
+            out.add(m.group(1))
+    return out
+
+
+def test_corpus(payload: dict, ws: str) -> str:
+    parts: list[str] = []
+    for sf in ss.files(payload):
+        if sf.is_test:
+            parts.append(sf.new_content or "\n".join(sf.added.values()))
+    size = 0
+    for top in ("tests", "test", "spec", "__tests__"):
+        root = os.path.join(ws, top)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in ("fixtures", "node_modules", "__pycache__")]
+            for fn in filenames:
+                if ss.lang_of(fn) in ss.CODE_LANGS and size < MAX_SCAN_BYTES:
+                    try:
+                        with open(os.path.join(dirpath, fn), encoding="utf-8", errors="replace") as fh:
+                            text = fh.read(200_000)
+                    except OSError:
+                        continue
+                    size += len(text)
+                    parts.append(text)
+    return "\n".join(parts)
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    ws = ss.workspace(payload)
+    signals: list[dict] = []
+    sources = [sf for sf in ss.files(payload) if not sf.is_test and sf.lang in ss.CODE_LANGS]
+    if not sources:
+        print(json.dumps({"skip": True}))
+        return
+    corpus = None
+    for sf in sources:
+        for ll in sf.added_lexed():
+            if TEST_DETECTION.search(ll.text):
+                signals.append({"path": sf.path, "line": ll.no, "signal": "detects a test run", "text": ll.text.strip()})
+                continue
+            lits = literals(ll.text) if (ll.strings or re.search(r"\d{3,}|\d\.\d\d", ll.code)) else set()
+            if not lits:
+                continue
+            if corpus is None:
+                corpus = test_corpus(payload, ws)
+            shared = sorted(l for l in lits if l in corpus)
+            if shared:
+                signals.append({"path": sf.path, "line": ll.no, "signal": "literal also used by tests",
+                                "literals": shared[:5], "text": ll.text.strip()})
+    if not signals:
+        print(json.dumps({"skip": True}))
+        return
+    print(json.dumps({"additionalContext": {"suspicious_lines": signals[:40]}}))
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

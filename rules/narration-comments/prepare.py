@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""narration-comments prepare: ask the judge only when added comments look like narration.
+
+Narration: a comment that restates the next line ("# increment i" over
+`i += 1`), or that narrates the edit itself ("# Added error handling",
+"# Updated to use the new API", "# Step 3: ...").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+STOP = {"the", "a", "an", "to", "of", "and", "or", "it", "this", "that", "we", "for", "in", "on", "with", "is",
+        "be", "by", "as", "from", "into", "our", "new", "now", "then", "here", "all", "each", "its", "if"}
+VERB_KEYWORDS = {
+    "return": {"return", "returns", "returning"}, "import": {"import", "imports", "importing"},
+    "for": {"loop", "iterate", "iterating", "looping", "go", "through", "over"},
+    "while": {"loop", "looping", "while", "until"}, "if": {"check", "checks", "checking", "if", "whether"},
+    "raise": {"raise", "throw", "error"}, "throw": {"raise", "throw", "error"}, "def": {"define", "function"},
+    "class": {"define", "class"}, "print": {"print", "log", "output"}, "try": {"try", "attempt"},
+}
+EDIT_NARRATION = re.compile(
+    r"^\s*(added|adding|add(ed)?\s+new|updated?|updating|changed?|changing|modified|fixed|fixing|removed|"
+    r"refactored|replaced|now\s+(we|uses?|returns?|handles?)|new:|old:|previously|was\s+\w+\s+before|"
+    r"step\s+\d+\s*[:.-]|as\s+requested|per\s+(the\s+)?(request|review|instructions?))\b",
+    re.I,
+)
+WHY_WORDS = re.compile(r"\b(because|since|so\s+that|otherwise|why|workaround|note|careful|must|never|"
+                       r"avoid|required|keep|assumes?|invariant|spec|rfc|see\s|issue|bug|hack)\b", re.I)
+
+
+def restates(comment: str, code: str) -> bool:
+    cw = [w for w in ss.words(comment) if w not in STOP]
+    if not cw or len(cw) > 7 or WHY_WORDS.search(comment):
+        return False
+    code_words = set(ss.words(code))
+    first = (re.match(r"\s*(\w+)", code) or [None, ""])[1]
+    code_words |= VERB_KEYWORDS.get(first, set())
+    if re.search(r"\+=\s*1\b|\+\+", code):
+        code_words |= {"increment", "increase", "add", "one", "counter", "count"}
+    if re.search(r"=\s*(\[\]|\{\}|dict\(\)|list\(\)|set\(\)|0|None|null|\"\")\s*;?\s*$", code):
+        code_words |= {"initialize", "initialise", "init", "create", "empty", "set", "reset", "declare"}
+    if re.search(r"^\s*(const|let|var)?\s*[\w.]+\s*:?=\s*", code):
+        code_words |= {"set", "assign", "store", "save", "get", "create", "define", "declare", "variable"}
+    if re.search(r"\w\s*\(", code):
+        code_words |= {"call", "calls", "calling", "invoke", "get", "fetch", "run", "function", "method"}
+    stems = {w.rstrip("s") for w in code_words}
+    hits = sum(1 for w in cw if w in code_words or w.rstrip("s") in stems)
+    return hits / len(cw) >= 0.6
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    found: list[dict] = []
+    for sf in ss.files(payload):
+        if sf.lang not in ss.CODE_LANGS:
+            continue
+        lines = sf.lexed()
+        for i, ll in enumerate(lines):
+            if not ll.added or not ll.comment:
+                continue
+            if EDIT_NARRATION.search(ll.comment):
+                found.append({"path": sf.path, "line": ll.no, "comment": ll.comment, "kind": "narrates the edit"})
+                continue
+            code = ll.code.strip()
+            if not code:
+                nxt = next((n for n in lines[i + 1 : i + 3] if n.code.strip()), None)
+                if nxt is None or (i + 1 < len(lines) and lines[i + 1].comment and not lines[i + 1].code.strip()):
+                    continue  # a comment paragraph explains; a one-liner over one line restates
+                code = nxt.code.strip()
+            if restates(ll.comment, code):
+                found.append({"path": sf.path, "line": ll.no, "comment": ll.comment, "code": code[:120],
+                              "kind": "restates the code"})
+    if len(found) < 2 and not any(f["kind"] == "narrates the edit" for f in found):
+        print(json.dumps({"skip": True}))
+        return
+    print(json.dumps({"additionalContext": {"suspicious_comments": found[:40]}}))
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

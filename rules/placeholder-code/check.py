@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""placeholder-code: added stubs that pretend to be an implementation."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+# Phrases that admit, in a comment or docstring, that the code is not real.
+ADMISSION = re.compile(
+    r"\btodo\b\W{0,3}(implement|add\s+(the\s+)?(real|actual)|finish|fill\s+in|write\s+(the\s+)?(real|actual))"
+    r"|\bimplement\s+(me|this|later)\b"
+    r"|\bnot\s+yet\s+implemented\b|\bnot\s+implemented\s+yet\b"
+    r"|\bthis\s+is\s+(just\s+)?a\s+(placeholder|stub)\b|\bplaceholder\s+(implementation|logic|code|for\s+now|until)\b"
+    r"|\b(stub|dummy|mock|fake|simplified|naive)\s+implementation\b"
+    r"|\bin\s+a\s+real\s+(implementation|application|app|system|scenario|world|project|codebase|environment)\b"
+    r"|\b(your|actual|real)\s+(code|implementation|logic)\s+(goes\s+)?here\b"
+    r"|\bfor\s+now,?\s+(we\s+)?(just\s+|simply\s+)?(return|pass|skip|hard-?code|fake|pretend)\b"
+    r"|\bwould\s+(normally|typically)\s+(call|fetch|query|connect|send|be\s+(fetched|loaded|computed))\b",
+    re.I,
+)
+NOT_IMPL_MSG = re.compile(
+    r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented|^\s*todo\b|\btodo:", re.I
+)
+OVERRIDE_HINT = re.compile(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
+BASE_CLASS_NAME = re.compile(r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$")
+ABSTRACT_DECOS = {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod", "overload"}
+NOOP_DOC = re.compile(r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
+                      r"intentional|deliberate|optional|nothing\s+to\s+do|ignored", re.I)
+NOOP_NAME = re.compile(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
+
+ADVICE = "Write the real implementation (or remove the stub and its callers); if it is an interface, mark it abstract."
+
+
+def _deco_name(d: ast.expr) -> str:
+    if isinstance(d, ast.Call):
+        d = d.func
+    if isinstance(d, ast.Attribute):
+        return d.attr
+    if isinstance(d, ast.Name):
+        return d.id
+    return ""
+
+
+def _class_is_interface(cls: ast.ClassDef) -> bool:
+    if BASE_CLASS_NAME.search(cls.name):
+        return True
+    for b in list(cls.bases) + [k.value for k in cls.keywords]:
+        name = _deco_name(b.value if isinstance(b, ast.Subscript) else b)
+        if name in ("ABC", "ABCMeta", "Protocol", "Generic") or name.endswith("Base") or name.startswith("Base"):
+            return True
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_deco_name(d) in ABSTRACT_DECOS for d in stmt.decorator_list):
+                return True
+    return False
+
+
+def _stub_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, bool]:
+    body = list(fn.body)
+    has_doc = bool(body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+                   and isinstance(body[0].value.value, str))
+    if has_doc:
+        body = body[1:]
+    if not body:
+        return "empty", has_doc
+    if all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                        and s.value.value is Ellipsis) for s in body):
+        return "pass", has_doc
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+        exc = body[0].exc
+        target = exc.func if isinstance(exc, ast.Call) else exc
+        if isinstance(target, ast.Name) and target.id == "NotImplementedError":
+            msg = ""
+            if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant):
+                msg = str(exc.args[0].value)
+            return "notimpl:" + msg, has_doc
+    return None, has_doc
+
+
+def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    def visit(node: ast.AST, cls: ast.ClassDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                check_fn(child, cls)
+                visit(child, None)
+            else:
+                visit(child, cls)
+
+    def check_fn(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None) -> None:
+        if not ss.node_added(sf, fn):
+            return
+        kind, _ = _stub_kind(fn)
+        if kind is None or kind == "empty":
+            return
+        if any(_deco_name(d) in ABSTRACT_DECOS for d in fn.decorator_list):
+            return
+        if cls is not None and _class_is_interface(cls):
+            return
+        if kind.startswith("notimpl:"):
+            if OVERRIDE_HINT.search(kind):
+                return
+            out.append(ss.Finding(sf.path, fn.body[-1].lineno,
+                                  f"{fn.name}() only raises NotImplementedError"))
+            return
+        # a bare pass/... body: a documented no-op hook, a dunder or a named no-op is deliberate
+        doc = ast.get_docstring(fn) or ""
+        if (NOOP_DOC.search(doc) or NOOP_NAME.search(fn.name)
+                or (fn.name.startswith("__") and fn.name.endswith("__"))):
+            return
+        out.append(ss.Finding(sf.path, fn.body[-1].lineno, f"{fn.name}() has an empty placeholder body"))
+
+    visit(tree, None)
+
+
+def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """No full file to parse: judge NotImplementedError lines by what the hunk shows above them."""
+    lines = sf.lexed()
+    for idx, ll in enumerate(lines):
+        if not ll.added or not re.search(r"\braise\s+NotImplementedError\b", ll.code):
+            continue
+        if any(OVERRIDE_HINT.search(s) for s in ll.strings):
+            continue
+        indent = len(ll.text) - len(ll.text.lstrip())
+        deliberate = False
+        for prev in reversed(lines[:idx]):
+            t = prev.text.strip()
+            pind = len(prev.text) - len(prev.text.lstrip())
+            if t.startswith("@") and re.search(r"abstract|overload", t):
+                deliberate = True
+                break
+            m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
+            if m and pind < indent:
+                deliberate = bool(BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", m.group(3) or ""))
+                break
+        if not deliberate:
+            out.append(ss.Finding(sf.path, ll.no, "raises NotImplementedError instead of implementing"))
+
+
+def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for idx, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        if sf.lang == "js":
+            hit = re.search(r"\bthrow\s+new\s+\w*Error\s*\(", ll.code)
+        elif sf.lang == "go":
+            hit = re.search(r"\bpanic\s*\(", ll.code)
+        else:
+            hit = re.search(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(", ll.code)
+        if not hit or not any(NOT_IMPL_MSG.search(s) for s in ll.strings):
+            continue
+        if any(OVERRIDE_HINT.search(s) for s in ll.strings):
+            continue
+        indent = len(ll.text) - len(ll.text.lstrip())
+        deliberate = False
+        for prev in reversed(lines[:idx]):
+            m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
+            if m and len(prev.text) - len(prev.text.lstrip()) < indent:
+                deliberate = bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4)))
+                break
+        if not deliberate:
+            out.append(ss.Finding(sf.path, ll.no, "throws a not-implemented error instead of implementing"))
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if sf.lang not in ss.CODE_LANGS or sf.is_test or sf.path.endswith(".pyi"):
+            continue  # test doubles and type stubs are empty on purpose
+        for ll in sf.added_lexed():
+            text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
+            if ll.doc and not ll.strings and ll.in_string:
+                text = ll.text
+            if text and ADMISSION.search(text):
+                out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {ADMISSION.search(text).group(0)!r}"))
+        if sf.lang == "python":
+            tree = sf.python_tree()
+            if tree is not None:
+                python_ast(sf, tree, out)
+            else:
+                python_lines(sf, out)
+        else:
+            curly_lines(sf, out)
+    out.sort(key=lambda f: (f.path, f.line or 0))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""skipped-tests: added tests that are skipped, focused, or assert nothing."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = ("Make the test run and assert the behaviour; a skip needs a condition and a reason "
+          "(skipif), and a test must be able to fail.")
+ASSERTING_CALL = re.compile(r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", re.I)
+
+
+def _dotted(f: ast.expr) -> str:
+    if isinstance(f, ast.Call):
+        f = f.func
+    if isinstance(f, ast.Attribute):
+        base = _dotted(f.value)
+        return f"{base}.{f.attr}" if base else f.attr
+    if isinstance(f, ast.Name):
+        return f.id
+    return ""
+
+
+def _is_test_fn(fn: ast.AST, cls: ast.ClassDef | None) -> bool:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return fn.name.startswith("test") and (cls is None or cls.name.startswith("Test") or
+                                            any("TestCase" in _dotted(b) for b in cls.bases))
+
+
+HELPER_MODULE = re.compile(r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", re.I)
+
+
+def _asserting_names(tree: ast.Module) -> set[str]:
+    """Names a test may call to assert: local helpers that assert, and imports from test-support modules."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and HELPER_MODULE.search(node.module or ""):
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if HELPER_MODULE.search(a.name))
+    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and not n.name.startswith("test")}
+    for _ in range(3):  # helpers that call helpers
+        for name, fn in funcs.items():
+            if name not in names and _asserts(fn, names):
+                names.add(name)
+    return names
+
+
+def _asserts(fn: ast.AST, helpers: set[str] | frozenset[str] = frozenset()) -> bool:
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call):
+            called = _dotted(node.func)
+            if ASSERTING_CALL.search(called) or called.split(".")[0] in helpers:
+                return True
+            if any(k.arg == "check" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in node.keywords):
+                return True
+        if isinstance(node, ast.Raise):
+            return True
+    return False
+
+
+def _trivial_assert(node: ast.Assert) -> bool:
+    t = node.test
+    if isinstance(t, ast.Constant):
+        return bool(t.value)
+    if isinstance(t, ast.Compare) and len(t.comparators) == 1 and isinstance(t.ops[0], (ast.Eq, ast.Is)):
+        return ast.dump(t.left) == ast.dump(t.comparators[0])
+    return False
+
+
+def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    helpers = _asserting_names(tree)
+
+    def visit(node: ast.AST, cls: ast.ClassDef | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                check_decorators(child)
+                visit(child, child)
+            elif _is_test_fn(child, cls):
+                check_test(child)  # type: ignore[arg-type]
+            else:
+                visit(child, cls)
+
+    def check_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            if not ss.node_added(sf, d):
+                continue
+            name = _dotted(d)
+            if name.endswith("mark.skip") or name in ("unittest.skip", "skip") or name.endswith("expectedFailure"):
+                out.append(ss.Finding(sf.path, d.lineno, f"{node.name} is skipped unconditionally (@{name})"))
+            elif name.endswith("mark.xfail"):
+                strict = any(k.arg == "strict" and isinstance(k.value, ast.Constant) and k.value.value is True
+                             for k in getattr(d, "keywords", []))
+                conditional = bool(getattr(d, "args", None)) or any(k.arg == "condition" for k in getattr(d, "keywords", []))
+                if not strict and not conditional:
+                    out.append(ss.Finding(sf.path, d.lineno, f"{node.name} is marked xfail, so its failure passes"))
+
+    def check_test(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        check_decorators(fn)
+        body = fn.body
+        first = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+        for stmt in body[first:first + 1]:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and ss.node_added(sf, stmt):
+                name = _dotted(stmt.value.func)
+                if name.endswith("skip") or name.endswith("skipTest"):
+                    out.append(ss.Finding(sf.path, stmt.lineno, f"{fn.name} skips itself unconditionally"))
+            if isinstance(stmt, ast.Return) and ss.node_added(sf, stmt):
+                out.append(ss.Finding(sf.path, stmt.lineno, f"{fn.name} returns before testing anything"))
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assert) and _trivial_assert(node) and ss.node_added(sf, node):
+                out.append(ss.Finding(sf.path, node.lineno, "assertion that cannot fail"))
+        if ss.node_added(sf, fn) and fn.lineno in sf.added and not _asserts(fn, helpers):
+            out.append(ss.Finding(sf.path, fn.lineno, f"{fn.name} asserts nothing"))
+
+    visit(tree, None)
+
+
+JS_SKIP = re.compile(r"\b(it|test|describe|context|suite|specify)\.(skip|only)\s*\(|\b(xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\(")
+JS_TAUTOLOGY = re.compile(
+    r"\bexpect\(\s*(true|1|\"\"|'')\s*\)\.(toBe|toEqual|toStrictEqual)\(\s*(true|1|\"\"|'')\s*\)"
+    r"|\bexpect\(\s*true\s*\)\.toBeTruthy\(\s*\)|\bassert(\.ok)?\(\s*true\s*\)|\bexpect\(\s*false\s*\)\.toBeFalsy\(\s*\)"
+)
+JS_EMPTY = re.compile(r"\b(it|test)\s*\(\s*([\"'`])\2\s*,\s*(async\s*)?(\(\s*\w*\s*\)\s*=>|function\s*\(\s*\w*\s*\))\s*\{\s*\}\s*\)")
+
+
+def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    for ll in sf.added_lexed():
+        m = JS_SKIP.search(ll.code)
+        if m:
+            what = m.group(0).rstrip("( ")
+            kind = "focused (only the focused tests run)" if "only" in what or what.startswith("f") else "skipped"
+            out.append(ss.Finding(sf.path, ll.no, f"{what}: test {kind}"))
+        if JS_TAUTOLOGY.search(ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
+        if JS_EMPTY.search(ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "empty test body asserts nothing"))
+
+
+def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        if re.search(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "empty test function asserts nothing"))
+        if re.search(r"\bt\.(Skip|Skipf|SkipNow)\s*\(", ll.code):
+            prev = next((p for p in reversed(lines[:i]) if p.code.strip()), None)
+            if prev is not None and re.match(r"^\s*func\s+Test", prev.code):
+                out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if not sf.is_test:
+            continue
+        if sf.lang == "python":
+            tree = sf.python_tree()
+            if tree is not None:
+                python_ast(sf, tree, out)
+            else:
+                for ll in sf.added_lexed():
+                    if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
+                        out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
+                    if re.match(r"^\s*assert\s+(True|1)\s*(,|$)", ll.code):
+                        out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
+        elif sf.lang == "js":
+            js_lines(sf, out)
+        elif sf.lang == "go":
+            go_lines(sf, out)
+    out.sort(key=lambda f: (f.path, f.line or 0))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""sleep-waits: fixed sleeps that wait for something to happen instead of waiting for it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = ("Wait for the condition itself (poll with a deadline, an event, a future, a readiness probe, "
+          "fake timers) instead of sleeping a fixed time.")
+RACE_TALK = re.compile(
+    r"\b(race|wait\s+(for|until)|give\s+\w+(\s+\w+)?\s+(time|a\s+(moment|second|chance))|make\s+sure|ensure|"
+    r"settle|catch\s+up|flak|hack|workaround|let\s+(it|the\s+\w+)\s+(finish|start|complete|sync)|"
+    r"(is|be)\s+ready|to\s+(finish|complete|start\s+up|propagate))",
+    re.I,
+)
+# Sleeping IS the behaviour under test: expiry, timeouts, clocks, rate limits.
+CLOCK_TALK = re.compile(r"ttl|expir|timeout|time_?out|mtime|clock|resolution|rate.?limit|debounce|throttle|"
+                        r"backoff|elapsed|duration|stale|slow|granularity|racily|(same|later|next)\s+second", re.I)
+PY_SLEEP = {"time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep"}
+
+
+def _dotted(f: ast.expr) -> str:
+    if isinstance(f, ast.Attribute):
+        base = _dotted(f.value)
+        return f"{base}.{f.attr}" if base else f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def _nearby_comment(sf: ss.SourceFile, no: int) -> str:
+    lexed = {ll.no: ll for ll in sf.lexed()}
+    parts = [lexed[no].comment if no in lexed else ""]
+    k = no - 1
+    while k in lexed and lexed[k].comment and not lexed[k].code.strip():
+        parts.append(lexed[k].comment)
+        k -= 1
+    return " ".join(parts)
+
+
+def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    def visit(node: ast.AST, fn: str | None, in_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                doc = "" if isinstance(child, ast.Lambda) else (ast.get_docstring(child) or "")
+                visit(child, f"{getattr(child, 'name', '<lambda>')} {doc}", False)
+                continue
+            loop = in_loop or isinstance(child, (ast.For, ast.While, ast.AsyncFor))
+            if isinstance(child, ast.Call) and _dotted(child.func) in PY_SLEEP and ss.node_added(sf, child):
+                arg = child.args[0] if child.args else None
+                zero = isinstance(arg, ast.Constant) and arg.value in (0, 0.0)
+                near = _nearby_comment(sf, child.lineno)
+                if not zero and not in_loop and not CLOCK_TALK.search(f"{fn} {near}"):
+                    if sf.is_test and fn is not None and fn.startswith("test"):
+                        out.append(ss.Finding(sf.path, child.lineno, f"fixed sleep in {fn.split()[0]}() waits instead of synchronising"))
+                    elif RACE_TALK.search(near):
+                        out.append(ss.Finding(sf.path, child.lineno, "fixed sleep papering over a race"))
+            visit(child, fn, loop)
+
+    visit(tree, None, False)
+
+
+ASSERTION = re.compile(r"^\s*assert\b|\bexpect\s*\(|\bt\.(Error|Fatal)|\brequire\.|\bself\.assert|\bassert\.")
+LOOP_START = re.compile(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)\(|^\s*do\s*\{")
+
+
+def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        if sf.lang == "go":
+            hit = re.search(r"\btime\.Sleep\s*\(", ll.code)
+        elif sf.lang == "js":
+            hit = re.search(
+                r"\bawait\s+(new\s+Promise\s*\(.*setTimeout|(sleep|delay|wait|pause|timeout)\s*\(\s*\d|"
+                r"\w+\.(waitForTimeout|pause)\s*\(\s*\d)|\bcy\.wait\(\s*\d", ll.code)
+        else:
+            hit = re.search(r"\b(Thread\.sleep|sleep|usleep)\s*\(\s*\d", ll.code)
+        if not hit:
+            continue
+        if sf.lang == "python":
+            hit = re.search(r"\b(time|asyncio)\.sleep\s*\(\s*(0\.0*[1-9]|[1-9])", ll.code)
+        indent = len(ll.text) - len(ll.text.lstrip())
+        in_loop, in_test, in_helper = False, False, False
+        test_name = ""
+        for prev in reversed(lines[:i]):
+            if not prev.code.strip():
+                continue
+            pind = len(prev.text) - len(prev.text.lstrip())
+            if pind >= indent:
+                continue
+            if LOOP_START.search(prev.code):
+                in_loop = True
+                break
+            if re.search(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+)?def\s+test", prev.code):
+                in_test = True
+                test_name = prev.code + " " + " ".join(prev.strings)
+                break
+            if re.search(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b", prev.code):
+                in_helper = True
+                break
+            indent = pind
+        else:
+            # the hunk starts inside the function: a sleep right before an assertion is a wait
+            after = [n.code for n in lines[i + 1 : i + 6] if n.code.strip()]
+            in_test = any(ASSERTION.search(c) for c in after[:3])
+        near = _nearby_comment(sf, ll.no)
+        if in_loop or CLOCK_TALK.search(f"{test_name} {near}"):
+            continue
+        if sf.is_test and in_test:
+            out.append(ss.Finding(sf.path, ll.no, "fixed sleep in a test waits instead of synchronising"))
+        elif RACE_TALK.search(near):
+            out.append(ss.Finding(sf.path, ll.no, "fixed sleep papering over a race"))
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if sf.lang not in ss.CODE_LANGS:
+            continue
+        tree = sf.python_tree() if sf.lang == "python" else None
+        if tree is not None:
+            python_ast(sf, tree, out)
+        else:
+            curly_lines(sf, out)
+    out.sort(key=lambda f: (f.path, f.line or 0))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""swallowed-errors: added handlers that catch everything and do nothing."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+BROAD = {"Exception", "BaseException"}
+ADVICE = ("Catch the specific exception you expect and handle it, or log it and re-raise; "
+          "an empty handler hides real failures.")
+
+
+def _names(t: ast.expr | None) -> list[str]:
+    if t is None:
+        return ["<bare>"]
+    if isinstance(t, ast.Tuple):
+        return [n for e in t.elts for n in _names(e)]
+    if isinstance(t, ast.Attribute):
+        return [t.attr]
+    if isinstance(t, ast.Name):
+        return [t.id]
+    return []
+
+
+def _does_nothing(body: list[ast.stmt]) -> bool:
+    for s in body:
+        if isinstance(s, (ast.Pass, ast.Continue, ast.Break)):
+            continue
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            continue  # `...` or a bare string
+        if isinstance(s, ast.Return) and (s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)):
+            continue
+        return False
+    return True
+
+
+def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler):
+            names = _names(node.type)
+            if not any(n in BROAD or n == "<bare>" for n in names):
+                continue
+            if not _does_nothing(node.body) or not ss.node_added(sf, node):
+                continue
+            what = "bare except" if names == ["<bare>"] else f"except {'/'.join(names)}"
+            out.append(ss.Finding(sf.path, node.lineno, f"{what} swallows every error silently"))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                call = item.context_expr
+                if (isinstance(call, ast.Call) and ss_name(call.func) == "suppress"
+                        and any(n in BROAD for a in call.args for n in _names(a)) and ss.node_added(sf, call)):
+                    out.append(ss.Finding(sf.path, call.lineno, "suppress(Exception) swallows every error silently"))
+
+
+def ss_name(f: ast.expr) -> str:
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+EXCEPT_RE = re.compile(r"^\s*except(\s*\(?\s*(Base)?Exception\s*\)?(\s+as\s+\w+)?)?\s*:\s*(?P<inline>.*)$")
+NOTHING_RE = re.compile(r"^\s*(pass|continue|break|\.\.\.|return|return\s+None)\s*$")
+
+
+def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        m = EXCEPT_RE.match(ll.code)
+        if not m:
+            continue
+        if m.group("inline").strip():
+            if NOTHING_RE.match(m.group("inline")):
+                out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
+            continue
+        indent = len(ll.text) - len(ll.text.lstrip())
+        body = []
+        for nxt in lines[i + 1 :]:
+            if not nxt.text.strip():
+                continue
+            if len(nxt.text) - len(nxt.text.lstrip()) <= indent:
+                break
+            body.append(nxt)
+        if body and all(NOTHING_RE.match(b.code) or (not b.code.strip() and not b.comment) for b in body) \
+                and not any(b.comment for b in body):
+            out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
+
+
+def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        window = lines[i : i + 4]
+        joined = "\n".join(w.code for w in window)
+        m = re.search(r"\bcatch\s*(\([^)]*\))?\s*\{(\s*)\}", joined)
+        if m and "catch" in ll.code and joined.find("catch") == m.start():
+            span_lines = joined[: m.end()].count("\n") + 1
+            if not any(w.comment for w in window[:span_lines]):
+                out.append(ss.Finding(sf.path, ll.no, "empty catch block swallows the error"))
+                continue
+        m = re.search(
+            r"\.catch\(\s*(async\s*)?(\(\s*\w*\s*\)|\w+|function\s*\(\s*\w*\s*\))\s*(=>)?\s*"
+            r"(\{\s*\}|null|undefined|void\s+0)\s*\)", ll.code)
+        if m and not ll.comment:
+            out.append(ss.Finding(sf.path, ll.no, ".catch() with an empty handler swallows the rejection"))
+
+
+def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if not ll.added:
+            continue
+        if re.match(r"^\s*_\s*=\s*err\s*$", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "`_ = err` discards the error"))
+            continue
+        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*\}", ll.code) and not ll.comment:
+            out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
+            continue
+        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code) and not ll.comment:
+            rest = [l for l in lines[i + 1 : i + 6]]
+            body = []
+            for nxt in rest:
+                if re.match(r"^\s*\}", nxt.code):
+                    break
+                body.append(nxt)
+            else:
+                continue
+            if all(not b.code.strip() and not b.comment for b in body):
+                out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        if sf.lang == "python":
+            tree = sf.python_tree()
+            if tree is not None:
+                python_ast(sf, tree, out)
+            else:
+                python_lines(sf, out)
+        elif sf.lang in ("js", "clike"):
+            js_lines(sf, out)
+        elif sf.lang == "go":
+            go_lines(sf, out)
+    out.sort(key=lambda f: (f.path, f.line or 0))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""versioned-copies: added files that are a second copy of an existing one."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import slopscan as ss  # noqa: E402
+
+ADVICE = ("Edit the original file in place and delete the copy; version control keeps the old version. "
+          "If both versions must be served, put them in versioned packages (api/v1/, api/v2/) instead.")
+
+# Backup artefacts: never meant to be committed.
+BACKUP_NAME = re.compile(r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$", re.I)
+# Suffixes that only ever mean "another take on the same file".
+ALWAYS = re.compile(r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
+                    r"enhanced|optimi[sz]ed|cleaned)$", re.I)
+# Suffixes with legitimate uses elsewhere: a copy only when the original sits beside it.
+IF_ORIGINAL = re.compile(r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$", re.I)
+VERSIONED_DIR = re.compile(r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I)
+
+
+def split_name(base: str) -> tuple[str, str]:
+    lead = "." if base.startswith(".") else ""
+    rest = base[len(lead):]
+    stem, dot, ext = rest.partition(".")
+    return lead + stem, (dot + ext)
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    ws = ss.workspace(payload)
+    cs = payload.get("changeset") or {}
+    present: set[str] = set()
+    deleted: set[str] = set()
+    for f in (cs.get("files") or []) + (cs.get("others") or []):
+        if isinstance(f, dict) and f.get("path"):
+            (deleted if f.get("status") == "D" else present).add(str(f["path"]))
+            if f.get("oldPath") and f.get("status") != "R":
+                present.add(str(f["oldPath"]))
+    out: list[ss.Finding] = []
+    for f in cs.get("files") or []:
+        if not isinstance(f, dict) or f.get("status") not in ("A", "R"):
+            continue
+        path = str(f.get("path") or "")
+        if VERSIONED_DIR.search(path):
+            continue
+        folder, base = os.path.split(path)
+        stem, ext = split_name(base)
+        if BACKUP_NAME.search(base) or BACKUP_NAME.search(stem):
+            out.append(ss.Finding(path, None, f"backup copy {base!r} added"))
+            continue
+
+        def exists(name: str) -> bool:
+            cand = os.path.join(folder, name) if folder else name
+            if cand in deleted:
+                return False
+            return cand in present or os.path.isfile(os.path.join(ws, cand))
+
+        m = ALWAYS.search(stem)
+        if m:
+            out.append(ss.Finding(path, None, f"{base!r} is a revised copy ({m.group(0)!r} suffix)"))
+            continue
+        m = IF_ORIGINAL.search(stem)
+        if m:
+            original = stem[: m.start()] + ext
+            if stem[: m.start()] and exists(original):
+                out.append(ss.Finding(path, None, f"{base!r} duplicates {original!r} beside it"))
+    ss.finish(out, ADVICE)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""write-outside-workspace: refuse file edits that land outside the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import shellparse as sp  # noqa: E402
+import slopscan as ss  # noqa: E402
+
+
+def real(path: str) -> str:
+    """Resolve symlinks through the longest existing prefix, so a link cannot smuggle a write out."""
+    return os.path.realpath(path)
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    ti = ss.tool_input(payload)
+    ws = ss.workspace(payload)
+    cwd = ss.event(payload).get("cwd") or ws
+    targets = [ti[k] for k in ("file_path", "notebook_path", "path") if isinstance(ti.get(k), str) and ti[k]]
+    if not targets:
+        for f in (payload.get("changeset") or {}).get("files") or []:
+            if isinstance(f, dict) and f.get("path"):
+                targets.append(str(f["path"]))
+    ws_real = real(ws)
+    problems = []
+    for t in targets:
+        p = real(sp.resolve(t, str(cwd), os.path.expanduser("~")))
+        if sp.inside(p, ws_real):
+            continue
+        if sp.is_scratch(p, ws_real):
+            continue
+        problems.append(f"{t} resolves to {p}, outside the workspace {ws_real}")
+    if problems:
+        print(json.dumps({
+            "reason": "write refused: " + "; ".join(problems)
+            + ". Keep edits inside the repository (scratch files may go under /tmp); ask the person to change files elsewhere.",
+            "findings": [{"path": t, "line": None, "message": "outside the workspace"} for t in targets],
+        }))
+        sys.exit(1)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    ss.main_guard(main)
