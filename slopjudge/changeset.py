@@ -27,6 +27,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
+from .errors import SlopjudgeError
 from .model import Changeset, Commit, FileChange
 from .pathglob import match, match_any
 
@@ -47,7 +48,7 @@ _UNLIMITED = 1 << 62  # git output must never be cut short silently
 _GIT_TIMEOUT_S = 600.0
 
 
-class ChangesetError(Exception):
+class ChangesetError(SlopjudgeError):
     """A changeset could not be read; the message is one line."""
 
 
@@ -761,14 +762,28 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
     ``base`` itself. ``Changeset.base`` is that commit.
     """
     _toplevel(workspace)
-    base_sha = _resolve(workspace, base)
     head_sha = _resolve(workspace, head)
+    try:
+        base_sha = _resolve(workspace, base)
+    except ChangesetError:
+        # A tree as base (git's empty tree: the whole history) has no merge
+        # base; every commit reachable from head is in the range.
+        tree = _resolve(workspace, base, "tree")
+        files = _changeset_from_git_diff(workspace, [tree, head_sha])
+        return Changeset(base=tree, head=head_sha, files=files,
+                         commits=_commits(workspace, head_sha))
     mb = _text(_git(workspace, ["merge-base", base_sha, head_sha], ok=(0, 1))).split()
     start = mb[0] if mb else base_sha
     files = _changeset_from_git_diff(workspace, [start, head_sha])
+    return Changeset(base=start, head=head_sha, files=files,
+                     commits=_commits(workspace, f"{base_sha}..{head_sha}"))
+
+
+def _commits(workspace: str, rev_range: str) -> list[Commit]:
+    """The commits of ``rev_range``, oldest first."""
     log = _git(workspace, [
         "-c", "log.showSignature=false", "log", "-z", "--reverse", "--no-color",
-        "--format=%H%n%s%n%b", f"{base_sha}..{head_sha}", "--",
+        "--format=%H%n%s%n%b", rev_range, "--",
     ])
     commits: list[Commit] = []
     for rec in log.split(b"\0"):
@@ -777,7 +792,7 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
         sha, _, rest = _text(rec).partition("\n")
         subject, _, body = rest.partition("\n")
         commits.append(Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n")))
-    return Changeset(base=start, head=head_sha, commits=commits, files=files)
+    return commits
 
 
 def from_staged(workspace: str) -> Changeset:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import SlopjudgeError
+
 CONFIG_NAME = "slopjudge.yaml"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Data shipped inside the package (templates, rubric), if the build includes it.
@@ -21,7 +23,7 @@ PACKAGED_TEMPLATES = os.path.join(PACKAGE_DIR, "data", "templates")
 PACKAGED_RUBRIC = os.path.join(PACKAGE_DIR, "data", "RUBRIC.md")
 
 
-class ConfigError(ValueError):
+class ConfigError(SlopjudgeError, ValueError):
     """A settings file slopjudge cannot use; ``str()`` is ``path:line:col: message``."""
 
     def __init__(self, path: str, line: int, col: int, message: str) -> None:

@@ -719,3 +719,16 @@ def test_range_diffs_from_the_merge_base(tmp_path: Path) -> None:
     assert c.base == first and c.head == feature
     c = cs.from_trees(str(r), "", feature)
     assert sorted(f.path for f in c.files) == ["a.txt", "feature.txt"]
+
+
+def test_range_from_the_empty_tree_is_the_whole_history(tmp_path: Path) -> None:
+    r = init(tmp_path / "hist")
+    write(r, "a.txt", "one\n")
+    first = commit(r, "first")
+    write(r, "b.txt", "two\n")
+    second = commit(r, "second")
+    empty = git(r, "hash-object", "-t", "tree", "--stdin", input=b"").decode().strip()
+    c = cs.from_git_range(str(r), empty)
+    assert [x.sha for x in c.commits] == [first, second]
+    assert {(f.path, f.status) for f in c.files} >= {("a.txt", "A"), ("b.txt", "A")}
+    assert c.base == empty and c.head == second

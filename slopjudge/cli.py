@@ -1,0 +1,99 @@
+"""The `slopjudge` command: one module per subcommand under ``commands/``.
+
+Only the named command's module is imported, and ``slopjudge hook <point>``
+goes straight to the hooks without building any parser, so the PreToolUse
+fast path pays for nothing it does not use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from .errors import SlopjudgeError
+
+COMMANDS: dict[str, str] = {
+    "validate": "check every rule file and report all problems",
+    "run": "run the rules on a change (a diff, a commit range, the index or the work tree)",
+    "payload": "print the JSON a rule's scripts and templates receive",
+    "test": "run the rules' fixture cases under tests/rules/",
+    "hook": "agent hook entry point: start, pre-tool, stop, subagent-stop",
+    "install": "install slopjudge's hooks into an agent's settings",
+    "report": "summarise the event log: events, agreement with labels, flips",
+    "replay": "re-judge recorded prompts through another runner and compare",
+}
+HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slopjudge", description="Keep AI slop out of a repository."
+    )
+    parser.add_argument("--version", action="version", version=f"slopjudge {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, help_text in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            module = importlib.import_module(f"slopjudge.commands.{name}")
+            module.add_arguments(p)
+    return parser
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a cancelled CI job): stop as Ctrl-C does, running checks included."""
+
+
+def _terminate_like_ctrl_c() -> None:
+    import signal
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread (slopjudge called as a library)
+        pass
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
+        from .hooks import main_fast
+
+        return main_fast(args_list[1])
+    command = args_list[0] if args_list and args_list[0] in COMMANDS else None
+    parser = build_parser(command)
+    args = parser.parse_args(args_list)
+    module = importlib.import_module(f"slopjudge.commands.{args.command}")
+    _terminate_like_ctrl_c()
+    try:
+        return int(module.run(args))
+    except Terminated:
+        print("slopjudge: terminated", file=sys.stderr)
+        return 143
+    except KeyboardInterrupt:
+        print("slopjudge: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except SlopjudgeError as exc:
+        print(f"slopjudge: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback for the user; SLOPJUDGE_DEBUG=1 shows it
+        if os.environ.get("SLOPJUDGE_DEBUG"):
+            raise
+        print(f"slopjudge: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
