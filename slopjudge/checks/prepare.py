@@ -9,12 +9,12 @@ is not that object refuses before the model is asked.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import procs
 from ..hookspec import CheckContext
+from .script import check_env
 
 _KEYS = ("additionalContext", "skip", "fingerprint")
 
@@ -26,19 +26,6 @@ class PrepareResult:
     skip: bool = False
     fingerprint: str | None = None
     reason: str = ""
-
-
-def check_env(ctx: CheckContext) -> dict[str, str]:
-    """The environment SPEC §4 gives scripts and prepare steps."""
-    env = dict(os.environ)
-    env.update(
-        SLOPJUDGE_RULE=ctx.rule.id,
-        SLOPJUDGE_RULE_DIR=ctx.rule.dir,
-        SLOPJUDGE_WORKSPACE=ctx.workspace,
-        SLOPJUDGE_EVENT=ctx.event.kind,
-        SLOPJUDGE_SESSION_ID=ctx.event.session_id or "",
-    )
-    return env
 
 
 def _last_line(data: bytes) -> str:

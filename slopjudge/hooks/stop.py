@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any
 
-from ..model import CheckResult, Event, LoadError, Rule
+from ..model import CheckResult, LoadError, Rule
 from . import common, state
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "

@@ -102,27 +102,12 @@ class Options:
 
 def split_rules(text: str) -> list[str]:
     """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
-    rules: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise UsageError(f"unbalanced parentheses in tool rules: {text!r}")
-        if depth == 0 and (ch == "," or ch.isspace()):
-            if cur:
-                rules.append("".join(cur))
-                cur = []
-            continue
-        cur.append(ch)
-    if depth != 0:
-        raise UsageError(f"unbalanced parentheses in tool rules: {text!r}")
-    if cur:
-        rules.append("".join(cur))
-    return rules
+    from ..toolrules import split_tool_rules
+
+    try:
+        return split_tool_rules(text)
+    except ValueError:
+        raise UsageError(f"unbalanced parentheses in tool rules: {text!r}") from None
 
 
 def _rewrite_argv(argv: list[str]) -> list[str]:
