@@ -1,0 +1,111 @@
+"""Script checks (SPEC §4): a deterministic command that passes only on exit 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from typing import Any
+
+from ..hookspec import CheckContext
+from ..model import CheckResult, Finding
+from ..procs import ProcResult, run
+
+
+def check_env(ctx: CheckContext) -> dict[str, str]:
+    """The environment of a script or prepare: ours plus the SLOPJUDGE_* facts."""
+    env = dict(os.environ)
+    env.update(
+        SLOPJUDGE_RULE=ctx.rule.id,
+        SLOPJUDGE_RULE_DIR=ctx.rule.dir,
+        SLOPJUDGE_WORKSPACE=ctx.workspace,
+        SLOPJUDGE_EVENT=ctx.event.kind,
+        SLOPJUDGE_SESSION_ID=ctx.event.session_id or "",
+    )
+    return env
+
+
+def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
+    """A fixed sentence for a process that gave no reason of its own."""
+    if proc.start_error:
+        return f"{what} could not start: {proc.start_error}"
+    if proc.timed_out:
+        return f"timed out after {timeout:g} s"
+    sig = proc.signal
+    if sig is not None:
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"{what} was killed by {name}"
+    return f"{what} exited with status {proc.returncode} and gave no reason"
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def parse_findings(raw: Any) -> list[Finding]:
+    findings: list[Finding] = []
+    if not isinstance(raw, list):
+        return findings
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        line = item.get("line")
+        findings.append(
+            Finding(
+                path=item.get("path") if isinstance(item.get("path"), str) else None,
+                line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+                message=str(item.get("message") or ""),
+            )
+        )
+    return findings
+
+
+def run_script(ctx: CheckContext) -> CheckResult:
+    check = ctx.check
+    assert check.script is not None
+    started = time.monotonic()
+    proc = run(
+        [check.script],
+        input=json.dumps(ctx.payload).encode("utf-8"),
+        timeout=check.timeout,
+        cwd=ctx.rule.dir,
+        env=check_env(ctx),
+    )
+    stdout = proc.stdout.decode("utf-8", "replace")
+    stderr = proc.stderr.decode("utf-8", "replace")
+    obj = parse_json_object(stdout)
+    findings = parse_findings(obj.get("findings")) if obj else []
+    passed = proc.returncode == 0 and not proc.timed_out
+    if passed:
+        reason = str(obj.get("reason") or "") if obj else ""
+    elif proc.timed_out or proc.start_error:
+        reason = describe_failure(proc, "script", check.timeout)
+    elif obj is not None and isinstance(obj.get("reason"), str) and obj["reason"].strip():
+        reason = obj["reason"].strip()
+    elif stdout.strip() and obj is None:
+        reason = stdout.strip()
+    elif stderr.strip():
+        reason = stderr.strip()
+    else:
+        reason = describe_failure(proc, "script", check.timeout)
+    return CheckResult(
+        id=check.full_id,
+        rule=check.rule,
+        check=check.id,
+        kind="script",
+        outcome="pass" if passed else "refuse",
+        reason=reason,
+        findings=findings,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )

@@ -1,0 +1,36 @@
+"""Small pieces several commands share: finding the workspace, loading rules."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..loader import LoadResult
+
+
+def add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rules", metavar="DIR",
+        help="the rules folder (default: rules_dir from slopjudge.yaml or pyproject, else rules/)",
+    )
+
+
+def settings_and_rules(args: argparse.Namespace) -> tuple[Settings, LoadResult]:
+    from ..config import find_workspace, load_settings
+    from ..rulecache import load_rules_cached
+
+    rules_dir = getattr(args, "rules", None)
+    if rules_dir:
+        rules_dir = os.path.abspath(rules_dir)
+    workspace = find_workspace(os.getcwd())
+    settings = load_settings(workspace, rules_dir)
+    return settings, load_rules_cached(settings)
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"slopjudge: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,47 @@
+"""`slopjudge payload`: print exactly the JSON a rule's scripts receive."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..sources import add_source_arguments, changeset_from_args
+from ._shared import add_rules_argument, fail, settings_and_rules
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_rules_argument(parser)
+    add_source_arguments(parser)
+    parser.add_argument("--event", choices=("ci", "stop", "subagent-stop"), default="ci")
+    parser.add_argument("--rule", metavar="ID", help="filter files by this rule's paths/exclude")
+    parser.add_argument("--check", metavar="ID", help="the check id to put in the payload")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import changeset as cs
+    from ..model import Event
+    from ..payload import build_payload
+
+    settings, loaded = settings_and_rules(args)
+    try:
+        changeset = changeset_from_args(args, settings.workspace)
+    except (cs.ChangesetError, OSError) as exc:
+        return fail(str(exc))
+    rule = None
+    if args.rule:
+        rule = next((r for r in loaded.rules if r.id == args.rule), None)
+        if rule is None:
+            problems = [str(e) for e in loaded.errors if e.rule == args.rule]
+            if problems:
+                return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
+            return fail(f"no rule {args.rule} in {settings.rules_dir}")
+        files, others = cs.split(changeset, rule.paths, rule.exclude)
+    else:
+        files, others = changeset.files, []
+    check_id = args.check or (rule.checks[0].id if rule and rule.checks else None)
+    payload = build_payload(
+        event=Event(kind=args.event), workspace=settings.workspace, changeset=changeset,
+        files=files, others=others, change=cs.unified_diff(files), rule=rule, check_id=check_id,
+    )
+    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    return 0

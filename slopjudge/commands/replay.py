@@ -1,0 +1,98 @@
+"""`slopjudge replay`: re-judge recorded prompts through another runner and compare.
+
+Every judge verdict in the event log names its prompt by digest; the prompt
+itself is kept beside the log (``prompts/<sha256>.md``). Replay sends each
+distinct prompt to ``--runner`` and measures how far the new verdicts agree
+with the recorded ones: the way to try a cheaper model or a new runner on
+real traffic before switching.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ._shared import fail
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", metavar="FILE", help="the event log (default: the workspace's)")
+    parser.add_argument("--runner", metavar="CMD", required=True, help="the runner to re-judge with")
+    parser.add_argument("--model", metavar="SET", help="model set for the replay (default: as recorded)")
+    parser.add_argument("--rule", metavar="ID", action="append", default=[], help="only this rule")
+    parser.add_argument("--limit", type=int, default=0, metavar="N", help="at most N prompts")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per call (s)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..agreement import cohens_kappa
+    from ..config import find_workspace, load_settings
+    from ..engine import load_prompt
+    from ..record import read_events
+    from ..runner.client import build_argv, call_runner, resolve_runner
+    from ..verifier import verifier_path
+
+    settings = load_settings(find_workspace(os.getcwd()))
+    events_file = args.events or settings.events_file
+    if not os.path.isfile(events_file):
+        return fail(f"no event log at {events_file}")
+    events, problems = read_events(events_file)
+    for problem in problems:
+        print(f"slopjudge: skipping {problem}", file=sys.stderr)
+
+    latest: dict[str, dict] = {}  # one replay per distinct prompt: its latest verdict
+    for ev in events:
+        if ev.get("kind") != "judge" or ev.get("outcome") not in ("pass", "refuse", "would_refuse"):
+            continue
+        if args.rule and ev.get("rule") not in args.rule:
+            continue
+        if ev.get("prompt_sha256"):
+            latest[ev["prompt_sha256"]] = ev
+    items = list(latest.values())
+    if args.limit > 0:
+        items = items[: args.limit]
+    if not items:
+        return fail("no recorded judge verdict with a kept prompt to replay", 1)
+
+    runner = resolve_runner(args.runner, None)
+    rows = []
+    for ev in items:
+        prompt = load_prompt(events_file, ev["prompt_sha256"])
+        recorded = "pass" if ev["outcome"] == "pass" else "refuse"
+        if prompt is None:
+            rows.append({"id": ev.get("id"), "recorded": recorded, "replayed": None,
+                         "reason": "the prompt was not kept"})
+            continue
+        argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
+                          verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
+                          readonly_dir=settings.workspace)
+        out = call_runner(argv, prompt, cwd=settings.workspace, timeout=args.timeout,
+                          launched_by=str(ev.get("id")), min_confidence=None, retries=0)
+        replayed = None if out.verdict is None else ("pass" if out.passed else "refuse")
+        rows.append({"id": ev.get("id"), "recorded": recorded, "replayed": replayed,
+                     "reason": out.reason})
+
+    judged = [r for r in rows if r["replayed"] is not None]
+    summary = {
+        "prompts": len(rows),
+        "replayed": len(judged),
+        "no_verdict": len(rows) - len(judged),
+        "agreement": (sum(r["recorded"] == r["replayed"] for r in judged) / len(judged)) if judged else 0.0,
+        "kappa": cohens_kappa([r["recorded"] for r in judged], [r["replayed"] for r in judged]),
+        "new_refusals": sum(r["recorded"] == "pass" and r["replayed"] == "refuse" for r in judged),
+        "new_passes": sum(r["recorded"] == "refuse" and r["replayed"] == "pass" for r in judged),
+    }
+    if args.format == "json":
+        print(json.dumps({"summary": summary, "rows": rows}, indent=2))
+    else:
+        for r in rows:
+            mark = "same" if r["recorded"] == r["replayed"] else "DIFF"
+            print(f"{mark} {r['id']}: recorded {r['recorded']}, replayed {r['replayed'] or 'no verdict'}"
+                  + (f" ({r['reason']})" if r["replayed"] != r["recorded"] and r["reason"] else ""))
+        print(f"replayed {summary['replayed']}/{summary['prompts']} prompts: agreement "
+              f"{summary['agreement']:.2f}, kappa {summary['kappa']:.2f}, "
+              f"{summary['new_refusals']} new refusals, {summary['new_passes']} new passes")
+    return 0

@@ -1,0 +1,113 @@
+"""`slopjudge run`: the rules on a change, as CI runs them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from ..sources import add_source_arguments, changeset_from_args
+from ._shared import add_rules_argument, fail, settings_and_rules
+
+EXIT = {"pass": 0, "refuse": 1, "error": 2}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_rules_argument(parser)
+    add_source_arguments(parser)
+    parser.add_argument("--event", choices=("ci", "stop"), default="ci",
+                        help="run the rules whose `on` has this event (default ci)")
+    parser.add_argument("--rule", metavar="ID", action="append", default=[],
+                        help="run only this rule (and what its checks need); repeatable")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="run scripts and prepares, render judge prompts, call no model")
+    parser.add_argument("--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here")
+    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github"),
+                        default="text")
+    parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    parser.add_argument("--jobs", type=int, default=0, metavar="N",
+                        help="checks run at once (default: CPU count)")
+    parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
+    parser.add_argument("--runner", metavar="CMD", help="judge runner command (default: sr-agent "
+                        "on PATH, else slopjudge-agent)")
+    parser.add_argument("--no-cache", action="store_true", help="ask judges again; ignore cached verdicts")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not m or not (1 <= int(m.group(1)) <= int(m.group(2))):
+        raise ValueError(f"--shard takes I/N with 1 <= I <= N, not {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import changeset as cs
+    from .. import engine, report
+    from ..model import Event, RunReport, overall_outcome
+
+    if args.prompts_dir and not args.dry_run:
+        return fail("--prompts-dir goes with --dry-run")
+    if args.jobs < 0:
+        return fail("--jobs takes a number of at least 1")
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as exc:
+        return fail(str(exc))
+
+    settings, loaded = settings_and_rules(args)
+    if not os.path.isdir(settings.rules_dir):
+        return fail(f"no rules folder at {settings.rules_dir}")
+    rules = loaded.rules
+    load_errors = loaded.errors
+    if args.rule:
+        rules, unknown = engine.select_rules(rules, args.rule)
+        broken = {e.rule for e in loaded.errors}
+        missing = [u for u in unknown if u not in broken]
+        if missing:
+            return fail("no such rule: " + ", ".join(missing))
+        chosen = set(args.rule) | {r.id for r in rules}
+        load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]
+
+    event = Event(kind=args.event, cwd=os.getcwd())
+    rules = engine.applicable_rules(rules, event)
+    try:
+        changeset = changeset_from_args(args, settings.workspace)
+    except (cs.ChangesetError, OSError) as exc:
+        return fail(str(exc))
+
+    options = engine.options_from_settings(
+        settings,
+        dry_run=args.dry_run,
+        prompts_dir=os.path.abspath(args.prompts_dir) if args.prompts_dir else None,
+        no_cache=args.no_cache,
+        shard=shard,
+    )
+    if args.jobs:
+        options.jobs = args.jobs
+    if args.runner:
+        options.runner = args.runner
+
+    progress = None
+    if args.format == "text" and not args.output and sys.stderr.isatty():
+        from ..report.text import Progress
+
+        progress = Progress(sys.stderr)
+        progress.start(sum(len(r.checks) for r in rules))
+    results = engine.run(
+        rules, event, changeset, workspace=settings.workspace, options=options,
+        on_result=progress.advance if progress else None,
+    )
+    if progress:
+        progress.finish()
+
+    outcome = overall_outcome(results, load_errors)
+    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules)  # type: ignore[arg-type]
+    color = args.format == "text" and not args.output and sys.stdout.isatty()
+    text = report.render(run_report, args.format, color=color)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    return EXIT[outcome]

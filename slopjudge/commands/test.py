@@ -1,0 +1,64 @@
+"""`slopjudge test`: run every rule's fixture cases and report coverage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from ._shared import add_rules_argument, fail, settings_and_rules
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_rules_argument(parser)
+    parser.add_argument("--cases", metavar="DIR",
+                        help="the cases folder (default: tests/rules/ in the workspace)")
+    parser.add_argument("--rule", metavar="ID", action="append", default=[],
+                        help="only this rule's cases; repeatable")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--strict", action="store_true",
+                        help="also fail when a rule lacks a refusing or a passing case")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import engine
+    from ..testing import run_tests
+
+    settings, loaded = settings_and_rules(args)
+    if not os.path.isdir(settings.rules_dir):
+        return fail(f"no rules folder at {settings.rules_dir}")
+    cases_dir = os.path.abspath(args.cases) if args.cases else os.path.join(
+        settings.workspace, "tests", "rules")
+    options = engine.options_from_settings(settings)
+    report = run_tests(loaded.rules, cases_dir, options,
+                       load_errors=[str(e) for e in loaded.errors], only=args.rule or None)
+    gaps = bool(report.lacking_refuse or report.lacking_pass)
+    if args.format == "json":
+        print(json.dumps({
+            "ok": report.ok and not (args.strict and gaps),
+            "cases": [
+                {"rule": c.rule, "case": c.case, "ok": c.ok, "expected": c.expected,
+                 "actual": c.actual, "problems": c.problems}
+                for c in report.cases
+            ],
+            "lacking_refusing_case": report.lacking_refuse,
+            "lacking_passing_case": report.lacking_pass,
+            "load_errors": report.load_errors,
+        }, indent=2))
+    else:
+        for err in report.load_errors:
+            print(err)
+        for c in report.cases:
+            mark = "ok  " if c.ok else "FAIL"
+            print(f"{mark} {c.rule}/{c.case} (expect {c.expected}, got {c.actual})")
+            for problem in c.problems:
+                print(f"       {problem}")
+        if report.lacking_refuse:
+            print("rules with no refusing case: " + ", ".join(report.lacking_refuse))
+        if report.lacking_pass:
+            print("rules with no passing case: " + ", ".join(report.lacking_pass))
+        failed = sum(not c.ok for c in report.cases)
+        print(f"{len(report.cases) - failed} passed, {failed} failed")
+    if not report.ok or (args.strict and gaps):
+        return 1
+    return 0
