@@ -1,0 +1,47 @@
+"""slopjudge's own rule pack, held to its own standard on this repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def slopjudge(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_"))}
+    env["SLOPJUDGE_EVENTS_FILE"] = str(tmp_path / "events.jsonl")
+    return subprocess.run([sys.executable, "-m", "slopjudge", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_rule_pack_loads(tmp_path: Path) -> None:
+    proc = slopjudge("validate", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_rule_has_a_refusing_and_a_passing_case_and_all_pass(tmp_path: Path) -> None:
+    proc = slopjudge("test", "--strict", "--format", "json", tmp_path=tmp_path)
+    report = json.loads(proc.stdout)
+    failed = [c for c in report["cases"] if not c["ok"]]
+    assert not failed, json.dumps(failed, indent=2)
+    assert report["lacking_refusing_case"] == [] and report["lacking_passing_case"] == []
+    assert proc.returncode == 0
+
+
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs this repository's git history")
+def test_the_pack_passes_this_repositorys_history_as_a_dry_run(tmp_path: Path) -> None:
+    proc = slopjudge("run", "--base", EMPTY_TREE, "--dry-run", "--format", "json",
+                     tmp_path=tmp_path)
+    report = json.loads(proc.stdout)
+    refused = [c for c in report["checks"] if c["outcome"] in ("refuse", "error")]
+    assert not refused, json.dumps(refused, indent=2)
+    assert report["outcome"] == "pass" and proc.returncode == 0
+    ran = {c["id"] for c in report["checks"] if c["outcome"] == "pass"}
+    assert len(ran) >= 8  # the script checks really looked at the history
