@@ -822,8 +822,11 @@ def snapshot_worktree(workspace: str) -> str:
     try:
         index = os.path.join(tmp, "index")
         if os.path.exists(real_index):
-            # Starting from the real index lets git reuse its stat data.
-            shutil.copyfile(real_index, index)
+            # Starting from the real index lets git reuse its stat data. Keep its
+            # mtime too: git trusts an entry's stat data only when the entry is
+            # older than the index, so a fresh mtime would hide an edit made in
+            # the same second as the last commit.
+            shutil.copy2(real_index, index)
         env = dict(os.environ, GIT_INDEX_FILE=index)
         _git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
                    "add", "-A", "--", "."], env=env)
