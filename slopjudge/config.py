@@ -343,3 +343,24 @@ def load_settings(workspace: str, rules_dir: str | None = None) -> Settings:
         config_files=config_files,
         **values,
     )
+
+
+def ensure_state_ignored(state_dir: str) -> None:
+    """Keep slopjudge's own files out of git's view of the work tree.
+
+    A work-tree changeset includes untracked files: the rules cache, the event
+    log and the verdict cache must never show up in it as changes. A
+    ``.gitignore`` holding ``*`` inside the state folder hides the folder
+    whatever the repository's own ignore rules say. One stat when present.
+    """
+    marker = os.path.join(state_dir, ".gitignore")
+    if os.path.exists(marker):
+        return
+    try:
+        os.makedirs(state_dir, exist_ok=True)
+        tmp = f"{marker}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("# slopjudge's state, caches and event log; never committed\n*\n")
+        os.replace(tmp, marker)
+    except OSError:
+        pass  # a read-only state folder: whatever writes there will say so itself

@@ -185,7 +185,14 @@ def _write(
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
-    """The rules for ``settings``, from the cache when nothing they depend on changed."""
+    """The rules for ``settings``, from the cache when nothing they depend on changed.
+
+    Every command and hook starts here, so this is also where the state folder
+    is first marked as ignored, before anything is written to it.
+    """
+    from .config import ensure_state_ignored
+
+    ensure_state_ignored(settings.state_dir)
     path = cache_path(settings)
     start_ns = time.time_ns()
     key = cache_key(settings)

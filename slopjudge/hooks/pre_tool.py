@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from ..model import CheckResult, Event, Rule
-from . import common, state
+from . import common
 
 
 def proposed_changeset(event: Event, workspace: str) -> Any:
@@ -107,7 +107,6 @@ def handle(payload: dict[str, Any]) -> int:
     # globs paths relative to it (the current directory).
     os.chdir(workspace)
     settings = config.load_settings(workspace)
-    state.ensure_ignored(settings.state_dir)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
     from .. import engine

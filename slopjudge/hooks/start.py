@@ -42,7 +42,6 @@ def handle(payload: dict[str, Any]) -> int:
     workspace = config.find_workspace(common.start_dir(payload))
     os.chdir(workspace)  # messages name files relative to the workspace
     settings = config.load_settings(workspace)
-    state.ensure_ignored(settings.state_dir)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
     try:

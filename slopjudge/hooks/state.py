@@ -29,24 +29,6 @@ def session_key(session_id: str | None) -> str:
     return key or "default"
 
 
-def ensure_ignored(base: str) -> None:
-    """Keep slopjudge's own files out of git's view of the work tree.
-
-    The Stop changeset is the work tree with untracked files included: the
-    event log and state must not show up in it as the agent's changes. A
-    ``.gitignore`` holding ``*`` inside the state folder hides the folder
-    whatever the repository's own ignore rules say. One stat when present.
-    """
-    marker = os.path.join(base, ".gitignore")
-    if os.path.exists(marker):
-        return
-    try:
-        os.makedirs(base, exist_ok=True)
-        _write_atomic(marker, "# slopjudge's state and event log; never committed\n*\n")
-    except OSError:
-        pass  # a read-only state folder: recording will say so itself
-
-
 def state_dir(base: str) -> str:
     return os.path.join(base, "state")
 

@@ -92,7 +92,6 @@ def handle(kind: str, payload: dict[str, Any]) -> int:
     settings = None
     try:
         settings = config.load_settings(workspace)
-        state.ensure_ignored(settings.state_dir)
         reason = judge(kind, payload, settings)
     except Exception as exc:  # fail closed: block, and let the counter bound the loop
         if os.environ.get("SLOPJUDGE_DEBUG"):
