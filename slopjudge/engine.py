@@ -208,33 +208,6 @@ def run(
                          on_interrupt=stop_running)
 
 
-def _child_groups() -> list[int]:
-    """Process groups led by our own children: the checks and judges procs.run started.
-
-    procs.run gives every child its own session, so a Ctrl-C at the terminal
-    does not reach it; on an interrupt slopjudge must stop them itself. Found
-    through /proc (Linux); elsewhere an interrupt waits for running checks.
-    """
-    me = os.getpid()
-    groups = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        pid, ppid, pgid = int(name), int(fields[1]), int(fields[2])
-        if ppid == me and pgid == pid:  # a group leader we started, nothing else
-            groups.append(pid)
-    return groups
-
-
 def stop_running(futures: list[Any], grace: float = 2.0) -> None:
     """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``."""
     import signal
@@ -243,12 +216,10 @@ def stop_running(futures: list[Any], grace: float = 2.0) -> None:
 
     deadline = time.monotonic() + grace
     sig = signal.SIGTERM
+    from . import procs
+
     while futures:
-        for pgid in _child_groups():
-            try:
-                os.killpg(pgid, sig)
-            except OSError:
-                pass
+        procs.signal_all(sig)
         _, pending = wait(futures, timeout=0.1)
         futures = list(pending)
         if time.monotonic() > deadline:

@@ -18,6 +18,24 @@ from dataclasses import dataclass
 
 KILL_GRACE_S = 2.0
 
+# Process groups started by run() and still running. Each child gets its own
+# session, so a Ctrl-C at the terminal never reaches it: on an interrupt the
+# caller stops them through signal_all().
+_LIVE: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def signal_all(sig: int) -> int:
+    """Send ``sig`` to every process group run() has running; how many there were."""
+    with _LIVE_LOCK:
+        groups = list(_LIVE)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(groups)
+
 
 @dataclass
 class ProcResult:
@@ -83,6 +101,19 @@ def run(
         return ProcResult(None, b"", b"", start_error=f"{argv[0]}: {exc.strerror or exc}",
                           duration_s=time.monotonic() - started)
 
+    with _LIVE_LOCK:
+        _LIVE.add(proc.pid)
+    try:
+        return _collect(proc, input, timeout, max_output, started)
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc.pid)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], input: bytes, timeout: float | None, max_output: int,
+    started: float,
+) -> ProcResult:
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
 
