@@ -45,3 +45,9 @@ def test_the_pack_passes_this_repositorys_history_as_a_dry_run(tmp_path: Path) -
     assert report["outcome"] == "pass" and proc.returncode == 0
     ran = {c["id"] for c in report["checks"] if c["outcome"] == "pass"}
     assert len(ran) >= 8  # the script checks really looked at the history
+
+
+def test_the_readme_rule_list_is_generated_from_the_rule_files() -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_rule_docs.py"), "--check"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
