@@ -15,6 +15,7 @@ import sys
 from .errors import SlopjudgeError
 
 COMMANDS: dict[str, str] = {
+    "init": "copy the default rule pack, templates and RUBRIC.md into a repository",
     "validate": "check every rule file and report all problems",
     "run": "run the rules on a change (a diff, a commit range, the index or the work tree)",
     "payload": "print the JSON a rule's scripts and templates receive",

@@ -1,0 +1,59 @@
+"""`slopjudge init`: start a repository with the default rule pack.
+
+Copies the packaged rules, templates and RUBRIC.md into the workspace. It
+never overwrites: a file that already exists is left as it is and named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+
+from ._shared import fail
+
+PACKAGE_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+# The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
+ITEMS = ("rules", "templates", "RUBRIC.md", "schemas/rule.schema.json", "schemas/case.schema.json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", metavar="DIR", default=".",
+                        help="the repository to start (default: the current folder)")
+
+
+def _files(root: str) -> list[str]:
+    """Every file under ``root`` (or ``root`` itself), skipping caches."""
+    if os.path.isfile(root):
+        return [root]
+    found = []
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found += [os.path.join(folder, n) for n in sorted(names) if not n.endswith(".pyc")]
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    target = os.path.abspath(args.dir)
+    if not os.path.isdir(target):
+        return fail(f"no folder at {target}")
+    copied, kept = 0, []
+    for item in ITEMS:
+        source = os.path.join(PACKAGE_DATA, item)
+        if not os.path.exists(source):
+            return fail(f"this slopjudge install lacks its default {item}")
+        for path in _files(source):
+            rel = os.path.relpath(path, PACKAGE_DATA)
+            dest = os.path.join(target, rel)
+            if os.path.exists(dest):
+                kept.append(rel)
+                continue
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy2(path, dest)  # keeps the scripts' executable bits
+            copied += 1
+    print(f"slopjudge: copied {copied} file(s) of the default rule pack into {target}")
+    if kept:
+        print(f"slopjudge: left {len(kept)} existing file(s) as they were: " + ", ".join(kept[:10])
+              + (" …" if len(kept) > 10 else ""))
+    print("next: `slopjudge validate`, then `slopjudge install claude` for the agent hooks")
+    return 0
