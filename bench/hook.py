@@ -20,27 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from _common import timed
 
 SLOPJUDGE = os.path.join(os.path.dirname(sys.executable), "slopjudge")
-
-
-def timed(argv: list[str], stdin: str = "", cwd: str | None = None,
-          env: dict[str, str] | None = None
-          ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """(wall seconds, CPU seconds of the child and its descendants, result)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, input=stdin, text=True, capture_output=True, cwd=cwd, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc
 
 
 def median_ms(runs: int, argv: list[str], stdin: str = "", cwd: str | None = None,
@@ -49,7 +36,7 @@ def median_ms(runs: int, argv: list[str], stdin: str = "", cwd: str | None = Non
     """Median wall and CPU milliseconds over ``runs`` runs."""
     walls, cpus = [], []
     for _ in range(runs):
-        wall, cpu, proc = timed(argv, stdin, cwd, env)
+        wall, cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
         if proc.returncode != 0 or (expect_out is not None and proc.stdout != expect_out):
             sys.exit(f"unexpected result from {argv}: rc={proc.returncode} "
                      f"stdout={proc.stdout[:200]!r} stderr={proc.stderr[:300]!r}")

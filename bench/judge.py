@@ -41,7 +41,7 @@ Judge this change for slop.
 """
 
 # Measures its own wall with bash's clock (no extra processes), then answers.
-RUNNER = """#!/bin/bash
+RUNNER = r"""#!/bin/bash
 start=$EPOCHREALTIME
 cat > /dev/null
 sleep "$BENCH_SLEEP"
@@ -53,9 +53,13 @@ echo "$start $EPOCHREALTIME" > "$BENCH_LOG/${SLOPJUDGE_LAUNCHED_BY//\//__}.wall"
 def _diff(n: int) -> tuple[FileChange, str]:
     old = "".join(f"line {i}\n" for i in range(200))
     new = old.replace("line 7\n", f"line seven {n}\n")
-    diff = (f"diff --git a/src/mod{n}.py b/src/mod{n}.py\n--- a/src/mod{n}.py\n+++ b/src/mod{n}.py\n"
-            f"@@ -6,3 +6,3 @@\n line 6\n-line 7\n+line seven {n}\n line 8\n")
-    return FileChange(path=f"src/mod{n}.py", status="M", old_content=old, new_content=new, diff=diff), diff
+    diff = (
+        f"diff --git a/src/mod{n}.py b/src/mod{n}.py\n--- a/src/mod{n}.py\n+++ b/src/mod{n}.py\n"
+        f"@@ -6,3 +6,3 @@\n line 6\n-line 7\n+line seven {n}\n line 8\n"
+    )
+    return FileChange(
+        path=f"src/mod{n}.py", status="M", old_content=old, new_content=new, diff=diff
+    ), diff
 
 
 def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[CheckContext]:
@@ -63,7 +67,9 @@ def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[Check
     rule_dir.mkdir(parents=True)
     tpl = rule_dir / "judge.md.j2"
     tpl.write_text(TEMPLATE)
-    rule = Rule(id="bench", path=str(rule_dir / "rule.yaml"), dir=str(rule_dir), description="bench")
+    rule = Rule(
+        id="bench", path=str(rule_dir / "rule.yaml"), dir=str(rule_dir), description="bench"
+    )
     options = RunOptions(runner=runner, retry_backoff_s=0.0, rubric="Be strict.\n")
     out = []
     for n in range(count):
@@ -72,13 +78,32 @@ def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[Check
         change, diff = _diff(n)
         event = Event(kind="ci")
         payload = {
-            "event": event.to_payload(), "rule": {"id": "bench", "dir": rule.dir, "description": "bench"},
-            "check": {"id": check.id}, "workspace": workspace,
-            "changeset": {"base": "HEAD", "head": None, "commits": [], "files": [change.to_payload()], "others": []},
-            "change": diff, "additionalContext": {}, "rubric": "",
+            "event": event.to_payload(),
+            "rule": {"id": "bench", "dir": rule.dir, "description": "bench"},
+            "check": {"id": check.id},
+            "workspace": workspace,
+            "changeset": {
+                "base": "HEAD",
+                "head": None,
+                "commits": [],
+                "files": [change.to_payload()],
+                "others": [],
+            },
+            "change": diff,
+            "additionalContext": {},
+            "rubric": "",
         }
-        out.append(CheckContext(rule=rule, check=check, event=event, workspace=workspace,
-                                changeset=Changeset(files=[change]), payload=payload, options=options))
+        out.append(
+            CheckContext(
+                rule=rule,
+                check=check,
+                event=event,
+                workspace=workspace,
+                changeset=Changeset(files=[change]),
+                payload=payload,
+                options=options,
+            )
+        )
     return out
 
 
@@ -144,10 +169,18 @@ def main() -> int:
 
     waves = -(-args.checks // args.jobs)
     print(f"judge checks: {args.checks}, jobs {args.jobs}, fake runner sleeps {args.sleep:g} s")
-    print(f"wall: {wall:.3f} s (ideal {waves * args.sleep:.1f} s, budget {waves * args.sleep * 1.2:.1f} s)")
-    print(f"slopjudge time per judge call (run_judge minus the runner's own wall): "
-          f"median {statistics.median(overheads):.1f} ms, max {max(overheads):.1f} ms (budget 30 ms)")
-    print(f"baseline spawn, same run: python -c pass {py_ms:.1f} ms; fake runner without sleep {fake_ms:.1f} ms")
+    print(
+        f"wall: {wall:.3f} s "
+        f"(ideal {waves * args.sleep:.1f} s, budget {waves * args.sleep * 1.2:.1f} s)"
+    )
+    print(
+        f"slopjudge time per judge call (run_judge minus the runner's own wall): "
+        f"median {statistics.median(overheads):.1f} ms, max {max(overheads):.1f} ms (budget 30 ms)"
+    )
+    print(
+        f"baseline spawn, same run: python -c pass {py_ms:.1f} ms; "
+        f"fake runner without sleep {fake_ms:.1f} ms"
+    )
     print(f"first judge call of the process (imports, compile): {cold_ms:.1f} ms")
     return 0
 

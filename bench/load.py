@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from _common import timed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,7 +29,11 @@ def generate(root: str, count: int) -> str:
     scripts = os.path.join(rules, "scripts")
     os.makedirs(scripts)
     for i in range(count):
-        lines = [f"description: Generated rule {i} for the load benchmark", "paths: ['src/**']", "checks:"]
+        lines = [
+            f"description: Generated rule {i} for the load benchmark",
+            "paths: ['src/**']",
+            "checks:",
+        ]
         for k in range(1, 4):
             script = os.path.join(scripts, f"r{i:03d}-{k}.sh")
             with open(script, "w") as f:
@@ -52,15 +56,9 @@ ENV = dict(os.environ)
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
-def timed(argv: list[str], cwd: str) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """Wall and CPU (user + sys of the child) seconds of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=ENV)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc
+def timed_run(argv: list[str], cwd: str) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall and CPU (user + sys of the child) seconds of one run, in the bench environment."""
+    return timed(argv, cwd=cwd, env=ENV)
 
 
 def main() -> int:
@@ -73,7 +71,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="slopjudge-bench-") as root:
         generate(root, args.rules)
         ENV["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
-        timed([py, "-m", "slopjudge", "--help"], root)  # write the bytecode once
+        timed_run([py, "-m", "slopjudge", "--help"], root)  # write the bytecode once
         cache = os.path.join(root, ".slopjudge", "cache", "rules.json")
         uses_cli = os.path.isfile(os.path.join(REPO, "slopjudge", "cli.py"))
         if uses_cli:
@@ -95,20 +93,20 @@ def main() -> int:
         # Interleaved, so load from other processes hits all three alike.
         figures: dict[str, list[tuple[float, float]]] = {"base": [], "cold": [], "warm": []}
         for _ in range(args.repeat):
-            wall, cpu, _p = timed([py, "-c", "pass"], root)
+            wall, cpu, _p = timed_run([py, "-c", "pass"], root)
             figures["base"].append((wall, cpu))
             drop_cache()
-            wall, cpu, proc = timed(argv, root)
+            wall, cpu, proc = timed_run(argv, root)
             figures["cold"].append((wall, cpu))
             if proc.returncode != 0:
                 print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
                 print("bench: validate reported problems on generated rules", file=sys.stderr)
                 return 1
-            timed(argv, root)  # write the cache again (the cold run's files may be racy-new)
+            timed_run(argv, root)  # write the cache again (the cold run's files may be racy-new)
             if not os.path.isfile(cache):
                 print("bench: no rules cache was written", file=sys.stderr)
                 return 1
-            wall, cpu, proc = timed(argv, root)
+            wall, cpu, proc = timed_run(argv, root)
             figures["warm"].append((wall, cpu))
         shutil.rmtree(os.path.join(root, ".slopjudge"), ignore_errors=True)
 

@@ -87,8 +87,7 @@ def direct(repo: Path, payload: bytes) -> float:
 
     def one(folder: Path) -> int:
         return subprocess.run([str(folder / "check.sh")], input=payload, cwd=folder,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True).returncode
+                              capture_output=True, start_new_session=True).returncode
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
@@ -143,9 +142,16 @@ def main() -> None:
         print(f"  direct spawn, 2 threads {direct_s * 1000:8.1f} ms   (process baseline)")
         print(f"  overhead per check      {overhead_ms:8.2f} ms   (target <= {TARGET_MS:g} ms: "
               f"{'met' if overhead_ms <= TARGET_MS else 'NOT met'})")
-        print(json.dumps({"run_ms": round(run_s * 1000, 1), "startup_ms": round(startup_s * 1000, 1),
-                          "direct_ms": round(direct_s * 1000, 1),
-                          "overhead_ms_per_check": round(overhead_ms, 2)}))
+        print(
+            json.dumps(
+                {
+                    "run_ms": round(run_s * 1000, 1),
+                    "startup_ms": round(startup_s * 1000, 1),
+                    "direct_ms": round(direct_s * 1000, 1),
+                    "overhead_ms_per_check": round(overhead_ms, 2),
+                }
+            )
+        )
         if args.profile:
             profile(repo)
 

@@ -35,25 +35,51 @@ RULES = os.path.join(ROOT, "rules")
 
 # The baseline: what a reviewer's grep for the usual suspects would refuse.
 NAIVE = re.compile(
-    r"\bpass\s*$|NotImplemented|not implemented|TODO|\bexcept\b|catch\s*\(|\bprint\(|console\.log|breakpoint|"
-    r"debugger|\.skip|\.only|t\.Skip|noqa|type:\s*ignore|ts-ignore|eslint-disable|nolint|^\s*(#|//)\s*\w+\(|"
-    r"password|secret|api_?key|token|AKIA|PRIVATE KEY|sleep|setTimeout|Sleep\(|[\U0001F300-\U0001FAFF]",
+    r"\bpass\s*$|NotImplemented|not implemented|TODO|\bexcept\b|catch\s*\(|\bprint\(|"
+    r"console\.log|breakpoint|"
+    r"debugger|\.skip|\.only|t\.Skip|noqa|type:\s*ignore|ts-ignore|eslint-disable|nolint|"
+    r"^\s*(#|//)\s*\w+\(|"
+    r"password|secret|api_?key|token|AKIA|PRIVATE KEY|sleep|setTimeout|Sleep\(|"
+    r"[\U0001F300-\U0001FAFF]",
     re.I,
 )
 
 
 def run_cli(diff_path: str, rules: str) -> tuple[bool, list[str], str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "slopjudge", "run", "--diff", diff_path, "--dry-run", "--format", "json",
-         "--rules", rules, "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "slopjudge",
+            "run",
+            "--diff",
+            diff_path,
+            "--dry-run",
+            "--format",
+            "json",
+            "--rules",
+            rules,
+            "--no-cache",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
         return False, [], f"no JSON report (exit {proc.returncode}): {proc.stderr.strip()[:200]}"
-    fired = [c["id"] for c in report.get("checks", []) if c.get("kind") == "script" and c.get("outcome") == "refuse"]
-    errors = [f'{c["id"]}: {c.get("reason")}' for c in report.get("checks", []) if c.get("outcome") == "error"]
+    fired = [
+        c["id"]
+        for c in report.get("checks", [])
+        if c.get("kind") == "script" and c.get("outcome") == "refuse"
+    ]
+    errors = [
+        f"{c['id']}: {c.get('reason')}"
+        for c in report.get("checks", [])
+        if c.get("outcome") == "error"
+    ]
     errors += report.get("load_errors", [])
     return bool(fired), fired, "; ".join(errors)
 
@@ -69,10 +95,16 @@ def split_diff(text: str) -> list[dict[str, Any]]:
         m = re.match(r"diff --git a/(.+?) b/(.+)", chunk)
         assert m, chunk[:80]
         path = m.group(2)
-        status = "A" if "\nnew file mode" in chunk else "D" if "\ndeleted file mode" in chunk else "M"
+        status = (
+            "A" if "\nnew file mode" in chunk else "D" if "\ndeleted file mode" in chunk else "M"
+        )
         new_content = None
         if status == "A":
-            lines = [l[1:] for l in chunk.splitlines() if l.startswith("+") and not l.startswith("+++ ")]
+            lines = [
+                ln[1:]
+                for ln in chunk.splitlines()
+                if ln.startswith("+") and not ln.startswith("+++ ")
+            ]
             new_content = "\n".join(lines) + "\n"
         files.append({"path": path, "status": status, "oldPath": None, "oldContent": None,
                       "newContent": new_content, "diff": chunk, "binary": False})
@@ -93,9 +125,17 @@ def load_rules(rules: str) -> list[dict[str, Any]]:
             continue
         for c in data["checks"]:
             if "script" in c:
-                out.append({"id": name, "dir": os.path.join(rules, name), "script": c["script"],
-                            "check": c.get("id", "check-1"), "paths": data.get("paths") or [],
-                            "exclude": data.get("exclude") or [], "description": data["description"]})
+                out.append(
+                    {
+                        "id": name,
+                        "dir": os.path.join(rules, name),
+                        "script": c["script"],
+                        "check": c.get("id", "check-1"),
+                        "paths": data.get("paths") or [],
+                        "exclude": data.get("exclude") or [],
+                        "description": data["description"],
+                    }
+                )
     return out
 
 
@@ -115,16 +155,36 @@ def run_local(diff_path: str, rules: str) -> tuple[bool, list[str], str]:
         if not mine:
             continue
         payload = {
-            "event": {"kind": "ci", "tool_name": None, "tool_input": None, "session_id": None,
-                      "transcript_path": None, "cwd": None},
+            "event": {
+                "kind": "ci",
+                "tool_name": None,
+                "tool_input": None,
+                "session_id": None,
+                "transcript_path": None,
+                "cwd": None,
+            },
             "rule": {"id": rule["id"], "dir": rule["dir"], "description": rule["description"]},
-            "check": {"id": rule["check"]}, "workspace": ROOT,
-            "changeset": {"base": None, "head": None, "commits": [], "files": mine,
-                          "others": [{"path": f["path"], "status": f["status"]} for f in files if f not in mine]},
+            "check": {"id": rule["check"]},
+            "workspace": ROOT,
+            "changeset": {
+                "base": None,
+                "head": None,
+                "commits": [],
+                "files": mine,
+                "others": [
+                    {"path": f["path"], "status": f["status"]} for f in files if f not in mine
+                ],
+            },
             "change": "".join(f["diff"] for f in mine),
         }
-        proc = subprocess.run([os.path.join(rule["dir"], rule["script"])], input=json.dumps(payload),
-                              cwd=rule["dir"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [os.path.join(rule["dir"], rule["script"])],
+            input=json.dumps(payload),
+            cwd=rule["dir"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if proc.returncode == 1:
             fired.append(f'{rule["id"]}/{rule["check"]}')
         elif proc.returncode != 0:
@@ -136,13 +196,14 @@ def run_local(diff_path: str, rules: str) -> tuple[bool, list[str], str]:
 
 
 def naive_refuses(diff_text: str) -> bool:
-    return any(NAIVE.search(l[1:]) for l in diff_text.splitlines() if l.startswith("+") and not l.startswith("+++"))
+    return any(NAIVE.search(ln[1:]) for ln in diff_text.splitlines()
+               if ln.startswith("+") and not ln.startswith("+++"))
 
 
 def score(results: dict[str, bool], labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    slop = [n for n, l in labels.items() if l["label"] == "slop"]
+    slop = [n for n, lab in labels.items() if lab["label"] == "slop"]
     mech = [n for n in slop if labels[n]["mechanical"]]
-    clean = [n for n, l in labels.items() if l["label"] == "clean"]
+    clean = [n for n, lab in labels.items() if lab["label"] == "clean"]
     look = [n for n in clean if labels[n]["lookalike"]]
     tp = sum(results[n] for n in slop)
     fp = sum(results[n] for n in clean)
@@ -151,8 +212,14 @@ def score(results: dict[str, bool], labels: dict[str, dict[str, Any]]) -> dict[s
         "recall": sum(results[n] for n in mech) / len(mech) if mech else 1.0,
         "false_refusal_rate": fp / len(clean) if clean else 0.0,
         "lookalike_false_refusal_rate": sum(results[n] for n in look) / len(look) if look else 0.0,
-        "counts": {"slop": len(slop), "mechanical": len(mech), "clean": len(clean), "lookalike": len(look),
-                   "refused_slop": tp, "refused_clean": fp},
+        "counts": {
+            "slop": len(slop),
+            "mechanical": len(mech),
+            "clean": len(clean),
+            "lookalike": len(look),
+            "refused_slop": tp,
+            "refused_clean": fp,
+        },
     }
 
 
@@ -160,34 +227,45 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rules", default=RULES)
     ap.add_argument("--corpus", default=CORPUS)
-    ap.add_argument("--local", action="store_true", help="run the scripts directly instead of through the CLI")
+    ap.add_argument(
+        "--local", action="store_true", help="run the scripts directly instead of through the CLI"
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
 
-    labels: dict[str, dict[str, Any]] = json.load(open(os.path.join(args.corpus, "labels.json"), encoding="utf-8"))
+    labels: dict[str, dict[str, Any]] = json.load(
+        open(os.path.join(args.corpus, "labels.json"), encoding="utf-8")
+    )
     use_cli = not args.local and os.path.isfile(os.path.join(ROOT, "slopjudge", "cli.py"))
     runner = run_cli if use_cli else run_local
     names = sorted(labels)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outs = dict(zip(names, pool.map(lambda n: runner(os.path.join(args.corpus, n), args.rules), names)))
+        results = pool.map(lambda n: runner(os.path.join(args.corpus, n), args.rules), names)
+        outs = dict(zip(names, results, strict=True))
     errors = {n: o[2] for n, o in outs.items() if o[2]}
     pack = {n: o[0] for n, o in outs.items()}
-    naive = {n: naive_refuses(open(os.path.join(args.corpus, n), encoding="utf-8").read()) for n in names}
+    naive = {
+        n: naive_refuses(open(os.path.join(args.corpus, n), encoding="utf-8").read()) for n in names
+    }
     figures = {"pack": score(pack, labels), "baseline_naive_grep": score(naive, labels)}
 
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
-        print(f"slop corpus: {len(names)} diffs ({'slopjudge run --dry-run' if use_cli else 'scripts run directly'})")
+        how = "slopjudge run --dry-run" if use_cli else "scripts run directly"
+        print(f"slop corpus: {len(names)} diffs ({how})")
         c = figures["pack"]["counts"]
         print(f"  {c['slop']} slop ({c['mechanical']} mechanically detectable), {c['clean']} clean "
               f"({c['lookalike']} tricky look-alikes)")
         print(f"{'':24}{'precision':>10}{'recall':>9}{'false refusals':>16}{'look-alike FR':>15}")
         for key, title in (("pack", "rule pack"), ("baseline_naive_grep", "baseline: naive grep")):
             f = figures[key]
-            print(f"{title:24}{f['precision']:>10.3f}{f['recall']:>9.3f}{f['false_refusal_rate']:>15.1%} "
-                  f"{f['lookalike_false_refusal_rate']:>14.1%}")
+            print(
+                f"{title:24}{f['precision']:>10.3f}{f['recall']:>9.3f}"
+                f"{f['false_refusal_rate']:>15.1%} "
+                f"{f['lookalike_false_refusal_rate']:>14.1%}"
+            )
         print("targets: precision >= 0.900, recall >= 0.800, false refusals <= 5.0%")
         for n in names:
             lab = labels[n]
@@ -196,11 +274,19 @@ def main(argv: list[str] | None = None) -> int:
             if lab["label"] == "clean" and pack[n]:
                 print(f"  FALSE REFUSAL  {n} ({lab['category']}): {', '.join(outs[n][1])}")
             if lab["label"] == "slop" and not lab["mechanical"] and pack[n]:
-                print(f"  note  {n} ({lab['category']}, judge-only) also refused by {', '.join(outs[n][1])}")
+                print(
+                    f"  note  {n} ({lab['category']}, judge-only) "
+                    f"also refused by {', '.join(outs[n][1])}"
+                )
         for n, e in errors.items():
             print(f"  ERROR {n}: {e}")
     p = figures["pack"]
-    ok = p["precision"] >= 0.9 and p["recall"] >= 0.8 and p["false_refusal_rate"] <= 0.05 and not errors
+    ok = (
+        p["precision"] >= 0.9
+        and p["recall"] >= 0.8
+        and p["false_refusal_rate"] <= 0.05
+        and not errors
+    )
     return 0 if ok else 1
 
 

@@ -1,3 +1,5 @@
+"""``python -m slopjudge``: the same as the ``slopjudge`` command."""
+
 import sys
 
 from .cli import main

@@ -62,7 +62,7 @@ def cohens_kappa(a: list[str], b: list[str]) -> float:
     total = len(a)
     if total == 0:
         return 0.0
-    observed = sum(1 for x, y in zip(a, b) if x == y) / total
+    observed = sum(1 for x, y in zip(a, b, strict=True) if x == y) / total
     count_a, count_b = Counter(a), Counter(b)
     expected = sum(count_a[c] * count_b[c] for c in set(count_a) | set(count_b)) / (total * total)
     if expected >= 1.0:
@@ -96,7 +96,7 @@ def _matches(label: dict[str, Any], event: dict[str, Any]) -> bool:
         return False
     digest = label.get("prompt_sha256")
     if digest is not None:
-        return event.get("prompt_sha256") == digest
+        return bool(event.get("prompt_sha256") == digest)
     if rule is None or check is None:
         return False  # a label must name something
     session = label.get("session_id")
@@ -108,7 +108,7 @@ def check_label(label: Any, where: str) -> str | None:
     if not isinstance(label, dict):
         return f"{where}: a label must be a JSON object"
     if label.get("label") not in LABELS:
-        return f"{where}: \"label\" must be \"pass\" or \"refuse\", not {json.dumps(label.get('label'))}"
+        return f'{where}: "label" must be "pass" or "refuse", not {json.dumps(label.get("label"))}'
     rule, check = _rule_check(label)
     if label.get("prompt_sha256") is None and (rule is None or check is None):
         return f"{where}: a label needs \"prompt_sha256\", or \"id\", or \"rule\" and \"check\""
@@ -134,7 +134,7 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
             continue
         predicted.append(verdict(latest) or "")
         expected.append(label["label"])
-    pairs = list(zip(predicted, expected))
+    pairs = list(zip(predicted, expected, strict=True))
     n = len(pairs)
     return Agreement(
         n=n,

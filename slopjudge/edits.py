@@ -91,8 +91,8 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     cell_id = tool_input.get("cell_id")
     index: int | None = None
     if isinstance(cell_id, str) and cell_id:
-        for i, cell in enumerate(cells):
-            if isinstance(cell, dict) and cell.get("id") == cell_id:
+        for i, existing in enumerate(cells):
+            if isinstance(existing, dict) and existing.get("id") == cell_id:
                 index = i
                 break
         else:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .hookspec import CheckContext, RunOptions
 from .model import Changeset, Check, CheckResult, Event, FileChange, Rule
@@ -284,7 +285,9 @@ def save_prompt(events_file: str, digest: str, prompt: str) -> None:
 
 def load_prompt(events_file: str, digest: str) -> str | None:
     try:
-        with open(os.path.join(prompts_dir_for(events_file), f"{digest}.md"), encoding="utf-8") as fh:
+        with open(
+            os.path.join(prompts_dir_for(events_file), f"{digest}.md"), encoding="utf-8"
+        ) as fh:
             return fh.read()
     except OSError:
         return None

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Callable, Iterable
 
 from .model import Check, CheckResult
 

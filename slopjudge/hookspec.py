@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .model import Changeset, CheckResult, Event, Rule, RunReport, Check
+from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
 
 
 @dataclass

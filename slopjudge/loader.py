@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Literal
 
 from .config import display_path
 from .model import EVENT_KINDS, Check, LoadError, Rule
@@ -271,7 +272,10 @@ class _FileLoader:
         if (
             v == "minLength"
             and len(path) >= 2
-            and (path[0] == "tools" or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools")))
+            and (
+                path[0] == "tools"
+                or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
+            )
         ):
             return
         # Where: the value at `path`.
@@ -284,7 +288,7 @@ class _FileLoader:
         inst = error.instance
         if v == "type":
             expected = error.validator_value
-            names = expected if isinstance(expected, list) else [expected]
+            names: list[str] = expected if isinstance(expected, list) else [expected]
             want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
             msg = f"`{where}` must be {want}, not {_type_word(inst)}"
             if names == ["array"] and isinstance(inst, str):
@@ -306,8 +310,10 @@ class _FileLoader:
         elif v == "minLength":
             msg = f"`{where}` must not be empty"
         elif v in ("minimum", "maximum"):
-            msg = f"`{where}` must be between 0 and 1, not {inst}" if path[-1] == "min_confidence" else (
-                f"`{where}`: {error.message}"
+            msg = (
+                f"`{where}` must be between 0 and 1, not {inst}"
+                if path[-1] == "min_confidence"
+                else (f"`{where}`: {error.message}")
             )
         elif v == "pattern" and path[-1] == "id":
             msg = (
@@ -387,7 +393,9 @@ class _FileLoader:
             path=fr.path,
             dir=self.rule_dir,
             description=str(description).strip() if isinstance(description, str) else "",
-            on=[x for x in on_list if x in EVENT_KINDS] if isinstance(on, list) else list(DEFAULT_ON),
+            on=[x for x in on_list if x in EVENT_KINDS]
+            if isinstance(on, list)
+            else list(DEFAULT_ON),
             tools=strings("tools"),
             paths=strings("paths"),
             exclude=strings("exclude"),
@@ -397,7 +405,9 @@ class _FileLoader:
             doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
         )
 
-    def _tool_items(self, node: Any, key: str, items: list[Any], *, deny: bool, label: str = "") -> list[str]:
+    def _tool_items(
+        self, node: Any, key: str, items: list[Any], *, deny: bool, label: str = ""
+    ) -> list[str]:
         from .toolrules import denies_verdict_write, tool_rule_problem
 
         label = label or key
@@ -449,7 +459,7 @@ class _FileLoader:
             )
         elif not has_script and not has_judge:
             fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
-        kind = "script" if has_script else "judge"
+        kind: Literal["script", "judge"] = "script" if has_script else "judge"
         if has_script and not has_judge:
             for key in JUDGE_ONLY:
                 if key in item:
@@ -478,7 +488,7 @@ class _FileLoader:
         check = Check(
             id=check_id,
             rule=fr.id,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             timeout=timeout,
             line=_item_pos(seq, index)[0],
             col=_item_pos(seq, index)[1],
@@ -563,7 +573,7 @@ class _FileLoader:
 
     def _validate_template(self, path: str) -> None:
         try:
-            from .templates import validate_template  # type: ignore[attr-defined]
+            from .templates import validate_template
         except ImportError:
             return
         try:
@@ -721,7 +731,7 @@ def _link(loaded: list[_FileRule]) -> None:
         for fr in loaded:
             if fr.id in failed:
                 continue
-            for (src, dst), (efr, need) in edge_need.items():
+            for (_src, dst), (efr, need) in edge_need.items():
                 if efr is fr and dst.split("/", 1)[0] in failed:
                     dep = dst.split("/", 1)[0]
                     fr.err(
@@ -771,7 +781,9 @@ def load_rules(
         for fr in loaded:
             errors.extend(fr.errors)
         errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
-        return LoadResult(rules=[], errors=errors, files=[p for _, p in found], watched=sorted(watched))
+        return LoadResult(
+            rules=[], errors=errors, files=[p for _, p in found], watched=sorted(watched)
+        )
     rules = []
     for fr in loaded:
         errors.extend(fr.errors)

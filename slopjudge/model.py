@@ -195,7 +195,9 @@ class RunReport:
         }
 
 
-def overall_outcome(checks: list[CheckResult], load_errors: list[LoadError]) -> str:
+def overall_outcome(
+    checks: list[CheckResult], load_errors: list[LoadError]
+) -> Literal["pass", "refuse", "error"]:
     """error beats refuse beats pass; load errors make the run an error."""
     if load_errors or any(c.outcome == "error" for c in checks):
         return "error"

@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from typing import IO
 
 KILL_GRACE_S = 2.0
 
@@ -117,9 +118,9 @@ def _collect(
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
 
-    def _drain(stream: object, sink: list[bytes]) -> None:
+    def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
         size = 0
-        read = getattr(stream, "read")
+        read = stream.read
         while True:
             chunk = read(65536)
             if not chunk:

@@ -27,14 +27,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .model import CheckResult
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def event_record(
@@ -64,7 +64,9 @@ def event_record(
         "runner": result.runner,
         "model": result.model,
         "prompt_sha256": result.prompt_sha256,
-        "template_sha256": template_sha256 if template_sha256 is not None else result.template_sha256,
+        "template_sha256": template_sha256
+        if template_sha256 is not None
+        else result.template_sha256,
         "cache_hit": result.cache_hit,
         "confidence": result.confidence,
         "tokens": result.tokens,

@@ -14,6 +14,7 @@ Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -95,8 +96,8 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     }
 
 
-def _fields(cls: type) -> list[str]:
-    return list(cls.__dataclass_fields__)
+def _fields(cls: type[Rule] | type[Check]) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
 
 
 def _encode_rule(rule: Rule) -> list[Any]:
@@ -107,9 +108,9 @@ def _encode_rule(rule: Rule) -> list[Any]:
 
 
 def _decode_rule(names: list[str], row: list[Any]) -> Rule:
-    rule = Rule(**dict(zip(names, row)))  # by name: `checks` is not the last field
-    rule.checks = [Check(*c) for c in rule.checks]  # type: ignore[arg-type]
-    return rule
+    values = dict(zip(names, row, strict=False))  # by name: `checks` is not the last field
+    checks = [Check(*c) for c in values.pop("checks")]
+    return Rule(**values, checks=checks)
 
 
 def _decode(data: dict[str, Any]) -> LoadResult:

@@ -1,4 +1,7 @@
-"""Find and read slopjudge's JSON Schemas (``schemas/`` in a checkout, package data when installed)."""
+"""Find and read slopjudge's JSON Schemas.
+
+They live in ``schemas/`` in a checkout and in the package data when installed.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ def schema_path(name: str) -> str:
     raise FileNotFoundError(f"{name} is missing from this slopjudge install")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     with open(schema_path(name), encoding="utf-8") as fh:
-        return json.load(fh)
+        schema: dict[str, Any] = json.load(fh)
+    return schema

@@ -26,7 +26,8 @@ from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from .model import LoadError
@@ -108,7 +109,9 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _locate(path: str, rule_dir: str, template_dirs: list[str]) -> tuple[ImmutableSandboxedEnvironment, str]:
+def _locate(
+    path: str, rule_dir: str, template_dirs: list[str]
+) -> tuple[ImmutableSandboxedEnvironment, str]:
     """The environment for a rule and the loader name of ``path`` inside it."""
     target = os.path.abspath(path)
     search = [os.path.abspath(rule_dir), *(os.path.abspath(d) for d in template_dirs)]
@@ -159,7 +162,11 @@ class _Anything:
 
     def __getattr__(self, name: str) -> Any:
         # Jinja and the sandbox probe these: they must read as absent.
-        if name.startswith("_") or name.startswith("jinja") or name in ("unsafe_callable", "alters_data"):
+        if (
+            name.startswith("_")
+            or name.startswith("jinja")
+            or name in ("unsafe_callable", "alters_data")
+        ):
             raise AttributeError(name)
         return _Anything()
 
@@ -197,7 +204,7 @@ class _Anything:
     __le__ = __gt__ = __ge__ = __lt__
 
 
-class _AnyMapping(dict):  # type: ignore[type-arg]
+class _AnyMapping(dict[str, Any]):
     """A mapping where every key exists: ``additionalContext.<anything>`` loads."""
 
     def __missing__(self, key: Any) -> Any:
@@ -286,13 +293,16 @@ def _static_problems(
     if name in seen:
         return []
     seen.add(name)
-    source, filename, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+    assert env.loader is not None  # the environments made here always have a loader
+    source, filename, _ = env.loader.get_source(env, name)
     where = filename or name
     ast = env.parse(source, name, filename)
     problems: list[LoadError] = []
     # Unknown filters and tests, even in branches a render would not reach.
     for node in ast.find_all((nodes.Filter, nodes.Test)):
-        kind, table = ("filter", env.filters) if isinstance(node, nodes.Filter) else ("test", env.tests)
+        kind, table = (
+            ("filter", env.filters) if isinstance(node, nodes.Filter) else ("test", env.tests)
+        )
         if node.name not in table:
             problems.append(LoadError(where, node.lineno, 1, f"unknown {kind} {node.name!r}"))
     if problems:
@@ -310,13 +320,19 @@ def _static_problems(
             LoadError(where, line, 1, f"unknown variable {var!r}{tip}; the judge context has "
                       + ", ".join(CONTEXT_KEYS))
         )
-    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        attr = node.attr if isinstance(node, nodes.Getattr) else (
-            node.arg.value if isinstance(node.arg, nodes.Const) else None
+    for access in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        attr = (
+            access.attr
+            if isinstance(access, nodes.Getattr)
+            else (
+                access.arg.value
+                if isinstance(access, nodes.Getitem) and isinstance(access.arg, nodes.Const)
+                else None
+            )
         )
         if isinstance(attr, str) and attr.startswith("_"):
             problems.append(
-                LoadError(where, node.lineno, 1,
+                LoadError(where, access.lineno, 1,
                           f"sandbox: access to {attr!r} is not allowed in a template")
             )
     for ref in meta.find_referenced_templates(ast):
@@ -325,10 +341,20 @@ def _static_problems(
         try:
             problems.extend(_static_problems(env, ref, seen))
         except jinja2.TemplateNotFound:
-            line = next((n.lineno for n in ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))), 1)
+            line = next(
+                (
+                    n.lineno
+                    for n in ast.find_all(
+                        (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+                    )
+                ),
+                1,
+            )
             problems.append(LoadError(where, line, 1, f"template not found: {ref}"))
         except jinja2.TemplateSyntaxError as exc:
-            problems.append(LoadError(exc.filename or ref, exc.lineno or 1, 1, exc.message or str(exc)))
+            problems.append(
+                LoadError(exc.filename or ref, exc.lineno or 1, 1, exc.message or str(exc))
+            )
     return problems
 
 

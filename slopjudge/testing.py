@@ -54,7 +54,7 @@ class TestReport:
 
 def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
     """(rule id, case name, case folder) for every case.yaml under ``cases_dir``."""
-    found = []
+    found: list[tuple[str, str, str]] = []
     if not os.path.isdir(cases_dir):
         return found
     for rule_id in sorted(os.listdir(cases_dir)):
@@ -86,18 +86,18 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"{shown}:1:1: {exc}"]
     schema = _case_schema()
-    problems = []
+    problems: list[str] = []
     for err in sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str):
-        path = list(err.absolute_path)
+        key_path = list(err.absolute_path)
         at_key = False
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             # Point at the first unknown key, not at the mapping that holds it.
             known = set(err.schema.get("properties") or {})
             extra = [k for k in err.instance if k not in known]
             if extra:
-                path.append(extra[0])
+                key_path.append(extra[0])
                 at_key = True
-        line, col = _position(data, path, at_key=at_key)
+        line, col = _position(data, key_path, at_key=at_key)
         where = ".".join(str(p) for p in err.absolute_path) or "case"
         problems.append(f"{shown}:{line}:{col}: {where}: {err.message}")
     if problems:
@@ -236,7 +236,9 @@ def run_case(
         try:
             event, changeset = _event_and_changeset(case, folder, rule, workspace)
         except (OSError, ValueError) as exc:
-            return failed(expected, [f"{os.path.relpath(folder)}: cannot read the case input: {exc}"])
+            return failed(
+                expected, [f"{os.path.relpath(folder)}: cannot read the case input: {exc}"]
+            )
         case_options = RunOptions(
             jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
             judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
@@ -260,7 +262,9 @@ def run_case(
             if not os.path.exists(seen):
                 problems.append(f"judges: the stub for {full} was never used")
                 continue
-            needle = (stubs.get(full) or stubs.get(full.split("/", 1)[1]) or {}).get("prompt_contains")
+            needle = (stubs.get(full) or stubs.get(full.split("/", 1)[1]) or {}).get(
+                "prompt_contains"
+            )
             if needle:
                 with open(seen, encoding="utf-8", errors="replace") as fh:
                     prompt = fh.read()

@@ -105,7 +105,7 @@ def command_matches(glob: str, command: str) -> bool:
     """Whether ``glob`` matches the command or one of its simple commands."""
     globs = _command_globs(glob)
     candidates = [" ".join(command.split())]
-    for raw, argv in zip(split_commands(command), bash_segments(command)):
+    for raw, argv in zip(split_commands(command), bash_segments(command), strict=False):
         candidates.append(" ".join(raw.split()))
         words = _strip_assignments(argv)
         if words:

@@ -60,6 +60,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
     },
 }
 
+# The JSON shape line runs long: the text is part of every prompt and its digest, so it stays whole.
 _INSTRUCTION = """\
 
 
@@ -84,7 +85,7 @@ shape:
   what is wrong and how to fix it.
 {conf_rule}- "findings" is optional: one entry per problem, with the file path and line
   number where you can point to one.
-"""
+"""  # noqa: E501
 
 _CONF_SHAPE = ', "confidence": 0.0 to 1.0'
 _CONF_RULE = (
@@ -155,7 +156,7 @@ def _describe(error: Any) -> str:
 
 
 def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
-    """Read an answer: ``(verdict, "")`` when it is one schema-valid object, else ``(None, why)``."""
+    """Read an answer: ``(verdict, "")`` for one schema-valid object, else ``(None, why)``."""
     body = text.lstrip("\ufeff").strip()
     body = _strip_fence(body)
     if not body:
@@ -168,7 +169,10 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     except _Reject as exc:
         return None, f"the answer is not a usable JSON object: {exc}"
     except json.JSONDecodeError as exc:
-        return None, f"the answer is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return (
+            None,
+            f"the answer is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        )
     except (ValueError, RecursionError) as exc:
         return None, f"the answer is not valid JSON: {exc}"
     rest = body[end:].strip()

@@ -33,7 +33,9 @@ def pinned_version() -> str:
 
 def _platform_package() -> str:
     machine = platform.machine().lower()
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        machine, machine
+    )
     system = platform.system().lower()
     return f"@anthropic-ai/claude-code-{system}-{arch}"
 

@@ -111,8 +111,9 @@ import itertools
 import json
 import os
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Script = Callable[[dict[str, Any], int], list[dict[str, Any]]]
 
@@ -250,7 +251,7 @@ class FakeMessagesAPI:
         self.url = ""
 
     # -- lifecycle ---------------------------------------------------------
-    def __enter__(self) -> "FakeMessagesAPI":
+    def __enter__(self) -> FakeMessagesAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -377,8 +378,12 @@ class FakeMessagesAPI:
 
 
 def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    start = dict(message, content=[], stop_reason=None, usage={"input_tokens": 10, "output_tokens": 1})
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    start = dict(
+        message, content=[], stop_reason=None, usage={"input_tokens": 10, "output_tokens": 1}
+    )
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
     for i, block in enumerate(message["content"]):
         if block.get("type") == "tool_use":
             head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
@@ -386,8 +391,15 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         else:
             head = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": str(block.get("text", ""))}
-        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": head}))
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": head},
+            )
+        )
+        events.append(
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
     events.append(
         (

@@ -24,7 +24,9 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
-def make_repo(path: Path, files: dict[str, str] | None = None, *, ignore_state: bool = True) -> Path:
+def make_repo(
+    path: Path, files: dict[str, str] | None = None, *, ignore_state: bool = True
+) -> Path:
     """A git repo with one commit holding ``files`` (and a .gitignore for slopjudge's state)."""
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
@@ -73,7 +75,7 @@ def py(body: str) -> str:
 def write_rule(
     rules_dir: Path, rule_id: str, rule_yaml: str, files: dict[str, str] | None = None
 ) -> Path:
-    """``rules/<id>/rule.yaml`` plus files beside it; files ending in .sh/.py are made executable."""
+    """``rules/<id>/rule.yaml`` plus files beside it; .sh and .py files are made executable."""
     folder = rules_dir / rule_id
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "rule.yaml").write_text(rule_yaml.strip("\n") + "\n", encoding="utf-8")
@@ -89,8 +91,10 @@ def script_rule(rules_dir: Path, rule_id: str, body: str, **fields: Any) -> Path
     """A rule with one script check ``check`` running the sh ``body``."""
     extra = "".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items())
     return write_rule(
-        rules_dir, rule_id,
-        f"description: {rule_id} test rule\n{extra}checks:\n  - id: check\n    script: ./check.sh\n",
+        rules_dir,
+        rule_id,
+        f"description: {rule_id} test rule\n{extra}"
+        "checks:\n  - id: check\n    script: ./check.sh\n",
         {"check.sh": sh(body)},
     )
 
@@ -122,12 +126,16 @@ def sj_popen(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subpro
     )
 
 
-def run_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+def run_json(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
     res = sj("run", "--format", "json", *args, cwd=cwd, env=env)
     try:
         return res.returncode, json.loads(res.stdout)
     except ValueError as exc:
-        raise AssertionError(f"not JSON (rc {res.returncode}): {res.stdout!r} {res.stderr!r}") from exc
+        raise AssertionError(
+            f"not JSON (rc {res.returncode}): {res.stdout!r} {res.stderr!r}"
+        ) from exc
 
 
 def by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -193,7 +201,7 @@ def read_pids(folder: Path) -> list[int]:
 
 def fake_runner(path: Path, *, passed: bool = True, calls: Path | None = None,
                 exit_code: int = 0, reasoning: str = "ok") -> Path:
-    """A judge runner per SPEC §5: reads the prompt, appends one line to ``calls``, prints a verdict."""
+    """A judge runner (SPEC §5): reads the prompt, appends a line to ``calls``, prints a verdict."""
     count = f'echo call >> "{calls}"\n' if calls else ""
     verdict = json.dumps({"pass": passed, "reasoning": reasoning})
     if exit_code == 0:

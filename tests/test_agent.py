@@ -22,11 +22,8 @@ import pytest
 
 from slopjudge.runner import failure
 from slopjudge.runner.agent import UsageError, split_rules
-from slopjudge.runner.harness_claude import (
-    ISOLATION_SETTINGS,
-    ClaudeHarness,
-    ModelSetError,
-)
+from slopjudge.runner.harness import ModelSetError
+from slopjudge.runner.harness_claude import ISOLATION_SETTINGS, ClaudeHarness
 from slopjudge.runner.harness_codex import CodexHarness
 
 FAKE = r'''#!{python}

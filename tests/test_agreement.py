@@ -31,7 +31,14 @@ def test_kappa_hand_computed() -> None:
     # 50 items: both pass 20, a pass/b refuse 5, a refuse/b pass 10, both refuse 15.
     # po = 35/50 = 0.7; pa(pass) = 0.5, pb(pass) = 0.6; pe = 0.5*0.6 + 0.5*0.4 = 0.5;
     # kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4
-    a, b = _pairs({("pass", "pass"): 20, ("pass", "refuse"): 5, ("refuse", "pass"): 10, ("refuse", "refuse"): 15})
+    a, b = _pairs(
+        {
+            ("pass", "pass"): 20,
+            ("pass", "refuse"): 5,
+            ("refuse", "pass"): 10,
+            ("refuse", "refuse"): 15,
+        }
+    )
     assert cohens_kappa(a, b) == pytest.approx(0.4)
     # 100 items: po = 0.85; pa(pass) = 0.60, pb(pass) = 0.45; pe = 0.6*0.45 + 0.4*0.55 = 0.49;
     # kappa = (0.85 - 0.49) / 0.51 = 0.70588...
@@ -43,7 +50,10 @@ def test_kappa_perfect_chance_and_worse() -> None:
     a, b = _pairs({("pass", "pass"): 7, ("refuse", "refuse"): 3})
     assert cohens_kappa(a, b) == 1.0
     # Agreement exactly at chance level.
-    assert cohens_kappa(["pass", "pass", "refuse", "refuse"], ["pass", "refuse", "pass", "refuse"]) == 0.0
+    assert (
+        cohens_kappa(["pass", "pass", "refuse", "refuse"], ["pass", "refuse", "pass", "refuse"])
+        == 0.0
+    )
     # Systematic disagreement.
     assert cohens_kappa(["pass", "refuse"], ["refuse", "pass"]) == -1.0
 
@@ -61,7 +71,12 @@ def test_kappa_edge_cases_never_divide_by_zero() -> None:
         cohens_kappa(["pass"] * 3, ["pass"] * 2)
 
 
-@given(st.lists(st.tuples(st.sampled_from(["pass", "refuse"]), st.sampled_from(["pass", "refuse"])), max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["pass", "refuse"]), st.sampled_from(["pass", "refuse"])),
+        max_size=60,
+    )
+)
 def test_kappa_is_bounded_and_symmetric(pairs: list[tuple[str, str]]) -> None:
     a = [x for x, _ in pairs]
     b = [y for _, y in pairs]
@@ -76,22 +91,35 @@ def test_kappa_is_bounded_and_symmetric(pairs: list[tuple[str, str]]) -> None:
 
 def ev(rule: str, check: str, outcome: str, digest: str | None = None, session: str | None = None,
        **extra: object) -> dict:
-    return {"time": "2025-01-01T00:00:00.000Z", "event": "ci", "id": f"{rule}/{check}", "rule": rule,
-            "check": check, "kind": "judge", "outcome": outcome, "reason": f"{outcome} because",
-            "prompt_sha256": digest, "session_id": session, "model": "size-md", **extra}
+    return {
+        "time": "2025-01-01T00:00:00.000Z",
+        "event": "ci",
+        "id": f"{rule}/{check}",
+        "rule": rule,
+        "check": check,
+        "kind": "judge",
+        "outcome": outcome,
+        "reason": f"{outcome} because",
+        "prompt_sha256": digest,
+        "session_id": session,
+        "model": "size-md",
+        **extra,
+    }
 
 
 def test_agreement_counts_against_labels() -> None:
     events = [
         ev("docs", "readme", "refuse", "p1"),
-        ev("docs", "readme", "pass", "p1"),          # later verdict for the same prompt wins
-        ev("docs", "readme", "refuse", "p2"),        # false refusal (label pass)
-        ev("docs", "readme", "error", "p3"),         # not a verdict
-        ev("docs", "readme", "pass", "p4"),          # false pass (label refuse)
-        ev("style", "tone", "would_refuse", "p5"),   # a shadow refusal is a refusal
+        ev("docs", "readme", "pass", "p1"),  # later verdict for the same prompt wins
+        ev("docs", "readme", "refuse", "p2"),  # false refusal (label pass)
+        ev("docs", "readme", "error", "p3"),  # not a verdict
+        ev("docs", "readme", "pass", "p4"),  # false pass (label refuse)
+        ev("style", "tone", "would_refuse", "p5"),  # a shadow refusal is a refusal
         ev("style", "tone", "pass", None, "s1"),
         ev("style", "tone", "refuse", None, "s2"),
-        ev("style", "tone", "skipped", None, "s2"),  # not a verdict: s2's latest verdict stays refuse
+        ev(
+            "style", "tone", "skipped", None, "s2"
+        ),  # not a verdict: s2's latest verdict stays refuse
     ]
     labels = [
         {"prompt_sha256": "p1", "label": "pass"},
@@ -99,16 +127,31 @@ def test_agreement_counts_against_labels() -> None:
         {"prompt_sha256": "p3", "label": "refuse"},  # only an error recorded: missing
         {"prompt_sha256": "p4", "label": "refuse"},
         {"prompt_sha256": "p5", "label": "refuse", "rule": "style", "check": "tone"},
-        {"prompt_sha256": "p5", "label": "refuse", "id": "docs/readme"},  # digest from another check: missing
+        {
+            "prompt_sha256": "p5",
+            "label": "refuse",
+            "id": "docs/readme",
+        },  # digest from another check: missing
         {"rule": "style", "check": "tone", "session_id": "s1", "label": "pass"},
         {"id": "style/tone", "session_id": "s2", "label": "refuse"},
         {"id": "nope/none", "label": "pass"},
     ]
     result = agreement(events, labels)
-    assert result == Agreement(n=6, accuracy=pytest.approx(4 / 6), kappa=pytest.approx(cohens_kappa(
-        ["pass", "refuse", "pass", "refuse", "pass", "refuse"],
-        ["pass", "pass", "refuse", "refuse", "pass", "refuse"])), false_refusals=1, false_passes=1, missing=3,
-        true_passes=2, true_refusals=2)
+    assert result == Agreement(
+        n=6,
+        accuracy=pytest.approx(4 / 6),
+        kappa=pytest.approx(
+            cohens_kappa(
+                ["pass", "refuse", "pass", "refuse", "pass", "refuse"],
+                ["pass", "pass", "refuse", "refuse", "pass", "refuse"],
+            )
+        ),
+        false_refusals=1,
+        false_passes=1,
+        missing=3,
+        true_passes=2,
+        true_refusals=2,
+    )
     # 2x2 by hand: TP(pass)=2, FP=1, FR=1, TR=2 -> po = 4/6, pe = 0.5 -> kappa = 1/3
     assert result.kappa == pytest.approx(1 / 3)
 
@@ -136,7 +179,9 @@ def test_agreement_refuses_unusable_labels(label: dict, message: str) -> None:
 
 def test_read_labels_names_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
-    path.write_text('{"id": "a/b", "label": "pass"}\n\nnot json\n{"id": "a/b", "label": "PASS"}\n[]\n')
+    path.write_text(
+        '{"id": "a/b", "label": "pass"}\n\nnot json\n{"id": "a/b", "label": "PASS"}\n[]\n'
+    )
     labels, problems = read_labels(str(path))
     assert labels == [{"id": "a/b", "label": "pass"}]
     assert problems == [
@@ -183,11 +228,19 @@ def _log(tmp_path: Path) -> Path:
     return path
 
 
-def _cli(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *argv: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k != "SLOPJUDGE_EVENTS_FILE"}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "slopjudge", "report", *argv], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "slopjudge", "report", *argv],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_report_events_text_and_json(tmp_path: Path) -> None:
@@ -199,7 +252,9 @@ def test_report_events_text_and_json(tmp_path: Path) -> None:
     row = next(line for line in done.stdout.splitlines() if line.startswith("docs/readme"))
     assert row.split()[:4] == ["docs/readme", "2", "1", "1"]  # runs, pass, refuse
     assert "last 2 events:" in done.stdout
-    data = json.loads(_cli("events", "--format", "json", "--events", str(path), cwd=tmp_path).stdout)
+    data = json.loads(
+        _cli("events", "--format", "json", "--events", str(path), cwd=tmp_path).stdout
+    )
     readme = next(c for c in data["checks"] if c["id"] == "docs/readme")
     assert readme == {"id": "docs/readme", "runs": 2, "outcomes": {"pass": 1, "refuse": 1},
                       "mean_duration_ms": 200, "cache_hits": 1, "tokens": 30, "cost": 0.75}
@@ -212,8 +267,10 @@ def test_report_default_events_file_and_missing_log(tmp_path: Path) -> None:
     sub.mkdir()
     missing = _cli(cwd=sub)
     assert missing.returncode == 2
-    assert missing.stderr.strip() == (f"slopjudge: {tmp_path}/.slopjudge/events.jsonl: no event log yet "
-                                      "(runs record one; set --events FILE)")
+    assert missing.stderr.strip() == (
+        f"slopjudge: {tmp_path}/.slopjudge/events.jsonl: no event log yet "
+        "(runs record one; set --events FILE)"
+    )
     append_events(str(tmp_path / ".slopjudge" / "events.jsonl"), [ev("a", "b", "pass")])
     assert "1 events" in _cli(cwd=sub).stdout  # `report` alone means `report events`
     other = tmp_path / "elsewhere.jsonl"
@@ -224,20 +281,39 @@ def test_report_default_events_file_and_missing_log(tmp_path: Path) -> None:
 def test_report_agreement(tmp_path: Path) -> None:
     path = _log(tmp_path)
     labels = tmp_path / "labels.jsonl"
-    labels.write_text('{"prompt_sha256": "p1", "label": "pass"}\n{"id": "docs/links", "label": "pass"}\n')
+    labels.write_text(
+        '{"prompt_sha256": "p1", "label": "pass"}\n{"id": "docs/links", "label": "pass"}\n'
+    )
     done = _cli("agreement", "--labels", str(labels), "--events", str(path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "2 labels, 1 matched a recorded verdict, 1 with none" in done.stdout
     assert "false refusals  1" in done.stdout
-    data = json.loads(_cli("--events", str(path), "--format", "json", "agreement", "--labels", str(labels),
-                           cwd=tmp_path).stdout)
-    assert (data["n"], data["false_refusals"], data["false_passes"], data["missing"]) == (1, 1, 0, 1)
+    data = json.loads(
+        _cli(
+            "--events",
+            str(path),
+            "--format",
+            "json",
+            "agreement",
+            "--labels",
+            str(labels),
+            cwd=tmp_path,
+        ).stdout
+    )
+    assert (data["n"], data["false_refusals"], data["false_passes"], data["missing"]) == (
+        1,
+        1,
+        0,
+        1,
+    )
 
     labels.write_text('{"prompt_sha256": "p1", "label": "ok"}\n')
     bad = _cli("agreement", "--labels", str(labels), "--events", str(path), cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert f'{labels}:1: "label" must be "pass" or "refuse", not "ok"' in bad.stderr
-    gone = _cli("agreement", "--labels", str(tmp_path / "none.jsonl"), "--events", str(path), cwd=tmp_path)
+    gone = _cli(
+        "agreement", "--labels", str(tmp_path / "none.jsonl"), "--events", str(path), cwd=tmp_path
+    )
     assert gone.returncode == 2 and "cannot read labels" in gone.stderr
 
 
@@ -251,4 +327,6 @@ def test_report_flips(tmp_path: Path) -> None:
     assert [f["id"] for f in data["flips"]] == ["docs/readme"]
     calm = tmp_path / "calm.jsonl"
     append_events(str(calm), [ev("a", "b", "pass", "p"), ev("a", "b", "pass", "p")])
-    assert "no check changed its verdict" in _cli("flips", "--events", str(calm), cwd=tmp_path).stdout
+    assert (
+        "no check changed its verdict" in _cli("flips", "--events", str(calm), cwd=tmp_path).stdout
+    )

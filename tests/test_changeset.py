@@ -609,13 +609,23 @@ def test_proposed_edit(tmp_path: Path) -> None:
     assert (f.added, f.removed) == (2, 2)
     # The synthesized diff reads back, and git can apply it.
     back = cs.from_diff(f.diff.encode()).files[0]
-    assert (back.path, back.new_content, back.added, back.removed) == ("a.txt", "one\n2\nthree", 2, 2)
+    assert (back.path, back.new_content, back.added, back.removed) == (
+        "a.txt",
+        "one\n2\nthree",
+        2,
+        2,
+    )
     init(ws)
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
 
     c = cs.from_proposed_edit(str(ws), str(ws / "sub dir" / "new.py"), "x\r\ny\r\n")
     f = c.files[0]
-    assert (f.path, f.status, f.old_content, f.new_content) == ("sub dir/new.py", "A", None, "x\r\ny\r\n")
+    assert (f.path, f.status, f.old_content, f.new_content) == (
+        "sub dir/new.py",
+        "A",
+        None,
+        "x\r\ny\r\n",
+    )
     assert f.diff.startswith("diff --git a/sub dir/new.py b/sub dir/new.py\nnew file mode 100644\n"
                              "--- /dev/null\n+++ b/sub dir/new.py\t\n@@ -0,0 +1,2 @@\n+x\r\n")
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
@@ -641,7 +651,9 @@ TEXT = st.lists(LINE, max_size=12).map("\n".join) | st.lists(LINE, max_size=12).
     lambda ls: "".join(x + "\n" for x in ls))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(old=TEXT, new=TEXT)
 def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> None:
     ws = tmp_path / "prop"
@@ -670,26 +682,46 @@ def test_proposed_edit_on_binary(tmp_path: Path) -> None:
 
 
 def test_split() -> None:
-    files = [FileChange(path=p, status=s, old_path=o) for p, s, o in [
-        ("src/a.py", "M", None), ("src/deep/b.py", "A", None), ("docs/x.md", "M", None),
-        ("tests/test_a.py", "M", None), ("lib/moved.py", "R", "src/moved.py"), ("README.md", "D", None),
-    ]]
+    files = [
+        FileChange(path=p, status=s, old_path=o)
+        for p, s, o in [
+            ("src/a.py", "M", None),
+            ("src/deep/b.py", "A", None),
+            ("docs/x.md", "M", None),
+            ("tests/test_a.py", "M", None),
+            ("lib/moved.py", "R", "src/moved.py"),
+            ("README.md", "D", None),
+        ]
+    ]
     c = Changeset(files=files)
     admitted, others = cs.split(c, ["src/**/*.py"], ["**/test_*.py"])
     assert [f.path for f in admitted] == ["src/a.py", "src/deep/b.py", "lib/moved.py"]
-    assert others == [{"path": "docs/x.md", "status": "M"}, {"path": "tests/test_a.py", "status": "M"},
-                      {"path": "README.md", "status": "D"}]
+    assert others == [
+        {"path": "docs/x.md", "status": "M"},
+        {"path": "tests/test_a.py", "status": "M"},
+        {"path": "README.md", "status": "D"},
+    ]
     admitted, others = cs.split(c, [], ["*.md"])
-    assert [f.path for f in admitted] == ["src/a.py", "src/deep/b.py", "tests/test_a.py", "lib/moved.py"]
+    assert [f.path for f in admitted] == [
+        "src/a.py",
+        "src/deep/b.py",
+        "tests/test_a.py",
+        "lib/moved.py",
+    ]
     admitted, _ = cs.split(c, ["*.md"], [])
     assert [f.path for f in admitted] == ["docs/x.md", "README.md"]
-    assert cs.split(c, ["nothing/**"], []) == ([], [{"path": f.path, "status": f.status} for f in files])
+    assert cs.split(c, ["nothing/**"], []) == (
+        [],
+        [{"path": f.path, "status": f.status} for f in files],
+    )
 
 
 def test_unified_diff_concatenates() -> None:
     a = FileChange(path="a", status="M", diff="diff --git a/a b/a\n")
     b = FileChange(path="b", status="M", diff="")
-    c = FileChange(path="c", status="M", diff="diff --git a/c b/c\nold mode 100644\nnew mode 100755")
+    c = FileChange(
+        path="c", status="M", diff="diff --git a/c b/c\nold mode 100644\nnew mode 100755"
+    )
     assert cs.unified_diff([a, b, c]) == (
         "diff --git a/a b/a\ndiff --git a/c b/c\nold mode 100644\nnew mode 100755\n")
 

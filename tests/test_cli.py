@@ -10,8 +10,21 @@ import jsonschema
 import pytest
 
 from tests.helpers import (
-    REPO_ROOT, by_id, commit_all, executable, fake_runner, git, make_repo, py, read_jsonl,
-    run_json, script_rule, sh, sj, write_files, write_rule,
+    REPO_ROOT,
+    by_id,
+    commit_all,
+    executable,
+    fake_runner,
+    git,
+    make_repo,
+    py,
+    read_jsonl,
+    run_json,
+    script_rule,
+    sh,
+    sj,
+    write_files,
+    write_rule,
 )
 
 # A script that refuses and names, as its reason, the files it was given.
@@ -31,8 +44,15 @@ TEMPLATE = """Review this change for slop.
 """
 
 
-def lister_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
-    repo = make_repo(tmp_path / "repo", files or {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+def lister_repo(
+    tmp_path: Path, files: dict[str, str] | None = None, *, ignore_state: bool = True
+) -> Path:
+    """A repo whose one rule prints the files its check sees."""
+    repo = make_repo(
+        tmp_path / "repo",
+        files or {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"},
+        ignore_state=ignore_state,
+    )
     write_rule(repo / "rules", "lister", """
 description: names the files it sees
 checks:
@@ -93,7 +113,9 @@ def test_load_error_in_rules_folder_exits_two_and_others_still_run(tmp_path: Pat
     code, report = run_json(cwd=repo)
     assert code == 2
     assert report["outcome"] == "error"
-    assert report["load_errors"] and all(e.startswith("rules/broken.yaml:") for e in report["load_errors"])
+    assert report["load_errors"] and all(
+        e.startswith("rules/broken.yaml:") for e in report["load_errors"]
+    )
     assert by_id(report)["fine/check"]["outcome"] == "pass"
     # Naming only the healthy rule leaves the broken file out of the verdict.
     code, report = run_json("--rule", "fine", cwd=repo)
@@ -114,9 +136,13 @@ def test_no_rules_folder_is_a_usage_error(tmp_path: Path) -> None:
 def test_json_report_validates_against_schema(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"src/a.py": "a\n", "README.md": "r\n"})
     script_rule(repo / "rules", "pass-rule", "exit 0")
-    script_rule(repo / "rules", "refuse-rule", """
+    script_rule(
+        repo / "rules",
+        "refuse-rule",
+        """
 echo '{"reason": "bad", "findings": [{"path": "src/a.py", "line": 1, "message": "m"}, {"message": "no place"}]}'
-exit 1""")
+exit 1""",  # noqa: E501 (one JSON line, as a script prints it)
+    )
     script_rule(repo / "rules", "py-only", "exit 1", paths=["**/*.rs"])
     write_rule(repo / "rules", "chain", """
 description: a skipped check
@@ -179,14 +205,7 @@ def test_working_tree_sees_a_same_size_edit_made_right_after_commit(tmp_path: Pa
 def test_slopjudge_state_is_never_part_of_the_change(tmp_path: Path) -> None:
     """The event log, rules cache and verdict cache are slopjudge's, not the change's,
     even in a repository that does not list .slopjudge/ in its .gitignore."""
-    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, ignore_state=False)
-    write_rule(repo / "rules", "lister", """
-description: names the files it sees
-checks:
-  - id: list
-    script: ./list.py
-""", {"list.py": LIST_FILES})
-    commit_all(repo, "rules")
+    repo = lister_repo(tmp_path, {"a.txt": "a\n"}, ignore_state=False)
     write_files(repo, {"a.txt": "changed\n"})
     for _ in range(2):  # the second run finds the first one's state on disk
         _, report = run_json(cwd=repo)
@@ -305,7 +324,9 @@ def test_shards_partition_the_run(tmp_path: Path) -> None:
             reported += ids
             sizes.append(len(ids))
             if "rule-5/linked" in ids or "rule-1/c1" in ids:
-                assert {"rule-5/linked", "rule-1/c1"} <= set(ids), f"shard {index}/{count} split a needs link"
+                assert {"rule-5/linked", "rule-1/c1"} <= set(ids), (
+                    f"shard {index}/{count} split a needs link"
+                )
         executed = ran.read_text().split()
         assert sorted(reported) == everything, f"{count} shards"
         assert sorted(executed) == everything, f"{count} shards: some check ran twice or never"
@@ -314,7 +335,9 @@ def test_shards_partition_the_run(tmp_path: Path) -> None:
 
 # ---- dry run ---------------------------------------------------------------------------------
 
-def judge_rule(repo: Path, rule_id: str = "judged", each: str = "changeset", paths: str = "") -> None:
+def judge_rule(
+    repo: Path, rule_id: str = "judged", each: str = "changeset", paths: str = ""
+) -> None:
     write_rule(repo / "rules", rule_id, f"""
 description: asks a judge
 {paths}
@@ -333,7 +356,9 @@ def test_dry_run_writes_prompts_and_calls_no_runner(tmp_path: Path) -> None:
     commit_all(repo, "rules")
     write_files(repo, {"src/app.py": "x = 'MARKER-IN-CODE'\n"})
     marker = tmp_path / "runner-called"
-    runner = executable(tmp_path / "runner.sh", sh(f'touch "{marker}"\necho \'{{"pass": true, "reasoning": "x"}}\''))
+    runner = executable(
+        tmp_path / "runner.sh", sh(f'touch "{marker}"\necho \'{{"pass": true, "reasoning": "x"}}\'')
+    )
     prompts = tmp_path / "prompts"
     code, report = run_json("--dry-run", "--prompts-dir", str(prompts), "--runner", str(runner),
                             cwd=repo)

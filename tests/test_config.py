@@ -129,7 +129,9 @@ def test_pyproject_without_the_table_is_still_watched(tmp_path: Path) -> None:
     assert s.config_files == [str(tmp_path / "pyproject.toml")]
 
 
-def test_environment_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_overrides_beat_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(tmp_path / "slopjudge.yaml", "runner: from-file\nevents_file: e.jsonl\n")
     monkeypatch.setenv("SLOPJUDGE_RUNNER", "from-env --flag")
     monkeypatch.setenv("SLOPJUDGE_EVENTS_FILE", str(tmp_path / "env-events.jsonl"))
@@ -148,16 +150,27 @@ def test_rules_dir_argument_beats_the_file_and_is_relative_to_the_cwd(
     assert s.rules_dir == str(tmp_path / "sub" / "mine")
 
 
-@pytest.mark.parametrize("text,where,words", [
-    ("rules_dri: x\n", "slopjudge.yaml:1:1", "unknown setting `rules_dri`; did you mean `rules_dir`?"),
-    ("runner: a\njobs: many\n", "slopjudge.yaml:2:1", "`jobs` must be a whole number >= 0"),
-    ("jobs: -1\n", "slopjudge.yaml:1:1", "`jobs` must be a whole number >= 0"),
-    ("template_dirs: {a: 1}\n", "slopjudge.yaml:1:1", "`template_dirs` must be a list of folders"),
-    ("runner: ''\n", "slopjudge.yaml:1:1", "`runner` must be a non-empty string"),
-    ("runner: [unclosed\n", "slopjudge.yaml:2:1", "broken YAML"),
-    ("- a\n- b\n", "slopjudge.yaml:1:1", "must be a mapping"),
-    ("jobs: 1\njobs: 2\n", "slopjudge.yaml:2:1", "broken YAML"),
-])
+@pytest.mark.parametrize(
+    "text,where,words",
+    [
+        (
+            "rules_dri: x\n",
+            "slopjudge.yaml:1:1",
+            "unknown setting `rules_dri`; did you mean `rules_dir`?",
+        ),
+        ("runner: a\njobs: many\n", "slopjudge.yaml:2:1", "`jobs` must be a whole number >= 0"),
+        ("jobs: -1\n", "slopjudge.yaml:1:1", "`jobs` must be a whole number >= 0"),
+        (
+            "template_dirs: {a: 1}\n",
+            "slopjudge.yaml:1:1",
+            "`template_dirs` must be a list of folders",
+        ),
+        ("runner: ''\n", "slopjudge.yaml:1:1", "`runner` must be a non-empty string"),
+        ("runner: [unclosed\n", "slopjudge.yaml:2:1", "broken YAML"),
+        ("- a\n- b\n", "slopjudge.yaml:1:1", "must be a mapping"),
+        ("jobs: 1\njobs: 2\n", "slopjudge.yaml:2:1", "broken YAML"),
+    ],
+)
 def test_bad_settings_files_are_one_line_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, where: str, words: str
 ) -> None:
@@ -178,7 +191,9 @@ def test_bad_pyproject_points_at_the_key(tmp_path: Path, monkeypatch: pytest.Mon
     assert str(info.value) == "pyproject.toml:5:3: unknown setting `jobz`; did you mean `jobs`?"
 
 
-def test_broken_toml_is_reported_with_its_position(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_broken_toml_is_reported_with_its_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "pyproject.toml", "[tool.slopjudge]\njobs = = 2\n")
     with pytest.raises(ConfigError) as info:

@@ -50,7 +50,9 @@ def test_applicable_rules_by_event_and_tools(tmp_path: Path) -> None:
     assert ids(Event(kind="pre-tool", tool_name="Bash",
                      tool_input={"command": "cd x && git push origin main"})) == [
         "pre-any", "pre-bash-push"]
-    assert ids(Event(kind="pre-tool", tool_name="Bash", tool_input={"command": "ls"})) == ["pre-any"]
+    assert ids(Event(kind="pre-tool", tool_name="Bash", tool_input={"command": "ls"})) == [
+        "pre-any"
+    ]
     ws = str(tmp_path)
     write = Event(kind="pre-tool", tool_name="Write",
                   tool_input={"file_path": f"{ws}/src/a.py", "content": "x"})
@@ -157,7 +159,9 @@ def test_judge_prompt_kept_by_digest_for_replay(tmp_path: Path) -> None:
     folder = tmp_path / "judged"
     folder.mkdir()
     (folder / "ask.md.j2").write_text("Is {{ changeset.files[0].path }} fine?\n")
-    mock = executable(tmp_path / "mock.sh", sh("""cat >/dev/null; echo '{"pass": true, "reasoning": "fine"}'"""))
+    mock = executable(
+        tmp_path / "mock.sh", sh("""cat >/dev/null; echo '{"pass": true, "reasoning": "fine"}'""")
+    )
     judge = Check(id="ask", rule="judged", kind="judge", judge=str(folder / "ask.md.j2"),
                   timeout=30)
     r = Rule(id="judged", path=str(folder / "rule.yaml"), dir=str(folder),
@@ -179,7 +183,9 @@ def test_options_from_settings_reads_mocks_fail_closed(monkeypatch: pytest.Monke
                                                        tmp_path: Path) -> None:
     from slopjudge.config import Settings
 
-    settings = Settings(workspace=str(tmp_path), rules_dir=str(tmp_path / "rules"), template_dirs=[])
+    settings = Settings(
+        workspace=str(tmp_path), rules_dir=str(tmp_path / "rules"), template_dirs=[]
+    )
     from slopjudge.errors import SlopjudgeError
 
     monkeypatch.setenv("SLOPJUDGE_JUDGE_MOCKS", "{not json")

@@ -115,13 +115,19 @@ start = time.time()
 time.sleep(float(os.environ.get("NAP", "0")) or {nap})
 end = time.time()
 with open({log!r}, "a") as fh:
-    fh.write(json.dumps({{"id": os.environ["SLOPJUDGE_RULE"] + "/{cid}", "start": start, "end": end}}) + "\\n")
+    rec = {{"id": os.environ["SLOPJUDGE_RULE"] + "/{cid}", "start": start, "end": end}}
+    fh.write(json.dumps(rec) + "\\n")
 sys.exit({code})
 """
 
 
-def _stamp_rule(rules: Path, rule_id: str, log: Path, checks: list[tuple[str, float, int, list[str]]],
-                on: str = "") -> None:
+def _stamp_rule(
+    rules: Path,
+    rule_id: str,
+    log: Path,
+    checks: list[tuple[str, float, int, list[str]]],
+    on: str = "",
+) -> None:
     lines = [f"description: {rule_id} stamps", "checks:"]
     files = {}
     for cid, nap, code, needs in checks:

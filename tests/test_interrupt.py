@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import (
-    commit_all, kill_quietly, make_repo, read_jsonl, read_pids, sh, sj_popen, wait_gone,
-    write_files, write_rule,
+    commit_all,
+    kill_quietly,
+    make_repo,
+    read_jsonl,
+    read_pids,
+    sh,
+    sj_popen,
+    wait_gone,
+    write_files,
+    write_rule,
 )
 
 SLOW = 40  # slow checks: far more than the run can finish before it is interrupted
@@ -26,17 +34,24 @@ def slow_repo(tmp_path: Path) -> tuple[Path, Path]:
         lines += [f"  - id: quick-{n}", "    script: ./quick.sh"]
     for n in range(SLOW):
         lines += [f"  - id: slow-{n}", "    script: ./slow.sh"]
-    write_rule(repo / "rules", "slow", "\n".join(lines), {
-        "quick.sh": sh("cat >/dev/null\necho 'quick refusal with a long reason " + "x" * 2000 + "'\nexit 1"),
-        # The script and its background child both record their pids.
-        "slow.sh": sh(f"""
+    write_rule(
+        repo / "rules",
+        "slow",
+        "\n".join(lines),
+        {
+            "quick.sh": sh(
+                "cat >/dev/null\necho 'quick refusal with a long reason " + "x" * 2000 + "'\nexit 1"
+            ),
+            # The script and its background child both record their pids.
+            "slow.sh": sh(f"""
 cat >/dev/null
 sleep 30 &
 echo $! > "{pids}/child-$$.pid"
 echo $$ > "{pids}/$$.pid"
 exec sleep 30
 """),
-    })
+        },
+    )
     commit_all(repo, "rules")
     write_files(repo, {"README.md": "changed\n"})
     return repo, pids
@@ -94,7 +109,9 @@ def test_sigkill_leaves_a_parseable_log(tmp_path: Path) -> None:
         assert all(e["outcome"] in ("pass", "refuse") for e in events)
         # A new run appends cleanly after the killed one.
         kill_quietly(read_pids(pids))
-        write_rule(repo / "rules", "slow", "description: quick now\nchecks:\n  - script: ./quick.sh\n")
+        write_rule(
+            repo / "rules", "slow", "description: quick now\nchecks:\n  - script: ./quick.sh\n"
+        )
         done = sj_popen("run", cwd=repo)
         done.communicate(timeout=60)
         assert done.returncode == 1

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_judge_check import PASS, calls, fake_runner, make_ctx, write_exe
 
 from slopjudge.cache import VerdictCache, cache_key
 from slopjudge.checks.judge import run_judge
-
-from test_judge_check import PASS, calls, fake_runner, make_ctx, write_exe
 
 BASE = dict(instruction_version="1", model="size-md", allowed_tools=["Read"], disallowed_tools=[],
             runner_identity="sr-agent")
@@ -34,14 +33,20 @@ def test_get_put_roundtrip_atomic(tmp_path: Path) -> None:
     cache = VerdictCache(str(tmp_path / "c"))
     key = cache_key("p", **BASE)  # type: ignore[arg-type]
     assert cache.get(key) is None
-    verdict = {"pass": False, "reasoning": "r", "findings": [{"path": "a", "line": 2, "message": "m"}]}
+    verdict = {
+        "pass": False,
+        "reasoning": "r",
+        "findings": [{"path": "a", "line": 2, "message": "m"}],
+    }
     cache.put(key, verdict)
     assert cache.get(key) == verdict
     files = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
     assert [p.name for p in files] == [f"{key}.json"]  # no temporary file left behind
 
 
-@pytest.mark.parametrize("bad", [{"pass": "true", "reasoning": "x"}, {"reasoning": "x"}, {"error": "boom"}])
+@pytest.mark.parametrize(
+    "bad", [{"pass": "true", "reasoning": "x"}, {"reasoning": "x"}, {"error": "boom"}]
+)
 def test_only_verdicts_are_put(tmp_path: Path, bad: dict[str, object]) -> None:
     cache = VerdictCache(str(tmp_path))
     with pytest.raises(ValueError):
@@ -60,7 +65,9 @@ def test_a_corrupted_entry_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_second_run_is_a_cache_hit(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'"))
+    ctx = make_ctx(
+        tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'")
+    )
     first = run_judge(ctx)
     second = run_judge(ctx)
     assert (first.outcome, first.cache_hit) == ("pass", False)
@@ -87,7 +94,9 @@ def test_refusals_are_cached_errors_are_not(tmp_path: Path) -> None:
 
 
 def test_no_cache_bypasses(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'"))
+    ctx = make_ctx(
+        tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'")
+    )
     run_judge(ctx)
     ctx.options.no_cache = True
     assert run_judge(ctx).cache_hit is False
@@ -95,7 +104,9 @@ def test_no_cache_bypasses(tmp_path: Path) -> None:
 
 
 def test_a_changed_prompt_misses(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'"))
+    ctx = make_ctx(
+        tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'")
+    )
     run_judge(ctx)
     ctx.payload["change"] += "+one more line\n"
     assert run_judge(ctx).cache_hit is False

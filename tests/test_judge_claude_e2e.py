@@ -51,7 +51,9 @@ def repo(tmp_path: Path) -> Path:
     return r
 
 
-def judge(tmp_path: Path, repo: Path, script: Script) -> tuple[int, dict[str, Any], FakeMessagesAPI]:
+def judge(
+    tmp_path: Path, repo: Path, script: Script
+) -> tuple[int, dict[str, Any], FakeMessagesAPI]:
     with FakeMessagesAPI(script) as api:
         env = claude_env(api.url, str(tmp_path / "home"))
         env["SLOPJUDGE_CLAUDE_BIN"] = claude_bin()
@@ -93,7 +95,9 @@ def test_a_written_pass_verdict_passes(tmp_path: Path, repo: Path) -> None:
     assert [e["outcome"] for e in events] == ["pass"] and events[0]["prompt_sha256"]
 
 
-def test_a_written_fail_verdict_refuses_with_the_judges_reasoning(tmp_path: Path, repo: Path) -> None:
+def test_a_written_fail_verdict_refuses_with_the_judges_reasoning(
+    tmp_path: Path, repo: Path
+) -> None:
     verdict = {"pass": False, "reasoning": "add() lost its docstring at app.py:1"}
     code, report, _ = judge(tmp_path, repo, writes(verdict))
     check = the_check(report)

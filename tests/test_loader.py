@@ -12,7 +12,9 @@ import types
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from slopjudge import loader
 from slopjudge.durations import DurationError, format_duration, parse_duration
@@ -44,40 +46,175 @@ def errors_for(result: LoadResult, path: str) -> list[str]:
 # (file, line, col, words the message must hold), one row per seeded mistake.
 MISTAKES = {
     "broken-yaml": ("broken-yaml.yaml", 3, 3, ["broken YAML", "expected the node content"]),
-    "duplicate-yaml-key": ("duplicate-key.yaml", 2, 1, ["broken YAML", 'duplicate key "description"']),
-    "top-level-not-mapping": ("not-a-mapping.yaml", 1, 1, ["top level must be a mapping", "not a list"]),
-    "wrong-type-string": ("wrong-types.yaml", 1, 14, ["`description` must be a string, not an integer"]),
-    "wrong-type-list": ("wrong-types.yaml", 2, 5, ["`on` must be a list, not a string", "`[stop]`"]),
-    "missing-required-field": ("missing-description.yaml", 1, 1, ["missing the required field `description`"]),
-    "unknown-field-near-miss": ("unknown-field.yaml", 4, 5, ["unknown field `timout`", "did you mean `timeout`?"]),
-    "judge-field-on-script": ("judge-field-on-script.yaml", 4, 5, ["`model` applies to judge checks only", "script check"]),
+    "duplicate-yaml-key": (
+        "duplicate-key.yaml",
+        2,
+        1,
+        ["broken YAML", 'duplicate key "description"'],
+    ),
+    "top-level-not-mapping": (
+        "not-a-mapping.yaml",
+        1,
+        1,
+        ["top level must be a mapping", "not a list"],
+    ),
+    "wrong-type-string": (
+        "wrong-types.yaml",
+        1,
+        14,
+        ["`description` must be a string, not an integer"],
+    ),
+    "wrong-type-list": (
+        "wrong-types.yaml",
+        2,
+        5,
+        ["`on` must be a list, not a string", "`[stop]`"],
+    ),
+    "missing-required-field": (
+        "missing-description.yaml",
+        1,
+        1,
+        ["missing the required field `description`"],
+    ),
+    "unknown-field-near-miss": (
+        "unknown-field.yaml",
+        4,
+        5,
+        ["unknown field `timout`", "did you mean `timeout`?"],
+    ),
+    "judge-field-on-script": (
+        "judge-field-on-script.yaml",
+        4,
+        5,
+        ["`model` applies to judge checks only", "script check"],
+    ),
     "both-script-and-judge": ("both-script-and-judge.yaml", 4, 5, ["both `script` and `judge`"]),
-    "neither-script-nor-judge": ("neither-script-nor-judge.yaml", 3, 5, ["needs one of `script` or `judge`"]),
-    "duplicate-check-id": ("duplicate-check-id.yaml", 5, 9, ["duplicate check id `lint`", "first at line 3"]),
-    "unknown-need-same-file": ("unknown-need.yaml", 6, 13, ["unknown need `lnt`", "did you mean `lint`?"]),
-    "unknown-need-other-rule": ("unknown-rule-need.yaml", 4, 13, ["no rule `good-scrpt`", "did you mean `good-script`?"]),
-    "cycle-first-half": ("cycle-a.yaml", 5, 13, ["cycle in needs: cycle-a/x -> cycle-b/y -> cycle-a/x"]),
-    "cycle-second-half": ("cycle-b.yaml", 5, 13, ["cycle in needs: cycle-a/x -> cycle-b/y -> cycle-a/x"]),
-    "need-on-broken-rule": ("needs-broken.yaml", 4, 13, ["`wrong-types/check-1`", "rule `wrong-types` does not load", "disabled too"]),
-    "missing-script": ("missing-script.yaml", 3, 13, ["script `./scripts/nope.sh` not found", "bad_rules/scripts/nope.sh"]),
-    "script-not-executable": ("not-executable.yaml", 3, 13, ["not executable", "chmod +x bad_rules/scripts/not-exec.sh"]),
-    "missing-prepare": ("missing-prepare.yaml", 4, 14, ["prepare `./scripts/prepare-nope.sh` not found"]),
-    "missing-judge-template": ("missing-template.yaml", 3, 12, ["judge template `nope.md.j2` not found", "bad_rules/"]),
+    "neither-script-nor-judge": (
+        "neither-script-nor-judge.yaml",
+        3,
+        5,
+        ["needs one of `script` or `judge`"],
+    ),
+    "duplicate-check-id": (
+        "duplicate-check-id.yaml",
+        5,
+        9,
+        ["duplicate check id `lint`", "first at line 3"],
+    ),
+    "unknown-need-same-file": (
+        "unknown-need.yaml",
+        6,
+        13,
+        ["unknown need `lnt`", "did you mean `lint`?"],
+    ),
+    "unknown-need-other-rule": (
+        "unknown-rule-need.yaml",
+        4,
+        13,
+        ["no rule `good-scrpt`", "did you mean `good-script`?"],
+    ),
+    "cycle-first-half": (
+        "cycle-a.yaml",
+        5,
+        13,
+        ["cycle in needs: cycle-a/x -> cycle-b/y -> cycle-a/x"],
+    ),
+    "cycle-second-half": (
+        "cycle-b.yaml",
+        5,
+        13,
+        ["cycle in needs: cycle-a/x -> cycle-b/y -> cycle-a/x"],
+    ),
+    "need-on-broken-rule": (
+        "needs-broken.yaml",
+        4,
+        13,
+        ["`wrong-types/check-1`", "rule `wrong-types` does not load", "disabled too"],
+    ),
+    "missing-script": (
+        "missing-script.yaml",
+        3,
+        13,
+        ["script `./scripts/nope.sh` not found", "bad_rules/scripts/nope.sh"],
+    ),
+    "script-not-executable": (
+        "not-executable.yaml",
+        3,
+        13,
+        ["not executable", "chmod +x bad_rules/scripts/not-exec.sh"],
+    ),
+    "missing-prepare": (
+        "missing-prepare.yaml",
+        4,
+        14,
+        ["prepare `./scripts/prepare-nope.sh` not found"],
+    ),
+    "missing-judge-template": (
+        "missing-template.yaml",
+        3,
+        12,
+        ["judge template `nope.md.j2` not found", "bad_rules/"],
+    ),
     "bare-number-duration": ("bad-duration.yaml", 4, 14, ["`30` has no unit", "`30s`"]),
     "unreadable-duration": ("bad-duration.yaml", 6, 14, ["`5 minutes` is not a duration"]),
     "zero-duration": ("bad-duration.yaml", 8, 14, ["`0s` is zero", "> 0"]),
-    "unbalanced-tool-rule": ("unbalanced-tool.yaml", 4, 27, ["allowed_tools[1]", "unbalanced parentheses in `Bash(git show:*`"]),
-    "two-tool-rules-in-one": ("two-tools-in-one.yaml", 5, 9, ["two rules in one item (`Read Grep`)", "`Read`, `Grep`"]),
+    "unbalanced-tool-rule": (
+        "unbalanced-tool.yaml",
+        4,
+        27,
+        ["allowed_tools[1]", "unbalanced parentheses in `Bash(git show:*`"],
+    ),
+    "two-tool-rules-in-one": (
+        "two-tools-in-one.yaml",
+        5,
+        9,
+        ["two rules in one item (`Read Grep`)", "`Read`, `Grep`"],
+    ),
     "bad-tools-pattern": ("bad-tools-pattern.yaml", 3, 9, ["`tools[0]`", "unbalanced parentheses"]),
-    "denies-verdict-write": ("denies-verdict.yaml", 4, 30, ["disallowed_tools[1]", "`Write` denies the judge writing its verdict"]),
-    "tools-without-pre-tool": ("tools-without-pre-tool.yaml", 3, 1, ["`tools` has no effect", "lacks `pre-tool`"]),
+    "denies-verdict-write": (
+        "denies-verdict.yaml",
+        4,
+        30,
+        ["disallowed_tools[1]", "`Write` denies the judge writing its verdict"],
+    ),
+    "tools-without-pre-tool": (
+        "tools-without-pre-tool.yaml",
+        3,
+        1,
+        ["`tools` has no effect", "lacks `pre-tool`"],
+    ),
     "invalid-rule-id": ("Bad_Name.yaml", 1, 1, ["invalid rule id `Bad_Name`", "`bad-name`"]),
-    "same-id-file-and-folder": ("twin.yaml", 1, 1, ["rule id `twin` is defined twice", "twin/rule.yaml"]),
-    "same-id-folder-and-file": ("twin/rule.yaml", 1, 1, ["rule id `twin` is defined twice", "twin.yaml"]),
-    "min-confidence-out-of-range": ("bad-confidence.yaml", 4, 21, ["`checks[0].min_confidence` must be between 0 and 1", "1.5"]),
-    "each-not-changeset-or-file": ("bad-each.yaml", 4, 11, ["`files` is not one of changeset, file", "did you mean `file`?"]),
+    "same-id-file-and-folder": (
+        "twin.yaml",
+        1,
+        1,
+        ["rule id `twin` is defined twice", "twin/rule.yaml"],
+    ),
+    "same-id-folder-and-file": (
+        "twin/rule.yaml",
+        1,
+        1,
+        ["rule id `twin` is defined twice", "twin.yaml"],
+    ),
+    "min-confidence-out-of-range": (
+        "bad-confidence.yaml",
+        4,
+        21,
+        ["`checks[0].min_confidence` must be between 0 and 1", "1.5"],
+    ),
+    "each-not-changeset-or-file": (
+        "bad-each.yaml",
+        4,
+        11,
+        ["`files` is not one of changeset, file", "did you mean `file`?"],
+    ),
     "empty-model": ("empty-model.yaml", 4, 12, ["`checks[0].model` must not be empty"]),
-    "unknown-event": ("bad-event.yaml", 2, 6, ["`pretool` is not one of", "did you mean `pre-tool`?"]),
+    "unknown-event": (
+        "bad-event.yaml",
+        2,
+        6,
+        ["`pretool` is not one of", "did you mean `pre-tool`?"],
+    ),
 }
 
 
@@ -185,19 +322,29 @@ def make_good_workspace(root: Path) -> Path:
     return rules
 
 
-def test_good_rules_load_with_every_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_good_rules_load_with_every_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     make_good_workspace(tmp_path)
-    result = load_rules("rules", workspace=str(tmp_path), template_dirs=[str(tmp_path / "templates")])
+    result = load_rules(
+        "rules", workspace=str(tmp_path), template_dirs=[str(tmp_path / "templates")]
+    )
     assert result.errors == []
     basic, wise = result.rules
     assert (basic.id, wise.id) == ("basic", "wise")
-    assert basic.path == str(tmp_path / "rules" / "basic.yaml") and basic.dir == str(tmp_path / "rules")
+    assert basic.path == str(tmp_path / "rules" / "basic.yaml") and basic.dir == str(
+        tmp_path / "rules"
+    )
     assert basic.on == ["stop", "ci"] and basic.mode == "enforce" and basic.on_uncertain == "deny"
     assert basic.tools == [] and basic.paths == [] and basic.exclude == [] and basic.doc == ""
     c1, c2 = basic.checks
     assert (c1.id, c2.id) == ("check-1", "check-2")
-    assert c1.kind == "script" and c1.timeout == 120.0 and c1.script == str(tmp_path / "rules" / "ok.sh")
+    assert (
+        c1.kind == "script"
+        and c1.timeout == 120.0
+        and c1.script == str(tmp_path / "rules" / "ok.sh")
+    )
     assert c2.needs == ["basic/check-1"] and c1.needs == []
     assert (c1.line, c1.col, c2.line) == (3, 5, 4)
 
@@ -209,7 +356,12 @@ def test_good_rules_load_with_every_default(tmp_path: Path, monkeypatch: pytest.
     plain, full, third = wise.checks
     template = str(tmp_path / "templates" / "shared.md.j2")
     assert plain.kind == "judge" and plain.judge == template
-    assert (plain.timeout, plain.model, plain.each, plain.min_confidence) == (600.0, "size-md", "changeset", None)
+    assert (plain.timeout, plain.model, plain.each, plain.min_confidence) == (
+        600.0,
+        "size-md",
+        "changeset",
+        None,
+    )
     assert plain.allowed_tools == [] and plain.disallowed_tools == [] and plain.prepare is None
     assert full.needs == ["wise/plain", "basic/check-2"]
     assert full.prepare == str(tmp_path / "rules" / "wise" / "prep.sh")
@@ -223,12 +375,16 @@ def test_good_rules_load_with_every_default(tmp_path: Path, monkeypatch: pytest.
     assert type(wise).from_dict(json.loads(json.dumps(wise.to_dict()))) == wise
 
 
-def test_rule_file_in_folder_prefers_its_own_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rule_file_in_folder_prefers_its_own_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "rules" / "r" / "rule.yaml", "description: d\nchecks:\n  - judge: t.md.j2\n")
     write(tmp_path / "rules" / "r" / "t.md.j2", "local {{ change }}")
     write(tmp_path / "templates" / "t.md.j2", "shared {{ change }}")
-    result = load_rules("rules", workspace=str(tmp_path), template_dirs=[str(tmp_path / "templates")])
+    result = load_rules(
+        "rules", workspace=str(tmp_path), template_dirs=[str(tmp_path / "templates")]
+    )
     assert result.rules[0].checks[0].judge == str(tmp_path / "rules" / "r" / "t.md.j2")
 
 
@@ -264,18 +420,28 @@ def test_odd_files_are_errors_not_crashes(tmp_path: Path, monkeypatch: pytest.Mo
     write(rules / "checkstr.yaml", "description: x\nchecks: [./ok.sh, 3]\n")
     write(rules / "nullcheck.yaml", "description: x\nchecks:\n  -\n")
     write(rules / "anchors.yaml", "description: &d x\nchecks:\n  - &c {script: sh}\n  - *c\n")
-    write(rules / "self.yaml", "description: x\nchecks:\n  - id: a\n    script: sh\n    needs: [a]\n")
+    write(
+        rules / "self.yaml", "description: x\nchecks:\n  - id: a\n    script: sh\n    needs: [a]\n"
+    )
     write(rules / "multi.yaml", "description: |\n  two\n  lines\nchecks:\n  - script: sh\n")
     result = load_rules("rules", workspace=str(tmp_path))
     by_file = {}
     for e in result.errors:
         by_file.setdefault(e.path, []).append(str(e))
     assert "not UTF-8" in by_file["rules/binary.yaml"][0]
-    assert by_file["rules/empty.yaml"] == ["rules/empty.yaml:1:1: the file is empty; a rule needs `description` and `checks`"]
+    assert by_file["rules/empty.yaml"] == [
+        "rules/empty.yaml:1:1: the file is empty; a rule needs `description` and `checks`"
+    ]
     assert by_file["rules/tabs.yaml"][0].startswith("rules/tabs.yaml:3:1: broken YAML")
     assert "not a string" in by_file["rules/scalar.yaml"][0]
-    assert any(":2:10: `checks[0]` must be a mapping, not a string" in m for m in by_file["rules/checkstr.yaml"])
-    assert any(":2:19: `checks[1]` must be a mapping, not an integer" in m for m in by_file["rules/checkstr.yaml"])
+    assert any(
+        ":2:10: `checks[0]` must be a mapping, not a string" in m
+        for m in by_file["rules/checkstr.yaml"]
+    )
+    assert any(
+        ":2:19: `checks[1]` must be a mapping, not an integer" in m
+        for m in by_file["rules/checkstr.yaml"]
+    )
     assert "`checks[0]` must be a mapping, not empty (null)" in by_file["rules/nullcheck.yaml"][0]
     # An alias repeats the same check, so its default id differs: check-1, check-2.
     assert "rules/anchors.yaml" not in by_file
@@ -284,7 +450,9 @@ def test_odd_files_are_errors_not_crashes(tmp_path: Path, monkeypatch: pytest.Mo
     assert [r.id for r in result.rules] == ["anchors"]
 
 
-def test_an_unexpected_exception_disables_only_that_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_exception_disables_only_that_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "rules" / "a.yaml", "description: a\nchecks:\n  - script: sh\n")
     write(tmp_path / "rules" / "b.yaml", "description: b\nchecks:\n  - script: sh\n")
@@ -308,22 +476,39 @@ def test_a_need_on_a_rule_that_does_not_parse_disables_the_dependent_chain(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "rules" / "base.yaml", "description: [broken\n")
-    write(tmp_path / "rules" / "mid.yaml", "description: m\nchecks:\n  - script: sh\n    needs: [base/check-1]\n")
-    write(tmp_path / "rules" / "top.yaml", "description: t\nchecks:\n  - script: sh\n    needs: [mid/check-1]\n")
+    write(
+        tmp_path / "rules" / "mid.yaml",
+        "description: m\nchecks:\n  - script: sh\n    needs: [base/check-1]\n",
+    )
+    write(
+        tmp_path / "rules" / "top.yaml",
+        "description: t\nchecks:\n  - script: sh\n    needs: [mid/check-1]\n",
+    )
     write(tmp_path / "rules" / "free.yaml", "description: f\nchecks:\n  - script: sh\n")
     result = load_rules("rules", workspace=str(tmp_path))
     msgs = [str(e) for e in result.errors]
-    assert "rules/mid.yaml:4:13: needs `base/check-1`, but rule `base` does not load (rules/base.yaml)" in msgs
-    assert "rules/top.yaml:4:13: needs `mid/check-1`, but rule `mid` does not load, so this rule is disabled too" in msgs
+    assert (
+        "rules/mid.yaml:4:13: needs `base/check-1`, but rule `base` does not load (rules/base.yaml)"
+        in msgs
+    )
+    assert (
+        "rules/top.yaml:4:13: needs `mid/check-1`, "
+        "but rule `mid` does not load, so this rule is disabled too"
+        in msgs
+    )
     assert [r.id for r in result.rules] == ["free"]
 
 
-def test_three_rule_cycle_names_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_three_rule_cycle_names_the_whole_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     for name, nxt in (("a", "b"), ("b", "c"), ("c", "a")):
         write(tmp_path / "rules" / f"{name}.yaml",
               f"description: {name}\nchecks:\n  - id: x\n    script: sh\n    needs: [{nxt}/x]\n")
-    write(tmp_path / "rules" / "d.yaml", "description: d\nchecks:\n  - script: sh\n    needs: [a/x]\n")
+    write(
+        tmp_path / "rules" / "d.yaml", "description: d\nchecks:\n  - script: sh\n    needs: [a/x]\n"
+    )
     result = load_rules("rules", workspace=str(tmp_path))
     cyc = "cycle in needs: a/x -> b/x -> c/x -> a/x"
     assert [str(e) for e in result.errors if "cycle" in e.message] == [
@@ -333,7 +518,9 @@ def test_three_rule_cycle_names_the_whole_loop(tmp_path: Path, monkeypatch: pyte
     assert result.rules == []
 
 
-def test_template_validation_errors_join_the_rule_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_template_validation_errors_join_the_rule_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "rules" / "j.yaml", "description: j\nchecks:\n  - judge: t.md.j2\n")
     write(tmp_path / "rules" / "k.yaml", "description: k\nchecks:\n  - judge: u.md.j2\n")
@@ -354,7 +541,9 @@ def test_template_validation_errors_join_the_rule_errors(tmp_path: Path, monkeyp
     assert calls[0] == (str(tmp_path / "rules" / "t.md.j2"), str(tmp_path / "rules"), [])
     msgs = {(e.rule, str(e)) for e in result.errors}
     assert ("j", "rules/t.md.j2:1:4: `nope` is not in the template context") in msgs
-    assert any(r == "k" and "cannot check template rules/u.md.j2: checker bug" in m for r, m in msgs)
+    assert any(
+        r == "k" and "cannot check template rules/u.md.j2: checker bug" in m for r, m in msgs
+    )
     assert result.rules == []
 
 
@@ -376,22 +565,36 @@ def test_check_and_rule_fields_in_the_wrong_place_say_where_they_belong(
     ]
 
 
-def test_on_uncertain_without_pre_tool_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_uncertain_without_pre_tool_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / "rules" / "u.yaml", "description: u\non_uncertain: ask\nchecks:\n  - script: sh\n")
+    write(
+        tmp_path / "rules" / "u.yaml",
+        "description: u\non_uncertain: ask\nchecks:\n  - script: sh\n",
+    )
     msgs = [str(e) for e in load_rules("rules", workspace=str(tmp_path)).errors]
     assert msgs == ["rules/u.yaml:2:1: `on_uncertain` has no effect: `on` lacks `pre-tool` "
                     "(it is stop, ci); add `pre-tool` or remove `on_uncertain`"]
 
 
-def test_bare_command_missing_from_path_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bare_command_missing_from_path_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / "rules" / "p.yaml", "description: p\nchecks:\n  - script: no-such-command-xyz\n")
+    write(
+        tmp_path / "rules" / "p.yaml", "description: p\nchecks:\n  - script: no-such-command-xyz\n"
+    )
     msgs = [str(e) for e in load_rules("rules", workspace=str(tmp_path)).errors]
-    assert msgs == ["rules/p.yaml:3:13: script `no-such-command-xyz` not found: not in rules/ and not a command on PATH"]
+    assert msgs == [
+        "rules/p.yaml:3:13: script `no-such-command-xyz` not found: "
+        "not in rules/ and not a command on PATH"
+    ]
 
 
-def test_paths_outside_the_cwd_print_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_paths_outside_the_cwd_print_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(tmp_path / "ws" / "rules" / "x.yaml", "description: x\nchecks: []\n")
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -428,11 +631,22 @@ def test_durations_read_like_go(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("value,words", [
-    (30, "write `30s`"), ("30", "write `30s`"), (2.5, "write `2.5s`"), ("0s", "> 0"),
-    ("-5s", "negative"), ("5 m", "not a duration"), ("", "empty duration"), ("1d", "not a duration"),
-    (True, "not a duration"), (None, "not a duration"), ("s", "not a duration"),
-])
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        (30, "write `30s`"),
+        ("30", "write `30s`"),
+        (2.5, "write `2.5s`"),
+        ("0s", "> 0"),
+        ("-5s", "negative"),
+        ("5 m", "not a duration"),
+        ("", "empty duration"),
+        ("1d", "not a duration"),
+        (True, "not a duration"),
+        (None, "not a duration"),
+        ("s", "not a duration"),
+    ],
+)
 def test_bad_durations_say_how_to_write_them(value: object, words: str) -> None:
     with pytest.raises(DurationError) as info:
         parse_duration(value)
@@ -477,14 +691,30 @@ _YAMLISH = st.text(
     alphabet=st.sampled_from(list("abcdeikmnoprstuvy-_:/[]{},.'\"&*!|>#%@` \n\t0123456789")),
     max_size=120,
 )
-_FIELDS = st.sampled_from([
-    "description: d\n", "checks:\n", "  - script: sh\n", "  - judge: t.md.j2\n", "    needs: [x]\n",
-    "    timeout: 3\n", "on: [pre-tool]\n", "tools: [Bash(\n", "    id: x\n", "    model:\n",
-    "    allowed_tools: [Read Grep]\n", "    each: file\n", "    min_confidence: 2\n", "- \n", "  x: [\n",
-])
+_FIELDS = st.sampled_from(
+    [
+        "description: d\n",
+        "checks:\n",
+        "  - script: sh\n",
+        "  - judge: t.md.j2\n",
+        "    needs: [x]\n",
+        "    timeout: 3\n",
+        "on: [pre-tool]\n",
+        "tools: [Bash(\n",
+        "    id: x\n",
+        "    model:\n",
+        "    allowed_tools: [Read Grep]\n",
+        "    each: file\n",
+        "    min_confidence: 2\n",
+        "- \n",
+        "  x: [\n",
+    ]
+)
 
 
-@hsettings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(noise=_YAMLISH, parts=st.lists(_FIELDS, max_size=8))
 def test_loading_never_raises_and_every_error_is_one_located_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noise: str, parts: list[str]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,51 +16,101 @@ import pytest
 from slopjudge.model import CheckResult, Finding
 from slopjudge.record import append_events, event_record, read_events
 
-SPEC_FIELDS = {"time", "event", "rule", "check", "outcome", "reason", "duration_ms", "runner", "model",
-               "prompt_sha256", "template_sha256", "cache_hit", "tokens", "cost", "session_id"}
+SPEC_FIELDS = {
+    "time",
+    "event",
+    "rule",
+    "check",
+    "outcome",
+    "reason",
+    "duration_ms",
+    "runner",
+    "model",
+    "prompt_sha256",
+    "template_sha256",
+    "cache_hit",
+    "tokens",
+    "cost",
+    "session_id",
+}
 
 
 def _judged(**kw) -> CheckResult:
-    base = dict(id="docs/readme", rule="docs", check="readme", kind="judge", outcome="refuse",
-                reason="README: no install section\n«non-ASCII» and 100%", findings=[Finding("README.md", 1, "x")],
-                duration_ms=1234, runner="sr-agent", model="size-md", prompt_sha256="a" * 64,
-                template_sha256="b" * 64, cache_hit=True, confidence=0.9, tokens=1500, cost=0.012,
-                prompt="Judge this change.\n<diff>...</diff>")
+    base = dict(
+        id="docs/readme",
+        rule="docs",
+        check="readme",
+        kind="judge",
+        outcome="refuse",
+        reason="README: no install section\n«non-ASCII» and 100%",
+        findings=[Finding("README.md", 1, "x")],
+        duration_ms=1234,
+        runner="sr-agent",
+        model="size-md",
+        prompt_sha256="a" * 64,
+        template_sha256="b" * 64,
+        cache_hit=True,
+        confidence=0.9,
+        tokens=1500,
+        cost=0.012,
+        prompt="Judge this change.\n<diff>...</diff>",
+    )
     base.update(kw)
     return CheckResult(**base)  # type: ignore[arg-type]
 
 
 def test_event_record_has_the_spec_fields() -> None:
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     rec = event_record(_judged(), event_kind="stop", session_id="sess-1")
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     assert SPEC_FIELDS <= set(rec)
     assert "prompt" not in rec  # only on request
     assert rec["time"].endswith("Z")
     when = datetime.fromisoformat(rec["time"].replace("Z", "+00:00"))
-    assert when.tzinfo is not None and before.replace(microsecond=before.microsecond // 1000 * 1000) <= when <= after
+    assert (
+        when.tzinfo is not None
+        and before.replace(microsecond=before.microsecond // 1000 * 1000) <= when <= after
+    )
     assert (rec["event"], rec["rule"], rec["check"], rec["id"], rec["outcome"]) == (
         "stop", "docs", "readme", "docs/readme", "refuse")
-    assert (rec["runner"], rec["model"], rec["cache_hit"], rec["tokens"], rec["cost"], rec["session_id"]) == (
-        "sr-agent", "size-md", True, 1500, 0.012, "sess-1")
+    assert (
+        rec["runner"],
+        rec["model"],
+        rec["cache_hit"],
+        rec["tokens"],
+        rec["cost"],
+        rec["session_id"],
+    ) == ("sr-agent", "size-md", True, 1500, 0.012, "sess-1")
     assert rec["prompt_sha256"] == "a" * 64 and rec["template_sha256"] == "b" * 64
     assert rec["duration_ms"] == 1234
     json.dumps(rec)  # plain JSON values only
 
 
 def test_event_record_template_override_and_prompt_on_request() -> None:
-    rec = event_record(_judged(), event_kind="ci", session_id=None, template_sha256="c" * 64, keep_prompt=True)
+    rec = event_record(
+        _judged(), event_kind="ci", session_id=None, template_sha256="c" * 64, keep_prompt=True
+    )
     assert rec["template_sha256"] == "c" * 64
     assert rec["prompt"] == "Judge this change.\n<diff>...</diff>"
-    script = event_record(_judged(kind="script", prompt=None, prompt_sha256=None, template_sha256=None),
-                          event_kind="ci", session_id=None, keep_prompt=True)
-    assert "prompt" not in script and script["prompt_sha256"] is None and script["template_sha256"] is None
+    script = event_record(
+        _judged(kind="script", prompt=None, prompt_sha256=None, template_sha256=None),
+        event_kind="ci",
+        session_id=None,
+        keep_prompt=True,
+    )
+    assert (
+        "prompt" not in script
+        and script["prompt_sha256"] is None
+        and script["template_sha256"] is None
+    )
 
 
 def test_round_trip_one_line_per_record(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "events.jsonl"  # folders are created
-    records = [event_record(_judged(), event_kind="stop", session_id="s"),
-               event_record(_judged(outcome="pass", reason="fine"), event_kind="ci", session_id=None)]
+    records = [
+        event_record(_judged(), event_kind="stop", session_id="s"),
+        event_record(_judged(outcome="pass", reason="fine"), event_kind="ci", session_id=None),
+    ]
     append_events(str(path), records)
     append_events(str(path), [])  # nothing to write is not an error
     append_events(str(path), records[:1])
@@ -105,7 +154,9 @@ def test_read_events_names_every_bad_line_and_keeps_the_rest(tmp_path: Path) -> 
 
 def test_an_unterminated_last_line_that_parses_counts(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    path.write_text('{"outcome": "pass"}\n{"outcome": "refuse"}')  # edited by hand, no final newline
+    path.write_text(
+        '{"outcome": "pass"}\n{"outcome": "refuse"}'
+    )  # edited by hand, no final newline
     assert read_events(str(path)) == ([{"outcome": "pass"}, {"outcome": "refuse"}], [])
 
 
@@ -133,7 +184,9 @@ HOLDER = textwrap.dedent("""
 
 def test_writers_wait_for_the_lock_and_never_cut_a_live_line(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), "0.5"], stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), "0.5"], stdout=subprocess.PIPE
+    )
     try:
         assert holder.stdout.readline() == b"locked\n"
         started = time.monotonic()
@@ -150,7 +203,9 @@ def test_a_lock_held_too_long_is_an_error(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(record, "LOCK_WAIT_S", 0.2)
     path = tmp_path / "events.jsonl"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), "30"], stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), "30"], stdout=subprocess.PIPE
+    )
     try:
         assert holder.stdout.readline() == b"locked\n"
         with pytest.raises(OSError, match="stayed locked for 0.2 s"):
@@ -218,7 +273,10 @@ def test_a_killed_writer_leaves_a_parseable_log(tmp_path: Path, sig: int) -> Non
         proc = _writer(tmp_path, path, f"r{round_}", -1, go)  # appends until stopped
         try:
             deadline = time.monotonic() + 30
-            while len(read_events(str(path))[0]) < before + 20 + 7 * round_ and time.monotonic() < deadline:
+            while (
+                len(read_events(str(path))[0]) < before + 20 + 7 * round_
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.005)
             proc.send_signal(sig)
             proc.wait(timeout=30)
@@ -242,7 +300,9 @@ def test_a_killed_writer_leaves_a_parseable_log(tmp_path: Path, sig: int) -> Non
 def test_undecodable_output_in_a_reason_still_records(tmp_path: Path) -> None:
     reason = b"script said \xff\xfe".decode("utf-8", "surrogateescape") + " and \ud800"
     path = tmp_path / "events.jsonl"
-    append_events(str(path), [event_record(_judged(reason=reason), event_kind="ci", session_id=None)])
+    append_events(
+        str(path), [event_record(_judged(reason=reason), event_kind="ci", session_id=None)]
+    )
     path.read_bytes().decode("utf-8")  # valid UTF-8 throughout
     records, problems = read_events(str(path))
     assert problems == [] and records[0]["reason"] == reason

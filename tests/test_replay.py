@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import commit_all, fake_runner, make_repo, read_jsonl, sj, write_files, write_rule
+from tests.helpers import (
+    commit_all,
+    fake_runner,
+    make_repo,
+    read_jsonl,
+    sj,
+    write_files,
+    write_rule,
+)
 
 TEMPLATE = "Is this change fine?\n{{ change }}\n"
 

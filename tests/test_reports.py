@@ -28,8 +28,14 @@ def _rule(rule_id: str, description: str, checks: list[tuple[str, str]], *, doc:
     )
 
 
-def _result(full_id: str, kind: str, outcome: str, reason: str = "", findings: list[Finding] | None = None,
-            ms: int = 10) -> CheckResult:
+def _result(
+    full_id: str,
+    kind: str,
+    outcome: str,
+    reason: str = "",
+    findings: list[Finding] | None = None,
+    ms: int = 10,
+) -> CheckResult:
     rule, _, check = full_id.partition("/")
     return CheckResult(id=full_id, rule=rule, check=check, kind=kind, outcome=outcome,  # type: ignore[arg-type]
                        reason=reason, findings=findings or [], duration_ms=ms)
@@ -39,34 +45,74 @@ def sample_report(*, load_errors: bool = True) -> RunReport:
     """Every outcome, findings with and without lines, non-ASCII, newlines and % in reasons."""
     checks = [
         _result("no-todo/grep", "script", "pass", ms=12),
-        _result("no-todo/judge", "judge", "refuse",
-                "Leaves TODOs behind: 100% of new functions\nSecond line: a, b: c\r\nthird",
-                [Finding("src/app.py", 12, "TODO left in a new function"),
-                 Finding("docs/café, notes.md", None, "mentions «later» without a plan"),
-                 Finding(None, None, "the change as a whole defers work")], ms=1530),
+        _result(
+            "no-todo/judge",
+            "judge",
+            "refuse",
+            "Leaves TODOs behind: 100% of new functions\nSecond line: a, b: c\r\nthird",
+            [
+                Finding("src/app.py", 12, "TODO left in a new function"),
+                Finding("docs/café, notes.md", None, "mentions «later» without a plan"),
+                Finding(None, None, "the change as a whole defers work"),
+            ],
+            ms=1530,
+        ),
         _result("docs/readme", "judge", "refuse", "README does not say how to install", ms=2400),
-        _result("docs/links", "script", "error", "script crashed: exit 139\n\x1b[31mcore dumped\x00", ms=40),
+        _result(
+            "docs/links",
+            "script",
+            "error",
+            "script crashed: exit 139\n\x1b[31mcore dumped\x00",
+            ms=40,
+        ),
         _result("docs/spelling", "script", "skipped", "needs docs/links, which errored", ms=0),
         _result("style/naming", "judge", "not_applicable", "", ms=0),
         _result("style/tone", "judge", "not_judged", "", ms=5),
-        _result("shadowed/strict", "judge", "would_refuse", "Would block: 3 magic numbers",
-                [Finding("src/calc.py", 7, "magic number 42")], ms=800),
+        _result(
+            "shadowed/strict",
+            "judge",
+            "would_refuse",
+            "Would block: 3 magic numbers",
+            [Finding("src/calc.py", 7, "magic number 42")],
+            ms=800,
+        ),
         _result("shadowed/loose", "judge", "would_refuse", "No findings, still refuses", ms=300),
     ]
     rules = [
-        _rule("no-todo", "New code does not leave TODOs behind", [("grep", "script"), ("judge", "judge")],
-              doc="## What it does\nFinds TODO markers.\n\n## Fix\nDo the work or open an issue."),
-        _rule("docs", "Docs say how to install and link correctly",
-              [("readme", "judge"), ("links", "script"), ("spelling", "script")]),
+        _rule(
+            "no-todo",
+            "New code does not leave TODOs behind",
+            [("grep", "script"), ("judge", "judge")],
+            doc="## What it does\nFinds TODO markers.\n\n## Fix\nDo the work or open an issue.",
+        ),
+        _rule(
+            "docs",
+            "Docs say how to install and link correctly",
+            [("readme", "judge"), ("links", "script"), ("spelling", "script")],
+        ),
         _rule("style", "Names and tone fit the codebase", [("naming", "judge"), ("tone", "judge")]),
-        _rule("shadowed", "Strict numeric hygiene (trial)", [("strict", "judge"), ("loose", "judge")],
-              mode="shadow"),
+        _rule(
+            "shadowed",
+            "Strict numeric hygiene (trial)",
+            [("strict", "judge"), ("loose", "judge")],
+            mode="shadow",
+        ),
     ]
-    errors = [
-        LoadError("rules/broken.yaml", 3, 5, 'unknown field "chekcs" (did you mean "checks"?)', rule="broken"),
-        LoadError("rules/broken.yaml", 9, 1, "needs: unknown check `nope`", rule="broken"),
-        LoadError("rules/other, odd.yaml", 1, 1, "description: required", rule="other"),
-    ] if load_errors else []
+    errors = (
+        [
+            LoadError(
+                "rules/broken.yaml",
+                3,
+                5,
+                'unknown field "chekcs" (did you mean "checks"?)',
+                rule="broken",
+            ),
+            LoadError("rules/broken.yaml", 9, 1, "needs: unknown check `nope`", rule="broken"),
+            LoadError("rules/other, odd.yaml", 1, 1, "description: required", rule="other"),
+        ]
+        if load_errors
+        else []
+    )
     return RunReport(outcome=overall_outcome(checks, errors), checks=checks, load_errors=errors,  # type: ignore[arg-type]
                      rules=rules)
 
@@ -96,7 +142,11 @@ def test_json_is_to_dict_and_matches_the_schema() -> None:
     _report_validator().validate(data)
     assert {c["outcome"] for c in data["checks"]} == {
         "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"}
-    assert data["checks"][1]["findings"][2] == {"path": None, "line": None, "message": "the change as a whole defers work"}
+    assert data["checks"][1]["findings"][2] == {
+        "path": None,
+        "line": None,
+        "message": "the change as a whole defers work",
+    }
 
 
 @pytest.mark.parametrize("mutate", [
@@ -128,7 +178,9 @@ def test_sarif_validates_against_the_official_schema() -> None:
     # And the schema really bites: a bad level, a line 0, a missing message are rejected.
     for mutate in (
         lambda d: d["runs"][0]["results"][0].update(level="fatal"),
-        lambda d: d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].update(startLine=0),
+        lambda d: d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].update(
+            startLine=0
+        ),
         lambda d: d["runs"][0]["results"][0].pop("message"),
         lambda d: d.update(version="2.0.0"),
     ):
@@ -149,7 +201,9 @@ def test_sarif_content() -> None:
     assert todo["shortDescription"]["text"] == "New code does not leave TODOs behind"
     assert "Do the work or open an issue." in todo["fullDescription"]["text"]
     assert "## Fix" in todo["help"]["markdown"]
-    assert driver["rules"][ids.index("shadowed/strict")]["defaultConfiguration"]["level"] == "warning"
+    assert (
+        driver["rules"][ids.index("shadowed/strict")]["defaultConfiguration"]["level"] == "warning"
+    )
 
     results = run["results"]
     by_rule = {}
@@ -170,7 +224,9 @@ def test_sarif_content() -> None:
     readme = by_rule["docs/readme"][0]
     assert readme["level"] == "error" and "locations" not in readme
     assert readme["message"]["text"] == "README does not say how to install"
-    assert {r["level"] for r in by_rule["shadowed/strict"] + by_rule["shadowed/loose"]} == {"warning"}
+    assert {r["level"] for r in by_rule["shadowed/strict"] + by_rule["shadowed/loose"]} == {
+        "warning"
+    }
     # Errors and load problems are about slopjudge's run, not the code.
     inv = run["invocations"][0]
     assert inv["executionSuccessful"] is False
@@ -178,7 +234,10 @@ def test_sarif_content() -> None:
     assert any(t.startswith("docs/links: script crashed") for t in texts)
     assert sum("does not load" in t for t in texts) == 3
     load = inv["toolExecutionNotifications"][0]["locations"][0]["physicalLocation"]
-    assert load == {"artifactLocation": {"uri": "rules/broken.yaml"}, "region": {"startLine": 3, "startColumn": 5}}
+    assert load == {
+        "artifactLocation": {"uri": "rules/broken.yaml"},
+        "region": {"startLine": 3, "startColumn": 5},
+    }
 
 
 def test_sarif_for_a_clean_run_has_no_results_and_still_validates() -> None:
@@ -188,7 +247,9 @@ def test_sarif_for_a_clean_run_has_no_results_and_still_validates() -> None:
     run = log["runs"][0]
     assert run["results"] == []
     assert run["invocations"][0]["executionSuccessful"] is True
-    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == ["a/b"]  # undeclared check still described
+    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == [
+        "a/b"
+    ]  # undeclared check still described
 
 
 # --- junit --------------------------------------------------------------------
@@ -224,7 +285,9 @@ def test_junit_counts_and_cases() -> None:
     assert "src/app.py:12: TODO left in a new function" in failure.text
     assert "docs/café, notes.md: mentions «later» without a plan" in failure.text
     error = cases["docs/links"].find("error")
-    assert error is not None and "\\x1b[31mcore dumped\\x00" in error.text  # control chars made inert
+    assert (
+        error is not None and "\\x1b[31mcore dumped\\x00" in error.text
+    )  # control chars made inert
     assert cases["style/tone"].find("skipped").get("message") == "not judged (dry run)"
     assert "needs docs/links" in cases["docs/spelling"].find("skipped").get("message")
     shadow = cases["shadowed/strict"]
@@ -235,7 +298,9 @@ def test_junit_counts_and_cases() -> None:
 
 
 def test_junit_all_passing() -> None:
-    report = RunReport(outcome="pass", checks=[_result("a/b", "script", "pass"), _result("a/c", "judge", "pass")])
+    report = RunReport(
+        outcome="pass", checks=[_result("a/b", "script", "pass"), _result("a/c", "judge", "pass")]
+    )
     root = ET.fromstring(render(report, "junit"))
     assert _counts(root) == (2, 0, 0, 0)
     assert [s.get("name") for s in root.findall("testsuite")] == ["a"]
@@ -273,7 +338,10 @@ def test_github_annotations_round_trip() -> None:
     assert kinds[-1] == "notice" and "ERROR" in commands[-1][2]
     loads = [c for c in commands if c[1].get("title") == "slopjudge: rule does not load"]
     assert [(p["file"], p["line"], p["col"]) for _, p, _ in loads] == [
-        ("rules/broken.yaml", "3", "5"), ("rules/broken.yaml", "9", "1"), ("rules/other, odd.yaml", "1", "1")]
+        ("rules/broken.yaml", "3", "5"),
+        ("rules/broken.yaml", "9", "1"),
+        ("rules/other, odd.yaml", "1", "1"),
+    ]
     todo = [c for c in commands if c[1].get("title") == "no-todo/judge"]
     assert [(k, p.get("file"), p.get("line"), m) for k, p, m in todo] == [
         ("error", "src/app.py", "12", "TODO left in a new function"),
@@ -286,7 +354,9 @@ def test_github_annotations_round_trip() -> None:
     assert crashed and crashed[0][2].startswith("check error: script crashed: exit 139\n")
     warnings = [c for c in commands if c[0] == "warning"]
     assert len(warnings) == 2
-    assert warnings[0][1]["file"] == "src/calc.py" and warnings[0][2].startswith("would refuse (shadow)")
+    assert warnings[0][1]["file"] == "src/calc.py" and warnings[0][2].startswith(
+        "would refuse (shadow)"
+    )
     # Outcomes that do not block or fail say nothing.
     assert not [c for c in commands if "no-todo/grep" in c[1].get("title", "")]
     assert not [c for c in commands if "style/" in c[1].get("title", "")]
@@ -307,7 +377,9 @@ def test_text_tells_a_person_what_happened() -> None:
     assert "\x1b" not in out  # no color unless asked
     lines = out.splitlines()
     assert lines[0].startswith("slopjudge: 3 problems loading rules")
-    assert lines[1].strip() == 'rules/broken.yaml:3:5: unknown field "chekcs" (did you mean "checks"?)'
+    assert (
+        lines[1].strip() == 'rules/broken.yaml:3:5: unknown field "chekcs" (did you mean "checks"?)'
+    )
     by_id = {}
     for line in lines:
         for cid in ("no-todo/grep", "no-todo/judge", "docs/readme", "docs/links", "docs/spelling",

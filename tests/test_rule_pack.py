@@ -10,7 +10,6 @@ import difflib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,9 @@ def file_change(path: str, old: str | None, new: str | None) -> dict[str, Any]:
     a = (old or "").splitlines(keepends=True)
     b = (new or "").splitlines(keepends=True)
     head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
-    body = "".join(difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}", f"b/{path}"))
+    body = "".join(
+        difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}", f"b/{path}")
+    )
     status = "A" if old is None else "D" if new is None else "M"
     return {"path": path, "status": status, "oldPath": None, "oldContent": old, "newContent": new,
             "diff": head + body, "binary": False}
@@ -163,7 +164,9 @@ CASES: list[tuple[str, str, list[dict[str, Any]], bool, int | None]] = [
 
 
 @pytest.mark.parametrize("name,rule,files,refuses,line", CASES, ids=[c[0] for c in CASES])
-def test_script(name: str, rule: str, files: list[dict[str, Any]], refuses: bool, line: int | None) -> None:
+def test_script(
+    name: str, rule: str, files: list[dict[str, Any]], refuses: bool, line: int | None
+) -> None:
     code, out = run(rule, payload(files, rule=rule))
     assert code == (1 if refuses else 0), out
     if refuses:
@@ -197,13 +200,17 @@ def test_every_script_is_executable_with_a_python_shebang(rule: str) -> None:
 
 def test_every_script_passes_empty_stdin() -> None:
     for exe in sorted(RULES.glob("*/check.py")):
-        proc = subprocess.run([str(exe)], input="", capture_output=True, text=True, cwd=exe.parent, timeout=60)
+        proc = subprocess.run(
+            [str(exe)], input="", capture_output=True, text=True, cwd=exe.parent, timeout=60
+        )
         assert proc.returncode == 0, f"{exe}: {proc.stdout}{proc.stderr}"
 
 
 def test_a_crashing_script_refuses_with_one_line() -> None:
     exe = RULES / "placeholder-code" / "check.py"
-    proc = subprocess.run([str(exe)], input="{not json", capture_output=True, text=True, cwd=exe.parent, timeout=60)
+    proc = subprocess.run(
+        [str(exe)], input="{not json", capture_output=True, text=True, cwd=exe.parent, timeout=60
+    )
     assert proc.returncode == 2
     reason = json.loads(proc.stdout)["reason"]
     assert reason.startswith("the check crashed: JSONDecodeError") and "\n" not in reason
@@ -213,18 +220,26 @@ def test_a_crashing_script_refuses_with_one_line() -> None:
 # ----------------------------------------------------------------------------- prepares
 
 
-def prepare(rule: str, files: list[dict[str, Any]], workspace: str = "/nonexistent-ws") -> dict[str, Any]:
+def prepare(
+    rule: str, files: list[dict[str, Any]], workspace: str = "/nonexistent-ws"
+) -> dict[str, Any]:
     code, out = run(rule, payload(files, rule=rule, workspace=workspace), script="prepare.py")
     assert code == 0
     return out
 
 
 def test_weakened_tests_prepare_skips_without_removed_assertions() -> None:
-    assert prepare("weakened-tests", added("tests/test_a.py", "def test_a():\n    assert f() == 1\n")) == {"skip": True}
+    assert prepare(
+        "weakened-tests", added("tests/test_a.py", "def test_a():\n    assert f() == 1\n")
+    ) == {"skip": True}
 
 
 def test_weakened_tests_prepare_lists_a_loosened_assertion() -> None:
-    files = modified("tests/test_a.py", "def test_a():\n    assert f() == 5400\n", "def test_a():\n    assert f() is not None\n")
+    files = modified(
+        "tests/test_a.py",
+        "def test_a():\n    assert f() == 5400\n",
+        "def test_a():\n    assert f() is not None\n",
+    )
     ctx = prepare("weakened-tests", files)["additionalContext"]["removed_assertions"]
     assert ctx == [{"path": "tests/test_a.py", "removed_or_changed": ["assert f() == 5400"]}]
 
@@ -236,7 +251,9 @@ def test_weakened_tests_prepare_ignores_a_moved_assertion() -> None:
 
 
 def test_hardcoded_results_prepare_sees_a_literal_shared_with_tests() -> None:
-    files = added("src/ship.py", "def cost(w):\n    if w == 2.5:\n        return 22.75\n    return 0\n")
+    files = added(
+        "src/ship.py", "def cost(w):\n    if w == 2.5:\n        return 22.75\n    return 0\n"
+    )
     files += added("tests/test_ship.py", "def test_cost():\n    assert cost(2.5) == 22.75\n")
     out = prepare("hardcoded-results", files)
     lines = out["additionalContext"]["suspicious_lines"]
@@ -244,7 +261,10 @@ def test_hardcoded_results_prepare_sees_a_literal_shared_with_tests() -> None:
 
 
 def test_hardcoded_results_prepare_sees_test_detection(tmp_path: Path) -> None:
-    files = added("src/a.py", "import os\n\ndef f():\n    if os.environ.get('PYTEST_CURRENT_TEST'):\n        return 1\n")
+    files = added(
+        "src/a.py",
+        "import os\n\ndef f():\n    if os.environ.get('PYTEST_CURRENT_TEST'):\n        return 1\n",
+    )
     out = prepare("hardcoded-results", files, workspace=str(tmp_path))
     assert out["additionalContext"]["suspicious_lines"][0]["signal"] == "detects a test run"
 
@@ -255,18 +275,27 @@ def test_hardcoded_results_prepare_skips_plain_code(tmp_path: Path) -> None:
 
 
 def test_narration_prepare_flags_restating_comments() -> None:
-    src = "def f(items):\n    # Initialize the count\n    count = 0\n    # Loop through the items\n    for i in items:\n        # Increment the count\n        count += 1\n    return count\n"
+    src = (
+        "def f(items):\n    # Initialize the count\n    count = 0\n"
+        "    # Loop through the items\n    for i in items:\n"
+        "        # Increment the count\n        count += 1\n    return count\n"
+    )
     out = prepare("narration-comments", added("src/a.py", src))
     assert len(out["additionalContext"]["suspicious_comments"]) >= 2
 
 
 def test_narration_prepare_flags_edit_narration() -> None:
-    out = prepare("narration-comments", added("src/a.py", "# Added retry logic as requested\nx = retry(f)\n"))
+    out = prepare(
+        "narration-comments", added("src/a.py", "# Added retry logic as requested\nx = retry(f)\n")
+    )
     assert out["additionalContext"]["suspicious_comments"][0]["kind"] == "narrates the edit"
 
 
 def test_narration_prepare_skips_why_comments() -> None:
-    src = "def f(v):\n    # CDN overwrites the header, so take the last hop it added.\n    return v.split(',')[-1]\n"
+    src = (
+        "def f(v):\n    # CDN overwrites the header, so take the last hop it added.\n"
+        "    return v.split(',')[-1]\n"
+    )
     assert prepare("narration-comments", added("src/a.py", src)) == {"skip": True}
 
 
@@ -274,15 +303,27 @@ def test_narration_prepare_skips_why_comments() -> None:
 
 
 def bash(command: str, ws: Path, cwd: Path | None = None) -> dict[str, Any]:
-    ev = {"kind": "pre-tool", "tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s",
-          "transcript_path": None, "cwd": str(cwd or ws)}
+    ev = {
+        "kind": "pre-tool",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "session_id": "s",
+        "transcript_path": None,
+        "cwd": str(cwd or ws),
+    }
     return payload([], workspace=str(ws), event=ev)
 
 
 def file_tool(tool: str, path: str, ws: Path) -> dict[str, Any]:
     key = "notebook_path" if tool == "NotebookEdit" else "file_path"
-    ev = {"kind": "pre-tool", "tool_name": tool, "tool_input": {key: path, "content": "x"}, "session_id": "s",
-          "transcript_path": None, "cwd": str(ws)}
+    ev = {
+        "kind": "pre-tool",
+        "tool_name": tool,
+        "tool_input": {key: path, "content": "x"},
+        "session_id": "s",
+        "transcript_path": None,
+        "cwd": str(ws),
+    }
     return payload([], workspace=str(ws), event=ev)
 
 
@@ -356,7 +397,9 @@ def test_write_through_a_symlink_out_of_the_workspace_is_refused(tmp_path: Path)
 
 
 def test_notebook_edit_outside_is_refused(tmp_path: Path) -> None:
-    assert run("write-outside-workspace", file_tool("NotebookEdit", "/opt/nb.ipynb", tmp_path))[0] == 1
+    assert (
+        run("write-outside-workspace", file_tool("NotebookEdit", "/opt/nb.ipynb", tmp_path))[0] == 1
+    )
 
 
 @pytest.mark.parametrize("tool,arg,refuses", [

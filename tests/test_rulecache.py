@@ -65,7 +65,11 @@ def test_hit_returns_the_same_result_without_loading(ws: Path, loads: list[str])
     assert len(loads) == 1 and os.path.isfile(cache_path(load_settings(str(ws))))
     second = load(ws)
     assert len(loads) == 1
-    assert second.rules == first.rules and second.errors == first.errors and second.files == first.files
+    assert (
+        second.rules == first.rules
+        and second.errors == first.errors
+        and second.files == first.files
+    )
     assert [r.id for r in second.rules] == ["a", "b"]
 
 

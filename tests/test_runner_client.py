@@ -7,14 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_judge_check import PASS, make_ctx, write_exe
 
 from slopjudge import procs
 from slopjudge.checks.judge import run_judge
 from slopjudge.runner import client
 from slopjudge.runner.client import build_argv, call_runner, read_outcome, resolve_runner
 from slopjudge.verifier import verifier_path
-
-from test_judge_check import PASS, make_ctx, write_exe
 
 ALLOWED = ["Read", "Grep", "Bash(git show:*)", "Read(/a b/**)"]
 DISALLOWED = ["WebFetch", "Bash(rm -rf *)"]
@@ -30,15 +29,20 @@ def test_fake_sr_agent_first_on_path_sees_the_exact_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bindir = tmp_path / "bin"
-    write_exe(bindir / "sr-agent", f"""#!/bin/bash
+    write_exe(
+        bindir / "sr-agent",
+        f"""#!/bin/bash
 printf '%s\\0' "$@" > "{tmp_path}/argv"
 cat > "{tmp_path}/stdin"
 pwd > "{tmp_path}/cwd"
 printf '%s\\n%s\\n%s\\n' "$SLOPJUDGE_LAUNCHED_BY" "$SLOPRAIL_LAUNCHED_BY" "${{SLOPJUDGE_MIN_CONFIDENCE-unset}}" > "{tmp_path}/env"
 echo '{PASS}'
-""")
+""",  # noqa: E501 (the environment goes to one file in one printf)
+    )
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    ctx = make_ctx(tmp_path, model="size-lg,opus", allowed_tools=ALLOWED, disallowed_tools=DISALLOWED)
+    ctx = make_ctx(
+        tmp_path, model="size-lg,opus", allowed_tools=ALLOWED, disallowed_tools=DISALLOWED
+    )
     result = run_judge(ctx)
     assert result.outcome == "pass", result.reason
     argv = (tmp_path / "argv").read_bytes().split(b"\0")[:-1]
@@ -57,8 +61,14 @@ echo '{PASS}'
 
 
 def test_tool_flags_are_left_out_when_empty() -> None:
-    assert build_argv(["sr-agent"], model="size-md", verifier="/v", allowed_tools=[], disallowed_tools=[],
-                      readonly_dir=None) == ["sr-agent", "--model", "size-md", "--verify", "/v", "--prompt-stdin"]
+    assert build_argv(
+        ["sr-agent"],
+        model="size-md",
+        verifier="/v",
+        allowed_tools=[],
+        disallowed_tools=[],
+        readonly_dir=None,
+    ) == ["sr-agent", "--model", "size-md", "--verify", "/v", "--prompt-stdin"]
     assert build_argv(["py", "-m", "x"], model="m", verifier="/v", allowed_tools=["Read"],
                       disallowed_tools=[], readonly_dir="/ws") == [
         "py", "-m", "x", "--model", "m", "--verify", "/v", "--allowed-tools", "Read",
@@ -112,21 +122,42 @@ def test_reading_outcomes() -> None:
     ok = read(_proc(0, PASS))
     assert ok.passed and ok.verdict == {"pass": True, "reasoning": "clean change"}
     low = read(_proc(0, '{"pass": true, "reasoning": "hm", "confidence": 0.5}'), 0.6)
-    assert not low.passed and low.verdict is not None and low.reason == "confidence 0.5 below min_confidence 0.6"
+    assert (
+        not low.passed
+        and low.verdict is not None
+        and low.reason == "confidence 0.5 below min_confidence 0.6"
+    )
     last = read(_proc(2, err='JUDGE-REASON-JSON: "first"\nnoise\nJUDGE-REASON-JSON: "second"\n'))
-    assert (last.passed, last.reason, last.verdict) == (False, "second", {"pass": False, "reasoning": "second"})
+    assert (last.passed, last.reason, last.verdict) == (
+        False,
+        "second",
+        {"pass": False, "reasoning": "second"},
+    )
     bad = read(_proc(2, err="JUDGE-REASON: no JSON object in the answer (after 2 attempts)\n"))
     assert bad.verdict is None and bad.cause is None
-    assert bad.reason == "the judge gave no valid verdict: no JSON object in the answer (after 2 attempts)"
-    other = read(_proc(1, err="sr-agent: harness-failure: other\nclaude exited with status 1: other\n"))
+    assert (
+        bad.reason
+        == "the judge gave no valid verdict: no JSON object in the answer (after 2 attempts)"
+    )
+    other = read(
+        _proc(1, err="sr-agent: harness-failure: other\nclaude exited with status 1: other\n")
+    )
     assert (other.reason, other.cause) == ("judge unavailable: other", "other")
     assert read(_proc(None, timed_out=True)).reason == "judge timed out after 5 s"
-    assert read(_proc(None, start_error="x: not found")).reason == "judge could not start: x: not found"
+    assert (
+        read(_proc(None, start_error="x: not found")).reason
+        == "judge could not start: x: not found"
+    )
 
 
 def test_retry_only_crashes_with_a_retryable_cause(tmp_path: Path) -> None:
     log = tmp_path / "log"
-    for cause, expected in (("other", 2), ("usage limit", 2), ("authentication", 1), ("version skew", 1)):
+    for cause, expected in (
+        ("other", 2),
+        ("usage limit", 2),
+        ("authentication", 1),
+        ("version skew", 1),
+    ):
         log.write_text("")
         runner = write_exe(tmp_path / "r.sh", f"""#!/bin/bash
 echo x >> "{log}"
@@ -135,7 +166,11 @@ exit 1
 """)
         out = call_runner([runner], "p", cwd=str(tmp_path), timeout=10, launched_by="a/b",
                           min_confidence=None, retries=1, backoff_s=0)
-        assert (out.passed, out.attempts, len(log.read_text().split())) == (False, expected, expected)
+        assert (out.passed, out.attempts, len(log.read_text().split())) == (
+            False,
+            expected,
+            expected,
+        )
         assert out.reason.startswith(f"judge unavailable: {cause}")
 
 
@@ -200,11 +235,22 @@ exit 2
         (PASS, "", "pass", "clean change"),
         ("not json", PASS, "pass", "clean change"),
         ('{"pass": false, "reasoning": "dup helper"}', PASS, "refuse", "dup helper"),
-        ("nope", '{"pass": "true", "reasoning": "x"}', "refuse", 'the judge gave no valid verdict: "pass" must'),
+        (
+            "nope",
+            '{"pass": "true", "reasoning": "x"}',
+            "refuse",
+            'the judge gave no valid verdict: "pass" must',
+        ),
     ],
 )
-def test_with_the_real_verifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str, second: str,
-                                outcome: str, reason: str) -> None:
+def test_with_the_real_verifier(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    first: str,
+    second: str,
+    outcome: str,
+    reason: str,
+) -> None:
     runner = write_exe(tmp_path / "bin" / "sr-agent-like", SR_AGENT_LIKE)
     monkeypatch.setenv("ANSWER_1", first)
     monkeypatch.setenv("ANSWER_2", second)

@@ -12,7 +12,17 @@ from slopjudge import engine
 from slopjudge.hookspec import RunOptions
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
 from tests.helpers import (
-    commit_all, executable, kill_quietly, make_repo, py, run_json, sh, sj, wait_gone, write_files, write_rule,
+    commit_all,
+    executable,
+    kill_quietly,
+    make_repo,
+    py,
+    run_json,
+    sh,
+    sj,
+    wait_gone,
+    write_files,
+    write_rule,
 )
 
 
@@ -40,11 +50,14 @@ def test_exit_zero_passes(tmp_path: Path) -> None:
 
 
 def test_refusal_reason_and_findings_from_json(tmp_path: Path) -> None:
-    result = run_body(tmp_path, """
+    result = run_body(
+        tmp_path,
+        """
 cat >/dev/null
 echo '{"reason": "TODO left in a.py", "findings": [{"path": "a.py", "line": 3, "message": "TODO here"}]}'
 echo 'ignored because stdout has JSON' >&2
-exit 1""")
+exit 1""",  # noqa: E501 (one JSON line, as a script prints it)
+    )
     assert result.outcome == "refuse"
     assert result.reason == "TODO left in a.py"
     assert [(f.path, f.line, f.message) for f in result.findings] == [("a.py", 3, "TODO here")]
@@ -198,15 +211,22 @@ json.dump({{"env": {{k: os.environ.get(k) for k in keys}}, "cwd": os.getcwd(),
 
 def test_findings_reach_the_json_report(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    write_rule(repo / "rules", "finds", """
+    write_rule(
+        repo / "rules",
+        "finds",
+        """
 description: refuses with findings
 checks:
   - id: scan
     script: ./scan.sh
-""", {"scan.sh": sh("""
+""",
+        {
+            "scan.sh": sh("""
 cat >/dev/null
 echo '{"reason": "two problems", "findings": [{"path": "README.md", "line": 1, "message": "first"}, {"path": "README.md", "line": 2, "message": "second"}]}'
-exit 1""")})
+exit 1""")  # noqa: E501 (one JSON line, as a script prints it)
+        },
+    )
     write_files(repo, {"README.md": "changed\n"})
     code, report = run_json(cwd=repo)
     assert code == 1

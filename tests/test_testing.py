@@ -27,7 +27,9 @@ def diff_adding(path: str, line: str) -> str:
             f"@@ -0,0 +1 @@\n+{line}\n")
 
 
-def case(repo: Path, rule: str, name: str, yaml_text: str, files: dict[str, str] | None = None) -> Path:
+def case(
+    repo: Path, rule: str, name: str, yaml_text: str, files: dict[str, str] | None = None
+) -> Path:
     folder = repo / "tests" / "rules" / rule / name
     write_files(folder, {"case.yaml": yaml_text.strip("\n") + "\n", **(files or {})})
     return folder
@@ -127,8 +129,13 @@ def test_wrong_expectation_fails_the_case(tmp_path: Path) -> None:
     repo = build(tmp_path)
     case(repo, "no-todo", "mislabelled", "diff: change.diff\nexpect: pass",
          {"change.diff": diff_adding("a.py", "# TODO")})
-    case(repo, "no-todo", "wrong-words", "diff: change.diff\nexpect: refuse\nreason_contains: FIXME",
-         {"change.diff": diff_adding("a.py", "# TODO")})
+    case(
+        repo,
+        "no-todo",
+        "wrong-words",
+        "diff: change.diff\nexpect: refuse\nreason_contains: FIXME",
+        {"change.diff": diff_adding("a.py", "# TODO")},
+    )
     code, report = run_test(repo)
     got = cases(report)
     assert code == 1 and not report["ok"]
@@ -191,7 +198,9 @@ def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     res = sj("test", cwd=repo)
     assert res.returncode == 1
     assert "Traceback" not in res.stdout + res.stderr
-    where = re.compile(r"tests/rules/no-todo/(broken-yaml|bad-field|bad-value)/case\.yaml:(\d+):(\d+): ")
+    where = re.compile(
+        r"tests/rules/no-todo/(broken-yaml|bad-field|bad-value)/case\.yaml:(\d+):(\d+): "
+    )
     found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in where.finditer(res.stdout)}
     assert set(found) == {"broken-yaml", "bad-field", "bad-value"}, res.stdout
     assert found["bad-value"] == (2, 9)  # the value 'maybe'

@@ -125,7 +125,9 @@ _verdictish = st.fixed_dictionaries(
     {"pass": st.one_of(st.booleans(), st.just("true"), st.just(1), st.none())},
     optional={
         "reasoning": st.one_of(st.text(max_size=10), st.none(), st.integers()),
-        "confidence": st.one_of(st.floats(-1, 2, allow_nan=False), st.just(True), st.text(max_size=2)),
+        "confidence": st.one_of(
+            st.floats(-1, 2, allow_nan=False), st.just(True), st.text(max_size=2)
+        ),
         "findings": _json,
         "extra": _json,
     },
@@ -169,11 +171,16 @@ def test_the_property_sees_passes_and_refusals() -> None:
     # Guards against a vacuous property: both sides are reachable.
     quiet = settings(database=None, max_examples=5000)
     find(_ANSWERS, lambda t: reads_as_pass(parse_verdict(t)[0], 0.5), settings=quiet)
-    find(_ANSWERS, lambda t: parse_verdict(t)[0] is not None and not reads_as_pass(parse_verdict(t)[0], None),
-         settings=quiet)
+    find(
+        _ANSWERS,
+        lambda t: parse_verdict(t)[0] is not None and not reads_as_pass(parse_verdict(t)[0], None),
+        settings=quiet,
+    )
 
 
-@settings(max_examples=2500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=2500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_ANSWERS, st.one_of(st.none(), st.floats(0, 1)))
 def test_reader_passes_only_schema_valid_pass_true(text: str, min_conf: float | None) -> None:
     verdict, _ = parse_verdict(text)

@@ -33,7 +33,9 @@ def exe(request: pytest.FixtureRequest) -> list[str]:
 def test_pass_exits_0_with_pass_reason(exe: list[str], tmp_path: Path) -> None:
     r = _run(exe, b'{"pass": true, "reasoning": "tidy \\"work\\"\\nline two"}', tmp_path)
     assert r.returncode == 0
-    assert r.stderr.decode().splitlines() == ['JUDGE-PASS-REASON-JSON: "tidy \\"work\\"\\nline two"']
+    assert r.stderr.decode().splitlines() == [
+        'JUDGE-PASS-REASON-JSON: "tidy \\"work\\"\\nline two"'
+    ]
 
 
 def test_pass_without_reasoning_text_prints_nothing(exe: list[str], tmp_path: Path) -> None:
@@ -62,8 +64,12 @@ def test_malformed_exits_1_with_reason(exe: list[str], answer: bytes, tmp_path: 
 
 
 def test_reads_the_file_when_stdin_is_empty(tmp_path: Path) -> None:
-    r = _run([sys.executable, "-m", "slopjudge.verifier"], b'{"pass": false, "reasoning": "r"}', tmp_path,
-             stdin=False)
+    r = _run(
+        [sys.executable, "-m", "slopjudge.verifier"],
+        b'{"pass": false, "reasoning": "r"}',
+        tmp_path,
+        stdin=False,
+    )
     assert r.returncode == 3
 
 
@@ -73,7 +79,9 @@ def test_min_confidence_requires_confidence_on_a_pass(tmp_path: Path) -> None:
     missing = _run(exe, b'{"pass": true, "reasoning": "ok"}', tmp_path, env_extra=env)
     assert missing.returncode == 1 and b'lacks "confidence"' in missing.stderr
     # An unsure pass is accepted here; slopjudge applies the threshold itself.
-    low = _run(exe, b'{"pass": true, "reasoning": "ok", "confidence": 0.2}', tmp_path, env_extra=env)
+    low = _run(
+        exe, b'{"pass": true, "reasoning": "ok", "confidence": 0.2}', tmp_path, env_extra=env
+    )
     assert low.returncode == 0
     refusal = _run(exe, b'{"pass": false, "reasoning": "no"}', tmp_path, env_extra=env)
     assert refusal.returncode == 3
@@ -94,7 +102,9 @@ def test_wrapper_when_no_console_script(tmp_path: Path, monkeypatch: pytest.Monk
     assert r.returncode == 3 and b"via wrapper" in r.stderr
 
 
-def test_main_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     answer = tmp_path / "answer"
     answer.write_text('{"pass": false, "reasoning": "in process"}')
     monkeypatch.setattr(sys, "stdin", open(os.devnull))

@@ -13,7 +13,6 @@ for code, and a comment is not mistaken for a call.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import json
 import os
 import re
@@ -314,6 +313,10 @@ class SourceFile:
     def added_lexed(self) -> list[LexLine]:
         return [ll for ll in self.lexed() if ll.added]
 
+    def added_indexed(self) -> list[tuple[int, LexLine]]:
+        """The added lines with their index in :meth:`lexed` (to look back from them)."""
+        return [(i, ll) for i, ll in enumerate(self.lexed()) if ll.added]
+
     def python_tree(self) -> ast.Module | None:
         if self._tree is False:
             self._tree = None
@@ -369,6 +372,11 @@ def files(payload: dict[str, Any], *, include_deleted: bool = False) -> Iterator
             removed=removed,
             added=added,
         )
+
+
+def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
+    """The changed files in a programming language (``CODE_LANGS``)."""
+    return (sf for sf in files(payload) if sf.lang in CODE_LANGS)
 
 
 def node_added(sf: SourceFile, node: ast.AST) -> bool:

@@ -67,9 +67,7 @@ def _c_codey(text: str) -> bool:
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang not in ss.CODE_LANGS:
-            continue
+    for sf in ss.code_files(payload):
         codey = _py_codey if sf.lang == "python" else _c_codey
         lines = sf.lexed()
         run: list[ss.LexLine] = []

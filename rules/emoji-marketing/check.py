@@ -34,9 +34,7 @@ MESSAGE_CALL = re.compile(r"\b(print|echo|puts|log\w*|logger|logging|console|fmt
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang not in ss.CODE_LANGS:
-            continue
+    for sf in ss.code_files(payload):
         for ll in sf.added_lexed():
             doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
             prose = " ".join(x for x in (ll.comment, doc_text) if x)

@@ -58,9 +58,7 @@ def restates(comment: str, code: str) -> bool:
 def main() -> None:
     payload = ss.load_payload()
     found: list[dict] = []
-    for sf in ss.files(payload):
-        if sf.lang not in ss.CODE_LANGS:
-            continue
+    for sf in ss.code_files(payload):
         lines = sf.lexed()
         for i, ll in enumerate(lines):
             if not ll.added or not ll.comment:

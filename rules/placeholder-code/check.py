@@ -146,9 +146,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for idx, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for idx, ll in sf.added_indexed():
         if sf.lang == "js":
             hit = re.search(r"\bthrow\s+new\s+\w*Error\s*\(", ll.code)
         elif sf.lang == "go":
@@ -173,8 +171,8 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang not in ss.CODE_LANGS or sf.is_test or sf.path.endswith(".pyi"):
+    for sf in ss.code_files(payload):
+        if sf.is_test or sf.path.endswith(".pyi"):
             continue  # test doubles and type stubs are empty on purpose
         for ll in sf.added_lexed():
             text = ll.comment or (" ".join(ll.strings) if ll.doc else "")

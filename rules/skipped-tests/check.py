@@ -149,9 +149,7 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for i, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for i, ll in sf.added_indexed():
         if re.search(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "empty test function asserts nothing"))
         if re.search(r"\bt\.(Skip|Skipf|SkipNow)\s*\(", ll.code):

@@ -70,9 +70,7 @@ LOOP_START = re.compile(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for i, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for i, ll in sf.added_indexed():
         if sf.lang == "go":
             hit = re.search(r"\btime\.Sleep\s*\(", ll.code)
         elif sf.lang == "js":
@@ -86,7 +84,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         if sf.lang == "python":
             hit = re.search(r"\b(time|asyncio)\.sleep\s*\(\s*(0\.0*[1-9]|[1-9])", ll.code)
         indent = len(ll.text) - len(ll.text.lstrip())
-        in_loop, in_test, in_helper = False, False, False
+        in_loop, in_test = False, False
         test_name = ""
         for prev in reversed(lines[:i]):
             if not prev.code.strip():
@@ -102,8 +100,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 test_name = prev.code + " " + " ".join(prev.strings)
                 break
             if re.search(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b", prev.code):
-                in_helper = True
-                break
+                break  # inside a helper function: neither a loop nor a test
             indent = pind
         else:
             # the hunk starts inside the function: a sleep right before an assertion is a wait
@@ -121,9 +118,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang not in ss.CODE_LANGS:
-            continue
+    for sf in ss.code_files(payload):
         tree = sf.python_tree() if sf.lang == "python" else None
         if tree is not None:
             python_ast(sf, tree, out)

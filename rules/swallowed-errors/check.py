@@ -68,9 +68,7 @@ NOTHING_RE = re.compile(r"^\s*(pass|continue|break|\.\.\.|return|return\s+None)\
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for i, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for i, ll in sf.added_indexed():
         m = EXCEPT_RE.match(ll.code)
         if not m:
             continue
@@ -93,9 +91,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for i, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for i, ll in sf.added_indexed():
         window = lines[i : i + 4]
         joined = "\n".join(w.code for w in window)
         m = re.search(r"\bcatch\s*(\([^)]*\))?\s*\{(\s*)\}", joined)
@@ -113,9 +109,7 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
-    for i, ll in enumerate(lines):
-        if not ll.added:
-            continue
+    for i, ll in sf.added_indexed():
         if re.match(r"^\s*_\s*=\s*err\s*$", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`_ = err` discards the error"))
             continue

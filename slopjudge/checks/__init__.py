@@ -1,0 +1,1 @@
+"""The check kinds, one module each: ``script`` and ``judge`` (with ``prepare``)."""

@@ -72,18 +72,34 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
 def _findings(verdict: dict[str, Any] | None, label: str | None) -> list[Finding]:
     out = []
     for item in (verdict or {}).get("findings") or []:
-        out.append(Finding(path=item.get("path") or label, line=item.get("line"), message=item.get("message", "")))
+        out.append(
+            Finding(
+                path=item.get("path") or label,
+                line=item.get("line"),
+                message=item.get("message", ""),
+            )
+        )
     return out
 
 
-def _from_verdict(verdict: dict[str, Any], min_conf: float | None, label: str | None, hit: bool) -> _Judgment:
+def _from_verdict(
+    verdict: dict[str, Any], min_conf: float | None, label: str | None, hit: bool
+) -> _Judgment:
     reasoning = str(verdict.get("reasoning") or "").strip()
     found = _findings(verdict, label)
     if verdict.get("pass") is not True:
-        return _Judgment("refuse", reasoning or "the judge refused without a reason", verdict, hit, findings=found)
+        return _Judgment(
+            "refuse",
+            reasoning or "the judge refused without a reason",
+            verdict,
+            hit,
+            findings=found,
+        )
     low = confidence_problem(verdict, min_conf)
     if low is not None:
-        return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit, True, found)
+        return _Judgment(
+            "refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit, True, found
+        )
     return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
 
 
@@ -191,7 +207,7 @@ def _combine(units: list[_Unit], judgments: list[_Judgment]) -> tuple[str, str, 
         outcome = "error"
     elif any(j.outcome == "refuse" for j in judgments):
         outcome = "refuse"
-    shown = [(u, j) for u, j in zip(units, judgments) if j.outcome == outcome]
+    shown = [(u, j) for u, j in zip(units, judgments, strict=True) if j.outcome == outcome]
     reason = "; ".join(f"{u.label}: {j.reason}" for u, j in shown)
     findings = [f for j in judgments for f in j.findings]
     return outcome, reason, findings
@@ -231,7 +247,9 @@ def _run(ctx: CheckContext) -> CheckResult:
     )
     for unit in units:
         try:
-            unit.rendered = render(template, unit.payload, rule_dir=ctx.rule.dir, template_dirs=opts.template_dirs)
+            unit.rendered = render(
+                template, unit.payload, rule_dir=ctx.rule.dir, template_dirs=opts.template_dirs
+            )
         except TemplateRenderError as exc:
             res = _result(ctx, "error", f"judge template does not render: {exc}")
             res.template_sha256 = template_sha256(template)
@@ -319,6 +337,8 @@ def run_judge(ctx: CheckContext) -> CheckResult:
     try:
         result = _run(ctx)
     except Exception as exc:  # a bug must refuse, not crash the run
-        result = _result(ctx, "error", f"slopjudge failed while judging: {type(exc).__name__}: {exc}")
+        result = _result(
+            ctx, "error", f"slopjudge failed while judging: {type(exc).__name__}: {exc}"
+        )
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result

@@ -89,7 +89,11 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
         return _refuse(f"prepare timed out after {timeout:g} s")
     if result.returncode != 0:
         code = result.returncode
-        status = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+        status = (
+            f"was killed by signal {-code}"
+            if code is not None and code < 0
+            else f"exited with status {code}"
+        )
         detail = _last_line(result.stderr) or _last_line(result.stdout)
         return _refuse(f"prepare {status}" + (f": {detail}" if detail else ""))
     try:

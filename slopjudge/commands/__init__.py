@@ -1,0 +1,1 @@
+"""The slopjudge CLI commands, one module each; ``_shared`` holds what they share."""

@@ -13,14 +13,19 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ._shared import fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", metavar="FILE", help="the event log (default: the workspace's)")
-    parser.add_argument("--runner", metavar="CMD", required=True, help="the runner to re-judge with")
-    parser.add_argument("--model", metavar="SET", help="model set for the replay (default: as recorded)")
+    parser.add_argument(
+        "--runner", metavar="CMD", required=True, help="the runner to re-judge with"
+    )
+    parser.add_argument(
+        "--model", metavar="SET", help="model set for the replay (default: as recorded)"
+    )
     parser.add_argument("--rule", metavar="ID", action="append", default=[], help="only this rule")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="at most N prompts")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per call (s)")
@@ -43,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"slopjudge: skipping {problem}", file=sys.stderr)
 
-    latest: dict[str, dict] = {}  # one replay per distinct prompt: its latest verdict
+    latest: dict[str, dict[str, Any]] = {}  # one replay per distinct prompt: its latest verdict
     for ev in events:
         if ev.get("kind") != "judge" or ev.get("outcome") not in ("pass", "refuse", "would_refuse"):
             continue
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return fail("no recorded judge verdict with a kept prompt to replay", 1)
 
     runner = resolve_runner(args.runner, None)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ev in items:
         prompt = load_prompt(events_file, ev["prompt_sha256"])
         recorded = "pass" if ev["outcome"] == "pass" else "refuse"
@@ -80,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         "prompts": len(rows),
         "replayed": len(judged),
         "no_verdict": len(rows) - len(judged),
-        "agreement": (sum(r["recorded"] == r["replayed"] for r in judged) / len(judged)) if judged else 0.0,
+        "agreement": (sum(r["recorded"] == r["replayed"] for r in judged) / len(judged))
+        if judged
+        else 0.0,
         "kappa": cohens_kappa([r["recorded"] for r in judged], [r["replayed"] for r in judged]),
         "new_refusals": sum(r["recorded"] == "pass" and r["replayed"] == "refuse" for r in judged),
         "new_passes": sum(r["recorded"] == "refuse" and r["replayed"] == "pass" for r in judged),
@@ -90,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             mark = "same" if r["recorded"] == r["replayed"] else "DIFF"
-            print(f"{mark} {r['id']}: recorded {r['recorded']}, replayed {r['replayed'] or 'no verdict'}"
-                  + (f" ({r['reason']})" if r["replayed"] != r["recorded"] and r["reason"] else ""))
+            print(
+                f"{mark} {r['id']}: recorded {r['recorded']}, "
+                f"replayed {r['replayed'] or 'no verdict'}"
+                + (f" ({r['reason']})" if r["replayed"] != r["recorded"] and r["reason"] else "")
+            )
         print(f"replayed {summary['replayed']}/{summary['prompts']} prompts: agreement "
               f"{summary['agreement']:.2f}, kappa {summary['kappa']:.2f}, "
               f"{summary['new_refusals']} new refusals, {summary['new_passes']} new passes")

@@ -39,13 +39,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="report_command", metavar="{events,agreement,flips}")
     events = sub.add_parser("events", help="outcome counts per check (the default)")
     _add_common(events, argparse.SUPPRESS)
-    events.add_argument("--last", type=int, default=0, metavar="N", help="also list the last N events")
-    events.add_argument("--rule", action="append", default=[], metavar="ID", help="only this rule; repeatable")
+    events.add_argument(
+        "--last", type=int, default=0, metavar="N", help="also list the last N events"
+    )
+    events.add_argument(
+        "--rule", action="append", default=[], metavar="ID", help="only this rule; repeatable"
+    )
     events.add_argument("--session", metavar="ID", help="only this session's events")
     agree = sub.add_parser("agreement", help="recorded verdicts against human labels")
     _add_common(agree, argparse.SUPPRESS)
-    agree.add_argument("--labels", metavar="FILE", required=True,
-                       help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}')
+    agree.add_argument(
+        "--labels",
+        metavar="FILE",
+        required=True,
+        help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}',
+    )
     flips = sub.add_parser("flips", help="checks whose verdict changed for the same prompt")
     _add_common(flips, argparse.SUPPRESS)
 
@@ -98,13 +106,26 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             problems: list[str], as_json: bool) -> int:
     rules = set(getattr(args, "rule", []) or [])
     session = getattr(args, "session", None)
-    chosen = [e for e in events
-              if (not rules or e.get("rule") in rules) and (not session or e.get("session_id") == session)]
+    chosen = [
+        e
+        for e in events
+        if (not rules or e.get("rule") in rules) and (not session or e.get("session_id") == session)
+    ]
     per_check: dict[str, dict[str, Any]] = {}
     for event in chosen:
         key = str(event.get("id") or f"{event.get('rule')}/{event.get('check')}")
-        entry = per_check.setdefault(key, {"id": key, "runs": 0, "outcomes": Counter(),
-                                           "duration_ms": 0, "cache_hits": 0, "tokens": 0, "cost": 0.0})
+        entry = per_check.setdefault(
+            key,
+            {
+                "id": key,
+                "runs": 0,
+                "outcomes": Counter(),
+                "duration_ms": 0,
+                "cache_hits": 0,
+                "tokens": 0,
+                "cost": 0.0,
+            },
+        )
         entry["runs"] += 1
         entry["outcomes"][str(event.get("outcome"))] += 1
         entry["duration_ms"] += _number(event.get("duration_ms"))
@@ -113,11 +134,17 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         entry["cost"] += float(_number(event.get("cost")))
     checks = []
     for entry in sorted(per_check.values(), key=lambda e: e["id"]):
-        checks.append({
-            "id": entry["id"], "runs": entry["runs"], "outcomes": dict(entry["outcomes"]),
-            "mean_duration_ms": round(entry["duration_ms"] / entry["runs"]),
-            "cache_hits": entry["cache_hits"], "tokens": entry["tokens"], "cost": round(entry["cost"], 6),
-        })
+        checks.append(
+            {
+                "id": entry["id"],
+                "runs": entry["runs"],
+                "outcomes": dict(entry["outcomes"]),
+                "mean_duration_ms": round(entry["duration_ms"] / entry["runs"]),
+                "cache_hits": entry["cache_hits"],
+                "tokens": entry["tokens"],
+                "cost": round(entry["cost"], 6),
+            }
+        )
     last = max(getattr(args, "last", 0) or 0, 0)
     recent = chosen[-last:] if last else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
@@ -133,7 +160,9 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         lines.append(f"  ({len(problems)} unreadable lines skipped)")
     if checks:
         width = max(len("check"), *(len(c["id"]) for c in checks))
-        header = f"{'check'.ljust(width)}  {'runs':>5}" + "".join(f"  {o:>{len(o)}}" for o in _OUTCOME_COLUMNS)
+        header = f"{'check'.ljust(width)}  {'runs':>5}" + "".join(
+            f"  {o:>{len(o)}}" for o in _OUTCOME_COLUMNS
+        )
         lines += ["", header + f"  {'mean time':>10}  {'cached':>6}"]
         for c in checks:
             row = f"{c['id'].ljust(width)}  {c['runs']:>5}"
@@ -155,7 +184,9 @@ def _number(value: Any) -> float:
 
 # --- agreement ---------------------------------------------------------------
 
-def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool) -> int:
+def _agreement(
+    args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool
+) -> int:
     from ..agreement import agreement, read_labels
 
     try:
@@ -165,7 +196,9 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
     if label_problems:
         for problem in label_problems:
             print(problem, file=sys.stderr)
-        return fail(f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first")
+        return fail(
+            f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first"
+        )
     result = agreement(events, labels)
     if as_json:
         _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))

@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run only this rule (and what its checks need); repeatable")
     parser.add_argument("--dry-run", action="store_true",
                         help="run scripts and prepares, render judge prompts, call no model")
-    parser.add_argument("--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here")
+    parser.add_argument(
+        "--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here"
+    )
     parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github"),
                         default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
@@ -31,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
     parser.add_argument("--runner", metavar="CMD", help="judge runner command (default: sr-agent "
                         "on PATH, else slopjudge-agent)")
-    parser.add_argument("--no-cache", action="store_true", help="ask judges again; ignore cached verdicts")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="ask judges again; ignore cached verdicts"
+    )
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         progress.finish()
 
     outcome = overall_outcome(results, load_errors)
-    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules)  # type: ignore[arg-type]
+    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules)
     color = args.format == "text" and not args.output and sys.stdout.isatty()
     text = report.render(run_report, args.format, color=color)
     if args.output:

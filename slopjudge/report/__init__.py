@@ -52,4 +52,5 @@ def render(report: RunReport, fmt: str, *, color: bool = False) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})")
     module = importlib.import_module(f"{__name__}.{fmt}")
-    return module.render(report, color=color)
+    text: str = module.render(report, color=color)
+    return text

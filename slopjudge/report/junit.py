@@ -43,7 +43,9 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
     })
     message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
     if result.outcome == "refuse":
-        ET.SubElement(case, "failure", {"message": message, "type": "refuse"}).text = _details(result)
+        ET.SubElement(case, "failure", {"message": message, "type": "refuse"}).text = _details(
+            result
+        )
         return "failure"
     if result.outcome == "error":
         ET.SubElement(case, "error", {"message": message, "type": "error"}).text = _details(result)
@@ -57,7 +59,9 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
         ET.SubElement(case, "system-out").text = _xml_text(
             "would refuse (shadow mode, not blocking): " + _details(result))
     elif result.outcome != "pass":  # an outcome this format does not know: never hide it
-        ET.SubElement(case, "error", {"message": message, "type": result.outcome}).text = _details(result)
+        ET.SubElement(case, "error", {"message": message, "type": result.outcome}).text = _details(
+            result
+        )
         return "error"
     return None
 
@@ -76,7 +80,9 @@ def _load_suite(root: ET.Element, errors: list[LoadError]) -> list[str | None]:
         by_path.setdefault(error.path, []).append(error)
     suite = ET.SubElement(root, "testsuite", {"name": LOAD_SUITE})
     for path, group in by_path.items():
-        case = ET.SubElement(suite, "testcase", {"classname": LOAD_SUITE, "name": path, "time": "0.000"})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": LOAD_SUITE, "name": path, "time": "0.000"}
+        )
         ET.SubElement(case, "error", {
             "message": _xml_text(f"{path} does not load: {group[0].message}"),
             "type": "load-error",

@@ -120,7 +120,9 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
             "level": level,
             "message": _message(text),
             "partialFingerprints": {
-                "slopjudge/v1": _fingerprint(result.id, finding.path, finding.line, finding.message),
+                "slopjudge/v1": _fingerprint(
+                    result.id, finding.path, finding.line, finding.message
+                ),
             },
             "properties": {"outcome": result.outcome, "reason": result.reason},
         }
@@ -152,7 +154,9 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
     for error in report.load_errors:
-        notifications.append(_notification(f"{error.path} does not load: {error.message}", "error", error=error))
+        notifications.append(
+            _notification(f"{error.path} does not load: {error.message}", "error", error=error)
+        )
     for result in report.checks:
         if result.outcome in _LEVELS:
             results += _results(result, index[result.id])

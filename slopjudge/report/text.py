@@ -66,7 +66,9 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     label = outcome_label(result.outcome)
     if result.outcome in _LOUD:
         label = label.upper()
-    head = f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  {result.id.ljust(id_width)}"
+    head = (
+        f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  {result.id.ljust(id_width)}"
+    )
     head += f"  {format_duration(result.duration_ms):>7}"
     # Split first (so CRLF is a line break), then make each line inert.
     reason_lines = [_inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
@@ -116,7 +118,9 @@ def verdict_line(report: RunReport) -> str:
     noun = "check" if total == 1 else "checks"
     parts: list[str] = []
     if report.load_errors:
-        parts.append(f"{len(report.load_errors)} load error{'s' if len(report.load_errors) != 1 else ''}")
+        parts.append(
+            f"{len(report.load_errors)} load error{'s' if len(report.load_errors) != 1 else ''}"
+        )
     if counts["error"]:
         parts.append(f"{counts['error']} errored")
     if counts["refuse"]:

@@ -28,11 +28,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from .. import procs
 from . import failure
-from .harness_claude import ClaudeHarness, ModelSetError, find_claude
+from .harness import ModelSetError
+from .harness_claude import ClaudeHarness, find_claude
 from .harness_codex import CodexHarness, find_codex
 
 PROG = "slopjudge-agent"
@@ -125,13 +126,15 @@ def _rewrite_argv(argv: list[str]) -> list[str]:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, allow_abbrev=False, description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list")
+    p.add_argument(
+        "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
+    )
     p.add_argument("--verify", help="verifier executable; turns on answer-file mode")
     p.add_argument("--verify-attempts", type=int, default=None, help="1..20, default 2")
     p.add_argument("--allowed-tools", action="append", default=[], help="ONE string of rules")
@@ -200,7 +203,7 @@ def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = No
     attempts = DEFAULT_ATTEMPTS if ns.verify_attempts is None else ns.verify_attempts
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UsageError(f"--verify-attempts must be 1..{MAX_ATTEMPTS}, got {attempts}")
-    harness = (ns.harness or env.get("SLOPJUDGE_HARNESS") or env.get("SLOPRAIL_HARNESS") or "claude")
+    harness = ns.harness or env.get("SLOPJUDGE_HARNESS") or env.get("SLOPRAIL_HARNESS") or "claude"
     harness = harness.strip().lower()
     if harness in ("claude-code", "claudecode"):
         harness = "claude"
@@ -241,7 +244,9 @@ def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
             raise UsageError(f"answer folder root {override} is inside a read-only dir")
         os.makedirs(override, exist_ok=True)
         return override
-    cache = os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slopjudge-agent")
+    cache = os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slopjudge-agent"
+    )
     for root in (env.get("TMPDIR"), cache, "/tmp"):
         if not root or any(_inside(root, ro) for ro in readonly):
             continue

@@ -115,7 +115,9 @@ def read_outcome(
     """Turn one finished runner process into an outcome (one attempt)."""
     dur = result.duration_s
     if result.start_error is not None:
-        return RunnerOutcome(False, None, f"judge could not start: {result.start_error}", "start", 1, dur)
+        return RunnerOutcome(
+            False, None, f"judge could not start: {result.start_error}", "start", 1, dur
+        )
     if result.timed_out:
         return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout", 1, dur)
     stdout = result.stdout.decode("utf-8", "replace")
@@ -124,13 +126,17 @@ def read_outcome(
     if result.returncode == 0:
         verdict, problem = parse_verdict(stdout)
         if verdict is None:
-            return RunnerOutcome(False, None, f"the judge gave no verdict ({problem})", None, 1, dur)
+            return RunnerOutcome(
+                False, None, f"the judge gave no verdict ({problem})", None, 1, dur
+            )
         if verdict["pass"] is not True:
             return RunnerOutcome(False, verdict, _refusal_text(verdict), None, 1, dur)
         low = confidence_problem(verdict, min_confidence)
         if low is not None:
             return RunnerOutcome(False, verdict, low, None, 1, dur)
-        return RunnerOutcome(True, verdict, verdict.get("reasoning", "") or "the judge passed", None, 1, dur)
+        return RunnerOutcome(
+            True, verdict, verdict.get("reasoning", "") or "the judge passed", None, 1, dur
+        )
 
     # A non-zero exit never passes, whatever stdout says.
     last, is_json, _ = _markers(stdout)
@@ -142,7 +148,9 @@ def read_outcome(
         verdict, _ = parse_verdict(stdout)
         if verdict is None or verdict["pass"] is not False:
             verdict = {"pass": False, "reasoning": last}
-        return RunnerOutcome(False, verdict, last or "the judge refused without a reason", None, 1, dur)
+        return RunnerOutcome(
+            False, verdict, last or "the judge refused without a reason", None, 1, dur
+        )
     if cause is not None:
         return RunnerOutcome(False, None, f"judge unavailable: {cause}", cause, 1, dur)
     status = _status(result.returncode)

@@ -6,8 +6,6 @@ hooks, MCP servers and plugins (so a judge never fires slopjudge's own hooks),
 refusal (``-p`` cannot prompt), and the only write granted is the scoped rule
 ``Edit(//<answer dir>/**)``, which in Claude Code also admits ``Write`` into
 that folder. Read-only folders get the same rule as a denial.
-
-This module also holds the model-set resolution both harnesses share.
 """
 
 from __future__ import annotations
@@ -17,14 +15,12 @@ import os
 import shutil
 from collections.abc import Mapping
 
-PROMPT_STDIN_LIMIT = 64 * 1024  # a prompt over this many bytes goes on stdin
+from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
 ISOLATION_SETTINGS = json.dumps(
     {"hooks": {}, "mcpServers": {}, "enabledPlugins": {}, "disableAllHooks": True},
     separators=(",", ":"),
 )
-
-SIZE_ALIASES = ("size-xs", "size-sm", "size-md", "size-lg", "size-xl", "size-xxl")
 
 CLAUDE_MODELS = {
     "size-xs": "haiku",
@@ -35,36 +31,6 @@ CLAUDE_MODELS = {
     "size-xxl": "fable",
 }
 CLAUDE_PREFIXES = ("claude-", "haiku", "sonnet", "opus", "fable")
-
-
-class ModelSetError(ValueError):
-    """A model set names nothing the harness can run."""
-
-
-def resolve_model_set(
-    model_set: str,
-    harness: str,
-    aliases: Mapping[str, str],
-    prefixes: tuple[str, ...],
-    warnings: list[str] | None = None,
-) -> str:
-    """First entry of a comma list that suits the harness: an alias or a known name."""
-    entries = [e.strip() for e in model_set.split(",") if e.strip()]
-    if not entries:
-        raise ModelSetError("empty model set (give --model size-md, a model name, or a comma list)")
-    for i, entry in enumerate(entries):
-        if entry in aliases:
-            if warnings is not None and i + 1 < len(entries):
-                rest = ", ".join(entries[i + 1:])
-                warnings.append(f"model set entries after {entry} are never used: {rest}")
-            return aliases[entry]
-        if entry.lower().startswith(prefixes):
-            return entry
-    known = ", ".join(SIZE_ALIASES)
-    names = ", ".join(p.rstrip("-") + ("-*" if p.endswith("-") else "") for p in prefixes)
-    raise ModelSetError(
-        f"no model in {model_set!r} suits harness {harness} (use {known}, or a name like {names})"
-    )
 
 
 def _edit_rules(dirs: list[str]) -> list[str]:
@@ -80,11 +46,8 @@ def _edit_rules(dirs: list[str]) -> list[str]:
 
 def find_claude(env: Mapping[str, str]) -> str | None:
     """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
-    explicit = env.get("SLOPJUDGE_CLAUDE_BIN")
-    if explicit:
-        if os.sep in explicit:
-            return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
-        return shutil.which(explicit, path=env.get("PATH"))
+    if env.get("SLOPJUDGE_CLAUDE_BIN"):
+        return explicit_binary(env, "SLOPJUDGE_CLAUDE_BIN")
     if env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"):
         execpath = env.get("CLAUDE_CODE_EXECPATH")
         if execpath and os.path.isfile(execpath) and os.access(execpath, os.X_OK):
@@ -92,19 +55,18 @@ def find_claude(env: Mapping[str, str]) -> str | None:
     return shutil.which("claude", path=env.get("PATH"))
 
 
-class ClaudeHarness:
+class ClaudeHarness(CommandHarness):
     """Builds the ``claude -p`` command for one judge attempt."""
 
     name = "claude"
+    models = CLAUDE_MODELS
+    prefixes = CLAUDE_PREFIXES
     missing_message = (
         "claude not found on PATH (install @anthropic-ai/claude-code or set SLOPJUDGE_CLAUDE_BIN)"
     )
 
     def __init__(self, binary: str = "claude") -> None:
-        self.binary = binary
-
-    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
-        return resolve_model_set(model_set, self.name, CLAUDE_MODELS, CLAUDE_PREFIXES, warnings)
+        super().__init__(binary)
 
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
         """Claude Code takes every rule as is."""

@@ -17,11 +17,10 @@ every write outside the answer folder.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping
 
-from .harness_claude import PROMPT_STDIN_LIMIT, resolve_model_set
+from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
 CODEX_MODELS = {
     "size-xs": "gpt-6-luna",
@@ -36,25 +35,21 @@ CODEX_PREFIXES = ("gpt-", "codex-", "o1", "o3", "o4")
 
 def find_codex(env: Mapping[str, str]) -> str | None:
     """The codex binary: SLOPJUDGE_CODEX_BIN, else ``codex`` on PATH."""
-    explicit = env.get("SLOPJUDGE_CODEX_BIN")
-    if explicit:
-        if os.sep in explicit:
-            return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
-        return shutil.which(explicit, path=env.get("PATH"))
+    if env.get("SLOPJUDGE_CODEX_BIN"):
+        return explicit_binary(env, "SLOPJUDGE_CODEX_BIN")
     return shutil.which("codex", path=env.get("PATH"))
 
 
-class CodexHarness:
+class CodexHarness(CommandHarness):
     """Builds the ``codex exec`` command for one judge attempt."""
 
     name = "codex"
+    models = CODEX_MODELS
+    prefixes = CODEX_PREFIXES
     missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
 
     def __init__(self, binary: str = "codex") -> None:
-        self.binary = binary
-
-    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
-        return resolve_model_set(model_set, self.name, CODEX_MODELS, CODEX_PREFIXES, warnings)
+        super().__init__(binary)
 
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
         """Refuse grants the sandbox cannot express."""

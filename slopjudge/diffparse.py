@@ -1,0 +1,494 @@
+"""The unified-diff parser: git or plain diff bytes into per-file patches and FileChanges.
+
+A diff is split into one :class:`FilePatch` per file section (git extended
+headers, ``---``/``+++`` names, hunks), with byte offsets so each file's own
+diff text can be cut out exactly. Names are the real bytes git writes (C-style
+quoting undone, ``a/``/``b/`` prefixes stripped). Contents are rebuilt from the
+hunks only where the hunks provably hold the whole file. The parser never
+raises on odd input: lines outside any file section are ignored.
+
+:mod:`slopjudge.changeset` uses this for diff files and for the patch part of
+its one ``git diff`` per repository source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .model import FileChange
+
+FileStatus = Literal["A", "M", "D", "R"]
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------
+# git paths
+
+
+_C_ESCAPES = {
+    ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
+    ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92,
+}
+
+
+def _unquote_c(raw: bytes) -> tuple[bytes, int]:
+    """Undo git's C-style quoting of ``raw`` (which starts with ``"``).
+
+    Returns the path bytes and the index just past the closing quote
+    (-1 when the quote never closes).
+    """
+    out = bytearray()
+    i, n = 1, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 0x22:  # closing quote
+            return bytes(out), i + 1
+        if c == 0x5C and i + 1 < n:
+            nxt = raw[i + 1]
+            if 0x30 <= nxt <= 0x37:  # octal byte, up to three digits
+                j = i + 1
+                while j < n and j < i + 4 and 0x30 <= raw[j] <= 0x37:
+                    j += 1
+                out.append(int(raw[i + 1 : j], 8) & 0xFF)
+                i = j
+                continue
+            out.append(_C_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return bytes(out), -1
+
+
+def _header_path(raw: bytes) -> bytes | None:
+    """The path of a ``---``/``+++``/``rename from`` value; None for /dev/null.
+
+    A quoted name is unquoted; an unquoted one ends at the first TAB (git adds
+    one after names with spaces; plain diffs put a timestamp there).
+    """
+    if raw.startswith(b'"'):
+        path, end = _unquote_c(raw)
+        if end > 0:
+            return path
+    path = raw.split(b"\t", 1)[0]
+    if b"\t" not in raw:
+        path = path.rstrip(b"\r")
+    if path == b"/dev/null":
+        return None
+    return path
+
+
+def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
+    """The two names of a ``diff --git <a> <b>`` line (prefixes kept).
+
+    Quoted names parse exactly. Two unquoted names are split where both
+    halves name the same file after their prefixes, as git itself does; a
+    rename with spaces and no quoting is ambiguous here, and the ``rename
+    from/to`` lines that always follow settle it.
+    """
+    rest = rest.rstrip(b"\r")
+    if rest.startswith(b'"'):
+        first, end = _unquote_c(rest)
+        if end < 0:
+            return None
+        tail = rest[end:].lstrip(b" ")
+        second = _unquote_c(tail)[0] if tail.startswith(b'"') else tail
+        return first, second
+    if rest.endswith(b'"'):
+        q = rest.rfind(b' "')
+        if q >= 0:
+            return rest[:q], _unquote_c(rest[q + 1 :])[0]
+    # Unquoted: try every space; prefer the split whose halves agree.
+    candidates = [i for i in range(len(rest)) if rest[i] == 0x20]
+    for i in candidates:
+        a, b = rest[:i], rest[i + 1 :]
+        stripped = _strip_pair(a, b)
+        if a == b or (stripped is not None and stripped[0] == stripped[1]):
+            return a, b
+    if candidates:
+        mid = candidates[len(candidates) // 2]
+        return rest[:mid], rest[mid + 1 :]
+    return None
+
+
+_PREFIX = re.compile(rb"^[a-z]/")
+
+
+def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
+    """Both names without git's one-letter prefixes (a/ b/, or c/ w/ i/ o/...)."""
+    if _PREFIX.match(a) and _PREFIX.match(b) and a[:1] != b[:1]:
+        return a[2:], b[2:]
+    return None
+
+# --------------------------------------------------------------------------
+# unified diff parser
+
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
+_GIT_HEADERS = (
+    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
+    b"similarity index ", b"dissimilarity index ", b"index ",
+)
+
+
+@dataclass
+class Hunk:
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    first: int  # index of the first body line
+    last: int  # index past the last body line (marker lines included)
+    complete: bool = True
+    old_marked: bool = False  # "\ No newline at end of file" after an old-side line
+    new_marked: bool = False
+
+
+@dataclass
+class FilePatch:
+    """One file's section of a diff, before it becomes a FileChange."""
+
+    start: int  # byte offsets into the diff
+    end: int
+    git: bool
+    old: bytes | None = None  # paths as written (prefixes stripped for git parts)
+    new: bytes | None = None
+    status: FileStatus = "M"
+    copy: bool = False
+    binary: bool = False
+    old_mode: bytes | None = None
+    new_mode: bytes | None = None
+    added: int = 0
+    removed: int = 0
+    hunks: list[Hunk] = field(default_factory=list)
+    old_epoch: bool = False  # plain diffs: a 1970 timestamp marks a missing file
+    new_epoch: bool = False
+    has_dashes: bool = False  # saw ---/+++ lines
+
+
+def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
+    """Split a unified diff into per-file parts. Never raises on odd input:
+    lines outside any file section are ignored."""
+    lines = data.split(b"\n")
+    n = len(lines)
+    # Byte offset where each line starts; the list costs one int per line.
+    offsets = [0] * (n + 1)
+    pos = 0
+    for idx, ln in enumerate(lines):
+        offsets[idx] = pos
+        pos += len(ln) + 1
+    offsets[n] = pos
+    size = len(data)
+    parts: list[FilePatch] = []
+    cur: FilePatch | None = None
+    i = 0
+
+    def close(at: int) -> None:
+        nonlocal cur
+        if cur is not None:
+            cur.end = min(offsets[at], size)
+            parts.append(cur)
+            cur = None
+
+    while i < n:
+        line = lines[i]
+        if line.startswith(b"diff --git "):
+            close(i)
+            cur = FilePatch(start=offsets[i], end=0, git=True)
+            names = _git_line_names(line[11:])
+            if names is not None:
+                pair = _strip_pair(*names) or names
+                cur.old, cur.new = pair
+            i = _git_headers(lines, i + 1, cur)
+            if i < n and not lines[i].startswith((b"@@ ", b"diff --git ")):
+                close(i)  # junk after a header-only section ends it
+            continue
+        if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            close(i)
+            cur = FilePatch(start=offsets[i], end=0, git=False, has_dashes=True)
+            cur.old = _header_path(line[4:])
+            cur.new = _header_path(lines[i + 1][4:])
+            cur.old_epoch = bool(_EPOCH.search(line))
+            cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
+            i += 2
+            continue
+        if line.startswith(b"@@ ") and cur is not None and (cur.has_dashes or cur.git):
+            m = _HUNK.match(line)
+            if m is not None:
+                i = _hunk(lines, i, m, cur)
+                continue
+        close(i)
+        i += 1
+    close(n)
+    return parts, lines
+
+
+def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
+    """Read the extended headers of a git section; return the next line index."""
+    n = len(lines)
+    while i < n:
+        h = lines[i]
+        if h.startswith(b"diff --git ") or h.startswith(b"@@ "):
+            return i
+        if h.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            old = _header_path(h[4:])
+            new = _header_path(lines[i + 1][4:])
+            if old is None:
+                part.status, part.old = "A", None
+            else:
+                part.old = old[2:] if _PREFIX.match(old) else old
+            if new is None:
+                part.status, part.new = "D", None
+            else:
+                part.new = new[2:] if _PREFIX.match(new) else new
+            part.has_dashes = True
+            return i + 2
+        h = h.rstrip(b"\r")
+        if h.startswith(b"new file mode "):
+            part.status, part.new_mode, part.old = "A", h[14:], None
+        elif h.startswith(b"deleted file mode "):
+            part.status, part.old_mode, part.new = "D", h[18:], None
+        elif h.startswith(b"old mode "):
+            part.old_mode = h[9:]
+        elif h.startswith(b"new mode "):
+            part.new_mode = h[9:]
+        elif h.startswith(b"rename from "):
+            part.status, part.old = "R", _header_path(h[12:])
+        elif h.startswith(b"rename to "):
+            part.status, part.new = "R", _header_path(h[10:])
+        elif h.startswith(b"copy from "):
+            part.status, part.copy, part.old = "A", True, _header_path(h[10:])
+        elif h.startswith(b"copy to "):
+            part.status, part.copy, part.new = "A", True, _header_path(h[8:])
+        elif h.startswith(b"Binary files ") and h.endswith(b" differ"):
+            part.binary = True
+        elif h.startswith(b"GIT binary patch"):
+            part.binary = True
+            i += 1
+            while i < n and not lines[i].startswith(b"diff --git "):
+                i += 1
+            return i
+        elif h.startswith(b"index "):
+            mode = h.rsplit(b" ", 1)
+            if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
+                part.old_mode = part.new_mode = mode[1]
+        elif not h.startswith(_GIT_HEADERS):
+            return i
+        i += 1
+    return i
+
+
+def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> int:
+    """Consume one hunk starting at ``lines[i]``; return the next line index."""
+    ol = int(m.group(2)) if m.group(2) is not None else 1
+    nl = int(m.group(4)) if m.group(4) is not None else 1
+    h = Hunk(int(m.group(1)), ol, int(m.group(3)), nl, first=i + 1, last=i + 1)
+    n = len(lines)
+    i += 1
+    added = removed = 0
+    prev = b" "
+    while i < n and (ol > 0 or nl > 0):
+        c = lines[i][:1]
+        if c == b" " or (c == b"" and i < n - 1):  # some tools drop a blank context line's space
+            ol -= 1
+            nl -= 1
+        elif c == b"-":
+            ol -= 1
+            removed += 1
+        elif c == b"+":
+            nl -= 1
+            added += 1
+        elif c == b"\\":
+            _mark(h, prev)
+            i += 1
+            continue
+        else:
+            break
+        prev = c or b" "
+        i += 1
+    if ol > 0 or nl > 0 or ol < 0 or nl < 0:
+        h.complete = False
+    if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
+        _mark(h, prev)
+        i += 1
+    h.last = i
+    part.added += added
+    part.removed += removed
+    part.hunks.append(h)
+    return i
+
+
+def _mark(h: Hunk, prev: bytes) -> None:
+    if prev in (b" ", b"-"):
+        h.old_marked = True
+    if prev in (b" ", b"+"):
+        h.new_marked = True
+
+
+def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[bytes | None, bytes | None]:
+    """Old and new contents, where the hunks provably hold the whole file.
+
+    The rule: a side that is /dev/null has no content (None). A text file
+    added or deleted with no hunk is empty. Otherwise the sides are known
+    only when there is exactly ONE complete hunk, it starts at line 1 on
+    both sides (0 for an empty side), and one side provably ends inside it:
+    that side is empty (length 0) or its last hunk line carries "\\ No
+    newline at end of file". A hunk covering one whole side covers the other
+    too, since no unchanged line can lie outside it. Everything else (several
+    hunks, a hunk not at the top, no end marker) cannot be proven and is
+    None: a hunk's trailing context says nothing about the file's length
+    when the context size is unknown.
+    """
+    if part.binary:
+        return None, None
+    old_none = (part.status == "A" and not part.copy) or part.old is None
+    new_none = part.status == "D" or part.new is None
+    if not part.hunks:
+        if part.status == "A" and not part.copy and part.new_mode != b"160000":
+            return None, b""
+        if part.status == "D" and part.old_mode != b"160000":
+            return b"", None
+        return None, None
+    if len(part.hunks) != 1:
+        return None, None
+    h = part.hunks[0]
+    if not h.complete:
+        return None, None
+    if h.old_start > 1 or h.new_start > 1:
+        return None, None
+    if not (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked):
+        return None, None
+    old: list[bytes] = []
+    new: list[bytes] = []
+    last: list[bytes] | None = None
+    both = False
+    for idx in range(h.first, h.last):
+        ln = lines[idx]
+        c = ln[:1]
+        if c == b"\\":
+            # The previous line had no newline on the side(s) it belongs to.
+            if last is not None and last and last[-1].endswith(b"\n"):
+                last[-1] = last[-1][:-1]
+            if both and new and new[-1].endswith(b"\n"):
+                new[-1] = new[-1][:-1]
+            continue
+        body = ln[1:] + b"\n"
+        both = False
+        if c == b"-":
+            old.append(body)
+            last = old
+        elif c == b"+":
+            new.append(body)
+            last = new
+        else:
+            old.append(body)
+            new.append(body)
+            last, both = old, True
+    return (None if old_none else b"".join(old)), (None if new_none else b"".join(new))
+
+
+def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
+    """git prints a file <-> symlink change as a deletion then an addition."""
+    if not (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy):
+        return False
+    if a.old != b.new or a.old_mode is None or b.new_mode is None:
+        return False
+    return a.old_mode[:2] != b.new_mode[:2]
+
+
+def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:
+    out: list[tuple[FilePatch, FilePatch | None]] = []
+    i = 0
+    while i < len(parts):
+        if i + 1 < len(parts) and _is_typechange(parts[i], parts[i + 1]):
+            out.append((parts[i], parts[i + 1]))
+            i += 2
+        else:
+            out.append((parts[i], None))
+            i += 1
+    return out
+
+
+def _plain_strip(parts: list[FilePatch]) -> bool:
+    """Whether a plain diff's names carry a leading folder to drop (like -p1).
+
+    Yes when every file named on both sides has a first folder that differs
+    between the sides (``a/x``/``b/x``, ``old/x``/``new/x``); with no such file,
+    yes when the names start with ``a/`` or ``b/``.
+    """
+    pairs = [(p.old, p.new) for p in parts if not p.git and p.old and p.new]
+    if pairs:
+        return all(
+            b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
+            for o, n in pairs
+        )
+    names = [x for p in parts if not p.git for x in (p.old, p.new) if x]
+    return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+
+
+def file_changes(data: bytes) -> list[FileChange]:
+    """The files of a git or plain unified diff, in the order the diff lists them.
+
+    ``newContent``/``oldContent`` are rebuilt from the hunks only where the
+    hunks provably hold the whole file (see :func:`_rebuild`), else None. Plain
+    diffs: ``/dev/null`` or a 1970 timestamp marks an added or deleted file; a
+    leading folder is dropped as described in :func:`_plain_strip`; the file is
+    named by its new name and is never a rename (only git headers say "rename").
+    """
+    parts, lines = parse(data)
+    strip = _plain_strip(parts)
+    files: list[FileChange] = []
+    for a, b in merge_typechanges(parts):
+        if b is not None:
+            old, _ = _rebuild(a, lines)
+            _, new = _rebuild(b, lines)
+            binary = a.binary or b.binary
+            files.append(FileChange(
+                path=decode(a.old or b""), status="M",
+                old_content=None if binary or old is None else decode(old),
+                new_content=None if binary or new is None else decode(new),
+                diff=decode(data[a.start : b.end]), binary=binary,
+                added=a.added + b.added, removed=a.removed + b.removed,
+            ))
+            continue
+        if not a.git:
+            _plain_status(a, strip)
+        old, new = _rebuild(a, lines)
+        if a.status == "D":
+            path, old_path = a.old or a.new or b"", None
+        elif a.status == "R" or a.copy:
+            path, old_path = a.new or b"", a.old
+        else:
+            path, old_path = a.new or a.old or b"", None
+        files.append(FileChange(
+            path=decode(path), status=a.status,
+            old_path=decode(old_path) if old_path is not None else None,
+            old_content=None if old is None else decode(old),
+            new_content=None if new is None else decode(new),
+            diff=decode(data[a.start : a.end]), binary=a.binary,
+            added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
+        ))
+    return files
+
+
+def _plain_status(p: FilePatch, strip: bool) -> None:
+    def drop(name: bytes | None) -> bytes | None:
+        if name is None or not strip or b"/" not in name:
+            return name
+        return name.split(b"/", 1)[1]
+
+    p.old, p.new = drop(p.old), drop(p.new)
+    only = p.hunks[0] if len(p.hunks) == 1 else None
+    if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
+        p.status, p.old = "A", None
+    elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
+        p.status, p.new = "D", None
+    else:
+        p.status = "M"
+
