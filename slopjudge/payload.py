@@ -24,7 +24,7 @@ def build_payload(
     check_id: str | None = None,
 ) -> dict[str, Any]:
     return {
-        "event": event.to_payload(),
+        "event": event_payload(event),
         "rule": (
             {"id": rule.id, "dir": rule.dir, "description": rule.description}
             if rule is not None
@@ -46,3 +46,17 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
+
+
+def event_payload(event: Event) -> dict[str, Any]:
+    """The event, plus ``argv`` for a Bash call: each simple command of it as an
+    argv list (split on ``&&``, ``||``, ``;``, ``|``), so scripts need not parse
+    shell themselves. Null for every other event."""
+    data = event.to_payload()
+    data["argv"] = None
+    command = (event.tool_input or {}).get("command")
+    if event.tool_name == "Bash" and isinstance(command, str):
+        from .toolmatch import bash_segments
+
+        data["argv"] = bash_segments(command)
+    return data

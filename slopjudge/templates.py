@@ -242,6 +242,7 @@ def synthetic_payload(rule_dir: str = "/rules/example") -> dict[str, Any]:
             "session_id": "synthetic-session",
             "transcript_path": "/tmp/synthetic-transcript.jsonl",
             "cwd": "/workspace",
+            "argv": [["git", "status"]],
         },
         "rule": {"id": "example", "dir": rule_dir, "description": "a sample rule"},
         "check": {"id": "check-1"},
