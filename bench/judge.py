@@ -116,6 +116,35 @@ def _spawn_ms(argv: list[str], times: int = 10) -> float:
     return statistics.median(samples)
 
 
+def _cli_wall(root: Path, count: int, jobs: int, runner: Path) -> float:
+    """Wall of `slopjudge run --jobs N` on a real repository with ``count`` judge rules."""
+    import subprocess
+
+    repo = root / "cli"
+    for n in range(count):
+        rule = repo / "rules" / f"judge{n}"
+        rule.mkdir(parents=True)
+        (rule / "rule.yaml").write_text(
+            f"description: bench judge {n}\nchecks:\n  - id: j\n    judge: judge.md.j2\n")
+        (rule / "judge.md.j2").write_text(TEMPLATE)
+    (repo / "src").mkdir()
+    (repo / "src" / "mod.py").write_text("value = 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / "src" / "mod.py").write_text("value = 2\n")
+    argv = [sys.executable, "-m", "slopjudge", "run", "--jobs", str(jobs), "--no-cache",
+            "--runner", str(runner), "--format", "json"]
+    env = dict(os.environ, SLOPJUDGE_EVENTS_FILE=str(root / "cli-events.jsonl"))
+    subprocess.run([*argv[:4], "--dry-run"], cwd=repo, env=env, capture_output=True)  # warm cache
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return wall
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checks", type=int, default=16)
@@ -162,6 +191,8 @@ def main() -> int:
         wall = time.perf_counter() - t0
         assert outcomes == ["pass"] * len(ctxs), outcomes
 
+        cli_wall = _cli_wall(root, args.checks, args.jobs, runner)
+
         overheads = []
         for ctx in ctxs:
             start, end = (log / f"{ctx.rule.id}__{ctx.check.id}.wall").read_text().split()
@@ -172,6 +203,10 @@ def main() -> int:
     print(
         f"wall: {wall:.3f} s "
         f"(ideal {waves * args.sleep:.1f} s, budget {waves * args.sleep * 1.2:.1f} s)"
+    )
+    print(
+        f"through the CLI, `slopjudge run --jobs {args.jobs}` on a repository: {cli_wall:.3f} s "
+        f"(start-up, loading and the changeset included)"
     )
     print(
         f"slopjudge time per judge call (run_judge minus the runner's own wall): "
