@@ -253,6 +253,14 @@ def test_exit_137(tmp_path: Path) -> None:
              "the judge gave no verdict", "status 137")
 
 
+def test_a_runner_that_cannot_judge_says_why(tmp_path: Path) -> None:
+    body = """echo 'slopjudge-agent: harness: starting' >&2
+echo 'slopjudge-agent: claude not found on PATH (install @anthropic-ai/claude-code)' >&2
+exit 2"""
+    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, body)),
+             "the judge gave no verdict", "status 2: slopjudge-agent: claude not found on PATH")
+
+
 def test_killed_by_signal(tmp_path: Path) -> None:
     _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, "kill -9 $$")),
              "the judge gave no verdict", "signal 9")

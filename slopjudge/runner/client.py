@@ -156,7 +156,12 @@ def read_outcome(
     status = _status(result.returncode)
     if last is not None:
         return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last}", None, 1, dur)
-    return RunnerOutcome(False, None, f"the judge gave no verdict (runner {status})", None, 1, dur)
+    # Say why: the runner's own last word (e.g. its harness is not installed).
+    tail = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
+    if len(tail) > 300:
+        tail = tail[:299] + "…"
+    detail = f"runner {status}: {tail}" if tail else f"runner {status}"
+    return RunnerOutcome(False, None, f"the judge gave no verdict ({detail})", None, 1, dur)
 
 
 def _status(code: int | None) -> str:
