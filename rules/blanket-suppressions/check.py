@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -17,7 +18,9 @@ ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific
 HASH = [
     (re.compile(r"(^|#\s*)type:\s*ignore(?!\s*\[)"), "bare `# type: ignore` silences every type error on the line"),
     (re.compile(r"(^|#\s*)pyright:\s*ignore(?!\s*\[)"), "bare `# pyright: ignore` silences every error on the line"),
-    (re.compile(r"(^|#\s*)noqa(?!\s*:\s*[A-Z]+\d)", re.I), "bare `# noqa` silences every lint on the line"),
+    # `# noqa E721` (no colon) still names the code the author meant to silence
+    (re.compile(r"(^|#\s*)noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
+     "bare `# noqa` silences every lint on the line"),
     (re.compile(r"(^|#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"), "file-wide `# ruff: noqa` silences every lint"),
     (re.compile(r"(^|#\s*)flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
     (re.compile(r"(^|#\s*)mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
@@ -35,6 +38,13 @@ SLASH = [
 ]
 
 
+def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
+    for rx, msg in table:
+        if rx.search(text):
+            return msg
+    return None
+
+
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
@@ -42,14 +52,26 @@ def main() -> None:
         if sf.lang is None:
             continue
         table = HASH if sf.lang in ("python", "hash") else SLASH
+        # A suppression the old version already had, on a line the change only edits or
+        # moves, was not added by this change: a removed line with the same suppression
+        # and much the same code carries it over (each removed line once).
+        removed = [ss.NewLine(0, t, False) for t in sf.removed]
+        carried = [(ll.comment, ll.code.strip()) for ll in ss.lex(removed, sf.lang)
+                   if ll.comment and _match(table, ll.comment)]
         for ll in sf.added_lexed():
             text = ll.comment
             if not text:
                 continue
-            for rx, msg in table:
-                if rx.search(text):
-                    out.append(ss.Finding(sf.path, ll.no, msg))
-                    break
+            msg = _match(table, text)
+            if msg is None:
+                continue
+            code = ll.code.strip()
+            same = next((c for c in carried if c[0] == text
+                         and difflib.SequenceMatcher(None, c[1], code).ratio() >= 0.6), None)
+            if same is not None:
+                carried.remove(same)
+                continue
+            out.append(ss.Finding(sf.path, ll.no, msg))
     ss.finish(out, ADVICE)
 
 

@@ -31,6 +31,18 @@ DEBUG_MSG = re.compile(
     r"checkpoint\b|hit\s|reached\b|value\s+(of|is)\b|test(ing)?\s*\d*\s*$|[a-z_][\w.]*\s*=\s*$)",
     re.I,
 )
+# `print(f"name={name!r}")` reads as a trace in library code, but it is the output of a
+# demo run by hand under `if __name__ == "__main__":`.
+NAME_EQ_ONLY = re.compile(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
+
+
+def _main_block_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for stmt in tree.body:
+        test = ast.dump(stmt.test) if isinstance(stmt, ast.If) else ""
+        if "'__main__'" in test and "'__name__'" in test:
+            lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
 SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 
 
@@ -55,6 +67,7 @@ def _first_str(call: ast.Call) -> str | None:
 
 
 def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Finding]) -> None:
+    main_block = _main_block_lines(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and ss.node_added(sf, node):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -75,7 +88,9 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
             line = sf.line_text(node.lineno)
             if name == "ic":
                 out.append(ss.Finding(sf.path, node.lineno, "ic() debug print"))
-            elif (text is not None and DEBUG_MSG.search(text)) or SELF_DOC_FSTRING.search(line):
+            elif (text is not None and DEBUG_MSG.search(text)
+                  and not (node.lineno in main_block and NAME_EQ_ONLY.match(text))) \
+                    or SELF_DOC_FSTRING.search(line):
                 out.append(ss.Finding(sf.path, node.lineno, f"debug print {line.strip()[:60]!r}"))
             elif not cli and not sf.is_test:
                 out.append(ss.Finding(sf.path, node.lineno,

@@ -97,6 +97,11 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
     def check_fn(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None) -> None:
         if not ss.node_added(sf, fn):
             return
+        # The stub statements themselves must be new: a stub the old version already had,
+        # whose docstring or signature the change merely edits, is not added by this change.
+        stmts = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+        if stmts and not any(ss.node_added(sf, s) for s in stmts):
+            return
         kind, _ = _stub_kind(fn)
         if kind is None or kind == "empty":
             return
@@ -178,8 +183,11 @@ def main() -> None:
             text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
             if ll.doc and not ll.strings and ll.in_string:
                 text = ll.text
-            if text and ADMISSION.search(text):
-                out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {ADMISSION.search(text).group(0)!r}"))
+            # "you could implement this method in a subclass" documents an extension point
+            m = next((m for m in ADMISSION.finditer(text or "")
+                      if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
+            if m:
+                out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
         if sf.lang == "python":
             tree = sf.python_tree()
             if tree is not None:
