@@ -1,4 +1,5 @@
-"""The code stays lint-clean: ruff over sources, tests, benches and scripts; mypy over the package.
+"""The code stays lint-clean: ruff over sources, tests, benches, scripts and the default rule
+pack's scripts (they ship to every user via `slopjudge init`); mypy over the package.
 
 Both read their settings from pyproject.toml. A tool that is not installed skips its test (the
 `test` extra installs both).
@@ -30,7 +31,9 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_finds_nothing() -> None:
-    proc = _run([_tool("ruff"), "check", "--no-cache", "slopjudge", "tests", "bench", "scripts"])
+    proc = _run(
+        [_tool("ruff"), "check", "--no-cache", "slopjudge", "tests", "bench", "scripts", "rules"]
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -13,10 +13,26 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-WRAPPERS = {"sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout", "stdbuf",
-            "xargs", "builtin", "unbuffer"}
+WRAPPERS = {
+    "sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout",
+    "stdbuf", "xargs", "builtin", "unbuffer",
+}
+# The common wrapper options that take an argument (skipped along with the option).
+_SUDO_ARG_OPTS = ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")
+_RUNNER_ARG_OPTS = ("-n", "-c", "-s", "-k", "-I", "-P", "-L")
+WRAPPER_ARG_OPTS = {
+    "sudo": _SUDO_ARG_OPTS,
+    "doas": _SUDO_ARG_OPTS,
+    "env": ("-u", "-C", "-S"),
+    "nice": _RUNNER_ARG_OPTS,
+    "ionice": _RUNNER_ARG_OPTS,
+    "timeout": _RUNNER_ARG_OPTS,
+    "xargs": _RUNNER_ARG_OPTS,
+}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 SEPARATORS = {";", "&&", "||", "&", "\n", ";;", "(", ")", "{", "}"}
+REDIRECT_OPS = (">", ">>", ">|", "<", "&>", "&>>", "<<", "<<<", ">&")
+REDIRECT_FD_RE = re.compile(r"\d?[<>]{1,2}&?")  # 2>, 1>>, 2>& ...
 
 
 @dataclass
@@ -52,11 +68,7 @@ def unwrap(argv: list[str]) -> list[str]:
             while i < len(argv) and argv[i].startswith("-"):
                 opt = argv[i]
                 i += 1
-                if base in ("sudo", "doas") and opt in ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"):
-                    i += 1
-                elif base == "env" and opt in ("-u", "-C", "-S"):
-                    i += 1
-                elif base in ("nice", "ionice", "timeout", "xargs") and opt in ("-n", "-c", "-s", "-k", "-I", "-P", "-L"):
+                if opt in WRAPPER_ARG_OPTS.get(base, ()):
                     i += 1
             if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
                 i += 1
@@ -106,7 +118,7 @@ def split(command: str, cwd: str, home: str | None = None, depth: int = 0) -> li
             flush(True)
         elif t in SEPARATORS or set(t) <= set(";&|()") and t:
             flush(False)
-        elif t in (">", ">>", ">|", "<", "&>", "&>>", "<<", "<<<", ">&") or re.fullmatch(r"\d?[<>]{1,2}&?", t):
+        elif t in REDIRECT_OPS or REDIRECT_FD_RE.fullmatch(t):
             if i + 1 < len(toks):
                 redirects.append((t, toks[i + 1]))
                 i += 1

@@ -17,8 +17,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -133,7 +134,7 @@ _PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
 def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     out: list[LexLine] = []
     if lang not in CODE_LANGS and lang != "hash":
-        return [LexLine(l.no, l.text, l.added, code=l.text) for l in lines]
+        return [LexLine(nl.no, nl.text, nl.added, code=nl.text) for nl in lines]
     state: str | None = None  # None | "block" | string delimiter
     buf_str: list[str] = []
     str_owner: LexLine | None = None
@@ -431,7 +432,10 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    parts = [f"{f.path}:{f.line}: {f.message}" if f.line else f"{f.path}: {f.message}" for f in unique[:limit]]
+    parts = [
+        f"{f.path}:{f.line}: {f.message}" if f.line else f"{f.path}: {f.message}"
+        for f in unique[:limit]
+    ]
     more = f" (and {len(unique) - limit} more)" if len(unique) > limit else ""
     reason = "; ".join(parts) + more + ". " + advice
     print(json.dumps({

@@ -12,29 +12,37 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import slopscan as ss  # noqa: E402
 
 ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific code "
-          "(e.g. `# noqa: E501`, `# type: ignore[attr-defined]`, `// eslint-disable-next-line no-console`, "
+          "(e.g. `# noqa: E501`, `# type: ignore[attr-defined]`, "
+          "`// eslint-disable-next-line no-console`, "
           "`//nolint:errcheck // why`, `// @ts-expect-error why`).")
 
 HASH = [
-    (re.compile(r"(^|#\s*)type:\s*ignore(?!\s*\[)"), "bare `# type: ignore` silences every type error on the line"),
-    (re.compile(r"(^|#\s*)pyright:\s*ignore(?!\s*\[)"), "bare `# pyright: ignore` silences every error on the line"),
+    (re.compile(r"(^|#\s*)type:\s*ignore(?!\s*\[)"),
+     "bare `# type: ignore` silences every type error on the line"),
+    (re.compile(r"(^|#\s*)pyright:\s*ignore(?!\s*\[)"),
+     "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
     (re.compile(r"(^|#\s*)noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
      "bare `# noqa` silences every lint on the line"),
-    (re.compile(r"(^|#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"), "file-wide `# ruff: noqa` silences every lint"),
+    (re.compile(r"(^|#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
+     "file-wide `# ruff: noqa` silences every lint"),
     (re.compile(r"(^|#\s*)flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
     (re.compile(r"(^|#\s*)mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
-    (re.compile(r"(^|#\s*)pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"), "pylint disabled for everything"),
+    (re.compile(r"(^|#\s*)pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
+     "pylint disabled for everything"),
     (re.compile(r"(^|#\s*)nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
     (re.compile(r"(^|#\s*)rubocop:disable\s+all\b"), "rubocop disabled for everything"),
 ]
 SLASH = [
-    (re.compile(r"^\s*eslint-disable\s*(\*/)?\s*$"), "`eslint-disable` with no rule list turns ESLint off"),
+    (re.compile(r"^\s*eslint-disable\s*(\*/)?\s*$"),
+     "`eslint-disable` with no rule list turns ESLint off"),
     (re.compile(r"^\s*eslint-disable-(next-)?line\s*$"), "`eslint-disable` with no rule list"),
-    (re.compile(r"^\s*@ts-ignore\b"), "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
+    (re.compile(r"^\s*@ts-ignore\b"),
+     "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
     (re.compile(r"^\s*@ts-nocheck\b"), "`@ts-nocheck` turns type checking off for the file"),
     (re.compile(r"^\s*nolint\b(?!:)|^\s*nolint:all\b"), "bare `//nolint` silences every linter"),
-    (re.compile(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"), "linter disabled with no rule list"),
+    (re.compile(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"),
+     "linter disabled with no rule list"),
 ]
 
 

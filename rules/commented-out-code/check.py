@@ -7,17 +7,30 @@ import ast
 import os
 import re
 import sys
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-ADVICE = "Delete the commented-out code (version control keeps the history) or restore it as live code."
+ADVICE = (
+    "Delete the commented-out code (version control keeps the history) "
+    "or restore it as live code."
+)
 
 DIRECTIVE = re.compile(
-    r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|go:|\+build|"
-    r"prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|region\b|endregion\b|#)", re.I)
-EXAMPLE_LEAD = re.compile(r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I)
-PY_CONTROL = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)
+    r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|"
+    r"go:|\+build|prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|"
+    r"region\b|endregion\b|#)",
+    re.I,
+)
+EXAMPLE_LEAD = re.compile(
+    r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I
+)
+PY_SIMPLE = (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)
+PY_CONTROL = (
+    ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
+    ast.AsyncFunctionDef,
+)
 
 
 def _py_codey(text: str) -> bool:
@@ -34,7 +47,12 @@ def _py_codey(text: str) -> bool:
         return False
     s = mod.body[0]
     if isinstance(s, ast.Expr):
-        return isinstance(s.value, (ast.Call, ast.Await)) and "(" in t and not re.search(r"\w\s+\w", t.split("(")[0])
+        callee = t.split("(")[0]
+        return (
+            isinstance(s.value, (ast.Call, ast.Await))
+            and "(" in t
+            and not re.search(r"\w\s+\w", callee)
+        )
     if isinstance(s, ast.AnnAssign):
         return s.value is not None
     if isinstance(s, (ast.Assign, ast.AugAssign)):
@@ -42,13 +60,14 @@ def _py_codey(text: str) -> bool:
         return True
     if isinstance(s, ast.Return):
         return s.value is not None
-    return isinstance(s, (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)) or (
-        isinstance(s, PY_CONTROL))
+    return isinstance(s, PY_SIMPLE) or isinstance(s, PY_CONTROL)
 
 
 C_STATEMENT = re.compile(
-    r"^(const|let|var|return\s+\S|import\s|export\s|await\s|throw\s|if\s*\(|for\s*\(|while\s*\(|switch\s*\(|"
-    r"func\s|go\s+\w|defer\s|package\s|fmt\.|log\.|console\.|this\.|self\.|[a-zA-Z_$][\w$.]*\s*(:=|\+=|-=|=(?!=))\s*\S)"
+    r"^(const|let|var|return\s+\S|import\s|export\s|await\s|throw\s|"
+    r"if\s*\(|for\s*\(|while\s*\(|switch\s*\(|"
+    r"func\s|go\s+\w|defer\s|package\s|fmt\.|log\.|console\.|this\.|self\.|"
+    r"[a-zA-Z_$][\w$.]*\s*(:=|\+=|-=|=(?!=))\s*\S)"
 )
 C_CALL = re.compile(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
@@ -60,8 +79,22 @@ def _c_codey(text: str) -> bool:
     if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
         return True
     if C_STATEMENT.match(t) and not re.search(r"[.!?]$", t):
-        return not re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+", t) or bool(re.search(r"[;{}()=]", t))
+        prose = re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+", t)
+        return not prose or bool(re.search(r"[;{}()=]", t))
     return bool(C_CALL.match(t)) and " " not in t.split("(")[0]
+
+
+def _code_in_run(
+    run: list[ss.LexLine], codey: Callable[[str], bool], python: bool
+) -> list[ss.LexLine]:
+    """The lines of one run of added comment lines that read as code (up to an example)."""
+    hits: list[ss.LexLine] = []
+    for k, c in enumerate(run):
+        if codey(c.text.strip()[1:].strip() if python else c.comment):
+            if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
+                break
+            hits.append(c)
+    return hits
 
 
 def main() -> None:
@@ -76,16 +109,11 @@ def main() -> None:
                 run.append(ll)
                 continue
             if run:
-                hits: list[ss.LexLine] = []
-                for k, c in enumerate(run):
-                    if codey(c.comment if sf.lang != "python" else c.text.strip()[1:].strip()):
-                        if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
-                            break
-                        hits.append(c)
+                hits = _code_in_run(run, codey, sf.lang == "python")
                 if hits:
-                    out.append(ss.Finding(sf.path, hits[0].no,
-                                          f"commented-out code: {hits[0].text.strip()[:60]!r}"
-                                          + (f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else "")))
+                    more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
+                    message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
+                    out.append(ss.Finding(sf.path, hits[0].no, message))
                 run = []
     ss.finish(out, ADVICE)
 

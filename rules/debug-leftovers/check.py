@@ -34,6 +34,12 @@ DEBUG_MSG = re.compile(
 # `print(f"name={name!r}")` reads as a trace in library code, but it is the output of a
 # demo run by hand under `if __name__ == "__main__":`.
 NAME_EQ_ONLY = re.compile(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
+SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
+DEBUGGER_CALLS = ("embed", "IPython.embed", "pdb.run", "pdb.pm")
+# A debugger call or import on a line of a Python file that does not parse.
+PY_DEBUGGER_LINE = re.compile(
+    r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b"
+)
 
 
 def _main_block_lines(tree: ast.Module) -> set[int]:
@@ -43,7 +49,6 @@ def _main_block_lines(tree: ast.Module) -> set[int]:
         if "'__main__'" in test and "'__name__'" in test:
             lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
     return lines
-SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 
 
 def _call_name(f: ast.expr) -> str:
@@ -62,7 +67,9 @@ def _first_str(call: ast.Call) -> str | None:
     if isinstance(a, ast.Constant) and isinstance(a.value, str):
         return a.value
     if isinstance(a, ast.JoinedStr):
-        return "".join(v.value for v in a.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        return "".join(
+            v.value for v in a.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        )
     return None
 
 
@@ -70,19 +77,24 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
     main_block = _main_block_lines(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and ss.node_added(sf, node):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            else:
+                mods = [node.module or ""]
             if any(m.split(".")[0] in ("pdb", "ipdb", "pudb", "pdbpp") for m in mods):
                 out.append(ss.Finding(sf.path, node.lineno, f"imports the debugger {mods[0]}"))
             continue
         if not isinstance(node, ast.Call) or not ss.node_added(sf, node):
             continue
         name = _call_name(node.func)
-        if name == "breakpoint" or name.endswith("set_trace") or name in ("embed", "IPython.embed", "pdb.run", "pdb.pm"):
-            out.append(ss.Finding(sf.path, node.lineno, f"{name}() stops the program in a debugger"))
+        if name == "breakpoint" or name.endswith("set_trace") or name in DEBUGGER_CALLS:
+            message = f"{name}() stops the program in a debugger"
+            out.append(ss.Finding(sf.path, node.lineno, message))
         elif name in ("print", "pprint", "pprint.pprint", "pp", "icecream.ic", "ic"):
             if any(k.arg == "file" for k in node.keywords):
                 continue  # an explicit stream is deliberate output
-            if node.args and isinstance(node.args[0], ast.Call) and _call_name(node.args[0].func).endswith("dumps"):
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Call) and _call_name(first.func).endswith("dumps"):
                 continue  # a JSON document on stdout is a protocol, not a debug trace
             text = _first_str(node)
             line = sf.line_text(node.lineno)
@@ -99,7 +111,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     for ll in sf.added_lexed():
-        if re.search(r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b", ll.code):
+        if PY_DEBUGGER_LINE.search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "leftover debugger call"))
         elif re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
@@ -115,8 +127,10 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         if not m:
             continue
         debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0]))
-        if debugish or m.group(1) in ("debug", "trace", "dir", "table") or (not cli and not sf.is_test):
-            out.append(ss.Finding(sf.path, ll.no, f"console.{m.group(1)}() left in {ll.text.strip()[:60]!r}"))
+        method = m.group(1)
+        if debugish or method in ("debug", "trace", "dir", "table") or (not cli and not sf.is_test):
+            message = f"console.{method}() left in {ll.text.strip()[:60]!r}"
+            out.append(ss.Finding(sf.path, ll.no, message))
 
 
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:

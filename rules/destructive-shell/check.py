@@ -12,8 +12,21 @@ import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
 
 FETCHERS = {"curl", "wget", "fetch", "http", "https", "iwr", "Invoke-WebRequest"}
-INTERPRETERS = sp.SHELLS | {"python", "python3", "perl", "ruby", "node", "php", "pwsh", "powershell"}
+INTERPRETERS = sp.SHELLS | {
+    "python", "python3", "perl", "ruby", "node", "php", "pwsh", "powershell",
+}
 SAFE_VARS = {"HOME", "PWD", "TMPDIR"}
+FORCE_PUSH_OPTS = ("--force", "--force-with-lease", "--force-if-includes", "--mirror")
+SHORT_FORCE_OPT = re.compile(r"-[a-zA-Z]*f[a-zA-Z]*")
+# `sh <(curl ...)` and `sh -c "$(curl ...)"`
+SHELL_RUNS_DOWNLOAD = re.compile(
+    r"\b(ba|z|da|k)?sh\s+(-\w+\s+)*<\(\s*(curl|wget)\b"
+    r"|\b(ba|z|da|k)?sh\s+-c\s+[\"']?\$\(\s*(curl|wget)\b"
+)
+RUNS_DOWNLOAD = (
+    "runs a script downloaded from the network; download it, read it, then run the file"
+)
+REWRITES_HISTORY = "rewrites shared history; push a new commit instead, or ask the person"
 
 
 def check_rm(s: sp.Simple, ws: str, home: str) -> str | None:
@@ -26,12 +39,18 @@ def check_rm(s: sp.Simple, ws: str, home: str) -> str | None:
             opts.append(a)
         else:
             targets.append(a)
-    recursive = any(o in ("--recursive",) or (not o.startswith("--") and set(o[1:]) & {"r", "R"}) for o in opts)
+    recursive = any(
+        o in ("--recursive",) or (not o.startswith("--") and set(o[1:]) & {"r", "R"})
+        for o in opts
+    )
     for t in targets:
         var = re.match(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)", t)
         if var and var.group(1) not in SAFE_VARS:
             if recursive:
-                return f"`rm -r {t}` deletes a path named by ${var.group(1)}, which may be empty or point anywhere"
+                return (
+                    f"`rm -r {t}` deletes a path named by ${var.group(1)}, "
+                    "which may be empty or point anywhere"
+                )
             continue
         p = sp.resolve(t, s.cwd, home)
         if var and var.group(1) == "TMPDIR":
@@ -61,22 +80,34 @@ def check_git(s: sp.Simple) -> str | None:
         return None
     sub, rest = args[i], args[i + 1 :]
     if sub == "reset" and "--hard" in rest:
-        return "`git reset --hard` throws away uncommitted work; commit or `git stash` it, or ask the person"
+        return (
+            "`git reset --hard` throws away uncommitted work; "
+            "commit or `git stash` it, or ask the person"
+        )
     if sub == "push":
         for a in rest:
-            if a in ("--force", "--force-with-lease", "--force-if-includes", "--mirror") or a.startswith("--force-with-lease="):
-                return f"`git push {a}` rewrites shared history; push a new commit instead, or ask the person"
-            if re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*", a):
-                return "`git push -f` rewrites shared history; push a new commit instead, or ask the person"
+            if a in FORCE_PUSH_OPTS or a.startswith("--force-with-lease="):
+                return f"`git push {a}` {REWRITES_HISTORY}"
+            if SHORT_FORCE_OPT.fullmatch(a):
+                return f"`git push -f` {REWRITES_HISTORY}"
             if a.startswith("+") and len(a) > 1:
-                return f"`git push {a}` (a + refspec) force-pushes; push a new commit instead, or ask the person"
+                return (
+                    f"`git push {a}` (a + refspec) force-pushes; "
+                    "push a new commit instead, or ask the person"
+                )
     if sub == "clean":
         if "-n" in rest or "--dry-run" in rest:
             return None
-        if "--force" in rest or any(re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*", a) for a in rest):
-            return "`git clean -f` deletes untracked files for good; delete the specific files by name, or ask the person"
+        if "--force" in rest or any(SHORT_FORCE_OPT.fullmatch(a) for a in rest):
+            return (
+                "`git clean -f` deletes untracked files for good; "
+                "delete the specific files by name, or ask the person"
+            )
     if sub in ("checkout", "restore") and rest[-1:] == ["."] and ("--" in rest or sub == "restore"):
-        return f"`git {sub} ... .` discards every uncommitted change; name the files, or ask the person"
+        return (
+            f"`git {sub} ... .` discards every uncommitted change; "
+            "name the files, or ask the person"
+        )
     return None
 
 
@@ -89,8 +120,8 @@ def main() -> None:
     cwd = ss.event(payload).get("cwd") or ws
     home = os.path.expanduser("~")
     problems: list[str] = []
-    if re.search(r"\b(ba|z|da|k)?sh\s+(-\w+\s+)*<\(\s*(curl|wget)\b|\b(ba|z|da|k)?sh\s+-c\s+[\"']?\$\(\s*(curl|wget)\b", command):
-        problems.append("runs a script downloaded from the network; download it, read it, then run the file")
+    if SHELL_RUNS_DOWNLOAD.search(command):
+        problems.append(RUNS_DOWNLOAD)
     for s in sp.split(command, str(cwd), home):
         name = os.path.basename(s.argv[0])
         reason = None
@@ -98,15 +129,20 @@ def main() -> None:
             reason = check_rm(s, ws, home)
         elif name == "git":
             reason = check_git(s)
-        elif name in INTERPRETERS and s.piped_from and os.path.basename(s.piped_from[0]) in FETCHERS:
-            reason = (f"`{s.piped_from[0]} ... | {name}` runs a script downloaded from the network; "
-                      "download it, read it, then run the file")
+        elif (
+            name in INTERPRETERS
+            and s.piped_from
+            and os.path.basename(s.piped_from[0]) in FETCHERS
+        ):
+            reason = f"`{s.piped_from[0]} ... | {name}` {RUNS_DOWNLOAD}"
         if reason and reason not in problems:
             problems.append(reason)
     if problems:
         import json
-        print(json.dumps({"reason": "destructive command refused: " + "; ".join(problems) + ".",
-                          "findings": [{"path": None, "line": None, "message": p} for p in problems]}))
+        print(json.dumps({
+            "reason": "destructive command refused: " + "; ".join(problems) + ".",
+            "findings": [{"path": None, "line": None, "message": p} for p in problems],
+        }))
         sys.exit(1)
     sys.exit(0)
 

@@ -19,7 +19,8 @@ EMOJI = re.compile(
 )
 MARKETING = re.compile(
     r"\b(blazing(ly)?[- ]fast|lightning[- ]fast|super[- ]fast|world[- ]class|enterprise[- ]grade|"
-    r"production[- ]ready|battle[- ]tested|industrial[- ]strength|cutting[- ]edge|state[- ]of[- ]the[- ]art|"
+    r"production[- ]ready|battle[- ]tested|industrial[- ]strength|cutting[- ]edge|"
+    r"state[- ]of[- ]the[- ]art|"
     r"next[- ]gen(eration)?|best[- ]in[- ]class|game[- ]chang\w*|supercharg\w*|seamless(ly)?|"
     r"robust\s+and\s+(scalable|efficient|reliable)|elegant(ly)?\s+(solution|handles?)|"
     r"powerful\s+and\s+(flexible|intuitive|elegant)|comprehensive\s+(solution|suite)|"
@@ -27,8 +28,10 @@ MARKETING = re.compile(
     re.I,
 )
 # Where a string's words reach a person as the program's own voice.
-MESSAGE_CALL = re.compile(r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
-                          r"raise|throw|Error|Exception|panic|errors\.New|Errorf)\b")
+MESSAGE_CALL = re.compile(
+    r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
+    r"raise|throw|Error|Exception|panic|errors\.New|Errorf)\b"
+)
 
 
 def main() -> None:
@@ -38,15 +41,18 @@ def main() -> None:
         for ll in sf.added_lexed():
             doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
             prose = " ".join(x for x in (ll.comment, doc_text) if x)
+            snippet = ll.text.strip()[:50]
             if EMOJI.search(prose):
-                out.append(ss.Finding(sf.path, ll.no, f"emoji in a comment or docstring: {ll.text.strip()[:50]!r}"))
+                message = f"emoji in a comment or docstring: {snippet!r}"
+                out.append(ss.Finding(sf.path, ll.no, message))
                 continue
-            if not sf.is_test and ll.strings and MESSAGE_CALL.search(ll.code):
-                if any(EMOJI.search(s) for s in ll.strings):
-                    out.append(ss.Finding(sf.path, ll.no, f"emoji in a message: {ll.text.strip()[:50]!r}"))
-                    continue
-            m = MARKETING.search(prose) or (
-                MARKETING.search(" ".join(ll.strings)) if (ll.strings and MESSAGE_CALL.search(ll.code)) else None)
+            in_message = bool(ll.strings and MESSAGE_CALL.search(ll.code))
+            if not sf.is_test and in_message and any(EMOJI.search(s) for s in ll.strings):
+                out.append(ss.Finding(sf.path, ll.no, f"emoji in a message: {snippet!r}"))
+                continue
+            m = MARKETING.search(prose)
+            if m is None and in_message:
+                m = MARKETING.search(" ".join(ll.strings))
             if m:
                 out.append(ss.Finding(sf.path, ll.no, f"marketing tone: {m.group(0)!r}"))
     ss.finish(out, ADVICE)

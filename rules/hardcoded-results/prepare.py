@@ -21,7 +21,12 @@ TEST_DETECTION = re.compile(
     r"\bunittest\b.*\bin\s+sys\.modules|NODE_ENV\s*[!=]==?\s*[\"']test[\"']|process\.env\.JEST_WORKER_ID|"
     r"process\.env\.VITEST|testing\.Testing\(\)|flag\.Lookup\(\s*\"test\.v\"|os\.Args\[0\].*\.test|"
     r"\bis_test(ing)?\s*[:=]\s*True|\bTESTING\s*=\s*True")
-BORING_NUMBERS = {"0", "1", "2", "10", "100", "1000", "0.0", "1.0", "0.5", "-1", "255", "60", "24", "3600"}
+BORING_NUMBERS = {
+    "0", "1", "2", "10", "100", "1000", "0.0", "1.0", "0.5", "-1", "255", "60", "24", "3600",
+}
+# Strings too common to say anything: identifiers, format codes, encodings, file names.
+COMMON_STRING = re.compile(r"[a-z_]+|%\w|\{\}|utf-?8|[\w.]+\.(py|js|ts|go)")
+SKIP_DIRS = ("fixtures", "node_modules", "__pycache__")
 MAX_SCAN_BYTES = 4_000_000
 
 
@@ -29,7 +34,7 @@ def literals(text: str) -> set[str]:
     out = set()
     for m in re.finditer(r"\"([^\"\\\n]{4,80})\"|'([^'\\\n]{4,80})'", text):
         s = m.group(1) or m.group(2)
-        if re.search(r"[A-Za-z0-9]", s) and not re.fullmatch(r"[a-z_]+|%\w|\{\}|utf-?8|[\w.]+\.(py|js|ts|go)", s):
+        if re.search(r"[A-Za-z0-9]", s) and not COMMON_STRING.fullmatch(s):
             out.add(s)
     for m in re.finditer(r"(?<![\w.])(-?\d+\.\d{2,}|-?\d{3,})(?![\w.])", text):
         if m.group(1) not in BORING_NUMBERS:
@@ -46,16 +51,17 @@ def test_corpus(payload: dict, ws: str) -> str:
     for top in ("tests", "test", "spec", "__tests__"):
         root = os.path.join(ws, top)
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in ("fixtures", "node_modules", "__pycache__")]
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
             for fn in filenames:
-                if ss.lang_of(fn) in ss.CODE_LANGS and size < MAX_SCAN_BYTES:
-                    try:
-                        with open(os.path.join(dirpath, fn), encoding="utf-8", errors="replace") as fh:
-                            text = fh.read(200_000)
-                    except OSError:
-                        continue
-                    size += len(text)
-                    parts.append(text)
+                if ss.lang_of(fn) not in ss.CODE_LANGS or size >= MAX_SCAN_BYTES:
+                    continue
+                try:
+                    with open(os.path.join(dirpath, fn), encoding="utf-8", errors="replace") as fh:
+                        text = fh.read(200_000)
+                except OSError:
+                    continue
+                size += len(text)
+                parts.append(text)
     return "\n".join(parts)
 
 
@@ -71,17 +77,23 @@ def main() -> None:
     for sf in sources:
         for ll in sf.added_lexed():
             if TEST_DETECTION.search(ll.text):
-                signals.append({"path": sf.path, "line": ll.no, "signal": "detects a test run", "text": ll.text.strip()})
+                signals.append({
+                    "path": sf.path, "line": ll.no, "signal": "detects a test run",
+                    "text": ll.text.strip(),
+                })
                 continue
-            lits = literals(ll.text) if (ll.strings or re.search(r"\d{3,}|\d\.\d\d", ll.code)) else set()
+            has_literal = ll.strings or re.search(r"\d{3,}|\d\.\d\d", ll.code)
+            lits = literals(ll.text) if has_literal else set()
             if not lits:
                 continue
             if corpus is None:
                 corpus = test_corpus(payload, ws)
-            shared = sorted(l for l in lits if l in corpus)
+            shared = sorted(lit for lit in lits if lit in corpus)
             if shared:
-                signals.append({"path": sf.path, "line": ll.no, "signal": "literal also used by tests",
-                                "literals": shared[:5], "text": ll.text.strip()})
+                signals.append({
+                    "path": sf.path, "line": ll.no, "signal": "literal also used by tests",
+                    "literals": shared[:5], "text": ll.text.strip(),
+                })
     if not signals:
         print(json.dumps({"skip": True}))
         return

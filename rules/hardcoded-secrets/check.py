@@ -11,13 +11,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-ADVICE = ("Remove the secret from the change, rotate it if it was real, and read it from the environment "
-          "or a secret store instead.")
+ADVICE = ("Remove the secret from the change, rotate it if it was real, "
+          "and read it from the environment or a secret store instead.")
 
 PROVIDER = [
     (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS access key id"),
-    (re.compile(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I), "AWS secret access key"),
-    (re.compile(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----"), "private key block"),
+    (re.compile(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I),
+     "AWS secret access key"),
+    (re.compile(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----"),
+     "private key block"),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}"), "GitHub token"),
     (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "GitLab token"),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "Slack token"),
@@ -26,18 +28,25 @@ PROVIDER = [
     (re.compile(r"\bsk-(proj-|ant-(api\d\d-)?)?[A-Za-z0-9_\-]{32,}"), "API secret key"),
     (re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), "SendGrid key"),
     (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "npm token"),
-    (re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"), "Slack webhook URL"),
+    (re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+     "Slack webhook URL"),
 ]
 JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
 URL_CRED = re.compile(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", re.I)
-SECRET_NAME = (r"(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
-               r"private[_-]?key|client[_-]?secret|credentials?|signing[_-]?key|encryption[_-]?key)")
+SECRET_NAME = (
+    r"(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
+    r"private[_-]?key|client[_-]?secret|credentials?|signing[_-]?key|encryption[_-]?key)"
+)
 NOT_A_SECRET_NAME = re.compile(
-    r"(_|-)?(url|uri|endpoint|path|file|name|type|header|field|len|length|prefix|env|var|id|key_id|count|"
-    r"expiry|expires|ttl|timeout|format|pattern|regex|re|label|hint|policy|mode|method|kind|param|column|placeholder)$",
+    r"(_|-)?(url|uri|endpoint|path|file|name|type|header|field|len|length|prefix|env|var|id|"
+    r"key_id|count|expiry|expires|ttl|timeout|format|pattern|regex|re|label|hint|policy|mode|"
+    r"method|kind|param|column|placeholder)$",
     re.I)
 ASSIGN = re.compile(
-    r"(?P<name>[A-Za-z_][\w.\-]*" + SECRET_NAME + r"[\w\-]*|" + SECRET_NAME + r")[\"']?\s*(?::\s*[A-Za-z_][\w\[\], .|]*?\s*(?==))?(?::=|=>|==|=|:)\s*"
+    r"(?P<name>[A-Za-z_][\w.\-]*" + SECRET_NAME + r"[\w\-]*|" + SECRET_NAME + r")"
+    r"[\"']?\s*"
+    r"(?::\s*[A-Za-z_][\w\[\], .|]*?\s*(?==))?"  # a type annotation before `=`
+    r"(?::=|=>|==|=|:)\s*"
     r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`,;)}]+)(?P=q)",
     re.I,
 )
@@ -47,9 +56,15 @@ PLACEHOLDER = re.compile(
     r"insert|here$|test|secret$|password$|^(.)\1+$",
     re.I,
 )
-LOCKFILE = re.compile(r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
-                      r"uv\.lock|Pipfile\.lock|composer\.lock|[^/]*\.lock)$")
-SAFE_HOSTS = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|example\.(com|org)|db|postgres|redis|mysql|.*\.local|host)$", re.I)
+LOCKFILE = re.compile(
+    r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
+    r"uv\.lock|Pipfile\.lock|composer\.lock|[^/]*\.lock)$"
+)
+SAFE_HOSTS = re.compile(
+    r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|example\.(com|org)|db|postgres|redis|mysql|"
+    r".*\.local|host)$",
+    re.I,
+)
 
 
 def entropy(s: str) -> float:
@@ -69,6 +84,15 @@ def looks_random(val: str) -> bool:
     return entropy(val) >= 3.0
 
 
+def provider_key(text: str) -> str | None:
+    """The kind of provider credential on the line (examples and placeholders aside)."""
+    for rx, what in PROVIDER:
+        m = rx.search(text)
+        if m and "EXAMPLE" not in m.group(0).upper() and not PLACEHOLDER.search(m.group(0)[4:]):
+            return what
+    return None
+
+
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
@@ -76,23 +100,24 @@ def main() -> None:
         if LOCKFILE.search(sf.path):
             continue
         for no, text in sorted(sf.added.items()):
-            hit = False
-            for rx, what in PROVIDER:
-                m = rx.search(text)
-                if m and "EXAMPLE" not in m.group(0).upper() and not PLACEHOLDER.search(m.group(0)[4:]):
-                    test_material = sf.is_test or ss.FIXTURE_PATH_RE.search(sf.path)
-                    if what == "private key block" and test_material:
-                        break  # a test CA's or server's key guards nothing outside the suite
-                    out.append(ss.Finding(sf.path, no, f"{what} in source"))
-                    hit = True
-                    break
-            if hit:
+            what = provider_key(text)
+            # a test CA's or server's key guards nothing outside the suite
+            test_key = what == "private key block" and (
+                sf.is_test or ss.FIXTURE_PATH_RE.search(sf.path)
+            )
+            if what is not None and not test_key:
+                out.append(ss.Finding(sf.path, no, f"{what} in source"))
                 continue
             if not sf.is_test and JWT.search(text):
                 out.append(ss.Finding(sf.path, no, "JSON Web Token in source"))
                 continue
             m = URL_CRED.search(text)
-            if m and not sf.is_test and not SAFE_HOSTS.match(m.group(3)) and not PLACEHOLDER.search(m.group(2)):
+            if (
+                m
+                and not sf.is_test
+                and not SAFE_HOSTS.match(m.group(3))
+                and not PLACEHOLDER.search(m.group(2))
+            ):
                 out.append(ss.Finding(sf.path, no, "password embedded in a URL"))
                 continue
             if sf.is_test:

@@ -16,14 +16,23 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-STOP = {"the", "a", "an", "to", "of", "and", "or", "it", "this", "that", "we", "for", "in", "on", "with", "is",
-        "be", "by", "as", "from", "into", "our", "new", "now", "then", "here", "all", "each", "its", "if"}
+STOP = {
+    "the", "a", "an", "to", "of", "and", "or", "it", "this", "that", "we", "for", "in", "on",
+    "with", "is", "be", "by", "as", "from", "into", "our", "new", "now", "then", "here", "all",
+    "each", "its", "if",
+}
 VERB_KEYWORDS = {
-    "return": {"return", "returns", "returning"}, "import": {"import", "imports", "importing"},
+    "return": {"return", "returns", "returning"},
+    "import": {"import", "imports", "importing"},
     "for": {"loop", "iterate", "iterating", "looping", "go", "through", "over"},
-    "while": {"loop", "looping", "while", "until"}, "if": {"check", "checks", "checking", "if", "whether"},
-    "raise": {"raise", "throw", "error"}, "throw": {"raise", "throw", "error"}, "def": {"define", "function"},
-    "class": {"define", "class"}, "print": {"print", "log", "output"}, "try": {"try", "attempt"},
+    "while": {"loop", "looping", "while", "until"},
+    "if": {"check", "checks", "checking", "if", "whether"},
+    "raise": {"raise", "throw", "error"},
+    "throw": {"raise", "throw", "error"},
+    "def": {"define", "function"},
+    "class": {"define", "class"},
+    "print": {"print", "log", "output"},
+    "try": {"try", "attempt"},
 }
 EDIT_NARRATION = re.compile(
     r"^\s*(added|adding|add(ed)?\s+new|updated?|updating|changed?|changing|modified|fixed|fixing|removed|"
@@ -31,8 +40,18 @@ EDIT_NARRATION = re.compile(
     r"step\s+\d+\s*[:.-]|as\s+requested|per\s+(the\s+)?(request|review|instructions?))\b",
     re.I,
 )
-WHY_WORDS = re.compile(r"\b(because|since|so\s+that|otherwise|why|workaround|note|careful|must|never|"
-                       r"avoid|required|keep|assumes?|invariant|spec|rfc|see\s|issue|bug|hack)\b", re.I)
+WHY_WORDS = re.compile(
+    r"\b(because|since|so\s+that|otherwise|why|workaround|note|careful|must|never|"
+    r"avoid|required|keep|assumes?|invariant|spec|rfc|see\s|issue|bug|hack)\b",
+    re.I,
+)
+# Words a comment uses to restate a line of each shape.
+INCREMENT_WORDS = {"increment", "increase", "add", "one", "counter", "count"}
+INIT_WORDS = {"initialize", "initialise", "init", "create", "empty", "set", "reset", "declare"}
+ASSIGN_WORDS = {
+    "set", "assign", "store", "save", "get", "create", "define", "declare", "variable",
+}
+CALL_WORDS = {"call", "calls", "calling", "invoke", "get", "fetch", "run", "function", "method"}
 
 
 def restates(comment: str, code: str) -> bool:
@@ -43,13 +62,13 @@ def restates(comment: str, code: str) -> bool:
     first = (re.match(r"\s*(\w+)", code) or [None, ""])[1]
     code_words |= VERB_KEYWORDS.get(first, set())
     if re.search(r"\+=\s*1\b|\+\+", code):
-        code_words |= {"increment", "increase", "add", "one", "counter", "count"}
+        code_words |= INCREMENT_WORDS
     if re.search(r"=\s*(\[\]|\{\}|dict\(\)|list\(\)|set\(\)|0|None|null|\"\")\s*;?\s*$", code):
-        code_words |= {"initialize", "initialise", "init", "create", "empty", "set", "reset", "declare"}
+        code_words |= INIT_WORDS
     if re.search(r"^\s*(const|let|var)?\s*[\w.]+\s*:?=\s*", code):
-        code_words |= {"set", "assign", "store", "save", "get", "create", "define", "declare", "variable"}
+        code_words |= ASSIGN_WORDS
     if re.search(r"\w\s*\(", code):
-        code_words |= {"call", "calls", "calling", "invoke", "get", "fetch", "run", "function", "method"}
+        code_words |= CALL_WORDS
     stems = {w.rstrip("s") for w in code_words}
     hits = sum(1 for w in cw if w in code_words or w.rstrip("s") in stems)
     return hits / len(cw) >= 0.6
@@ -64,17 +83,24 @@ def main() -> None:
             if not ll.added or not ll.comment:
                 continue
             if EDIT_NARRATION.search(ll.comment):
-                found.append({"path": sf.path, "line": ll.no, "comment": ll.comment, "kind": "narrates the edit"})
+                found.append({
+                    "path": sf.path, "line": ll.no, "comment": ll.comment,
+                    "kind": "narrates the edit",
+                })
                 continue
             code = ll.code.strip()
             if not code:
                 nxt = next((n for n in lines[i + 1 : i + 3] if n.code.strip()), None)
-                if nxt is None or (i + 1 < len(lines) and lines[i + 1].comment and not lines[i + 1].code.strip()):
+                after = lines[i + 1] if i + 1 < len(lines) else None
+                paragraph = after is not None and after.comment and not after.code.strip()
+                if nxt is None or paragraph:
                     continue  # a comment paragraph explains; a one-liner over one line restates
                 code = nxt.code.strip()
             if restates(ll.comment, code):
-                found.append({"path": sf.path, "line": ll.no, "comment": ll.comment, "code": code[:120],
-                              "kind": "restates the code"})
+                found.append({
+                    "path": sf.path, "line": ll.no, "comment": ll.comment, "code": code[:120],
+                    "kind": "restates the code",
+                })
     if len(found) < 2 and not any(f["kind"] == "narrates the edit" for f in found):
         print(json.dumps({"skip": True}))
         return

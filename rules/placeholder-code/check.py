@@ -25,16 +25,30 @@ ADMISSION = re.compile(
     re.I,
 )
 NOT_IMPL_MSG = re.compile(
-    r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented|^\s*todo\b|\btodo:", re.I
+    r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented"
+    r"|^\s*todo\b|\btodo:",
+    re.I,
 )
 OVERRIDE_HINT = re.compile(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
-BASE_CLASS_NAME = re.compile(r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$")
-ABSTRACT_DECOS = {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod", "overload"}
-NOOP_DOC = re.compile(r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
-                      r"intentional|deliberate|optional|nothing\s+to\s+do|ignored", re.I)
+BASE_CLASS_NAME = re.compile(
+    r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$"
+)
+INTERFACE_BASES = ("ABC", "ABCMeta", "Protocol", "Generic")
+ABSTRACT_DECOS = {
+    "abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod",
+    "overload",
+}
+NOOP_DOC = re.compile(
+    r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
+    r"intentional|deliberate|optional|nothing\s+to\s+do|ignored",
+    re.I,
+)
 NOOP_NAME = re.compile(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
 
-ADVICE = "Write the real implementation (or remove the stub and its callers); if it is an interface, mark it abstract."
+ADVICE = (
+    "Write the real implementation (or remove the stub and its callers); "
+    "if it is an interface, mark it abstract."
+)
 
 
 def _deco_name(d: ast.expr) -> str:
@@ -52,7 +66,7 @@ def _class_is_interface(cls: ast.ClassDef) -> bool:
         return True
     for b in list(cls.bases) + [k.value for k in cls.keywords]:
         name = _deco_name(b.value if isinstance(b, ast.Subscript) else b)
-        if name in ("ABC", "ABCMeta", "Protocol", "Generic") or name.endswith("Base") or name.startswith("Base"):
+        if name in INTERFACE_BASES or name.endswith("Base") or name.startswith("Base"):
             return True
     for stmt in cls.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -63,8 +77,12 @@ def _class_is_interface(cls: ast.ClassDef) -> bool:
 
 def _stub_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, bool]:
     body = list(fn.body)
-    has_doc = bool(body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
-                   and isinstance(body[0].value.value, str))
+    first = body[0] if body else None
+    has_doc = bool(
+        isinstance(first, ast.Expr)
+        and isinstance(getattr(first, "value", None), ast.Constant)
+        and isinstance(first.value.value, str)
+    )
     if has_doc:
         body = body[1:]
     if not body:
@@ -120,7 +138,8 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
         if (NOOP_DOC.search(doc) or NOOP_NAME.search(fn.name)
                 or (fn.name.startswith("__") and fn.name.endswith("__"))):
             return
-        out.append(ss.Finding(sf.path, fn.body[-1].lineno, f"{fn.name}() has an empty placeholder body"))
+        message = f"{fn.name}() has an empty placeholder body"
+        out.append(ss.Finding(sf.path, fn.body[-1].lineno, message))
 
     visit(tree, None)
 
@@ -143,10 +162,14 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 break
             m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
             if m and pind < indent:
-                deliberate = bool(BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", m.group(3) or ""))
+                bases = m.group(3) or ""
+                deliberate = bool(
+                    BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", bases)
+                )
                 break
         if not deliberate:
-            out.append(ss.Finding(sf.path, ll.no, "raises NotImplementedError instead of implementing"))
+            message = "raises NotImplementedError instead of implementing"
+            out.append(ss.Finding(sf.path, ll.no, message))
 
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -170,7 +193,8 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 deliberate = bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4)))
                 break
         if not deliberate:
-            out.append(ss.Finding(sf.path, ll.no, "throws a not-implemented error instead of implementing"))
+            message = "throws a not-implemented error instead of implementing"
+            out.append(ss.Finding(sf.path, ll.no, message))
 
 
 def main() -> None:

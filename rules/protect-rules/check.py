@@ -13,18 +13,23 @@ import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
 
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
-# Commands that change files named among their arguments (or, for cp/mv/ln/install, their last argument).
-MUTATORS = {"rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee", "dd",
-            "shred", "unlink", "patch"}
+# Commands that change files named among their arguments (or, for cp/mv/ln/install, their
+# last argument).
+MUTATORS = {
+    "rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee",
+    "dd", "shred", "unlink", "patch",
+}
 INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
            "ruby": re.compile(r"^-[a-zA-Z]*i")}
 GIT_MUTATING = {"rm", "mv", "checkout", "restore", "apply", "am", "stash", "reset", "clean"}
 
 
 def protected_patterns(payload: dict, ws: str) -> list[str]:
-    rule_dir = (payload.get("rule") or {}).get("dir") or os.environ.get("SLOPJUDGE_RULE_DIR") or os.path.dirname(
-        os.path.dirname(os.path.abspath(__file__)) + "/x")
-    rules_dir = os.path.dirname(os.path.normpath(rule_dir))  # this rule lives in <rules>/protect-rules/
+    rule_dir = (payload.get("rule") or {}).get("dir") or os.environ.get("SLOPJUDGE_RULE_DIR")
+    if not rule_dir:
+        rule_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)) + "/x")
+    # this rule lives in <rules>/protect-rules/
+    rules_dir = os.path.dirname(os.path.normpath(rule_dir))
     rel = os.path.relpath(rules_dir, ws) if sp.inside(rules_dir, ws) else "rules"
     return [
         rel.rstrip("/") + "/**", rel.rstrip("/"),
@@ -55,7 +60,8 @@ def main() -> None:
     tool = ev.get("tool_name") or ""
     if tool in FILE_TOOLS or "file_path" in ti or "notebook_path" in ti:
         paths = [ti[k] for k in ("file_path", "notebook_path") if isinstance(ti.get(k), str)]
-        paths += [f.get("path") for f in (payload.get("changeset") or {}).get("files") or [] if isinstance(f, dict)]
+        changed = (payload.get("changeset") or {}).get("files") or []
+        paths += [f.get("path") for f in changed if isinstance(f, dict)]
         for p in paths:
             if p and (r := hit(str(p), cwd, ws, pats)):
                 touched.append(r)
@@ -78,10 +84,13 @@ def main() -> None:
                     touched.append(r)
     touched = sorted(set(t for t in touched if t))
     if touched:
+        reason = (
+            f"refused: {', '.join(touched)} holds the rules and hooks that judge this session; "
+            "agents may not change them. Say in your reply what change you need and why, "
+            "and let the person make it."
+        )
         print(json.dumps({
-            "reason": f"refused: {', '.join(touched)} holds the rules and hooks that judge this session; "
-                      "agents may not change them. Say in your reply what change you need and why, "
-                      "and let the person make it.",
+            "reason": reason,
             "findings": [{"path": t, "line": None, "message": "protected file"} for t in touched],
         }))
         sys.exit(1)

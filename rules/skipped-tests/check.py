@@ -13,7 +13,9 @@ import slopscan as ss  # noqa: E402
 
 ADVICE = ("Make the test run and assert the behaviour; a skip needs a condition and a reason "
           "(skipif), and a test must be able to fail.")
-ASSERTING_CALL = re.compile(r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", re.I)
+ASSERTING_CALL = re.compile(
+    r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", re.I
+)
 
 
 def _dotted(f: ast.expr) -> str:
@@ -34,19 +36,39 @@ def _is_test_fn(fn: ast.AST, cls: ast.ClassDef | None) -> bool:
                                             any("TestCase" in _dotted(b) for b in cls.bases))
 
 
-HELPER_MODULE = re.compile(r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", re.I)
+HELPER_MODULE = re.compile(
+    r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", re.I
+)
+
+
+def _has_true_keyword(keywords: list[ast.keyword], name: str) -> bool:
+    """Whether a call passes `name=True`."""
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in keywords
+    )
 
 
 def _asserting_names(tree: ast.Module) -> set[str]:
-    """Names a test may call to assert: local helpers that assert, and imports from test-support modules."""
+    """Names a test may call to assert.
+
+    Local helpers that assert, and imports from test-support modules.
+    """
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and HELPER_MODULE.search(node.module or ""):
             names.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.Import):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if HELPER_MODULE.search(a.name))
-    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and not n.name.startswith("test")}
+            names.update(
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if HELPER_MODULE.search(a.name)
+            )
+    funcs = {
+        n.name: n
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")
+    }
     for _ in range(3):  # helpers that call helpers
         for name, fn in funcs.items():
             if name not in names and _asserts(fn, names):
@@ -62,8 +84,7 @@ def _asserts(fn: ast.AST, helpers: set[str] | frozenset[str] = frozenset()) -> b
             called = _dotted(node.func)
             if ASSERTING_CALL.search(called) or called.split(".")[0] in helpers:
                 return True
-            if any(k.arg == "check" and isinstance(k.value, ast.Constant) and k.value.value is True
-                   for k in node.keywords):
+            if _has_true_keyword(node.keywords, "check"):
                 return True
         if isinstance(node, ast.Raise):
             return True
@@ -74,7 +95,11 @@ def _trivial_assert(node: ast.Assert) -> bool:
     t = node.test
     if isinstance(t, ast.Constant):
         return bool(t.value)
-    if isinstance(t, ast.Compare) and len(t.comparators) == 1 and isinstance(t.ops[0], (ast.Eq, ast.Is)):
+    if (
+        isinstance(t, ast.Compare)
+        and len(t.comparators) == 1
+        and isinstance(t.ops[0], (ast.Eq, ast.Is))
+    ):
         # `f(a) == f(a)` builds two values and can fail (hash or equality of equal objects,
         # determinism); only the same name, attribute or constant on both sides cannot
         if any(isinstance(n, (ast.Call, ast.Await)) for n in ast.walk(t.left)):
@@ -129,26 +154,38 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
             if not ss.node_added(sf, d):
                 continue
             name = _dotted(d)
-            if name.endswith("mark.skip") or name in ("unittest.skip", "skip") or name.endswith("expectedFailure"):
-                out.append(ss.Finding(sf.path, d.lineno, f"{node.name} is skipped unconditionally (@{name})"))
+            if (
+                name.endswith("mark.skip")
+                or name in ("unittest.skip", "skip")
+                or name.endswith("expectedFailure")
+            ):
+                message = f"{node.name} is skipped unconditionally (@{name})"
+                out.append(ss.Finding(sf.path, d.lineno, message))
             elif name.endswith("mark.xfail"):
-                strict = any(k.arg == "strict" and isinstance(k.value, ast.Constant) and k.value.value is True
-                             for k in getattr(d, "keywords", []))
-                conditional = bool(getattr(d, "args", None)) or any(k.arg == "condition" for k in getattr(d, "keywords", []))
+                keywords = getattr(d, "keywords", [])
+                strict = _has_true_keyword(keywords, "strict")
+                conditional = bool(getattr(d, "args", None)) or any(
+                    k.arg == "condition" for k in keywords
+                )
                 if not strict and not conditional:
-                    out.append(ss.Finding(sf.path, d.lineno, f"{node.name} is marked xfail, so its failure passes"))
+                    message = f"{node.name} is marked xfail, so its failure passes"
+                    out.append(ss.Finding(sf.path, d.lineno, message))
 
     def check_test(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         check_decorators(fn)
         body = fn.body
-        first = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+        lead = body[0] if body else None
+        first = 1 if isinstance(lead, ast.Expr) and isinstance(lead.value, ast.Constant) else 0
         for stmt in body[first:first + 1]:
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and ss.node_added(sf, stmt):
-                name = _dotted(stmt.value.func)
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if isinstance(call, ast.Call) and ss.node_added(sf, stmt):
+                name = _dotted(call.func)
                 if name.endswith("skip") or name.endswith("skipTest"):
-                    out.append(ss.Finding(sf.path, stmt.lineno, f"{fn.name} skips itself unconditionally"))
+                    message = f"{fn.name} skips itself unconditionally"
+                    out.append(ss.Finding(sf.path, stmt.lineno, message))
             if isinstance(stmt, ast.Return) and ss.node_added(sf, stmt):
-                out.append(ss.Finding(sf.path, stmt.lineno, f"{fn.name} returns before testing anything"))
+                message = f"{fn.name} returns before testing anything"
+                out.append(ss.Finding(sf.path, stmt.lineno, message))
         for node in ast.walk(fn):
             if isinstance(node, ast.Assert) and _trivial_assert(node) and ss.node_added(sf, node):
                 out.append(ss.Finding(sf.path, node.lineno, "assertion that cannot fail"))
@@ -162,12 +199,20 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
     visit(tree, None)
 
 
-JS_SKIP = re.compile(r"\b(it|test|describe|context|suite|specify)\.(skip|only)\s*\(|\b(xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\(")
+JS_SKIP = re.compile(
+    r"\b(it|test|describe|context|suite|specify)\.(skip|only)\s*\("
+    r"|\b(xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\("
+)
 JS_TAUTOLOGY = re.compile(
     r"\bexpect\(\s*(true|1|\"\"|'')\s*\)\.(toBe|toEqual|toStrictEqual)\(\s*(true|1|\"\"|'')\s*\)"
-    r"|\bexpect\(\s*true\s*\)\.toBeTruthy\(\s*\)|\bassert(\.ok)?\(\s*true\s*\)|\bexpect\(\s*false\s*\)\.toBeFalsy\(\s*\)"
+    r"|\bexpect\(\s*true\s*\)\.toBeTruthy\(\s*\)|\bassert(\.ok)?\(\s*true\s*\)"
+    r"|\bexpect\(\s*false\s*\)\.toBeFalsy\(\s*\)"
 )
-JS_EMPTY = re.compile(r"\b(it|test)\s*\(\s*([\"'`])\2\s*,\s*(async\s*)?(\(\s*\w*\s*\)\s*=>|function\s*\(\s*\w*\s*\))\s*\{\s*\}\s*\)")
+# `it("...", () => {})` with an empty body (the lexed code has string contents blanked)
+JS_EMPTY = re.compile(
+    r"\b(it|test)\s*\(\s*([\"'`])\2\s*,\s*(async\s*)?"
+    r"(\(\s*\w*\s*\)\s*=>|function\s*\(\s*\w*\s*\))\s*\{\s*\}\s*\)"
+)
 
 
 def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -175,7 +220,8 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         m = JS_SKIP.search(ll.code)
         if m:
             what = m.group(0).rstrip("( ")
-            kind = "focused (only the focused tests run)" if "only" in what or what.startswith("f") else "skipped"
+            focused = "only" in what or what.startswith("f")
+            kind = "focused (only the focused tests run)" if focused else "skipped"
             out.append(ss.Finding(sf.path, ll.no, f"{what}: test {kind}"))
         if JS_TAUTOLOGY.search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))

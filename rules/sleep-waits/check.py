@@ -11,8 +11,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-ADVICE = ("Wait for the condition itself (poll with a deadline, an event, a future, a readiness probe, "
-          "fake timers) instead of sleeping a fixed time.")
+ADVICE = ("Wait for the condition itself (poll with a deadline, an event, a future, "
+          "a readiness probe, fake timers) instead of sleeping a fixed time.")
 RACE_TALK = re.compile(
     r"\b(race|wait\s+(for|until)|give\s+\w+(\s+\w+)?\s+(time|a\s+(moment|second|chance))|make\s+sure|ensure|"
     r"settle|catch\s+up|flak|hack|workaround|let\s+(it|the\s+\w+)\s+(finish|start|complete|sync)|"
@@ -20,9 +20,14 @@ RACE_TALK = re.compile(
     re.I,
 )
 # Sleeping IS the behaviour under test: expiry, timeouts, clocks, rate limits.
-CLOCK_TALK = re.compile(r"ttl|expir|timeout|time_?out|mtime|clock|resolution|rate.?limit|debounce|throttle|"
-                        r"backoff|elapsed|duration|stale|slow|granularity|racily|(same|later|next)\s+second", re.I)
-PY_SLEEP = {"time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep"}
+CLOCK_TALK = re.compile(
+    r"ttl|expir|timeout|time_?out|mtime|clock|resolution|rate.?limit|debounce|throttle|"
+    r"backoff|elapsed|duration|stale|slow|granularity|racily|(same|later|next)\s+second",
+    re.I,
+)
+PY_SLEEP = {
+    "time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep",
+}
 
 
 def _dotted(f: ast.expr) -> str:
@@ -42,6 +47,22 @@ def _nearby_comment(sf: ss.SourceFile, no: int) -> str:
     return " ".join(parts)
 
 
+def _py_sleep(
+    sf: ss.SourceFile, call: ast.Call, fn: str | None, in_loop: bool, out: list[ss.Finding]
+) -> None:
+    """Report a fixed sleep that waits in a test, or that a comment says papers over a race."""
+    arg = call.args[0] if call.args else None
+    zero = isinstance(arg, ast.Constant) and arg.value in (0, 0.0)
+    near = _nearby_comment(sf, call.lineno)
+    if zero or in_loop or CLOCK_TALK.search(f"{fn} {near}"):
+        return
+    if sf.is_test and fn is not None and fn.startswith("test"):
+        message = f"fixed sleep in {fn.split()[0]}() waits instead of synchronising"
+        out.append(ss.Finding(sf.path, call.lineno, message))
+    elif RACE_TALK.search(near):
+        out.append(ss.Finding(sf.path, call.lineno, "fixed sleep papering over a race"))
+
+
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
     def visit(node: ast.AST, fn: str | None, in_loop: bool) -> None:
         for child in ast.iter_child_nodes(node):
@@ -50,21 +71,21 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 visit(child, f"{getattr(child, 'name', '<lambda>')} {doc}", False)
                 continue
             loop = in_loop or isinstance(child, (ast.For, ast.While, ast.AsyncFor))
-            if isinstance(child, ast.Call) and _dotted(child.func) in PY_SLEEP and ss.node_added(sf, child):
-                arg = child.args[0] if child.args else None
-                zero = isinstance(arg, ast.Constant) and arg.value in (0, 0.0)
-                near = _nearby_comment(sf, child.lineno)
-                if not zero and not in_loop and not CLOCK_TALK.search(f"{fn} {near}"):
-                    if sf.is_test and fn is not None and fn.startswith("test"):
-                        out.append(ss.Finding(sf.path, child.lineno, f"fixed sleep in {fn.split()[0]}() waits instead of synchronising"))
-                    elif RACE_TALK.search(near):
-                        out.append(ss.Finding(sf.path, child.lineno, "fixed sleep papering over a race"))
+            if (
+                isinstance(child, ast.Call)
+                and _dotted(child.func) in PY_SLEEP
+                and ss.node_added(sf, child)
+            ):
+                _py_sleep(sf, child, fn, in_loop, out)
             visit(child, fn, loop)
 
     visit(tree, None, False)
 
 
-ASSERTION = re.compile(r"^\s*assert\b|\bexpect\s*\(|\bt\.(Error|Fatal)|\brequire\.|\bself\.assert|\bassert\.")
+ASSERTION = re.compile(
+    r"^\s*assert\b|\bexpect\s*\(|\bt\.(Error|Fatal)|\brequire\.|\bself\.assert|\bassert\."
+)
+TEST_START = re.compile(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+)?def\s+test")
 LOOP_START = re.compile(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)\(|^\s*do\s*\{")
 
 
@@ -95,7 +116,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             if LOOP_START.search(prev.code):
                 in_loop = True
                 break
-            if re.search(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+)?def\s+test", prev.code):
+            if TEST_START.search(prev.code):
                 in_test = True
                 test_name = prev.code + " " + " ".join(prev.strings)
                 break
@@ -110,7 +131,8 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         if in_loop or CLOCK_TALK.search(f"{test_name} {near}"):
             continue
         if sf.is_test and in_test:
-            out.append(ss.Finding(sf.path, ll.no, "fixed sleep in a test waits instead of synchronising"))
+            message = "fixed sleep in a test waits instead of synchronising"
+            out.append(ss.Finding(sf.path, ll.no, message))
         elif RACE_TALK.search(near):
             out.append(ss.Finding(sf.path, ll.no, "fixed sleep papering over a race"))
 

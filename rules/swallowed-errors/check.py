@@ -34,7 +34,10 @@ def _does_nothing(body: list[ast.stmt]) -> bool:
             continue
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             continue  # `...` or a bare string
-        if isinstance(s, ast.Return) and (s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)):
+        returns_none = isinstance(s, ast.Return) and (
+            s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
+        )
+        if returns_none:
             continue
         return False
     return True
@@ -89,16 +92,23 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 call = item.context_expr
-                if (isinstance(call, ast.Call) and ss_name(call.func) == "suppress"
-                        and any(n in BROAD for a in call.args for n in _names(a)) and ss.node_added(sf, call)):
-                    out.append(ss.Finding(sf.path, call.lineno, "suppress(Exception) swallows every error silently"))
+                if (
+                    isinstance(call, ast.Call)
+                    and ss_name(call.func) == "suppress"
+                    and any(n in BROAD for a in call.args for n in _names(a))
+                    and ss.node_added(sf, call)
+                ):
+                    message = "suppress(Exception) swallows every error silently"
+                    out.append(ss.Finding(sf.path, call.lineno, message))
 
 
 def ss_name(f: ast.expr) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-EXCEPT_RE = re.compile(r"^\s*except(\s*\(?\s*(Base)?Exception\s*\)?(\s+as\s+\w+)?)?\s*:\s*(?P<inline>.*)$")
+EXCEPT_RE = re.compile(
+    r"^\s*except(\s*\(?\s*(Base)?Exception\s*\)?(\s+as\s+\w+)?)?\s*:\s*(?P<inline>.*)$"
+)
 NOTHING_RE = re.compile(r"^\s*(pass|continue|break|\.\.\.|return|return\s+None)\s*$")
 
 
@@ -120,8 +130,10 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             if len(nxt.text) - len(nxt.text.lstrip()) <= indent:
                 break
             body.append(nxt)
-        if body and all(NOTHING_RE.match(b.code) or (not b.code.strip() and not b.comment) for b in body) \
-                and not any(b.comment for b in body):
+        silent = all(
+            NOTHING_RE.match(b.code) or (not b.code.strip() and not b.comment) for b in body
+        )
+        if body and silent and not any(b.comment for b in body):
             out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
 
 
@@ -140,7 +152,8 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             r"\.catch\(\s*(async\s*)?(\(\s*\w*\s*\)|\w+|function\s*\(\s*\w*\s*\))\s*(=>)?\s*"
             r"(\{\s*\}|null|undefined|void\s+0)\s*\)", ll.code)
         if m and not ll.comment:
-            out.append(ss.Finding(sf.path, ll.no, ".catch() with an empty handler swallows the rejection"))
+            message = ".catch() with an empty handler swallows the rejection"
+            out.append(ss.Finding(sf.path, ll.no, message))
 
 
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -153,9 +166,8 @@ def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
             continue
         if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code) and not ll.comment:
-            rest = [l for l in lines[i + 1 : i + 6]]
             body = []
-            for nxt in rest:
+            for nxt in lines[i + 1 : i + 6]:
                 if re.match(r"^\s*\}", nxt.code):
                     break
                 body.append(nxt)

@@ -10,17 +10,28 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-ADVICE = ("Edit the original file in place and delete the copy; version control keeps the old version. "
-          "If both versions must be served, put them in versioned packages (api/v1/, api/v2/) instead.")
+ADVICE = ("Edit the original file in place and delete the copy; "
+          "version control keeps the old version. If both versions must be served, "
+          "put them in versioned packages (api/v1/, api/v2/) instead.")
 
 # Backup artefacts: never meant to be committed.
-BACKUP_NAME = re.compile(r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$", re.I)
+BACKUP_NAME = re.compile(
+    r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$",
+    re.I,
+)
 # Suffixes that only ever mean "another take on the same file".
-ALWAYS = re.compile(r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
-                    r"enhanced|optimi[sz]ed|cleaned)$", re.I)
+ALWAYS = re.compile(
+    r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
+    r"enhanced|optimi[sz]ed|cleaned)$",
+    re.I,
+)
 # Suffixes with legitimate uses elsewhere: a copy only when the original sits beside it.
-IF_ORIGINAL = re.compile(r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$", re.I)
-VERSIONED_DIR = re.compile(r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I)
+IF_ORIGINAL = re.compile(
+    r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$", re.I
+)
+VERSIONED_DIR = re.compile(
+    r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I
+)
 
 
 def split_name(base: str) -> tuple[str, str]:
@@ -28,6 +39,13 @@ def split_name(base: str) -> tuple[str, str]:
     rest = base[len(lead):]
     stem, dot, ext = rest.partition(".")
     return lead + stem, (dot + ext)
+
+
+def exists_after(path: str, ws: str, present: set[str], deleted: set[str]) -> bool:
+    """Whether the file is there once the change applies: named by it, or on disk and kept."""
+    if path in deleted:
+        return False
+    return path in present or os.path.isfile(os.path.join(ws, path))
 
 
 def main() -> None:
@@ -53,21 +71,16 @@ def main() -> None:
         if BACKUP_NAME.search(base) or BACKUP_NAME.search(stem):
             out.append(ss.Finding(path, None, f"backup copy {base!r} added"))
             continue
-
-        def exists(name: str) -> bool:
-            cand = os.path.join(folder, name) if folder else name
-            if cand in deleted:
-                return False
-            return cand in present or os.path.isfile(os.path.join(ws, cand))
-
         m = ALWAYS.search(stem)
         if m:
-            out.append(ss.Finding(path, None, f"{base!r} is a revised copy ({m.group(0)!r} suffix)"))
+            message = f"{base!r} is a revised copy ({m.group(0)!r} suffix)"
+            out.append(ss.Finding(path, None, message))
             continue
         m = IF_ORIGINAL.search(stem)
         if m:
             original = stem[: m.start()] + ext
-            if stem[: m.start()] and exists(original):
+            beside = os.path.join(folder, original) if folder else original
+            if stem[: m.start()] and exists_after(beside, ws, present, deleted):
                 out.append(ss.Finding(path, None, f"{base!r} duplicates {original!r} beside it"))
     ss.finish(out, ADVICE)
 

@@ -24,13 +24,14 @@ def main() -> None:
         if not sf.is_test:
             continue
         if sf.status == "D":
-            count = len([l for l in (sf.old_content or "\n".join(sf.removed)).splitlines() if ASSERTION.search(l)])
+            old_lines = (sf.old_content or "\n".join(sf.removed)).splitlines()
+            count = len([line for line in old_lines if ASSERTION.search(line)])
             if count:
                 removed.append({"path": sf.path, "deleted_file": True, "assertions": count})
             continue
-        lines = [l.strip() for l in sf.removed if ASSERTION.search(l)]
+        lines = [line.strip() for line in sf.removed if ASSERTION.search(line)]
         added = {t.strip() for t in sf.added.values()}
-        lines = [l for l in lines if l not in added]  # moved, not changed
+        lines = [line for line in lines if line not in added]  # moved, not changed
         if lines:
             removed.append({"path": sf.path, "removed_or_changed": lines[:40]})
     if not removed:

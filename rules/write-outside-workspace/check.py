@@ -13,7 +13,10 @@ import slopscan as ss  # noqa: E402
 
 
 def real(path: str) -> str:
-    """Resolve symlinks through the longest existing prefix, so a link cannot smuggle a write out."""
+    """Resolve symlinks through the longest existing prefix.
+
+    A symlink inside the workspace then cannot smuggle a write out of it.
+    """
     return os.path.realpath(path)
 
 
@@ -22,7 +25,11 @@ def main() -> None:
     ti = ss.tool_input(payload)
     ws = ss.workspace(payload)
     cwd = ss.event(payload).get("cwd") or ws
-    targets = [ti[k] for k in ("file_path", "notebook_path", "path") if isinstance(ti.get(k), str) and ti[k]]
+    targets = [
+        ti[k]
+        for k in ("file_path", "notebook_path", "path")
+        if isinstance(ti.get(k), str) and ti[k]
+    ]
     if not targets:
         for f in (payload.get("changeset") or {}).get("files") or []:
             if isinstance(f, dict) and f.get("path"):
@@ -37,11 +44,13 @@ def main() -> None:
             continue
         problems.append(f"{t} resolves to {p}, outside the workspace {ws_real}")
     if problems:
-        print(json.dumps({
-            "reason": "write refused: " + "; ".join(problems)
-            + ". Keep edits inside the repository (scratch files may go under /tmp); ask the person to change files elsewhere.",
-            "findings": [{"path": t, "line": None, "message": "outside the workspace"} for t in targets],
-        }))
+        reason = (
+            "write refused: " + "; ".join(problems)
+            + ". Keep edits inside the repository (scratch files may go under /tmp); "
+            "ask the person to change files elsewhere."
+        )
+        findings = [{"path": t, "line": None, "message": "outside the workspace"} for t in targets]
+        print(json.dumps({"reason": reason, "findings": findings}))
         sys.exit(1)
     sys.exit(0)
 
