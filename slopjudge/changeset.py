@@ -41,6 +41,7 @@ __all__ = [
     "snapshot_worktree",
     "from_trees",
     "from_proposed_edit",
+    "from_proposed_edits",
     "split",
     "unified_diff",
 ]
@@ -452,53 +453,96 @@ def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Ch
     content as given (None: the file is deleted), the diff synthesized the
     way git prints it. The path is relative to ``workspace`` when inside it,
     else absolute."""
+    return from_proposed_edits(workspace, [(path, None, new_content)])
+
+
+def from_proposed_edits(
+    workspace: str, items: list[tuple[str, str | None, str | None]]
+) -> Changeset:
+    """The change a multi-file edit (Codex's ``apply_patch``) is about to make.
+
+    Each item is ``(path, moved-from path or None, new content or None for a
+    deletion)``; a moved file is a rename (``R``) whose old content is the
+    source's. Files the edit leaves as they are drop out.
+    """
     ws = os.path.abspath(workspace)
-    full = path if os.path.isabs(path) else os.path.join(ws, path)
-    full = os.path.abspath(full)
-    name = _relative(ws, full)
-    old_bytes: bytes | None
+    files: list[FileChange] = []
+    for path, old_path, new_content in items:
+        fc = _proposed_file(ws, _abs(ws, path),
+                            None if old_path is None else _abs(ws, old_path), new_content)
+        if fc is not None:
+            files.append(fc)
+    return Changeset(base=None, head=None, commits=[], files=files)
+
+
+def _abs(ws: str, path: str) -> str:
+    return os.path.abspath(path if os.path.isabs(path) else os.path.join(ws, path))
+
+
+def _read_old(full: str, name: str) -> bytes | None:
     try:
         with open(full, "rb") as fh:
-            old_bytes = fh.read()
+            return fh.read()
     except FileNotFoundError:
-        old_bytes = None
+        return None
     except IsADirectoryError:
         raise ChangesetError(f"is a directory: {name}") from None
     except OSError as exc:
         raise ChangesetError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _proposed_file(
+    ws: str, full: str, old_full: str | None, new_content: str | None
+) -> FileChange | None:
+    name = _relative(ws, full)
+    source = old_full if old_full is not None and old_full != full else full
+    old_name = _relative(ws, source)
+    old_bytes = _read_old(source, old_name)
+    renamed = source != full and old_bytes is not None and new_content is not None
+    if not renamed:
+        source, old_name = full, name
+        if old_full is not None and old_full != full:
+            old_bytes = _read_old(full, name)  # the source is gone: judged as written
     if old_bytes is None and new_content is None:
-        return Changeset(files=[])
+        return None
     mode = "100644"
     if old_bytes is not None:
         try:
-            mode = "100755" if os.stat(full).st_mode & 0o111 else "100644"
+            mode = "100755" if os.stat(source).st_mode & 0o111 else "100644"
         except OSError:
             pass
-    status: FileStatus = "A" if old_bytes is None else ("D" if new_content is None else "M")
+    status: FileStatus
+    if renamed:
+        status = "R"
+    else:
+        status = "A" if old_bytes is None else ("D" if new_content is None else "M")
     binary = old_bytes is not None and b"\0" in old_bytes[:8000]
     old_text = None if old_bytes is None else decode(old_bytes)
-    head = [f"diff --git {_quote('a/' + name)} {_quote('b/' + name)}\n"]
+    head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
     if status == "A":
         head.append(f"new file mode {mode}\n")
     elif status == "D":
         head.append(f"deleted file mode {mode}\n")
-    old_name = "/dev/null" if status == "A" else _dash_name("a/", name)
-    new_name = "/dev/null" if status == "D" else _dash_name("b/", name)
+    elif status == "R":
+        ratio = difflib.SequenceMatcher(None, old_text or "", new_content or "").ratio()
+        head += [f"similarity index {int(ratio * 100)}%\n",
+                 f"rename from {_quote(old_name)}\n", f"rename to {_quote(name)}\n"]
+    minus = "/dev/null" if status == "A" else _dash_name("a/", old_name)
+    plus = "/dev/null" if status == "D" else _dash_name("b/", name)
     added = removed = 0
     if binary:
-        body = [f"Binary files {old_name.rstrip(chr(9))} and {new_name.rstrip(chr(9))} differ\n"]
+        body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
     else:
         hunks, added, removed = _synth_hunks(old_text or "", new_content or "")
-        body = [f"--- {old_name}\n", f"+++ {new_name}\n", *hunks] if hunks else []
+        body = [f"--- {minus}\n", f"+++ {plus}\n", *hunks] if hunks else []
     if status == "M" and not body:
-        return Changeset(files=[])  # nothing would change
-    fc = FileChange(
-        path=name, status=status,
+        return None  # nothing would change
+    return FileChange(
+        path=name, status=status, old_path=old_name if status == "R" else None,
         old_content=None if binary else old_text,
         new_content=None if binary else new_content,
         diff="".join(head + body), binary=binary, added=added, removed=removed,
     )
-    return Changeset(base=None, head=None, commits=[], files=[fc])
 
 
 def _relative(ws: str, full: str) -> str:

@@ -4,7 +4,10 @@ Standard library only: the pre-tool hook uses it on every file tool call.
 
 :func:`proposed_content` applies the tool input of Write, Edit, MultiEdit
 and NotebookEdit to the file as it is on disk, the way Claude Code would,
-and returns the file's new text. It never writes anything.
+and returns the file's new text. :func:`proposed_changes` also covers
+Codex's ``apply_patch`` (its own tool, or run through the shell tool as
+``apply_patch <<'EOF' ...``), which may touch several files. Nothing here
+ever writes.
 
 An Edit whose ``old_string`` is absent (or, without ``replace_all``, not
 unique) raises :class:`EditError`. Claude Code refuses such an edit itself,
@@ -21,6 +24,11 @@ import re
 from typing import Any
 
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+APPLY_PATCH = "apply_patch"
+# Codex's shell tools (and Claude's Bash): `apply_patch` may run through them.
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+_PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
 
 class EditError(Exception):
@@ -161,3 +169,85 @@ def proposed_content(
                 raise EditError(f"edit {n}: {exc}") from None
         return path, text
     return path, _notebook(text, tool_input, path)
+
+
+def _envelope(value: object) -> str | None:
+    if isinstance(value, str):
+        from .applypatch import extract
+
+        return extract(value)
+    if isinstance(value, list) and value and isinstance(value[-1], str):
+        return _envelope(value[-1])
+    return None
+
+
+def _shell_patch(command: object) -> str | None:
+    """The patch of a shell command whose first word is ``apply_patch``."""
+    if isinstance(command, list):
+        words = [w for w in command if isinstance(w, str)]
+        if not words:
+            return None
+        if os.path.basename(words[0]) in _PATCH_PROGRAMS:
+            return _envelope(words[-1])
+        if (len(words) >= 3 and os.path.basename(words[0]) in _SHELLS
+                and words[1] in ("-c", "-lc")):
+            return _shell_patch(words[2])
+        return None
+    if not isinstance(command, str):
+        return None
+    words = command.split(None, 1)
+    if not words:
+        return None
+    first = words[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
+    if os.path.basename(first) not in _PATCH_PROGRAMS:
+        return None
+    return _envelope(command)
+
+
+def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
+    """The ``apply_patch`` envelope this call carries, or None.
+
+    For ``apply_patch`` itself: the first string value (or a list's last
+    item) holding ``*** Begin Patch``, whatever the key (``command``,
+    ``input``, ``patch`` have all been seen). For a shell tool: the command
+    when its first word is ``apply_patch``.
+    """
+    if not isinstance(tool_input, dict):
+        return None
+    if tool_name == APPLY_PATCH:
+        for value in tool_input.values():
+            found = _envelope(value)
+            if found is not None:
+                return found
+        return None
+    if tool_name in SHELL_TOOLS:
+        return _shell_patch(tool_input.get("command", tool_input.get("cmd")))
+    return None
+
+
+def proposed_changes(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> list[tuple[str, str | None, str | None]] | None:
+    """Every file a call would write: ``(absolute path, moved-from path or
+    None, new content or None for a deletion)``; None when the call edits no
+    file (Bash, MCP, Read, ...).
+
+    ``cwd`` anchors an ``apply_patch``'s relative paths (Codex resolves them
+    against its working directory); default the workspace. Raises
+    :class:`EditError` when the input cannot apply.
+    """
+    patch = patch_text(tool_name, tool_input)
+    if patch is not None:
+        from . import applypatch
+
+        base = cwd if cwd and os.path.isdir(cwd) else workspace
+        workdir = tool_input.get("workdir")
+        if isinstance(workdir, str) and workdir:
+            base = os.path.join(base, workdir)
+        return applypatch.apply(base, patch)
+    if tool_name == APPLY_PATCH:
+        raise EditError("apply_patch call without a '*** Begin Patch' envelope")
+    single = proposed_content(tool_name, tool_input, workspace)
+    if single is None:
+        return None
+    return [(single[0], None, single[1])]

@@ -19,11 +19,20 @@ if TYPE_CHECKING:
     from .config import Settings
 
 # Tools whose input is a file edit; a pre-tool event on them carries a change.
-FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
+
+
+def _shell_patch(event: Event) -> bool:
+    """A shell call running Codex's ``apply_patch``: judged as that edit."""
+    from .edits import SHELL_TOOLS, patch_text
+
+    return (event.tool_name or "") in SHELL_TOOLS and patch_text(
+        event.tool_name, event.tool_input) is not None
 
 
 def event_carries_change(event: Event) -> bool:
-    return event.kind != "pre-tool" or (event.tool_name or "") in FILE_TOOLS
+    return (event.kind != "pre-tool" or (event.tool_name or "") in FILE_TOOLS
+            or _shell_patch(event))
 
 
 def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = None) -> list[Rule]:
@@ -34,14 +43,18 @@ def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = No
     """
     chosen = []
     anchor = workspace or event.cwd
+    calls: list[tuple[str, dict[str, Any] | None]] = [(event.tool_name or "", event.tool_input)]
+    if event.kind == "pre-tool" and any(r.tools for r in rules) and _shell_patch(event):
+        # `apply_patch <<'EOF'` through the shell is also the apply_patch tool.
+        calls.append(("apply_patch", event.tool_input))
     for rule in rules:
         if event.kind not in rule.on:
             continue
         if event.kind == "pre-tool" and rule.tools:
             from .toolmatch import tool_matches
 
-            name = event.tool_name or ""
-            if not any(tool_matches(p, name, event.tool_input, anchor) for p in rule.tools):
+            if not any(tool_matches(p, name, tool_input, anchor)
+                       for p in rule.tools for name, tool_input in calls):
                 continue
         chosen.append(rule)
     return chosen

@@ -45,7 +45,7 @@ if findings:
 RULE = """\
 description: No FORBIDDEN markers in added lines
 on: [pre-tool, stop, subagent-stop]
-tools: [Write, Edit, MultiEdit, NotebookEdit]
+tools: [Write, Edit, MultiEdit, NotebookEdit, apply_patch]
 checks:
   - id: scan
     script: scan.py
@@ -379,6 +379,120 @@ def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == {"rc": 0, "heavy": []}
+
+
+# --- pre-tool: Codex's apply_patch ---------------------------------------------------
+
+def with_patch(data: dict[str, Any], patch: str) -> dict[str, Any]:
+    key = "command"
+    if data["tool_name"] == "Bash":
+        data["tool_input"][key] = f"apply_patch <<'EOF'\n{patch}\nEOF\n"
+    else:
+        data["tool_input"][key] = patch
+    return data
+
+
+def test_apply_patch_adding_a_violation_is_denied_naming_rule_and_file(ws: Path) -> None:
+    data = payload("codex_apply_patch", ws)
+    patch = data["tool_input"]["command"].replace("+    return 2 * x",
+                                                  "+    return 2 * x\n+# FORBIDDEN")
+    rc, out, _ = hook("pre-tool", ws, with_patch(data, patch))
+    assert rc == 0
+    reason = deny_reason(out)
+    assert reason.startswith("no-forbidden: 1 added line(s) contain FORBIDDEN")
+    assert "src/util.py:3: FORBIDDEN marker" in reason
+    assert "slopjudge refused this apply_patch" in reason
+    assert not (ws / "src").exists() and (ws / "a.txt").read_text() == "hello\nworld\n"
+    # The update hunk is judged on its place in the file: line 2 of a.txt.
+    patch = data["tool_input"]["command"].replace("+there", "+FORBIDDEN")
+    assert "a.txt:2: FORBIDDEN marker" in deny_reason(
+        hook("pre-tool", ws, with_patch(data, patch))[1])
+
+
+def test_clean_apply_patch_passes_and_the_script_sees_every_file(ws: Path) -> None:
+    assert hook("pre-tool", ws, payload("codex_apply_patch", ws))[:2] == (0, None)
+    assert [e["outcome"] for e in events(ws)] == ["pass"]
+    folder = ws / "rules" / "show-files"
+    folder.mkdir()
+    write_script(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
+                 "p=json.load(sys.stdin)\nprint(json.dumps({'reason': json.dumps("
+                 "[[f['path'], f['status'], f['oldPath'], f['newContent']] "
+                 "for f in p['changeset']['files']])}))\nsys.exit(1)\n")
+    (folder / "rule.yaml").write_text("description: shows files\non: [pre-tool]\n"
+                                      "tools: [apply_patch]\nchecks:\n  - script: show.py\n")
+    (ws / "gone.txt").write_text("bye\n")
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-world\n+earth\n"
+             "*** Delete File: gone.txt\n*** Add File: n.txt\n+new\n*** End Patch")
+    data = with_patch(payload("codex_apply_patch", ws), patch)
+    reason = deny_reason(hook("pre-tool", ws, data)[1])
+    files = json.loads(reason.split("show-files: ", 1)[1].split("\n")[0])
+    assert files == [["b.txt", "R", "a.txt", "hello\nearth\n"], ["gone.txt", "D", None, None],
+                     ["n.txt", "A", None, "new\n"]]
+
+
+def test_apply_patch_respects_paths_and_reaches_outside_rules(ws: Path, tmp_path: Path) -> None:
+    rule = ws / "rules" / "no-forbidden" / "rule.yaml"
+    rule.write_text(rule.read_text().replace("checks:", 'paths: ["docs/**"]\nchecks:'))
+    data = payload("codex_apply_patch", ws)
+    patch = data["tool_input"]["command"].replace("+there", "+FORBIDDEN")
+    assert hook("pre-tool", ws, with_patch(data, patch))[:2] == (0, None)
+    rule.write_text(RULE.replace("checks:", 'paths: ["*.txt"]\nchecks:'))
+    assert "a.txt:2: FORBIDDEN marker" in deny_reason(
+        hook("pre-tool", ws, with_patch(data, patch))[1])
+    rule.write_text(RULE.replace("checks:", 'paths: ["**"]\nchecks:'))
+    # A file outside the workspace keeps its absolute path: `paths` never
+    # admit it, a rule without `paths` sees it.
+    outside = tmp_path / "elsewhere.txt"
+    patch = f"*** Begin Patch\n*** Add File: {outside}\n+FORBIDDEN\n*** End Patch"
+    assert hook("pre-tool", ws, with_patch(data, patch))[:2] == (0, None)
+    rule.write_text(RULE)
+    assert f"{outside}:1: FORBIDDEN marker" in deny_reason(
+        hook("pre-tool", ws, with_patch(data, patch))[1])
+    assert not outside.exists()
+
+
+def test_bash_apply_patch_heredoc_is_judged_as_an_edit(ws: Path) -> None:
+    data = payload("codex_apply_patch_bash", ws)
+    assert data["tool_name"] == "Bash"
+    assert hook("pre-tool", ws, data)[:2] == (0, None)  # clean
+    patch = payload("codex_apply_patch", ws)["tool_input"]["command"].replace(
+        "+there", "+FORBIDDEN")
+    reason = deny_reason(hook("pre-tool", ws, with_patch(data, patch))[1])
+    assert "a.txt:2: FORBIDDEN marker" in reason and "slopjudge refused this Bash" in reason
+    # Codex's shell tool spells it as an argv list too.
+    data["tool_input"]["command"] = ["apply_patch", patch]
+    assert "a.txt:2: FORBIDDEN marker" in deny_reason(hook("pre-tool", ws, data)[1])
+    # Any other command mentioning a patch is not an edit.
+    data["tool_input"]["command"] = f"cat <<'EOF'\n{patch}\nEOF\n"
+    assert hook("pre-tool", ws, data)[:2] == (0, None)
+
+
+def test_apply_patch_that_cannot_apply_is_let_through(ws: Path) -> None:
+    data = payload("codex_apply_patch", ws)
+    patch = data["tool_input"]["command"].replace("-world", "-no such line").replace(
+        "+there", "+FORBIDDEN")
+    rc, out, err = hook("pre-tool", ws, with_patch(data, patch))
+    assert (rc, out) == (0, None)
+    assert "apply_patch cannot apply" in err and "hunk 1 does not apply" in err
+    assert len(err.strip().splitlines()) == 1
+    rc, out, err = hook("pre-tool", ws, with_patch(data, "garbage"))
+    assert (rc, out) == (0, None) and "apply_patch cannot apply" in err
+
+
+def test_pre_tool_output_carries_only_the_fields_codex_accepts(ws: Path) -> None:
+    # Codex fails a PreToolUse hook (and runs the tool) on any unknown output field.
+    data = payload("codex_apply_patch", ws)
+    patch = data["tool_input"]["command"].replace("+there", "+FORBIDDEN")
+    out = hook("pre-tool", ws, with_patch(data, patch))[1]
+    assert set(out) == {"hookSpecificOutput"}
+    assert set(out["hookSpecificOutput"]) == {
+        "hookEventName", "permissionDecision", "permissionDecisionReason"}
+    mocks = add_judge_rule(ws, "ask", {"pass": True, "reasoning": "maybe", "confidence": 0.3})
+    out = hook("pre-tool", ws, payload("pre_tool_write", ws), extra_env=mocks)[1]
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert set(out) == {"hookSpecificOutput"}
+    assert set(out["hookSpecificOutput"]) == {
+        "hookEventName", "permissionDecision", "permissionDecisionReason"}
 
 
 # --- start ------------------------------------------------------------------------

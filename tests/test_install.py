@@ -118,3 +118,70 @@ def test_unusable_settings_are_left_untouched(repo: Path, text: str) -> None:
     assert path.read_text() == text
     if text.startswith('{"hooks": {,'):
         assert ".claude/settings.json:1:12: not valid JSON" in proc.stderr
+
+
+# --- codex ----------------------------------------------------------------------------
+
+def install_codex(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SLOPJUDGE, "install", "codex", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=60)
+
+
+def test_codex_install_writes_hooks_json_and_notes_the_flag(repo: Path) -> None:
+    proc = install_codex(repo / "sub")
+    assert proc.returncode == 0, proc.stderr
+    assert "codex_hooks = true" in proc.stdout and "config.toml" in proc.stdout
+    assert not (repo / ".codex" / "config.toml").exists()  # noted, never edited
+    assert not (repo / ".claude").exists()
+    hooks = json.loads((repo / ".codex" / "hooks.json").read_text())
+    assert set(hooks) == {"hooks"} and set(hooks["hooks"]) == set(POINTS)
+    for event, point in POINTS.items():
+        (group,) = hooks["hooks"][event]
+        assert group.get("matcher") == ("*" if event == "PreToolUse" else None)
+        assert group["hooks"] == [{"type": "command", "command": f"{SLOPJUDGE} hook {point}",
+                                   "timeout": 60 if point == "start" else 660}]
+
+
+def test_codex_merge_keeps_other_hooks_and_is_idempotent(repo: Path) -> None:
+    path = repo / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    (repo / ".codex" / "config.toml").write_text("model = 'x'\n")
+    original = {"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 .codex/hooks/guard.py", "timeout": 5}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "scan-secrets"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "/old/slopjudge hook stop"}]}],
+    }}
+    path.write_text(json.dumps(original))
+    assert install_codex(repo).returncode == 0
+    first = path.read_text()
+    assert install_codex(repo).returncode == 0
+    assert path.read_text() == first
+    hooks = json.loads(first)["hooks"]
+    assert hooks["UserPromptSubmit"] == original["hooks"]["UserPromptSubmit"]
+    assert hooks["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
+    assert [h["command"] for h in ours({"hooks": hooks}, "Stop")] == [f"{SLOPJUDGE} hook stop"]
+    for event in POINTS:
+        assert len(ours({"hooks": hooks}, event)) == 1
+    assert (repo / ".codex" / "config.toml").read_text() == "model = 'x'\n"
+
+
+def test_codex_print_writes_nothing(repo: Path) -> None:
+    proc = install_codex(repo, "--print", "--command", "sj")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "sj hook stop", "timeout": 660}]}]
+    assert "codex_hooks = true" in proc.stderr  # the snippet on stdout stays pure JSON
+    assert not (repo / ".codex").exists()
+
+
+@pytest.mark.parametrize("text", ['{"hooks": {,}}', '{"hooks": {"Stop": {}}}'])
+def test_codex_unusable_hooks_json_is_left_untouched(repo: Path, text: str) -> None:
+    path = repo / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    proc = install_codex(repo)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("slopjudge: .codex/hooks.json")
+    assert path.read_text() == text

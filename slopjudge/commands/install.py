@@ -1,10 +1,12 @@
-"""``slopjudge install claude [--print] [--command CMD]``: wire the four hooks
-into ``.claude/settings.json``.
+"""``slopjudge install claude|codex [--print] [--command CMD]``: wire the four
+hooks into ``.claude/settings.json`` or ``.codex/hooks.json``.
 
-The merge keeps every other key and every other hook as it is, replaces
-slopjudge's own entries in place (so a second run changes nothing), and gives
-each hook an explicit ``timeout``: Claude Code lets a tool run when its hook
-times out, so the timeout must outlast the slowest judge (600 s by default).
+Both files take the same shape (Codex reads Claude Code's hook format), so
+one merge serves both: it keeps every other key and every other hook as it
+is, replaces slopjudge's own entries in place (so a second run changes
+nothing), and gives each hook an explicit ``timeout``: the agent lets a tool
+run when its hook times out, so the timeout must outlast the slowest judge
+(600 s by default).
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ import os
 import shlex
 import shutil
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-# (Claude Code event, hook point, matcher, timeout in seconds)
-HOOKS: tuple[tuple[str, str, str | None, int], ...] = (
+Hook = tuple[str, str, str | None, int]
+
+# (event, hook point, matcher, timeout in seconds). Codex documents the same
+# four events (SubagentStop for thread-spawned subagents).
+HOOKS: tuple[Hook, ...] = (
     ("SessionStart", "start", None, 60),
     ("PreToolUse", "pre-tool", "*", 660),
     ("Stop", "stop", None, 660),
@@ -26,12 +32,32 @@ HOOKS: tuple[tuple[str, str, str | None, int], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where one agent reads its hooks, and what to tell the person after."""
+
+    relpath: tuple[str, ...]
+    hooks: tuple[Hook, ...]
+    note: str = ""
+
+
+TARGETS: dict[str, Target] = {
+    "claude": Target((".claude", "settings.json"), HOOKS),
+    "codex": Target(
+        (".codex", "hooks.json"), HOOKS,
+        "slopjudge: Codex builds before hooks were on by default need "
+        "`[features] codex_hooks = true` in .codex/config.toml or ~/.codex/config.toml; "
+        "Codex runs a new or changed hook only once it is trusted (/hooks)"),
+}
+
+
 class InstallError(Exception):
     """A settings file slopjudge will not touch; ``str()`` is one line."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("harness", choices=["claude"], help="the agent to install hooks for")
+    parser.add_argument("harness", choices=sorted(TARGETS),
+                        help="the agent to install hooks for")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the hooks snippet as JSON; write nothing")
     parser.add_argument("--command", dest="hook_command", metavar="CMD",
@@ -53,10 +79,10 @@ def default_command() -> str:
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 
 
-def snippet(command: str) -> dict[str, Any]:
-    """slopjudge's hooks in Claude Code's settings shape."""
+def snippet(command: str, events: tuple[Hook, ...] = HOOKS) -> dict[str, Any]:
+    """slopjudge's hooks in Claude Code's settings shape (Codex's too)."""
     hooks: dict[str, Any] = {}
-    for event, point, matcher, timeout in HOOKS:
+    for event, point, matcher, timeout in events:
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
@@ -78,13 +104,14 @@ def _is_ours(handler: Any, point: str) -> bool:
             and any("slopjudge" in os.path.basename(w) or w == "slopjudge" for w in words[:-2]))
 
 
-def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
+def merge(settings: dict[str, Any], command: str,
+          events: tuple[Hook, ...] = HOOKS) -> dict[str, Any]:
     """``settings`` with slopjudge's hooks set; everything else untouched."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
-    wanted = snippet(command)["hooks"]
-    for event, point, matcher, _timeout in HOOKS:
+    wanted = snippet(command, events)["hooks"]
+    for event, point, matcher, _timeout in events:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InstallError(f'"hooks.{event}" is not a list')
@@ -132,11 +159,13 @@ def _read(path: str) -> dict[str, Any]:
     return data
 
 
-def install(workspace: str, command: str) -> str:
-    """Merge the hooks into ``<workspace>/.claude/settings.json``; its path."""
-    path = os.path.join(workspace, ".claude", "settings.json")
+def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS) -> str:
+    """Merge the hooks for ``events`` into the JSON file at ``path``; its path.
+
+    An unreadable or unusable file raises :class:`InstallError` and is left
+    as it is."""
     try:
-        data = merge(_read(path), command)
+        data = merge(_read(path), command, events)
     except InstallError as exc:
         from ..config import display_path
 
@@ -151,18 +180,29 @@ def install(workspace: str, command: str) -> str:
     return path
 
 
+def install(workspace: str, command: str, harness: str = "claude") -> str:
+    """Merge the hooks into the agent's file under ``workspace``; its path."""
+    target = TARGETS[harness]
+    return install_into(os.path.join(workspace, *target.relpath), command, target.hooks)
+
+
 def run(args: argparse.Namespace) -> int:
     command = args.hook_command or default_command()
+    target = TARGETS[args.harness]
     if args.print_only:
-        print(json.dumps(snippet(command), indent=2))
+        print(json.dumps(snippet(command, target.hooks), indent=2))
+        if target.note:
+            print(target.note, file=sys.stderr)
         return 0
     from ..config import find_workspace
 
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     try:
-        path = install(workspace, command)
+        path = install(workspace, command, args.harness)
     except InstallError as exc:
         print(f"slopjudge: {exc}", file=sys.stderr)
         return 2
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {command})")
+    if target.note:
+        print(target.note)
     return 0

@@ -3,8 +3,10 @@
 Fast path first: settings, the cached rules and the ``on``/``tools`` filter
 need nothing heavy; with no applicable rule the hook exits 0 without
 building a changeset. Otherwise a file tool's proposed edit becomes the
-changeset (old content from disk, new content after the tool input); Bash
-and other tools carry an empty one and the command in ``event.tool_input``.
+changeset (old content from disk, new content after the tool input), as is
+every file of a Codex ``apply_patch`` (its own tool, or ``apply_patch`` run
+through the shell); Bash and other tools carry an empty one and the command
+in ``event.tool_input``.
 
 Answers (exit 0): nothing (allow), a ``deny`` naming every refusing rule and
 check, or ``ask`` when the only refusals are judge passes under
@@ -31,19 +33,19 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
     from .. import edits
 
     try:
-        proposed = edits.proposed_content(event.tool_name, event.tool_input or {}, workspace)
+        proposed = edits.proposed_changes(event.tool_name, event.tool_input or {}, workspace,
+                                          cwd=event.cwd)
     except edits.EditError as exc:
         common.note(f"{event.tool_name} cannot apply ({exc}); the tool will refuse it itself")
         return None
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
-    path, content = proposed
     # A file outside the workspace keeps its absolute path: rules with
     # workspace-relative ``paths`` do not see it; a rule guarding where files
     # are written does.
     from .. import changeset
 
-    return changeset.from_proposed_edit(workspace, path, content)
+    return changeset.from_proposed_edits(workspace, proposed)
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
