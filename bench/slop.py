@@ -200,6 +200,14 @@ def naive_refuses(diff_text: str) -> bool:
                if ln.startswith("+") and not ln.startswith("+++"))
 
 
+def category(lab: dict[str, Any]) -> str:
+    """A label's categories: the `categories` list joined, else `category`, else "-"."""
+    cats = lab.get("categories")
+    if isinstance(cats, list) and cats:
+        return "/".join(str(c) for c in cats)
+    return str(lab.get("category") or "-")
+
+
 def score(results: dict[str, bool], labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
     slop = [n for n, lab in labels.items() if lab["label"] == "slop"]
     mech = [n for n in slop if labels[n]["mechanical"]]
@@ -270,12 +278,12 @@ def main(argv: list[str] | None = None) -> int:
         for n in names:
             lab = labels[n]
             if lab["label"] == "slop" and lab["mechanical"] and not pack[n]:
-                print(f"  MISS  {n} ({lab['category']})")
+                print(f"  MISS  {n} ({category(lab)})")
             if lab["label"] == "clean" and pack[n]:
-                print(f"  FALSE REFUSAL  {n} ({lab['category']}): {', '.join(outs[n][1])}")
+                print(f"  FALSE REFUSAL  {n} ({category(lab)}): {', '.join(outs[n][1])}")
             if lab["label"] == "slop" and not lab["mechanical"] and pack[n]:
                 print(
-                    f"  note  {n} ({lab['category']}, judge-only) "
+                    f"  note  {n} ({category(lab)}, judge-only) "
                     f"also refused by {', '.join(outs[n][1])}"
                 )
         for n, e in errors.items():

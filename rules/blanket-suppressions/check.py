@@ -39,6 +39,10 @@ SLASH = [
     (re.compile(r"^\s*eslint-disable-(next-)?line\s*$"), "`eslint-disable` with no rule list"),
     (re.compile(r"^\s*@ts-ignore\b"),
      "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
+    # typescript-eslint's ban-ts-comment: `@ts-expect-error` needs a description of at
+    # least 3 characters (`// @ts-expect-error: upstream types lack X`).
+    (re.compile(r"^\s*@ts-expect-error\b\s*[:\-\u2013\u2014]?\s*\S{0,2}\s*(\*/)?\s*$"),
+     "`@ts-expect-error` without a description hides the type error unexplained"),
     (re.compile(r"^\s*@ts-nocheck\b"), "`@ts-nocheck` turns type checking off for the file"),
     (re.compile(r"^\s*nolint\b(?!:)|^\s*nolint:all\b"), "bare `//nolint` silences every linter"),
     (re.compile(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"),

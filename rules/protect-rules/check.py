@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
 
-FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
 # Commands that change files named among their arguments (or, for cp/mv/ln/install, their
 # last argument).
 MUTATORS = {
@@ -59,11 +59,15 @@ def main() -> None:
     touched: list[str] = []
     tool = ev.get("tool_name") or ""
     if tool in FILE_TOOLS or "file_path" in ti or "notebook_path" in ti:
-        paths = [ti[k] for k in ("file_path", "notebook_path") if isinstance(ti.get(k), str)]
-        changed = (payload.get("changeset") or {}).get("files") or []
-        paths += [f.get("path") for f in changed if isinstance(f, dict)]
-        for p in paths:
-            if p and (r := hit(str(p), cwd, ws, pats)):
+        for key in ("file_path", "notebook_path"):
+            if isinstance(ti.get(key), str) and (r := hit(ti[key], cwd, ws, pats)):
+                touched.append(r)
+    # Every file the proposed change touches (a Codex patch run through the shell
+    # too), named relative to the workspace, or absolute outside it.
+    for f in (payload.get("changeset") or {}).get("files") or []:
+        for key in ("path", "oldPath"):
+            p = f.get(key) if isinstance(f, dict) else None
+            if p and (r := hit(str(p), ws, ws, pats)):
                 touched.append(r)
     command = ti.get("command")
     if isinstance(command, str):

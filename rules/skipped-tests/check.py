@@ -7,6 +7,7 @@ import ast
 import os
 import re
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -109,8 +110,11 @@ def _trivial_assert(node: ast.Assert) -> bool:
 
 
 # A test whose name or docstring says the call must simply succeed: raising fails it.
+# "success" alone says so only in prose (a docstring): `test_login_success` is just the
+# happy path, which has a result to check.
+SUCCEEDS = re.compile(r"succe(ss|ed|eds|eding)\b", re.I)
 NO_RAISE = re.compile(
-    r"succe(ss|ed|eds|eding)\b|\bno(t|n)?[\s_-]+rais"
+    r"\bno(t|n)?[\s_-]+rais"
     r"|\bdoes\s*n[o']?t\s+(raise|throw|crash|fail|error)|\bno[\s_-]+(error|exception|crash)s?\b"
     r"|\bnothing\s+happens\b|\bwithout\s+(an?\s+)?(error|exception|raising|crash)"
     r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b",
@@ -133,6 +137,30 @@ def _module_is_benchmark(tree: ast.Module) -> bool:
                                                 for t in stmt.targets):
             return "benchmark" in ast.dump(stmt.value)
     return False
+
+
+def _unused_results(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Names the test assigns and never reads: a result computed and left unchecked."""
+    loaded = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+              and not isinstance(n.ctx, ast.Store)}
+    stored: list[str] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:  # the test's own statements: a nested class's fields are not its results
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.append(node.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return [n for n in stored if n not in loaded and not n.startswith("_")]
+
+
+def _must_not_raise(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The test says it passes when the call does not raise, and leaves no result unchecked."""
+    doc = ast.get_docstring(fn) or ""
+    intent = f"{fn.name.replace('_', ' ')} {doc}"
+    said = bool(NO_RAISE.search(intent) or SUCCEEDS.search(doc))
+    return said and not _unused_results(fn)
 
 
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
@@ -191,12 +219,97 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 out.append(ss.Finding(sf.path, node.lineno, "assertion that cannot fail"))
         if ss.node_added(sf, fn) and fn.lineno in sf.added and not _asserts(fn, helpers):
             stmts = body[first:]
-            intent = f"{fn.name.replace('_', ' ')} {ast.get_docstring(fn) or ''}"
-            if stmts and (_is_benchmark(fn, bench_module) or NO_RAISE.search(intent)):
+            if stmts and (_is_benchmark(fn, bench_module) or _must_not_raise(fn)):
                 return  # a benchmark, or a test that passes when the call does not raise
             out.append(ss.Finding(sf.path, fn.lineno, f"{fn.name} asserts nothing"))
 
     visit(tree, None)
+
+
+HUNK_DEF = re.compile(r"^(\s*)(async\s+)?def\s+(\w+)\s*\(")
+HUNK_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)")
+FULL_CONTEXT = 3  # git's default: a hunk that ends with fewer context lines ends the file
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _hunk_function(hunk: list[ss.LexLine], start: int, at_eof: bool) -> str | None:
+    """The source of the function defined at ``hunk[start]`` when the hunk shows all of it:
+    its body ends at a dedented line inside the hunk, or the hunk runs to the file's end."""
+    indent = _indent(hunk[start].text)
+    depth = 0
+    body_started = False
+    end = None
+    for k in range(start, len(hunk)):
+        ll = hunk[k]
+        if k > start and body_started and ll.code.strip() and not ll.in_string \
+                and _indent(ll.text) <= indent:
+            end = k
+            break
+        if not body_started:
+            depth += ll.code.count("(") + ll.code.count("[") - ll.code.count(")") \
+                - ll.code.count("]")
+            if depth <= 0 and ll.code.rstrip().endswith(":"):
+                body_started = True
+    if end is None:
+        if not at_eof:
+            return None  # the body may go on past the hunk
+        end = len(hunk)
+    first = start
+    while first > 0 and hunk[first - 1].code.strip().startswith("@") \
+            and _indent(hunk[first - 1].text) == indent:
+        first -= 1  # its decorators (a benchmark marker, a parametrisation)
+    lines = [ll.text for ll in hunk[first:end]]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return textwrap.dedent("\n".join(lines)) + "\n"
+
+
+def python_hunks(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """A modified test file seen from a bare diff (no new content): judge each test function
+    the hunks show whole, with the helpers the hunks show."""
+    hunks = [ss.lex(h, "python") for h in sf.hunks]
+    visible = [ll for h in hunks for ll in h]
+    helpers: set[str] = set()
+    for ll in visible:
+        m = HUNK_IMPORT.match(ll.code)
+        if m and HELPER_MODULE.search(m.group(1)):
+            helpers.update(n.strip().split(" as ")[-1] for n in m.group(2).split(",") if n.strip())
+        m = HUNK_DEF.match(ll.code)
+        if m and not m.group(3).startswith("test"):
+            helpers.add(m.group(3))  # a visible helper may assert: give it the benefit
+    eof_marked = "\n\\ No newline at end of file" in sf.diff
+    for n, hunk in enumerate(hunks):
+        trailing = 0
+        for ll in reversed(hunk):
+            if ll.added:
+                break
+            trailing += 1
+        at_eof = trailing < FULL_CONTEXT or (eof_marked and n == len(hunks) - 1)
+        for k, ll in enumerate(hunk):
+            m = HUNK_DEF.match(ll.code)
+            if not (m and ll.added and m.group(3).startswith("test")):
+                continue
+            source = _hunk_function(hunk, k, at_eof)
+            if source is None:
+                continue
+            try:
+                fn = ast.parse(source).body[0]
+            except (SyntaxError, ValueError, IndexError):
+                continue
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls = [_dotted(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)]
+            if any(c.startswith("self.") and c.count(".") == 1 for c in calls):
+                continue  # a method of the test class, out of sight, may assert
+            body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+            if not body or _asserts(fn, helpers) or _is_benchmark(fn, False):
+                continue
+            if _must_not_raise(fn) or any("benchmark" in _dotted(d) for d in fn.decorator_list):
+                continue
+            out.append(ss.Finding(sf.path, ll.no, f"{fn.name} asserts nothing"))
 
 
 JS_SKIP = re.compile(
@@ -251,6 +364,8 @@ def main() -> None:
             if tree is not None:
                 python_ast(sf, tree, out)
             else:
+                if sf.new_content is None:
+                    python_hunks(sf, out)
                 for ll in sf.added_lexed():
                     if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
                         out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))

@@ -28,16 +28,33 @@ def _names(t: ast.expr | None) -> list[str]:
     return []
 
 
+# Values a function returns to say "nothing went wrong, there is just nothing here":
+# returned from a catch-all, they pass every error off as an empty success.
+EMPTY_CALLS = {"list", "dict", "set", "tuple", "frozenset", "str", "bytes"}
+
+
+def _empty_value(v: ast.expr | None) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, ast.Constant):
+        c = v.value
+        return c is None or c is False or c in ("", b"") or (type(c) in (int, float) and c == 0)
+    if isinstance(v, (ast.List, ast.Tuple, ast.Set)):
+        return not v.elts
+    if isinstance(v, ast.Dict):
+        return not v.keys
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
+        return v.func.id in EMPTY_CALLS and not v.args and not v.keywords
+    return False
+
+
 def _does_nothing(body: list[ast.stmt]) -> bool:
     for s in body:
         if isinstance(s, (ast.Pass, ast.Continue, ast.Break)):
             continue
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             continue  # `...` or a bare string
-        returns_none = isinstance(s, ast.Return) and (
-            s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
-        )
-        if returns_none:
+        if isinstance(s, ast.Return) and _empty_value(s.value):
             continue
         return False
     return True
@@ -109,7 +126,16 @@ def ss_name(f: ast.expr) -> str:
 EXCEPT_RE = re.compile(
     r"^\s*except(\s*\(?\s*(Base)?Exception\s*\)?(\s+as\s+\w+)?)?\s*:\s*(?P<inline>.*)$"
 )
-NOTHING_RE = re.compile(r"^\s*(pass|continue|break|\.\.\.|return|return\s+None)\s*$")
+NOTHING_RE = re.compile(
+    r"^\s*(pass|continue|break|\.\.\.|return|return\s+(None|False|0|0\.0|\[\s*\]|\{\s*\}|\(\s*\)"
+    r"|[bu]?\"\"|[bu]?''|(list|dict|set|tuple|frozenset|str|bytes)\(\s*\)))\s*$")
+
+
+def _nothing(code: str, strings: list[str]) -> bool:
+    """Whether a handler line only passes or returns an empty value (the lexed code has
+    string contents blanked, so `return "x"` reads `return ""`: the literal must be empty)."""
+    m = NOTHING_RE.match(code)
+    return bool(m) and ("\"" not in code and "'" not in code or all(not x for x in strings))
 
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -119,7 +145,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         if not m:
             continue
         if m.group("inline").strip():
-            if NOTHING_RE.match(m.group("inline")):
+            if _nothing(m.group("inline"), ll.strings):
                 out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
             continue
         indent = len(ll.text) - len(ll.text.lstrip())
@@ -131,7 +157,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 break
             body.append(nxt)
         silent = all(
-            NOTHING_RE.match(b.code) or (not b.code.strip() and not b.comment) for b in body
+            _nothing(b.code, b.strings) or (not b.code.strip() and not b.comment) for b in body
         )
         if body and silent and not any(b.comment for b in body):
             out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
@@ -175,6 +201,33 @@ def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 continue
             if all(not b.code.strip() and not b.comment for b in body):
                 out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
+    go_success_returns(sf, out)
+
+
+def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """`if err != nil { return v, nil }` where the change adds the branch or its return."""
+    lines = sf.lexed()
+    for i, ll in enumerate(lines):
+        if ll.comment or not re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code):
+            continue
+        body = []
+        for nxt in lines[i + 1 : i + 6]:
+            if re.match(r"^\s*\}", nxt.code):
+                break
+            if nxt.code.strip() or nxt.comment:
+                body.append(nxt)
+        else:
+            continue
+        if len(body) == 1 and not body[0].comment and GO_SUCCESS_RETURN.match(body[0].code) \
+                and (ll.added or body[0].added):
+            message = "`if err != nil` returns success with a nil error: the error is lost"
+            out.append(ss.Finding(sf.path, body[0].no, message))
+
+
+# `return <value>, nil` (or `return nil, nil`) as the whole error branch: the caller gets a
+# success and never sees the error. A lone `return nil` is left alone: a walk callback
+# returning nil to skip an entry is a common, deliberate idiom.
+GO_SUCCESS_RETURN = re.compile(r"^\s*return\s+[^/]+,\s*nil\s*$")
 
 
 # A benchmark times the failure path on purpose: the error it catches is the workload.

@@ -31,9 +31,12 @@ def main() -> None:
         if isinstance(ti.get(k), str) and ti[k]
     ]
     if not targets:
+        # A patch (Codex apply_patch) names its files in the changeset: relative to
+        # the workspace inside it, absolute outside.
         for f in (payload.get("changeset") or {}).get("files") or []:
             if isinstance(f, dict) and f.get("path"):
-                targets.append(str(f["path"]))
+                p = str(f["path"])
+                targets.append(p if os.path.isabs(p) else os.path.join(ws, p))
     ws_real = real(ws)
     problems = []
     for t in targets:
