@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .edits import EditError
+from .edits import read_text as _read
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -220,18 +221,6 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
     for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
         lines[start:start + length] = new
     return eol.join(lines) + eol
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise PatchError(f"{path} is a directory") from None
-    except OSError as exc:
-        raise PatchError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]:

@@ -46,7 +46,8 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
     return os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
 
 
-def _read(path: str) -> str | None:
+def read_text(path: str) -> str | None:
+    """A file's text as it is on disk (None when absent); EditError when unreadable."""
     try:
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             return f.read()
@@ -150,7 +151,7 @@ def proposed_content(
         return None
     if tool_name == "Write":
         return path, _str(tool_input, "content")
-    text = _read(path)
+    text = read_text(path)
     if tool_name == "Edit":
         return path, apply_edit(text, _str(tool_input, "old_string"),
                                 _str(tool_input, "new_string"),
