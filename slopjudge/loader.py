@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .config import display_path
-from .model import EVENT_KINDS, Check, LoadError, Rule
+from .model import EVENT_KINDS, Check, LoadError, LoadResult, Rule
 
 # Only what LoadResult needs is imported at module level: the rules cache
 # imports this module on every hook call. The rest is imported by the loading code.
@@ -45,16 +45,6 @@ SCHEMA_CANDIDATES = (
 )
 
 Pos = tuple[int, int]
-
-
-@dataclass
-class LoadResult:
-    rules: list[Rule]  # only rules with no problem, sorted by id
-    errors: list[LoadError]  # every problem, sorted by (path, line, col)
-    files: list[str]  # every rule file considered
-    # Paths outside the rule and template folders the result depends on (scripts
-    # found on PATH, PATH folders searched in vain): the rules cache stats them too.
-    watched: list[str] = field(default_factory=list)
 
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:

@@ -38,6 +38,18 @@ class LoadError:
 
 
 @dataclass
+class LoadResult:
+    """What loading a rules folder gives: the good rules, and every problem."""
+
+    rules: list[Rule]  # only rules with no problem, sorted by id
+    errors: list[LoadError]  # every problem, sorted by (path, line, col)
+    files: list[str]  # every rule file considered
+    # Paths outside the rule and template folders the result depends on (scripts
+    # found on PATH, PATH folders searched in vain): the rules cache stats them too.
+    watched: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Check:
     id: str  # short id, unique in its rule
     rule: str  # rule id

@@ -2,7 +2,7 @@
 
 Every agent hook loads the rules. Parsing YAML and validating it against the
 schema costs far more than the hook's own work, so the last
-:class:`~slopjudge.loader.LoadResult` is kept in ``<state_dir>/cache/rules.json``
+:class:`~slopjudge.model.LoadResult` is kept in ``<state_dir>/cache/rules.json``
 under a key of file stats ``(path, size, mtime_ns, mode)``: every file under
 the rules folder and the template folders, RUBRIC.md, the settings files,
 the files the result depends on elsewhere (scripts, PATH folders), the code
@@ -22,8 +22,7 @@ from typing import Any
 
 from . import __version__
 from .config import Settings, display_path
-from .loader import LoadResult
-from .model import Check, LoadError, Rule
+from .model import Check, LoadError, LoadResult, Rule
 
 CACHE_FORMAT = 1
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from slopjudge import loader
 from slopjudge.durations import DurationError, format_duration, parse_duration
-from slopjudge.loader import LoadResult, find_rule_files, load_rules
-from slopjudge.model import LoadError
+from slopjudge.loader import find_rule_files, load_rules
+from slopjudge.model import LoadError, LoadResult
 from slopjudge.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
 
 REPO = Path(__file__).resolve().parent.parent

@@ -13,6 +13,7 @@ import pytest
 
 from slopjudge import loader, rulecache
 from slopjudge.config import load_settings
+from slopjudge.model import LoadResult
 from slopjudge.rulecache import cache_path, load_rules_cached
 
 HEAVY = ("ruamel", "jsonschema", "jinja2")
@@ -48,7 +49,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = loader.load_rules
 
-    def counting(rules_dir: str, **kw: object) -> loader.LoadResult:
+    def counting(rules_dir: str, **kw: object) -> LoadResult:
         calls.append(rules_dir)
         return real(rules_dir, **kw)  # type: ignore[arg-type]
 
@@ -56,7 +57,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def load(ws: Path) -> loader.LoadResult:
+def load(ws: Path) -> LoadResult:
     return load_rules_cached(load_settings(str(ws)))
 
 

@@ -29,6 +29,12 @@ RUNNER_STRINGS = {"PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER"
                   "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "test.v"}
 # Module names that, looked up in sys.modules, tell a test run.
 RUNNER_MODULES = {"pytest", "_pytest", "unittest", "nose", "nose2", "doctest"}
+# A marker string counts only where the line reads the environment (or flags) with it:
+# a table of marker names, like this rule's own, reads nothing.
+ENV_READ = re.compile(
+    r"\b(environ|getenv|Getenv|LookupEnv|process\s*\.\s*env|Deno\s*\.\s*env"
+    r"|flag\s*\.\s*Lookup)\b"
+)
 GO_ARGS_TEST = re.compile(r"\bos\s*\.\s*Args\s*\[\s*0\s*\]")
 
 # Code whose job is testing: a test runner or plugin, a test utility, a runner's config.
@@ -71,7 +77,7 @@ def _marker(ll: ss.LexLine, lang: str | None) -> str | None:
             what = f"{'/'.join(s for s in ll.strings if s in RUNNER_MODULES)} in sys.modules"
         return what
     named = [s for s in ll.strings if s in RUNNER_STRINGS]
-    if named:
+    if named and ENV_READ.search(ll.code):
         return named[0]
     if lang == "go" and GO_ARGS_TEST.search(ll.code) and ".test" in ll.strings:
         return "os.Args[0] ending in .test"

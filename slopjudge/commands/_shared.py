@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..loader import LoadResult
+    from ..model import LoadResult
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:
