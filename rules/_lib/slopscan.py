@@ -422,12 +422,13 @@ class Finding:
 
 
 def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
-    """Exit 0 when nothing was found; else print the refusal JSON and exit 1."""
+    """Exit 0 when nothing was found; else print the refusal JSON (findings in file
+    and line order, each once) and exit 1."""
     if not findings:
         sys.exit(0)
     seen: set[tuple[str, int | None, str]] = set()
     unique: list[Finding] = []
-    for f in findings:
+    for f in sorted(findings, key=lambda f: (f.path, f.line or 0)):
         key = (f.path, f.line, f.message)
         if key not in seen:
             seen.add(key)

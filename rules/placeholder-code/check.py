@@ -220,7 +220,6 @@ def main() -> None:
                 python_lines(sf, out)
         else:
             curly_lines(sf, out)
-    out.sort(key=lambda f: (f.path, f.line or 0))
     ss.finish(out, ADVICE)
 
 

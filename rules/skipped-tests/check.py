@@ -375,7 +375,6 @@ def main() -> None:
             js_lines(sf, out)
         elif sf.lang == "go":
             go_lines(sf, out)
-    out.sort(key=lambda f: (f.path, f.line or 0))
     ss.finish(out, ADVICE)
 
 

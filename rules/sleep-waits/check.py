@@ -146,7 +146,6 @@ def main() -> None:
             python_ast(sf, tree, out)
         else:
             curly_lines(sf, out)
-    out.sort(key=lambda f: (f.path, f.line or 0))
     ss.finish(out, ADVICE)
 
 
