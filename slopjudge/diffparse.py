@@ -603,8 +603,8 @@ def check(data: bytes) -> None:
             problems.append((n, "a git file header that says no change ends here "
                              f"({where}): the diff is cut off or malformed"))
     if problems:
-        line, message = min(problems, key=lambda p: p[0])
-        raise DiffError(line, message)
+        where_at, why = min(problems, key=lambda p: p[0])
+        raise DiffError(where_at, why)
 
 
 def _line_starts(lines: list[bytes]) -> dict[int, int]:

@@ -39,7 +39,8 @@ def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
         except FileNotFoundError:
             raise cs.ChangesetError(f"--diff {args.diff}: no such file") from None
         except IsADirectoryError:
-            raise cs.ChangesetError(f"--diff {args.diff}: is a directory, not a diff file") from None
+            raise cs.ChangesetError(
+                f"--diff {args.diff}: is a directory, not a diff file") from None
         except OSError as exc:
             raise cs.ChangesetError(f"--diff {args.diff}: cannot read it: "
                                     f"{exc.strerror or exc}") from None
