@@ -76,11 +76,11 @@ def read_diff(data: bytes, name: str) -> Changeset:
     from .diffparse import DiffError, check
 
     try:
-        check(data)
+        parsed = check(data)
     except DiffError as exc:
         where = f"{name}:{exc.line}" if exc.line else name
         raise ChangesetError(f"{where}: {exc.message}") from None
-    return from_diff(data)
+    return Changeset(base=None, head=None, commits=[], files=file_changes(data, parsed))
 
 
 # --------------------------------------------------------------------------

@@ -432,7 +432,9 @@ def _plain_strip(parts: list[FilePatch]) -> bool:
     return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
 
 
-def file_changes(data: bytes) -> list[FileChange]:
+def file_changes(
+    data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
+) -> list[FileChange]:
     """The files of a git or plain unified diff, in the order the diff lists them.
 
     ``newContent``/``oldContent`` are rebuilt from the hunks only where the
@@ -441,7 +443,7 @@ def file_changes(data: bytes) -> list[FileChange]:
     leading folder is dropped as described in :func:`_plain_strip`; the file is
     named by its new name and is never a rename (only git headers say "rename").
     """
-    parts, lines = parse(data)
+    parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
@@ -540,7 +542,7 @@ def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
     return True
 
 
-def check(data: bytes) -> None:
+def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff.
 
     :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff``
@@ -550,7 +552,8 @@ def check(data: bytes) -> None:
     line that is not a hunk header; no file header without the hunks or git
     headers that say what changed. An empty input is its own error, "empty
     diff": an empty file is more often a failed ``git diff`` than no change.
-    The earliest problem is reported, by line.
+    The earliest problem is reported, by line. Returns what :func:`parse`
+    gave, for :func:`file_changes`, so well-formed input is parsed once.
     """
     if not data.strip():
         raise DiffError(0, "empty diff (nothing to judge)")
@@ -589,12 +592,11 @@ def check(data: bytes) -> None:
         if line.startswith(b"@@ -") and n not in headers:
             problems.append((n + 1, f"'{_shown(line)}' is not a hunk header slopjudge can read, "
                              "or stands outside any file section"))
-    offsets = _line_starts(lines)
     for part in parts:
         if part.hunks or part.binary:
             continue
         # Reported where the section stopped: the line that should have been a hunk.
-        n = min(offsets.get(part.end, real), real) + 1
+        n = min(data.count(b"\n", 0, part.end), real) + 1
         where = _shown(lines[n - 1]) if n <= real else "the end of the input"
         if not part.git or part.has_dashes:
             problems.append((n, f"a hunk ('@@ -a,b +c,d @@') should start here, not {where!r}"
@@ -605,12 +607,5 @@ def check(data: bytes) -> None:
     if problems:
         where_at, why = min(problems, key=lambda p: p[0])
         raise DiffError(where_at, why)
+    return parts, lines
 
-
-def _line_starts(lines: list[bytes]) -> dict[int, int]:
-    starts: dict[int, int] = {}
-    pos = 0
-    for n, ln in enumerate(lines):
-        starts[pos] = n
-        pos += len(ln) + 1
-    return starts
