@@ -550,7 +550,7 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     mails). Input a user hands over is held to more: at least one file
     section; every hunk holds exactly the lines its header counts; no ``@@``
     line that is not a hunk header; no file header without the hunks or git
-    headers that say what changed. An empty input is its own error, "empty
+    headers that say what changed; a newline at the end. An empty input is its own error, "empty
     diff": an empty file is more often a failed ``git diff`` than no change.
     The earliest problem is reported, by line. Returns what :func:`parse`
     gave, for :func:`file_changes`, so well-formed input is parsed once.
@@ -596,7 +596,7 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         if part.hunks or part.binary:
             continue
         # Reported where the section stopped: the line that should have been a hunk.
-        n = min(data.count(b"\n", 0, part.end), real) + 1
+        n = real + 1 if part.end >= len(data) else min(data.count(b"\n", 0, part.end), real) + 1
         where = _shown(lines[n - 1]) if n <= real else "the end of the input"
         if not part.git or part.has_dashes:
             problems.append((n, f"a hunk ('@@ -a,b +c,d @@') should start here, not {where!r}"
@@ -604,8 +604,31 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         elif part.status == "M" and part.old_mode == part.new_mode and part.old == part.new:
             problems.append((n, "a git file header that says no change ends here "
                              f"({where}): the diff is cut off or malformed"))
+        elif part.status in ("A", "D") and not part.copy and not _empty_blob(data, part):
+            # git shows an added or deleted file with no hunk only when it is empty.
+            problems.append((n, "the input ends before the first hunk of a file git's index "
+                             "line says is not empty: the diff is cut off"))
+    if not data.endswith(b"\n"):
+        # Every diff tool ends its output with a newline ("\ No newline at end of file"
+        # included): a last line without one was most likely cut off.
+        problems.append((real, "the input ends mid-line (no newline after the last line): "
+                         "the diff looks cut off; if it is whole, end it with a newline"))
     if problems:
         where_at, why = min(problems, key=lambda p: p[0])
         raise DiffError(where_at, why)
     return parts, lines
 
+
+# The empty blob's id, SHA-1 and SHA-256 repositories.
+_EMPTY_BLOBS = (b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+                b"473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813")
+
+
+def _empty_blob(data: bytes, part: FilePatch) -> bool:
+    """Whether the section's ``index`` line names the empty blob on the side that exists."""
+    for line in data[part.start : part.end].split(b"\n"):
+        if line.startswith(b"index ") and b".." in line:
+            old, _, new = line[6:].split(b" ", 1)[0].rstrip(b"\r").partition(b"..")
+            blob = new if part.status == "A" else old
+            return len(blob) >= 7 and any(e.startswith(blob) for e in _EMPTY_BLOBS)
+    return False

@@ -38,12 +38,17 @@ def repo_with_rule(tmp_path: Path) -> Path:
     return repo
 
 
+def git_out(repo: Path, *args: str) -> bytes:
+    """git's stdout, byte for byte (its final newline kept)."""
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True).stdout
+
+
 def real_diff(repo: Path) -> bytes:
     """A real git diff of a two-line change, left in the work tree."""
     write_files(repo, {"a.py": "a = 1\nb = 'two'\nc = 'three'\n"})
-    out = git(repo, "diff")
+    out = git_out(repo, "diff")
     git(repo, "checkout", "--", "a.py")
-    return out.encode()
+    return out
 
 
 def one_error_line(stderr: str) -> str:
@@ -64,13 +69,13 @@ def bad_inputs(diff: bytes) -> dict[str, tuple[bytes, str]]:
                          r"^slopjudge: d\.diff: byte \d+ is NUL: binary data, not a unified"),
         "plain text": (b"Fixed the bug in the parser.\nPlease merge.\n",
                        r"^slopjudge: d\.diff:1: not a unified or git diff"),
-        "cut off mid-hunk": (cut, rf"^slopjudge: d\.diff:{hunk + 3}: the input ends inside hunk "
-                             rf"'@@ -1,3 \+1,3 @@' \(line {hunk + 1}\)"),
+        "cut off mid-hunk": (cut + b"\n", rf"^slopjudge: d\.diff:{hunk + 3}: the input ends "
+                             rf"inside hunk '@@ -1,3 \+1,3 @@' \(line {hunk + 1}\)"),
         "more lines than counted": (wrong_count, r"^slopjudge: d\.diff:\d+: hunk '@@ -1,2 \+1,2 @@'"
                                     r" .* holds more lines than its header counts"),
         "fewer lines than counted": (too_short, r"^slopjudge: d\.diff:\d+: the input ends inside "
                                      r"hunk '@@ -1,5 \+1,5 @@'"),
-        "cut off in the header": (b"\n".join(lines[:hunk]),
+        "cut off in the header": (b"\n".join(lines[:hunk]) + b"\n",
                                   r"^slopjudge: d\.diff:\d+: the input ends before the file's "
                                   r"first hunk"),
         "garbled hunk header": (diff.replace(b"@@ -1,3 +1,3 @@", b"@@ -1,3 +one @@"),
@@ -119,7 +124,7 @@ def test_format_patch_mail_is_a_diff(tmp_path: Path) -> None:
     repo = repo_with_rule(tmp_path)
     write_files(repo, {"a.py": "a = 1\nb = 'two'\nc = 3\n"})
     commit_all(repo, "two")
-    (repo / "d.diff").write_text(git(repo, "format-patch", "-1", "--stdout"))
+    (repo / "d.diff").write_bytes(git_out(repo, "format-patch", "-1", "--stdout"))
     code, report = run_json("--diff", "d.diff", cwd=repo)
     assert (code, report["outcome"]) == (0, "pass")
 
@@ -151,7 +156,7 @@ def test_a_rule_fixture_that_is_not_a_diff_exits_2(tmp_path: Path) -> None:
     res = sj("test", cwd=repo)
     assert res.returncode == 2, res.stdout + res.stderr
     assert "cannot read the case input" in res.stdout
-    assert "the input ends inside hunk" in res.stdout
+    assert "looks cut off" in res.stdout or "the input ends inside hunk" in res.stdout
     # Control: the whole diff is a case that runs (and passes).
     (case / "change.diff").write_bytes(real_diff(repo))
     res = sj("test", cwd=repo)
@@ -163,8 +168,29 @@ def test_binary_git_diff_is_a_diff(tmp_path: Path) -> None:
     (repo / "blob.bin").write_bytes(b"\x00" + os.urandom(64))
     (repo / "latin1.txt").write_bytes(b"caf\xe9\n")  # not UTF-8, still text
     git(repo, "add", "-N", "blob.bin", "latin1.txt")
-    diff = subprocess.run(["git", "diff"], cwd=repo, capture_output=True, check=True).stdout
+    diff = git_out(repo, "diff")
     assert b"Binary files" in diff and b"+caf\xe9" in diff
     (repo / "d.diff").write_bytes(diff)
     code, report = run_json("--diff", "d.diff", cwd=repo)
     assert code == 0, report
+
+
+def test_every_cut_of_a_real_diff_is_refused(tmp_path: Path) -> None:
+    """Cut a real two-file diff at every byte: each cut is refused, or is exactly the
+    first file's whole section (a shorter diff that is well-formed on its own)."""
+    from slopjudge import changeset as cs
+
+    repo = repo_with_rule(tmp_path)
+    write_files(repo, {"a.py": "a = 1\nb = 'two'\nc = 3\n", "n.py": "x = 1\ny = 2\n"})
+    git(repo, "add", "-N", "n.py")
+    diff = git_out(repo, "diff")
+    second = diff.index(b"diff --git a/n.py")
+    whole = cs.read_diff(diff, "d.diff")
+    assert [f.path for f in whole.files] == ["a.py", "n.py"]
+    for cut in range(len(diff)):
+        try:
+            got = cs.read_diff(diff[:cut], "d.diff")
+        except cs.ChangesetError:
+            continue
+        assert cut == second, f"a diff cut at byte {cut} of {len(diff)} was read as whole"
+        assert [f.path for f in got.files] == ["a.py"]
