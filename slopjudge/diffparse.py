@@ -554,6 +554,10 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     diff": an empty file is more often a failed ``git diff`` than no change.
     The earliest problem is reported, by line. Returns what :func:`parse`
     gave, for :func:`file_changes`, so well-formed input is parsed once.
+
+    Not ``unidiff``: it reads random bytes and plain text as an empty patch
+    set, accepts a hunk with more lines than its header counts, and its
+    errors name no line; the hunk walk here already knows each of those.
     """
     if not data.strip():
         raise DiffError(0, "empty diff (nothing to judge)")
