@@ -323,3 +323,30 @@ def test_shadow_error_is_recorded_apart_from_a_shadow_refusal(tmp_path: Path) ->
     assert (code, by_id(report)["judged/ask"]["outcome"]) == (0, "would_refuse")
     [event] = read_jsonl(repo / ".slopjudge" / "events.jsonl")
     assert event["shadow_error"] is True
+
+
+def test_each_file_error_beats_refusal_and_both_are_named(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c = 1\n"})
+    write_rule(repo / "rules", "judged", """
+description: asks a judge per file
+checks:
+  - id: ask
+    judge: ./ask.md.j2
+    each: file
+""", {"ask.md.j2": TEMPLATE})
+    commit_all(repo, "rules")
+    write_files(repo, {"a.py": "a = 2\n", "b.py": "b = 2\n", "c.py": "c = 2\n"})
+    # a.py: the runner cannot authenticate; b.py: a real refusal; c.py: a pass.
+    body = sh(f"""
+prompt=$(cat)
+case "$prompt" in
+  *a.py*) echo 'sr-agent: harness-failure: authentication' >&2; exit 1;;
+  *b.py*) echo '{REFUSE}';;
+  *) echo '{PASS}';;
+esac""")
+    per_file = executable(tmp_path / "per-file.sh", body)
+    code, report = run_json("--runner", str(per_file), "--jobs", "1", cwd=repo)
+    check = by_id(report)["judged/ask"]
+    assert (code, report["outcome"], check["outcome"]) == (2, "error", "error")
+    assert check["reason"] == ("a.py: judge unavailable: authentication; "
+                               "refused: b.py: the helper duplicates utils.slugify")
