@@ -552,8 +552,13 @@ class _FileLoader:
             self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
             return None
         if not os.access(candidate, os.X_OK):
-            self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
-            return None
+            from .procs import is_python_script
+
+            # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+            # it needs no run bit, which a wheel install does not keep.
+            if not is_python_script(candidate):
+                self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
+                return None
         return candidate
 
     def _template(self, item: Any, value: str) -> str | None:

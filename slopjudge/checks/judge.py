@@ -120,7 +120,7 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     ).encode("utf-8")
     timeout = ctx.check.timeout
     res = procs.run(
-        [script], input=data, timeout=timeout, cwd=ctx.rule.dir,
+        procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
         env=runner_env(full_id, ctx.check.min_confidence),
     )
     if res.start_error is not None:
