@@ -307,3 +307,16 @@ def test_signal_to_hook_pre_tool_blocks_and_leaves_no_process(
     assert proc.returncode == 2, err  # it could not decide: the call is blocked
     assert "blocked" in err
     assert_none_left(marker)
+
+
+# ---- a command that cannot start ----------------------------------------------
+
+
+def test_a_script_without_an_interpreter_line_is_not_run_by_a_shell(
+    tmp_path: Path, mode: dict[str, str]
+) -> None:
+    """`exit 0` with no #! line is no program: exec refuses it, so it must not pass."""
+    repo = repo_with(tmp_path, SCRIPT_RULE, {"check.sh": "exit 0\n"})
+    res = run_cli(repo, run_env(mode))
+    assert outcomes(res)["leaky/check"] in ("refuse", "error"), res.stdout
+    assert "Exec format error" in res.stdout, res.stdout
