@@ -42,8 +42,10 @@ def cache_key(
 
 
 class VerdictCache:
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, *, workspace: str | None = None) -> None:
         self.directory = Path(directory)
+        # A signing key inside the workspace signs nothing (cachesign.key).
+        self.workspace = workspace
 
     def _path(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
@@ -57,7 +59,8 @@ class VerdictCache:
             raw = self._path(key).read_bytes()
             head, _, body = raw.partition(b"\n")
             if not head.startswith(_MAGIC) or not cachesign.verify(
-                key.encode("ascii") + b"\0" + body, "verdict", head[len(_MAGIC):].decode("ascii")
+                key.encode("ascii") + b"\0" + body, "verdict", head[len(_MAGIC):].decode("ascii"),
+                self.workspace,
             ):
                 return None  # not written by slopjudge (or for another key): ask the judge
             text = body.decode("utf-8")
@@ -76,7 +79,7 @@ class VerdictCache:
             raise ValueError(f"only verdicts are cached: {problem}")
         target = self._path(key)
         body = text.encode("utf-8")
-        mac = cachesign.sign(key.encode("ascii") + b"\0" + body, "verdict")
+        mac = cachesign.sign(key.encode("ascii") + b"\0" + body, "verdict", self.workspace)
         if mac is None:
             return  # no signing key: an unsigned entry would never be trusted
         target.parent.mkdir(parents=True, exist_ok=True)

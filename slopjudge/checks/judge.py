@@ -279,7 +279,8 @@ def _run(ctx: CheckContext) -> CheckResult:
             allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
             readonly_dir=ctx.workspace,
         )
-        cache = VerdictCache(opts.cache_dir) if opts.cache_dir and not opts.no_cache else None
+        cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+                 if opts.cache_dir and not opts.no_cache else None)
         real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
         result.runner = real.identity
         judgments = _map(opts.jobs, lambda u: _judge_real(ctx, u, real), units)

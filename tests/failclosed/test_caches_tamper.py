@@ -156,3 +156,12 @@ def test_a_key_inside_the_workspace_signs_nothing(tmp_path: Path) -> None:
     env = {"XDG_STATE_HOME": str(repo / "state")}
     assert write_call(repo, env) == "deny"
     assert not rules_cache(repo).exists()
+
+
+def test_a_key_inside_the_workspace_caches_no_verdict(tmp_path: Path) -> None:
+    repo, env, calls = judge_repo(tmp_path)
+    env["XDG_STATE_HOME"] = str(repo / ".state")  # the agent could read it and sign a pass
+    assert run(repo, env) == "refuse"
+    assert run(repo, env) == "refuse"
+    assert n_calls(calls) == 2
+    assert verdict_files(repo) == []
