@@ -3,22 +3,32 @@
 The caches live in the workspace's state folder, where the judged agent can
 write: a verdict file rewritten to a pass, or a rules cache with the rules
 list emptied, would otherwise be read as slopjudge's own work. Each entry
-carries an HMAC-SHA256 under a key kept outside the workspace:
+carries a MAC (keyed BLAKE2b, hashlib's built-in MAC mode) under a key kept
+outside the workspace:
 ``$XDG_STATE_HOME/slopjudge/key`` (default ``~/.local/state/slopjudge/key``),
 32 random bytes, created mode 0600 on first use. A key that cannot be made or
 read safely (wrong owner, readable by others, inside the workspace) means no
 cache: entries are neither read nor written, never trusted unsigned.
 
-Standard library only (``hashlib``, ``hmac``): the PreToolUse fast path verifies
-the rules cache with it.
+Standard library only: the PreToolUse fast path verifies the rules cache with
+it, so BLAKE2b and the constant-time compare come from their C modules when
+present. ``import hashlib`` or ``hmac`` loads OpenSSL, a few ms the hook
+would pay on every tool call.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import stat
+
+try:
+    from _blake2 import blake2b
+except ImportError:  # another Python: the same function through hashlib
+    from hashlib import blake2b
+try:
+    from _operator import _compare_digest as compare_digest
+except ImportError:
+    from hmac import compare_digest  # type: ignore[no-redef]
 
 KEY_BYTES = 32
 _KEY: bytes | None = None
@@ -94,13 +104,14 @@ def key(workspace: str | None = None) -> bytes | None:
 
 
 def sign(data: bytes, domain: str, workspace: str | None = None) -> str | None:
-    """The hex HMAC of ``data`` in ``domain`` ("rules", "verdict"); None without a key."""
+    """The hex MAC of ``data`` in ``domain`` ("rules", "verdict"); None without a key."""
     k = key(workspace)
     if k is None:
         return None
-    return hmac.new(k, domain.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+    mac = blake2b(domain.encode() + b"\0" + data, key=k, digest_size=32)
+    return str(mac.hexdigest())
 
 
 def verify(data: bytes, domain: str, mac: str, workspace: str | None = None) -> bool:
     expected = sign(data, domain, workspace)
-    return expected is not None and hmac.compare_digest(expected, mac)
+    return expected is not None and bool(compare_digest(expected, mac))
