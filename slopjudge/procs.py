@@ -329,21 +329,23 @@ class _Jail:
 
     def close(self) -> None:
         """Kill what is left and remove the cgroup."""
-        self.kill()
-        _JAILS.discard(self)
         if self.cgroup is None:
+            self.kill()
+            _JAILS.discard(self)
             return
         deadline = time.monotonic() + KILL_GRACE_S
         delay = 0.0005
         while True:
             try:
-                _rmtree_cgroup(self.cgroup)
-                return
+                _rmtree_cgroup(self.cgroup)  # succeeds only once nothing is left in it
+                break
             except OSError:
                 if time.monotonic() > deadline:
-                    return  # an empty folder left behind costs nothing
+                    break  # an empty folder left behind costs nothing
+            self.kill()
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
+        _JAILS.discard(self)
 
 
 def _reap(doomed: list[int], me: int) -> None:
