@@ -126,7 +126,7 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     ).encode("utf-8")
     timeout = ctx.check.timeout
     res = procs.run(
-        [script], input=data, timeout=timeout, cwd=ctx.rule.dir,
+        procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
         env=runner_env(full_id, ctx.check.min_confidence), max_output=OUTPUT_LIMIT + 1,
     )
     if res.start_error is not None:
@@ -293,7 +293,8 @@ def _run(ctx: CheckContext) -> CheckResult:
             allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
             readonly_dir=ctx.workspace,
         )
-        cache = VerdictCache(opts.cache_dir) if opts.cache_dir and not opts.no_cache else None
+        cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+                 if opts.cache_dir and not opts.no_cache else None)
         real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
         result.runner = real.identity
         judgments = _map(opts.jobs, lambda u: _judge_real(ctx, u, real), units)

@@ -83,7 +83,8 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
     payload = json.dumps(ctx.payload, ensure_ascii=False).encode("utf-8")
     timeout = ctx.check.timeout
     result = procs.run(
-        [command], input=payload, timeout=timeout, cwd=ctx.rule.dir, env=check_env(ctx)
+        procs.script_argv(command), input=payload, timeout=timeout, cwd=ctx.rule.dir,
+        env=check_env(ctx),
     )
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")

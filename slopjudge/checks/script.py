@@ -14,7 +14,7 @@ from typing import Any
 
 from ..hookspec import CheckContext
 from ..model import CheckResult, Finding
-from ..procs import ProcResult, run
+from ..procs import ProcResult, run, script_argv
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -80,7 +80,7 @@ def run_script(ctx: CheckContext) -> CheckResult:
     assert check.script is not None
     started = time.monotonic()
     proc = run(
-        [check.script],
+        script_argv(check.script),
         input=json.dumps(ctx.payload).encode("utf-8"),
         timeout=check.timeout,
         cwd=ctx.rule.dir,

@@ -19,6 +19,7 @@ def main_fast(sub: str) -> int:
     if sub not in POINTS:
         common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
         return 2
+    _stop_children_on_signals(sub)
     payload = common.read_payload()
     if sub == "pre-tool":
         from . import pre_tool
@@ -31,3 +32,31 @@ def main_fast(sub: str) -> int:
     from . import stop
 
     return stop.main(sub, payload)
+
+
+def _stop_children_on_signals(sub: str) -> None:
+    """On SIGTERM, SIGINT or SIGHUP: kill every check process this hook started, then exit.
+
+    The checks run in threads the signal cannot stop, and their processes sit
+    in sessions of their own: left alone they would outlive the hook. A hook
+    that can still block does (exit 2): it was stopped before it could decide.
+    """
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        import os
+        import sys
+
+        procs = sys.modules.get("slopjudge.procs")  # none started unless it was imported
+        if procs is not None:
+            procs.kill_all()
+        name = signal.Signals(signum).name
+        verdict = "" if sub == "start" else ", so this call is blocked"
+        os.write(2, f"slopjudge: hook {sub} stopped by {name}{verdict}\n".encode())
+        os._exit(0 if sub == "start" else 2)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread: the caller owns signals
+            pass
