@@ -333,7 +333,6 @@ def _require_notes(reader: _Reader, data: Any, conv: Converted) -> None:
 
 def _header(description: str, source: str) -> list[str]:
     return [
-        "# yaml-language-server: $schema=../../schemas/rule.schema.json",
         f"# Converted from sloprail's .sloprail/{source} by `slopjudge import sloprail`.",
         f"description: {_yaml_str(description)}",
     ]
