@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(args_list)
-    module = importlib.import_module(f"slopjudge.commands.{MODULES.get(args.command, args.command)}")
+    name = MODULES.get(args.command, args.command)
+    module = importlib.import_module(f"slopjudge.commands.{name}")
     _terminate_like_ctrl_c()
     try:
         return int(module.run(args))

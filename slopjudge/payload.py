@@ -54,7 +54,8 @@ def file_event(event: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
     # Once a view, ``on`` keeps slopjudge's kind (pre-tool, stop, ...).
     on = event.get("on") or event.get("kind")
     out["on"] = on
-    out["kind"] = ("Pre" if on == "pre-tool" else "Post") + "File" + _KIND_WORD.get(status, "Update")
+    when = "Pre" if on == "pre-tool" else "Post"
+    out["kind"] = when + "File" + _KIND_WORD.get(status, "Update")
     out["path"] = file.get("path")
     if status == "R" and file.get("oldPath"):
         out["oldPath"] = file["oldPath"]

@@ -152,15 +152,15 @@ class _SloprailUndefined(jinja2.StrictUndefined):
         # author meant. Test optional keys with `is defined`.
         return parent is not jinja2.utils.missing and not isinstance(parent, _Prepared)
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # type: ignore[override]
         if self._lenient():
             return ""
-        return super().__str__()  # raises
+        self._fail_with_undefined_error()
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> bool:  # type: ignore[override]
         if self._lenient():
             return False
-        return super().__bool__()  # raises
+        self._fail_with_undefined_error()
 
 
 class TemplateRenderError(Exception):
@@ -319,7 +319,9 @@ _SAMPLE_DIFF = (
 )
 
 
-def synthetic_payload(rule_dir: str = "/rules/example", *, each: str = "changeset") -> dict[str, Any]:
+def synthetic_payload(
+    rule_dir: str = "/rules/example", *, each: str = "changeset"
+) -> dict[str, Any]:
     """A payload with every SPEC §3 key and one sample file, for load-time rendering.
 
     With ``each="file"`` the event is that file's sloprail view, with every
@@ -346,7 +348,7 @@ def synthetic_payload(rule_dir: str = "/rules/example", *, each: str = "changese
     if each == "file":
         from .payload import file_event
 
-        marked = dict(sample, newContent=sample["newContent"] + "# sr:example src.example\n")
+        marked = dict(sample, newContent=f"{sample['newContent']}# sr:example src.example\n")
         event = file_event(event, marked)
         event["oldPath"] = "src/old_example.py"  # a rename's; every key must load
     return {

@@ -32,7 +32,8 @@ FILE {{ event.path }} KIND {{ event.kind }} ON {{ event.on }} DIR {{ event.path 
 {% else %}DELETED (no new content)
 {% endif %}{% if event.oldContent is defined %}<old>
 {{ event.oldContent | raw }}</old>
-{% endif %}{% for m in event.newMarkers %}NEW MARKER {{ m.kind }} {{ m.fqn | funcname }} @{{ m.line }}
+{% endif %}{% for m in event.newMarkers -%}
+NEW MARKER {{ m.kind }} {{ m.fqn | funcname }} @{{ m.line }}
 {% endfor %}{% for m in event.oldMarkers %}OLD MARKER {{ m.kind }} {{ m.fqn }} @{{ m.line }}
 {% endfor %}MARKERS {{ event.newMarkers | tojson }}
 {{ change }}
