@@ -195,3 +195,71 @@ def test_a_broken_sloprail_file_is_named_not_a_traceback(ws: Path) -> None:
     assert "gate/no-curl: NOT converted" in proc.stdout
     assert "why: .sloprail/gate/no-curl/gate.yaml:1: cannot read" in proc.stdout
     assert cli(ws, "import", "sloprail", "nowhere").returncode == 2
+
+
+def _guard(ws: Path, name: str, yaml_text: str, files: dict[str, str]) -> Path:
+    folder = ws / ".sloprail" / "file-guard" / name
+    folder.mkdir(parents=True)
+    (folder / "file-guard.yaml").write_text(yaml_text)
+    for rel, text in files.items():
+        executable(folder / rel, text)
+    return folder
+
+
+def test_matches_become_paths_that_admit_what_sloprail_admitted(ws: Path) -> None:
+    from slopjudge.pathglob import match_any
+
+    shutil.rmtree(ws / ".sloprail")
+    ok = "#!/bin/sh\nexit 0\n"
+    _guard(ws, "root-md", 'match: "*.md"\nchecks:\n  - script: ./ok.sh\n', {"ok.sh": ok})
+    _guard(ws, "exprs", "match: 'path endsWith \"RULE.md\" or path startsWith \"docs/\"'\n"
+           "checks:\n  - script: ./ok.sh\n", {"ok.sh": ok})
+    proc = cli(ws, "import", "sloprail")
+    assert proc.returncode == 0, proc.stdout
+    rules = cli(ws, "payload", "--help")  # the command line still builds with import added
+    assert rules.returncode == 0
+
+    def admits(rule: str, path: str) -> bool:
+        from ruamel.yaml import YAML
+
+        data = YAML(typ="safe").load((ws / "rules" / rule / "rule.yaml").read_text())
+        return match_any(data["paths"], path) and not match_any(data.get("exclude", []), path)
+
+    assert admits("root-md", "README.md") and not admits("root-md", "docs/a.md")
+    assert not admits("root-md", "x.md/inner.txt")
+    assert admits("exprs", "RULE.md") and admits("exprs", "a/b/MYRULE.md")
+    assert admits("exprs", "docs/deep/x.txt") and not admits("exprs", "src/docs/x.txt")
+    assert not admits("exprs", "a/RULE.md/x")
+
+
+def test_scripts_from_outside_the_rule_folder_are_refused(ws: Path, tmp_path: Path) -> None:
+    shutil.rmtree(ws / ".sloprail")
+    outside = executable(tmp_path / "outside.sh", "#!/bin/sh\nexit 0\n")
+    _guard(ws, "dotdot", "match: '*.py'\nchecks:\n  - script: ../../../../outside.sh\n", {})
+    linked = _guard(ws, "linked", "match: '*.py'\nchecks:\n  - script: ./s.sh\n", {})
+    (linked / "s.sh").symlink_to(outside)
+    _guard(ws, "calls-sr", "match: '*.py'\nchecks:\n  - script: ./s.sh\n",
+           {"s.sh": "#!/bin/sh\n# sr-agent is not called here\nsr-agent --model size-sm\n"})
+    proc = cli(ws, "import", "sloprail")
+    assert "file-guard/dotdot: NOT converted" in proc.stdout
+    assert "file-guard/linked: NOT converted" in proc.stdout
+    assert "is not a file inside the rule folder" in proc.stdout
+    assert ".sloprail/file-guard/calls-sr/s.sh:3: calls sloprail's own `sr-agent`" in proc.stdout
+    assert "s.sh:2" not in proc.stdout  # a comment calls nothing
+    assert not (ws / "rules" / "linked").exists()
+
+
+@pytest.mark.parametrize(("expr", "tools"), [
+    ('any(event.invocations, .bin == "curl")', ["Bash(curl)", "Bash(curl *)"]),
+    ("event.raw startsWith 'git push'", ["Bash(git push*)"]),
+    ('event.raw contains "--force"', ["Bash(*--force*)"]),
+    ('event.raw == "make deploy"', ["Bash(make deploy)"]),
+    ('event.raw matches "^rm "', None),
+    ('any(event.invocations, .bin == "curl") and event.raw contains "-o"', None),
+])
+def test_command_matches(expr: str, tools: list[str] | None) -> None:
+    from slopjudge.commands.import_sloprail import _command_test, _terms
+
+    terms = _terms(expr) or []
+    got = [_command_test(t) for t in terms]
+    assert (None if any(g is None for g in got) else [t for g in got for t in g or []]) == tools

@@ -88,7 +88,9 @@ class _Reader:
 
 
 def _unquote(m: re.Match[str]) -> str:
-    raw = m.group(1) if m.group(1) is not None else m.group(2)
+    """The string literal of a match: _LIT's two groups are always its last two."""
+    double, single = m.groups()[-2:]
+    raw = double if double is not None else single
     return re.sub(r"\\(.)", r"\1", raw)
 
 
@@ -202,7 +204,9 @@ def _local(rule_dir: str, value: str) -> str | None:
     if os.path.isabs(value):
         return None
     full = os.path.normpath(os.path.join(rule_dir, value))
-    if os.path.commonpath([full, os.path.abspath(rule_dir)]) != os.path.abspath(rule_dir):
+    # Resolved, so neither `..` nor a symlink brings in a file from elsewhere.
+    real, home = os.path.realpath(full), os.path.realpath(rule_dir)
+    if os.path.commonpath([real, home]) != home:
         return None
     return full if os.path.isfile(full) else None
 
