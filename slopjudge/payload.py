@@ -32,13 +32,22 @@ FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", 
 
 def scan_markers(text: str | None) -> list[dict[str, Any]]:
     """Every ``sr:`` marker in ``text`` as ``{kind, fqn, line}``, in line order; [] for none."""
+    out: list[dict[str, Any]] = []
     if not text:
-        return []
-    out = []
-    for number, line in enumerate(text.split("\n"), 1):
-        m = _MARKER.fullmatch(line)
+        return out
+    # Only lines holding "sr:" can match: jump between them (str.find and
+    # str.count run in C), so a large file without markers costs one scan.
+    number, counted, at = 1, 0, text.find("sr:")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        number += text.count("\n", counted, start)
+        counted = start
+        m = _MARKER.fullmatch(text, start, end)
         if m is not None:
             out.append({"kind": m.group(1), "fqn": m.group(2), "line": number})
+        at = text.find("sr:", end)
     return out
 
 

@@ -10,7 +10,7 @@
   text (the template itself, its includes, the rubric) is not escaped. Data is
   never rendered a second time, so template syntax inside it stays text.
 
-sloprail's templates port (README "Porting sloprail templates"): its extra
+sloprail's templates port (README "Templates written for sloprail"): its extra
 filters (``raw``, ``dirname``, ``funcname``), its compact ``tojson``, and its
 undefined rule (a key missing on a present parent renders empty at run time)
 are followed where they keep data inert; the load check stays strict.
