@@ -263,3 +263,11 @@ def test_command_matches(expr: str, tools: list[str] | None) -> None:
     terms = _terms(expr) or []
     got = [_command_test(t) for t in terms]
     assert (None if any(g is None for g in got) else [t for g in got for t in g or []]) == tools
+
+
+def test_a_rule_disabled_in_config_is_not_converted(ws: Path) -> None:
+    (ws / ".sloprail" / "config.yaml").write_text("disabled:\n  - gate/no-curl\n")
+    proc = cli(ws, "import", "sloprail")
+    assert "gate/no-curl: NOT converted" in proc.stdout
+    assert "why: .sloprail/config.yaml:2: disabled in config.yaml" in proc.stdout
+    assert not (ws / "rules" / "no-curl").exists() and (ws / "rules" / "doc-quality").is_dir()

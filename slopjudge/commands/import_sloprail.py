@@ -547,9 +547,26 @@ def _load(reader: _Reader, conv: Converted) -> Any:
     return data
 
 
+def _disabled(root: str, shown_root: str) -> dict[str, str]:
+    """``disabled:`` of ``config.yaml``: qualified name -> where it is listed."""
+    path = os.path.join(root, "config.yaml")
+    if not os.path.isfile(path):
+        return {}
+    reader = _Reader(path, f"{shown_root}/config.yaml")
+    try:
+        data = reader.load()
+    except Exception:  # an unreadable config disables nothing here; sloprail refuses it
+        return {}
+    items = data.get("disabled") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return {}
+    return {str(v): reader.at(items, n) for n, v in enumerate(items)}
+
+
 def discover(root: str, shown_root: str) -> list[Converted]:
     """Every sloprail declaration under ``root``, converted or named as not convertible."""
     out: list[Converted] = []
+    disabled = _disabled(root, shown_root)
     for nature, yaml_name, convert in (("file-guard", "file-guard.yaml", convert_file_guard),
                                        ("gate", "gate.yaml", convert_gate)):
         base = os.path.join(root, nature)
@@ -571,6 +588,12 @@ def discover(root: str, shown_root: str) -> list[Converted]:
                 conv = Converted(f"{nature}/{name}", fatal=True)
                 conv.notes.append(Note(f"{shown_root}/{nature}/{name}:1",
                                        f"no {yaml_name} in this folder"))
+                out.append(conv)
+                continue
+            if f"{nature}/{name}" in disabled:
+                conv = Converted(f"{nature}/{name}", fatal=True)
+                conv.notes.append(Note(disabled[f"{nature}/{name}"],
+                                       "disabled in config.yaml: not converted"))
                 out.append(conv)
                 continue
             out.append(convert(folder, name, shown_root))
