@@ -552,10 +552,15 @@ def _disabled(root: str, shown_root: str) -> dict[str, str]:
     path = os.path.join(root, "config.yaml")
     if not os.path.isfile(path):
         return {}
+    from ruamel.yaml.error import YAMLError
+
     reader = _Reader(path, f"{shown_root}/config.yaml")
     try:
         data = reader.load()
-    except Exception:  # an unreadable config disables nothing here; sloprail refuses it
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"{reader.shown}:1: cannot read ({first}); its `disabled:` list is not applied",
+              file=sys.stderr)
         return {}
     items = data.get("disabled") if isinstance(data, dict) else None
     if not isinstance(items, list):
