@@ -569,20 +569,22 @@ class _FileLoader:
             candidate = os.path.normpath(os.path.join(base, value))
             self.watched.add(candidate)
             if os.path.isfile(candidate):
-                self._validate_template(candidate)
+                self._validate_template(candidate, item.get("each"))
                 return candidate
         looked = ", ".join(f"{display_path(b)}/" for b in bases)
         self.fr.err(pos, f"judge template `{value}` not found (looked in {looked})")
         return None
 
-    def _validate_template(self, path: str) -> None:
+    def _validate_template(self, path: str, each: Any = None) -> None:
         try:
             from .templates import validate_template
         except ImportError:
             return
+        # A per-file judge's event carries the file's fields: load it with them.
+        per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
         try:
             problems = validate_template(
-                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs
+                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs, **per_file
             )
         except Exception as exc:  # a template checker bug must not hide the rule's other problems
             self.fr.err((1, 1), f"cannot check template {display_path(path)}: {exc}")

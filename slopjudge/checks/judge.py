@@ -66,11 +66,15 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
     files = (base.get("changeset") or {}).get("files") or []
     if ctx.check.each != "file" or not files:
         return [_Unit(None, base)]
+    from ..payload import file_event
+
     units = []
     for f in files:
         payload = dict(base)
         payload["changeset"] = dict(base["changeset"], files=[f])
         payload["change"] = f.get("diff") or ""
+        # The file's own event, as a sloprail file-guard judge reads it.
+        payload["event"] = file_event(base.get("event") or {}, f)
         units.append(_Unit(str(f.get("path")), payload))
     return units
 
