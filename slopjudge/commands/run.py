@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here"
     )
-    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github"),
-                        default="text")
+    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github",
+                                             "markdown"), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     parser.add_argument("--jobs", type=int, default=0, metavar="N",
                         help="checks run at once (default: CPU count)")
