@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def refusing() -> RunReport:
     ])
 
 
-CASES = {
+CASES: dict[str, Callable[[], RunReport]] = {
     "pass": lambda: report([result("placeholder-code/scan", "script", "pass", ms=30),
                             result("skipped-tests/scan", "script", "pass", ms=25)]),
     "nothing": lambda: report([]),

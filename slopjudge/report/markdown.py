@@ -165,7 +165,8 @@ def _table(report: RunReport) -> list[str]:
     lines = ["<details><summary>All checks</summary>", "",
              "| outcome | check | kind | time |", "|---|---|---|---|"]
     for c in rows:
-        lines.append(f"| {text(outcome_label(c.outcome))} | {code(c.id).replace('|', chr(92) + '|')} "
+        cell = code(c.id).replace("|", "\\|")  # GFM splits cells before code spans
+        lines.append(f"| {text(outcome_label(c.outcome))} | {cell} "
                      f"| {c.kind} | {format_duration(c.duration_ms)} |")
     if len(report.checks) > len(rows):
         lines.append(f"| | and {len(report.checks) - len(rows)} more | | |")
