@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github",
                                              "markdown"), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    parser.add_argument("--write", metavar="FORMAT=FILE", action="append", default=[],
+                        help="also write the report in FORMAT to FILE, from the same run "
+                             "(repeatable)")
     parser.add_argument("--jobs", type=int, default=0, metavar="N",
                         help="checks run at once (default: CPU count)")
     parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
@@ -45,11 +48,29 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def parse_writes(values: list[str]) -> list[tuple[str, str]]:
+    """``--write FORMAT=FILE`` values as (format, file); ValueError (one line) when bad."""
+    from ..report import FORMATS
+
+    out = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path or fmt not in FORMATS:
+            raise ValueError(f"--write takes FORMAT=FILE with FORMAT one of {', '.join(FORMATS)},"
+                             f" not {value!r}")
+        out.append((fmt, path))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import changeset as cs
     from .. import engine, report
     from ..model import Event, RunReport, overall_outcome
 
+    try:
+        writes = parse_writes(args.write)
+    except ValueError as exc:
+        return fail(str(exc))
     if args.prompts_dir and not args.dry_run:
         return fail("--prompts-dir goes with --dry-run")
     if args.jobs < 0:
@@ -114,4 +135,7 @@ def run(args: argparse.Namespace) -> int:
             fh.write(text)
     else:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    for fmt, path in writes:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(report.render(run_report, fmt))
     return EXIT[outcome]
