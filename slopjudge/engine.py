@@ -89,6 +89,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     )
     if settings.rubric_path and os.path.isfile(settings.rubric_path):
         opts.rubric = _read_rubric(settings.rubric_path)
+    _cost_options(opts, settings)
     if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
         from .checks.judge import judge_mocks_from_env
 
@@ -101,6 +102,14 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     for key, value in overrides.items():
         setattr(opts, key, value)
     return opts
+
+
+def _cost_options(opts: RunOptions, settings: Settings) -> None:
+    opts.max_prompt_tokens = settings.max_prompt_tokens
+    opts.model_aliases = dict(settings.model_aliases)
+    from .budget import Budget
+
+    opts.budget = Budget.from_settings(settings)
 
 
 def _read_rubric(path: str) -> str:

@@ -42,6 +42,7 @@ CONTEXT_KEYS: tuple[str, ...] = (
     "change",
     "additionalContext",
     "rubric",
+    "unit",  # which part of the change this prompt judges (checks/split.py)
 )
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -257,6 +258,8 @@ def synthetic_payload(rule_dir: str = "/rules/example") -> dict[str, Any]:
         "change": _SAMPLE_DIFF,
         "additionalContext": _AnyMapping(),
         "rubric": "Sample rubric.\n",
+        "unit": {"index": 1, "count": 1, "files": ["src/example.py"],
+                 "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True},
     }
 
 

@@ -141,7 +141,7 @@ def test_claude_argv_is_exactly_the_spec_shape(tmp_path: Path) -> None:
     assert argv == [
         "/bin/claude", "-p", "--model", "sonnet", "--settings",
         '{"hooks":{},"mcpServers":{},"enabledPlugins":{},"disableAllHooks":true}',
-        "--permission-mode", "default",
+        "--permission-mode", "default", "--output-format", "json",
         "--add-dir", str(ans), str(w), str(r),
         "--allowed-tools", "Read", "Bash(git show:*)", f"Edit(/{ans}/**)", f"Edit(/{w}/**)",
         "--disallowed-tools", f"Edit(/{r}/**)", "Bash",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from typing import Any
 
 from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
@@ -89,3 +90,9 @@ class CodexHarness(CommandHarness):
         if len(data) > PROMPT_STDIN_LIMIT:
             return [*argv, "--", "-"], data
         return [*argv, "--", prompt], b""
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        """The reply, and the usage of any ``turn.completed`` events (``codex exec --json``)."""
+        from ..usage import from_codex_events
+
+        return stdout, from_codex_events(stdout.decode("utf-8", "replace"))
