@@ -164,6 +164,7 @@ def run(
     workspace: str,
     options: RunOptions,
     on_result: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     from . import changeset as cs
@@ -210,6 +211,8 @@ def run(
         if check.full_id in preset:
             return preset[check.full_id]
         ctx = contexts[check.full_id]
+        if on_start is not None:
+            on_start(check.full_id)
         if check.kind == "script":
             from .checks.script import run_script
 
