@@ -111,7 +111,8 @@ class _Planner:
     def __init__(self, base: dict[str, Any], render: Render, budget: int) -> None:
         self.base = base
         self.render = render
-        self.budget = budget
+        self.limit = budget  # as configured, for messages
+        self.budget = max(1, budget - NUMBERING_MARGIN)  # what parts are planned to
         self.problems: list[str] = []
 
     def part(self, label: str | None, files: list[dict[str, Any]],
@@ -124,7 +125,7 @@ class _Planner:
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
         self.problems.append(
             f"{f.get('path')} ({format_size(_file_size(f))}) does not fit max_prompt_tokens "
-            f"{self.budget:,}: {why} is about {tokens:,} tokens; it was not judged "
+            f"{self.limit:,}: {why} is about {tokens:,} tokens; it was not judged "
             "(exclude it from the rule's paths, or raise max_prompt_tokens)"
         )
 
@@ -203,7 +204,7 @@ def part_note(unit: dict[str, Any], each_file: bool) -> str:
 def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) -> Plan:
     """The judge calls for one check: the whole change, or parts that fit ``budget``."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
-    planner = _Planner(base, render, max(1, budget - NUMBERING_MARGIN))
+    planner = _Planner(base, render, budget)
     if not files:
         payload = dict(base, unit=unit_info(1, 1, [], None, True))
         prompt = render(payload)
@@ -225,15 +226,15 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) 
     parts: list[Part] = []
     if each_file:
         for f, single in zip(files, singles, strict=True):
-            parts.extend([single] if single.tokens <= budget else planner.one_file(f, single))
+            parts.extend([single] if single.tokens <= planner.budget else planner.one_file(f, single))
     else:
         overhead = planner.part(None, []).tokens
-        if overhead > budget:
+        if overhead > planner.budget:
             return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
                              f"over max_prompt_tokens {budget:,}"])
         fitting: list[tuple[dict[str, Any], Part]] = []
         for f, single in zip(files, singles, strict=True):
-            if single.tokens <= budget:
+            if single.tokens <= planner.budget:
                 fitting.append((f, single))
                 continue
             # Flush what came before so the parts keep the change's file order.
