@@ -20,16 +20,24 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
+def _usage(event: dict[str, Any]) -> dict[str, Any]:
+    usage = event.get("usage")
+    return usage if isinstance(usage, dict) else {}
+
+
 def _row(key: str) -> dict[str, Any]:
     return {"key": key, "judge_calls": 0, "cached_calls": 0,
             **{k: 0 for k in TOKEN_FIELDS}, "tokens": 0, "cost_usd": 0.0}
 
 
 def _add(row: dict[str, Any], event: dict[str, Any]) -> None:
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    usage = _usage(event)
     row["judge_calls"] += _int(event.get("judge_calls"))
     cached = event.get("cached_calls")
-    row["cached_calls"] += _int(cached) if cached is not None else int(event.get("cache_hit") is True)
+    # Events from before per-unit counts: a cache hit was one unit.
+    row["cached_calls"] += (
+        _int(cached) if cached is not None else int(event.get("cache_hit") is True)
+    )
     for k in TOKEN_FIELDS:
         row[k] += _int(usage.get(k))
     row["tokens"] += total_tokens({k: _int(usage.get(k)) for k in TOKEN_FIELDS})
@@ -39,11 +47,13 @@ def _add(row: dict[str, Any], event: dict[str, Any]) -> None:
 
 
 def _model(event: dict[str, Any]) -> str:
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    usage = _usage(event)
     return str(usage.get("model") or event.get("model") or "(unknown)")
 
 
-def _group(events: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+def _group(
+    events: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for e in events:
         k = key(e)

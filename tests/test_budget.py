@@ -158,7 +158,9 @@ def _hook_run(repo: Path, session: str) -> list[str]:
     return [r.outcome for r in results]
 
 
-def test_session_budget_holds_across_hook_calls(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_budget_holds_across_hook_calls(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (repo / "slopjudge.yaml").write_text("session_max_judge_calls: 3\n")
     monkeypatch.setenv("CALL_LOG", str(repo.parent / "calls.log"))
     monkeypatch.setenv("SLOPJUDGE_EVENTS_FILE", str(repo.parent / "events.jsonl"))

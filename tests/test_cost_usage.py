@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from test_agent import PASS, Run, bindir, run, verifier  # noqa: F401  (fixtures)
 
-from slopjudge import procs
 from slopjudge.costreport import cost_report, render_cost
 from slopjudge.runner.client import call_runner
 from slopjudge.runner.harness import alias_overrides
@@ -167,7 +166,6 @@ print('{{"pass": true, "reasoning": "ok"}}')
                           min_confidence=None, retries=1, backoff_s=0)
     assert outcome.passed and outcome.attempts == 2
     assert outcome.usage == {"input_tokens": 200, "cost_usd": 1.0}
-    procs.signal_all  # the module is in use: the runner ran through procs.run
 
 
 def _event(**kw: Any) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def test_a_10000_file_change_fits_the_budget_and_judges_every_file_once(tmp_path
     numbers = sorted(int(m) for p in prompts for m in re.findall(r"^Part (\d+) of", p, re.M))
     assert numbers == list(range(1, count + 1))
     assert all(f"of {count}." in p for p in prompts)
-    assert all(f"this is part " in p and "Judge only these files" in p for p in prompts)
+    assert all("this is part " in p and "Judge only these files" in p for p in prompts)
     # Packed, not one file per call: parts are mostly full.
     assert count < 10_000 // 20
 

@@ -173,7 +173,7 @@ class _RealRunner:
 
 
 def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
-    check, opts = ctx.check, ctx.options
+    check = ctx.check
     key = None
     if real.cache is not None:
         material = unit.prompt

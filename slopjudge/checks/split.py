@@ -76,7 +76,9 @@ def unit_info(
     return {"index": index, "count": count, "files": files, "hunks": hunks, "whole": whole}
 
 
-def _with(base: dict[str, Any], files: list[dict[str, Any]], unit: dict[str, Any]) -> dict[str, Any]:
+def _with(
+    base: dict[str, Any], files: list[dict[str, Any]], unit: dict[str, Any]
+) -> dict[str, Any]:
     payload = dict(base)
     payload["changeset"] = dict(base["changeset"], files=files)
     if len(files) == 1:
@@ -104,7 +106,8 @@ def split_hunks(diff: str) -> tuple[str, list[str]]:
 
 
 def _file_size(f: dict[str, Any]) -> int:
-    return sum(len(str(f.get(k) or "").encode("utf-8")) for k in ("diff", "oldContent", "newContent"))
+    keys = ("diff", "oldContent", "newContent")
+    return sum(len(str(f.get(k) or "").encode("utf-8")) for k in keys)
 
 
 class _Planner:
@@ -177,7 +180,9 @@ class _Planner:
             parts.extend(self._fit(files, singles, group))
         return parts
 
-    def _fit(self, files: list[dict[str, Any]], singles: list[Part], group: list[int]) -> list[Part]:
+    def _fit(
+        self, files: list[dict[str, Any]], singles: list[Part], group: list[int]
+    ) -> list[Part]:
         if len(group) == 1:
             return [singles[group[0]]]
         label = f"{len(group)} files from {files[group[0]].get('path')}"
@@ -226,7 +231,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) 
     parts: list[Part] = []
     if each_file:
         for f, single in zip(files, singles, strict=True):
-            parts.extend([single] if single.tokens <= planner.budget else planner.one_file(f, single))
+            fits = single.tokens <= planner.budget
+            parts.extend([single] if fits else planner.one_file(f, single))
     else:
         overhead = planner.part(None, []).tokens
         if overhead > planner.budget:
