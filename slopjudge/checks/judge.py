@@ -72,6 +72,14 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
     return units
 
 
+def _path(unit: _Unit) -> str | None:
+    """The file a finding without a path belongs to: the unit's, when it holds one file."""
+    files = (unit.payload.get("unit") or {}).get("files")
+    if isinstance(files, list):
+        return str(files[0]) if len(files) == 1 else None
+    return unit.label
+
+
 def _findings(verdict: dict[str, Any] | None, label: str | None) -> list[Finding]:
     out = []
     for item in (verdict or {}).get("findings") or []:
@@ -161,7 +169,7 @@ def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
     verdict, problem = parse_verdict(res.stdout.decode("utf-8", "replace"))
     if verdict is None:
         return _Judgment("error", f"judge mock {script} gave no verdict ({problem})")
-    return _from_verdict(verdict, ctx.check.min_confidence, unit.label, False)
+    return _from_verdict(verdict, ctx.check.min_confidence, _path(unit), False)
 
 
 @dataclass
@@ -189,7 +197,7 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         )
         cached = real.cache.get(key)
         if cached is not None:
-            return _from_verdict(cached, check.min_confidence, unit.label, True)
+            return _from_verdict(cached, check.min_confidence, _path(unit), True)
     over = _acquire(ctx, unit)
     if over is not None:
         return _Judgment("error", over)
@@ -229,7 +237,7 @@ def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | Non
             real.cache.put(key, outcome.verdict)
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs a later call
-    judgment = _from_verdict(outcome.verdict, check.min_confidence, unit.label, False)
+    judgment = _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
     judgment.usage = outcome.usage
     if judgment.outcome == "pass" and not outcome.passed:
         # Defensive: the runner's own reading refused; never overrule that.
