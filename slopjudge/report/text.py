@@ -248,15 +248,15 @@ class Progress:
             text += f", {self.refused} refused"
         if self.cached:
             text += f", {self.cached} cached"
+        if result is not None:
+            text += f"  {result.id}: {outcome_label(result.outcome)}"
+            if result.cache_hit:
+                text += " (cached)"
         if self.running:
             oldest = sorted(self.running.items(), key=lambda kv: kv[1])
             shown = [f"{cid} {format_duration((now - t0) * 1000)}" for cid, t0 in oldest[:3]]
             more = f" +{len(oldest) - 3}" if len(oldest) > 3 else ""
             text += "  running: " + ", ".join(shown) + more
-        if result is not None:
-            text += f"  {result.id}: {outcome_label(result.outcome)}"
-            if result.cache_hit:
-                text += " (cached)"
         text = _inert(text)[: max(width - 1, 10)]
         self.stream.write(f"\r\x1b[K{text}")
         self.stream.flush()
