@@ -45,6 +45,7 @@ class _Unit:
     rendered: str = ""
     prompt: str = ""  # rendered + verdict instruction
     tokens: int = 0  # the prompt's estimated tokens (split.estimate_tokens)
+    usage: dict[str, Any] | None = None  # what its model call cost (JUDGE-USAGE-JSON)
 
 
 @dataclass
@@ -203,11 +204,9 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         return _Judgment("error", over)
     try:
         judgment = _call_real(ctx, unit, real, key)
-    except BaseException:
-        _settle(ctx, unit, None)
-        raise
-    _settle(ctx, unit, judgment.usage)
-    judgment.called = True
+    finally:
+        _settle(ctx, unit, unit.usage)
+    judgment.usage, judgment.called = unit.usage, True
     return judgment
 
 
@@ -230,18 +229,18 @@ def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | Non
         backoff_s=opts.retry_backoff_s,
         extra_env=_alias_env(opts),
     )
+    unit.usage = outcome.usage
     if outcome.verdict is None:
-        return _Judgment("refuse", outcome.reason, usage=outcome.usage)
+        return _Judgment("refuse", outcome.reason)
     if real.cache is not None and key is not None:
         try:
             real.cache.put(key, outcome.verdict)
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs a later call
     judgment = _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
-    judgment.usage = outcome.usage
     if judgment.outcome == "pass" and not outcome.passed:
         # Defensive: the runner's own reading refused; never overrule that.
-        return _Judgment("refuse", outcome.reason, outcome.verdict, usage=outcome.usage)
+        return _Judgment("refuse", outcome.reason, outcome.verdict)
     return judgment
 
 
