@@ -185,7 +185,8 @@ def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
     )
     assert argv == [
         "codex", "exec", "-m", "gpt-6.1-sol", "--ignore-user-config", "--disable", "hooks",
-        "--ephemeral", "--skip-git-repo-check", "-C", "/ans", "--sandbox", "workspace-write",
+        "--ephemeral", "--skip-git-repo-check", "--json", "-C", "/ans", "--sandbox",
+        "workspace-write",
         "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
         "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
         "--add-dir", "/w", "--", "p",

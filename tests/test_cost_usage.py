@@ -210,3 +210,22 @@ def test_report_cost_on_a_log_with_no_judges(tmp_path: Path) -> None:
                            str(log)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"{log}: 0 judge calls, 0 answered from cache, 0 tokens")
+
+
+def test_codex_json_events_give_the_reply_and_the_usage() -> None:
+    from slopjudge.runner.harness_codex import CodexHarness
+
+    stream = "\n".join([
+        '{"type": "thread.started", "thread_id": "t"}',
+        '{"type": "item.completed", "item": {"type": "agent_message", "text": "thinking"}}',
+        '{"type": "turn.completed", "usage": {"input_tokens": 50, "cached_input_tokens": 20,'
+        ' "output_tokens": 7}}',
+        '{"type": "item.completed", "item": {"type": "agent_message",'
+        ' "text": "{\\"pass\\": true, \\"reasoning\\": \\"ok\\"}"}}',
+        '{"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 3}}',
+    ]).encode()
+    reply, usage = CodexHarness().parse_output(stream)
+    assert json.loads(reply) == {"pass": True, "reasoning": "ok"}
+    assert usage == {"input_tokens": 60, "cache_read_input_tokens": 20, "output_tokens": 10}
+    plain = json.dumps(PASS).encode()
+    assert CodexHarness().parse_output(plain) == (plain, None)
