@@ -92,7 +92,8 @@ def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render_cost(path: str, report: dict[str, Any]) -> str:
     total = report["total"]
-    lines = [f"{path}: {total['judge_calls']} judge calls, {total['cached_calls']} answered "
+    calls = "call" if total["judge_calls"] == 1 else "calls"
+    lines = [f"{path}: {total['judge_calls']} judge {calls}, {total['cached_calls']} answered "
              f"from cache, {total['tokens']:,} tokens, ${total['cost_usd']:.4f}"]
     for title, key in (("rule", "by_rule"), ("check", "by_check"), ("model", "by_model"),
                        ("day", "by_day")):
@@ -108,7 +109,7 @@ def render_cost(path: str, report: dict[str, Any]) -> str:
                          f"  {r['input_tokens']:>10,}  {r['output_tokens']:>9,}  {cache:>10,}"
                          f"  {r['cost_usd']:>10.4f}")
     saved = report["cache"]
-    lines += ["", f"cache: {saved['cached_calls']} calls answered from cache, saving about "
+    lines += ["", f"cache: {saved['cached_calls']} answered from cache, saving about "
                   f"{saved['saved_tokens']:,} tokens and ${saved['saved_cost_usd']:.4f} "
                   "(at each check's mean per call)"]
     return "\n".join(lines)

@@ -115,7 +115,7 @@ def test_run_records_exact_tokens_and_cost_and_report_cost_sums_them(
     assert [r["key"] for r in summary["by_check"]] == ["documented/judge"]
     assert summary["cache"]["saved_tokens"] == sum(want.values())
     text = _slopjudge(repo, env, "report", "cost")
-    assert "1 judge calls, 1 answered from cache" in text.stdout
+    assert "1 judge call, 1 answered from cache" in text.stdout
     assert "claude-sonnet-5-5" in text.stdout
 
 
