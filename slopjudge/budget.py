@@ -132,7 +132,13 @@ class Budget:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except ImportError:  # pragma: no cover - not POSIX
                 pass
-            spent = read_session_spend(path)
+            try:
+                spent = read_session_spend(path)
+            except ValueError as exc:
+                # Fail closed: an unreadable record is a spent budget, said as such.
+                return (f"budget: this agent session's spend record {path} cannot be read "
+                        f"({exc}); delete it to reset the session's budget; "
+                        "this check was not judged")
             if reserve:
                 problem = _over("session_", "in this agent session", self.limits, spent,
                                 prompt_tokens)
@@ -152,18 +158,19 @@ class Budget:
 
 
 def read_session_spend(path: str) -> Spend:
-    """A session's spend so far; a missing file is nothing spent. A damaged one fails
-    closed: it reads as spent to every limit, so the person sees the error and can
-    delete the file."""
+    """A session's spend so far; a missing file is nothing spent. ValueError (one line)
+    when the record cannot be read: the caller fails closed."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return Spend()
-    except (OSError, ValueError):
-        return Spend(10**12, 10**15, float("inf"))
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
-        return Spend(10**12, 10**15, float("inf"))
+        raise ValueError("not a JSON object")
 
     def num(key: str) -> float:
         v = data.get(key)

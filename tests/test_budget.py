@@ -182,5 +182,7 @@ def test_a_damaged_session_file_fails_closed(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     problem = budget.acquire("s", 10)
-    assert problem is not None and "session_max_judge_calls" in problem
+    assert problem is not None and problem.startswith(
+        f"budget: this agent session's spend record {path} cannot be read (not JSON")
+    assert "delete it to reset" in problem
     assert budget.acquire(None, 10) is None  # no session id: the "default" session
