@@ -141,28 +141,35 @@ class _Planner:
             self.too_big(f, single.tokens, "the file alone")
             return []
         slim = dict(f, oldContent=None, newContent=None)
-        parts: list[Part] = []
-        start = 0
-        while start < len(hunks):
-            # Grow the group one hunk at a time; hunk counts are small next to file counts.
-            best: Part | None = None
-            end = start
-            while end < len(hunks):
-                hk = {"first": start + 1, "last": end + 1, "of": len(hunks)}
-                cand = self.part(path, [dict(slim, diff=header + "".join(hunks[start:end + 1]))],
-                                 hk)
-                if cand.tokens > self.budget:
-                    break
-                best, end = cand, end + 1
-            if best is None:
-                self.too_big(f, cand.tokens, f"its hunk {start + 1} of {len(hunks)} alone")
-                return []
-            parts.append(best)
-            start = end
-        return parts
+        of = len(hunks)
 
-    def pack(self, files: list[dict[str, Any]], singles: list[Part], overhead: int) -> list[Part]:
-        """Files in order, as few to a part as fit (checked on the rendered part)."""
+        def make(group: list[int]) -> Part:
+            hk = {"first": group[0] + 1, "last": group[-1] + 1, "of": of}
+            diff = header + "".join(hunks[i] for i in group)
+            return self.part(path, [dict(slim, diff=diff)], hk)
+
+        singles = [make([i]) for i in range(of)]
+        for i, one in enumerate(singles):
+            if one.tokens > self.budget:
+                self.too_big(f, one.tokens, f"its hunk {i + 1} of {of} alone")
+                return []
+        overhead = self.part(path, [dict(slim, diff=header)], {"first": 1, "last": 1, "of": of})
+        return self.pack(singles, overhead.tokens, make)
+
+    def pack_files(self, fitting: list[tuple[dict[str, Any], Part]], overhead: int) -> list[Part]:
+        files = [f for f, _ in fitting]
+
+        def make(group: list[int]) -> Part:
+            return self.part(f"{len(group)} files from {files[group[0]].get('path')}",
+                             [files[i] for i in group])
+
+        return self.pack([p for _, p in fitting], overhead, make)
+
+    def pack(self, singles: list[Part], overhead: int,
+             make: Callable[[list[int]], Part]) -> list[Part]:
+        """Items in order, as few to a part as fit: grouped by their single-item size
+        over ``overhead``, then each group rendered and checked, halved while it does not
+        fit (an estimate can be short: a template may render an item more than once)."""
         groups: list[list[int]] = []
         current: list[int] = []
         size = overhead
@@ -177,20 +184,18 @@ class _Planner:
             groups.append(current)
         parts: list[Part] = []
         for group in groups:
-            parts.extend(self._fit(files, singles, group))
+            parts.extend(self._fit(singles, group, make))
         return parts
 
-    def _fit(
-        self, files: list[dict[str, Any]], singles: list[Part], group: list[int]
-    ) -> list[Part]:
+    def _fit(self, singles: list[Part], group: list[int],
+             make: Callable[[list[int]], Part]) -> list[Part]:
         if len(group) == 1:
             return [singles[group[0]]]
-        label = f"{len(group)} files from {files[group[0]].get('path')}"
-        part = self.part(label, [files[i] for i in group])
+        part = make(group)
         if part.tokens <= self.budget:
             return [part]
-        half = len(group) // 2  # the estimate was short: halve until each half fits
-        return self._fit(files, singles, group[:half]) + self._fit(files, singles, group[half:])
+        half = len(group) // 2
+        return self._fit(singles, group[:half], make) + self._fit(singles, group[half:], make)
 
 
 def part_note(unit: dict[str, Any], each_file: bool) -> str:
@@ -245,12 +250,11 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) 
                 continue
             # Flush what came before so the parts keep the change's file order.
             if fitting:
-                parts.extend(planner.pack([x for x, _ in fitting], [p for _, p in fitting],
-                                          overhead))
+                parts.extend(planner.pack_files(fitting, overhead))
                 fitting = []
             parts.extend(planner.one_file(f, single))
         if fitting:
-            parts.extend(planner.pack([x for x, _ in fitting], [p for _, p in fitting], overhead))
+            parts.extend(planner.pack_files(fitting, overhead))
     return Plan(parts, planner.problems)
 
 
