@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 
 import pytest
@@ -52,9 +53,15 @@ def test_the_line_ticks_while_a_check_runs() -> None:
     progress = Progress(tty, delay=0, tick=0.05)
     progress.start(1)
     progress.begin("slow/judge")
-    time.sleep(0.4)
+
+    def frames_now() -> list[str]:
+        return [f for f in tty.getvalue().split("\r\x1b[K") if f]
+
+    deadline = time.monotonic() + 10
+    while len(set(frames_now())) < 3 and time.monotonic() < deadline:
+        threading.Event().wait(0.02)  # poll the drawn line until the ticker has redrawn it
     progress.finish()
-    frames = [f for f in tty.getvalue().split("\r\x1b[K") if f]
+    frames = frames_now()
     assert len(frames) >= 3  # redrawn with nothing finishing
     assert all("running: slow/judge" in f for f in frames)
     # The elapsed time of the running check grows from frame to frame.
