@@ -73,6 +73,10 @@ def test_the_summary_has_a_judge_cost_line() -> None:
     text = render(report)
     assert ("judge cost: 1 judge call (1 from cache), 1,020 tokens (in 1,000, out 20, cache 0),"
             " $0.0042") in text
+    sized = _judge("c/j")
+    sized.prompt_tokens, sized.units = 93_000, 2
+    assert render(RunReport(outcome="pass", checks=[sized])).count(
+        "; 2 prompts, the largest about 93,000 tokens (estimated)") == 1
     no_judges = RunReport(outcome="pass", checks=[CheckResult(
         id="a/s", rule="a", check="s", kind="script", outcome="pass")])
     assert "judge cost" not in render(no_judges)

@@ -124,7 +124,13 @@ def cost_line(checks: list[CheckResult]) -> str:
         return ""
     calls = sum(c.judge_calls for c in judges)
     cached = sum(c.cached_calls for c in judges)
-    return "judge cost: " + summary(total(c.usage for c in judges), calls, cached)
+    line = "judge cost: " + summary(total(c.usage for c in judges), calls, cached)
+    sizes = [(c.prompt_tokens, c.units) for c in judges if c.prompt_tokens]
+    if sizes:
+        units = sum(u for _, u in sizes)
+        line += (f"; {units} prompt{'s' if units != 1 else ''}, the largest about "
+                 f"{max(t for t, _ in sizes):,} tokens (estimated)")
+    return line
 
 
 def verdict_line(report: RunReport) -> str:
