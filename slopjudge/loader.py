@@ -32,10 +32,13 @@ RULE_FIELDS = (
 )
 CHECK_FIELDS = (
     "id", "needs", "timeout", "script", "prepare", "judge", "model",
-    "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "allowed_tools", "disallowed_tools", "each", "min_confidence", "max_prompt_tokens",
 )
 # Fields that only mean something on a judge check (`judge` itself is the "both" case).
-JUDGE_ONLY = ("prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence")
+JUDGE_ONLY = (
+    "prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "max_prompt_tokens",
+)
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -505,6 +508,17 @@ class _FileLoader:
                 fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
             elif model.strip():
                 check.model = model.strip()
+        elif isinstance(model, list):
+            # A preference list: the runner takes the first entry its harness can run.
+            names = [m.strip() for m in model if isinstance(m, str)]
+            if not names or any(not n or "," in n for n in names) or len(names) != len(model):
+                fr.err(_value_pos(item, "model"),
+                       f"`{label}.model` must list model names or size aliases (no commas)")
+            else:
+                check.model = ",".join(names)
+        budget = item.get("max_prompt_tokens")
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+            check.max_prompt_tokens = budget
         for key in ("allowed_tools", "disallowed_tools"):
             value = item.get(key)
             if isinstance(value, list):

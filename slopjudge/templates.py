@@ -53,6 +53,7 @@ CONTEXT_KEYS: tuple[str, ...] = (
     "additionalContext",
     "rubric",
     "transcriptPath",  # sloprail's name for event.transcript_path (templates only)
+    "unit",  # which part of the change this prompt judges (checks/split.py)
 )
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -459,6 +460,8 @@ def synthetic_payload(
         "change": _SAMPLE_DIFF,
         "additionalContext": _AnyMapping(),
         "rubric": "Sample rubric.\n",
+        "unit": {"index": 1, "count": 1, "files": ["src/example.py"],
+                 "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True},
     }
 
 

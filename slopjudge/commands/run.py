@@ -136,11 +136,12 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text" and not args.output and sys.stderr.isatty():
         from ..report.text import Progress
 
-        progress = Progress(sys.stderr)
+        progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))
     results = engine.run(
         rules, event, changeset, workspace=settings.workspace, options=options,
         on_result=progress.advance if progress else None,
+        on_start=progress.begin if progress else None,
     )
     if progress:
         progress.finish()
