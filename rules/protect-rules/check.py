@@ -22,6 +22,22 @@ MUTATORS = {
 INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
            "ruby": re.compile(r"^-[a-zA-Z]*i")}
 GIT_MUTATING = {"rm", "mv", "checkout", "restore", "apply", "am", "stash", "reset", "clean"}
+# Interpreters and the option that takes inline code; their heredoc bodies are code too.
+INTERPRETERS = {
+    "python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",),
+    "pypy3": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",),
+    "bun": ("-e", "--eval"), "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
+    "lua": ("-e",), "Rscript": ("-e",), "awk": (), "gawk": (), "osascript": ("-e",),
+}
+# Words in code that change files: a protected path named in code that also
+# has one of these is a write.
+CODE_WRITES = re.compile(
+    r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][rbtU]*[wax+]|\.write|write_text|write_bytes|writeFile|appendFile"""
+    r"""|createWriteStream|unlink|remove|rmtree|rmdir|rename|replace\s*\(|truncate|chmod"""
+    r"""|copy|move|symlink|touch|dump\s*\(|File\.write|IO\.write|File\.delete|fopen"""
+    r"""|file_put_contents|print\s*>|>>?\s*["']|system\s*\(|subprocess|os\.system|exec\w*\s*\(""")
+# A quoted string (not a mapping key) or a bare path-like word.
+CODE_WORD = re.compile(r"""['"]([^'"\n]+)['"](?!\s*:)|([\w.~/-]*[\w~][\w.~/-]*)(?!['"\w])""")
 
 
 def protected_patterns(payload: dict, ws: str) -> list[str]:
@@ -47,6 +63,40 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
         if ss.glob_match(rel, pat) or rel == pat:
             return rel
     return None
+
+
+def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
+    """Protected paths that inline code names, when the code writes files."""
+    if not CODE_WRITES.search(code):
+        return []
+    found = []
+    for m in CODE_WORD.finditer(code):
+        word = (m.group(1) or m.group(2) or "").strip()
+        if word and (r := hit(word, cwd, ws, pats)):
+            found.append(r)
+    return found
+
+
+def interpreter_code(s: sp.Simple) -> str:
+    """The inline code an interpreter command runs, with its here-document."""
+    name = os.path.basename(s.argv[0])
+    base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy")) else name
+    opts = INTERPRETERS.get(name, INTERPRETERS.get(base))
+    if opts is None:
+        return ""
+    code = [s.heredoc]
+    args = s.argv[1:]
+    for k, a in enumerate(args):
+        if a in opts and k + 1 < len(args):
+            code.append(args[k + 1])
+        elif any(a.startswith(o) and len(a) > len(o) and not o.startswith("--") for o in opts):
+            code.append(a[2:])  # -c'...' glued
+    if name in ("awk", "gawk") and args:
+        code.append(" ".join(args))
+    for op, target in s.redirects:
+        if op == "<<<":
+            code.append(target)
+    return "\n".join(c for c in code if c)
 
 
 def main() -> None:
@@ -82,7 +132,14 @@ def main() -> None:
             elif name in INPLACE and any(INPLACE[name].match(a) for a in s.argv[1:]):
                 cands += args
             elif name == "git" and args and args[0] in GIT_MUTATING:
-                cands += args[1:]
+                staged_only = args[0] == "restore" and (
+                    "--staged" in s.argv or "-S" in s.argv) and not (
+                    "--worktree" in s.argv or "-W" in s.argv)
+                if not staged_only:  # unstaging leaves the file as it is
+                    cands += args[1:]
+            code = interpreter_code(s)
+            if code:
+                touched.extend(code_hits(code, s.cwd, ws, pats))
             for c in cands:
                 if r := hit(c, s.cwd, ws, pats):
                     touched.append(r)
