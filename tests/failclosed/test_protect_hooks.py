@@ -186,3 +186,13 @@ def test_backstop_refuses_when_the_whole_rules_folder_is_gone(project: Path) -> 
     subprocess.run(["rm", "-rf", "rules"], cwd=project, check=True)
     reason = stop_reason(project)
     assert reason is not None and "rules/protect-rules/rule.yaml (deleted)" in reason
+
+
+def test_backstop_blocks_when_the_baseline_cannot_be_read(project: Path) -> None:
+    assert hook(project, "start", source="startup").returncode == 0
+    state = project / ".slopjudge" / "state" / "s1.json"
+    record = json.loads(state.read_text())
+    record["tree"] = "0" * 40  # a baseline tree git does not have
+    state.write_text(json.dumps(record))
+    reason = stop_reason(project)
+    assert reason is not None and "could not" in reason
