@@ -55,13 +55,18 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
 
 
 def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
+    """The protected path (relative to the workspace) ``path`` names, or None.
+
+    Symlinks are followed too, so an alias of the rules folder is the rules folder.
+    """
     p = sp.resolve(path, cwd, os.path.expanduser("~"))
-    if not sp.inside(p, os.path.normpath(ws)):
-        return None
-    rel = os.path.relpath(p, ws)
-    for pat in patterns:
-        if ss.glob_match(rel, pat) or rel == pat:
-            return rel
+    for cand, root in ((p, os.path.normpath(ws)), (os.path.realpath(p), os.path.realpath(ws))):
+        if not sp.inside(cand, root):
+            continue
+        rel = os.path.relpath(cand, root)
+        for pat in patterns:
+            if ss.glob_match(rel, pat) or rel == pat:
+                return rel
     return None
 
 
