@@ -98,10 +98,12 @@ def glob_at_root(t: str, p: str, ws: str, home: str) -> str | None:
     return None
 
 
-# Predicates that pick files; a `find -delete` with none of them deletes everything.
-FIND_ACTIONS = {"-delete", "-depth", "-mindepth", "-maxdepth", "-xdev", "-mount", "-print",
-                "-print0", "-follow", "-L", "-H", "-P", "-ignore_readdir_race", "-noleaf",
-                "-d", "-x"}
+# Tests that pick some files by name, age, size or owner; `-type` alone picks
+# every file, so `find . -type f -delete` still wipes the workspace (and .git).
+FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+                "-iregex", "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
+                "-size", "-empty", "-user", "-group", "-nouser", "-nogroup", "-perm", "-links",
+                "-inum", "-samefile", "-lname", "-ilname", "-newermt"}
 
 
 def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
@@ -122,8 +124,7 @@ def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
                 how = how or f"{a} {prog}"
     if not how:
         return None
-    filtered = any(a.startswith("-") and a not in FIND_ACTIONS and
-                   a not in ("-exec", "-execdir", "-ok", "-okdir") for a in expr)
+    filtered = any(a in FIND_FILTERS for a in expr)
     for t in starts or ["."]:
         if sp.SUBST_MARK in t or re.match(r"^\$\{?(?!HOME|PWD|TMPDIR)[A-Za-z_]", t):
             return (f"`find {t} ... {how}` deletes under a path named by a variable or a "
@@ -134,8 +135,11 @@ def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
         if sp.inside(p, os.path.join(ws, ".git")):
             return f"`find {t} ... {how}` deletes the repository's history (.git)"
         if sp.inside(ws, p):
-            if not filtered or p != ws:
-                return f"`find {t} ... {how}` deletes the workspace ({p})"
+            if p != ws:
+                return f"`find {t} ... {how}` deletes under {p}, which holds the workspace"
+            if not filtered:
+                return (f"`find {t} ... {how}` deletes every file in the workspace ({p}); "
+                        "pick the files with -name or -path")
             continue
         if sp.inside(p, ws) or sp.is_scratch(p, ws):
             continue
