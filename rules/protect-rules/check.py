@@ -17,7 +17,7 @@ FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
 # last argument).
 MUTATORS = {
     "rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee",
-    "dd", "shred", "unlink", "patch",
+    "dd", "shred", "unlink", "patch", "rsync",
 }
 INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
            "ruby": re.compile(r"^-[a-zA-Z]*i")}
@@ -76,9 +76,11 @@ def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
         return []
     found = []
     for m in CODE_WORD.finditer(code):
-        word = (m.group(1) or m.group(2) or "").strip()
-        if word and (r := hit(word, cwd, ws, pats)):
-            found.append(r)
+        text = (m.group(1) or m.group(2) or "").strip()
+        # a quoted string may be a whole shell command (`os.system('rm rules/a.yaml')`)
+        for word in [text, *text.split()] if " " in text else [text]:
+            if word and (r := hit(word, cwd, ws, pats)):
+                found.append(r)
     return found
 
 
@@ -131,7 +133,7 @@ def main() -> None:
             args = [a for a in s.argv[1:] if not a.startswith("-")]
             cands: list[str] = [t for op, t in s.redirects if ">" in op]
             if name in MUTATORS:
-                cands += args[-1:] if name in ("cp", "ln", "install") else args
+                cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "mv":
                     cands += args
             elif name in INPLACE and any(INPLACE[name].match(a) for a in s.argv[1:]):
