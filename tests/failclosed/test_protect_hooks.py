@@ -196,3 +196,19 @@ def test_backstop_blocks_when_the_baseline_cannot_be_read(project: Path) -> None
     state.write_text(json.dumps(record))
     reason = stop_reason(project)
     assert reason is not None and "could not" in reason
+
+
+def test_backstop_follows_the_rules_dir_setting(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n",
+                                         "slopjudge.yaml": "rules_dir: policy\n",
+                                         "policy/no-op.yaml": "description: x\non: [ci]\n"
+                                                              "checks:\n  - id: t\n"
+                                                              "    script: \"true\"\n"})
+    assert hook(repo, "start", source="startup").returncode == 0
+    (repo / "policy" / "no-op.yaml").unlink()
+    (repo / "rules").mkdir()
+    (repo / "rules" / "other.txt").write_text("not this repository's rules, still guarded\n")
+    reason = stop_reason(repo)
+    assert reason is not None
+    assert "policy/no-op.yaml (deleted)" in reason and "rules/other.txt (added)" in reason
+
