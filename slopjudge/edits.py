@@ -541,7 +541,8 @@ def unapplied_items(
     elif tool_name == "Edit":
         added = _new_lines(tool_input.get("new_string"))
     elif tool_name == "MultiEdit":
-        for edit in tool_input.get("edits") or []:
+        edits = tool_input.get("edits")
+        for edit in edits if isinstance(edits, list) else []:
             if isinstance(edit, dict):
                 added += _new_lines(edit.get("new_string"))
     else:

@@ -200,3 +200,17 @@ def test_unapplied_patch_names_every_file(tmp_path) -> None:
     by_path = {f.path: f for f in cs.files}
     assert set(by_path) == {"a.txt", "c.txt"}
     assert "+moved" in by_path["c.txt"].diff
+
+
+@pytest.mark.parametrize("tool_input", [
+    {"file_path": "x.txt", "edits": 5}, {"file_path": "x.txt", "edits": "abc"},
+    {"file_path": 3, "old_string": "a"}, {"file_path": "x.txt", "new_string": ["a"]},
+    {"file_path": "sub", "old_string": "a", "new_string": "b"},
+])
+def test_unapplied_items_never_raise_on_bad_input(tmp_path, tool_input) -> None:
+    from slopjudge.edits import unapplied_changeset
+
+    (tmp_path / "sub").mkdir()
+    for tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"):
+        cs = unapplied_changeset(tool, tool_input, str(tmp_path))
+        assert all(not f.path.startswith("/") for f in cs.files)
