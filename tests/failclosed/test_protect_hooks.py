@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import git, make_repo, sj
+from tests.helpers import git, make_repo, script_rule, sj
 
 RULE = "rules/protect-rules/rule.yaml"
 DESCRIPTION = ('description: "An agent tool call would change the rules, rubric, hooks or '
@@ -85,6 +85,25 @@ def test_an_honest_edit_elsewhere_is_allowed(project: Path) -> None:
     assert decision == "allow", decision
 
 
+def test_a_rule_with_paths_sees_an_edit_that_cannot_be_reproduced(project: Path) -> None:
+    # A pre-tool rule on src/** that refuses a changed file whose diff adds SECRET.
+    script_rule(project / "rules", "no-secret",
+                "exec python3 -c \"import json, sys; p = json.load(sys.stdin); "
+                "sys.exit(any(f['path'] == 'src/app.py' and '+token = ' in f['diff'] "
+                "and 'SECRET' in f['diff'] for f in p['changeset']['files']))\"",
+                on=["pre-tool"], tools=["Edit"], paths=["src/**"])
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("x = 1\n")
+    decision, err = pre_tool(project, "Edit", {
+        "file_path": str(project / "src" / "app.py"), "old_string": "not there",
+        "new_string": "token = 'SECRET'"})
+    assert decision.startswith("deny: no-secret") and "cannot be reproduced" in err
+    decision, _ = pre_tool(project, "Edit", {
+        "file_path": str(project / "src" / "app.py"), "old_string": "not there",
+        "new_string": "token = None"})
+    assert decision == "allow"
+
+
 # --- shell commands ------------------------------------------------------------------
 
 def test_python_c_write_to_a_rule_is_denied(project: Path) -> None:
@@ -145,6 +164,8 @@ def test_backstop_refuses_a_rule_changed_by_bash_even_without_protect_rules(
                    cwd=project, check=True)
     reason = stop_reason(project)
     assert reason is not None
+    sub = hook(project, "subagent-stop", hook_event_name="SubagentStop", agent_id="a1")
+    assert "rules/skipped-tests/rule.yaml (changed)" in json.loads(sub.stdout)["reason"]
     assert "rules/skipped-tests/rule.yaml (changed)" in reason
     assert "rules/protect-rules/rule.yaml (deleted)" in reason
     assert "A person must review the change" in reason
