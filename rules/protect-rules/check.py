@@ -107,6 +107,15 @@ def interpreter_code(s: sp.Simple) -> str:
     return "\n".join(c for c in code if c)
 
 
+def runs_hook(argv: list[str]) -> bool:
+    """`slopjudge hook ...` (or `python -m slopjudge hook ...`): only the agent
+    harness runs slopjudge's hooks; by hand they re-record the session baseline."""
+    words = argv
+    if os.path.basename(words[0]).startswith("python") and words[1:3] == ["-m", "slopjudge"]:
+        words = words[2:]
+    return os.path.basename(words[0]) == "slopjudge" and words[1:2] == ["hook"]
+
+
 def main() -> None:
     payload = ss.load_payload()
     ev = ss.event(payload)
@@ -145,6 +154,8 @@ def main() -> None:
                     "--worktree" in s.argv or "-W" in s.argv)
                 if not staged_only:  # unstaging leaves the file as it is
                     cands += args[1:]
+            if runs_hook(s.argv):
+                touched.append(".slopjudge/state (a hook run by hand re-records the baseline)")
             code = interpreter_code(s)
             if code:
                 touched.extend(code_hits(code, s.cwd, ws, pats))
