@@ -152,7 +152,7 @@ def _escaped_form(old: str, text: str) -> str | None:
 
 
 def _js_len(text: str) -> int:
-    return len(_units(text))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def find_actual(text: str, old: str) -> str | None:
@@ -170,7 +170,7 @@ def find_actual(text: str, old: str) -> str | None:
             return decoded
     if any(ord(ch) >= 0x80 for ch in old):
         units = _units(old)
-        if len(units) + 5 * sum(u >= 0x80 for u in units) > _js_len(text) or "\\u" not in text:
+        if "\\u" not in text or len(units) + 5 * sum(u >= 0x80 for u in units) > _js_len(text):
             return None
         return _escaped_form(old, text)
     return None
