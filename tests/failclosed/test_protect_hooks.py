@@ -233,3 +233,24 @@ def test_backstop_follows_the_rules_dir_setting(tmp_path: Path) -> None:
     assert reason is not None
     assert "policy/no-op.yaml (deleted)" in reason and "rules/other.txt (added)" in reason
 
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_backstop_sees_through_index_flags_that_hide_an_edit(project: Path, flag: str) -> None:
+    assert hook(project, "start", source="startup").returncode == 0
+    git(project, "update-index", flag, "rules/skipped-tests/rule.yaml")
+    with (project / "rules" / "skipped-tests" / "rule.yaml").open("a") as fh:
+        fh.write("# off\n")
+    assert "rules/skipped-tests/rule.yaml (changed)" in (stop_reason(project) or "")
+    # The repository's own index keeps its flag: the snapshot used a copy.
+    assert git(project, "ls-files", "-v", "rules/skipped-tests/rule.yaml")[0] in "hS"
+
+
+def test_a_hidden_protected_file_removed_from_disk_is_a_deletion(project: Path) -> None:
+    assert hook(project, "start", source="startup").returncode == 0
+    git(project, "update-index", "--skip-worktree", "RUBRIC.md")
+    (project / "RUBRIC.md").unlink()
+    assert "RUBRIC.md (deleted)" in (stop_reason(project) or "")
+    # In a sparse checkout an absent skip-worktree file is only outside the cone.
+    git(project, "config", "core.sparseCheckout", "true")
+    assert stop_reason(project) is None
