@@ -92,21 +92,33 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
+# Stop messages are bounded; the list stays short enough to leave the advice in.
+MAX_LISTED = 20
 _STATUS = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed"}
 
 
 def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
     lines = ["slopjudge: protected files changed in this session (they hold the rules, rubric, "
              "settings and hook config that judge it):"]
-    lines += [f"- {path} ({_STATUS.get(status, status)})" for path, status in changes]
-    paths = " ".join(p.split(" [", 1)[0] for p, _ in changes)
+    # Rule and settings files first: with a long list they are what a person looks for.
+    listed = sorted(changes, key=lambda c: (not c[0].endswith((".yaml", ".yml", ".json",
+                                                                ".toml", "]")), c[0]))
+    lines += [f"- {path} ({_STATUS.get(status, status)})" for path, status in listed[:MAX_LISTED]]
+    if len(changes) > MAX_LISTED:
+        lines.append(f"- … and {len(changes) - MAX_LISTED} more (`git status` lists them)")
+    folders = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
+                      for p, _ in changes})
+    paths = " ".join(p.split(" [", 1)[0] for p, _ in changes) if len(changes) <= MAX_LISTED \
+        else " ".join(folders)
     undo = (f"`git restore --source={baseline_tree} --worktree -- {paths}`"
             if baseline_tree else f"`git restore --worktree -- {paths}`")
     lines += [
         "An agent may not change these, whatever tool it uses. Do not change them back or "
         "work around this yourself: say in your reply which file changed and why.",
         "A person must review the change. To keep it: start a new agent session (its "
-        "baseline is the files as they are then). To undo it: " + undo + ".",
+        "baseline is the files as they are then). To undo it: " + undo
+        + ("; that leaves added files in place: delete them too." if any(
+            status == "A" for _, status in changes) else "."),
     ]
     return "\n".join(lines)
 

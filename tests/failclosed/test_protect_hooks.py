@@ -254,3 +254,15 @@ def test_a_hidden_protected_file_removed_from_disk_is_a_deletion(project: Path) 
     # In a sparse checkout an absent skip-worktree file is only outside the cone.
     git(project, "config", "core.sparseCheckout", "true")
     assert stop_reason(project) is None
+
+
+def test_backstop_message_stays_whole_when_many_files_change(project: Path) -> None:
+    assert hook(project, "start", source="startup").returncode == 0
+    for n in range(60):
+        (project / "rules" / f"extra-{n:02d}.yaml").write_text("description: x\n")
+    reason = stop_reason(project) or ""
+    # The backstop's part comes first and whole, whatever else the stop says.
+    assert "and 40 more" in reason and "A person must review" in reason
+    undo = re.search(r"`(git restore [^`]+)`", reason)
+    assert undo is not None and undo.group(1).endswith("-- rules")
+    assert "leaves added files in place" in reason
