@@ -17,21 +17,21 @@ ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific
           "`//nolint:errcheck // why`, `// @ts-expect-error why`).")
 
 HASH = [
-    (re.compile(r"(^|#\s*)type:\s*ignore(?!\s*\[)"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)type:\s*ignore(?!\s*\[)"),
      "bare `# type: ignore` silences every type error on the line"),
-    (re.compile(r"(^|#\s*)pyright:\s*ignore(?!\s*\[)"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)pyright:\s*ignore(?!\s*\[)"),
      "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
-    (re.compile(r"(^|#\s*)noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
      "bare `# noqa` silences every lint on the line"),
-    (re.compile(r"(^|#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
      "file-wide `# ruff: noqa` silences every lint"),
-    (re.compile(r"(^|#\s*)flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
-    (re.compile(r"(^|#\s*)mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
-    (re.compile(r"(^|#\s*)pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
      "pylint disabled for everything"),
-    (re.compile(r"(^|#\s*)nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
-    (re.compile(r"(^|#\s*)rubocop:disable\s+all\b"), "rubocop disabled for everything"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
+    (re.compile(r"(^|(?<![`'\"\w])#\s*)rubocop:disable\s+all\b"), "rubocop disabled for everything"),
 ]
 SLASH = [
     (re.compile(r"^\s*eslint-disable\s*(\*/)?\s*$"),
@@ -50,6 +50,19 @@ SLASH = [
 ]
 
 
+# Scoped suppressions of the checks that catch dropped errors, with no word on why: the
+# error the linter points at is then dropped for good (RUBRIC S6 "a scoped suppression over
+# a finding that is real").
+ERROR_CHECKS = [
+    (re.compile(r"^\s*nolint:[\w,]*\b(errcheck|errorlint|nilerr|wrapcheck)\b[\w,]*\s*$"),
+     "`//nolint:errcheck` without a reason drops the error it points at"),
+    (re.compile(r"^(?!.*\s--(\s|$))\s*eslint-disable(-next-line|-line)?\s+[\w@/, -]*\b(no-empty|"
+                r"no-floating-promises|no-misused-promises|catch-or-return|"
+                r"no-unsafe-finally|handle-callback-err)\b[\w@/, -]*$"),
+     "eslint error-handling rule disabled without a reason"),
+]
+
+
 def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
     for rx, msg in table:
         if rx.search(text):
@@ -63,7 +76,7 @@ def main() -> None:
     for sf in ss.files(payload):
         if sf.lang is None:
             continue
-        table = HASH if sf.lang in ("python", "hash") else SLASH
+        table = HASH if sf.lang in ("python", "hash") else SLASH + ERROR_CHECKS
         # A suppression the old version already had, on a line the change only edits or
         # moves, was not added by this change: a removed line with the same suppression
         # and much the same code carries it over (each removed line once).
