@@ -241,7 +241,17 @@ def test_weakened_tests_prepare_lists_a_loosened_assertion() -> None:
         "def test_a():\n    assert f() is not None\n",
     )
     ctx = prepare("weakened-tests", files)["additionalContext"]["removed_assertions"]
-    assert ctx == [{"path": "tests/test_a.py", "removed_or_changed": ["assert f() == 5400"]}]
+    assert ctx == [{"path": "tests/test_a.py", "removed_or_changed": ["assert f() == 5400"],
+                    "looser": ["assert f() is not None"]}]
+
+
+def test_weakened_tests_prepare_skips_an_expected_value_rewritten_one_for_one() -> None:
+    files = modified(
+        "tests/test_a.py",
+        "def test_a():\n    assert f() == 5400\n",
+        "def test_a():\n    assert f() == 5401\n",
+    )
+    assert prepare("weakened-tests", files) == {"skip": True}
 
 
 def test_weakened_tests_prepare_ignores_a_moved_assertion() -> None:

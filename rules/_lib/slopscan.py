@@ -493,16 +493,19 @@ PAIR_STEMS = re.compile(r"([._-](in|input|out|output|expected|actual|golden|befo
 # A file that carries its own expected output or its tool's flags is a test case, not code.
 DATA_MARKERS = re.compile(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
                           r"args|options)\s*(:|$)")
-TEST_DATA_FILE = ".slopjudge-test-data"
+# The repository's own list, beside the rules (so an agent cannot widen it: the rules folder
+# is protected like the rules themselves).
+TEST_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_config",
+                              "test-data.txt")
 
 
-def test_data_globs(ws: str) -> list[str]:
-    """Globs a repository names as test data: ``SLOPJUDGE_TEST_DATA`` (separated by the
-    path separator or newlines) and the lines of ``.slopjudge-test-data`` at its root."""
-    globs = re.split(r"[\n" + re.escape(os.pathsep) + r"]", os.environ.get("SLOPJUDGE_TEST_DATA",
-                                                                           ""))
+def test_data_globs() -> list[str]:
+    """Globs a repository names as test data: ``SLOPJUDGE_TEST_DATA`` (separated by the path
+    separator or newlines) and the lines of ``rules/_config/test-data.txt``."""
+    env = os.environ.get("SLOPJUDGE_TEST_DATA", "")
+    globs = re.split(r"[\n" + re.escape(os.pathsep) + r"]", env)
     try:
-        with open(os.path.join(ws, TEST_DATA_FILE), encoding="utf-8") as fh:
+        with open(TEST_DATA_FILE, encoding="utf-8") as fh:
             globs += fh.read().splitlines()
     except OSError:
         pass
@@ -518,9 +521,9 @@ def is_test_data(path: str, content: str | None, others: set[str], ws: str) -> b
     tool's flags or expected output, a Python file in a test tree that no one can import
     (its name is not an identifier), or named by the repository's setting."""
     p = path.replace("\\", "/")
-    if ws not in _GLOBS:
-        _GLOBS[ws] = test_data_globs(ws)
-    if any(glob_match(p, g) or glob_match(p, g.rstrip("/") + "/**") for g in _GLOBS[ws]):
+    if "" not in _GLOBS:
+        _GLOBS[""] = test_data_globs()
+    if any(glob_match(p, g) or glob_match(p, g.rstrip("/") + "/**") for g in _GLOBS[""]):
         return True
     if TEST_DATA_DIR.search(p):
         return True

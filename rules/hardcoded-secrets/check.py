@@ -126,6 +126,8 @@ def main() -> None:
                 name, val = m.group("name"), m.group("val")
                 if NOT_A_SECRET_NAME.search(name):
                     continue
+                if sf.lang in ss.CODE_LANGS and not m.group("q"):
+                    continue  # in code an unquoted value is an expression, not a literal
                 if looks_random(val):
                     out.append(ss.Finding(sf.path, no, f"hard-coded secret assigned to {name}"))
                     break
