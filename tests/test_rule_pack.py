@@ -245,13 +245,15 @@ def test_weakened_tests_prepare_lists_a_loosened_assertion() -> None:
                     "looser": ["assert f() is not None"]}]
 
 
-def test_weakened_tests_prepare_skips_an_expected_value_rewritten_one_for_one() -> None:
-    files = modified(
+def test_weakened_tests_prepare_skips_an_expected_value_rewritten_with_the_code() -> None:
+    test = modified(
         "tests/test_a.py",
         "def test_a():\n    assert f() == 5400\n",
         "def test_a():\n    assert f() == 5401\n",
     )
-    assert prepare("weakened-tests", files) == {"skip": True}
+    code = modified("src/a.py", "def f():\n    return 5400\n", "def f():\n    return 5401\n")
+    assert prepare("weakened-tests", test + code) == {"skip": True}
+    assert "additionalContext" in prepare("weakened-tests", test)  # no code changed: ask
 
 
 def test_weakened_tests_prepare_ignores_a_moved_assertion() -> None:

@@ -27,9 +27,19 @@ LOOSE = re.compile(
 )
 
 
+def source_changed(payload: dict) -> bool:
+    """Whether the change also edits code that is not a test: the behaviour under test may
+    have changed on purpose."""
+    cs = payload.get("changeset") or {}
+    return any(isinstance(f, dict) and ss.lang_of(str(f.get("path") or "")) in ss.CODE_LANGS
+               and not ss.is_test_path(str(f.get("path") or ""))
+               for f in (cs.get("files") or []) + (cs.get("others") or []))
+
+
 def main() -> None:
     payload = ss.load_payload()
     removed: list[dict] = []
+    behaviour_changed = source_changed(payload)
     for sf in ss.files(payload, include_deleted=True):
         if not sf.is_test:
             continue
@@ -44,9 +54,10 @@ def main() -> None:
                 if ASSERTION.search(line) and ss.norm(line) not in still]  # moved, not changed
         new = [t.strip() for t in sf.added.values() if ASSERTION.search(t)]
         loosened = [t for t in new if LOOSE.search(t)]
-        # Ask only when assertions are fewer than before, or the new ones read looser: an
-        # expected value rewritten one for one is an ordinary change of behaviour.
-        if gone and (len(gone) > len(new) or loosened):
+        # Ask when assertions are fewer than before, or the new ones read looser, or expected
+        # values were rewritten while no code under test changed: an expected value rewritten
+        # one for one beside a change of the code is an ordinary change of behaviour.
+        if gone and (len(gone) > len(new) or loosened or not behaviour_changed):
             entry: dict = {"path": sf.path, "removed_or_changed": gone[:40]}
             if loosened:
                 entry["looser"] = loosened[:20]
