@@ -42,7 +42,7 @@ import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -359,9 +359,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 2))
     ap.add_argument("--keep", action="store_true", help="keep the scratch repositories")
     ap.add_argument("--json", action="store_true", help="print every finding as JSON")
+    ap.add_argument("--save", type=Path, help="also write the measured steps to this file")
+    ap.add_argument("--load", type=Path, help="report on steps saved by --save; measure nothing")
     args = ap.parse_args(argv)
 
     projects = [p for p in PROJECTS if not args.only or p[1] in args.only]
+    if args.load:
+        return report(load_steps(args.load), projects, args)
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="repos-", dir=CACHE))
     try:
@@ -380,6 +384,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     steps = [s for group in per_project for s in group]
+    if args.save:
+        args.save.write_text(json.dumps([asdict(s) for s in steps]), encoding="utf-8")
+    return report(steps, projects, args)
+
+
+def load_steps(path: Path) -> list[StepResult]:
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    return [StepResult(r["step"], r["added"], [Change(**c) for c in r["changes"]], r["error"])
+            for r in rows]
+
+
+def report(steps: list[StepResult], projects: list[tuple[str, str, list[str]]],
+           args: argparse.Namespace) -> int:
 
     if args.json:
         print(json.dumps([{"step": s.step, **f} for s in steps for ch in s.changes
