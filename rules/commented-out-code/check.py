@@ -75,9 +75,17 @@ C_STATEMENT = re.compile(
 C_CALL = re.compile(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 
+def _prose(t: str) -> bool:
+    """A sentence: a full stop then a capital, or six plain words in a row."""
+    return bool(re.search(r"[a-z]\.\s+[A-Z][a-z]", t)) or bool(
+        re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
+
+
 def _c_codey(text: str) -> bool:
     t = text.strip()
     if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
+        return False
+    if _prose(t):
         return False
     if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
         return True
@@ -135,23 +143,23 @@ def main() -> None:
     for sf in ss.code_files(payload):
         codey = _py_codey if sf.lang == "python" else _c_codey
         lines = sf.lexed()
-        run: list[ss.LexLine] = []
+        block: list[ss.LexLine] = []  # one comment block, old lines and new
         sentinel = ss.LexLine(-1, "", False, code="x")
         for ll in lines + [sentinel]:
-            # an empty comment line (`#`, `//`) belongs to the run: paragraphs of one comment
+            # an empty comment line (`#`, `//`) belongs to the block: paragraphs of one comment
             in_comment = ll.comment or ll.text.strip() in ("#", "//")
-            if ll.added and in_comment and not ll.code.strip() and not ll.in_string:
-                run.append(ll)
+            if in_comment and not ll.code.strip() and not ll.in_string and ll is not sentinel:
+                block.append(ll)
                 continue
-            if run:
+            if any(b.added for b in block):
                 doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
-                hits = [h for h in _code_in_run(run, codey, sf.lang == "python", doc)
-                        if not _edited_comment(sf, h.text)]
+                hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
+                        if h.added and not _edited_comment(sf, h.text)]
                 if hits:
                     more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
                     message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
                     out.append(ss.Finding(sf.path, hits[0].no, message))
-                run = []
+            block = []
     ss.finish(out, ADVICE)
 
 

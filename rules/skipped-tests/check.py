@@ -117,7 +117,8 @@ NO_RAISE = re.compile(
     r"\bno(t|n)?[\s_-]+rais"
     r"|\bdoes\s*n[o']?t\s+(raise|throw|crash|fail|error)|\bno[\s_-]+(error|exception|crash)s?\b"
     r"|\bnothing\s+happens\b|\bwithout\s+(an?\s+)?(error|exception|raising|crash)"
-    r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b",
+    r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b"
+    r"|\b(it'?s|is)\s+possible\b|\bworks\b",
     re.I,
 )
 # A benchmark measures cost, not behaviour (pytest-benchmark, CodSpeed).
@@ -163,7 +164,13 @@ def _must_not_raise(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return said and not _unused_results(fn)
 
 
+# Files a test runner collects: elsewhere a `test*` function is a helper or typing example.
+COLLECTED = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|tests?)\.py$")
+
+
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    if not COLLECTED.search(sf.path) and "TestCase" not in (sf.new_content or ""):
+        return
     helpers = _asserting_names(tree)
     existing = ss.old_names(sf)
     bench_module = _module_is_benchmark(tree) or bool(BENCH_PATH.search(sf.path))
