@@ -153,8 +153,12 @@ def main() -> None:
                 continue
             if any(b.added for b in block):
                 doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
+                m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
+                              ll.code) if doc else None
+                name = m.group(1) + "(" if m else None  # a doc example calls what it documents
                 hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
-                        if h.added and not _edited_comment(sf, h.text)]
+                        if h.added and not _edited_comment(sf, h.text)
+                        and not (name and name in h.text)]
                 if hits:
                     more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
                     message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
