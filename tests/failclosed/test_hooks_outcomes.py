@@ -201,3 +201,33 @@ def test_sigterm_mid_stop_blocks_and_stops_its_checks(ws: Path, tmp_path: Path) 
                              "session's changes, so the stop is blocked.")
     time.sleep(0.2)
     assert [p for p in started if alive(p)] == []
+
+
+def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
+                                                               tmp_path: Path) -> None:
+    # A git that hangs (as on a slow network file system), first on PATH.
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    fake = tmp_path / "bin"
+    executable(fake / "git", f"#!/bin/sh\nsleep 60 &\necho $! > {pids}/child-$$\n"
+                             f"echo $$ > {pids}/$$\nexec sleep 60\n")
+    env = clean_env(PATH=f"{fake}:{os.environ['PATH']}")
+    proc = subprocess.Popen([sys.executable, "-m", "slopjudge", "hook", "start"], cwd=ws,
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(start(ws)).encode())
+    proc.stdin.close()
+    proc.stdin = None
+    deadline = time.monotonic() + 30
+    while len(list(pids.iterdir())) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    started = [int(p.read_text()) for p in pids.iterdir()]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"")
+    assert err.decode() == ("slopjudge: session start check stopped by SIGTERM; "
+                            "the load check did not finish\n")
+    time.sleep(0.2)
+    assert [p for p in started if alive(p)] == []

@@ -154,6 +154,7 @@ def test_start_reports_a_payload_it_cannot_read_and_never_blocks(tmp_path: Path,
     # The load check still ran and said what is not in force.
     assert "rules/broken.yaml does not load" in out["hookSpecificOutput"]["additionalContext"]
     assert (ws / ".slopjudge" / "state" / "default.json").exists()
-    # A readable payload records the session's own baseline.
-    assert hook("start", ws, start(ws))[0] == 0
+    # A readable payload records the session's own baseline; odd types of fields
+    # slopjudge does not need are ignored.
+    assert hook("start", ws, start(ws, source=["x"], model={"id": 1}, extra=None))[0] == 0
     assert (ws / ".slopjudge" / "state" / f"{SESSION}.json").exists()
