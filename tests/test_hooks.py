@@ -708,3 +708,9 @@ def test_messages_name_files_from_the_workspace_root_in_a_subfolder_session(ws: 
     reason = stop_reason(hook("stop", ws / "sub", payload("stop", ws, cwd=str(ws / "sub")))[1])
     assert "sub/y.txt:1: FORBIDDEN marker" in reason
     assert "- rules/broken.yaml does not load: rules/broken.yaml:" in reason
+
+
+def test_the_file_tools_a_payload_must_name_a_file_for_are_toolmatchs() -> None:
+    from slopjudge import toolmatch
+
+    assert set(common.PATH_TOOLS) == toolmatch.FILE_TOOLS

@@ -15,23 +15,52 @@ from __future__ import annotations
 POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT reached the hook: it stops what it runs and blocks.
+
+    A KeyboardInterrupt, so the engine's interrupt path stops running checks.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def trap_signals() -> None:
+    """From here on SIGTERM/SIGINT raise :class:`Interrupted`. Set before any other
+    import: until then a signal ends the process, which Claude Code reads as an allow."""
+    import signal
+
+    def on_signal(signum: int, frame: object) -> None:
+        # One is enough: a second must not cut the block short.
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, on_signal)
+    except ValueError:  # not the main thread (called as a library): the caller's signals
+        pass
+
+
 def main_fast(sub: str) -> int:
     """Run one hook point on stdin's payload; the exit code for the harness."""
-    from . import common
-
-    if common.reentered():
-        return 0  # a judge slopjudge launched: its own hooks must not judge it
-    if sub not in POINTS:
-        common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
-        return 2
     try:
-        common.trap_signals()
+        trap_signals()
+        from . import common
+
+        if common.reentered():
+            return 0  # a judge slopjudge launched: its own hooks must not judge it
+        if sub not in POINTS:
+            common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
+            return 2
         try:
             raw = common.read_stdin()
         except common.PayloadError as exc:
             return run_point(sub, b"", exc)
         return run_point(sub, raw)
-    except common.Interrupted as exc:
+    except Interrupted as exc:
         return interrupted(sub, exc.signum)
 
 

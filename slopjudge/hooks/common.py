@@ -93,8 +93,9 @@ def _json_type(value: Any) -> str:
     return {str: "string", list: "array", type(None): "null"}.get(type(value), "value")
 
 
-# Tools whose calls slopjudge reads a field of; a call without it cannot be judged.
-_PATH_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+# The file tools and the field naming their file (toolmatch.FILE_TOOLS): a call
+# without it cannot be judged.
+PATH_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
                "Read": "file_path", "NotebookEdit": "notebook_path"}
 
 
@@ -111,7 +112,7 @@ def pre_tool_problem(payload: dict[str, Any]) -> str | None:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return f"`tool_input` of {name} is {_json_type(tool_input)}, not an object"
-    key = _PATH_TOOLS.get(name)
+    key = PATH_TOOLS.get(name)
     if key is not None:
         path = tool_input.get(key, tool_input.get("file_path"))
         if not isinstance(path, str) or not path:
@@ -295,30 +296,6 @@ def events_where(events_file: str | None, workspace: str) -> str:
 
 
 # --- signals ------------------------------------------------------------------
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGINT reached the hook: it stops what it runs and blocks.
-
-    A KeyboardInterrupt, so the engine's interrupt path stops running checks.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def trap_signals() -> None:
-    import signal
-
-    def on_signal(signum: int, frame: object) -> None:
-        # One is enough: a second must not cut the block short.
-        for s in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(s, signal.SIG_IGN)
-        raise Interrupted(signum)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
 
 
 def stop_children() -> None:

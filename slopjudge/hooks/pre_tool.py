@@ -150,7 +150,7 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     settings = config.load_settings(workspace)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
-    if event.tool_input:
+    if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from ..toolmatch import resolve_tool_input
 
         event.tool_input = resolve_tool_input(event.tool_name, event.tool_input, workspace)
