@@ -26,6 +26,7 @@ from tests.failclosed.hooks_kit import (
     start,
     stop,
 )
+from tests.helpers import kill_quietly, wait_gone
 
 
 @pytest.fixture()
@@ -142,19 +143,6 @@ def slow_rule(ws: Path, pids: Path) -> None:
         "checks:\n  - script: slow.sh\n    timeout: 120s\n")
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for our purpose: it runs nothing.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def interrupt(point: str, ws: Path, data: dict[str, object], sig: int,
               pids: Path) -> tuple[int, str, str, list[int]]:
     proc = subprocess.Popen([sys.executable, "-m", "slopjudge", "hook", point], cwd=ws,
@@ -186,8 +174,10 @@ def test_a_signal_mid_pre_tool_blocks_and_stops_its_checks(ws: Path, tmp_path: P
     line = one_line_block(rc, out or None, err)
     assert line == (f"slopjudge: stopped by {signal.Signals(sig).name} before it could "
                     "decide, so the tool call is blocked")
-    time.sleep(0.2)
-    assert [p for p in started if alive(p)] == []
+    try:
+        assert wait_gone(started) == []
+    finally:
+        kill_quietly(started)
 
 
 def test_sigterm_mid_stop_blocks_and_stops_its_checks(ws: Path, tmp_path: Path) -> None:
@@ -199,8 +189,10 @@ def test_sigterm_mid_stop_blocks_and_stops_its_checks(ws: Path, tmp_path: Path) 
     reason = block_reason(json.loads(out))
     assert reason.startswith("slopjudge was stopped by SIGTERM before it could check this "
                              "session's changes, so the stop is blocked.")
-    time.sleep(0.2)
-    assert [p for p in started if alive(p)] == []
+    try:
+        assert wait_gone(started) == []
+    finally:
+        kill_quietly(started)
 
 
 def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
@@ -229,5 +221,7 @@ def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
     assert (proc.returncode, out) == (0, b"")
     assert err.decode() == ("slopjudge: session start check stopped by SIGTERM; "
                             "the load check did not finish\n")
-    time.sleep(0.2)
-    assert [p for p in started if alive(p)] == []
+    try:
+        assert wait_gone(started) == []
+    finally:
+        kill_quietly(started)
