@@ -96,7 +96,7 @@ def _json_type(value: Any) -> str:
 # The file tools and the field naming their file (toolmatch.FILE_TOOLS): a call
 # without it cannot be judged.
 PATH_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-               "Read": "file_path", "NotebookEdit": "notebook_path"}
+              "Read": "file_path", "NotebookEdit": "notebook_path"}
 
 
 def pre_tool_problem(payload: dict[str, Any]) -> str | None:
