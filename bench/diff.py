@@ -7,7 +7,9 @@ child from getrusage(RUSAGE_CHILDREN)):
 
 - baseline: ``python -c pass``;
 - ``python -m slopjudge payload --diff FILE`` when slopjudge/cli.py exists,
-  else ``from_diff`` + payload dicts + ``json.dumps`` in a child.
+  else ``from_diff`` + payload dicts + ``json.dumps`` in a child;
+- in one child, the lenient ``from_diff`` against ``read_diff`` (the
+  well-formedness check `--diff` input gets, then one parse).
 
 Targets: at most 2 s and 300 MB peak. Prints figures; asserts nothing.
 """
@@ -44,6 +46,18 @@ files = [f.to_payload() for f in c.files]
 out = json.dumps({"changeset": {"base": c.base, "head": c.head, "commits": [], "files": files,
                   "others": []}, "change": cs.unified_diff(c.files)}, ensure_ascii=False)
 sys.stdout.write(out)
+"""
+
+CHECKED = r"""
+import sys, time
+from slopjudge import changeset as cs
+data = open(sys.argv[1], "rb").read()
+def best(fn):
+    times = []
+    for _ in range(3):
+        t = time.perf_counter(); fn(data); times.append(time.perf_counter() - t)
+    return min(times)
+print(best(cs.from_diff), best(lambda d: cs.read_diff(d, "big.diff")))
 """
 
 
@@ -117,6 +131,12 @@ def main() -> None:
         nfiles = len(obj["changeset"]["files"])
         added = sum(1 for f in obj["changeset"]["files"] if f["newContent"] is not None)
         print(f"parsed: {nfiles} files, {added} with newContent rebuilt")
+        # What checking user input costs: read_diff (check + parse once) against the
+        # lenient from_diff, in one child, best of 3 each.
+        probe = subprocess.run([sys.executable, "-c", CHECKED, str(diff)], cwd=tmp,
+                               capture_output=True, text=True, check=True).stdout.split()
+        print(f"from_diff (lenient)     : {float(probe[0]):.3f} s")
+        print(f"read_diff (checked)     : {float(probe[1]):.3f} s")
 
 
 if __name__ == "__main__":

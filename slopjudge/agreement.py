@@ -3,7 +3,10 @@
 **Verdicts.** An event is a verdict when its outcome is ``pass``,
 ``refuse`` or ``would_refuse`` (a shadow-mode refusal: the check said
 refuse, it just did not block). Errors, skips and dry runs are not verdicts
-and never count.
+and never count; nor does a shadow ``would_refuse`` marked ``shadow_error``,
+nor a ``refuse`` whose reason says no verdict was reached (logs written
+before runner failures were recorded as ``error``: "judge unavailable: ...",
+"judge timed out ...", "the judge gave no verdict ...").
 
 **Labels.** ``labels.jsonl`` holds one object per line with ``label``
 (``pass`` or ``refuse``) and a key naming what was judged:
@@ -24,6 +27,7 @@ as ``missing``.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -44,6 +48,7 @@ class Agreement:
     missing: int  # labels with no recorded verdict
     true_passes: int = 0
     true_refusals: int = 0
+    skipped: int = 0  # judge records that are not verdicts (runner errors): never compared
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,10 +75,31 @@ def cohens_kappa(a: list[str], b: list[str]) -> float:
     return (observed - expected) / (1.0 - expected)
 
 
+# Reasons slopjudge gave when a judge reached no verdict (SPEC §5's fixed sentences).
+_NO_VERDICT = re.compile(
+    r"judge could not start|judge timed out after|the judge gave no (?:valid )?verdict"
+    r"|judge unavailable: |judge output over |judge mock |slopjudge failed while judging"
+    r"|judge template does not render|\(before the model was asked\)"
+)
+
+
 def verdict(event: dict[str, Any]) -> str | None:
     """``pass`` or ``refuse`` for a verdict event, ``None`` for anything else."""
     outcome = event.get("outcome")
-    return VERDICT_OUTCOMES.get(outcome) if isinstance(outcome, str) else None
+    found = VERDICT_OUTCOMES.get(outcome) if isinstance(outcome, str) else None
+    if found == "refuse":
+        if event.get("shadow_error") is True:
+            return None
+        reason = event.get("reason")
+        if event.get("kind") == "judge" and isinstance(reason, str) and _NO_VERDICT.search(reason):
+            return None
+    return found
+
+
+def not_verdicts(events: list[dict[str, Any]]) -> int:
+    """How many judge events are outcomes but not verdicts (errors, old-style crashes)."""
+    return sum(1 for e in events if e.get("kind") == "judge" and verdict(e) is None
+               and e.get("outcome") in ("refuse", "would_refuse", "error"))
 
 
 def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -145,6 +171,7 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
         missing=missing,
         true_passes=sum(1 for p, e in pairs if p == e == "pass"),
         true_refusals=sum(1 for p, e in pairs if p == e == "refuse"),
+        skipped=not_verdicts(events),
     )
 
 

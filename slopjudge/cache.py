@@ -3,7 +3,9 @@
 Key: sha256 over the rendered prompt, the verdict instruction version, the
 model set, the tool rules and the runner's identity. Only real verdicts are
 stored (never errors or missing verdicts), one JSON file per key, written
-atomically. A file that no longer reads as a verdict is a miss.
+atomically, signed with a MAC bound to its key (:mod:`slopjudge.cachesign`).
+A file that no longer reads as a verdict, or that slopjudge did not sign (an
+agent rewrote it to a pass, or copied another key's entry), is a miss.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from . import cachesign
+
+# First line of an entry: this, then the entry's MAC (cachesign); the verdict JSON follows.
+_MAGIC = b"slopjudge-verdict "
 
 
 def cache_key(
@@ -35,8 +42,10 @@ def cache_key(
 
 
 class VerdictCache:
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, *, workspace: str | None = None) -> None:
         self.directory = Path(directory)
+        # A signing key inside the workspace signs nothing (cachesign.key).
+        self.workspace = workspace
 
     def _path(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
@@ -47,7 +56,14 @@ class VerdictCache:
         from .verdict import parse_verdict
 
         try:
-            text = self._path(key).read_text(encoding="utf-8")
+            raw = self._path(key).read_bytes()
+            head, _, body = raw.partition(b"\n")
+            if not head.startswith(_MAGIC) or not cachesign.verify(
+                key.encode("ascii") + b"\0" + body, "verdict", head[len(_MAGIC):].decode("ascii"),
+                self.workspace,
+            ):
+                return None  # not written by slopjudge (or for another key): ask the judge
+            text = body.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
         verdict, _ = parse_verdict(text)
@@ -62,11 +78,15 @@ class VerdictCache:
         if checked is None:
             raise ValueError(f"only verdicts are cached: {problem}")
         target = self._path(key)
+        body = text.encode("utf-8")
+        mac = cachesign.sign(key.encode("ascii") + b"\0" + body, "verdict", self.workspace)
+        if mac is None:
+            return  # no signing key: an unsigned entry would never be trusted
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_MAGIC + mac.encode("ascii") + b"\n" + body)
             os.replace(tmp, target)
         except BaseException:
             try:

@@ -35,6 +35,7 @@ from .pathglob import match, match_any
 __all__ = [
     "ChangesetError",
     "from_diff",
+    "read_diff",
     "from_git_range",
     "from_staged",
     "from_working_tree",
@@ -64,6 +65,22 @@ def from_diff(data: bytes, workspace: str | None = None) -> Changeset:
     if isinstance(data, str):  # tolerate text callers
         data = data.encode("utf-8", errors="surrogateescape")
     return Changeset(base=None, head=None, commits=[], files=file_changes(data))
+
+
+def read_diff(data: bytes, name: str) -> Changeset:
+    """A diff a user handed over (``--diff``, a rule fixture): well-formed, or ChangesetError.
+
+    The message names ``name`` and the line where reading failed
+    (:func:`.diffparse.check`); :func:`from_diff` alone stays lenient.
+    """
+    from .diffparse import DiffError, check
+
+    try:
+        parsed = check(data)
+    except DiffError as exc:
+        where = f"{name}:{exc.line}" if exc.line else name
+        raise ChangesetError(f"{where}: {exc.message}") from None
+    return Changeset(base=None, head=None, commits=[], files=file_changes(data, parsed))
 
 
 # --------------------------------------------------------------------------

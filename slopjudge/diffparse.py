@@ -432,7 +432,9 @@ def _plain_strip(parts: list[FilePatch]) -> bool:
     return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
 
 
-def file_changes(data: bytes) -> list[FileChange]:
+def file_changes(
+    data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
+) -> list[FileChange]:
     """The files of a git or plain unified diff, in the order the diff lists them.
 
     ``newContent``/``oldContent`` are rebuilt from the hunks only where the
@@ -441,7 +443,7 @@ def file_changes(data: bytes) -> list[FileChange]:
     leading folder is dropped as described in :func:`_plain_strip`; the file is
     named by its new name and is never a rename (only git headers say "rename").
     """
-    parts, lines = parse(data)
+    parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
@@ -492,3 +494,145 @@ def _plain_status(p: FilePatch, strip: bool) -> None:
     else:
         p.status = "M"
 
+
+
+# --------------------------------------------------------------------------
+# strict reading of diff input (`run --diff`, `payload --diff`, rule fixtures)
+
+
+class DiffError(ValueError):
+    """Diff input that is not a well-formed unified or git diff; ``line`` is 1-based (0: none)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _shown(line: bytes) -> str:
+    text = decode(line.rstrip(b"\r"))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
+    """Old and new lines the hunk header promised but the body did not hold."""
+    old, new = h.old_len, h.new_len
+    for idx in range(h.first, h.last):
+        c = lines[idx][:1]
+        if c in (b" ", b""):
+            old, new = old - 1, new - 1
+        elif c == b"-":
+            old -= 1
+        elif c == b"+":
+            new -= 1
+    return old, new
+
+
+def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
+    """Whether the line right after a finished hunk still reads as hunk body."""
+    if i >= len(lines):
+        return False
+    line = lines[i].rstrip(b"\r")
+    if line[:1] not in (b" ", b"+", b"-"):
+        return False
+    if line == b"-- ":  # git format-patch's signature separator
+        return False
+    if line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "):
+        return False
+    return True
+
+
+def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
+    """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff.
+
+    :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff``
+    output and tolerates text around patches, as in ``git format-patch``
+    mails). Input a user hands over is held to more: at least one file
+    section; every hunk holds exactly the lines its header counts; no ``@@``
+    line that is not a hunk header; no file header without the hunks or git
+    headers that say what changed; a newline at the end. An empty input is its own error, "empty
+    diff": an empty file is more often a failed ``git diff`` than no change.
+    The earliest problem is reported, by line. Returns what :func:`parse`
+    gave, for :func:`file_changes`, so well-formed input is parsed once.
+
+    Not ``unidiff``: it reads random bytes and plain text as an empty patch
+    set, accepts a hunk with more lines than its header counts, and its
+    errors name no line; the hunk walk here already knows each of those.
+    """
+    if not data.strip():
+        raise DiffError(0, "empty diff (nothing to judge)")
+    parts, lines = parse(data)
+    if not parts:
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise DiffError(0, f"byte {nul + 1} is NUL: binary data, not a unified or git diff")
+        first = next((n for n, ln in enumerate(lines) if ln.strip()), 0)
+        raise DiffError(first + 1, "not a unified or git diff: no file header "
+                        "('diff --git' or '---'/'+++' lines) anywhere in the input")
+    problems: list[tuple[int, str]] = []
+    headers: set[int] = set()
+    real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
+    for part in parts:
+        for h in part.hunks:
+            at = h.first  # the header's index is first - 1, so its line number is first
+            headers.add(h.first - 1)
+            if not h.complete:
+                old, new = _hunk_shortfall(lines, h)
+                head = _shown(lines[h.first - 1])
+                if old < 0 or new < 0:
+                    problems.append((h.last, f"hunk '{head}' (line {at}) holds more lines than "
+                                     "its header counts"))
+                elif h.last >= real:
+                    problems.append((real, f"the input ends inside hunk '{head}' (line {at}), "
+                                     f"{old} old and {new} new lines short: the diff is cut off"))
+                else:
+                    problems.append((h.last + 1, f"hunk '{head}' (line {at}) ends "
+                                     f"{old} old and {new} new lines short: the diff is cut off "
+                                     "or its counts do not add up"))
+            elif _after_hunk_is_body(lines, h.last):
+                problems.append((h.last + 1, f"hunk '{_shown(lines[h.first - 1])}' (line {at}) "
+                                 "holds more lines than its header counts"))
+    for n, line in enumerate(lines):
+        if line.startswith(b"@@ -") and n not in headers:
+            problems.append((n + 1, f"'{_shown(line)}' is not a hunk header slopjudge can read, "
+                             "or stands outside any file section"))
+    for part in parts:
+        if part.hunks or part.binary:
+            continue
+        # Reported where the section stopped: the line that should have been a hunk.
+        n = real + 1 if part.end >= len(data) else min(data.count(b"\n", 0, part.end), real) + 1
+        where = _shown(lines[n - 1]) if n <= real else "the end of the input"
+        if not part.git or part.has_dashes:
+            problems.append((n, f"a hunk ('@@ -a,b +c,d @@') should start here, not {where!r}"
+                             if n <= real else "the input ends before the file's first hunk"))
+        elif part.status == "M" and part.old_mode == part.new_mode and part.old == part.new:
+            problems.append((n, "a git file header that says no change ends here "
+                             f"({where}): the diff is cut off or malformed"))
+        elif part.status in ("A", "D") and not part.copy and not _empty_blob(data, part):
+            # git shows an added or deleted file with no hunk only when it is empty.
+            problems.append((n, "the input ends before the first hunk of a file git's index "
+                             "line says is not empty: the diff is cut off"))
+    if not data.endswith(b"\n"):
+        # Every diff tool ends its output with a newline ("\ No newline at end of file"
+        # included): a last line without one was most likely cut off.
+        problems.append((real, "the input ends mid-line (no newline after the last line): "
+                         "the diff looks cut off; if it is whole, end it with a newline"))
+    if problems:
+        where_at, why = min(problems, key=lambda p: p[0])
+        raise DiffError(where_at, why)
+    return parts, lines
+
+
+# The empty blob's id, SHA-1 and SHA-256 repositories.
+_EMPTY_BLOBS = (b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+                b"473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813")
+
+
+def _empty_blob(data: bytes, part: FilePatch) -> bool:
+    """Whether the section's ``index`` line names the empty blob on the side that exists."""
+    for line in data[part.start : part.end].split(b"\n"):
+        if line.startswith(b"index ") and b".." in line:
+            old, _, new = line[6:].split(b" ", 1)[0].rstrip(b"\r").partition(b"..")
+            blob = new if part.status == "A" else old
+            return len(blob) >= 7 and any(e.startswith(blob) for e in _EMPTY_BLOBS)
+    return False

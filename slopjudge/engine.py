@@ -210,6 +210,7 @@ def run(
 
             result = run_judge(ctx)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
+            result.shadow_error = result.outcome == "error"
             result.outcome = "would_refuse"
         return result
 

@@ -45,10 +45,17 @@ SCHEMA_CANDIDATES = (
 )
 
 Pos = tuple[int, int]
+RULE_EXTENSIONS = (".yaml", ".yml")
+RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
-    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; nothing else."""
+    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; nothing else.
+
+    ``.yml`` is the same format under the other common spelling: such a file is
+    loaded too, never skipped in silence (a rule a person wrote must not be
+    quietly out of force). Both spellings for one id are a duplicate id.
+    """
     found: list[tuple[str, str]] = []
     try:
         entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
@@ -57,12 +64,14 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
     for entry in entries:
         if entry.name.startswith("."):
             continue  # editor swap files, .git, hidden folders
-        if entry.name.endswith(".yaml") and entry.is_file():
-            found.append((entry.name[: -len(".yaml")], entry.path))
+        stem, ext = os.path.splitext(entry.name)
+        if ext in RULE_EXTENSIONS and entry.is_file():
+            found.append((stem, entry.path))
         elif entry.is_dir():
-            inner = os.path.join(entry.path, "rule.yaml")
-            if os.path.isfile(inner):
-                found.append((entry.name, inner))
+            for name in RULE_FILE_NAMES:
+                inner = os.path.join(entry.path, name)
+                if os.path.isfile(inner):
+                    found.append((entry.name, inner))
     found.sort()
     return found
 
@@ -341,7 +350,7 @@ class _FileLoader:
         fr = self.fr
         if not re.fullmatch(RULE_ID, fr.id):
             fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
-            where = "folder" if os.path.basename(fr.path) == "rule.yaml" else "file"
+            where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
             fr.err(
                 (1, 1),
                 f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
@@ -562,8 +571,13 @@ class _FileLoader:
             self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
             return None
         if not os.access(candidate, os.X_OK):
-            self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
-            return None
+            from .procs import is_python_script
+
+            # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+            # it needs no run bit, which a wheel install does not keep.
+            if not is_python_script(candidate):
+                self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
+                return None
         return candidate
 
     def _template(self, item: Any, value: str) -> str | None:

@@ -181,6 +181,7 @@ class CheckResult:
     cache_hit: bool = False
     confidence: float | None = None
     uncertain: bool = False  # a judge pass refused only for falling short of min_confidence
+    shadow_error: bool = False  # a would_refuse that was an error (no decision) in a shadow rule
     tokens: int | None = None
     cost: float | None = None
     prompt: str | None = None  # rendered prompt, kept for replay and --prompts-dir

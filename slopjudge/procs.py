@@ -4,38 +4,394 @@ Every command slopjudge starts (script checks, prepare, the judge runner, the
 harness inside slopjudge-agent) goes through :func:`run`. The child gets its
 own process group, so a timeout kills everything it forked: TERM first, then
 KILL after a grace period.
+
+A process group does not hold a child that calls ``setsid`` (a daemonising
+double fork), so each child is also contained by the kernel:
+
+- a cgroup v2 of its own where the cgroup tree is writable (``cgroup.kill``
+  ends every process in it, however it forked), entered before ``exec``;
+- else slopjudge is a child subreaper (``PR_SET_CHILD_SUBREAPER``): orphans
+  re-parent to it instead of init, each carries its child's tag in
+  ``SLOPJUDGE_PROC_TAGS``, and they are killed with the child that made them.
+
+Either way nothing a check started outlives it, its timeout, or a signal to
+slopjudge (:func:`kill_all`).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import IO
 
 KILL_GRACE_S = 2.0
+TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
 
-# Process groups started by run() and still running. Each child gets its own
-# session, so a Ctrl-C at the terminal never reaches it: on an interrupt the
-# caller stops them through signal_all().
-_LIVE: set[int] = set()
+# Children started by run() and still running: leader pid -> its containment.
+# Each child gets its own session, so a Ctrl-C at the terminal never reaches
+# it: on an interrupt the caller stops them through signal_all() / kill_all().
+_LIVE: dict[int, _Jail] = {}
 _LIVE_LOCK = threading.Lock()
+_COUNTER = itertools.count(1)
+_JAILS: set[_Jail] = set()  # every containment not yet closed
 
 
 def signal_all(sig: int) -> int:
     """Send ``sig`` to every process group run() has running; how many there were."""
-    with _LIVE_LOCK:
-        groups = list(_LIVE)
+    groups = list(_LIVE)  # a plain copy: a signal handler may call this mid-update
     for pgid in groups:
         try:
             os.killpg(pgid, sig)
         except (ProcessLookupError, PermissionError):
             pass
     return len(groups)
+
+
+def kill_all() -> int:
+    """KILL every child run() has running and everything they started; how many children.
+
+    For signal handlers: slopjudge is about to exit and must leave nothing behind.
+    """
+    leaders = list(_LIVE)
+    for pgid in leaders:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for jail in list(_JAILS):  # also a child still starting, not yet in _LIVE
+        jail.close()
+    return len(leaders)
+
+
+# ---- how a rule's script is started ----------------------------------------
+
+_PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?")
+
+
+def is_python_script(path: str) -> bool:
+    """A ``#!`` line naming python, or no ``#!`` line and a ``.py`` name."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return path.endswith(".py")
+    if not head.startswith(b"#!"):
+        return path.endswith(".py")
+    words = head[2:].split(b"\n", 1)[0].decode("latin-1").split()
+    if not words:
+        return False
+    prog = os.path.basename(words[0])
+    if prog == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        prog = rest[0] if rest else ""
+    return _PYTHON_NAME.fullmatch(prog) is not None
+
+
+def script_argv(path: str) -> list[str]:
+    """The command line for a rule's script or prepare.
+
+    A Python script runs on the interpreter slopjudge runs on, never one found
+    on PATH: it then needs no run bit (a wheel install drops them) and sees the
+    same Python whatever the shell's PATH says. Anything else runs directly.
+    """
+    if "/" not in path:
+        return [path]  # a command found on PATH: it is what the rule named
+    if sys.executable and is_python_script(path):
+        return [sys.executable, path]
+    return [path]
+
+
+# ---- containment -------------------------------------------------------------
+
+
+def _proc_dirs() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
+    fields = data[data.rfind(b")") + 2:].split()
+    try:
+        return int(fields[1])
+    except (IndexError, ValueError):
+        return None
+
+
+class _Tree:
+    """Who is whose child: from ``/proc/PID/task/*/children`` where the kernel has it
+    (a few small reads), else from every process's ``stat``, read once."""
+
+    def __init__(self) -> None:
+        self.by_parent: dict[int, list[int]] | None = None
+
+    def children(self, pid: int) -> list[int]:
+        if self.by_parent is None:
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                return []
+            found: list[int] = []
+            for tid in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                        found += [int(x) for x in f.read().split()]
+                except FileNotFoundError:
+                    if os.path.exists(f"/proc/{pid}/task/{tid}"):
+                        self._scan()  # no children files in this kernel
+                        return self.children(pid)
+                except OSError:
+                    pass
+            return found
+        return self.by_parent.get(pid, [])
+
+    def _scan(self) -> None:
+        self.by_parent = {}
+        for child in _proc_dirs():
+            parent = _ppid(child)
+            if parent is not None:
+                self.by_parent.setdefault(parent, []).append(child)
+
+
+def _has_tag(pid: int, tag: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return False
+    for item in environ.split(b"\0"):
+        if item.startswith(TAGS_ENV.encode() + b"="):
+            return tag in item[len(TAGS_ENV) + 1:].split(b":")
+    return False
+
+
+class _Cgroups:
+    """Per-child cgroups under slopjudge's own cgroup v2, if it may make them."""
+
+    def __init__(self) -> None:
+        self.base: str | None = None
+        self.probed = False
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _own_dir() -> str | None:
+        try:
+            with open("/proc/self/cgroup", encoding="utf-8") as f:
+                rel = next((ln[3:].strip() for ln in f if ln.startswith("0::")), None)
+            if rel is None:
+                return None
+            with open("/proc/self/mountinfo", encoding="utf-8") as f:
+                for line in f:
+                    left, _, right = line.partition(" - ")
+                    if right.split(" ", 1)[0] == "cgroup2":
+                        mount = left.split()[4]
+                        return os.path.join(mount, rel.lstrip("/"))
+        except (OSError, StopIteration):
+            return None
+        return None
+
+    def available(self) -> str | None:
+        if self.probed:
+            return self.base
+        with self.lock:
+            if not self.probed:
+                self.base = self._probe()
+                self.probed = True
+        return self.base
+
+    def _probe(self) -> str | None:
+        if os.environ.get("SLOPJUDGE_NO_CGROUP"):
+            return None
+        own = self._own_dir()
+        if not own or not os.access(os.path.join(own, "cgroup.procs"), os.W_OK):
+            return None
+        probe = os.path.join(own, f"slopjudge-{os.getpid()}-probe")
+        try:
+            os.mkdir(probe)
+        except OSError:
+            return None
+        try:
+            usable = os.path.exists(os.path.join(probe, "cgroup.kill"))  # Linux 5.14+
+        finally:
+            try:
+                os.rmdir(probe)
+            except OSError:
+                pass
+        if usable:
+            _remove_stale(own)
+        return own if usable else None
+
+    def disable(self) -> None:
+        self.base = None
+        self.probed = True
+
+
+_CGROUPS = _Cgroups()
+_SUBREAPER = False
+_SUBREAPER_LOCK = threading.Lock()
+
+
+def _become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux 3.4+)."""
+    global _SUBREAPER
+    if _SUBREAPER:
+        return True
+    with _SUBREAPER_LOCK:
+        if not _SUBREAPER and sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                pr_set_child_subreaper = 36
+                _SUBREAPER = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                _SUBREAPER = False
+    return _SUBREAPER
+
+
+class _Jail:
+    """What holds one child and everything it starts: a cgroup, or a tag plus the subreaper."""
+
+    def __init__(self) -> None:
+        self.tag = f"{os.getpid()}.{next(_COUNTER)}"
+        self.cgroup: str | None = None
+        base = _CGROUPS.available()
+        if base is not None:
+            path = os.path.join(base, f"slopjudge-{self.tag}")
+            try:
+                os.mkdir(path)
+                self.cgroup = path
+            except OSError:
+                self.cgroup = None
+        if self.cgroup is None:
+            _become_subreaper()
+        _JAILS.add(self)
+
+    def env(self, env: dict[str, str] | None) -> dict[str, str]:
+        out = dict(os.environ if env is None else env)
+        old = out.get(TAGS_ENV, "")
+        out[TAGS_ENV] = f"{old}:{self.tag}" if old else self.tag
+        return out
+
+    def preexec(self) -> None:
+        """In the child, before exec: move into the cgroup (so all it forks is inside)."""
+        if self.cgroup is not None:
+            fd = os.open(os.path.join(self.cgroup, "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+
+    def kill(self) -> None:
+        """KILL every process of this child (async-signal tolerant: no locks)."""
+        if self.cgroup is not None:
+            try:
+                with open(os.path.join(self.cgroup, "cgroup.kill"), "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        else:
+            self._sweep_tagged()
+
+    def _sweep_tagged(self) -> None:
+        """Kill orphans (re-parented to us) carrying this child's tag, and their descendants."""
+        me = os.getpid()
+        tag = self.tag.encode()
+        for _ in range(50):
+            tree = _Tree()
+            roots = [p for p in tree.children(me) if p not in _LIVE and _has_tag(p, tag)]
+            if not roots:
+                return
+            doomed: list[int] = []
+            stack = list(roots)
+            while stack:
+                pid = stack.pop()
+                doomed.append(pid)
+                stack.extend(tree.children(pid))
+            for pid in doomed:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            _reap(doomed, me)
+
+    def close(self) -> None:
+        """Kill what is left and remove the cgroup."""
+        if self.cgroup is None:
+            self.kill()
+            _JAILS.discard(self)
+            return
+        deadline = time.monotonic() + KILL_GRACE_S
+        delay = 0.0005
+        while True:
+            try:
+                _rmtree_cgroup(self.cgroup)  # succeeds only once nothing is left in it
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break  # an empty folder left behind costs nothing
+            self.kill()
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        _JAILS.discard(self)
+
+
+def _reap(doomed: list[int], me: int) -> None:
+    """Wait for killed processes that are (or become) our children, so none stays a zombie.
+
+    Only these pids: a wait on any child would steal the exit status of a
+    check that is still running in another thread.
+    """
+    deadline = time.monotonic() + 1.0
+    pending = set(doomed)
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            parent = _ppid(pid)
+            if parent is None:
+                pending.discard(pid)  # gone: reaped by someone
+            elif parent == me:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.001)  # its killed parent has not yet handed it to us
+
+
+def _remove_stale(base: str) -> None:
+    """Remove the empty cgroups of slopjudge processes that died without cleaning up (kill -9)."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("slopjudge-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len("slopjudge-"):].split(".", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                _rmtree_cgroup(os.path.join(base, name))
+            except OSError:
+                pass  # still populated: what is in it is not ours to judge
+
+
+def _rmtree_cgroup(path: str) -> None:
+    """rmdir a cgroup and the ones a nested slopjudge made inside it, deepest first."""
+    for folder, dirs, _files in os.walk(path, topdown=False):
+        for d in dirs:
+            os.rmdir(os.path.join(folder, d))
+    os.rmdir(path)
 
 
 @dataclass
@@ -55,20 +411,17 @@ class ProcResult:
         return None
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
-        return
-    try:
-        proc.wait(timeout=KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
         pass
-    # Whatever the leader did, its group may still hold children: KILL them all.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    else:
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    _reap_group(proc, jail)
 
 
 def run(
@@ -82,38 +435,101 @@ def run(
 ) -> ProcResult:
     """Run ``argv`` directly (never through a shell) and collect its output."""
     started = time.monotonic()
+    jail = _Jail()
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
+        proc = _spawn(argv, jail, cwd, env)
     except FileNotFoundError:
+        jail.close()
         return ProcResult(None, b"", b"", start_error=f"{argv[0]}: not found",
                           duration_s=time.monotonic() - started)
     except PermissionError:
+        jail.close()
         return ProcResult(None, b"", b"", start_error=f"{argv[0]}: not executable",
                           duration_s=time.monotonic() - started)
     except OSError as exc:
+        jail.close()
         return ProcResult(None, b"", b"", start_error=f"{argv[0]}: {exc.strerror or exc}",
                           duration_s=time.monotonic() - started)
 
     with _LIVE_LOCK:
-        _LIVE.add(proc.pid)
+        _LIVE[proc.pid] = jail
     try:
-        return _collect(proc, input, timeout, max_output, started)
+        return _collect(proc, jail, input, timeout, max_output, started)
     finally:
         with _LIVE_LOCK:
-            _LIVE.discard(proc.pid)
+            _LIVE.pop(proc.pid, None)
+        jail.close()
+
+
+# Enters the cgroup, then becomes the command: the child is inside before it runs
+# a line of its own, so nothing it forks is outside. A shell costs far less than
+# Popen's preexec_fn, which turns vfork into a full fork of this process.
+_SH = "/bin/sh"
+_ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
+
+
+def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
+    """Raise what Popen would for a command that cannot start (the shell would hide it)."""
+    import errno
+    import shutil
+
+    prog = argv[0]
+    if "/" in prog:
+        path: str | None = os.path.join(cwd or os.getcwd(), prog)
+    else:
+        path = shutil.which(prog, path=(os.environ if env is None else env).get("PATH"))
+    if path is None or not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "not found", prog)
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise PermissionError(errno.EACCES, "not executable", prog)
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return  # executable but unreadable: exec decides
+    if not magic.startswith(b"#!") and magic != b"\x7fELF":
+        # A shell would run it as a script; exec refuses it, and so do we.
+        raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), prog)
+
+
+def _spawn(
+    argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None
+) -> subprocess.Popen[bytes]:
+    def popen(args: list[str], preexec: bool = False) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=jail.env(env),
+            start_new_session=True,
+            preexec_fn=jail.preexec if preexec else None,
+        )
+
+    if jail.cgroup is None:
+        return popen(argv)
+    _check_startable(argv, cwd, env)
+    if os.access(_SH, os.X_OK):
+        return popen([_SH, "-c", _ENTER, os.path.join(jail.cgroup, "cgroup.procs"), *argv])
+    try:
+        return popen(argv, preexec=True)
+    except subprocess.SubprocessError:
+        # The cgroup could not be entered (delegation changed under us): fall
+        # back to the subreaper for this and every later child.
+        _CGROUPS.disable()
+        try:
+            os.rmdir(jail.cgroup)
+        except OSError:
+            pass
+        jail.cgroup = None
+        _become_subreaper()
+        return popen(argv)
 
 
 def _collect(
-    proc: subprocess.Popen[bytes], input: bytes, timeout: float | None, max_output: int,
-    started: float,
+    proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
+    max_output: int, started: float,
 ) -> ProcResult:
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
@@ -157,11 +573,11 @@ def _collect(
         timed_out = not _wait(proc, timeout)
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
-        _kill_group(proc)
+        _kill_group(proc, jail)
         raise
     # The leader may have exited while children it forked still hold the pipes
-    # or keep running; a check owns its whole group, so none outlive it.
-    _kill_group(proc) if timed_out else _reap_group(proc)
+    # or keep running; a check owns all it started, so none outlive it.
+    _kill_group(proc, jail) if timed_out else _reap_group(proc, jail)
     writer.join(timeout=1)
     for t in readers:
         t.join(timeout=KILL_GRACE_S + 1)
@@ -200,9 +616,10 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
     return True
 
 
-def _reap_group(proc: subprocess.Popen[bytes]) -> None:
-    """After the leader exits, kill anything it left behind in its group."""
+def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
+    """After the leader exits (or is told to), kill anything it left behind."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    jail.kill()

@@ -73,6 +73,9 @@ def event_record(
         "cost": result.cost,
         "session_id": session_id,
     }
+    if result.shadow_error:
+        # Not a verdict: agreement and replay must not count it as a refusal.
+        record["shadow_error"] = True
     if keep_prompt and result.prompt is not None:
         record["prompt"] = result.prompt
     return record

@@ -9,6 +9,9 @@ the files the result depends on elsewhere (scripts, PATH folders), the code
 that validates, and the slopjudge version. The mode is in the key because
 ``chmod +x`` fixes a "not executable" error without touching mtime.
 
+The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write,
+such as a rules list an agent emptied, is a miss and the rules load afresh.
+
 Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
 """
 
@@ -20,14 +23,15 @@ import os
 import time
 from typing import Any
 
-from . import __version__
+from . import __version__, cachesign
 from .config import Settings, display_path
 from .model import Check, LoadError, LoadResult, Rule
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
-_CODE = ("loader.py", "toolrules.py", "durations.py", "model.py", "templates.py", "config.py")
+_CODE = ("loader.py", "toolrules.py", "durations.py", "model.py", "templates.py", "config.py",
+         "procs.py")
 _SCHEMA = (
     os.path.join(os.path.dirname(_PACKAGE_DIR), "schemas", "rule.schema.json"),
     os.path.join(_PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
@@ -129,10 +133,20 @@ def _decode(data: dict[str, Any]) -> LoadResult:
     )
 
 
+_MAGIC = b"slopjudge-rules-cache "
+
+
 def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read()
+        head, _, body = raw.partition(b"\n")
+        # Only a file slopjudge signed counts: the agent can write the state folder.
+        if not head.startswith(_MAGIC) or not cachesign.verify(
+            body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
+        ):
+            return None
+        data = json.loads(body)
         if data.get("key") != key:
             return None
         watched = data.get("watched_stats", {})
@@ -170,11 +184,15 @@ def _write(
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
+    body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    mac = cachesign.sign(body, "rules", key["workspace"])
+    if mac is None:
+        return  # no key to sign with: an unsigned cache would never be read
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, separators=(",", ":"))
+        with open(tmp, "wb") as f:
+            f.write(_MAGIC + mac.encode("ascii") + b"\n" + body)
         os.replace(tmp, path)  # readers see the old file or the new one, never half
     except OSError:
         # A read-only state folder only costs speed: the result is still right.

@@ -11,7 +11,11 @@ from .model import Changeset
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--diff", metavar="FILE", help="a unified diff (git or plain); - for stdin")
-    group.add_argument("--base", metavar="REV", help="judge the commits REV..HEAD (see --head)")
+    group.add_argument(
+        "--base", metavar="REV",
+        help="judge what HEAD (see --head) changed since its merge base with REV, "
+             "as `git diff REV...HEAD` shows it",
+    )
     group.add_argument("--staged", action="store_true", help="judge the index against HEAD")
     group.add_argument(
         "--working-tree", action="store_true",
@@ -28,11 +32,19 @@ def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
         raise cs.ChangesetError("--head goes with --base")
     if args.diff:
         if args.diff == "-":
-            data = sys.stdin.buffer.read()
-        else:
+            return cs.read_diff(sys.stdin.buffer.read(), "<stdin>")
+        try:
             with open(args.diff, "rb") as fh:
                 data = fh.read()
-        return cs.from_diff(data, workspace)
+        except FileNotFoundError:
+            raise cs.ChangesetError(f"--diff {args.diff}: no such file") from None
+        except IsADirectoryError:
+            raise cs.ChangesetError(
+                f"--diff {args.diff}: is a directory, not a diff file") from None
+        except OSError as exc:
+            raise cs.ChangesetError(f"--diff {args.diff}: cannot read it: "
+                                    f"{exc.strerror or exc}") from None
+        return cs.read_diff(data, args.diff)
     if args.base:
         return cs.from_git_range(workspace, args.base, args.head or "HEAD")
     if args.staged:

@@ -19,9 +19,14 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
+import sys
+import time
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import jinja2
@@ -81,6 +86,92 @@ class TemplateRenderError(Exception):
         self.message = message
 
 
+# Wall-clock limits on running a template: at load time (against the synthetic
+# payload) and when a judge renders its prompt. A template that runs longer is
+# an error at the line it had reached, never a hang.
+LOAD_TIME_LIMIT_S = 3.0
+RENDER_TIME_LIMIT_S = 10.0
+# Values no prompt needs, refused before Python spends memory or minutes on them.
+MAX_INT_BITS = 100_000
+MAX_REPEAT_ITEMS = 10_000_000
+
+
+class TemplateTimeout(Exception):
+    """A template ran past its wall-clock limit."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(
+            f"the template ran longer than {limit:g} s and was stopped "
+            "(a loop or a value too large for a prompt)"
+        )
+
+
+@contextmanager
+def _deadline(limit: float) -> Iterator[None]:
+    """Raise :class:`TemplateTimeout` in this thread once ``limit`` seconds pass.
+
+    Works in any thread (judges render in worker threads, where no alarm
+    signal reaches): a trace function checks the clock on every function call,
+    and on every line of template code, where loops spin. Python modules are
+    not traced line by line, so Jinja's own code runs at full speed.
+    """
+    end = time.monotonic() + limit
+
+    def on_line(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if time.monotonic() > end:
+            raise TemplateTimeout(limit)
+        return on_line
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if time.monotonic() > end:
+            raise TemplateTimeout(limit)
+        return None if frame.f_code.co_filename.endswith(".py") else on_line
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+def _too_large(operator: str, left: Any, right: Any) -> str | None:
+    """Why ``left <operator> right`` would make a value no prompt needs, if it would."""
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if operator == "**" and is_int(left) and is_int(right) and right > 0 and abs(left) > 1:
+        if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
+            return f"{left} ** {right} is too large a number for a template"
+    if operator == "*":
+        if is_int(left) and is_int(right):
+            if left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                return "a product too large a number for a template"
+            return None
+        for seq, n in ((left, right), (right, left)):
+            repeats = isinstance(seq, (str, list, tuple)) and is_int(n)
+            if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
+                return f"repeating a {type(seq).__name__} {n} times makes more than a prompt holds"
+    return None
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with ``**`` and ``*`` checked before they run.
+
+    Intercepting them also stops Jinja from folding ``{{ 10**10**8 }}`` into a
+    constant while it compiles, where no time limit could stop it.
+    """
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        problem = _too_large(operator, left, right)
+        if problem is not None:
+            raise SecurityError(problem)
+        return super().call_binop(context, operator, left, right)
+
+
 def _autoescape(_name: str | None) -> bool:
     # On for *.md.j2 as SPEC §5 asks, and for every other judge template too:
     # no prompt format is better off letting data close its tags.
@@ -89,7 +180,7 @@ def _autoescape(_name: str | None) -> bool:
 
 @lru_cache(maxsize=64)
 def _environment(search_path: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=jinja2.FileSystemLoader(list(search_path)),
         undefined=jinja2.StrictUndefined,
         autoescape=_autoescape,
@@ -139,7 +230,9 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
     """Render a judge template; raises :class:`TemplateRenderError` with file:line."""
     env, name = _locate(path, rule_dir, template_dirs)
     try:
-        return env.get_template(name).render(_render_context(context))
+        template = env.get_template(name)
+        with _deadline(RENDER_TIME_LIMIT_S):
+            return template.render(_render_context(context))
     except Exception as exc:  # every failure becomes one clear line
         where, line, message = _explain(exc, os.path.abspath(path))
         raise TemplateRenderError(where, line, message) from None
@@ -280,6 +373,8 @@ def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
     where, line = frames[-1] if frames else (path, 1)
     if isinstance(exc, SecurityError):
         return where, line, f"sandbox: {exc}"
+    if isinstance(exc, TemplateTimeout):
+        return where, line, str(exc)
     if isinstance(exc, jinja2.UndefinedError):
         return where, line, f"the judge context has no such value: {exc}"
     if isinstance(exc, jinja2.TemplateNotFound):
@@ -375,7 +470,8 @@ def validate_template(path: str, *, rule_dir: str, template_dirs: list[str]) -> 
         return problems
     try:
         template = env.get_template(name)
-        template.render(_render_context(synthetic_payload(rule_dir)))
+        with _deadline(LOAD_TIME_LIMIT_S):
+            template.render(_render_context(synthetic_payload(rule_dir)))
     except Exception as exc:
         where, line, message = _explain(exc, target)
         return [LoadError(where, line, 1, message)]

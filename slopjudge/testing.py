@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import SlopjudgeError
 from .hookspec import RunOptions
 from .model import Changeset, CheckResult, Event, Rule
 
@@ -38,6 +39,7 @@ class CaseResult:
     actual: str
     problems: list[str] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)
+    unreadable: bool = False  # the case's diff or event could not be read: `test` exits 2
 
 
 @dataclass
@@ -158,7 +160,8 @@ def _event_and_changeset(
         with open(os.path.join(folder, case["diff"]), "rb") as fh:
             data = fh.read()
         kind = case.get("kind") or ("ci" if "ci" in rule.on else rule.on[0])
-        return Event(kind=kind, cwd=workspace), cs.from_diff(data, workspace)
+        name = os.path.relpath(os.path.join(folder, case["diff"]))
+        return Event(kind=kind, cwd=workspace), cs.read_diff(data, name)
     raw = case["event"]
     if isinstance(raw, str):
         with open(os.path.join(folder, raw), encoding="utf-8") as fh:
@@ -235,10 +238,12 @@ def run_case(
             mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
         try:
             event, changeset = _event_and_changeset(case, folder, rule, workspace)
-        except (OSError, ValueError) as exc:
-            return failed(
+        except (OSError, ValueError, SlopjudgeError) as exc:
+            res = failed(
                 expected, [f"{os.path.relpath(folder)}: cannot read the case input: {exc}"]
             )
+            res.unreadable = True
+            return res
         case_options = RunOptions(
             jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
             judge_mocks=mocks, retries=0, retry_backoff_s=0.0,

@@ -151,9 +151,20 @@ def test_agreement_counts_against_labels() -> None:
         missing=3,
         true_passes=2,
         true_refusals=2,
+        skipped=1,  # p3's error
     )
     # 2x2 by hand: TP(pass)=2, FP=1, FR=1, TR=2 -> po = 4/6, pe = 0.5 -> kappa = 1/3
     assert result.kappa == pytest.approx(1 / 3)
+
+
+def test_runner_failures_are_not_verdicts_however_they_were_recorded() -> None:
+    crashed = dict(ev("a", "b", "refuse", "p1"), reason="judge unavailable: authentication")
+    timed_out = dict(ev("a", "b", "refuse", "p2"), reason="x.py: judge timed out after 30 s")
+    shadow = dict(ev("a", "b", "would_refuse", "p3"), shadow_error=True)
+    real = ev("a", "b", "refuse", "p4")
+    labels = [{"prompt_sha256": d, "label": "pass"} for d in ("p1", "p2", "p3", "p4")]
+    result = agreement([crashed, timed_out, shadow, real], labels)
+    assert (result.n, result.missing, result.skipped, result.false_refusals) == (1, 3, 3, 1)
 
 
 def test_agreement_by_rule_and_check_takes_the_latest_verdict_of_any_session() -> None:

@@ -434,8 +434,8 @@ echo '{{"pass": true, "reasoning": "ok"}}'
 """))
     for expected_calls in (1, 2):
         code, report = run_json("--runner", str(runner), cwd=repo)
-        assert code == 1, report  # no verdict: fail closed
-        assert report["checks"][0]["outcome"] == "refuse"
+        assert code == 2, report  # no verdict: fail closed, as an error
+        assert report["checks"][0]["outcome"] == "error"
         assert len(calls.read_text().splitlines()) == expected_calls
     broken.unlink()
     code, _ = run_json("--runner", str(runner), cwd=repo)

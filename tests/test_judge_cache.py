@@ -87,7 +87,7 @@ def test_refusals_are_cached_errors_are_not(tmp_path: Path) -> None:
     other.mkdir()
     crash = fake_runner(other, "echo 'sr-agent: harness-failure: authentication' >&2; exit 1")
     ctx2 = make_ctx(other, cache_dir=str(other / "cache"), runner=crash)
-    assert run_judge(ctx2).outcome == "refuse"
+    assert run_judge(ctx2).outcome == "error"
     assert run_judge(ctx2).cache_hit is False
     assert calls(other) == 2
     assert not any((other / "cache").rglob("*.json"))

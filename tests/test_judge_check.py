@@ -1,4 +1,6 @@
-"""Judge checks end to end: prepare, render, runner or mock, verdict; every failure refuses."""
+"""Judge checks end to end: prepare, render, runner or mock, verdict.
+
+Only a real verdict refuses; every failure to get one is an error (both block)."""
 
 from __future__ import annotations
 
@@ -195,18 +197,22 @@ def _refused(ctx: CheckContext, *expected: str, outcome: str = "refuse") -> None
         assert text in result.reason
 
 
+def _errored(ctx: CheckContext, *expected: str) -> None:
+    _refused(ctx, *expected, outcome="error")
+
+
 def test_runner_missing(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=str(tmp_path / "no-such-runner")),
+    _errored(make_ctx(tmp_path, runner=str(tmp_path / "no-such-runner")),
              "judge could not start", "no-such-runner: not found")
 
 
 def test_exit_0_with_empty_stdout(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, "exit 0")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, "exit 0")),
              "the judge gave no verdict", "empty")
 
 
 def test_exit_0_with_string_true(tmp_path: Path) -> None:
-    _refused(
+    _errored(
         make_ctx(
             tmp_path, runner=fake_runner(tmp_path, """echo '{"pass": "true", "reasoning": "ok"}'""")
         ),
@@ -249,7 +255,7 @@ exit 2"""
 
 
 def test_exit_137(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'\nexit 137")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'\nexit 137")),
              "the judge gave no verdict", "status 137")
 
 
@@ -257,12 +263,12 @@ def test_a_runner_that_cannot_judge_says_why(tmp_path: Path) -> None:
     body = """echo 'slopjudge-agent: harness: starting' >&2
 echo 'slopjudge-agent: claude not found on PATH (install @anthropic-ai/claude-code)' >&2
 exit 2"""
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, body)),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, body)),
              "the judge gave no verdict", "status 2: slopjudge-agent: claude not found on PATH")
 
 
 def test_killed_by_signal(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, "kill -9 $$")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, "kill -9 $$")),
              "the judge gave no verdict", "signal 9")
 
 
@@ -280,7 +286,7 @@ echo $! > "{tmp_path}/child.pid"
 sleep 300"""
     ctx = make_ctx(tmp_path, timeout=1.0, runner=fake_runner(tmp_path, body))
     result = run_judge(ctx)
-    assert (result.outcome, result.reason) == ("refuse", "judge timed out after 1 s")
+    assert (result.outcome, result.reason) == ("error", "judge timed out after 1 s")
     runner_pid = int((tmp_path / "calls").read_text().split()[0])
     child_pid = int((tmp_path / "child.pid").read_text())
     deadline = time.monotonic() + 5
@@ -291,17 +297,17 @@ sleep 300"""
 
 
 def test_two_json_objects(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'; echo '{PASS}'")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'; echo '{PASS}'")),
              "the judge gave no verdict", "more than one JSON object")
 
 
 def test_garbage(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, "echo 'LGTM, ship it'")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, "echo 'LGTM, ship it'")),
              "the judge gave no verdict", "not a JSON object")
 
 
 def test_nonzero_exit_with_a_pass_on_stdout(tmp_path: Path) -> None:
-    _refused(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'; exit 2")),
+    _errored(make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'; exit 2")),
              "the judge gave no verdict", "status 2")
 
 
@@ -311,7 +317,7 @@ echo 'claude exited with status 1: authentication' >&2
 exit 1"""
     ctx = make_ctx(tmp_path, runner=fake_runner(tmp_path, body))
     result = run_judge(ctx)
-    assert (result.outcome, result.reason) == ("refuse", "judge unavailable: authentication")
+    assert (result.outcome, result.reason) == ("error", "judge unavailable: authentication")
     assert calls(tmp_path) == 1
 
 
@@ -320,7 +326,7 @@ def test_harness_failure_usage_limit_is_retried_once(tmp_path: Path) -> None:
 exit 1"""
     ctx = make_ctx(tmp_path, runner=fake_runner(tmp_path, body))
     result = run_judge(ctx)
-    assert result.outcome == "refuse"
+    assert result.outcome == "error"
     assert result.reason == "judge unavailable: usage limit (after 2 attempts)"
     assert calls(tmp_path) == 2
 
@@ -336,7 +342,7 @@ echo '{PASS}'"""
 
 def test_version_skew_is_never_retried(tmp_path: Path) -> None:
     body = "echo 'sr-agent: harness-failure: version skew' >&2; exit 1"
-    _refused(
+    _errored(
         make_ctx(tmp_path, runner=fake_runner(tmp_path, body)), "judge unavailable: version skew"
     )
     assert calls(tmp_path) == 1
@@ -347,7 +353,7 @@ def test_prepare_exiting_nonzero(tmp_path: Path) -> None:
         tmp_path / "prep.sh", "#!/bin/bash\necho 'cannot read the schema' >&2\nexit 4\n"
     )
     ctx = make_ctx(tmp_path, prepare=prep, runner=fake_runner(tmp_path, f"echo '{PASS}'"))
-    _refused(
+    _errored(
         ctx, "prepare exited with status 4: cannot read the schema", "before the model was asked"
     )
     assert calls(tmp_path) == 0
@@ -356,14 +362,14 @@ def test_prepare_exiting_nonzero(tmp_path: Path) -> None:
 def test_prepare_printing_bad_json(tmp_path: Path) -> None:
     prep = write_exe(tmp_path / "prep.sh", "#!/bin/bash\necho '{additionalContext: nope'\n")
     ctx = make_ctx(tmp_path, prepare=prep, runner=fake_runner(tmp_path, f"echo '{PASS}'"))
-    _refused(ctx, "prepare printed output that is not JSON")
+    _errored(ctx, "prepare printed output that is not JSON")
     assert calls(tmp_path) == 0
 
 
 def test_prepare_printing_the_wrong_shape(tmp_path: Path) -> None:
     prep = write_exe(tmp_path / "prep.sh", """#!/bin/bash\necho '{"additionalcontext": {}}'\n""")
     ctx = make_ctx(tmp_path, prepare=prep, runner=fake_runner(tmp_path, f"echo '{PASS}'"))
-    _refused(ctx, "unknown keys 'additionalcontext'")
+    _errored(ctx, "unknown keys 'additionalcontext'")
 
 
 def test_template_that_fails_to_render(tmp_path: Path) -> None:
@@ -471,7 +477,7 @@ def test_an_echoing_runner_cannot_pass_on_injected_text(tmp_path: Path) -> None:
     # A runner that answers with the prompt itself: the injected line is not a verdict.
     ctx = make_ctx(tmp_path, files={"src/evil.py": ("ok = 0\n", INJECTION)},
                    runner=fake_runner(tmp_path, f'cat "{tmp_path}"/stdin.$$'))
-    _refused(ctx, "the judge gave no verdict")
+    _errored(ctx, "the judge gave no verdict")
 
 
 def test_injected_pass_line_in_a_mock_run(tmp_path: Path) -> None:

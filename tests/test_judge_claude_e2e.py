@@ -105,13 +105,13 @@ def test_a_written_fail_verdict_refuses_with_the_judges_reasoning(
     assert "add() lost its docstring at app.py:1" in check["reason"]
 
 
-def test_a_model_that_writes_no_verdict_refuses(tmp_path: Path, repo: Path) -> None:
+def test_a_model_that_writes_no_verdict_is_an_error(tmp_path: Path, repo: Path) -> None:
     def talks(request: dict[str, Any], turn: int) -> list[dict[str, Any]]:
         return [{"type": "text", "text": "Looks good to me!"}]
 
     code, report, api = judge(tmp_path, repo, talks)
     check = the_check(report)
-    assert (code, check["outcome"]) == (1, "refuse")
+    assert (code, check["outcome"]) == (2, "error")  # no verdict: undecided, not a refusal
     assert check["reason"], check
     # slopjudge-agent asked again (--verify-attempts 2) before giving up.
     assert len([r for r in api.requests if not tool_results(r)]) == 2

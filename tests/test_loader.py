@@ -388,15 +388,19 @@ def test_rule_file_in_folder_prefers_its_own_template(
     assert result.rules[0].checks[0].judge == str(tmp_path / "rules" / "r" / "t.md.j2")
 
 
-def test_find_rule_files_takes_yaml_files_and_rule_folders_only(tmp_path: Path) -> None:
+def test_find_rule_files_takes_yaml_and_yml_files_and_rule_folders_only(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml", "x: 1\n")
     write(tmp_path / "b" / "rule.yaml", "x: 1\n")
     write(tmp_path / "c" / "other.yaml", "x: 1\n")  # a folder without rule.yaml
     write(tmp_path / "d.yml", "x: 1\n")
+    write(tmp_path / "f" / "rule.yml", "x: 1\n")
     write(tmp_path / "e.sh", "#!/bin/sh\n")
     write(tmp_path / ".hidden.yaml", "x: 1\n")
     found = find_rule_files(str(tmp_path))
-    assert found == [("a", str(tmp_path / "a.yaml")), ("b", str(tmp_path / "b" / "rule.yaml"))]
+    assert found == [
+        ("a", str(tmp_path / "a.yaml")), ("b", str(tmp_path / "b" / "rule.yaml")),
+        ("d", str(tmp_path / "d.yml")), ("f", str(tmp_path / "f" / "rule.yml")),
+    ]
 
 
 def test_missing_rules_folder_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

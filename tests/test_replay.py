@@ -35,9 +35,9 @@ checks:
     return repo
 
 
-def replay(repo: Path, runner: Path, *args: str) -> dict:
+def replay(repo: Path, runner: Path, *args: str, code: int = 0) -> dict:
     res = sj("replay", "--runner", str(runner), "--format", "json", *args, cwd=repo)
-    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.returncode == code, res.stdout + res.stderr
     return json.loads(res.stdout)
 
 
@@ -68,7 +68,8 @@ def test_replay_with_an_agreeing_runner(tmp_path: Path) -> None:
 
 def test_replay_runner_without_verdict_is_counted_apart(tmp_path: Path) -> None:
     repo = recorded_repo(tmp_path)
-    out = replay(repo, fake_runner(tmp_path / "broken.sh", exit_code=2))
+    # Nothing replayed: no measurement, so a non-zero exit (2) after the report.
+    out = replay(repo, fake_runner(tmp_path / "broken.sh", exit_code=2), code=2)
     s = out["summary"]
     assert (s["replayed"], s["no_verdict"], s["new_refusals"]) == (0, 2, 0)
 
@@ -97,4 +98,4 @@ def test_replay_without_a_log_or_verdicts(tmp_path: Path) -> None:
     (repo / ".slopjudge" / "events.jsonl").write_text(
         json.dumps({"id": "x/y", "kind": "script", "outcome": "pass"}) + "\n")
     res = sj("replay", "--runner", str(runner), cwd=repo)
-    assert res.returncode == 1 and "no recorded judge verdict" in res.stderr
+    assert res.returncode == 2 and "no recorded judge verdict" in res.stderr

@@ -238,7 +238,7 @@ exit 2
         (
             "nope",
             '{"pass": "true", "reasoning": "x"}',
-            "refuse",
+            "error",
             'the judge gave no valid verdict: "pass" must',
         ),
     ],

@@ -88,7 +88,7 @@ def test_json_stdout_with_exit_zero_still_passes_even_with_a_reason(tmp_path: Pa
 
 def test_killed_by_a_signal_names_it(tmp_path: Path) -> None:
     result = run_body(tmp_path, "kill -KILL $$")
-    assert result.outcome == "refuse"
+    assert result.outcome == "error"
     assert "SIGKILL" in result.reason
 
 
@@ -101,7 +101,7 @@ sleep 60
 """
     try:
         result = run_body(tmp_path, body, timeout=0.5)
-        assert result.outcome == "refuse"
+        assert result.outcome == "error"
         assert result.reason == "timed out after 0.5 s"
         pid = int(pidfile.read_text())
         assert wait_gone([pid], within=3.0) == [], "the grandchild outlived its check"
@@ -122,18 +122,18 @@ def test_grandchild_left_running_after_a_pass_is_reaped(tmp_path: Path) -> None:
             kill_quietly([int(pidfile.read_text())])
 
 
-def test_script_gone_after_load_refuses_could_not_start(tmp_path: Path) -> None:
+def test_script_gone_after_load_errors_could_not_start(tmp_path: Path) -> None:
     folder = tmp_path / "rules" / "r"
     folder.mkdir(parents=True)
     rule = _rule(folder, str(folder / "vanished"))
     [result] = engine.run([rule], Event(kind="ci"),
                           Changeset(files=[FileChange(path="a", status="A", diff="+a\n")]),
                           workspace=str(tmp_path), options=RunOptions(jobs=1))
-    assert result.outcome == "refuse"
+    assert result.outcome == "error"
     assert "could not start" in result.reason
 
 
-def test_script_not_executable_after_load_refuses(tmp_path: Path) -> None:
+def test_script_not_executable_after_load_errors(tmp_path: Path) -> None:
     folder = tmp_path / "rules" / "r"
     script = folder / "check"
     folder.mkdir(parents=True)
@@ -141,7 +141,7 @@ def test_script_not_executable_after_load_refuses(tmp_path: Path) -> None:
     [result] = engine.run([_rule(folder, str(script))], Event(kind="ci"),
                           Changeset(files=[FileChange(path="a", status="A", diff="+a\n")]),
                           workspace=str(tmp_path), options=RunOptions(jobs=1))
-    assert result.outcome == "refuse"
+    assert result.outcome == "error"
     assert "could not start" in result.reason
 
 

@@ -1,9 +1,12 @@
 """Judge checks (SPEC §5): prepare, render, ask the runner (or a mock), read the verdict.
 
 Fail-closed throughout: a check passes only when every judge call it makes
-returns a schema-valid ``pass: true`` that meets ``min_confidence``.
-Anything else refuses (a verdict, a runner failure, a prepare failure) or
-errors (a template that does not render, a judge mock that misbehaves).
+returns a schema-valid ``pass: true`` that meets ``min_confidence``. Only a
+real verdict refuses (``pass: false``, or a pass short of ``min_confidence``);
+everything that kept the judge from deciding (a runner that could not start,
+authentication, usage limit, timeout, crash, no verdict, output over the
+limit, a prepare failure, a template that does not render, a misbehaving
+judge mock) is an ``error``. Both block (SPEC §4 "Outcomes").
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ from ..cache import VerdictCache, cache_key
 from ..hookspec import CheckContext
 from ..model import CheckResult, Finding
 from ..runner.client import (
+    OUTPUT_LIMIT,
+    OVER_LIMIT,
     build_argv,
     call_runner,
+    output_over_limit,
     resolve_runner,
     runner_env,
 )
@@ -120,13 +126,15 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     ).encode("utf-8")
     timeout = ctx.check.timeout
     res = procs.run(
-        [script], input=data, timeout=timeout, cwd=ctx.rule.dir,
-        env=runner_env(full_id, ctx.check.min_confidence),
+        procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
+        env=runner_env(full_id, ctx.check.min_confidence), max_output=OUTPUT_LIMIT + 1,
     )
     if res.start_error is not None:
         return _Judgment("error", f"judge mock could not start: {res.start_error}")
     if res.timed_out:
         return _Judgment("error", f"judge mock timed out after {timeout:g} s")
+    if output_over_limit(res):
+        return _Judgment("error", f"judge mock {script}: {OVER_LIMIT}")
     if res.returncode != 0:
         detail = _last_line(res.stderr) or _last_line(res.stdout)
         return _Judgment("error", f"judge mock {script} exited with status {res.returncode}"
@@ -174,7 +182,8 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         backoff_s=opts.retry_backoff_s,
     )
     if outcome.verdict is None:
-        return _Judgment("refuse", outcome.reason)
+        # No verdict: slopjudge could not decide, which is not a finding in the change.
+        return _Judgment("error", outcome.reason)
     if real.cache is not None and key is not None:
         try:
             real.cache.put(key, outcome.verdict)
@@ -207,8 +216,13 @@ def _combine(units: list[_Unit], judgments: list[_Judgment]) -> tuple[str, str, 
         outcome = "error"
     elif any(j.outcome == "refuse" for j in judgments):
         outcome = "refuse"
-    shown = [(u, j) for u, j in zip(units, judgments, strict=True) if j.outcome == outcome]
-    reason = "; ".join(f"{u.label}: {j.reason}" for u, j in shown)
+    pairs = list(zip(units, judgments, strict=True))
+    reason = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == outcome)
+    if outcome == "error":
+        # Files that were judged and refused still say so beside the errors.
+        refused = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == "refuse")
+        if refused:
+            reason += f"; refused: {refused}"
     findings = [f for j in judgments for f in j.findings]
     return outcome, reason, findings
 
@@ -230,7 +244,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     check, opts = ctx.check, ctx.options
     prep = run_prepare(ctx)
     if not prep.ok:
-        return _result(ctx, "refuse", f"{prep.reason} (before the model was asked)")
+        return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
 
@@ -279,7 +293,8 @@ def _run(ctx: CheckContext) -> CheckResult:
             allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
             readonly_dir=ctx.workspace,
         )
-        cache = VerdictCache(opts.cache_dir) if opts.cache_dir and not opts.no_cache else None
+        cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+                 if opts.cache_dir and not opts.no_cache else None)
         real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
         result.runner = real.identity
         judgments = _map(opts.jobs, lambda u: _judge_real(ctx, u, real), units)
@@ -336,7 +351,7 @@ def run_judge(ctx: CheckContext) -> CheckResult:
     started = time.monotonic()
     try:
         result = _run(ctx)
-    except Exception as exc:  # a bug must refuse, not crash the run
+    except Exception as exc:  # a bug must block (error), not crash the run
         result = _result(
             ctx, "error", f"slopjudge failed while judging: {type(exc).__name__}: {exc}"
         )

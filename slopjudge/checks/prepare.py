@@ -3,7 +3,8 @@
 Runs before the template renders, with the payload on stdin, and may print
 ``{"additionalContext": {...}, "skip": bool, "fingerprint": str}`` (all
 optional; empty stdout is ``{}``). A non-zero exit, a timeout or output that
-is not that object refuses before the model is asked.
+is not that object makes the check an ``error`` before the model is asked: a
+broken prepare step is not a finding in the change.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def _last_line(data: bytes) -> str:
 
 
 def _refuse(reason: str) -> PrepareResult:
+    # Named for history: the check that gets this result is an error, not a refusal.
     return PrepareResult(ok=False, reason=reason)
 
 
@@ -42,7 +44,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_prepare_output(text: str) -> PrepareResult:
-    """Read prepare's stdout; anything but the documented object refuses."""
+    """Read prepare's stdout; anything but the documented object fails (an error)."""
     if not text.strip():
         return PrepareResult(ok=True)
     try:
@@ -81,7 +83,8 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
     payload = json.dumps(ctx.payload, ensure_ascii=False).encode("utf-8")
     timeout = ctx.check.timeout
     result = procs.run(
-        [command], input=payload, timeout=timeout, cwd=ctx.rule.dir, env=check_env(ctx)
+        procs.script_argv(command), input=payload, timeout=timeout, cwd=ctx.rule.dir,
+        env=check_env(ctx),
     )
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")

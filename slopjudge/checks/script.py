@@ -1,4 +1,8 @@
-"""Script checks (SPEC §4): a deterministic command that passes only on exit 0."""
+"""Script checks (SPEC §4): a deterministic command that passes only on exit 0.
+
+A non-zero exit refuses. A script that could not start, timed out or was
+killed by a signal decided nothing: that is an ``error`` (it blocks too).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Any
 
 from ..hookspec import CheckContext
 from ..model import CheckResult, Finding
-from ..procs import ProcResult, run
+from ..procs import ProcResult, run, script_argv
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -76,7 +80,7 @@ def run_script(ctx: CheckContext) -> CheckResult:
     assert check.script is not None
     started = time.monotonic()
     proc = run(
-        [check.script],
+        script_argv(check.script),
         input=json.dumps(ctx.payload).encode("utf-8"),
         timeout=check.timeout,
         cwd=ctx.rule.dir,
@@ -87,9 +91,11 @@ def run_script(ctx: CheckContext) -> CheckResult:
     obj = parse_json_object(stdout)
     findings = parse_findings(obj.get("findings")) if obj else []
     passed = proc.returncode == 0 and not proc.timed_out
+    # Could not start, timed out, killed by a signal: the script never decided.
+    undecided = proc.start_error is not None or proc.timed_out or proc.signal is not None
     if passed:
         reason = str(obj.get("reason") or "") if obj else ""
-    elif proc.timed_out or proc.start_error:
+    elif undecided:
         reason = describe_failure(proc, "script", check.timeout)
     elif obj is not None and isinstance(obj.get("reason"), str) and obj["reason"].strip():
         reason = obj["reason"].strip()
@@ -104,7 +110,7 @@ def run_script(ctx: CheckContext) -> CheckResult:
         rule=check.rule,
         check=check.id,
         kind="script",
-        outcome="pass" if passed else "refuse",
+        outcome="pass" if passed else "error" if undecided else "refuse",
         reason=reason,
         findings=findings,
         duration_ms=int((time.monotonic() - started) * 1000),

@@ -33,6 +33,18 @@ def _files(root: str) -> list[str]:
     return found
 
 
+def _make_runnable(path: str) -> None:
+    """Give a ``#!`` script its run bits: a wheel install drops them from package data."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) != b"#!":
+                return
+        mode = os.stat(path).st_mode
+        os.chmod(path, mode | ((mode & 0o444) >> 2))  # +x wherever it is readable
+    except OSError:
+        pass  # the copy stands; `validate` names a script that cannot run
+
+
 def run(args: argparse.Namespace) -> int:
     target = os.path.abspath(args.dir)
     if not os.path.isdir(target):
@@ -49,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
                 kept.append(rel)
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            shutil.copy2(path, dest)  # keeps the scripts' executable bits
+            shutil.copy2(path, dest)
+            _make_runnable(dest)
             copied += 1
     print(f"slopjudge: copied {copied} file(s) of the default rule pack into {target}")
     if kept:

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..agreement import cohens_kappa
+    from ..agreement import cohens_kappa, verdict
     from ..config import find_workspace, load_settings
     from ..engine import load_prompt
     from ..record import read_events
@@ -49,24 +49,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"slopjudge: skipping {problem}", file=sys.stderr)
 
     latest: dict[str, dict[str, Any]] = {}  # one replay per distinct prompt: its latest verdict
+    skipped = 0  # judge records that are not verdicts (runner errors): nothing to compare with
     for ev in events:
-        if ev.get("kind") != "judge" or ev.get("outcome") not in ("pass", "refuse", "would_refuse"):
+        if ev.get("kind") != "judge" or (args.rule and ev.get("rule") not in args.rule):
             continue
-        if args.rule and ev.get("rule") not in args.rule:
+        if verdict(ev) is None:
+            skipped += ev.get("outcome") in ("refuse", "would_refuse", "error")
             continue
         if ev.get("prompt_sha256"):
             latest[ev["prompt_sha256"]] = ev
+    if skipped:
+        print(f"slopjudge: skipped {skipped} recorded judge outcome(s) that are not verdicts "
+              "(the judge could not decide)", file=sys.stderr)
     items = list(latest.values())
     if args.limit > 0:
         items = items[: args.limit]
     if not items:
-        return fail("no recorded judge verdict with a kept prompt to replay", 1)
+        return fail("no recorded judge verdict with a kept prompt to replay")
 
     runner = resolve_runner(args.runner, None)
     rows: list[dict[str, Any]] = []
     for ev in items:
         prompt = load_prompt(events_file, ev["prompt_sha256"])
-        recorded = "pass" if ev["outcome"] == "pass" else "refuse"
+        recorded = verdict(ev)
         if prompt is None:
             rows.append({"id": ev.get("id"), "recorded": recorded, "replayed": None,
                          "reason": "the prompt was not kept"})
@@ -85,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         "prompts": len(rows),
         "replayed": len(judged),
         "no_verdict": len(rows) - len(judged),
+        "skipped_records": skipped,
         "agreement": (sum(r["recorded"] == r["replayed"] for r in judged) / len(judged))
         if judged
         else 0.0,
@@ -105,4 +111,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"replayed {summary['replayed']}/{summary['prompts']} prompts: agreement "
               f"{summary['agreement']:.2f}, kappa {summary['kappa']:.2f}, "
               f"{summary['new_refusals']} new refusals, {summary['new_passes']} new passes")
+    if not judged:
+        return fail(f"nothing was replayed: {len(rows)} prompt(s), no new verdict")
     return 0

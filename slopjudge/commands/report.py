@@ -200,13 +200,18 @@ def _agreement(
             f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first"
         )
     result = agreement(events, labels)
+    # Nothing compared is no measurement: say so in the exit status too.
+    code = 0 if result.n else 2
     if as_json:
         _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
-        return 0
+        return code
     lines = [
         f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
         + (f", {result.missing} with none" if result.missing else ""),
     ]
+    if result.skipped:
+        lines.append(f"  skipped {result.skipped} judge record(s) that are not verdicts "
+                     "(the judge could not decide: runner errors, timeouts, no verdict)")
     if result.n:
         lines += [
             f"  accuracy        {result.accuracy:.3f}",
@@ -221,7 +226,7 @@ def _agreement(
     else:
         lines.append("  no label matched a recorded verdict: nothing to compare")
     _out("\n".join(lines))
-    return 0
+    return code
 
 
 # --- flips -------------------------------------------------------------------

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github"),
                         default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
-    parser.add_argument("--jobs", type=int, default=0, metavar="N",
-                        help="checks run at once (default: CPU count)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="checks run at once, at least 1 (default: jobs from the settings, "
+                             "else the CPU count)")
     parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
     parser.add_argument("--runner", metavar="CMD", help="judge runner command (default: sr-agent "
                         "on PATH, else slopjudge-agent)")
@@ -45,6 +46,20 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def output_problem(path: str) -> str | None:
+    """Why the report could not be written to ``path``; checked before any check runs."""
+    if os.path.isdir(path):
+        return f"--output {path}: is a directory"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"--output {path}: no folder {parent} to write it in"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"--output {path}: the file is not writable"
+    if not os.path.exists(path) and not os.access(parent, os.W_OK | os.X_OK):
+        return f"--output {path}: the folder {parent} is not writable"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import changeset as cs
     from .. import engine, report
@@ -52,8 +67,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.prompts_dir and not args.dry_run:
         return fail("--prompts-dir goes with --dry-run")
-    if args.jobs < 0:
-        return fail("--jobs takes a number of at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        return fail(f"--jobs takes a number of at least 1, not {args.jobs}")
+    if args.output:
+        problem = output_problem(args.output)
+        if problem:
+            return fail(problem)
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:

@@ -29,6 +29,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"no rules folder at {settings.rules_dir}")
     cases_dir = os.path.abspath(args.cases) if args.cases else os.path.join(
         settings.workspace, "tests", "rules")
+    if args.rule:
+        known = {r.id for r in loaded.rules} | {e.rule for e in loaded.errors if e.rule}
+        missing = [r for r in args.rule if r not in known]
+        if missing:
+            return fail("no such rule: " + ", ".join(missing))
     options = engine.options_from_settings(settings)
     report = run_tests(loaded.rules, cases_dir, options,
                        load_errors=[str(e) for e in loaded.errors], only=args.rule or None)
@@ -59,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
             print("rules with no passing case: " + ", ".join(report.lacking_pass))
         failed = sum(not c.ok for c in report.cases)
         print(f"{len(report.cases) - failed} passed, {failed} failed")
+    if any(c.unreadable for c in report.cases):
+        return 2  # a fixture that cannot be read is bad input, not a rule failing its case
     if not report.ok or (args.strict and gaps):
         return 1
     return 0

@@ -6,8 +6,8 @@ cost little more than starting Python.
 
 Fail closed: pre-tool and stop block whenever slopjudge cannot decide (a
 payload it cannot read, a broken rule, a check that errors, an internal
-error, SIGTERM/SIGINT); start never blocks but says what is not in force.
-The README's "Fail-closed contract" lists every case.
+error, SIGTERM/SIGINT/SIGHUP); start never blocks but says what is not in
+force. The README's "Fail-closed contract" lists every case.
 """
 
 from __future__ import annotations
@@ -15,53 +15,23 @@ from __future__ import annotations
 POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGINT reached the hook: it stops what it runs and blocks.
-
-    A KeyboardInterrupt, so the engine's interrupt path stops running checks.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def trap_signals() -> None:
-    """From here on SIGTERM/SIGINT raise :class:`Interrupted`. Set before any other
-    import: until then a signal ends the process, which Claude Code reads as an allow."""
-    import signal
-
-    def on_signal(signum: int, frame: object) -> None:
-        # One is enough: a second must not cut the block short.
-        for s in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(s, signal.SIG_IGN)
-        raise Interrupted(signum)
-
-    try:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, on_signal)
-    except ValueError:  # not the main thread (called as a library): the caller's signals
-        pass
-
-
 def main_fast(sub: str) -> int:
     """Run one hook point on stdin's payload; the exit code for the harness."""
-    try:
-        trap_signals()
-        from . import common
+    # First: until the handler is set, a signal ends the process, which Claude
+    # Code reads as an allow.
+    _stop_children_on_signals(sub)
+    from . import common
 
-        if common.reentered():
-            return 0  # a judge slopjudge launched: its own hooks must not judge it
-        if sub not in POINTS:
-            common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
-            return 2
-        try:
-            raw = common.read_stdin()
-        except common.PayloadError as exc:
-            return run_point(sub, b"", exc)
-        return run_point(sub, raw)
-    except Interrupted as exc:
-        return interrupted(sub, exc.signum)
+    if common.reentered():
+        return 0  # a judge slopjudge launched: its own hooks must not judge it
+    if sub not in POINTS:
+        common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
+        return 2
+    try:
+        raw = common.read_stdin()
+    except common.PayloadError as exc:
+        return run_point(sub, b"", exc)
+    return run_point(sub, raw)
 
 
 def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
@@ -87,19 +57,29 @@ def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
     return stop.main(sub, payload, problem)
 
 
-def interrupted(sub: str, signum: int) -> int:
-    """SIGTERM/SIGINT mid-run: stop every child, then block (start only says so)."""
-    from . import common
+def _stop_children_on_signals(sub: str) -> None:
+    """On SIGTERM, SIGINT or SIGHUP: kill every check process this hook started, then exit.
 
-    common.stop_children()
-    name = common.signal_name(signum)
-    if sub == "pre-tool":
-        common.note(f"stopped by {name} before it could decide, so the tool call is blocked")
-        return 2
-    if sub == "start":
-        common.note(f"session start check stopped by {name}; the load check did not finish")
-        return 0
-    common.emit({"decision": "block", "reason": (
-        f"slopjudge was stopped by {name} before it could check this session's changes, "
-        "so the stop is blocked. This is not a finding in your change; finish again.")})
-    return 0
+    The checks run in threads the signal cannot stop, and their processes sit
+    in sessions of their own: left alone they would outlive the hook. A hook
+    that can still block does (exit 2): it was stopped before it could decide.
+    """
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        import os
+        import sys
+
+        procs = sys.modules.get("slopjudge.procs")  # none started unless it was imported
+        if procs is not None:
+            procs.kill_all()
+        name = signal.Signals(signum).name
+        verdict = "" if sub == "start" else ", so this call is blocked"
+        os.write(2, f"slopjudge: hook {sub} stopped by {name}{verdict}\n".encode())
+        os._exit(0 if sub == "start" else 2)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread: the caller owns signals
+            pass

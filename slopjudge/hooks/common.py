@@ -293,27 +293,3 @@ def rule_note(rule: Rule | None) -> str:
 
 def events_where(events_file: str | None, workspace: str) -> str:
     return rel(events_file, workspace) if events_file else ".slopjudge/events.jsonl"
-
-
-# --- signals ------------------------------------------------------------------
-
-
-def stop_children() -> None:
-    """Kill every process group slopjudge started and may still have running."""
-    if "slopjudge.procs" not in sys.modules:
-        return  # nothing was ever started
-    import signal
-
-    from .. import procs
-
-    procs.signal_all(signal.SIGTERM)
-    procs.signal_all(signal.SIGKILL)
-
-
-def signal_name(signum: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"

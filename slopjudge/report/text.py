@@ -30,6 +30,10 @@ _COLORS = {
 _LOUD = {"refuse", "error"}
 _LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOME_ORDER)
 _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indented
+# Said once under a run with errors, so nobody reads an outage as a finding.
+ERROR_NOTE = ("slopjudge: ERROR means slopjudge could not decide that check (runner, timeout, "
+              "crash, no verdict); it is not a finding in the change, and it blocks until "
+              "the check can run.")
 # Control characters from script output could drive the terminal; show them inert.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -146,6 +150,8 @@ def render(report: RunReport, *, color: bool = False) -> str:
         lines.append("")
     lines += _summary_lines(report, color)
     lines.append("")
+    if any(c.outcome == "error" for c in report.checks):
+        lines.append(ERROR_NOTE)
     lines.append(_paint(verdict_line(report), report.outcome, color))
     return "\n".join(lines) + "\n"
 

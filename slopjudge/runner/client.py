@@ -3,7 +3,9 @@
 The command line, exit codes and stderr markers are sr-agent's (SPEC §5), so
 either runner drops in. The reading is fail-closed: only exit 0 with a stdout
 verdict that itself validates as ``pass: true`` (and meets ``min_confidence``)
-passes; everything else refuses with the judge's reasoning or a fixed sentence.
+passes; a valid ``pass: false`` refuses with the judge's reasoning; anything
+else carries no verdict (``verdict is None``), which the check reports as an
+``error`` with a fixed sentence: slopjudge could not decide.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from ..verdict import confidence_problem, parse_verdict
 # Harness-failure causes a retry can fix; the others never change on a retry.
 RETRYABLE_CAUSES = frozenset({"usage limit", "other"})
 
+# A verdict is a few KiB. Output beyond this (on stdout or stderr) is never
+# cut down into a verdict: the reading stops and the check is an error.
+OUTPUT_LIMIT = 16 * 1024 * 1024
+OVER_LIMIT = f"judge output over {OUTPUT_LIMIT // (1024 * 1024)} MiB"
+
 _FAILURE_RE = re.compile(r"^sr-agent: harness-failure: (.+?)\s*$")
 _REASON_JSON = "JUDGE-REASON-JSON:"
 _REASON = "JUDGE-REASON:"
@@ -34,7 +41,7 @@ class RunnerOutcome:
     passed: bool
     verdict: dict[str, Any] | None  # a real verdict (cacheable), or None when there was none
     reason: str
-    cause: str | None  # harness-failure cause, "start" or "timeout"; None otherwise
+    cause: str | None  # harness-failure cause, "start", "timeout" or "output"; None otherwise
     attempts: int
     duration_s: float
 
@@ -109,6 +116,11 @@ def _markers(text: str) -> tuple[str | None, bool, str | None]:
     return last, is_json, cause
 
 
+def output_over_limit(result: procs.ProcResult) -> bool:
+    """Whether either stream passed OUTPUT_LIMIT (run() was asked to keep one byte more)."""
+    return len(result.stdout) > OUTPUT_LIMIT or len(result.stderr) > OUTPUT_LIMIT
+
+
 def read_outcome(
     result: procs.ProcResult, *, timeout: float, min_confidence: float | None
 ) -> RunnerOutcome:
@@ -120,6 +132,8 @@ def read_outcome(
         )
     if result.timed_out:
         return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout", 1, dur)
+    if output_over_limit(result):
+        return RunnerOutcome(False, None, OVER_LIMIT, "output", 1, dur)
     stdout = result.stdout.decode("utf-8", "replace")
     stderr = result.stderr.decode("utf-8", "replace")
 
@@ -193,7 +207,8 @@ def call_runner(
     started = time.monotonic()
 
     def attempt() -> RunnerOutcome:
-        result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env)
+        result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
+                           max_output=OUTPUT_LIMIT + 1)
         return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
 
     def crashed(outcome: RunnerOutcome) -> bool:

@@ -53,11 +53,18 @@ def test_the_only_pre_tool_rule_with_a_typo_blocks_what_it_guards(ws: Path) -> N
 
 
 def test_a_rule_pack_without_run_bits_still_guards_the_rules(ws: Path) -> None:
-    # What a wheel install leaves: the scripts lose their exec bits, nothing loads.
+    # What a wheel install leaves: the scripts lose their run bits. Python scripts
+    # still run; a rule whose script cannot run does not load, and blocks.
     for script in (ws / "rules").rglob("*.py"):
         script.chmod(0o644)
-    reason = deny_reason(hook("pre-tool", ws, write(ws, RULE_FILE))[1])
-    assert "not executable" in reason and RULE_FILE in reason
+    assert RULE_FILE in deny_reason(hook("pre-tool", ws, write(ws, RULE_FILE))[1])
+    folder = ws / "rules" / "shell-guard"
+    folder.mkdir()
+    (folder / "guard.sh").write_text("#!/bin/sh\nexit 0\n")  # no run bit
+    (folder / "rule.yaml").write_text("description: x\non: [pre-tool]\ntools: [Bash]\n"
+                                      "checks:\n  - script: guard.sh\n")
+    reason = deny_reason(hook("pre-tool", ws, bash(ws, "ls"))[1])
+    assert "rules/shell-guard/rule.yaml does not load" in reason and "not executable" in reason
 
 
 def test_a_file_that_does_not_parse_counts_for_every_event(ws: Path) -> None:
