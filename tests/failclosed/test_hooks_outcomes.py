@@ -223,3 +223,26 @@ def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
         assert wait_gone(started) == []
     finally:
         kill_quietly(started)
+
+
+@pytest.mark.parametrize("runner, cause", [
+    ("auth", "judge unavailable: authentication"),
+    ("missing", "judge could not start"),
+])
+def test_an_outage_is_never_blamed_on_the_change(ws: Path, tmp_path: Path, runner: str,
+                                                 cause: str) -> None:
+    # The real runner path (no mocks): an authentication failure, a runner not installed.
+    judge_rule(ws)
+    fake = tmp_path / "sr-agent"
+    executable(fake, "#!/bin/sh\ncat >/dev/null\n"
+                     "echo 'sr-agent: harness-failure: authentication' >&2\nexit 1\n")
+    env = clean_env(SLOPJUDGE_RUNNER=str(fake) if runner == "auth" else str(tmp_path / "nope"))
+    reason = deny_reason(hook("pre-tool", ws, write(ws, "fine\n"), env=env)[1])
+    assert reason.startswith(f"careful: the judge could not run: {cause}")
+    assert "this is not a finding in your change" in reason
+    assert "slopjudge could not decide on this Write" in reason and "Change the call" not in reason
+    hook("start", ws, start(ws), env=env)
+    (ws / "b.txt").write_text("fine\n")
+    reason = block_reason(hook("stop", ws, stop(ws), env=env)[1])
+    assert f"- careful/judge: the judge could not run: {cause}" in reason
+    assert "Fix each of these" not in reason
