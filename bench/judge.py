@@ -6,12 +6,20 @@ per judge call: time spent in ``run_judge`` minus the runner's wall as the
 runner measured it itself. Baselines measured in the same run: spawning
 ``python -c pass`` and the fake runner with no sleep.
 
+``--prompts`` prints instead what each judge call of the default pack carries:
+prompt bytes and estimated tokens (UTF-8 bytes / 3.5) per call, as a dry run
+renders them, on the labeled corpora (tests/fixtures/slop, slop-blind) and on
+a 1,000-file change; the baseline, measured in the same run, is the same
+change with no prompt budget (one prompt per check, however large).
+
     python bench/judge.py [--checks 16] [--jobs 8] [--sleep 1.0]
+    python bench/judge.py --prompts [--files 1000]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -145,12 +153,148 @@ def _cli_wall(root: Path, count: int, jobs: int, runner: Path) -> float:
     return wall
 
 
+# -- prompt sizes -------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dry_prompts(diff: Path, work: Path, settings: str) -> dict[str, list[int]]:
+    """Bytes of each prompt a dry run of the default pack renders, by check."""
+    import subprocess
+
+    from slopjudge.config import find_workspace
+
+    repo = work / "repo"
+    if not repo.is_dir():
+        repo.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert find_workspace(str(repo)) == str(repo)
+    (repo / "slopjudge.yaml").write_text(settings)
+    out = work / "prompts"
+    if out.is_dir():
+        for old in out.iterdir():
+            old.unlink()
+    # The event log keeps its own copies of the prompts: keep them out of `out`.
+    env = dict(os.environ, SLOPJUDGE_EVENTS_FILE=str(work / "log" / "events.jsonl"))
+    env.pop("SLOPJUDGE_JUDGE_MOCKS", None)
+    only = [a for r in _judge_rules() for a in ("--rule", r)]
+    subprocess.run(
+        [sys.executable, "-m", "slopjudge", "run", "--diff", str(diff), "--dry-run",
+         "--rules", str(ROOT / "rules"), "--prompts-dir", str(out), "--format", "json", *only],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+    )
+    sizes: dict[str, list[int]] = {}
+    for f in sorted(out.glob("*.md")) if out.is_dir() else []:
+        check = "/".join(f.stem.split("__")[:2])
+        sizes.setdefault(check, []).append(len(f.read_bytes()))
+    return sizes
+
+
+@functools.lru_cache(maxsize=1)
+def _judge_rules() -> tuple[str, ...]:
+    """The default pack's rules with a judge check (script-only rules render no prompt)."""
+    from slopjudge.config import load_settings
+    from slopjudge.loader import load_rules
+
+    settings = load_settings(str(ROOT))
+    loaded = load_rules(settings.rules_dir, workspace=str(ROOT),
+                        template_dirs=settings.template_dirs)
+    return tuple(r.id for r in loaded.rules if any(c.kind == "judge" for c in r.checks))
+
+
+def _tokens(n: int) -> int:
+    from slopjudge.checks.split import BYTES_PER_TOKEN
+
+    return -(-int(n * 10) // int(BYTES_PER_TOKEN * 10))  # ceil(bytes / 3.5), no floats
+
+
+def _wide_change(path: Path, files: int) -> None:
+    """A change an agent might make across a repository: every file gets narration
+    comments and a hard-coded answer its test also names, and loses an assertion."""
+    parts = []
+    for n in range(files):
+        src = f"pkg{n // 50}/mod{n}.py"
+        body = [
+            f"def answer_{n}(x):",
+            "    # Added a check for the input",
+            "    if x is None:",
+            "        # Return zero here",
+            "        return 0",
+            "    # Step 2: compute the result",
+            f"    if x == {1000 + n}:",
+            f"        return {7000 + n}",
+            "    return x * 2",
+        ]
+        parts.append(f"diff --git a/{src} b/{src}\nnew file mode 100644\n--- /dev/null\n"
+                     f"+++ b/{src}\n@@ -0,0 +1,{len(body)} @@\n"
+                     + "".join(f"+{ln}\n" for ln in body))
+        if n % 10 == 0:
+            test = f"tests/test_mod{n}.py"
+            parts.append(
+                f"diff --git a/{test} b/{test}\n--- a/{test}\n+++ b/{test}\n"
+                f"@@ -1,4 +1,3 @@\n def test_answer_{n}():\n"
+                f"-    assert answer_{n}({1000 + n}) == {7000 + n}\n"
+                f"-    assert answer_{n}(3) == 6\n+    assert answer_{n}({1000 + n})\n"
+                f"     assert answer_{n}(None) == 0\n")
+    path.write_text("".join(parts))
+
+
+def _size_line(label: str, sizes: list[int]) -> str:
+    if not sizes:
+        return f"  {label}: no judge call (prepare skipped, or nothing applies)"
+    med = int(statistics.median(sizes))
+    return (f"  {label}: {len(sizes)} calls; bytes per call median {med:,}, max {max(sizes):,}; "
+            f"est. tokens median {_tokens(med):,}, max {_tokens(max(sizes)):,}")
+
+
+def prompts_main(files: int) -> int:
+    from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS
+
+    with tempfile.TemporaryDirectory(prefix="slopjudge-bench-prompts-") as tmp:
+        root = Path(tmp)
+        print(f"default pack, dry run; tokens estimated as UTF-8 bytes / 3.5; "
+              f"default max_prompt_tokens {DEFAULT_MAX_PROMPT_TOKENS:,}")
+        for corpus in ("slop", "slop-blind"):
+            diffs = sorted((ROOT / "tests" / "fixtures" / corpus).glob("*.diff"))
+            per_check: dict[str, list[int]] = {}
+
+            def one(d: Path, corpus: str = corpus) -> dict[str, list[int]]:
+                return _dry_prompts(d, root / corpus / d.stem, "")
+
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for sizes in pool.map(one, diffs):
+                    for check, got in sizes.items():
+                        per_check.setdefault(check, []).extend(got)
+            print(f"corpus tests/fixtures/{corpus} ({len(diffs)} diffs):")
+            for check in sorted(per_check):
+                print(_size_line(check, per_check[check]))
+            if not per_check:
+                print("  no judge call: every prepare skipped")
+        change = root / "wide.diff"
+        _wide_change(change, files)
+        print(f"a {files:,}-file change ({len(change.read_bytes()):,} bytes of diff):")
+        bounded = _dry_prompts(change, root / "wide", "")
+        baseline = _dry_prompts(change, root / "wide-unbounded", "max_prompt_tokens: 1000000000\n")
+        for check in sorted(set(bounded) | set(baseline)):
+            print(_size_line(f"{check}, default budget", bounded.get(check, [])))
+            print(_size_line(f"{check}, baseline without a budget", baseline.get(check, [])))
+        over = [b for sizes in bounded.values() for b in sizes
+                if _tokens(b) > DEFAULT_MAX_PROMPT_TOKENS]
+        print(f"prompts over the default budget: {len(over)} (target 0)")
+        return 1 if over else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checks", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--sleep", type=float, default=1.0)
+    ap.add_argument("--prompts", action="store_true",
+                    help="prompt bytes and estimated tokens per call of the default pack")
+    ap.add_argument("--files", type=int, default=1000, help="with --prompts: the wide change")
     args = ap.parse_args()
+    if args.prompts:
+        return prompts_main(args.files)
 
     with tempfile.TemporaryDirectory(prefix="slopjudge-bench-") as tmp:
         root = Path(tmp)

@@ -24,7 +24,10 @@ COMMANDS: dict[str, str] = {
     "install": "install slopjudge's hooks into an agent's settings",
     "report": "summarise the event log: events, agreement with labels, flips",
     "replay": "re-judge recorded prompts through another runner and compare",
+    "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
 }
+# Commands whose module is not named after them (`import` is a Python keyword).
+MODULES: dict[str, str] = {"import": "import_sloprail"}
 HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
@@ -38,7 +41,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     for name, help_text in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            module = importlib.import_module(f"slopjudge.commands.{name}")
+            module = importlib.import_module(f"slopjudge.commands.{MODULES.get(name, name)}")
             module.add_arguments(p)
     return parser
 
@@ -74,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(args_list)
-    module = importlib.import_module(f"slopjudge.commands.{args.command}")
+    name = MODULES.get(args.command, args.command)
+    module = importlib.import_module(f"slopjudge.commands.{name}")
     _terminate_like_ctrl_c()
     try:
         return int(module.run(args))

@@ -44,6 +44,16 @@ class Settings:
     cache_dir: str = ""  # verdict cache; default <state_dir>/cache
     rubric_path: str | None = None
     config_files: list[str] = field(default_factory=list)  # files read, for the rules cache key
+    # Judge cost (see budget.py); None: no limit.
+    max_prompt_tokens: int | None = None  # default for judge checks without their own
+    max_judge_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    session_max_judge_calls: int | None = None
+    session_max_tokens: int | None = None
+    session_max_cost_usd: float | None = None
+    # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
+    model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.state_dir:
@@ -65,6 +75,14 @@ _KEYS: dict[str, str] = {
     "events_file": "path",
     "cache_dir": "path",
     "rubric_path": "path",
+    "max_prompt_tokens": "int",
+    "max_judge_calls": "int",
+    "max_tokens": "int",
+    "max_cost_usd": "number",
+    "session_max_judge_calls": "int",
+    "session_max_tokens": "int",
+    "session_max_cost_usd": "number",
+    "model_aliases": "aliases",
 }
 
 
@@ -282,12 +300,40 @@ def _apply(
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(path, line, col, f"`{key}` must be a non-empty string")
             out[key] = _resolve(workspace, str(value)) if kind == "path" else str(value)
+        elif kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
+            out[key] = float(value)
+        elif kind == "aliases":
+            out[key] = _model_aliases(path, line, col, value)
         elif kind == "paths":
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
             out[key] = [_resolve(workspace, str(v)) for v in value]
+    return out
+
+
+def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
+    """``model_aliases: {claude: {size-sm: claude-haiku-4-5}, codex: {...}}``."""
+    from .runner.harness import SIZE_ALIASES
+
+    shape = "`model_aliases` maps a harness (claude, codex) to {size-xs..size-xl: model}"
+    if not isinstance(value, dict):
+        raise ConfigError(path, line, col, shape)
+    out: dict[str, dict[str, str]] = {}
+    for harness, table in value.items():
+        if harness not in ("claude", "codex") or not isinstance(table, dict):
+            raise ConfigError(path, line, col, f"{shape}; not {harness!r}")
+        for alias, model in table.items():
+            if alias not in SIZE_ALIASES:
+                raise ConfigError(path, line, col, f"`model_aliases.{harness}`: {alias!r} is "
+                                  f"not a size alias ({', '.join(SIZE_ALIASES)})")
+            if not isinstance(model, str) or not model.strip():
+                raise ConfigError(path, line, col,
+                                  f"`model_aliases.{harness}.{alias}` must name a model")
+        out[str(harness)] = {str(a): str(m).strip() for a, m in table.items()}
     return out
 
 

@@ -89,6 +89,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     )
     if settings.rubric_path and os.path.isfile(settings.rubric_path):
         opts.rubric = _read_rubric(settings.rubric_path)
+    _cost_options(opts, settings)
     if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
         from .checks.judge import judge_mocks_from_env
 
@@ -101,6 +102,14 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     for key, value in overrides.items():
         setattr(opts, key, value)
     return opts
+
+
+def _cost_options(opts: RunOptions, settings: Settings) -> None:
+    opts.max_prompt_tokens = settings.max_prompt_tokens
+    opts.model_aliases = dict(settings.model_aliases)
+    from .budget import Budget
+
+    opts.budget = Budget.from_settings(settings)
 
 
 def _read_rubric(path: str) -> str:
@@ -155,6 +164,7 @@ def run(
     workspace: str,
     options: RunOptions,
     on_result: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     from . import changeset as cs
@@ -201,6 +211,8 @@ def run(
         if check.full_id in preset:
             return preset[check.full_id]
         ctx = contexts[check.full_id]
+        if on_start is not None:
+            on_start(check.full_id)
         if check.kind == "script":
             from .checks.script import run_script
 

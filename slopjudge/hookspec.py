@@ -42,6 +42,11 @@ class RunOptions:
     template_dirs: list[str] = field(default_factory=list)  # shared templates/ folders
     retry_backoff_s: float = 3.0
     retries: int = 1
+    # Judge cost: the prompt budget default, the spend limits (budget.Budget), and
+    # the settings' model alias overrides for the runner.
+    max_prompt_tokens: int | None = None
+    budget: Any = None
+    model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass

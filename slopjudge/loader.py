@@ -32,10 +32,13 @@ RULE_FIELDS = (
 )
 CHECK_FIELDS = (
     "id", "needs", "timeout", "script", "prepare", "judge", "model",
-    "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "allowed_tools", "disallowed_tools", "each", "min_confidence", "max_prompt_tokens",
 )
 # Fields that only mean something on a judge check (`judge` itself is the "both" case).
-JUDGE_ONLY = ("prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence")
+JUDGE_ONLY = (
+    "prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "max_prompt_tokens",
+)
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -524,6 +527,17 @@ class _FileLoader:
                 fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
             elif model.strip():
                 check.model = model.strip()
+        elif isinstance(model, list):
+            # A preference list: the runner takes the first entry its harness can run.
+            names = [m.strip() for m in model if isinstance(m, str)]
+            if not names or any(not n or "," in n for n in names) or len(names) != len(model):
+                fr.err(_value_pos(item, "model"),
+                       f"`{label}.model` must list model names or size aliases (no commas)")
+            else:
+                check.model = ",".join(names)
+        budget = item.get("max_prompt_tokens")
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+            check.max_prompt_tokens = budget
         for key in ("allowed_tools", "disallowed_tools"):
             value = item.get(key)
             if isinstance(value, list):
@@ -588,20 +602,22 @@ class _FileLoader:
             candidate = os.path.normpath(os.path.join(base, value))
             self.watched.add(candidate)
             if os.path.isfile(candidate):
-                self._validate_template(candidate)
+                self._validate_template(candidate, item.get("each"))
                 return candidate
         looked = ", ".join(f"{display_path(b)}/" for b in bases)
         self.fr.err(pos, f"judge template `{value}` not found (looked in {looked})")
         return None
 
-    def _validate_template(self, path: str) -> None:
+    def _validate_template(self, path: str, each: Any = None) -> None:
         try:
             from .templates import validate_template
         except ImportError:
             return
+        # A per-file judge's event carries the file's fields: load it with them.
+        per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
         try:
             problems = validate_template(
-                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs
+                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs, **per_file
             )
         except Exception as exc:  # a template checker bug must not hide the rule's other problems
             self.fr.err((1, 1), f"cannot check template {display_path(path)}: {exc}")

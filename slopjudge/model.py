@@ -69,6 +69,7 @@ class Check:
     disallowed_tools: list[str] = field(default_factory=list)
     each: Literal["changeset", "file"] = "changeset"
     min_confidence: float | None = None
+    max_prompt_tokens: int | None = None  # None: the settings' default (checks/split.py)
     line: int = 0  # position of the check in its rule file (1-based)
     col: int = 0
 
@@ -185,6 +186,13 @@ class CheckResult:
     tokens: int | None = None
     cost: float | None = None
     prompt: str | None = None  # rendered prompt, kept for replay and --prompts-dir
+    # Judge cost (usage.py): summed usage of the calls made, the calls made, and
+    # the units answered from the cache; prompt size of the largest unit.
+    usage: dict[str, Any] | None = None
+    judge_calls: int = 0
+    cached_calls: int = 0
+    units: int = 0
+    prompt_tokens: int | None = None
 
     def to_report(self) -> dict[str, Any]:
         return {
@@ -195,7 +203,15 @@ class CheckResult:
             "reason": self.reason,
             "findings": [asdict(f) for f in self.findings],
             "duration_ms": self.duration_ms,
+            **self._usage_report(),
         }
+
+    def _usage_report(self) -> dict[str, Any]:
+        if self.kind != "judge":
+            return {}
+        return {"usage": {"judge_calls": self.judge_calls, "cached_calls": self.cached_calls,
+                          "units": self.units, "prompt_tokens": self.prompt_tokens,
+                          **(self.usage or {})}}
 
 
 @dataclass
@@ -210,7 +226,21 @@ class RunReport:
             "outcome": self.outcome,
             "checks": [c.to_report() for c in self.checks],
             "load_errors": [str(e) for e in self.load_errors],
+            "usage": run_usage(self.checks),
         }
+
+
+def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
+    """The run's judge cost: calls made, calls answered from the cache, summed usage."""
+    from .usage import total, total_tokens
+
+    summed = total(c.usage for c in checks) or {}
+    return {
+        "judge_calls": sum(c.judge_calls for c in checks),
+        "cached_calls": sum(c.cached_calls for c in checks),
+        "tokens": total_tokens(summed),
+        **summed,
+    }
 
 
 def overall_outcome(

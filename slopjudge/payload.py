@@ -2,14 +2,78 @@
 
 Field names follow sloprail's changeset payload so templates port unchanged.
 Every key is always present (null when unknown), so templates can run with
-strict undefined.
+strict undefined. The one exception is the per-file view of ``event``
+(:func:`file_event`): there, as in sloprail, ``oldContent``/``newContent``
+are absent where the file has none, so ``is defined`` tells a delete from an
+emptied file.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .model import Changeset, Event, FileChange, Rule
+
+# sloprail's marker reader: a whole line ``<leader> sr:<kind> <fqn>`` with
+# ``//``, ``#`` or ``--`` as the leader. Whitespace is RE2's ``\s`` exactly
+# ([\t\n\f\r ]): a vertical tab or a no-break space is part of the fqn there,
+# so it is here too (Python's ``\s`` would end it).
+_WS = "[\t\n\f\r ]"
+_NWS = "[^\t\n\f\r ]"
+_MARKER = re.compile(f"{_WS}*(?://|#|--){_WS}*sr:({_NWS}+){_WS}+({_NWS}+){_WS}*")
+
+# sloprail's event kinds for one file; it has no rename kind (its changeset
+# calls a rename status R), so a rename gets the same pattern's name for it.
+_KIND_WORD = {"A": "Create", "M": "Update", "D": "Delete", "R": "Rename"}
+# Keys file_event adds: removed first so one file's view never leaks into another's.
+FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers")
+
+
+def scan_markers(text: str | None) -> list[dict[str, Any]]:
+    """Every ``sr:`` marker in ``text`` as ``{kind, fqn, line}``, in line order; [] for none."""
+    out: list[dict[str, Any]] = []
+    if not text:
+        return out
+    # Only lines holding "sr:" can match: jump between them (str.find and
+    # str.count run in C), so a large file without markers costs one scan.
+    number, counted, at = 1, 0, text.find("sr:")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        number += text.count("\n", counted, start)
+        counted = start
+        m = _MARKER.fullmatch(text, start, end)
+        if m is not None:
+            out.append({"kind": m.group(1), "fqn": m.group(2), "line": number})
+        at = text.find("sr:", end)
+    return out
+
+
+def file_event(event: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
+    """``event`` as a sloprail file event about ``file`` (a ``changeset.files`` entry).
+
+    ``kind`` becomes ``Pre``/``Post`` + ``File`` + ``Create|Update|Delete|Rename``
+    (Pre on a pre-tool event, the edit not yet made; Post otherwise); the
+    event's own kind stays in ``on``.
+    """
+    out = {k: v for k, v in event.items() if k not in FILE_EVENT_KEYS}
+    status = str(file.get("status") or "M")
+    # Once a view, ``on`` keeps slopjudge's kind (pre-tool, stop, ...).
+    on = event.get("on") or event.get("kind")
+    out["on"] = on
+    when = "Pre" if on == "pre-tool" else "Post"
+    out["kind"] = when + "File" + _KIND_WORD.get(status, "Update")
+    out["path"] = file.get("path")
+    if status == "R" and file.get("oldPath"):
+        out["oldPath"] = file["oldPath"]
+    for key in ("oldContent", "newContent"):
+        if isinstance(file.get(key), str):
+            out[key] = file[key]
+    out["oldMarkers"] = scan_markers(file.get("oldContent"))
+    out["newMarkers"] = scan_markers(file.get("newContent"))
+    return out
 
 
 def build_payload(
@@ -23,8 +87,13 @@ def build_payload(
     rule: Rule | None = None,
     check_id: str | None = None,
 ) -> dict[str, Any]:
+    file_payloads = [f.to_payload() for f in files]
+    event_data = event_payload(event)
+    if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
+        # A tool call about one file: its event reads as sloprail's gate event for it.
+        event_data = file_event(event_data, file_payloads[0])
     return {
-        "event": event_payload(event),
+        "event": event_data,
         "rule": (
             {"id": rule.id, "dir": rule.dir, "description": rule.description}
             if rule is not None
@@ -38,7 +107,7 @@ def build_payload(
             "commits": [
                 {"sha": c.sha, "subject": c.subject, "body": c.body} for c in changeset.commits
             ],
-            "files": [f.to_payload() for f in files],
+            "files": file_payloads,
             "others": others,
         },
         "change": change,

@@ -438,9 +438,9 @@ def run(
     jail = _Jail()
     try:
         proc = _spawn(argv, jail, cwd, env)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{argv[0]}: not found",
+        return ProcResult(None, b"", b"", start_error=f"{exc.filename or argv[0]}: not found",
                           duration_s=time.monotonic() - started)
     except PermissionError:
         jail.close()
@@ -484,10 +484,17 @@ def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | Non
         raise PermissionError(errno.EACCES, "not executable", prog)
     try:
         with open(path, "rb") as f:
-            magic = f.read(4)
+            head = f.read(256)
     except OSError:
         return  # executable but unreadable: exec decides
-    if not magic.startswith(b"#!") and magic != b"\x7fELF":
+    if head.startswith(b"#!"):
+        # The kernel would fail the exec on a missing interpreter; the shell
+        # would turn that into exit 127, a refusal in disguise.
+        words = head[2:].split(b"\n", 1)[0].split()
+        interp = os.fsdecode(words[0]) if words else ""
+        if not interp.startswith("/") or not os.access(interp, os.X_OK):
+            raise FileNotFoundError(errno.ENOENT, "interpreter not found", f"{prog} ({interp})")
+    elif head[:4] != b"\x7fELF":
         # A shell would run it as a script; exec refuses it, and so do we.
         raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), prog)
 

@@ -76,6 +76,13 @@ def event_record(
     if result.shadow_error:
         # Not a verdict: agreement and replay must not count it as a refusal.
         record["shadow_error"] = True
+    if result.kind == "judge":
+        # What the judge calls cost (usage.py): summed over the check's calls.
+        record["usage"] = result.usage
+        record["judge_calls"] = result.judge_calls
+        record["cached_calls"] = result.cached_calls
+        record["units"] = result.units
+        record["prompt_tokens"] = result.prompt_tokens
     if keep_prompt and result.prompt is not None:
         record["prompt"] = result.prompt
     return record

@@ -10,6 +10,11 @@
   text (the template itself, its includes, the rubric) is not escaped. Data is
   never rendered a second time, so template syntax inside it stays text.
 
+sloprail's templates port (README "Templates written for sloprail"): its extra
+filters (``raw``, ``dirname``, ``funcname``), its compact ``tojson``, and its
+undefined rule (a key missing on a present parent renders empty at run time)
+are followed where they keep data inert; the load check stays strict.
+
 Only :mod:`slopjudge.checks.judge` and the loader import this module; the
 hook fast path never does.
 """
@@ -47,6 +52,8 @@ CONTEXT_KEYS: tuple[str, ...] = (
     "change",
     "additionalContext",
     "rubric",
+    "transcriptPath",  # sloprail's name for event.transcript_path (templates only)
+    "unit",  # which part of the change this prompt judges (checks/split.py)
 )
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -67,13 +74,99 @@ def _finalize(value: Any) -> Any:
     return escape_data(value)
 
 
+def _break_close(text: str) -> str:
+    # sloprail's own guard: a value may hold any text but ``</``, so it cannot
+    # close the tag it sits in; JSON reads ``<\/`` back as ``</``.
+    return text.replace("</", "<\\/")
+
+
 def _raw(value: Any) -> Markup:
-    """sloprail's ``raw``: the template author vouches for this value."""
-    return Markup(str(value))
+    """``raw``: the value without entity escaping, but never a closing tag.
+
+    In sloprail ``raw`` undoes its one escape (``</`` to ``<\\/``), trusting the
+    value fully. Here data stays data: ``&``, ``<``, ``>`` and quotes come
+    through as they are, and every ``</`` is still broken, so the value cannot
+    end the ``<file>``/``<diff>`` it sits in. Trusted text (a ``{% set %}``
+    block of the template, the rubric) is kept verbatim.
+    """
+    if hasattr(value, "__html__"):
+        return Markup(value.__html__())
+    return Markup(_break_close(str(value)))
 
 
 def _dirname(value: Any) -> str:
-    return posixpath.dirname(str(value))
+    """Go's ``path.Dir``, as sloprail's ``dirname``: ``"a"`` is ``"."``, ``""`` is ``"."``."""
+    head = str(value).rpartition("/")[0] + ("/" if "/" in str(value) else "")
+    cleaned = posixpath.normpath(head) if head else "."
+    return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
+
+
+def _funcname(value: Any) -> str:
+    """sloprail's ``funcname``: the text after the last dot (``e2e.TestFoo`` -> ``TestFoo``)."""
+    return str(value).rpartition(".")[2]
+
+
+def _tojson(value: Any, indent: int | None = None) -> Markup:
+    """sloprail's ``tojson``: keys sorted, compact, ``&``/``<``/``>`` as themselves.
+
+    Jinja's own writes ``\\u003c`` for every ``<``; sloprail keeps them and only
+    breaks ``</`` (as ``<\\/``, which JSON decodes back to ``</``), so the text
+    round-trips through a JSON parser and still cannot close a tag.
+    """
+    import json
+
+    if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
+        raise TypeError(f"tojson: indent must be an integer, not {indent!r}")
+    text = json.dumps(
+        value, sort_keys=True, ensure_ascii=False, default=_json_default,
+        indent=indent, separators=(",", ": ") if indent is not None else (",", ":"),
+    )
+    # Go's encoder escapes these two line separators even without HTML escaping.
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(_break_close(text))
+
+
+class _Prepared(dict[str, Any]):
+    """Prepare's ``additionalContext`` (and every mapping inside it) while rendering."""
+
+
+def _prepared(value: Any) -> Any:
+    if isinstance(value, dict) and not isinstance(value, (_Prepared, _AnyMapping)):
+        return _Prepared({k: _prepared(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_prepared(v) for v in value]
+    return value
+
+
+class _SloprailUndefined(jinja2.StrictUndefined):
+    """sloprail's (gonja's) undefined, where it cannot hide a mistake at load.
+
+    A key missing on a present parent (``event.oldContent`` on a delete)
+    prints as "" and tests false, as in sloprail. Everything else stays an
+    error: a missing top-level name, reading through a missing parent,
+    iterating, comparing. The load check renders with plain strict undefined
+    against a payload that has every field, so a misspelled key is still
+    refused when the rule loads.
+    """
+
+    __slots__ = ()
+
+    def _lenient(self) -> bool:
+        parent = self._undefined_obj
+        # Prepare's output stays strict: a key it did not supply is a bug in
+        # it, and an empty value there would ask the judge about less than the
+        # author meant. Test optional keys with `is defined`.
+        return parent is not jinja2.utils.missing and not isinstance(parent, _Prepared)
+
+    def __str__(self) -> str:  # type: ignore[override]
+        if self._lenient():
+            return ""
+        self._fail_with_undefined_error()
+
+    def __bool__(self) -> bool:  # type: ignore[override]
+        if self._lenient():
+            return False
+        self._fail_with_undefined_error()
 
 
 class TemplateRenderError(Exception):
@@ -179,17 +272,21 @@ def _autoescape(_name: str | None) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _environment(search_path: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
+def _environment(
+    search_path: tuple[str, ...], strict: bool = False
+) -> ImmutableSandboxedEnvironment:
     env = _Sandbox(
         loader=jinja2.FileSystemLoader(list(search_path)),
-        undefined=jinja2.StrictUndefined,
+        undefined=jinja2.StrictUndefined if strict else _SloprailUndefined,
         autoescape=_autoescape,
         finalize=_finalize,
         keep_trailing_newline=True,
         auto_reload=True,
     )
-    env.filters.update({"e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname})
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
+    env.filters.update({
+        "e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname,
+        "funcname": _funcname, "tojson": _tojson,
+    })
     return env
 
 
@@ -201,7 +298,7 @@ def _json_default(value: Any) -> Any:
 
 
 def _locate(
-    path: str, rule_dir: str, template_dirs: list[str]
+    path: str, rule_dir: str, template_dirs: list[str], *, strict: bool = False
 ) -> tuple[ImmutableSandboxedEnvironment, str]:
     """The environment for a rule and the loader name of ``path`` inside it."""
     target = os.path.abspath(path)
@@ -209,10 +306,10 @@ def _locate(
     for root in search:
         rel = os.path.relpath(target, root)
         if not rel.startswith(os.pardir + os.sep) and rel != os.pardir and not os.path.isabs(rel):
-            return _environment(tuple(search)), Path(rel).as_posix()
+            return _environment(tuple(search), strict), Path(rel).as_posix()
     # Outside every search folder: its own folder is searched first.
     search.insert(0, os.path.dirname(target))
-    return _environment(tuple(search)), os.path.basename(target)
+    return _environment(tuple(search), strict), os.path.basename(target)
 
 
 def load_rubric(path: str | None) -> str:
@@ -316,8 +413,14 @@ _SAMPLE_DIFF = (
 )
 
 
-def synthetic_payload(rule_dir: str = "/rules/example") -> dict[str, Any]:
-    """A payload with every SPEC §3 key and one sample file, for load-time rendering."""
+def synthetic_payload(
+    rule_dir: str = "/rules/example", *, each: str = "changeset"
+) -> dict[str, Any]:
+    """A payload with every SPEC §3 key and one sample file, for load-time rendering.
+
+    With ``each="file"`` the event is that file's sloprail view, with every
+    field it can carry (``oldPath`` too), so a template reading any of them loads.
+    """
     sample = {
         "path": "src/example.py",
         "status": "M",
@@ -327,16 +430,23 @@ def synthetic_payload(rule_dir: str = "/rules/example") -> dict[str, Any]:
         "diff": _SAMPLE_DIFF,
         "binary": False,
     }
+    event: dict[str, Any] = {
+        "kind": "stop",
+        "tool_name": "Write",
+        "tool_input": _AnyMapping(),
+        "session_id": "synthetic-session",
+        "transcript_path": "/tmp/synthetic-transcript.jsonl",
+        "cwd": "/workspace",
+        "argv": [["git", "status"]],
+    }
+    if each == "file":
+        from .payload import file_event
+
+        marked = dict(sample, newContent=f"{sample['newContent']}# sr:example src.example\n")
+        event = file_event(event, marked)
+        event["oldPath"] = "src/old_example.py"  # a rename's; every key must load
     return {
-        "event": {
-            "kind": "stop",
-            "tool_name": "Write",
-            "tool_input": _AnyMapping(),
-            "session_id": "synthetic-session",
-            "transcript_path": "/tmp/synthetic-transcript.jsonl",
-            "cwd": "/workspace",
-            "argv": [["git", "status"]],
-        },
+        "event": event,
         "rule": {"id": "example", "dir": rule_dir, "description": "a sample rule"},
         "check": {"id": "check-1"},
         "workspace": "/workspace",
@@ -350,6 +460,8 @@ def synthetic_payload(rule_dir: str = "/rules/example") -> dict[str, Any]:
         "change": _SAMPLE_DIFF,
         "additionalContext": _AnyMapping(),
         "rubric": "Sample rubric.\n",
+        "unit": {"index": 1, "count": 1, "files": ["src/example.py"],
+                 "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True},
     }
 
 
@@ -376,7 +488,13 @@ def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
     if isinstance(exc, TemplateTimeout):
         return where, line, str(exc)
     if isinstance(exc, jinja2.UndefinedError):
-        return where, line, f"the judge context has no such value: {exc}"
+        from .payload import FILE_EVENT_KEYS
+
+        hint = ""
+        if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
+            hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
+                    " a per-file judge's: set `each: file`, or test `is defined`)")
+        return where, line, f"the judge context has no such value: {exc}{hint}"
     if isinstance(exc, jinja2.TemplateNotFound):
         return where, line, f"template not found: {exc.name}"
     return where, line, f"template fails to render: {type(exc).__name__}: {exc}"
@@ -454,12 +572,19 @@ def _static_problems(
     return problems
 
 
-def validate_template(path: str, *, rule_dir: str, template_dirs: list[str]) -> list[LoadError]:
-    """Compile a template and render it against a synthetic payload; every problem found."""
+def validate_template(
+    path: str, *, rule_dir: str, template_dirs: list[str], each: str = "changeset"
+) -> list[LoadError]:
+    """Compile a template and render it against a synthetic payload; every problem found.
+
+    Strict undefined here, whatever the run-time rule: every field a payload can
+    carry is in the synthetic one, so a name it lacks is a mistake. The per-file
+    event fields are there only for ``each: file``, the one place they are sure.
+    """
     target = os.path.abspath(path)
     if not os.path.isfile(target):
         return [LoadError(path, 1, 1, f"template not found: {path}")]
-    env, name = _locate(target, rule_dir, template_dirs)
+    env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
         problems = _static_problems(env, name, set())
     except jinja2.TemplateSyntaxError as exc:
@@ -471,7 +596,7 @@ def validate_template(path: str, *, rule_dir: str, template_dirs: list[str]) -> 
     try:
         template = env.get_template(name)
         with _deadline(LOAD_TIME_LIMIT_S):
-            template.render(_render_context(synthetic_payload(rule_dir)))
+            template.render(_render_context(synthetic_payload(rule_dir, each=each)))
     except Exception as exc:
         where, line, message = _explain(exc, target)
         return [LoadError(where, line, 1, message)]
@@ -481,6 +606,9 @@ def validate_template(path: str, *, rule_dir: str, template_dirs: list[str]) -> 
 def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
     # The rubric is trusted text (RUBRIC.md), kept verbatim.
     ctx = dict(payload)
+    event = ctx.get("event")
+    ctx["transcriptPath"] = event.get("transcript_path") if isinstance(event, dict) else None
+    ctx["additionalContext"] = _prepared(ctx.get("additionalContext"))
     if isinstance(ctx.get("rubric"), str):
         ctx["rubric"] = Markup(ctx["rubric"])
     return ctx

@@ -40,6 +40,7 @@ class CaseResult:
     problems: list[str] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)
     unreadable: bool = False  # the case's diff or event could not be read: `test` exits 2
+    skipped: bool = False  # a sloprail case whose fields mean something else here
 
 
 @dataclass
@@ -219,6 +220,7 @@ def run_case(
     for check_id in stubs:
         if check_id.split("/")[-1] not in judge_ids and check_id not in judge_ids:
             problems.append(f"judges: {check_id} is not a judge check of {rule_id}")
+    full_stubs = {(k if "/" in k else f"{rule_id}/{k}"): v for k, v in stubs.items()}
 
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "workspace")
@@ -227,15 +229,6 @@ def run_case(
             shutil.copytree(seed, workspace, symlinks=True)
         else:
             os.makedirs(workspace)
-        mocks: dict[str, str] = {}
-        seen_files: dict[str, str] = {}
-        for check_id, stub in stubs.items():
-            full = check_id if "/" in check_id else f"{rule_id}/{check_id}"
-            verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", "")}
-            for key in ("confidence", "findings"):
-                if key in stub:
-                    verdict[key] = stub[key]
-            mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
         try:
             event, changeset = _event_and_changeset(case, folder, rule, workspace)
         except (OSError, ValueError, SlopjudgeError) as exc:
@@ -244,53 +237,216 @@ def run_case(
             )
             res.unreadable = True
             return res
-        case_options = RunOptions(
-            jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
-            judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
+        actual, results = _execute(
+            rule_id, selected, event, changeset, workspace, tmp, full_stubs, expected,
+            case.get("reason_contains"), options, problems,
         )
-        selected = engine.applicable_rules(selected, event, workspace)
-        results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
-        results = [r for r in results if r.rule == rule_id]
-        actual = outcome_of(results)
-        if actual != expected:
-            why = "; ".join(f"{r.id}: {r.outcome}: {r.reason}" for r in results if r.reason)
-            problems.append(f"expected {expected}, got {actual}" + (f" ({why})" if why else ""))
-        wanted = case.get("reason_contains")
-        if wanted:
-            reasons = "\n".join(
-                r.reason + "\n" + "\n".join(f.message for f in r.findings) for r in results
-            )
-            for piece in [wanted] if isinstance(wanted, str) else wanted:
-                if piece not in reasons:
-                    problems.append(f"no reason contains {piece!r}")
-        for full, seen in seen_files.items():
-            if not os.path.exists(seen):
-                problems.append(f"judges: the stub for {full} was never used")
-                continue
-            needle = (stubs.get(full) or stubs.get(full.split("/", 1)[1]) or {}).get(
-                "prompt_contains"
-            )
-            if needle:
-                with open(seen, encoding="utf-8", errors="replace") as fh:
-                    prompt = fh.read()
-                for piece in [needle] if isinstance(needle, str) else needle:
-                    if piece not in prompt:
-                        problems.append(f"judges: the prompt for {full} lacks {piece!r}")
-        for r in results:
-            # A judge that ran without a stub errored; say why plainly.
-            if r.kind == "judge" and r.id not in mocks and r.outcome not in (
-                    "skipped", "not_applicable"):
-                problems.append(f"judges: {r.id} has no stub in this case")
     return CaseResult(rule_id, name, folder, not problems, expected, actual, problems, results)
+
+
+def _execute(
+    rule_id: str, selected: list[Rule], event: Event, changeset: Changeset, workspace: str,
+    tmp: str, stubs: dict[str, dict[str, Any]], expected: str, wanted: Any,
+    options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
+) -> tuple[str, list[CheckResult]]:
+    """Run the rule with canned judges; (actual outcome, results). Adds to ``problems``."""
+    from . import engine
+
+    mocks: dict[str, str] = {}
+    seen_files: dict[str, str] = {}
+    for full, stub in stubs.items():
+        verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", "")}
+        for key in ("confidence", "findings"):
+            if key in stub:
+                verdict[key] = stub[key]
+        mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
+    case_options = RunOptions(
+        jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
+        judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
+    )
+    selected = engine.applicable_rules(selected, event, workspace)
+    results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
+    results = [r for r in results if r.rule == rule_id]
+    actual = outcome_of(results)
+    if actual != expected:
+        why = "; ".join(f"{r.id}: {r.outcome}: {r.reason}" for r in results if r.reason)
+        problems.append(f"expected {expected}, got {actual}" + (f" ({why})" if why else ""))
+    if wanted:
+        reasons = "\n".join(
+            r.reason + "\n" + "\n".join(f.message for f in r.findings) for r in results
+        )
+        for piece in [wanted] if isinstance(wanted, str) else wanted:
+            if piece not in reasons:
+                problems.append(f"no reason contains {piece!r}")
+    for full, seen in seen_files.items():
+        if not os.path.exists(seen):
+            if full not in optional:
+                problems.append(f"judges: the stub for {full} was never used")
+            continue
+        needle = stubs[full].get("prompt_contains")
+        if needle:
+            with open(seen, encoding="utf-8", errors="replace") as fh:
+                prompt = fh.read()
+            for piece in [needle] if isinstance(needle, str) else needle:
+                if piece not in prompt:
+                    problems.append(f"judges: the prompt for {full} lacks {piece!r}")
+    for r in results:
+        # A judge that ran without a stub errored; say why plainly.
+        if r.kind == "judge" and r.id not in mocks and r.outcome not in (
+                "skipped", "not_applicable"):
+            problems.append(f"judges: {r.id} has no stub in this case")
+    return actual, results
+
+
+# --- sloprail's own cases: <rule>/tests/<case>/{case.yaml, setup.sh} ----------------
+
+# Fields of sloprail's case.yaml that mean here what they mean there.
+SLOPRAIL_SAME = ("description", "expect", "reason_contains", "base", "judges")
+# Fields that do not: a case using one is listed, not run.
+SLOPRAIL_OTHER = {
+    "with": "loads other sloprail rules alongside",
+    "user_says": "resolves citations against a session record",
+    "contexts": "asserts context states after a trajectory",
+}
+_STUB_KEYS = {"pass", "reasoning", "prompt_contains", "optional"}
+SETUP_TIMEOUT_S = 120.0
+
+
+def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
+    """(rule, case, folder) for every ``tests/<case>/case.yaml`` inside a rule's own folder."""
+    found = []
+    for rule in rules:
+        base = os.path.join(rule.dir, "tests")
+        if os.path.basename(rule.path) != "rule.yaml" or not os.path.isdir(base):
+            continue
+        for case in sorted(os.listdir(base)):
+            folder = os.path.join(base, case)
+            if not case.startswith(".") and os.path.isfile(os.path.join(folder, "case.yaml")):
+                found.append((rule, case, folder))
+    return found
+
+
+def _read_sloprail_case(folder: str) -> tuple[dict[str, Any] | None, list[str], str | None]:
+    """(case, problems, why it is not run)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    shown = os.path.relpath(os.path.join(folder, "case.yaml"))
+    try:
+        with open(os.path.join(folder, "case.yaml"), encoding="utf-8") as fh:
+            data = YAML(typ="safe").load(fh)
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return None, [f"{shown}: {first}"], None
+    if not isinstance(data, dict):
+        return None, [f"{shown}: not a mapping"], None
+    unknown = [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]
+    if unknown:
+        return None, [f"{shown}: unknown field {unknown[0]!r}"], None
+    other = [k for k in data if k in SLOPRAIL_OTHER and data[k]]
+    if other:
+        return data, [], f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
+    if os.path.exists(os.path.join(folder, "trajectory.yaml")):
+        return data, [], "trajectory.yaml replays sloprail's own events, which slopjudge does not"
+    if not os.path.isfile(os.path.join(folder, "setup.sh")):
+        return None, [f"{os.path.relpath(folder)}: no setup.sh"], None
+    if data.get("expect") not in ("refuse", "permit"):
+        return None, [f"{shown}: expect is {data.get('expect')!r}, want refuse or permit"], None
+    judges = data.get("judges") or {}
+    if not isinstance(judges, dict):
+        return None, [f"{shown}: judges is not a mapping"], None
+    for file, stub in judges.items():
+        if not isinstance(stub, dict) or set(stub) - _STUB_KEYS:
+            return None, [f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}"], None
+    return data, [], None
+
+
+def _git_env(tmp: str) -> dict[str, str]:
+    home = os.path.join(tmp, "home")
+    os.makedirs(home, exist_ok=True)
+    config = os.path.join(home, ".gitconfig")
+    with open(config, "w", encoding="utf-8") as fh:
+        fh.write("[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
+                 "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+                 "[tag]\n\tgpgsign = false\n")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GIT_", "SLOPJUDGE_", "SLOPRAIL_", "SR_", "CLAUDE_"))}
+    env.update(HOME=home, GIT_CONFIG_GLOBAL=config, GIT_CONFIG_NOSYSTEM="1",
+               GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
+                      options: RunOptions) -> CaseResult:
+    """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
+    from . import changeset as cs
+    from . import procs
+
+    data, problems, why_not = _read_sloprail_case(folder)
+    if data is None:
+        return CaseResult(rule.id, name, folder, False, "?", "error", problems)
+    if why_not is None and "ci" not in rule.on:
+        why_not = "a case without a trajectory judges a commit range; this rule does not run on ci"
+    expected = {"refuse": "refuse", "permit": "pass"}.get(str(data.get("expect")), "?")
+    if why_not is not None:
+        return CaseResult(rule.id, name, folder, True, expected, "not run",
+                          [f"not run: {why_not}"], skipped=True)
+    stubs: dict[str, dict[str, Any]] = {}
+    optional: set[str] = set()
+    by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
+                   if c.kind == "judge" and c.judge}
+    for file, stub in (data.get("judges") or {}).items():
+        check = by_template.get(os.path.normpath(str(file)))
+        if check is None:
+            problems.append(f"judges: no judge check of {rule.id} renders {file}")
+            continue
+        stubs[check.full_id] = {k: v for k, v in stub.items() if k != "optional"}
+        if stub.get("optional"):
+            optional.add(check.full_id)
+    with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
+        workspace = os.path.join(tmp, "repo")
+        os.makedirs(workspace)
+        env = _git_env(tmp)
+        steps = [["git", "init", "-q", "-b", "main"],
+                 ["git", "commit", "-q", "--allow-empty", "-m", "the rules under test"],
+                 ["git", "tag", "rules"],
+                 ["bash", os.path.join(folder, "setup.sh")]]
+        for argv in steps:
+            res = procs.run(argv, cwd=workspace, env=env, timeout=SETUP_TIMEOUT_S)
+            if res.start_error or res.timed_out or res.returncode != 0:
+                tail = (res.stderr or res.stdout or b"").decode("utf-8", "replace").strip()
+                what = res.start_error or ("timed out" if res.timed_out
+                                           else f"exit {res.returncode}")
+                return CaseResult(rule.id, name, folder, False, expected, "error",
+                                  [f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"])
+        base = str(data.get("base") or "")
+        if not base:
+            tags = procs.run(["git", "tag", "--list", "base"], cwd=workspace, env=env, timeout=30)
+            base = "base" if tags.stdout.strip() else "HEAD~1"
+        try:
+            changeset = cs.from_git_range(workspace, base, "HEAD")
+        except cs.ChangesetError as exc:
+            return CaseResult(rule.id, name, folder, False, expected, "error",
+                              [f"cannot read {base}..HEAD: {exc}"])
+        event = Event(kind="ci", cwd=workspace)
+        actual, results = _execute(
+            rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,
+            data.get("reason_contains"), options, problems, frozenset(optional),
+        )
+    return CaseResult(rule.id, name, folder, not problems, expected, actual, problems, results)
 
 
 def run_tests(rules: list[Rule], cases_dir: str, options: RunOptions, *,
               load_errors: list[str] | None = None, only: list[str] | None = None) -> TestReport:
     cases = [c for c in find_cases(cases_dir) if not only or c[0] in only]
     results = [run_case(rule_id, name, folder, rules, options) for rule_id, name, folder in cases]
+    for rule, name, folder in find_rule_cases(rules):
+        if not only or rule.id in only:
+            results.append(run_sloprail_case(rule, name, folder, rules, options))
     expected: dict[str, set[str]] = {}
     for res in results:
-        expected.setdefault(res.rule, set()).add(res.expected)
+        if not res.skipped:
+            expected.setdefault(res.rule, set()).add(res.expected)
     ids = [r.id for r in rules if not only or r.id in only]
     lacking_refuse = [i for i in ids if "refuse" not in expected.get(i, set())]
     lacking_pass = [i for i in ids if "pass" not in expected.get(i, set())]

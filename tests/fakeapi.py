@@ -22,7 +22,7 @@ Usage::
 
 API
 ---
-``FakeMessagesAPI(script, *, log=None)``
+``FakeMessagesAPI(script, *, log=None, usage=None)``
     Context manager. Entering starts a ``ThreadingHTTPServer`` on
     ``127.0.0.1:0`` in a daemon thread; leaving shuts it down.
 
@@ -36,7 +36,11 @@ API
       the form ``toolu_fake_<n>`` is added when missing)
 
     ``stop_reason`` is ``tool_use`` when any block is a tool_use, else
-    ``end_turn``. If the script raises, the exception is kept in ``.errors``
+    ``end_turn``. Every answer reports ``usage`` (default ``{"input_tokens":
+    10, "output_tokens": 5}``; may add ``cache_creation_input_tokens`` and
+    ``cache_read_input_tokens``): streamed, the input and cache figures go in
+    ``message_start`` and ``output_tokens`` in ``message_delta``, as the real
+    API sends them. If the script raises, the exception is kept in ``.errors``
     and the turn answers with a text block ``fake API script error: ...`` so
     the CLI ends instead of hanging; tests should assert ``not api.errors``.
 
@@ -237,8 +241,15 @@ def _is_side_request(body: dict[str, Any]) -> bool:
 class FakeMessagesAPI:
     """Serve the Messages API on 127.0.0.1, answering real turns from ``script``."""
 
-    def __init__(self, script: Script, *, log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        log: Callable[[str], None] | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> None:
         self.script = script
+        self.usage = dict(usage or {"input_tokens": 10, "output_tokens": 5})
         self.requests: list[dict[str, Any]] = []
         self.side_requests: list[dict[str, Any]] = []
         self.log: list[tuple[str, str, Any]] = []
@@ -373,14 +384,13 @@ class FakeMessagesAPI:
             "content": blocks,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "usage": dict(self.usage),
         }
 
 
 def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    start = dict(
-        message, content=[], stop_reason=None, usage={"input_tokens": 10, "output_tokens": 1}
-    )
+    begin = {k: v for k, v in message["usage"].items() if k != "output_tokens"}
+    start = dict(message, content=[], stop_reason=None, usage={**begin, "output_tokens": 1})
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start})
     ]

@@ -141,7 +141,7 @@ def test_claude_argv_is_exactly_the_spec_shape(tmp_path: Path) -> None:
     assert argv == [
         "/bin/claude", "-p", "--model", "sonnet", "--settings",
         '{"hooks":{},"mcpServers":{},"enabledPlugins":{},"disableAllHooks":true}',
-        "--permission-mode", "default",
+        "--permission-mode", "default", "--output-format", "json",
         "--add-dir", str(ans), str(w), str(r),
         "--allowed-tools", "Read", "Bash(git show:*)", f"Edit(/{ans}/**)", f"Edit(/{w}/**)",
         "--disallowed-tools", f"Edit(/{r}/**)", "Bash",
@@ -185,7 +185,8 @@ def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
     )
     assert argv == [
         "codex", "exec", "-m", "gpt-6.1-sol", "--ignore-user-config", "--disable", "hooks",
-        "--ephemeral", "--skip-git-repo-check", "-C", "/ans", "--sandbox", "workspace-write",
+        "--ephemeral", "--skip-git-repo-check", "--json", "-C", "/ans", "--sandbox",
+        "workspace-write",
         "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
         "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
         "--add-dir", "/w", "--", "p",

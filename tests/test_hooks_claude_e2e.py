@@ -59,8 +59,8 @@ def repo(tmp_path: Path) -> Path:
         "description: No FORBIDDEN markers in added lines\n"
         "on: [pre-tool, stop]\ntools: [Write, Edit]\n"
         "checks:\n  - id: scan\n    script: scan.py\n")
-    proc = subprocess.run([SLOPJUDGE, "install", "claude"], cwd=ws, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run([SLOPJUDGE, "install", "claude", "--absolute"], cwd=ws,
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "init")

@@ -25,6 +25,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def install(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``install claude --absolute``: the wrapper is tested in test_install_wrapper.py."""
+    args = args if "--command" in args else ("--absolute", *args)
     return subprocess.run([SLOPJUDGE, "install", "claude", *args], cwd=cwd, text=True,
                           capture_output=True, timeout=60)
 
@@ -123,6 +125,7 @@ def test_unusable_settings_are_left_untouched(repo: Path, text: str) -> None:
 # --- codex ----------------------------------------------------------------------------
 
 def install_codex(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    args = args if "--command" in args else ("--absolute", *args)
     return subprocess.run([SLOPJUDGE, "install", "codex", *args], cwd=cwd, text=True,
                           capture_output=True, timeout=60)
 

@@ -35,6 +35,7 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         rel.rstrip("/") + "/**", rel.rstrip("/"),
         "slopjudge.yaml", "slopjudge.yml", ".slopjudge/**", "RUBRIC.md", "templates/**/*.md.j2",
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
+        ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
     ]
 
 

@@ -50,6 +50,8 @@ class _Unit:
     payload: dict[str, Any]
     rendered: str = ""
     prompt: str = ""  # rendered + verdict instruction
+    tokens: int = 0  # the prompt's estimated tokens (split.estimate_tokens)
+    usage: dict[str, Any] | None = None  # what its model call cost (JUDGE-USAGE-JSON)
 
 
 @dataclass
@@ -60,19 +62,33 @@ class _Judgment:
     cache_hit: bool = False
     uncertain: bool = False  # a pass that fell short of min_confidence
     findings: list[Finding] = field(default_factory=list)
+    usage: dict[str, Any] | None = None  # what the call cost, as the runner reported it
+    called: bool = False  # a model (or its mock) was asked
 
 
 def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
     files = (base.get("changeset") or {}).get("files") or []
     if ctx.check.each != "file" or not files:
         return [_Unit(None, base)]
+    from ..payload import file_event
+
     units = []
     for f in files:
         payload = dict(base)
         payload["changeset"] = dict(base["changeset"], files=[f])
         payload["change"] = f.get("diff") or ""
+        # The file's own event, as a sloprail file-guard judge reads it.
+        payload["event"] = file_event(base.get("event") or {}, f)
         units.append(_Unit(str(f.get("path")), payload))
     return units
+
+
+def _path(unit: _Unit) -> str | None:
+    """The file a finding without a path belongs to: the unit's, when it holds one file."""
+    files = (unit.payload.get("unit") or {}).get("files")
+    if isinstance(files, list):
+        return str(files[0]) if len(files) == 1 else None
+    return unit.label
 
 
 def _findings(verdict: dict[str, Any] | None, label: str | None) -> list[Finding]:
@@ -120,6 +136,30 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     script = mocks.get(full_id)
     if not script:
         return _Judgment("error", f"no judge mock for {full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
+    over = _acquire(ctx, unit)
+    if over is not None:
+        return _Judgment("error", over)
+    try:
+        judgment = _run_mock(ctx, unit, script)
+    finally:
+        _settle(ctx, unit, None)
+    judgment.called = True
+    return judgment
+
+
+def _acquire(ctx: CheckContext, unit: _Unit) -> str | None:
+    """The budget's word on one model call (None: go ahead; it is counted)."""
+    budget = ctx.options.budget
+    return budget.acquire(ctx.event.session_id, unit.tokens) if budget is not None else None
+
+
+def _settle(ctx: CheckContext, unit: _Unit, usage: dict[str, Any] | None) -> None:
+    if ctx.options.budget is not None:
+        ctx.options.budget.settle(ctx.event.session_id, unit.tokens, usage)
+
+
+def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
+    full_id = ctx.check.full_id
     data = (
         unit.rendered.rstrip("\n") + "\n\n"
         + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n"
@@ -142,7 +182,7 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     verdict, problem = parse_verdict(res.stdout.decode("utf-8", "replace"))
     if verdict is None:
         return _Judgment("error", f"judge mock {script} gave no verdict ({problem})")
-    return _from_verdict(verdict, ctx.check.min_confidence, unit.label, False)
+    return _from_verdict(verdict, ctx.check.min_confidence, _path(unit), False)
 
 
 @dataclass
@@ -154,7 +194,7 @@ class _RealRunner:
 
 
 def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
-    check, opts = ctx.check, ctx.options
+    check = ctx.check
     key = None
     if real.cache is not None:
         material = unit.prompt
@@ -170,7 +210,26 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         )
         cached = real.cache.get(key)
         if cached is not None:
-            return _from_verdict(cached, check.min_confidence, unit.label, True)
+            return _from_verdict(cached, check.min_confidence, _path(unit), True)
+    over = _acquire(ctx, unit)
+    if over is not None:
+        return _Judgment("error", over)
+    try:
+        judgment = _call_real(ctx, unit, real, key)
+    finally:
+        _settle(ctx, unit, unit.usage)
+    judgment.usage, judgment.called = unit.usage, True
+    return judgment
+
+
+def _alias_env(opts: Any) -> dict[str, str] | None:
+    """The settings' model alias overrides, for the runner (SLOPJUDGE_MODEL_ALIASES)."""
+    aliases = getattr(opts, "model_aliases", None)
+    return {"SLOPJUDGE_MODEL_ALIASES": json.dumps(aliases)} if aliases else None
+
+
+def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | None) -> _Judgment:
+    check, opts = ctx.check, ctx.options
     outcome = call_runner(
         real.argv,
         unit.prompt,
@@ -180,7 +239,9 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         min_confidence=check.min_confidence,
         retries=opts.retries,
         backoff_s=opts.retry_backoff_s,
+        extra_env=_alias_env(opts),
     )
+    unit.usage = outcome.usage
     if outcome.verdict is None:
         # No verdict: slopjudge could not decide, which is not a finding in the change.
         return _Judgment("error", outcome.reason)
@@ -189,7 +250,7 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
             real.cache.put(key, outcome.verdict)
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs a later call
-    judgment = _from_verdict(outcome.verdict, check.min_confidence, unit.label, False)
+    judgment = _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
     if judgment.outcome == "pass" and not outcome.passed:
         # Defensive: the runner's own reading refused; never overrule that.
         return _Judgment("refuse", outcome.reason, outcome.verdict)
@@ -203,7 +264,7 @@ def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
     os.makedirs(folder, exist_ok=True)
     stem = f"{ctx.rule.id}__{ctx.check.id}"
     for n, unit in enumerate(units, 1):
-        name = f"{stem}__{n}.md" if ctx.check.each == "file" else f"{stem}.md"
+        name = f"{stem}__{n}.md" if ctx.check.each == "file" or len(units) > 1 else f"{stem}.md"
         Path(folder, name).write_text(unit.prompt, encoding="utf-8")
 
 
@@ -239,7 +300,7 @@ def _sha(text: str) -> str:
 
 
 def _run(ctx: CheckContext) -> CheckResult:
-    from ..templates import TemplateRenderError, render, template_sha256
+    from ..templates import TemplateRenderError, template_sha256
 
     check, opts = ctx.check, ctx.options
     prep = run_prepare(ctx)
@@ -259,19 +320,22 @@ def _run(ctx: CheckContext) -> CheckResult:
         "file paths above are relative to it."
         + verdict_instruction(check.min_confidence)
     )
-    for unit in units:
-        try:
-            unit.rendered = render(
-                template, unit.payload, rule_dir=ctx.rule.dir, template_dirs=opts.template_dirs
-            )
-        except TemplateRenderError as exc:
-            res = _result(ctx, "error", f"judge template does not render: {exc}")
-            res.template_sha256 = template_sha256(template)
-            return res
-        unit.prompt = unit.rendered + instruction
+    try:
+        units, problems = _fit_units(ctx, units, template, instruction)
+    except TemplateRenderError as exc:
+        res = _result(ctx, "error", f"judge template does not render: {exc}")
+        res.template_sha256 = template_sha256(template)
+        return res
 
     result = _result(ctx, "pass", "")
     result.template_sha256 = template_sha256(template)
+    result.units = len(units)
+    result.prompt_tokens = max((u.tokens for u in units), default=0)
+    if problems:
+        # Never a silent truncation, and never a prompt the model cannot take.
+        result.outcome = "error"
+        result.reason = "; ".join(problems)
+        return result
     result.prompt = units[0].prompt if len(units) == 1 else "\n\n".join(u.prompt for u in units)
     result.prompt_sha256 = _sha(result.prompt)
 
@@ -301,6 +365,7 @@ def _run(ctx: CheckContext) -> CheckResult:
 
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
+    _count_usage(result, judgments)
     confs = [j.verdict["confidence"] for j in judgments
              if j.verdict is not None and isinstance(j.verdict.get("confidence"), (int, float))]
     result.confidence = min(confs) if confs else None
@@ -309,6 +374,50 @@ def _run(ctx: CheckContext) -> CheckResult:
         j.uncertain for j in judgments if j.outcome == "refuse"
     )
     return result
+
+
+def _fit_units(
+    ctx: CheckContext, units: list[_Unit], template: str, instruction: str
+) -> tuple[list[_Unit], list[str]]:
+    """Render each unit; split what is over the prompt budget (checks/split.py)."""
+    from ..templates import render
+    from .split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
+
+    check, opts = ctx.check, ctx.options
+    budget = check.max_prompt_tokens or opts.max_prompt_tokens or DEFAULT_MAX_PROMPT_TOKENS
+    each_file = check.each == "file"
+
+    def prompt_of(payload: dict[str, Any]) -> str:
+        rendered = render(template, payload, rule_dir=ctx.rule.dir,
+                          template_dirs=opts.template_dirs)
+        return rendered + part_note(payload["unit"], each_file) + instruction
+
+    parts = []
+    problems: list[str] = []
+    for unit in units:
+        found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget)
+        parts.extend(found.parts)
+        problems.extend(found.problems)
+    if not problems:
+        problems = number_parts(parts, prompt_of, budget)
+    out = []
+    for part in parts:
+        u = _Unit(part.label, part.payload)
+        u.prompt, u.tokens = part.prompt, part.tokens
+        u.rendered = part.prompt[: len(part.prompt) - len(instruction)]
+        out.append(u)
+    return out, problems
+
+
+def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
+    from ..usage import total, total_tokens
+
+    result.judge_calls = sum(1 for j in judgments if j.called)
+    result.cached_calls = sum(1 for j in judgments if j.cache_hit)
+    result.usage = total(j.usage for j in judgments if j.called)
+    if result.usage:
+        result.tokens = total_tokens(result.usage)
+        result.cost = result.usage.get("cost_usd")
 
 
 def _map(jobs: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:

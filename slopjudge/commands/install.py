@@ -1,5 +1,13 @@
-"""``slopjudge install claude|codex [--print] [--command CMD]``: wire the four
-hooks into ``.claude/settings.json`` or ``.codex/hooks.json``.
+"""``slopjudge install claude|codex [--print] [--absolute | --command CMD]``: wire
+the four hooks into ``.claude/settings.json`` or ``.codex/hooks.json``.
+
+By default the hooks call a wrapper written beside the settings
+(``.claude/hooks/slopjudge``), meant to be committed with them: an absolute
+path into one person's virtualenv does not exist on a teammate's machine, and
+an agent lets every tool run when a hook command cannot start. The wrapper
+finds slopjudge on each machine and fails closed when it cannot
+(``data/hook-wrapper.sh`` says how). ``--absolute`` names this machine's
+slopjudge instead.
 
 Both files take the same shape (Codex reads Claude Code's hook format), so
 one merge serves both: it keeps every other key and every other hook as it
@@ -38,13 +46,30 @@ class Target:
 
     relpath: tuple[str, ...]
     hooks: tuple[Hook, ...]
+    # How a hook command names the project root (the wrapper's path is relative to it).
+    root: str
     note: str = ""
 
+    @property
+    def wrapper_relpath(self) -> tuple[str, ...]:
+        return (self.relpath[0], "hooks", "slopjudge")
+
+    @property
+    def wrapper_command(self) -> str:
+        return f'"{self.root}"/' + "/".join(self.wrapper_relpath)
+
+
+WRAPPER_TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "data", "hook-wrapper.sh")
+WRAPPER_MARK = "# slopjudge hook wrapper (written by `slopjudge install"
 
 TARGETS: dict[str, Target] = {
-    "claude": Target((".claude", "settings.json"), HOOKS),
+    # Claude Code exports the project root to every hook.
+    "claude": Target((".claude", "settings.json"), HOOKS, "$CLAUDE_PROJECT_DIR"),
+    # Codex runs hooks from the session's folder, which may be below the root.
     "codex": Target(
         (".codex", "hooks.json"), HOOKS,
+        "$(git rev-parse --show-toplevel 2>/dev/null || pwd)",
         "slopjudge: Codex builds before hooks were on by default need "
         "`[features] codex_hooks = true` in .codex/config.toml or ~/.codex/config.toml; "
         "Codex runs a new or changed hook only once it is trusted (/hooks)"),
@@ -60,9 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the agent to install hooks for")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the hooks snippet as JSON; write nothing")
-    parser.add_argument("--command", dest="hook_command", metavar="CMD",
-                        help="how hooks call slopjudge (default: the absolute path of the "
-                             "slopjudge script installed with this Python)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--absolute", action="store_true",
+                     help="call this machine's slopjudge by its absolute path instead of the "
+                          "committed wrapper (for a single machine)")
+    how.add_argument("--command", dest="hook_command", metavar="CMD",
+                     help="call slopjudge with this command instead of the wrapper")
     parser.add_argument("--workspace", metavar="DIR",
                         help="repository to install into (default: the one holding the "
                              "current directory)")
@@ -180,17 +208,67 @@ def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS) -> s
     return path
 
 
-def install(workspace: str, command: str, harness: str = "claude") -> str:
-    """Merge the hooks into the agent's file under ``workspace``; its path."""
+def wrapper_text(harness: str) -> str:
+    with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
+        return fh.read().replace("@HARNESS@", harness)
+
+
+def write_wrapper(workspace: str, harness: str) -> str:
+    """Write the hook wrapper for ``harness`` under ``workspace``; its path.
+
+    A file there that slopjudge did not write is left untouched
+    (:class:`InstallError`); an older wrapper of slopjudge's is replaced.
+    """
+    from ..config import display_path
+
+    path = os.path.join(workspace, *TARGETS[harness].wrapper_relpath)
+    text = wrapper_text(harness)
+    if os.path.lexists(path):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                current = fh.read()
+        except OSError as exc:
+            raise InstallError(f"{display_path(path)}: cannot read: {exc.strerror or exc}; "
+                               "left untouched") from None
+        if os.path.islink(path) or WRAPPER_MARK not in current:
+            raise InstallError(f"{display_path(path)}: exists and was not written by "
+                               "slopjudge; left untouched (move it away, or use --absolute)")
+        if current == text and os.access(path, os.X_OK):
+            return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, path)
+    return path
+
+
+def install(workspace: str, command: str | None, harness: str = "claude") -> str:
+    """Merge the hooks into the agent's file under ``workspace``; its path.
+
+    ``command`` None: the hooks call the wrapper, written first."""
     target = TARGETS[harness]
+    if command is None:
+        write_wrapper(workspace, harness)
+        command = target.wrapper_command
     return install_into(os.path.join(workspace, *target.relpath), command, target.hooks)
 
 
 def run(args: argparse.Namespace) -> int:
-    command = args.hook_command or default_command()
     target = TARGETS[args.harness]
+    if args.hook_command:
+        command: str | None = args.hook_command
+    elif args.absolute:
+        command = default_command()
+    else:
+        command = None
+    shown = command or target.wrapper_command
     if args.print_only:
-        print(json.dumps(snippet(command, target.hooks), indent=2))
+        print(json.dumps(snippet(shown, target.hooks), indent=2))
+        if command is None:
+            print(f"slopjudge: these hooks call {'/'.join(target.wrapper_relpath)}, which "
+                  f"`slopjudge install {args.harness}` writes", file=sys.stderr)
         if target.note:
             print(target.note, file=sys.stderr)
         return 0
@@ -202,7 +280,10 @@ def run(args: argparse.Namespace) -> int:
     except InstallError as exc:
         print(f"slopjudge: {exc}", file=sys.stderr)
         return 2
-    print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {command})")
+    print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
+    if command is None:
+        print(f"slopjudge: commit {'/'.join(target.wrapper_relpath)} with the settings: it finds "
+              "slopjudge on each machine and blocks writes where it is not installed")
     if target.note:
         print(target.note)
     return 0

@@ -5,6 +5,7 @@
 - ``agreement --labels FILE``: recorded verdicts against human labels
   (accuracy, Cohen's kappa, false refusals, false passes).
 - ``flips``: checks whose verdict changed for the same prompt.
+- ``cost``: judge spend by rule, check, model and day, and the cache's savings.
 
 Lines of the log that do not parse are named on stderr and skipped (a run
 killed mid-write can leave one); they do not stop the report.
@@ -21,7 +22,7 @@ from typing import Any
 
 from ._shared import fail
 
-SUBCOMMANDS = ("events", "agreement", "flips")
+SUBCOMMANDS = ("events", "agreement", "flips", "cost")
 
 
 def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Common flags work before or after the subcommand: the subparsers' copies
     # default to SUPPRESS so they never overwrite what was given before.
     _add_common(parser, None)
-    sub = parser.add_subparsers(dest="report_command", metavar="{events,agreement,flips}")
+    sub = parser.add_subparsers(dest="report_command", metavar="{events,agreement,flips,cost}")
     events = sub.add_parser("events", help="outcome counts per check (the default)")
     _add_common(events, argparse.SUPPRESS)
     events.add_argument(
@@ -56,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     flips = sub.add_parser("flips", help="checks whose verdict changed for the same prompt")
     _add_common(flips, argparse.SUPPRESS)
+    cost = sub.add_parser("cost", help="judge spend by rule, check, model and day; cache savings")
+    _add_common(cost, argparse.SUPPRESS)
+    cost.add_argument("--session", metavar="ID", help="only this session's events")
 
 
 def default_events_file() -> str:
@@ -84,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         return _agreement(args, path, events, as_json)
     if command == "flips":
         return _flips(path, events, as_json)
+    if command == "cost":
+        return _cost(args, path, events, as_json)
     return _events(args, path, events, problems, as_json)
 
 
@@ -251,4 +257,20 @@ def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
             lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
                          f"{_first_line(v.get('reason'))}".rstrip())
     _out("\n".join(lines))
+    return 0
+
+
+# --- cost --------------------------------------------------------------------
+
+def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
+          as_json: bool) -> int:
+    from ..costreport import cost_report, render_cost
+
+    session = getattr(args, "session", None)
+    chosen = [e for e in events if not session or e.get("session_id") == session]
+    report = cost_report(chosen)
+    if as_json:
+        _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False))
+        return 0
+    _out(render_cost(path, report))
     return 0

@@ -25,9 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here"
     )
-    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github"),
-                        default="text")
+    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github",
+                                             "markdown"), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    parser.add_argument("--write", metavar="FORMAT=FILE", action="append", default=[],
+                        help="also write the report in FORMAT to FILE, from the same run "
+                             "(repeatable)")
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="checks run at once, at least 1 (default: jobs from the settings, "
                              "else the CPU count)")
@@ -60,17 +63,35 @@ def output_problem(path: str) -> str | None:
     return None
 
 
+def parse_writes(values: list[str]) -> list[tuple[str, str]]:
+    """``--write FORMAT=FILE`` values as (format, file); ValueError (one line) when bad."""
+    from ..report import FORMATS
+
+    out = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path or fmt not in FORMATS:
+            raise ValueError(f"--write takes FORMAT=FILE with FORMAT one of {', '.join(FORMATS)},"
+                             f" not {value!r}")
+        out.append((fmt, path))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import changeset as cs
     from .. import engine, report
     from ..model import Event, RunReport, overall_outcome
 
+    try:
+        writes = parse_writes(args.write)
+    except ValueError as exc:
+        return fail(str(exc))
     if args.prompts_dir and not args.dry_run:
         return fail("--prompts-dir goes with --dry-run")
     if args.jobs is not None and args.jobs < 1:
         return fail(f"--jobs takes a number of at least 1, not {args.jobs}")
-    if args.output:
-        problem = output_problem(args.output)
+    for target in [args.output, *(path for _, path in writes)]:
+        problem = output_problem(target) if target else None
         if problem:
             return fail(problem)
     try:
@@ -115,11 +136,12 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text" and not args.output and sys.stderr.isatty():
         from ..report.text import Progress
 
-        progress = Progress(sys.stderr)
+        progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))
     results = engine.run(
         rules, event, changeset, workspace=settings.workspace, options=options,
         on_result=progress.advance if progress else None,
+        on_start=progress.begin if progress else None,
     )
     if progress:
         progress.finish()
@@ -133,4 +155,7 @@ def run(args: argparse.Namespace) -> int:
             fh.write(text)
     else:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    for fmt, path in writes:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(report.render(run_report, fmt))
     return EXIT[outcome]

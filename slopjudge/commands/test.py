@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             "ok": report.ok and not (args.strict and gaps),
             "cases": [
                 {"rule": c.rule, "case": c.case, "ok": c.ok, "expected": c.expected,
-                 "actual": c.actual, "problems": c.problems}
+                 "actual": c.actual, "problems": c.problems, "skipped": c.skipped}
                 for c in report.cases
             ],
             "lacking_refusing_case": report.lacking_refuse,
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         for err in report.load_errors:
             print(err)
         for c in report.cases:
-            mark = "ok  " if c.ok else "FAIL"
+            mark = "skip" if c.skipped else "ok  " if c.ok else "FAIL"
             print(f"{mark} {c.rule}/{c.case} (expect {c.expected}, got {c.actual})")
             for problem in c.problems:
                 print(f"       {problem}")
@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         if report.lacking_pass:
             print("rules with no passing case: " + ", ".join(report.lacking_pass))
         failed = sum(not c.ok for c in report.cases)
-        print(f"{len(report.cases) - failed} passed, {failed} failed")
+        skipped = sum(c.skipped for c in report.cases)
+        print(f"{len(report.cases) - failed - skipped} passed, {failed} failed"
+              + (f", {skipped} not run" if skipped else ""))
     if any(c.unreadable for c in report.cases):
         return 2  # a fixture that cannot be read is bad input, not a rule failing its case
     if not report.ok or (args.strict and gaps):

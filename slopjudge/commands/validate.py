@@ -19,10 +19,14 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
     if args.format == "json":
+        # For tools: counts that match the text summary and the load check.
         print(json.dumps({
+            "ok": not result.errors,
+            "loaded": len(result.rules),
+            "not_loaded": len({e.path for e in result.errors}),
             "rules": [r.id for r in result.rules],
             "errors": [e.to_dict() | {"text": str(e)} for e in result.errors],
-        }, indent=2))
+        }, indent=2, ensure_ascii=False))
     else:
         for error in result.errors:
             print(error)

@@ -31,11 +31,17 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
     state.save_baseline(base, session_id, head or None, tree)
 
 
-def load_problems(settings: Any) -> list[str]:
+def load_check(settings: Any) -> tuple[list[str], str]:
+    """The problem lines, and the one-line summary the standalone check prints."""
     from .. import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
-    return [common.load_error_line(e, settings.workspace) for e in loaded.errors]
+    problems = [common.load_error_line(e, settings.workspace) for e in loaded.errors]
+    broken = len({e.path for e in loaded.errors})
+    count = len(loaded.rules)
+    summary = (f"load check: {count} rule{'' if count == 1 else 's'} loaded, {broken} "
+               "not loaded; nothing was run against any file")
+    return problems, summary
 
 
 def handle(payload: dict[str, Any]) -> int:
@@ -50,7 +56,7 @@ def handle(payload: dict[str, Any]) -> int:
     except Exception as exc:  # the load check still runs; stop falls back to HEAD
         common.note(f"could not record the session baseline ({common.one_line(exc)}); "
                     "the stop check will compare with HEAD")
-    problems = load_problems(settings)
+    problems, summary = load_check(settings)
     if problems:
         text = "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
             "A person must fix these rule files (`slopjudge validate` checks them); agents "
@@ -61,6 +67,9 @@ def handle(payload: dict[str, Any]) -> int:
             "additionalContext": common.bound(text, 8000, "the output of `slopjudge validate`"),
         }})
         common.note(text)
+    if not payload:
+        # Run by hand (`slopjudge hook start < /dev/null`): say that the check ran.
+        common.note(summary)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Report formats: one :class:`~slopjudge.model.RunReport`, five renderings.
+"""Report formats: one :class:`~slopjudge.model.RunReport`, six renderings.
 
 Each format is one module with ``render(report, *, color=False) -> str``;
 :func:`render` imports only the module asked for, so the text path never
@@ -11,7 +11,7 @@ import importlib
 
 from ..model import RunReport
 
-FORMATS: tuple[str, ...] = ("text", "json", "junit", "sarif", "github")
+FORMATS: tuple[str, ...] = ("text", "json", "junit", "sarif", "github", "markdown")
 
 # How each outcome reads to a person, in every format.
 OUTCOME_LABELS: dict[str, str] = {

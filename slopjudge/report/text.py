@@ -112,7 +112,29 @@ def _summary_lines(report: RunReport, color: bool) -> list[str]:
     total_ms = sum(c.duration_ms for c in report.checks)
     lines.append(f"  {'total'.ljust(width)}  {len(report.checks):>6}"
                  f"  (check time {format_duration(total_ms)})")
+    cost = cost_line(report.checks)
+    if cost:
+        lines += ["", f"  {cost}"]
     return lines
+
+
+def cost_line(checks: list[CheckResult]) -> str:
+    """``judge cost: 3 judge calls (1 from cache), 5,400 tokens (...), $0.0123``; empty
+    when the run had no judge check."""
+    from ..usage import summary, total
+
+    judges = [c for c in checks if c.kind == "judge"]
+    if not judges:
+        return ""
+    calls = sum(c.judge_calls for c in judges)
+    cached = sum(c.cached_calls for c in judges)
+    line = "judge cost: " + summary(total(c.usage for c in judges), calls, cached)
+    sizes = [(c.prompt_tokens, c.units) for c in judges if c.prompt_tokens]
+    if sizes:
+        units = sum(u for _, u in sizes)
+        line += (f"; {units} prompt{'s' if units != 1 else ''}, the largest about "
+                 f"{max(t for t, _ in sizes):,} tokens (estimated)")
+    return line
 
 
 def verdict_line(report: RunReport) -> str:
@@ -160,18 +182,26 @@ class Progress:
     """One updating status line on a terminal; silent anywhere else.
 
     Nothing is drawn until ``delay`` seconds have passed since :meth:`start`,
-    so quick runs do not flicker. Safe to call from worker threads.
+    so quick runs do not flicker. The line names the checks running now with
+    their elapsed time (redrawn every ``tick`` seconds when ``tick`` > 0) and
+    marks verdicts answered from the cache. Safe to call from worker threads.
     """
 
-    def __init__(self, stream: TextIO, *, delay: float = 0.5) -> None:
+    def __init__(self, stream: TextIO, *, delay: float = 0.5, tick: float = 0.0) -> None:
         self.stream = stream
         self.delay = delay
+        self.tick = tick
         self.total = 0
         self.done = 0
         self.refused = 0
+        self.cached = 0
+        self.running: dict[str, float] = {}  # check id -> start (monotonic)
+        self._last: CheckResult | None = None
         self._started = 0.0
         self._drawn = False
         self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
         try:
             self.enabled = bool(stream.isatty())
         except (AttributeError, ValueError):
@@ -179,31 +209,66 @@ class Progress:
 
     def start(self, total: int) -> None:
         with self._lock:
-            self.total, self.done, self.refused = total, 0, 0
+            self.total, self.done, self.refused, self.cached = total, 0, 0, 0
             self._started = time.monotonic()
+        if self.enabled and self.tick > 0 and self._ticker is None:
+            self._stop.clear()
+            self._ticker = threading.Thread(target=self._tick, daemon=True,
+                                            name="slopjudge-progress")
+            self._ticker.start()
+
+    def begin(self, check_id: str) -> None:
+        """A check starts running."""
+        with self._lock:
+            self.running[check_id] = time.monotonic()
 
     def advance(self, result: CheckResult) -> None:
         with self._lock:
             self.done += 1
+            self.running.pop(result.id, None)
             if result.outcome in ("refuse", "error"):
                 self.refused += 1
+            if result.cache_hit:
+                self.cached += 1
+            self._last = result
             if self.enabled and time.monotonic() - self._started >= self.delay:
                 self._draw(result)
 
+    def _tick(self) -> None:
+        while not self._stop.wait(self.tick):
+            with self._lock:
+                if time.monotonic() - self._started >= self.delay:
+                    self._draw(self._last)
+
     def finish(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2)
+            self._ticker = None
         with self._lock:
             if self._drawn:
                 self.stream.write("\r\x1b[K")
                 self.stream.flush()
                 self._drawn = False
 
-    def _draw(self, result: CheckResult) -> None:
+    def _draw(self, result: CheckResult | None) -> None:
         width = shutil.get_terminal_size((80, 24)).columns
-        elapsed = format_duration((time.monotonic() - self._started) * 1000)
+        now = time.monotonic()
+        elapsed = format_duration((now - self._started) * 1000)
         text = f"[{self.done}/{self.total}] {elapsed}"
         if self.refused:
             text += f", {self.refused} refused"
-        text += f"  {result.id}: {outcome_label(result.outcome)}"
+        if self.cached:
+            text += f", {self.cached} cached"
+        if result is not None:
+            text += f"  {result.id}: {outcome_label(result.outcome)}"
+            if result.cache_hit:
+                text += " (cached)"
+        if self.running:
+            oldest = sorted(self.running.items(), key=lambda kv: kv[1])
+            shown = [f"{cid} {format_duration((now - t0) * 1000)}" for cid, t0 in oldest[:3]]
+            more = f" +{len(oldest) - 3}" if len(oldest) > 3 else ""
+            text += "  running: " + ", ".join(shown) + more
         text = _inert(text)[: max(width - 1, 10)]
         self.stream.write(f"\r\x1b[K{text}")
         self.stream.flush()

@@ -28,11 +28,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 from .. import procs
+from .. import usage as usage_mod
 from . import failure
-from .harness import ModelSetError
+from .harness import ModelSetError, alias_overrides
 from .harness_claude import ClaudeHarness, find_claude
 from .harness_codex import CodexHarness, find_codex
 
@@ -60,6 +61,10 @@ class Harness(Protocol):
     def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str: ...
 
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None: ...
+
+    def override_models(self, overrides: dict[str, str]) -> None: ...
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]: ...
 
     def argv(
         self,
@@ -316,10 +321,33 @@ def _harness_for(opts: Options, env: dict[str, str]) -> tuple[Harness, bool]:
     return ClaudeHarness(found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"), found is not None
 
 
+class _Spend:
+    """What the harness calls of one judge cost, summed over re-asks."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.usage: dict[str, Any] | None = None
+        self.calls = 0
+
+    def add(self, res: procs.ProcResult, reported: dict[str, Any] | None) -> None:
+        self.calls += 1
+        part = dict(reported or {})
+        # Our own wall clock: it includes the CLI's start-up, which the call costs too.
+        part["duration_ms"] = int(res.duration_s * 1000)
+        part.setdefault("model", self.model)
+        self.usage = usage_mod.add(self.usage, part)
+        # The running total after every call: the caller reads the last line, and a
+        # refused or failed call cost tokens too.
+        _err(usage_mod.usage_line(self.usage or {}))
+
+
 def run_agent(opts: Options, env: dict[str, str]) -> int:
     harness, found = _harness_for(opts, env)
     warnings: list[str] = []
     try:
+        harness.override_models(
+            alias_overrides(env.get("SLOPJUDGE_MODEL_ALIASES"), harness.name)
+        )
         model = harness.resolve_model(opts.model, warnings)
         harness.check_tools(opts.allowed_tools, opts.disallowed_tools)
     except (ModelSetError, ValueError) as exc:
@@ -345,8 +373,11 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
         if res.start_error:
             _err(f"{PROG}: cannot start harness: {res.start_error}")
             return 2
+        spend = _Spend(model)
+        reply, reported = harness.parse_output(res.stdout)
         _pass_harness_stderr(res.stderr)
-        sys.stdout.buffer.write(res.stdout)
+        spend.add(res, reported)
+        sys.stdout.buffer.write(reply)
         sys.stdout.flush()
         return _harness_failed(harness, res) if res.returncode else 0
 
@@ -354,8 +385,9 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
     answer_dir = tempfile.mkdtemp(prefix="slopjudge-agent-", dir=root)
     os.chmod(answer_dir, 0o700)
     path = os.path.join(answer_dir, "answer")
+    spend = _Spend(model)
     try:
-        return _verify_loop(opts, env, child_env, harness, model, answer_dir, path)
+        return _verify_loop(opts, env, child_env, harness, model, answer_dir, path, spend)
     finally:
         shutil.rmtree(answer_dir, ignore_errors=True)
 
@@ -392,6 +424,7 @@ def _verify_loop(
     model: str,
     answer_dir: str,
     path: str,
+    spend: _Spend,
 ) -> int:
     assert opts.verify is not None
     base = opts.prompt + answer_suffix(path)
@@ -414,12 +447,14 @@ def _verify_loop(
         if res.start_error:
             _err(f"{PROG}: cannot start harness: {res.start_error}")
             return 2
+        text, reported = harness.parse_output(res.stdout)
         _pass_harness_stderr(res.stderr)
+        spend.add(res, reported)
         if res.returncode:
             return _harness_failed(harness, res)
         data = _read(path)
         if not data:
-            reply = _single_json_object(res.stdout[:STDOUT_CAPTURE])
+            reply = _single_json_object(text[:STDOUT_CAPTURE])
             if reply is not None:
                 with open(path, "wb") as fh:
                     fh.write(reply)

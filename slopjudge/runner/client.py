@@ -44,6 +44,8 @@ class RunnerOutcome:
     cause: str | None  # harness-failure cause, "start", "timeout" or "output"; None otherwise
     attempts: int
     duration_s: float
+    # What the calls cost (JUDGE-USAGE-JSON), summed over retries; None when not reported.
+    usage: dict[str, Any] | None = None
 
 
 def resolve_runner(explicit: str | None, settings_runner: str | None) -> list[str]:
@@ -198,17 +200,24 @@ def call_runner(
     min_confidence: float | None,
     retries: int = 1,
     backoff_s: float = 3.0,
+    extra_env: dict[str, str] | None = None,
 ) -> RunnerOutcome:
     """Run the judge; retry a crashed runner whose cause a retry can fix."""
     import tenacity  # lazily: only a real judge call needs it
 
+    from ..usage import add as add_usage
+    from ..usage import parse_usage_line
+
     env = runner_env(launched_by, min_confidence)
+    env.update(extra_env or {})
     data = prompt.encode("utf-8")
     started = time.monotonic()
+    spent: list[dict[str, Any] | None] = [None]
 
     def attempt() -> RunnerOutcome:
         result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
                            max_output=OUTPUT_LIMIT + 1)
+        spent[0] = add_usage(spent[0], parse_usage_line(result.stderr.decode("utf-8", "replace")))
         return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
 
     def crashed(outcome: RunnerOutcome) -> bool:
@@ -224,6 +233,7 @@ def call_runner(
     outcome = retrying(attempt)
     outcome.attempts = int(retrying.statistics.get("attempt_number", 1))
     outcome.duration_s = time.monotonic() - started
+    outcome.usage = spent[0]
     if outcome.attempts > 1 and not outcome.passed and outcome.verdict is None:
         outcome.reason = f"{outcome.reason} (after {outcome.attempts} attempts)"
     return outcome

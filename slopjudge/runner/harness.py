@@ -71,3 +71,34 @@ class CommandHarness:
 
     def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
         return resolve_model_set(model_set, self.name, self.models, self.prefixes, warnings)
+
+    def override_models(self, overrides: Mapping[str, str]) -> None:
+        """Settings' ``model_aliases`` for this harness: alias -> model name."""
+        self.models = {**self.models, **overrides}
+
+
+def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:
+    """This harness's part of ``SLOPJUDGE_MODEL_ALIASES``
+    (``{"claude": {"size-sm": "claude-haiku-4-5"}, ...}``); ValueError when malformed."""
+    import json
+
+    if not raw or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"SLOPJUDGE_MODEL_ALIASES is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError("SLOPJUDGE_MODEL_ALIASES must map harness names to {alias: model}")
+    mine = data.get(harness) or {}
+    if not isinstance(mine, dict):
+        raise ValueError(f"SLOPJUDGE_MODEL_ALIASES[{harness!r}] must map size aliases to models")
+    out: dict[str, str] = {}
+    for alias, model in mine.items():
+        if alias not in SIZE_ALIASES:
+            raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {alias!r} is not one of "
+                             + ", ".join(SIZE_ALIASES))
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {harness}.{alias} must name a model")
+        out[alias] = model.strip()
+    return out

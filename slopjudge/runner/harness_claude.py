@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
+from typing import Any
 
 from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
@@ -86,6 +87,9 @@ class ClaudeHarness(CommandHarness):
             self.binary, "-p", "--model", model,
             "--settings", ISOLATION_SETTINGS,
             "--permission-mode", "default",
+            # The result object carries the usage and cost; the answer still
+            # comes through the answer file and the verifier.
+            "--output-format", "json",
         ]
         dirs = list(dict.fromkeys([*writable_dirs, *readonly_dirs]))
         if dirs:
@@ -100,3 +104,22 @@ class ClaudeHarness(CommandHarness):
         if len(data) > PROMPT_STDIN_LIMIT:
             return argv, data
         return [*argv, "--", prompt], b""
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        """The reply text and the usage from ``--output-format json``'s result object.
+
+        Output that is not that object (an older CLI) is the reply itself, with no usage.
+        """
+        from ..usage import from_claude_result
+
+        text = stdout.decode("utf-8", "replace").strip()
+        if text.startswith("{"):
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("type") == "result":
+                result = obj.get("result")
+                reply = result.encode("utf-8") if isinstance(result, str) else b""
+                return reply, from_claude_result(obj)
+        return stdout, None

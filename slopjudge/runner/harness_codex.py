@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from typing import Any
 
 from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
@@ -73,6 +74,8 @@ class CodexHarness(CommandHarness):
         argv = [
             self.binary, "exec", "-m", model,
             "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
+            # JSONL events: the usage of each turn; the answer still comes through the file.
+            "--json",
         ]
         if writable_dirs:
             argv += [
@@ -89,3 +92,33 @@ class CodexHarness(CommandHarness):
         if len(data) > PROMPT_STDIN_LIMIT:
             return [*argv, "--", "-"], data
         return [*argv, "--", prompt], b""
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        """The reply (the last agent message) and the usage of the ``turn.completed``
+        events of ``codex exec --json``; output that is no such event stream is the reply
+        itself."""
+        import json
+
+        from ..usage import from_codex_events
+
+        text = stdout.decode("utf-8", "replace")
+        reply: str | None = None
+        events = 0
+        for line in text.splitlines():
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+                continue
+            events += 1
+            item = event.get("item")
+            if (event["type"] == "item.completed" and isinstance(item, dict)
+                    and item.get("type") == "agent_message" and isinstance(item.get("text"), str)):
+                reply = item["text"]
+        if not events:
+            return stdout, None
+        return (reply or "").encode("utf-8"), from_codex_events(text)

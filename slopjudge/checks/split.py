@@ -1,0 +1,273 @@
+"""Bounded judge prompts: a change too big for one prompt is judged in parts.
+
+Each judge check has a prompt budget, ``max_prompt_tokens`` (the check's own,
+else the settings', else :data:`DEFAULT_MAX_PROMPT_TOKENS`). Tokens are
+estimated without a tokenizer or a network call, as UTF-8 bytes / 3.5
+(:func:`estimate_tokens`): English prose and code run at 3.5 to 4.5 bytes
+per token in current model tokenizers, so the estimate errs on the large
+side, and the default leaves room for the harness's own system prompt and
+tools inside a 200,000-token context.
+
+A prompt over the budget is split, and the parts are judged (and cached) one
+by one, as ``each: file`` judges files:
+
+1. by file: files are packed in order into as few parts as fit;
+2. a file that does not fit alone is split into groups of its diff hunks;
+   such a part carries the file's diff hunks only (``oldContent`` and
+   ``newContent`` are null: the judge reads the file in the workspace);
+3. a single hunk that still does not fit is an error naming the file and its
+   size. Nothing is ever cut short silently, and no prompt over the budget is
+   sent.
+
+The template sees which part it judges as ``unit``: ``{"index", "count",
+"files", "hunks", "whole"}`` (``hunks`` is ``{"first", "last", "of"}`` for a
+part of one file's hunks, else null; ``whole`` is true when the part is the
+whole change).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MAX_PROMPT_TOKENS = 100_000
+BYTES_PER_TOKEN = 3.5
+# Parts are planned this far under the budget: numbering them (``unit.index``,
+# ``unit.count``) after planning adds a few bytes.
+NUMBERING_MARGIN = 32
+
+Render = Callable[[dict[str, Any]], str]  # a payload -> the whole prompt (instruction included)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` as UTF-8 bytes / 3.5, rounded up."""
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+
+def format_size(n: int) -> str:
+    for unit, size in (("MB", 1_000_000), ("KB", 1_000)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+@dataclass
+class Part:
+    """One judge call's share of the change."""
+
+    label: str | None  # None: the whole change; a path for one file (or its hunks)
+    payload: dict[str, Any]
+    prompt: str = ""
+    files: list[str] = field(default_factory=list)
+    tokens: int = 0
+
+
+@dataclass
+class Plan:
+    parts: list[Part]
+    problems: list[str]  # one line per part that cannot fit; the check is an error
+
+
+def unit_info(
+    index: int, count: int, files: list[str], hunks: dict[str, int] | None, whole: bool
+) -> dict[str, Any]:
+    return {"index": index, "count": count, "files": files, "hunks": hunks, "whole": whole}
+
+
+def _with(
+    base: dict[str, Any], files: list[dict[str, Any]], unit: dict[str, Any]
+) -> dict[str, Any]:
+    payload = dict(base)
+    payload["changeset"] = dict(base["changeset"], files=files)
+    if len(files) == 1:
+        payload["change"] = files[0].get("diff") or ""  # as `each: file` always gave it
+    else:
+        payload["change"] = "".join(
+            d if d.endswith("\n") else d + "\n" for d in (f.get("diff") or "" for f in files) if d
+        )
+    payload["unit"] = unit
+    return payload
+
+
+def split_hunks(diff: str) -> tuple[str, list[str]]:
+    """A file's diff as (header, hunks); each hunk starts at its ``@@`` line."""
+    header: list[str] = []
+    hunks: list[list[str]] = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("@@"):
+            hunks.append([line])
+        elif hunks:
+            hunks[-1].append(line)
+        else:
+            header.append(line)
+    return "".join(header), ["".join(h) for h in hunks]
+
+
+def _file_size(f: dict[str, Any]) -> int:
+    keys = ("diff", "oldContent", "newContent")
+    return sum(len(str(f.get(k) or "").encode("utf-8")) for k in keys)
+
+
+class _Planner:
+    def __init__(self, base: dict[str, Any], render: Render, budget: int) -> None:
+        self.base = base
+        self.render = render
+        self.limit = budget  # as configured, for messages
+        self.budget = max(1, budget - NUMBERING_MARGIN)  # what parts are planned to
+        self.problems: list[str] = []
+
+    def part(self, label: str | None, files: list[dict[str, Any]],
+             hunks: dict[str, int] | None = None, whole: bool = False) -> Part:
+        paths = [str(f.get("path")) for f in files]
+        payload = _with(self.base, files, unit_info(1, 1, paths, hunks, whole))
+        prompt = self.render(payload)
+        return Part(label, payload, prompt, paths, estimate_tokens(prompt))
+
+    def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
+        self.problems.append(
+            f"{f.get('path')} ({format_size(_file_size(f))}) does not fit max_prompt_tokens "
+            f"{self.limit:,}: {why} is about {tokens:,} tokens; it was not judged "
+            "(exclude it from the rule's paths, or raise max_prompt_tokens)"
+        )
+
+    def one_file(self, f: dict[str, Any], single: Part) -> list[Part]:
+        """Parts for a file too big to go alone: groups of its hunks."""
+        path = str(f.get("path"))
+        header, hunks = split_hunks(str(f.get("diff") or ""))
+        if len(hunks) == 0 or (len(hunks) == 1 and not f.get("newContent")
+                               and not f.get("oldContent")):
+            self.too_big(f, single.tokens, "the file alone")
+            return []
+        slim = dict(f, oldContent=None, newContent=None)
+        of = len(hunks)
+
+        def make(group: list[int]) -> Part:
+            hk = {"first": group[0] + 1, "last": group[-1] + 1, "of": of}
+            diff = header + "".join(hunks[i] for i in group)
+            return self.part(path, [dict(slim, diff=diff)], hk)
+
+        singles = [make([i]) for i in range(of)]
+        for i, one in enumerate(singles):
+            if one.tokens > self.budget:
+                self.too_big(f, one.tokens, f"its hunk {i + 1} of {of} alone")
+                return []
+        overhead = self.part(path, [dict(slim, diff=header)], {"first": 1, "last": 1, "of": of})
+        return self.pack(singles, overhead.tokens, make)
+
+    def pack_files(self, fitting: list[tuple[dict[str, Any], Part]], overhead: int) -> list[Part]:
+        files = [f for f, _ in fitting]
+
+        def make(group: list[int]) -> Part:
+            return self.part(f"{len(group)} files from {files[group[0]].get('path')}",
+                             [files[i] for i in group])
+
+        return self.pack([p for _, p in fitting], overhead, make)
+
+    def pack(self, singles: list[Part], overhead: int,
+             make: Callable[[list[int]], Part]) -> list[Part]:
+        """Items in order, as few to a part as fit: grouped by their single-item size
+        over ``overhead``, then each group rendered and checked, halved while it does not
+        fit (an estimate can be short: a template may render an item more than once)."""
+        groups: list[list[int]] = []
+        current: list[int] = []
+        size = overhead
+        for i, single in enumerate(singles):
+            extra = max(single.tokens - overhead, 1)
+            if current and size + extra > self.budget:
+                groups.append(current)
+                current, size = [], overhead
+            current.append(i)
+            size += extra
+        if current:
+            groups.append(current)
+        parts: list[Part] = []
+        for group in groups:
+            parts.extend(self._fit(singles, group, make))
+        return parts
+
+    def _fit(self, singles: list[Part], group: list[int],
+             make: Callable[[list[int]], Part]) -> list[Part]:
+        if len(group) == 1:
+            return [singles[group[0]]]
+        part = make(group)
+        if part.tokens <= self.budget:
+            return [part]
+        half = len(group) // 2
+        return self._fit(singles, group[:half], make) + self._fit(singles, group[half:], make)
+
+
+def part_note(unit: dict[str, Any], each_file: bool) -> str:
+    """What the judge is told when it sees part of the change, not the whole of it."""
+    hunks = unit.get("hunks")
+    if hunks:
+        return (f"\n\nThis prompt holds only hunks {hunks['first']}-{hunks['last']} of "
+                f"{hunks['of']} of {unit['files'][0]} (part {unit['index']} of {unit['count']}); "
+                "its full text is in the repository. Judge only these hunks.")
+    if unit.get("whole") or each_file:
+        return ""
+    return (f"\n\nThe change is too large for one prompt: this is part {unit['index']} of "
+            f"{unit['count']}, holding {len(unit['files'])} of its files. Judge only these files.")
+
+
+def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) -> Plan:
+    """The judge calls for one check: the whole change, or parts that fit ``budget``."""
+    files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
+    planner = _Planner(base, render, budget)
+    if not files:
+        payload = dict(base, unit=unit_info(1, 1, [], None, True))
+        prompt = render(payload)
+        whole = Part(None, payload, prompt, [], estimate_tokens(prompt))
+        if whole.tokens > budget:
+            planner.problems.append(
+                f"the prompt is about {whole.tokens:,} tokens, over max_prompt_tokens {budget:,}"
+            )
+            return Plan([], planner.problems)
+        return Plan([whole], [])
+    if not each_file:
+        paths = [str(f.get("path")) for f in files]
+        whole_payload = dict(base, unit=unit_info(1, 1, paths, None, True))
+        prompt = render(whole_payload)
+        tokens = estimate_tokens(prompt)
+        if tokens <= budget:
+            return Plan([Part(None, whole_payload, prompt, paths, tokens)], [])
+    singles = [planner.part(str(f.get("path")), [f]) for f in files]
+    parts: list[Part] = []
+    if each_file:
+        for f, single in zip(files, singles, strict=True):
+            fits = single.tokens <= planner.budget
+            parts.extend([single] if fits else planner.one_file(f, single))
+    else:
+        overhead = planner.part(None, []).tokens
+        if overhead > planner.budget:
+            return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
+                             f"over max_prompt_tokens {budget:,}"])
+        fitting: list[tuple[dict[str, Any], Part]] = []
+        for f, single in zip(files, singles, strict=True):
+            if single.tokens <= planner.budget:
+                fitting.append((f, single))
+                continue
+            # Flush what came before so the parts keep the change's file order.
+            if fitting:
+                parts.extend(planner.pack_files(fitting, overhead))
+                fitting = []
+            parts.extend(planner.one_file(f, single))
+        if fitting:
+            parts.extend(planner.pack_files(fitting, overhead))
+    return Plan(parts, planner.problems)
+
+
+def number_parts(parts: list[Part], render: Render, budget: int) -> list[str]:
+    """Give each part its place (``unit.index``/``count``), re-rendered; the parts that
+    then exceed ``budget`` (a template printing the numbers many times) as problems."""
+    count = len(parts)
+    for n, part in enumerate(parts, 1):
+        unit = dict(part.payload["unit"], index=n, count=count)
+        if unit == part.payload["unit"]:
+            continue
+        part.payload = dict(part.payload, unit=unit)
+        part.prompt = render(part.payload)
+        part.tokens = estimate_tokens(part.prompt)
+    return [f"{p.label or 'the change'}: the prompt is about {p.tokens:,} tokens, over "
+            f"max_prompt_tokens {budget:,}" for p in parts if p.tokens > budget]

@@ -1,0 +1,124 @@
+#!/bin/sh
+# slopjudge hook wrapper (written by `slopjudge install @HARNESS@`; commit it with the settings).
+#
+# An agent treats a hook command that cannot start as non-blocking: if the
+# settings named a slopjudge that is not installed on this machine, every tool
+# call would go through unjudged. So the settings call this file, which finds
+# slopjudge the way the README documents:
+#   1. $SLOPJUDGE_BIN, when set;
+#   2. the project's virtualenv: .venv/bin/slopjudge, then venv/bin/slopjudge;
+#   3. python3 -m slopjudge, when python3 can import it;
+#   4. slopjudge on PATH, then ~/.local/bin/slopjudge (pipx, pip --user).
+# When none is there, it blocks every tool that could change the repository
+# (file writes, shell, unknown tools) and the end of the turn, saying how to
+# install slopjudge; the session start and read-only tools only warn.
+# A slopjudge that starts but ends in anything but a verdict (a crash, a
+# signal) blocks too: a guard that could not decide must not let a change by.
+
+if [ "${1-}" != hook ] || [ -z "${2-}" ]; then
+    echo "usage: $0 hook start|pre-tool|stop|subagent-stop" >&2
+    exit 2
+fi
+point=$2
+
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" 2>/dev/null && pwd -P) || here=.
+root=$(CDPATH='' cd -- "$here/../.." 2>/dev/null && pwd -P) || root=.
+
+found=
+if [ -n "${SLOPJUDGE_BIN-}" ] && [ -x "$SLOPJUDGE_BIN" ]; then
+    found=$SLOPJUDGE_BIN
+fi
+for venv in .venv venv; do
+    if [ -z "$found" ] && [ -x "$root/$venv/bin/slopjudge" ]; then
+        found=$root/$venv/bin/slopjudge
+    fi
+done
+with_python=
+if [ -z "$found" ] && command -v python3 >/dev/null 2>&1 \
+        && python3 -c 'import slopjudge.cli' >/dev/null 2>&1; then
+    with_python=1
+fi
+if [ -z "$found" ] && [ -z "$with_python" ]; then
+    found=$(command -v slopjudge 2>/dev/null) || found=
+    if [ -z "$found" ] && [ -n "${HOME-}" ] && [ -x "$HOME/.local/bin/slopjudge" ]; then
+        found=$HOME/.local/bin/slopjudge
+    fi
+fi
+
+if [ -n "$found" ] || [ -n "$with_python" ]; then
+    if [ -n "$with_python" ]; then
+        python3 -m slopjudge hook "$point"
+    else
+        "$found" hook "$point"
+    fi
+    status=$?
+    case $status in
+        0 | 2) exit "$status" ;;
+    esac
+    if [ "$point" = start ]; then
+        exit "$status"  # the session start never blocks
+    fi
+    echo "slopjudge: the hook ended without a verdict (exit status $status: a crash or a" \
+         "signal); blocking, because a guard that could not decide must not let this through." \
+         "Run \`slopjudge hook $point\` in a terminal to see why." >&2
+    exit 2
+fi
+
+# slopjudge cannot be found: say how to install it.
+how="slopjudge is not installed where this project's hooks can find it (looked for"
+how="$how \$SLOPJUDGE_BIN, $root/.venv/bin/slopjudge, $root/venv/bin/slopjudge,"
+how="$how python3 -m slopjudge, slopjudge on PATH). To install it, in a terminal at $root run:"
+how="$how python3 -m venv .venv && .venv/bin/pip install slopjudge"
+how="$how (or pip install slopjudge / pipx install slopjudge, or set SLOPJUDGE_BIN to its path)."
+
+json_string() {
+    # $1 as a JSON string: backslashes and quotes escaped, control characters dropped.
+    printf '%s' "$1" | tr -d '\000-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+        | { printf '"'; cat; printf '"'; }
+}
+
+case $point in
+    start)
+        context="slopjudge is NOT running in this session: $how Until it is installed, file"
+        context="$context writes, shell commands and the end of each turn are blocked;"
+        context="$context tell the person how to install it."
+        printf '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":%s}}\n' \
+            "$(json_string "$context")"
+        echo "slopjudge: WARNING: $how" >&2
+        exit 0
+        ;;
+    pre-tool)
+        payload=$(cat)
+        # Exactly one top-level "tool_name" key, or the tool is treated as unknown: a
+        # nested key of the same name (inside tool_input) must not pass for it.
+        names=$(printf '%s\n' "$payload" \
+            | grep -o '"tool_name"[[:space:]]*:[[:space:]]*"[^"\\]*"' 2>/dev/null)
+        tool=
+        if [ -n "$names" ] && [ "$(printf '%s\n' "$names" | wc -l)" -eq 1 ]; then
+            tool=$(printf '%s\n' "$names" | sed 's/.*:[[:space:]]*"\([^"]*\)"$/\1/')
+        fi
+        case $tool in
+            Read | Glob | Grep | LS | NotebookRead | WebFetch | WebSearch | TodoWrite \
+            | TodoRead | Task | Agent | BashOutput | KillShell | KillBash | ExitPlanMode \
+            | AskUserQuestion | ListMcpResourcesTool | ReadMcpResourceTool \
+            | update_plan | view_image | read_file | list_dir | grep_files)
+                echo "slopjudge: WARNING: $how Read-only tools still run; writes are blocked." >&2
+                exit 0
+                ;;
+        esac
+        echo "BLOCKED by slopjudge: ${tool:-this tool} could change the repository and" \
+             "cannot be judged. $how Ask the person to install it; do not work around" \
+             "this block." >&2
+        exit 2
+        ;;
+    stop | subagent-stop)
+        cat >/dev/null
+        reason="BLOCKED by slopjudge: the changes of this turn cannot be judged. $how"
+        reason="$reason Tell the person how to install it and wait."
+        printf '{"decision":"block","reason":%s}\n' "$(json_string "$reason")"
+        exit 0
+        ;;
+esac
+echo "slopjudge: unknown hook point '$point'; expected start, pre-tool, stop or" \
+     "subagent-stop. $how" >&2
+exit 2

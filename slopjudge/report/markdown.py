@@ -1,0 +1,233 @@
+"""``--format markdown``: a summary for a pull-request comment or a job's step summary.
+
+The overall outcome first, then what blocks, each kind apart: refusals (a
+verdict on the change) with their files and lines, errors (slopjudge could not
+decide: not a verdict on the code), rules that did not load; then shadow
+refusals, judge cost when the runner reported it, and every check in a folded
+table.
+
+``file:line`` becomes a link to the line when ``GITHUB_SERVER_URL``,
+``GITHUB_REPOSITORY`` and ``GITHUB_SHA`` are set (as in GitHub Actions).
+
+Everything that comes from a check (reasons, messages, paths) is data: it is
+escaped, or put in a code span or a fenced block, so it can neither format
+the summary nor mention a person or team (``@name``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from urllib.parse import quote
+
+from ..model import CheckResult, Finding, RunReport
+from . import OUTCOME_ORDER, encodable, outcome_label
+from .text import format_duration
+
+HEADINGS = {
+    "pass": "slopjudge: passed",
+    "refuse": "slopjudge: refused",
+    "error": "slopjudge: error (could not decide)",
+}
+# Counts read as a sentence: "2 refused", not "2 refuse".
+COUNT_WORDS = {"pass": "passed", "refuse": "refused", "error": "errored"}
+_MAX_FINDINGS = 20  # per check
+_MAX_REASON_LINES = 20  # reason lines after the first, in a fenced block
+_MAX_TABLE_ROWS = 300
+# A PR comment holds 65,536 characters; the folded table is dropped first to fit.
+MAX_CHARS = 60_000
+
+_ESCAPE = re.compile(r"([\\`*_\[\]!|~<>&@])")
+# GitHub finds mentions in the rendered text, so a backslash would not stop one: a
+# zero-width space after "@" does.
+_REPLACE = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "@": "@\u200b"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _clean(text: str) -> str:
+    """One line of ``text``, control characters shown inert."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
+
+
+def text(value: str) -> str:
+    """``value`` as literal Markdown text on one line (no formatting, no mention)."""
+    out = _ESCAPE.sub(lambda m: _REPLACE.get(m.group(1), "\\" + m.group(1)), _clean(value))
+    return " ".join(out.split())
+
+
+def code(value: str) -> str:
+    """``value`` as an inline code span, whatever backticks it holds."""
+    value = " ".join(_clean(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def fenced(lines: list[str], indent: str) -> list[str]:
+    """``lines`` in a fenced code block longer than any backtick run inside."""
+    body = [_clean(line) for line in lines]
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}text"] + [f"{indent}{line}" for line in body] + [f"{indent}{fence}"]
+
+
+def line_link(path: str, line: int | None) -> str | None:
+    """The URL of ``path`` (at ``line``) in the commit GitHub Actions runs on, if known."""
+    server = os.environ.get("GITHUB_SERVER_URL", "").rstrip("/")
+    repo = os.environ.get("GITHUB_REPOSITORY", "")
+    sha = os.environ.get("GITHUB_SHA", "")
+    if not (server and repo and sha) or os.path.isabs(path) or path.startswith("../"):
+        return None
+    url = f"{server}/{quote(repo)}/blob/{quote(sha)}/{quote(path)}"
+    return f"{url}#L{line}" if line and line >= 1 else url
+
+
+def where(finding: Finding) -> str:
+    """``path:line`` as code, linked to the line when the commit is known; "" without a path."""
+    if not finding.path:
+        return ""
+    shown = finding.path if not finding.line else f"{finding.path}:{finding.line}"
+    link = line_link(finding.path, finding.line)
+    return f"[{code(shown)}]({link})" if link else code(shown)
+
+
+def _reason_lines(reason: str) -> tuple[str, list[str]]:
+    lines = [ln.rstrip() for ln in (reason or "").strip().splitlines()]
+    return (lines[0] if lines else ""), lines[1:]
+
+
+def _check_item(result: CheckResult) -> list[str]:
+    first, rest = _reason_lines(result.reason)
+    head = f"- {code(result.id)}"
+    if first:
+        head += f": {text(first)}"
+    lines = [head]
+    if rest:
+        shown = rest[:_MAX_REASON_LINES]
+        if len(rest) > _MAX_REASON_LINES:
+            shown.append(f"... ({len(rest) - _MAX_REASON_LINES} more lines)")
+        lines += fenced(shown, "  ")
+    for finding in result.findings[:_MAX_FINDINGS]:
+        place = where(finding)
+        message = text(finding.message or "(no message)")
+        lines.append(f"  - {place}: {message}" if place else f"  - {message}")
+    if len(result.findings) > _MAX_FINDINGS:
+        lines.append(f"  - and {len(result.findings) - _MAX_FINDINGS} more")
+    return lines
+
+
+def summary_line(report: RunReport) -> str:
+    counts = Counter(c.outcome for c in report.checks)
+    total = len(report.checks)
+    parts = [f"{counts[o]} {COUNT_WORDS.get(o) or outcome_label(o)}"
+             for o in OUTCOME_ORDER if counts[o]]
+    parts += [f"{counts[o]} {o}" for o in sorted(set(counts) - set(OUTCOME_ORDER))]
+    line = f"{total} check{'' if total == 1 else 's'}" if total else "No check applied"
+    if parts:
+        line += ": " + ", ".join(parts)
+    if report.load_errors:
+        files = len({e.path for e in report.load_errors})
+        line += f"; {files} rule file{'' if files == 1 else 's'} did not load"
+    return line + "."
+
+
+def cost_lines(report: RunReport) -> list[str]:
+    """Judge cost, when the runner recorded any (fields absent or None: nothing)."""
+    judges = [c for c in report.checks if c.kind == "judge"]
+    costs = [getattr(c, "cost", None) for c in judges]
+    tokens = [getattr(c, "tokens", None) for c in judges]
+    known_cost = [x for x in costs if isinstance(x, (int, float))]
+    known_tokens = [x for x in tokens if isinstance(x, int)]
+    if not known_cost and not known_tokens:
+        return []
+    asked = [c for c in judges if c.outcome not in ("not_judged", "not_applicable", "skipped")]
+    cached = sum(1 for c in asked if c.cache_hit)
+    parts = []
+    if known_cost:
+        parts.append(f"${sum(known_cost):.4f}")
+    if known_tokens:
+        parts.append(f"{sum(known_tokens):,} tokens")
+    calls = f"{len(asked)} judge call{'' if len(asked) == 1 else 's'}"
+    if cached:
+        calls += f", {cached} from the cache"
+    line = f"Judge cost: {', '.join(parts)} over {calls}"
+    unknown = sum(1 for c, x in zip(judges, costs, strict=True)
+                  if x is None and c in asked and not c.cache_hit)
+    if known_cost and unknown:
+        line += f" ({unknown} without a recorded cost)"
+    return [line + "."]
+
+
+def _table(report: RunReport) -> list[str]:
+    rows = report.checks[:_MAX_TABLE_ROWS]
+    lines = ["<details><summary>All checks</summary>", "",
+             "| outcome | check | kind | time |", "|---|---|---|---|"]
+    for c in rows:
+        cell = code(c.id).replace("|", "\\|")  # GFM splits cells before code spans
+        lines.append(f"| {text(outcome_label(c.outcome))} | {cell} "
+                     f"| {c.kind} | {format_duration(c.duration_ms)} |")
+    if len(report.checks) > len(rows):
+        lines.append(f"| | and {len(report.checks) - len(rows)} more | | |")
+    return lines + ["", "</details>"]
+
+
+def _section(title: str, items: list[list[str]]) -> list[str]:
+    if not items:
+        return []
+    lines = ["", f"### {title}", ""]
+    for item in items:
+        lines += item
+    return lines
+
+
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
+    by = {o: [c for c in report.checks if c.outcome == o] for o in ("refuse", "error",
+                                                                     "would_refuse")}
+    lines = [f"## {HEADINGS.get(report.outcome, 'slopjudge: ' + report.outcome)}", "",
+             summary_line(report)]
+    not_judged = sum(1 for c in report.checks if c.outcome == "not_judged")
+    if not_judged:
+        lines += ["", f"Dry run: {not_judged} judge check{'' if not_judged == 1 else 's'} "
+                      "not asked; script checks decided alone."]
+    lines += _section(f"Refusals ({len(by['refuse'])})", [_check_item(c) for c in by["refuse"]])
+    lines += _section(
+        f"Errors ({len(by['error'])}): slopjudge could not decide; not a verdict on the code",
+        [_check_item(c) for c in by["error"]])
+    lines += _section(
+        "Rules that did not load: not in force until fixed",
+        [[f"- {code(f'{e.path}:{e.line}:{e.col}')}: {text(e.message)}"]
+         for e in report.load_errors])
+    lines += _section(f"Would refuse (shadow rules, not blocking) ({len(by['would_refuse'])})",
+                      [_check_item(c) for c in by["would_refuse"]])
+    cost = cost_lines(report)
+    if cost:
+        lines += [""] + cost
+    if report.checks:
+        with_table = lines + [""] + _table(report)
+        if sum(len(ln) + 1 for ln in with_table) <= MAX_CHARS:
+            return "\n".join(with_table) + "\n"
+    return "\n".join(_fit(lines)) + "\n"
+
+
+def _fit(lines: list[str]) -> list[str]:
+    """``lines`` cut to :data:`MAX_CHARS`, closing a fenced block left open."""
+    if sum(len(ln) + 1 for ln in lines) <= MAX_CHARS:
+        return lines
+    kept: list[str] = []
+    size = 0
+    fence: str | None = None
+    note = "(summary cut to fit a comment: the full report is in the job's log and annotations)"
+    for line in lines:
+        if size + len(line) + 1 > MAX_CHARS - len(note) - 200:
+            break
+        kept.append(line)
+        size += len(line) + 1
+        bare = line.strip()
+        if bare.startswith("```"):
+            run = bare[: len(bare) - len(bare.lstrip("`"))]
+            fence = None if fence is not None and bare == fence else (fence or run)
+    if fence is not None:
+        kept.append(fence)
+    return kept + ["", note]

@@ -1,0 +1,171 @@
+"""What judge calls cost: token counts, USD, duration and the model used.
+
+A runner reports the usage of one judge call on stderr, in one optional line
+any sr-agent-compatible runner may print::
+
+    JUDGE-USAGE-JSON: {"input_tokens": 1200, "output_tokens": 80,
+                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 4000,
+                       "cost_usd": 0.0031, "duration_ms": 5400, "model": "claude-haiku-4-5"}
+
+Every key is optional; the last such line counts. Values that are not
+non-negative numbers (or, for ``model``, a string) are dropped, never
+trusted. A usage is a plain dict with the keys of :data:`FIELDS` so it goes
+into the event log and the json report as it is.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+USAGE_MARKER = "JUDGE-USAGE-JSON:"
+
+TOKEN_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
+FIELDS = (*NUMBER_FIELDS, "model")
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value != value or value < 0 or value == float("inf"):  # NaN, negative, infinite
+        return None
+    return value
+
+
+def clean(raw: Any) -> dict[str, Any] | None:
+    """The known, well-typed fields of ``raw``; None when nothing usable is left."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key in NUMBER_FIELDS:
+        value = _number(raw.get(key))
+        if value is not None:
+            out[key] = int(value) if key in TOKEN_FIELDS or key == "duration_ms" else float(value)
+    model = raw.get("model")
+    if isinstance(model, str) and model.strip():
+        out["model"] = model.strip()[:200]
+    return out or None
+
+
+def parse_usage_line(text: str) -> dict[str, Any] | None:
+    """The last well-formed ``JUDGE-USAGE-JSON:`` line of a runner's stderr."""
+    found: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line.startswith(USAGE_MARKER):
+            continue
+        try:
+            value = json.loads(line[len(USAGE_MARKER):].strip())
+        except ValueError:
+            continue
+        usage = clean(value)
+        if usage is not None:
+            found = usage
+    return found
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    return f"{USAGE_MARKER} {json.dumps(usage, separators=(',', ':'), sort_keys=True)}"
+
+
+def total_tokens(usage: dict[str, Any] | None) -> int:
+    """Every token a call moved: input, output and both kinds of cache tokens."""
+    if not usage:
+        return 0
+    return sum(int(usage.get(k) or 0) for k in TOKEN_FIELDS)
+
+
+def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The sum of two usages; ``model`` is kept when both agree, joined otherwise."""
+    if not a:
+        return dict(b) if b else None
+    if not b:
+        return dict(a)
+    out: dict[str, Any] = {}
+    for key in NUMBER_FIELDS:
+        if key in a or key in b:
+            out[key] = (a.get(key) or 0) + (b.get(key) or 0)
+    models = [m for m in (a.get("model"), b.get("model")) if m]
+    if models:
+        seen: list[str] = []
+        for m in models:
+            for part in str(m).split(","):
+                if part and part not in seen:
+                    seen.append(part)
+        out["model"] = ",".join(seen)
+    return out
+
+
+def total(usages: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    out: dict[str, Any] | None = None
+    for u in usages:
+        out = add(out, u)
+    return out
+
+
+def from_claude_result(obj: Any) -> dict[str, Any] | None:
+    """Usage from ``claude -p --output-format json``: ``usage``, ``total_cost_usd``,
+    ``duration_ms`` and the model names under ``modelUsage``."""
+    if not isinstance(obj, dict):
+        return None
+    raw: dict[str, Any] = {}
+    usage = obj.get("usage")
+    if isinstance(usage, dict):
+        for key in TOKEN_FIELDS:
+            raw[key] = usage.get(key)
+    raw["cost_usd"] = obj.get("total_cost_usd")
+    raw["duration_ms"] = obj.get("duration_ms")
+    models = obj.get("modelUsage")
+    if isinstance(models, dict) and models:
+        raw["model"] = ",".join(str(m) for m in models)
+    return clean(raw)
+
+
+def from_codex_events(text: str) -> dict[str, Any] | None:
+    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages."""
+    out: dict[str, Any] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("type") != "turn.completed":
+            continue
+        usage = event.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        out = add(out, clean({
+            "input_tokens": usage.get("input_tokens"),
+            "cache_read_input_tokens": usage.get("cached_input_tokens"),
+            "output_tokens": usage.get("output_tokens"),
+        }))
+    return out
+
+
+def summary(usage: dict[str, Any] | None, calls: int, cache_hits: int) -> str:
+    """``3 judge calls (1 from cache), 5,400 tokens (in 4,000, out 200, cache 1,200), $0.0123``."""
+    noun = "call" if calls == 1 else "calls"
+    text = f"{calls} judge {noun}"
+    if cache_hits:
+        text += f" ({cache_hits} from cache)"
+    if usage:
+        cache = int(usage.get("cache_creation_input_tokens") or 0) + int(
+            usage.get("cache_read_input_tokens") or 0
+        )
+        text += (f", {total_tokens(usage):,} tokens (in {int(usage.get('input_tokens') or 0):,},"
+                 f" out {int(usage.get('output_tokens') or 0):,}, cache {cache:,})")
+        if "cost_usd" in usage:
+            text += f", ${float(usage['cost_usd']):.4f}"
+    return text
