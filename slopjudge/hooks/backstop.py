@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import common, state
+from . import state
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (

@@ -12,6 +12,7 @@ import pytest
 from tests.failclosed.hooks_kit import (
     block_reason,
     deny_reason,
+    git,
     hook,
     make_ws,
     pre_tool,
@@ -95,6 +96,8 @@ def test_a_broken_rule_that_cannot_concern_the_call_or_the_stop_leaves_them_be(
     folder.mkdir()
     (folder / "rule.yaml").write_text(
         "description: x\non: [ci]\nchecks:\n  - script: missing.sh\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a person's broken rule")  # else the backstop holds the stop
     assert hook("pre-tool", ws, bash(ws, "ls")) == (0, None, "")
     assert hook("stop", ws, stop(ws)) == (0, None, "")
     # Start still lists it: it is not in force.
@@ -115,9 +118,9 @@ def test_no_rules_folder_enforces_nothing_and_start_says_so(ws: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["stop", "subagent-stop"])
 def test_broken_rules_at_stop_are_for_a_person_and_block_once(ws: Path, kind: str) -> None:
-    hook("start", ws, start(ws))
     (ws / "rules" / "broken.yaml").write_text(
         "description: x\non: [stop, subagent-stop]\nchecks: []\n")
+    hook("start", ws, start(ws))  # a person's broken rule, there before the session
     reason = block_reason(hook(kind, ws, stop(ws, kind))[1])
     assert reason.startswith("slopjudge could not check this session's changes, so the stop "
                              "is blocked:\n- rules/broken.yaml does not load: rules/broken.yaml:")
@@ -137,8 +140,8 @@ def test_broken_rules_at_stop_are_for_a_person_and_block_once(ws: Path, kind: st
 
 def test_refusals_with_a_broken_rule_keep_the_agent_working_up_to_the_cap(ws: Path) -> None:
     (ws / "slopjudge.yaml").write_text("stop_block_cap: 3\n")
-    hook("start", ws, start(ws))
     (ws / "rules" / "broken.yaml").write_text("description: x\nchecks: []\n")
+    hook("start", ws, start(ws))
     (ws / "b.txt").write_text("FORBIDDEN\n")
     reason = block_reason(hook("stop", ws, stop(ws))[1])
     first, _, second = reason.partition("\n\n")
