@@ -53,7 +53,9 @@ ASSIGN = re.compile(
 PLACEHOLDER = re.compile(
     r"x{3,}|\*{3,}|\.{3}|change[_-]?me|example|dummy|fake|mock|sample|placeholder|your[_-]|replace|redacted|"
     r"^<.*>$|\$\{|\{\{|%\(|^\$|process\.env|os\.environ|getenv|^none$|^null$|^nil$|^true$|^false$|todo|"
-    r"insert|here$|test|secret$|password$|^(.)\1+$",
+    r"insert|here$|test|secret$|password$|^(.)\1+$|"
+    # an interpolation, not a value: f"{password}", "{}".format, "%s", "<%= pw %>"
+    r"^\{[^{}]*\}$|^%[sdv]$|^<%.*%>$",
     re.I,
 )
 LOCKFILE = re.compile(

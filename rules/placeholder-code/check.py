@@ -197,12 +197,17 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, message))
 
 
-# A TODO or FIXME that says what the code should do but does not.
-TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b", re.I)
-CONST_RETURN = re.compile(
-    r"^\s*return\s+(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
-    r"\[\s*\]|\{\s*\}|\(\s*\)|[\"'][^\"']*[\"'])\s*;?\s*$"
+# A TODO or FIXME that says what the code should do but does not, or a comment that
+# admits the body is temporary ("for now", "until the store is wired up").
+TODO = re.compile(
+    r"\b(TODO|FIXME|XXX|HACK)\b|\bfor now\b|\btemporar(y|ily)\b|"
+    r"\buntil\b.{0,60}\b(wired|implemented|hooked|ready|done|available)\b",
+    re.I,
 )
+_CONST = (r"(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
+          r"\[\s*\]|\{\s*\}|\(\s*\)|[\"'][^\"']*[\"'])")
+# One constant, or several (Go's `return true, nil`).
+CONST_RETURN = re.compile(rf"^\s*return\s+{_CONST}(\s*,\s*{_CONST})*\s*;?\s*$")
 FUNC_HEAD = re.compile(
     r"^\s*((async\s+)?def\s+\w+.*:|func\s.*\{|(export\s+)?(async\s+)?function\b.*\{|"
     r".*\)\s*(:\s*[\w<>\[\]|. ]+)?\s*(=>\s*)?\{)\s*$"
@@ -229,7 +234,8 @@ def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                   or (sf.lang == "python" and len(body[1].text) - len(body[1].text.lstrip())
                       <= len(head.text) - len(head.text.lstrip())))
         if end_ok and body[0].added:
-            message = f"stub returns a constant under a TODO: {body[0].text.strip()[:40]!r}"
+            message = ("stub returns a constant under a TODO or a 'for now': "
+                       f"{body[0].text.strip()[:40]!r}")
             out.append(ss.Finding(sf.path, body[0].no, message))
 
 
