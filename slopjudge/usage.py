@@ -130,9 +130,10 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
     return clean(raw)
 
 
-def from_codex_events(text: str) -> dict[str, Any] | None:
-    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages."""
-    out: dict[str, Any] | None = None
+def codex_events(text: str) -> list[dict[str, Any]]:
+    """The events of ``codex exec --json`` output: JSON objects with a string ``type``, one a
+    line; other lines (a banner, a warning) are skipped."""
+    events = []
     for line in text.splitlines():
         line = line.strip()
         if not line.startswith("{"):
@@ -141,7 +142,16 @@ def from_codex_events(text: str) -> dict[str, Any] | None:
             event = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(event, dict) or event.get("type") != "turn.completed":
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            events.append(event)
+    return events
+
+
+def from_codex_events(text: str) -> dict[str, Any] | None:
+    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages."""
+    out: dict[str, Any] | None = None
+    for event in codex_events(text):
+        if event["type"] != "turn.completed":
             continue
         usage = event.get("usage")
         if not isinstance(usage, dict):

@@ -97,24 +97,12 @@ class CodexHarness(CommandHarness):
         """The reply (the last agent message) and the usage of the ``turn.completed``
         events of ``codex exec --json``; output that is no such event stream is the reply
         itself."""
-        import json
-
-        from ..usage import from_codex_events
+        from ..usage import codex_events, from_codex_events
 
         text = stdout.decode("utf-8", "replace")
+        events = codex_events(text)
         reply: str | None = None
-        events = 0
-        for line in text.splitlines():
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                continue
-            events += 1
+        for event in events:
             item = event.get("item")
             if (event["type"] == "item.completed" and isinstance(item, dict)
                     and item.get("type") == "agent_message" and isinstance(item.get("text"), str)):
