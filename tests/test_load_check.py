@@ -73,7 +73,7 @@ def test_validate_json_for_tools(ws: Path) -> None:
     assert (data["ok"], data["loaded"], data["not_loaded"]) == (False, 2, 1)
     assert {e["path"] for e in data["errors"]} == {"rules/broken.yaml"}
     for error in data["errors"]:
-        assert set(error) == {"path", "line", "col", "message", "rule", "text"}
+        assert set(error) == {"path", "line", "col", "message", "rule", "text", "on", "tools"}
         assert error["text"] == f"{error['path']}:{error['line']}:{error['col']}: " \
                                 f"{error['message']}"
     # The text summary says the same.
