@@ -710,7 +710,8 @@ def run_python(
         pipes += [out_r, out_w]
         err_r, err_w = os.pipe()
         pipes += [err_r, err_w]
-        pid = os.fork()
+        with _FORK_LOCK:  # never while this process imports a shared helper
+            pid = os.fork()
     except OSError as exc:
         for fd in pipes:
             os.close(fd)
@@ -739,6 +740,42 @@ def run_python(
 
 
 _FORK_READY = False
+_FORK_LOCK = threading.Lock()
+_PRELOADED: set[str] = set()
+
+
+def preload_helpers(folder: str) -> None:
+    """Import once, in this process, the modules of a pack's shared helper folder
+    (``rules/_lib``): every forked check then finds them imported.
+
+    Under the fork lock: a fork while another thread is inside an import would
+    leave that module locked in the child for good. A helper that fails to
+    import is left to each check, which then fails as it would anyway.
+    """
+    if folder in _PRELOADED:
+        return
+    with _FORK_LOCK:
+        if folder in _PRELOADED:
+            return
+        _PRELOADED.add(folder)
+        try:
+            names = sorted(n[:-3] for n in os.listdir(folder)
+                           if n.endswith(".py") and n[:-3].isidentifier())
+        except OSError:
+            return
+        import importlib
+
+        sys.path.insert(0, folder)
+        try:
+            for name in names:
+                if name in sys.modules:
+                    continue  # never shadow a module this process already has
+                try:
+                    importlib.import_module(name)
+                except Exception:  # noqa: BLE001 - the check reports it itself
+                    sys.modules.pop(name, None)
+        finally:
+            sys.path.remove(folder)
 
 
 def _prepare_fork() -> None:
@@ -749,9 +786,10 @@ def _prepare_fork() -> None:
         return
     import atexit  # noqa: F401
     import io  # noqa: F401
-    import runpy  # noqa: F401
     import traceback  # noqa: F401
+    import types  # noqa: F401
     import warnings
+    from importlib import machinery  # noqa: F401
 
     # Python 3.12+ warns on every fork of a process with threads; the child
     # here only runs the script and exits, and touches no lock of the parent.
@@ -807,7 +845,6 @@ def _forked_child(path: str, in_r: int, out_w: int, err_w: int, cwd: str | None,
 def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
     import atexit
     import io
-    import runpy
     import traceback
 
     if cwd is not None:
@@ -832,7 +869,7 @@ def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
     atexit._clear()
     code = 0
     try:
-        runpy.run_path(path, run_name="__main__")
+        _exec_main(path)
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
@@ -845,6 +882,24 @@ def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
         except (OSError, ValueError):
             code = code or 120  # as the interpreter when its output cannot be flushed
     return code
+
+
+def _exec_main(path: str) -> None:
+    """Run ``path`` as ``__main__``, its bytecode cached as any imported module's is
+    (``__pycache__`` beside it), so a check is not compiled again on every call."""
+    import builtins
+    import types
+    from importlib.machinery import SourceFileLoader
+
+    loader = SourceFileLoader("__main__", path)
+    code = loader.get_code("__main__")
+    if code is None:
+        raise ImportError(f"no code in {path}")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __loader__=loader, __builtins__=builtins,
+                         __spec__=None, __cached__=None)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
 
 
 def _exit_code(value: object) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..hookspec import CheckContext
 from ..model import CheckResult, Finding
-from ..procs import ProcResult, forks_python, run, run_python, script_argv
+from ..procs import ProcResult, forks_python, preload_helpers, run, run_python, script_argv
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -86,6 +86,9 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     interpreter), anything else as its own command."""
     argv = script_argv(command)
     if len(argv) == 2 and argv[0] == sys.executable and forks_python():
+        lib = os.path.join(os.path.dirname(cwd), "_lib")
+        if os.path.isdir(lib):
+            preload_helpers(lib)
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env)
     return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env)
 

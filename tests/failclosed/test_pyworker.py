@@ -232,3 +232,25 @@ open({str(info)!r}, "w").write(f"{{os.getppid()}} {{os.readlink('/proc/self/exe'
     ppid, exe = info.read_text().split(" ", 1)
     assert int(ppid) == os.getpid()
     assert os.path.realpath(exe) == os.path.realpath(PY)
+
+
+def test_shared_helpers_are_imported_once_before_the_fork(tmp_path: Path) -> None:
+    """``rules/_lib`` modules are already imported when a check starts; a helper that
+    cannot import is left to the check, which then fails on its own."""
+    lib = tmp_path / "rules" / "_lib"
+    lib.mkdir(parents=True)
+    (lib / "sjhelper_ok.py").write_text("VALUE = 42\n")
+    (lib / "sjhelper_broken.py").write_text("raise RuntimeError('helper is broken')\n")
+    body = """
+import os, sys
+preloaded = "sjhelper_ok" in sys.modules
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import sjhelper_ok
+if not preloaded or sjhelper_ok.VALUE != 42:
+    sys.exit("not preloaded")
+"""
+    broken = body.replace("sjhelper_ok", "sjhelper_broken")
+    results = run_py(tmp_path, {"ok": body, "broken": broken})
+    assert results["ok"].outcome == "pass", results["ok"].reason
+    assert results["broken"].outcome == "refuse"
+    assert "helper is broken" in results["broken"].reason
