@@ -20,7 +20,8 @@ The envelope::
 Hunks apply as Codex applies them: a ``@@ text`` header first finds that
 line, then the hunk's context and removed lines are found in order from
 there, compared exactly, then ignoring trailing whitespace, then ignoring
-surrounding whitespace. A hunk with no old lines appends at the end. The
+surrounding whitespace, then with typographic dashes, quotes and spaces read
+as their ASCII forms (Codex's ``seek_sequence``). A hunk with no old lines appends at the end. The
 result always ends with a newline. A file written with CRLF keeps CRLF
 (the patch text itself may use either ending).
 
@@ -170,13 +171,29 @@ def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
 
 # --- applying -------------------------------------------------------------------
 
+# Codex's last, most lenient pass: typographic punctuation read as ASCII.
+_PUNCT = str.maketrans({
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                    "\u202f\u205f\u3000", " "),
+})
+
+
+def normalise(line: str) -> str:
+    """A line as Codex compares it in its last pass: trimmed, typographic
+    dashes, quotes and spaces as ASCII."""
+    return line.strip().translate(_PUNCT)
+
+
 def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | None:
     if not pattern:
         return start
     if len(pattern) > len(lines):
         return None
     first = len(lines) - len(pattern) if eof else start
-    for norm in (lambda s: s, str.rstrip, str.strip):
+    for norm in (lambda s: s, str.rstrip, str.strip, normalise):
         want = [norm(p) for p in pattern]
         for at in range(first, len(lines) - len(pattern) + 1):
             if all(norm(lines[at + k]) == want[k] for k in range(len(pattern))):

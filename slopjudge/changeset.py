@@ -386,11 +386,37 @@ def snapshot_worktree(workspace: str) -> str:
             # the same second as the last commit.
             shutil.copy2(real_index, index)
         env = dict(os.environ, GIT_INDEX_FILE=index)
+        _unhide(top, env)
         _git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
                    "add", "-A", "--", "."], env=env)
         return decode(_git(top, ["write-tree"], env=env)).strip()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _unhide(top: str, env: dict[str, str]) -> None:
+    """Clear ``assume-unchanged`` and ``skip-worktree`` in the copied index, so
+    ``git add`` looks at those files: either flag would hide an edit (to a rule
+    file, say) from the snapshot. A skip-worktree file absent from disk (a
+    sparse checkout, ``core.sparseCheckout``) keeps its flag: it is not deleted."""
+    listing = _git(top, ["ls-files", "-v", "-z"], env=env)
+    sparse = _git(top, ["config", "--bool", "core.sparseCheckout"], env=env,
+                  ok=(0, 1)).strip() == b"true"
+    flagged: dict[str, list[bytes]] = {"--no-assume-unchanged": [], "--no-skip-worktree": []}
+    for entry in listing.split(b"\0"):
+        tag, _, name = entry.partition(b" ")
+        if not name:
+            continue
+        if tag.islower():
+            flagged["--no-assume-unchanged"].append(name)
+        if tag.upper() == b"S" and not (
+                sparse and not os.path.lexists(os.path.join(top, decode(name)))):
+            flagged["--no-skip-worktree"].append(name)
+    # One flag per call: given both, git applies only one of them.
+    for flag, paths in flagged.items():
+        if paths:
+            _git(top, ["update-index", flag, "-z", "--stdin"], env=env,
+                 input=b"\0".join(paths) + b"\0")
 
 
 def from_working_tree(workspace: str, base: str = "HEAD") -> Changeset:

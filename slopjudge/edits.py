@@ -9,11 +9,18 @@ Codex's ``apply_patch`` (its own tool, or run through the shell tool as
 ``apply_patch <<'EOF' ...``), which may touch several files. Nothing here
 ever writes.
 
-An Edit whose ``old_string`` is absent (or, without ``replace_all``, not
-unique) raises :class:`EditError`. Claude Code refuses such an edit itself,
-so the hook lets the call through: the tool fails on its own and nothing
-changes on disk. Should the harness still apply it (Claude Code also
-retries with curly quotes normalised), the Stop hook judges the result.
+An Edit is matched as the pinned Claude Code (2.1) matches it: the file is
+read with CRLF as LF and without a BOM (both restored on write); an
+``old_string`` not in the file is looked for again with curly quotes read
+as straight ones, then with ``\\uXXXX`` escapes decoded, then as escapes
+of its non-ASCII characters, then with the harness's abbreviated tags
+(``<fnr>`` ...) spelled out; ``new_string`` then takes the file's quote
+style, and loses trailing spaces on each line outside Markdown.
+
+An edit that still does not apply raises :class:`EditError`. The hook then
+judges what it can know without reproducing it (:func:`unapplied_changes`):
+the target path and the new text as added lines, so a guarded path is never
+let through because the edit did not apply.
 """
 
 from __future__ import annotations
@@ -66,24 +73,256 @@ def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> st
     return value
 
 
+# --- matching an Edit as Claude Code does ----------------------------------------
+
+_CURLY = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+_LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
+_ESCAPE_OR_BACKSLASHES = re.compile(r"(\\\\)|\\u([0-9a-fA-F]{4})")
+# Abbreviated tags the model may write for the harness's own; spelled out when
+# only the spelled-out form is in the file.
+_DESANITIZE = (
+    ("<fnr>", "<function_results>"), ("<n>", "<name>"), ("</n>", "</name>"),
+    ("<o>", "<output>"), ("</o>", "</output>"), ("<e>", "<error>"), ("</e>", "</error>"),
+    ("<s>", "<system>"), ("</s>", "</system>"), ("<r>", "<result>"), ("</r>", "</result>"),
+    ("< META_START >", "<META_START>"), ("< META_END >", "<META_END>"), ("< EOT >", "<EOT>"),
+    ("< META >", "<META>"), ("< SOS >", "<SOS>"), ("\n\nH:", "\n\nHuman:"),
+    ("\n\nA:", "\n\nAssistant:"),
+)
+_OPENERS = frozenset(" \t\n\r([{\u2014\u2013")
+
+
+def normalize_quotes(text: str) -> str:
+    """Curly single and double quotes read as straight ones (length kept)."""
+    for curly, straight in _CURLY.items():
+        text = text.replace(curly, straight)
+    return text
+
+
+def _units(text: str) -> list[int]:
+    """UTF-16 code units, as JavaScript indexes a string."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _unescape(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        return m.group(0) if m.group(1) else chr(int(m.group(2), 16))
+
+    out = _ESCAPE_OR_BACKSLASHES.sub(sub, text)
+    return out.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+
+
+def _backslashes_before(text: str, at: int) -> int:
+    n = 0
+    while at - 1 - n >= 0 and text[at - 1 - n] == "\\":
+        n += 1
+    return n
+
+
+def _escaped_form(old: str, text: str) -> str | None:
+    """``old`` found in ``text`` with each non-ASCII character written as an
+    unescaped ``\\uXXXX`` (hex in either case); its first occurrence only."""
+    if _backslashes_before(old, len(old)) % 2:
+        return None
+    starts: list[int] = [0] if old.startswith("\\") else []
+    pattern: list[str] = []
+    at = 0
+    for ch in old:
+        if ord(ch) < 0x80:
+            pattern.append(re.escape(ch))
+            at += 1
+            continue
+        for unit in _units(ch):
+            starts.append(at)
+            at += 6
+            pattern.append(r"\\u" + "".join(
+                f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{unit:04x}"))
+    try:
+        regex = re.compile("".join(pattern))
+    except (re.error, RecursionError, OverflowError):
+        return None
+    pos = 0
+    while (m := regex.search(text, pos)) is not None:
+        c = m.start()
+        if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
+            return m.group(0) if text.find(m.group(0)) == c else None
+        pos = c + 1
+    return None
+
+
+def _js_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def find_actual(text: str, old: str) -> str | None:
+    """The text in the file that ``old`` stands for, or None: as written; with
+    curly quotes read as straight; with ``\\uXXXX`` escapes decoded; as the
+    escapes of its non-ASCII characters."""
+    if old in text:
+        return old
+    at = normalize_quotes(text).find(normalize_quotes(old))
+    if at != -1:
+        return text[at:at + len(old)]
+    if _ESCAPE.search(old):
+        decoded = _unescape(old)
+        if decoded != old and decoded in text:
+            return decoded
+    if any(ord(ch) >= 0x80 for ch in old):
+        units = _units(old)
+        if "\\u" not in text or len(units) + 5 * sum(u >= 0x80 for u in units) > _js_len(text):
+            return None
+        return _escaped_form(old, text)
+    return None
+
+
+def _curl(new: str, double: bool, single: bool) -> str:
+    out: list[str] = []
+    for i, ch in enumerate(new):
+        opening = i == 0 or new[i - 1] in _OPENERS
+        if double and ch == '"':
+            out.append(_LEFT_D if opening else _RIGHT_D)
+        elif single and ch == "'":
+            between_letters = 0 < i < len(new) - 1 and new[i - 1].isalpha() and new[i + 1].isalpha()
+            out.append(_RIGHT_S if between_letters or not opening else _LEFT_S)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def preserve_style(old: str, actual: str, new: str) -> str:
+    """``new`` written in the file's style when ``old`` matched only loosely:
+    its quotes curled as the file's are, its non-ASCII characters escaped or
+    its escapes decoded as the file has them."""
+    if old == actual:
+        return new
+    double = _LEFT_D in actual or _RIGHT_D in actual
+    single = _LEFT_S in actual or _RIGHT_S in actual
+    if double or single:
+        new = _curl(new, double, single)
+    if any(ord(ch) >= 0x80 for ch in old):
+        units = _units(old)
+        if (len(units) + 5 * sum(u >= 0x80 for u in units) == _js_len(actual)
+                and _escaped_form(old, actual) is not None):
+            seen: dict[int, str] = {}
+            upper = lower = 0
+            at = 0
+            for unit in units:
+                if unit >= 0x80:
+                    digits = actual[at + 2:at + 6]
+                    seen[unit] = digits
+                    upper += sum(d in "ABCDEF" for d in digits)
+                    lower += sum(d in "abcdef" for d in digits)
+                    at += 6
+                else:
+                    at += 1
+
+            def esc(ch: str) -> str:
+                if ord(ch) < 0x80:
+                    return ch
+                parts = []
+                for unit in _units(ch):
+                    digits = seen.get(unit) or f"{unit:04x}"
+                    if unit not in seen and upper > lower:
+                        digits = digits.upper()
+                    parts.append("\\u" + digits)
+                return "".join(parts)
+
+            return "".join(esc(ch) for ch in new)
+    if _ESCAPE.search(old) and _unescape(old) == actual:
+        return _unescape(new)
+    return new
+
+
+def _strip_line_ends(text: str) -> str:
+    parts = re.split(r"(\r\n|\n|\r)", text)
+    return "".join(re.sub(r"[\s\ufeff]+\Z", "", p) if i % 2 == 0 else p
+                   for i, p in enumerate(parts))
+
+
+def normalize_input(path: str, text: str, old: str, new: str) -> tuple[str, str]:
+    """What Claude Code makes of an edit's strings before matching: trailing
+    spaces cut from ``new_string`` lines (not in Markdown), abbreviated tags
+    in ``old_string`` spelled out when only that form is in the file."""
+    if not path.lower().endswith((".md", ".mdx")):
+        new = _strip_line_ends(new)
+    if old in text:
+        return old, new
+    spelled, applied = old, []
+    for short, full in _DESANITIZE:
+        if short in spelled:
+            spelled = spelled.replace(short, full)
+            applied.append((short, full))
+    if applied and spelled in text:
+        for short, full in applied:
+            new = new.replace(short, full)
+        return spelled, new
+    return old, new
+
+
+def _split_bom_crlf(text: str | None) -> tuple[str | None, bool, bool]:
+    """The text as Claude Code edits it (LF, no BOM), and whether it had each."""
+    if text is None:
+        return None, False, False
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    crlf = "\r\n" in text
+    return text.replace("\r\n", "\n"), bom, crlf
+
+
+def _restore(text: str, bom: bool, crlf: bool) -> str:
+    if crlf:
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return ("\ufeff" if bom else "") + text
+
+
+def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -> str:
+    """The file after Edit/MultiEdit steps ``(old, new, replace_all)``, matched
+    as Claude Code matches them; :class:`EditError` when they do not apply."""
+    body, bom, crlf = _split_bom_crlf(text)
+    if body is None:
+        if len(edits) == 1 and edits[0][0] == "":
+            return edits[0][1]
+        raise EditError(f"{path} does not exist")
+    original = body
+    steps: list[tuple[str, str, bool]] = []
+    for old, new, replace_all in edits:
+        old, new = normalize_input(path, original, old, new)
+        actual = find_actual(original, old) or old
+        new = preserve_style(old, actual, new)
+        if new == "" and not actual.endswith("\n") and actual + "\n" in original:
+            actual += "\n"  # deleting whole lines takes their line end too
+        steps.append((actual, new, replace_all))
+    done: list[str] = []
+    for n, (old, new, replace_all) in enumerate(steps, 1):
+        where = f"edit {n}: " if len(steps) > 1 else ""
+        if old == "":
+            if body.strip():
+                raise EditError(f"{where}{path} already exists; an empty old_string only "
+                                "creates a file")
+            body = new
+            done.append(new)
+            continue
+        if old == new:
+            raise EditError(f"{where}old_string and new_string are the same")
+        bare = old.rstrip("\n")
+        if bare and any(bare in earlier for earlier in done):
+            raise EditError(f"{where}old_string is a substring of an earlier edit's new_string")
+        count = body.count(old)
+        if count == 0:
+            raise EditError(f"{where}old_string not found in {path}")
+        if count > 1 and not replace_all:
+            raise EditError(f"{where}old_string occurs {count} times in {path}; "
+                            "replace_all is not set")
+        body = body.replace(old, new) if replace_all else body.replace(old, new, 1)
+        done.append(new)
+    return _restore(body, bom, crlf)
+
+
 def apply_edit(text: str | None, old: str, new: str, replace_all: bool, path: str) -> str:
     """One Edit step, with Claude Code's rules (empty ``old_string`` creates a file)."""
-    if text is None:
-        if old == "":
-            return new
-        raise EditError(f"{path} does not exist")
-    if old == "":
-        if text == "":
-            return new
-        raise EditError(f"{path} already exists; an empty old_string only creates a file")
-    if old == new:
-        raise EditError("old_string and new_string are the same")
-    count = text.count(old)
-    if count == 0:
-        raise EditError(f"old_string not found in {path}")
-    if count > 1 and not replace_all:
-        raise EditError(f"old_string occurs {count} times in {path}; replace_all is not set")
-    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return edit_file(text, [(old, new, replace_all)], path)
 
 
 def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
@@ -153,22 +392,23 @@ def proposed_content(
         return path, _str(tool_input, "content")
     text = read_text(path)
     if tool_name == "Edit":
-        return path, apply_edit(text, _str(tool_input, "old_string"),
-                                _str(tool_input, "new_string"),
-                                bool(tool_input.get("replace_all")), path)
+        return path, edit_file(text, [(_str(tool_input, "old_string"),
+                                       _str(tool_input, "new_string"),
+                                       bool(tool_input.get("replace_all")))], path)
     if tool_name == "MultiEdit":
         edits = tool_input.get("edits")
         if not isinstance(edits, list) or not edits:
             raise EditError("MultiEdit without edits")
+        steps: list[tuple[str, str, bool]] = []
         for n, edit in enumerate(edits, 1):
             if not isinstance(edit, dict):
                 raise EditError(f"edit {n} is not an object")
             try:
-                text = apply_edit(text, _str(edit, "old_string"), _str(edit, "new_string"),
-                                  bool(edit.get("replace_all")), path)
+                steps.append((_str(edit, "old_string"), _str(edit, "new_string"),
+                              bool(edit.get("replace_all"))))
             except EditError as exc:
                 raise EditError(f"edit {n}: {exc}") from None
-        return path, text
+        return path, edit_file(text, steps, path)
     return path, _notebook(text, tool_input, path)
 
 
@@ -252,3 +492,115 @@ def proposed_changes(
     if single is None:
         return None
     return [(single[0], None, single[1])]
+
+
+# --- edits that cannot be reproduced ---------------------------------------------
+
+_PATCH_FILE = re.compile(r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$")
+_PATCH_MOVE = re.compile(r"^\s*\*\*\* Move to: (.*)$")
+
+
+def _with_added(path: str, lines: list[str]) -> str:
+    """The file on disk with ``lines`` added at its end: a stand-in whose diff
+    shows the new text as added lines."""
+    try:
+        text = read_text(path) or ""
+    except EditError:
+        text = ""
+    if not lines:
+        return text
+    sep = "" if not text or text.endswith("\n") else "\n"
+    return text + sep + "\n".join(lines) + "\n"
+
+
+def _new_lines(value: object) -> list[str]:
+    return value.splitlines() if isinstance(value, str) else []
+
+
+def unapplied_items(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    """What a call that cannot be reproduced is known to touch: each target
+    path, its new text added at the end of the file as it is (a deleted file
+    as a deletion). Never raises."""
+    if not isinstance(tool_input, dict):
+        return []
+    patch = patch_text(tool_name, tool_input)
+    if patch is not None:
+        base = cwd if cwd and os.path.isdir(cwd) else workspace
+        workdir = tool_input.get("workdir")
+        if isinstance(workdir, str) and workdir:
+            base = os.path.join(base, workdir)
+        return _unapplied_patch(base, patch)
+    path = target_path(tool_name, tool_input, workspace)
+    if path is None:
+        return []
+    added: list[str] = []
+    if tool_name == "Write":
+        added = _new_lines(tool_input.get("content"))
+    elif tool_name == "Edit":
+        added = _new_lines(tool_input.get("new_string"))
+    elif tool_name == "MultiEdit":
+        edits = tool_input.get("edits")
+        for edit in edits if isinstance(edits, list) else []:
+            if isinstance(edit, dict):
+                added += _new_lines(edit.get("new_string"))
+    else:
+        added = _new_lines(tool_input.get("new_source"))
+    return [(path, None, _with_added(path, added))]
+
+
+def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
+    """Every file an envelope names, read line by line without trusting its
+    structure: an added or updated file gets its ``+`` lines."""
+    root = os.path.abspath(base)
+
+    def full(path: str) -> str:
+        return os.path.normpath(os.path.join(root, os.path.expanduser(path.strip())))
+
+    files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
+    for line in patch.split("\n"):
+        line = line.rstrip("\r")
+        if m := _PATCH_FILE.match(line):
+            if m.group(2).strip():
+                files.append([m.group(1), full(m.group(2)), None, []])
+        elif (m := _PATCH_MOVE.match(line)) and files and m.group(1).strip():
+            files[-1][2] = full(m.group(1))
+        elif line.startswith("+") and files:
+            files[-1][3].append(line[1:])
+    items: list[tuple[str, str | None, str | None]] = []
+    for kind, path, moved_to, added in files:
+        if kind == "Delete":
+            items.append((path, None, None))
+        elif kind == "Add":
+            items.append((path, None, "".join(a + "\n" for a in added)))
+        elif moved_to is not None:
+            items.append((moved_to, path, _with_added(path, added)))
+        else:
+            items.append((path, None, _with_added(path, added)))
+    return items
+
+
+def unapplied_changeset(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> Any:
+    """The changeset a call that cannot be reproduced is judged on
+    (:func:`unapplied_items`). Every named file is in it, even one with no
+    new text (a header-only entry), so rules with ``paths`` still see it."""
+    from . import changeset
+    from .model import FileChange
+
+    items = unapplied_items(tool_name, tool_input, workspace, cwd)
+    try:
+        cs = changeset.from_proposed_edits(workspace, items)
+    except changeset.ChangesetError:
+        cs = changeset.from_proposed_edits(workspace, [])
+    ws = os.path.abspath(workspace)
+    seen = {f.path for f in cs.files}
+    for path, _, _ in items:
+        name = changeset._relative(ws, path)
+        if name not in seen:
+            seen.add(name)
+            cs.files.append(FileChange(path=name, status="M",
+                                       diff=f"diff --git a/{name} b/{name}\n"))
+    return cs

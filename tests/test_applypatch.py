@@ -175,3 +175,15 @@ def test_multi_file_changeset_drops_unchanged_files(ws: Path) -> None:
     assert [(f.path, f.status) for f in c.files] == [("n.txt", "A")]
     # The single-file form still answers as before.
     assert changeset.from_proposed_edit(str(ws), "old.py", text).files == []
+
+
+def test_context_matches_through_typographic_punctuation(tmp_path: Path) -> None:
+    """Codex's last pass reads curly quotes, dashes and odd spaces as ASCII."""
+    (tmp_path / "q.md").write_text("He said \u201chi\u201d \u2014 it\u2019s\u00a0done\n")
+    patch = envelope("*** Update File: q.md", "@@", "-He said \"hi\" - it's done",
+                     "+He said nothing")
+    assert applypatch.apply(str(tmp_path), patch) == [
+        (str(tmp_path / "q.md"), None, "He said nothing\n")]
+    with pytest.raises(PatchError):
+        applypatch.apply(str(tmp_path), envelope("*** Update File: q.md", "@@",
+                                                 "-He said \"ho\"", "+x"))

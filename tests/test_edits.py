@@ -57,10 +57,15 @@ def test_edit_with_empty_old_string_creates_a_file(ws: str) -> None:
 
 def test_multiedit_applies_in_order(ws: str) -> None:
     path = f"{ws}/a.txt"
-    edits = [{"old_string": "world", "new_string": "hello"},
-             {"old_string": "hello", "new_string": "bye", "replace_all": True}]
+    edits = [{"old_string": "hello", "new_string": "bye", "replace_all": True},
+             {"old_string": "world", "new_string": "hello"}]
     assert proposed_content("MultiEdit", {"file_path": path, "edits": edits}, ws) == (
-        path, "bye\nbye\nbye\n")
+        path, "bye\nhello\nbye\n")
+    # Claude Code refuses an edit whose old_string an earlier edit wrote.
+    with pytest.raises(EditError, match="earlier edit"):
+        proposed_content("MultiEdit", {"file_path": path, "edits": [
+            {"old_string": "world", "new_string": "hello"},
+            {"old_string": "hello", "new_string": "bye", "replace_all": True}]}, ws)
     with pytest.raises(EditError, match="edit 2"):
         proposed_content("MultiEdit", {"file_path": path, "edits": [
             {"old_string": "world", "new_string": "x"},
@@ -106,3 +111,106 @@ def test_other_tools_have_no_content(ws: str) -> None:
     assert proposed_content("Bash", {"command": "ls"}, ws) is None
     assert proposed_content("Read", {"file_path": f"{ws}/a.txt"}, ws) is None
     assert proposed_content("mcp__x__y", {}, ws) is None
+
+
+# --- matching as Claude Code does ------------------------------------------------
+
+def test_edit_matches_through_curly_quotes_and_keeps_the_file_style(tmp_path) -> None:
+    path = tmp_path / "q.py"
+    path.write_text("msg = \u201chello\u201d  # it\u2019s\n")
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": 'msg = "hello"',
+                                    "new_string": 'msg = "bye"'}, str(tmp_path))
+    assert got == (str(path), "msg = \u201cbye\u201d  # it\u2019s\n")
+    # curly in old_string, straight in the file
+    path.write_text("say('it''s')\n")
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": "say(\u2018it",
+                                    "new_string": "say('its"}, str(tmp_path))
+    assert got == (str(path), "say('its''s')\n")
+    # apostrophes between letters curl right, opening quotes left
+    path.write_text("x = \u2018a\u2019\n")
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": "x = 'a'",
+                                    "new_string": "x = 'don't'"}, str(tmp_path))
+    assert got == (str(path), "x = \u2018don\u2019t\u2019\n")
+
+
+def test_edit_keeps_crlf_and_bom(tmp_path) -> None:
+    path = tmp_path / "w.txt"
+    path.write_bytes("\ufeffone\r\ntwo\r\n".encode())
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": "one\ntwo",
+                                    "new_string": "1\n2"}, str(tmp_path))
+    assert got == (str(path), "\ufeff1\r\n2\r\n")
+
+
+def test_edit_escapes_and_abbreviated_tags(tmp_path) -> None:
+    path = tmp_path / "e.py"
+    path.write_text('s = "caf\\u00e9"\n')
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": 's = "caf\u00e9"',
+                                    "new_string": 's = "d\u00e9j\u00e0"'}, str(tmp_path))
+    assert got == (str(path), 's = "d\\u00e9j\\u00e0"\n')
+    path.write_text("<function_results>x</function_results>\n")
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": "<fnr>x",
+                                    "new_string": "<fnr>y"}, str(tmp_path))
+    assert got == (str(path), "<function_results>y</function_results>\n")
+
+
+def test_edit_trailing_spaces_cut_outside_markdown(tmp_path) -> None:
+    (tmp_path / "a.py").write_text("x\n")
+    (tmp_path / "a.md").write_text("x\n")
+    assert proposed_content("Edit", {"file_path": str(tmp_path / "a.py"), "old_string": "x",
+                                     "new_string": "y  \nz\t"}, str(tmp_path))[1] == "y\nz\n"
+    assert proposed_content("Edit", {"file_path": str(tmp_path / "a.md"), "old_string": "x",
+                                     "new_string": "y  "}, str(tmp_path))[1] == "y  \n"
+
+
+def test_deleting_a_line_takes_its_newline(tmp_path) -> None:
+    path = tmp_path / "d.txt"
+    path.write_text("keep\ndrop\nkeep2\n")
+    got = proposed_content("Edit", {"file_path": str(path), "old_string": "drop",
+                                    "new_string": ""}, str(tmp_path))
+    assert got == (str(path), "keep\nkeep2\n")
+
+
+def test_unapplied_edit_is_judged_on_its_path_and_new_text(tmp_path) -> None:
+    from slopjudge.edits import unapplied_changeset
+
+    (tmp_path / "rules").mkdir()
+    rule = tmp_path / "rules" / "r.yaml"
+    rule.write_text("on: [stop]\n")
+    ti = {"file_path": str(rule), "old_string": "nowhere", "new_string": "on: []\nchecks: []"}
+    with pytest.raises(EditError, match="not found"):
+        proposed_content("Edit", ti, str(tmp_path))
+    cs = unapplied_changeset("Edit", ti, str(tmp_path))
+    [f] = cs.files
+    assert f.path == "rules/r.yaml" and f.status == "M"
+    assert "+on: []\n+checks: []\n" in f.diff
+    # nothing added (a deletion that does not apply): the file is still named
+    ti = {"file_path": str(rule), "old_string": "nowhere", "new_string": ""}
+    [f] = unapplied_changeset("Edit", ti, str(tmp_path)).files
+    assert f.path == "rules/r.yaml" and f.diff.startswith("diff --git a/rules/r.yaml")
+
+
+def test_unapplied_patch_names_every_file(tmp_path) -> None:
+    from slopjudge.edits import unapplied_changeset
+
+    (tmp_path / "a.txt").write_text("a\n")
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-not in the file\n+new line\n"
+             "*** Update File: b.txt\n*** Move to: c.txt\n+moved\n*** Delete File: a.txt\n"
+             "*** End Patch\n")
+    cs = unapplied_changeset("apply_patch", {"input": patch}, str(tmp_path))
+    by_path = {f.path: f for f in cs.files}
+    assert set(by_path) == {"a.txt", "c.txt"}
+    assert "+moved" in by_path["c.txt"].diff
+
+
+@pytest.mark.parametrize("tool_input", [
+    {"file_path": "x.txt", "edits": 5}, {"file_path": "x.txt", "edits": "abc"},
+    {"file_path": 3, "old_string": "a"}, {"file_path": "x.txt", "new_string": ["a"]},
+    {"file_path": "sub", "old_string": "a", "new_string": "b"},
+])
+def test_unapplied_items_never_raise_on_bad_input(tmp_path, tool_input) -> None:
+    from slopjudge.edits import unapplied_changeset
+
+    (tmp_path / "sub").mkdir()
+    for tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"):
+        cs = unapplied_changeset(tool, tool_input, str(tmp_path))
+        assert all(not f.path.startswith("/") for f in cs.files)

@@ -159,8 +159,11 @@ def test_edit_replace_all_is_judged_on_the_whole_result(ws: Path) -> None:
     data["tool_input"]["new_string"] = "FORBIDDEN"
     reason = deny_reason(hook("pre-tool", ws, data)[1])
     assert "a.txt:1:" in reason and "a.txt:3:" in reason
-    data["tool_input"]["replace_all"] = False  # two matches: Claude Code refuses it itself
-    assert hook("pre-tool", ws, data)[:2] == (0, None)
+    # Two matches: not reproducible, so judged on its new text (added at the end).
+    data["tool_input"]["replace_all"] = False
+    rc, out, err = hook("pre-tool", ws, data)
+    assert rc == 0 and "a.txt:4: FORBIDDEN marker" in deny_reason(out)
+    assert "Edit cannot be reproduced" in err
 
 
 def test_multiedit_and_notebookedit(ws: Path) -> None:
@@ -467,16 +470,17 @@ def test_bash_apply_patch_heredoc_is_judged_as_an_edit(ws: Path) -> None:
     assert hook("pre-tool", ws, data)[:2] == (0, None)
 
 
-def test_apply_patch_that_cannot_apply_is_let_through(ws: Path) -> None:
+def test_apply_patch_that_cannot_apply_is_judged_on_its_new_lines(ws: Path) -> None:
     data = payload("codex_apply_patch", ws)
     patch = data["tool_input"]["command"].replace("-world", "-no such line").replace(
         "+there", "+FORBIDDEN")
     rc, out, err = hook("pre-tool", ws, with_patch(data, patch))
-    assert (rc, out) == (0, None)
-    assert "apply_patch cannot apply" in err and "hunk 1 does not apply" in err
+    assert rc == 0 and "FORBIDDEN marker" in deny_reason(out)
+    assert "apply_patch cannot be reproduced" in err and "hunk 1 does not apply" in err
     assert len(err.strip().splitlines()) == 1
+    # No envelope: no file is known, and the rules that look at the call still run.
     rc, out, err = hook("pre-tool", ws, with_patch(data, "garbage"))
-    assert (rc, out) == (0, None) and "apply_patch cannot apply" in err
+    assert (rc, out) == (0, None) and "apply_patch cannot be reproduced" in err
 
 
 def test_pre_tool_output_carries_only_the_fields_codex_accepts(ws: Path) -> None:

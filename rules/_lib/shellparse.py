@@ -4,6 +4,11 @@ Not a shell: it splits on `;`, `&&`, `||`, `|`, `&` and newlines, follows
 `cd`, unwraps `sudo`, `env`, `nohup`, `time`, `command`, `exec`, `xargs`,
 `VAR=value` prefixes, and recurses into `sh -c '...'`, `bash -c`, `eval` and
 `$(...)`. Pipes are kept so `curl ... | sh` can be seen.
+
+A command substitution inside a word is replaced by a placeholder before
+splitting (`$(pwd)` and `` `pwd` `` by `$PWD`, any other by `SUBST_MARK`), so
+`rm -rf $(pwd)/..` stays one command with one target. Here-document bodies
+are cut out of the command and kept on the command that reads them.
 """
 
 from __future__ import annotations
@@ -35,12 +40,95 @@ REDIRECT_OPS = (">", ">>", ">|", "<", "&>", "&>>", "<<", "<<<", ">&")
 REDIRECT_FD_RE = re.compile(r"\d?[<>]{1,2}&?")  # 2>, 1>>, 2>& ...
 
 
+SUBST_MARK = "$__command_output__"  # stands for a `$(...)` whose output is unknown
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_PWD_SUBST = re.compile(r"^\s*pwd(\s+-[LP])?\s*$")
+
+
 @dataclass
 class Simple:
     argv: list[str]
     cwd: str  # the working directory the command would run in, `cd` followed
     piped_from: list[str] | None = None  # argv of the command whose output feeds this one
     redirects: list[tuple[str, str]] = field(default_factory=list)  # (operator, target)
+    heredoc: str = ""  # the here-document bodies this command reads
+
+
+def cut_heredocs(command: str) -> tuple[str, list[str]]:
+    """The command without here-document bodies, and the bodies in order."""
+    lines = command.split("\n")
+    out: list[str] = []
+    bodies: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        for m in _HEREDOC.finditer(line):
+            word, strip_tabs = m.group(3), m.group(1) == "-"
+            body: list[str] = []
+            while i < len(lines):
+                text = lines[i].lstrip("\t") if strip_tabs else lines[i]
+                i += 1
+                if text == word:
+                    break
+                body.append(lines[i - 1])
+            bodies.append("\n".join(body))
+    return "\n".join(out), bodies
+
+
+def substitutions(command: str) -> tuple[str, list[str]]:
+    """``command`` with each `$(...)` / `` `...` `` (outside single quotes)
+    replaced by a placeholder word, and the inner commands found."""
+    out: list[str] = []
+    inner: list[str] = []
+    i, n, quote = 0, len(command), ""
+    while i < n:
+        c = command[i]
+        if quote == "'":
+            out.append(c)
+            if c == "'":
+                quote = ""
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(command[i:i + 2])
+            i += 2
+            continue
+        if c == "'" and not quote:
+            quote = "'"
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        if c == "`":
+            end = command.find("`", i + 1)
+            end = n if end < 0 else end
+            body = command[i + 1:end]
+            inner.append(body)
+            out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
+            i = end + 1
+            continue
+        if c == "$" and command.startswith("$(", i):
+            arith = command.startswith("$((", i)
+            depth, j = 0, i + 1
+            while j < n:
+                if command[j] == "(":
+                    depth += 1
+                elif command[j] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            body = command[i + 2:j]
+            if arith:
+                out.append("0")
+            else:
+                inner.append(body)
+                out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), inner
 
 
 def _tokens(command: str) -> list[str]:
@@ -82,10 +170,11 @@ def split(command: str, cwd: str, home: str | None = None, depth: int = 0) -> li
     out: list[Simple] = []
     if depth > 4:
         return out
+    command, bodies = cut_heredocs(command)
     # command substitutions are commands too
-    for sub in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", command):
-        inner = sub[0] or sub[1]
-        out.extend(split(inner, cwd, home, depth + 1))
+    command, inner = substitutions(command)
+    for sub in inner:
+        out.extend(split(sub, cwd, home, depth + 1))
     toks = _tokens(command)
     cur: list[str] = []
     redirects: list[tuple[str, str]] = []
@@ -98,6 +187,8 @@ def split(command: str, cwd: str, home: str | None = None, depth: int = 0) -> li
         argv = unwrap(cur)
         if argv:
             simple = Simple(argv, cwd, pending_pipe, redirects)
+            if any(op.startswith("<<") and op != "<<<" for op, _ in redirects) and bodies:
+                simple.heredoc = bodies.pop(0)
             out.append(simple)
             name = os.path.basename(argv[0])
             if name == "cd":

@@ -17,11 +17,27 @@ FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
 # last argument).
 MUTATORS = {
     "rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee",
-    "dd", "shred", "unlink", "patch",
+    "dd", "shred", "unlink", "patch", "rsync",
 }
 INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
            "ruby": re.compile(r"^-[a-zA-Z]*i")}
 GIT_MUTATING = {"rm", "mv", "checkout", "restore", "apply", "am", "stash", "reset", "clean"}
+# Interpreters and the option that takes inline code; their heredoc bodies are code too.
+INTERPRETERS = {
+    "python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",),
+    "pypy3": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",),
+    "bun": ("-e", "--eval"), "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
+    "lua": ("-e",), "Rscript": ("-e",), "awk": (), "gawk": (), "osascript": ("-e",),
+}
+# Words in code that change files: a protected path named in code that also
+# has one of these is a write.
+CODE_WRITES = re.compile(
+    r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][rbtU]*[wax+]|\.write|write_text|write_bytes|writeFile|appendFile"""
+    r"""|createWriteStream|unlink|remove|rmtree|rmdir|rename|replace\s*\(|truncate|chmod"""
+    r"""|copy|move|symlink|touch|dump\s*\(|File\.write|IO\.write|File\.delete|fopen"""
+    r"""|file_put_contents|print\s*>|>>?\s*["']|system\s*\(|subprocess|os\.system|exec\w*\s*\(""")
+# A quoted string (not a mapping key) or a bare path-like word.
+CODE_WORD = re.compile(r"""['"]([^'"\n]+)['"](?!\s*:)|([\w.~/-]*[\w~][\w.~/-]*)(?!['"\w])""")
 
 
 def protected_patterns(payload: dict, ws: str) -> list[str]:
@@ -36,18 +52,69 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         "slopjudge.yaml", "slopjudge.yml", ".slopjudge/**", "RUBRIC.md", "templates/**/*.md.j2",
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
+        ".codex/config.toml",
     ]
 
 
 def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
+    """The protected path (relative to the workspace) ``path`` names, or None.
+
+    Symlinks are followed too, so an alias of the rules folder is the rules folder.
+    """
     p = sp.resolve(path, cwd, os.path.expanduser("~"))
-    if not sp.inside(p, os.path.normpath(ws)):
-        return None
-    rel = os.path.relpath(p, ws)
-    for pat in patterns:
-        if ss.glob_match(rel, pat) or rel == pat:
-            return rel
+    for cand, root in ((p, os.path.normpath(ws)), (os.path.realpath(p), os.path.realpath(ws))):
+        if not sp.inside(cand, root):
+            continue
+        rel = os.path.relpath(cand, root)
+        for pat in patterns:
+            if ss.glob_match(rel, pat) or rel == pat:
+                return rel
     return None
+
+
+def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
+    """Protected paths that inline code names, when the code writes files."""
+    if not CODE_WRITES.search(code):
+        return []
+    found = []
+    for m in CODE_WORD.finditer(code):
+        text = (m.group(1) or m.group(2) or "").strip()
+        # a quoted string may be a whole shell command (`os.system('rm rules/a.yaml')`)
+        for word in [text, *text.split()] if " " in text else [text]:
+            if word and (r := hit(word, cwd, ws, pats)):
+                found.append(r)
+    return found
+
+
+def interpreter_code(s: sp.Simple) -> str:
+    """The inline code an interpreter command runs, with its here-document."""
+    name = os.path.basename(s.argv[0])
+    base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy")) else name
+    opts = INTERPRETERS.get(name, INTERPRETERS.get(base))
+    if opts is None:
+        return ""
+    code = [s.heredoc]
+    args = s.argv[1:]
+    for k, a in enumerate(args):
+        if a in opts and k + 1 < len(args):
+            code.append(args[k + 1])
+        elif any(a.startswith(o) and len(a) > len(o) and not o.startswith("--") for o in opts):
+            code.append(a[2:])  # -c'...' glued
+    if name in ("awk", "gawk") and args:
+        code.append(" ".join(args))
+    for op, target in s.redirects:
+        if op == "<<<":
+            code.append(target)
+    return "\n".join(c for c in code if c)
+
+
+def runs_hook(argv: list[str]) -> bool:
+    """`slopjudge hook ...` (or `python -m slopjudge hook ...`): only the agent
+    harness runs slopjudge's hooks; by hand they re-record the session baseline."""
+    words = argv
+    if os.path.basename(words[0]).startswith("python") and words[1:3] == ["-m", "slopjudge"]:
+        words = words[2:]
+    return os.path.basename(words[0]) == "slopjudge" and words[1:2] == ["hook"]
 
 
 def main() -> None:
@@ -77,13 +144,22 @@ def main() -> None:
             args = [a for a in s.argv[1:] if not a.startswith("-")]
             cands: list[str] = [t for op, t in s.redirects if ">" in op]
             if name in MUTATORS:
-                cands += args[-1:] if name in ("cp", "ln", "install") else args
+                cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "mv":
                     cands += args
             elif name in INPLACE and any(INPLACE[name].match(a) for a in s.argv[1:]):
                 cands += args
             elif name == "git" and args and args[0] in GIT_MUTATING:
-                cands += args[1:]
+                staged_only = args[0] == "restore" and (
+                    "--staged" in s.argv or "-S" in s.argv) and not (
+                    "--worktree" in s.argv or "-W" in s.argv)
+                if not staged_only:  # unstaging leaves the file as it is
+                    cands += args[1:]
+            if runs_hook(s.argv):
+                touched.append(".slopjudge/state (a hook run by hand re-records the baseline)")
+            code = interpreter_code(s)
+            if code:
+                touched.extend(code_hits(code, s.cwd, ws, pats))
             for c in cands:
                 if r := hit(c, s.cwd, ws, pats):
                     touched.append(r)

@@ -25,7 +25,7 @@ from . import common
 
 
 def proposed_changeset(event: Event, workspace: str) -> Any:
-    """The proposed change, or None when the edit cannot apply (the tool fails by itself)."""
+    """The proposed change; for an edit that cannot be reproduced, what it is known to touch."""
     from ..model import Changeset
 
     if not event.tool_name:
@@ -36,8 +36,12 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
         proposed = edits.proposed_changes(event.tool_name, event.tool_input or {}, workspace,
                                           cwd=event.cwd)
     except edits.EditError as exc:
-        common.note(f"{event.tool_name} cannot apply ({exc}); the tool will refuse it itself")
-        return None
+        # Judged on what is known (its files, its new text): a guarded path is
+        # never let through because the edit did not apply.
+        common.note(f"{event.tool_name} cannot be reproduced ({exc}); judging its target "
+                    "files and new text")
+        return edits.unapplied_changeset(event.tool_name, event.tool_input or {}, workspace,
+                                         cwd=event.cwd)
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
     # A file outside the workspace keeps its absolute path: rules with

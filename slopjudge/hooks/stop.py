@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from ..model import CheckResult, LoadError, Rule
-from . import common, state
+from . import backstop, common, state
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
@@ -93,6 +93,7 @@ def handle(kind: str, payload: dict[str, Any]) -> int:
     try:
         settings = config.load_settings(workspace)
         reason = judge(kind, payload, settings)
+        reason = backstop.guard(reason, settings, payload)  # whether or not the rules load
     except Exception as exc:  # fail closed: block, and let the counter bound the loop
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise

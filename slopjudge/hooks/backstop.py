@@ -1,0 +1,162 @@
+"""The Stop backstop: protected files that changed in the session refuse.
+
+protect-rules stops the edits it can see before they run; a file can still
+change through a script, an interpreter or a command it cannot read. At
+every Stop the backstop compares the session baseline (HEAD when none was
+recorded) with the work tree and refuses when any protected file differs,
+whichever tool changed it.
+
+It does not depend on the rule pack: the protected set comes from the
+settings (the rules folder, the rubric, the template folders of the
+repository, ``slopjudge.yaml``, ``[tool.slopjudge]`` in ``pyproject.toml``,
+the agents' hook config, ``.slopjudge/``), so deleting or breaking
+protect-rules switches nothing off. Only a person can accept such a change:
+the message says how.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import common, state
+
+# Paths relative to the workspace, whatever the settings say.
+FIXED = (
+    "RUBRIC.md", "slopjudge.yaml", "slopjudge.yml", ".claude/settings.json",
+    ".claude/settings.local.json", ".codex/hooks.json", ".codex/config.toml",
+    ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
+)
+FIXED_TREES = ("rules", ".slopjudge", "templates")
+
+
+def _inside(ws: str, path: str | None) -> str | None:
+    """``path`` relative to the workspace, or None when it lies outside it."""
+    if not path:
+        return None
+    full = os.path.normpath(os.path.join(ws, path))
+    rel = os.path.relpath(full, ws).replace(os.sep, "/")
+    return None if rel == "." or rel.startswith("../") or rel == ".." else rel
+
+
+def protected(settings: Any) -> tuple[set[str], set[str]]:
+    """The protected files and folders, relative to the workspace."""
+    ws = os.path.realpath(settings.workspace)
+    files = set(FIXED)
+    trees = set(FIXED_TREES)
+    for folder in [settings.rules_dir, settings.state_dir, *settings.template_dirs]:
+        rel = _inside(ws, os.path.realpath(folder)) if folder else None
+        if rel:
+            trees.add(rel)
+    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) if settings.rubric_path else None
+    if rubric:
+        files.add(rubric)
+    for config in getattr(settings, "config_files", None) or []:
+        rel = _inside(ws, os.path.realpath(config))
+        if rel and not rel.endswith("pyproject.toml"):
+            files.add(rel)
+    return files, trees
+
+
+def _is_protected(path: str, files: set[str], trees: set[str]) -> bool:
+    return path in files or any(path == t or path.startswith(t + "/") for t in trees)
+
+
+def _slopjudge_table(text: str | None) -> object:
+    """``[tool.slopjudge]`` of a pyproject.toml; a marker when it does not parse."""
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return ("unparseable", "tool.slopjudge" in text, text if "slopjudge" in text else "")
+    tool = data.get("tool")
+    return tool.get("slopjudge") if isinstance(tool, dict) else None
+
+
+def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
+    """``(path, status)`` of each protected file the changeset touches."""
+    files, trees = protected(settings)
+    found: dict[str, str] = {}
+    for f in changeset.files:
+        for path in (f.path, f.old_path):
+            if not path:
+                continue
+            if _is_protected(path, files, trees):
+                found.setdefault(path, f.status if path == f.path else "D")
+            elif os.path.basename(path) == "pyproject.toml" and path == f.path and (
+                    _slopjudge_table(f.old_content) != _slopjudge_table(f.new_content)
+                    or (f.binary and "pyproject.toml" in path)):
+                found.setdefault(f"{path} [tool.slopjudge]", f.status)
+    return sorted(found.items())
+
+
+# Stop messages are bounded; the list stays short enough to leave the advice in.
+MAX_LISTED = 20
+_STATUS = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed"}
+
+
+def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
+    lines = ["slopjudge: protected files changed in this session (they hold the rules, rubric, "
+             "settings and hook config that judge it):"]
+    # Rule and settings files first: with a long list they are what a person looks for.
+    listed = sorted(changes, key=lambda c: (not c[0].endswith((".yaml", ".yml", ".json",
+                                                                ".toml", "]")), c[0]))
+    lines += [f"- {path} ({_STATUS.get(status, status)})" for path, status in listed[:MAX_LISTED]]
+    if len(changes) > MAX_LISTED:
+        lines.append(f"- … and {len(changes) - MAX_LISTED} more (`git status` lists them)")
+    folders = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
+                      for p, _ in changes})
+    paths = " ".join(p.split(" [", 1)[0] for p, _ in changes) if len(changes) <= MAX_LISTED \
+        else " ".join(folders)
+    undo = (f"`git restore --source={baseline_tree} --worktree -- {paths}`"
+            if baseline_tree else f"`git restore --worktree -- {paths}`")
+    lines += [
+        "An agent may not change these, whatever tool it uses. Do not change them back or "
+        "work around this yourself: say in your reply which file changed and why.",
+        "A person must review the change. To keep it: start a new agent session (its "
+        "baseline is the files as they are then). To undo it: " + undo
+        + ("; that leaves added files in place: delete them too." if any(
+            status == "A" for _, status in changes) else "."),
+    ]
+    return "\n".join(lines)
+
+
+def check(settings: Any, session_id: str | None) -> str | None:
+    """The refusal for protected files changed since the baseline, or None.
+
+    Fails closed: a baseline or work tree that cannot be read is a refusal too.
+    """
+    from .. import changeset
+
+    try:
+        baseline = state.load_baseline(settings.state_dir, session_id)
+        ws = settings.workspace
+        if baseline is not None:
+            cs = changeset.from_trees(ws, baseline["tree"], changeset.snapshot_worktree(ws))
+            tree = baseline["tree"]
+        else:
+            cs = changeset.from_working_tree(ws, base="HEAD")
+            tree = None
+    except Exception as exc:
+        if os.environ.get("SLOPJUDGE_DEBUG"):
+            raise
+        return ("slopjudge could not compare the protected files (rules, rubric, settings, "
+                f"hook config) with the session baseline: {type(exc).__name__}: "
+                f"{' '.join(str(exc).split())}. A person must look at this.")
+    changes = changed_files(cs, settings)
+    return message(changes, tree) if changes else None
+
+
+def guard(reason: str | None, settings: Any, payload: dict[str, Any]) -> str | None:
+    """The Stop reason with the backstop's refusal added (None when both pass)."""
+    if settings is None:
+        return reason
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    found = check(settings, session_id)
+    if found is None:
+        return reason
+    common.note(found.splitlines()[0].removeprefix("slopjudge: "))
+    return found if reason is None else f"{found}\n\n{reason}"
