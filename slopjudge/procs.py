@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from dataclasses import dataclass
 from typing import IO
 
@@ -700,6 +701,7 @@ def run_python(
         return ProcResult(None, b"", b"", start_error=f"{path}: not readable",
                           duration_s=time.monotonic() - started)
     _prepare_fork()
+    script_code = _compiled(full)
     jail = _Jail()
     child_env = jail.env(env)
     pipes: list[int] = []
@@ -719,7 +721,7 @@ def run_python(
         return ProcResult(None, b"", b"", start_error=f"{path}: {exc.strerror or exc}",
                           duration_s=time.monotonic() - started)
     if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
-        _forked_child(full, in_r, out_w, err_w, cwd, child_env, jail.cgroup)
+        _forked_child(full, script_code, in_r, out_w, err_w, cwd, child_env, jail.cgroup)
     for fd in (in_r, out_w, err_w):
         os.close(fd)
     proc = _Forked(pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
@@ -766,6 +768,7 @@ def preload_helpers(folder: str) -> None:
         import importlib
 
         sys.path.insert(0, folder)
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
         try:
             for name in names:
                 if name in sys.modules:
@@ -776,6 +779,7 @@ def preload_helpers(folder: str) -> None:
                     sys.modules.pop(name, None)
         finally:
             sys.path.remove(folder)
+            sys.dont_write_bytecode = no_bytecode
 
 
 def _prepare_fork() -> None:
@@ -787,7 +791,6 @@ def _prepare_fork() -> None:
     import atexit  # noqa: F401
     import io  # noqa: F401
     import traceback  # noqa: F401
-    import types  # noqa: F401
     import warnings
     from importlib import machinery  # noqa: F401
 
@@ -798,8 +801,8 @@ def _prepare_fork() -> None:
     _FORK_READY = True
 
 
-def _forked_child(path: str, in_r: int, out_w: int, err_w: int, cwd: str | None,
-                  env: dict[str, str], cgroup: str | None) -> None:
+def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_w: int,
+                  err_w: int, cwd: str | None, env: dict[str, str], cgroup: str | None) -> None:
     """In the fork: become a fresh ``python path`` as far as the script can tell, run it, exit."""
     code = 70
     try:
@@ -829,7 +832,7 @@ def _forked_child(path: str, in_r: int, out_w: int, err_w: int, cwd: str | None,
                     signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        code = _run_as_main(path, cwd, env)
+        code = _run_as_main(path, script_code, cwd, env)
     except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
         try:
             import traceback
@@ -842,7 +845,8 @@ def _forked_child(path: str, in_r: int, out_w: int, err_w: int, cwd: str | None,
         os._exit(code)
 
 
-def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
+def _run_as_main(path: str, script_code: types.CodeType | None, cwd: str | None,
+                 env: dict[str, str]) -> int:
     import atexit
     import io
     import traceback
@@ -861,6 +865,7 @@ def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
     for name in ("stdin", "stdout", "stderr"):  # the originals are the parent's objects
         setattr(sys, f"__{name}__", getattr(sys, name))
     sys.argv = [path]
+    sys.dont_write_bytecode = True  # see _CODE
     # As ``python path``: the script's own folder first; never the folder this
     # process was started from (``python -m`` puts it there).
     started_in = {"", ".", os.path.abspath(os.curdir)}
@@ -869,7 +874,7 @@ def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
     atexit._clear()
     code = 0
     try:
-        _exec_main(path)
+        _exec_main(path, script_code)
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
@@ -884,22 +889,42 @@ def _run_as_main(path: str, cwd: str | None, env: dict[str, str]) -> int:
     return code
 
 
-def _exec_main(path: str) -> None:
-    """Run ``path`` as ``__main__``, its bytecode cached as any imported module's is
-    (``__pycache__`` beside it), so a check is not compiled again on every call."""
+def _exec_main(path: str, code: types.CodeType | None) -> None:
+    """Run ``path`` as ``__main__``: ``code`` compiled by the parent when it could."""
     import builtins
-    import types
     from importlib.machinery import SourceFileLoader
 
     loader = SourceFileLoader("__main__", path)
-    code = loader.get_code("__main__")
     if code is None:
-        raise ImportError(f"no code in {path}")
+        with open(path, "rb") as fh:
+            code = compile(fh.read(), path, "exec", dont_inherit=True)
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __loader__=loader, __builtins__=builtins,
                          __spec__=None, __cached__=None)
     sys.modules["__main__"] = main
     exec(code, main.__dict__)
+
+
+# Scripts compiled in this process, by path: (mtime_ns, size, code). Bytecode is
+# never read from or written to disk for rule code: a ``__pycache__`` beside a
+# rule is a file an agent could plant, or a protected file changed by the run.
+_CODE: dict[str, tuple[int, int, types.CodeType]] = {}
+
+
+def _compiled(path: str) -> types.CodeType | None:
+    """``path`` compiled, once per version of it; None when it does not compile
+    (the child compiles again and fails as the interpreter would)."""
+    try:
+        st = os.stat(path)
+        hit = _CODE.get(path)
+        if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
+            return hit[2]
+        with open(path, "rb") as fh:
+            code = compile(fh.read(), path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    _CODE[path] = (st.st_mtime_ns, st.st_size, code)
+    return code
 
 
 def _exit_code(value: object) -> int:

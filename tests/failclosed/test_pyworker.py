@@ -96,6 +96,7 @@ def test_no_fork_setting_runs_a_fresh_interpreter(tmp_path: Path,
     ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "error", "killed by SIGKILL"),
     ("import os\nos.abort()", "error", "killed by SIGABRT"),
     ("import os, sys\nsys.stdout.write('partial')\nos._exit(0)", "pass", ""),
+    ("def broken(:\n    pass", "refuse", "SyntaxError"),
     ("import atexit, sys\natexit.register(lambda: print('bye', file=sys.stderr))\nsys.exit(4)",
      "refuse", "bye"),
 ])
@@ -254,3 +255,20 @@ if not preloaded or sjhelper_ok.VALUE != 42:
     assert results["ok"].outcome == "pass", results["ok"].reason
     assert results["broken"].outcome == "refuse"
     assert "helper is broken" in results["broken"].reason
+
+
+def test_no_bytecode_is_written_beside_the_rules(tmp_path: Path) -> None:
+    """A ``__pycache__`` under rules/ would be a protected file changed by the run."""
+    lib = tmp_path / "rules" / "_lib"
+    lib.mkdir(parents=True)
+    (lib / "sjhelper_nocache.py").write_text("VALUE = 1\n")
+    (lib / "sjhelper_late.py").write_text("VALUE = 2\n")
+    body = """
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+del sys.modules["sjhelper_late"]
+import sjhelper_late
+"""
+    assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
+    assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
+    assert sorted(p.name for p in (tmp_path / "rules").rglob("__pycache__")) == []
