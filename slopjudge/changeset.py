@@ -112,7 +112,19 @@ def _first_line(err: bytes) -> str:
     return ""
 
 
+_TOPLEVELS: dict[str, str] = {}
+
+
 def _toplevel(workspace: str) -> str:
+    """The work tree holding ``workspace``; asked of git once per process (a Stop
+    asks for it several times, a git call each)."""
+    top = _TOPLEVELS.get(workspace)
+    if top is None:
+        top = _TOPLEVELS[workspace] = _ask_toplevel(workspace)
+    return top
+
+
+def _ask_toplevel(workspace: str) -> str:
     if not os.path.isdir(workspace):
         raise ChangesetError(f"not a directory: {workspace}")
     try:

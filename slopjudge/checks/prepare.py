@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hookspec import CheckContext
-from .script import check_env, run_check_command
+from .script import check_env, payload_bytes, run_check_command
 
 _KEYS = ("additionalContext", "skip", "fingerprint")
 
@@ -79,7 +79,7 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
     command = ctx.check.prepare
     if not command:
         return PrepareResult(ok=True)
-    payload = json.dumps(ctx.payload, ensure_ascii=False).encode("utf-8")
+    payload = payload_bytes(ctx, ensure_ascii=False)
     timeout = ctx.check.timeout
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
                                env=check_env(ctx))

@@ -76,8 +76,14 @@ def parse_findings(raw: Any) -> list[Finding]:
     return findings
 
 
-def payload_bytes(ctx: CheckContext) -> bytes:
-    return json.dumps(ctx.payload).encode("utf-8")
+def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
+    """What the check's command reads on stdin: the rule's payload, serialised once."""
+    shared = ctx.shared_payload
+    if (shared is not None and ctx.payload.get("check") == {"id": ctx.check.id}
+            and len(ctx.payload) == len(shared.base) + 1
+            and all(ctx.payload.get(k) is v for k, v in shared.base.items())):
+        return bytes(shared.for_check(ctx.check.id, ensure_ascii))
+    return json.dumps(ctx.payload, ensure_ascii=ensure_ascii).encode("utf-8")
 
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
