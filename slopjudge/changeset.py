@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from .diffparse import FileStatus, decode, file_changes, merge_typechanges, parse
 from .errors import SlopjudgeError
 from .model import Changeset, Commit, FileChange
-from .pathglob import match, match_any
+from .pathglob import match, matcher
 
 __all__ = [
     "ChangesetError",
@@ -627,13 +627,15 @@ def split(
     """
     files: list[FileChange] = []
     others: list[dict[str, str]] = []
+    admits = matcher(tuple(paths))
+    excludes = matcher(tuple(exclude))
     for f in changeset.files:
         if f.path.startswith("/"):
             wanted = not paths or any(p.startswith("/") and match(p, f.path) for p in paths)
         else:
-            wanted = not paths or match_any(paths, f.path) or (
-            f.status == "R" and f.old_path is not None and match_any(paths, f.old_path))
-        if wanted and not (exclude and match_any(exclude, f.path)):
+            wanted = not paths or admits(f.path) or (
+            f.status == "R" and f.old_path is not None and admits(f.old_path))
+        if wanted and not (exclude and excludes(f.path)):
             files.append(f)
         else:
             others.append({"path": f.path, "status": f.status})
