@@ -241,7 +241,19 @@ def test_weakened_tests_prepare_lists_a_loosened_assertion() -> None:
         "def test_a():\n    assert f() is not None\n",
     )
     ctx = prepare("weakened-tests", files)["additionalContext"]["removed_assertions"]
-    assert ctx == [{"path": "tests/test_a.py", "removed_or_changed": ["assert f() == 5400"]}]
+    assert ctx == [{"path": "tests/test_a.py", "removed_or_changed": ["assert f() == 5400"],
+                    "looser": ["assert f() is not None"]}]
+
+
+def test_weakened_tests_prepare_skips_an_expected_value_rewritten_with_the_code() -> None:
+    test = modified(
+        "tests/test_a.py",
+        "def test_a():\n    assert f() == 5400\n",
+        "def test_a():\n    assert f() == 5401\n",
+    )
+    code = modified("src/a.py", "def f():\n    return 5400\n", "def f():\n    return 5401\n")
+    assert prepare("weakened-tests", test + code) == {"skip": True}
+    assert "additionalContext" in prepare("weakened-tests", test)  # no code changed: ask
 
 
 def test_weakened_tests_prepare_ignores_a_moved_assertion() -> None:
@@ -428,3 +440,29 @@ def test_protect_rules(tmp_path: Path, tool: str, arg: str, refuses: bool) -> No
     assert code == (1 if refuses else 0), out
     if refuses:
         assert "agents may not change them" in out["reason"]
+
+
+# ----------------------------------------------------------------------------- added vs touched
+
+
+def test_moved_and_reformatted_lines_are_not_added() -> None:
+    old = ("def dump(g):\n    for r in g:\n        print(r, '->', g[r])\n\n\n"
+           "def push(c, items):\n    try:\n        c.put(items)\n    except Exception:\n        pass\n")
+    new = ("def push(c, items):\n    with c.session():\n        try:\n            c.put(items)\n"
+           "        except Exception:\n            pass\n\n\n"
+           "def dump(g):\n    for r in g:\n        print(\n            r,\n            \"->\",\n"
+           "            g[r],\n        )\n")
+    files = modified("app/grammar.py", old, new)
+    assert run("swallowed-errors", payload(files))[0] == 0
+    assert run("debug-leftovers", payload(files))[0] == 0
+    # the same handler written anew is still found
+    fresh = modified("app/grammar.py", old, old + "\n\ndef f():\n    try:\n        g()\n"
+                     "    except Exception:\n        pass\n")
+    assert run("swallowed-errors", payload(fresh))[0] == 1
+
+
+def test_a_repository_names_its_test_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = added("regress/inputs/ignores.py", "x = call()  # type: ignore\n")
+    assert run("blanket-suppressions", payload(files))[0] == 1
+    monkeypatch.setenv("SLOPJUDGE_TEST_DATA", "regress/inputs/**")
+    assert run("blanket-suppressions", payload(files))[0] == 0

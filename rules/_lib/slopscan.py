@@ -13,10 +13,12 @@ for code, and a comment is not mistaken for a call.
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -289,6 +291,7 @@ class SourceFile:
     added: dict[int, str]
     _lexed: list[LexLine] | None = None
     _tree: Any = False
+    touched: dict[int, str] = field(default_factory=dict)  # + lines that are not new content
 
     @property
     def is_test(self) -> bool:
@@ -346,8 +349,17 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_PATH_RE.search(path.replace("\\", "/")))
 
 
-def files(payload: dict[str, Any], *, include_deleted: bool = False) -> Iterator[SourceFile]:
+def files(
+    payload: dict[str, Any], *, include_deleted: bool = False, include_test_data: bool = False
+) -> Iterator[SourceFile]:
+    """The changed files, each with ``added`` holding only the lines whose content is new to
+    the file (see :func:`new_line_numbers`). Files that are data for the project's own tests
+    (:func:`is_test_data`) are left out unless ``include_test_data``."""
     cs = payload.get("changeset") or {}
+    all_paths = {str(f.get("path") or "") for f in (cs.get("files") or []) + (cs.get("others")
+                                                                             or [])
+                 if isinstance(f, dict)}
+    ws = workspace(payload)
     for f in cs.get("files") or []:
         if not isinstance(f, dict) or f.get("binary"):
             continue
@@ -358,26 +370,182 @@ def files(payload: dict[str, Any], *, include_deleted: bool = False) -> Iterator
         diff = f.get("diff") or ""
         hunks, removed = parse_hunks(diff)
         new_content = f.get("newContent")
+        new_content = new_content if isinstance(new_content, str) else None
+        old_content = f.get("oldContent") if isinstance(f.get("oldContent"), str) else None
+        if not include_test_data and is_test_data(path, new_content, all_paths, ws):
+            continue
         added = {nl.no: nl.text for h in hunks for nl in h if nl.added}
-        if not hunks and status == "A" and isinstance(new_content, str):
+        if not hunks and status == "A" and new_content is not None:
             added = {i: t for i, t in enumerate(new_content.splitlines(), start=1)}
-        yield SourceFile(
+        fresh = new_line_numbers(hunks, removed, added, old_content, new_content)
+        touched = {no: t for no, t in added.items() if no not in fresh}
+        added = {no: t for no, t in added.items() if no in fresh}
+        for h in hunks:
+            for nl in h:
+                if nl.added and nl.no in touched:
+                    nl.added = False
+        sf = SourceFile(
             path=path,
             status=status,
             old_path=f.get("oldPath"),
-            new_content=new_content if isinstance(new_content, str) else None,
-            old_content=f.get("oldContent") if isinstance(f.get("oldContent"), str) else None,
+            new_content=new_content,
+            old_content=old_content,
             diff=diff,
             lang=lang_of(path),
             hunks=hunks,
             removed=removed,
             added=added,
         )
+        sf.touched = touched
+        yield sf
 
 
 def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
     """The changed files in a programming language (``CODE_LANGS``)."""
     return (sf for sf in files(payload) if sf.lang in CODE_LANGS)
+
+
+# --------------------------------------------------------------------------- added vs touched
+
+
+def norm(text: str) -> str:
+    """A line's content as a formatter leaves it alone: no whitespace, one kind of quote,
+    no trailing comma or semicolon."""
+    return re.sub(r"\s+", "", text).replace("'", '"').rstrip(",;")
+
+
+def new_line_numbers(
+    hunks: list[list[NewLine]],
+    removed: list[str],
+    added: dict[int, str],
+    old_content: str | None,
+    new_content: str | None,
+) -> set[int]:
+    """The added lines whose content is new to the file.
+
+    A ``+`` line is only touched, not new, when the old file already had as many lines of
+    the same content (moved, re-indented, requoted), or when the line is a piece of a removed
+    line, or removed lines joined, that a formatter re-wrapped. Old and new contents come from
+    the payload when it has them, else from the diff's context, removed and added lines.
+    """
+    if not added:
+        return set()
+    if old_content is not None:
+        old_lines = old_content.splitlines()
+    else:
+        old_lines = [nl.text for h in hunks for nl in h if not nl.added] + removed
+    if new_content is not None:
+        new_lines = new_content.splitlines()
+    else:
+        new_lines = [nl.text for h in hunks for nl in h]
+    old_count = Counter(norm(t) for t in old_lines)
+    new_count = Counter(norm(t) for t in new_lines)
+    gone = "\n".join(norm(t) for t in removed)
+    gone_joined = gone.replace("\n", "")
+    fresh: set[int] = set()
+    for no, text in added.items():
+        key = norm(text)
+        if not key:
+            fresh.add(no)
+            continue
+        if new_count[key] <= old_count[key]:
+            continue
+        if len(key) >= 6 and (key in gone_joined) and removed:
+            continue  # re-wrapped: a piece of removed lines, or several of them joined
+        fresh.add(no)
+    return fresh
+
+
+def edited_from(sf: SourceFile, text: str, cutoff: float = 0.75) -> str | None:
+    """The removed line this added line is an edit of (a rename inside it, a changed
+    argument), when one is that close."""
+    key = norm(text)
+    if not key:
+        return None
+    best = difflib.get_close_matches(key, [norm(r) for r in sf.removed], n=1, cutoff=cutoff)
+    return best[0] if best else None
+
+
+def old_names(sf: SourceFile) -> set[str]:
+    """Names defined in the old version of the file (functions, classes, JS/Go tests by
+    title): a construct with one of them existed before the change."""
+    text = sf.old_content
+    if text is None:
+        text = "\n".join([nl.text for h in sf.hunks for nl in h if not nl.added] + sf.removed)
+    names = set(re.findall(r"(?m)^\s*(?:async\s+)?(?:def|class)\s+(\w+)", text))
+    names |= set(re.findall(r"(?m)^\s*func\s+(?:\([^)]*\)\s*)?(\w+)", text))
+    names |= set(re.findall(r"\bfunction\s*\*?\s*(\w+)", text))
+    names |= set(re.findall(r"\b(?:it|test|describe)(?:\.\w+)?\s*\(\s*[\"'`]([^\"'`]+)", text))
+    return names
+
+
+# --------------------------------------------------------------------------- test data
+
+# Folders that hold data for a project's own tests: inputs and expected outputs of the
+# formatter, linter or parser under test.
+TEST_DATA_DIR = re.compile(
+    r"(^|/)(testdata|test_data|test-data|__snapshots__|__fixtures__|golden)/"
+    r"|(^|/)(tests?|testing|spec|__tests__)/(.+/)?(data|cases|fixtures?|inputs?|outputs?|"
+    r"expected|golden|snapshots?|samples?|resources|corpus|examples?|files)/"
+)
+PAIR_SUFFIXES = (".out", ".expected", ".output", ".golden", ".exp", ".ref", ".result")
+PAIR_STEMS = re.compile(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
+# A file that carries its own expected output or its tool's flags is a test case, not code.
+DATA_MARKERS = re.compile(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
+                          r"args|options)\s*(:|$)")
+# The repository's own list, beside the rules (so an agent cannot widen it: the rules folder
+# is protected like the rules themselves).
+TEST_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_config",
+                              "test-data.txt")
+
+
+def test_data_globs() -> list[str]:
+    """Globs a repository names as test data: ``SLOPJUDGE_TEST_DATA`` (separated by the path
+    separator or newlines) and the lines of ``rules/_config/test-data.txt``."""
+    env = os.environ.get("SLOPJUDGE_TEST_DATA", "")
+    globs = re.split(r"[\n" + re.escape(os.pathsep) + r"]", env)
+    try:
+        with open(TEST_DATA_FILE, encoding="utf-8") as fh:
+            globs += fh.read().splitlines()
+    except OSError:
+        pass
+    return [g.strip() for g in globs if g.strip() and not g.strip().startswith("#")]
+
+
+_GLOBS: dict[str, list[str]] = {}
+
+
+def is_test_data(path: str, content: str | None, others: set[str], ws: str) -> bool:
+    """Whether a file is data for the project's own tests, by its role: under a test-data
+    folder, one of a pair of input and expected-output files, a test case that carries its
+    tool's flags or expected output, a Python file in a test tree that no one can import
+    (its name is not an identifier), or named by the repository's setting."""
+    p = path.replace("\\", "/")
+    if "" not in _GLOBS:
+        _GLOBS[""] = test_data_globs()
+    if any(glob_match(p, g) or glob_match(p, g.rstrip("/") + "/**") for g in _GLOBS[""]):
+        return True
+    if TEST_DATA_DIR.search(p):
+        return True
+    in_tests = is_test_path(p) or bool(FIXTURE_PATH_RE.search(p))
+    folder, base = os.path.split(p)
+    stem, ext = os.path.splitext(base)
+    if in_tests and ext == ".py" and not stem.isidentifier():
+        return True
+    if not in_tests:
+        return False
+    siblings = [os.path.join(folder, stem + s) for s in PAIR_SUFFIXES]
+    siblings += [os.path.join(folder, base + s) for s in PAIR_SUFFIXES]
+    m = PAIR_STEMS.search(stem)
+    if m:
+        root = stem[: m.start()]
+        siblings += [os.path.join(folder, root + sep + w + ext) for sep in "._-"
+                     for w in ("in", "input", "out", "output", "expected", "golden")]
+    if any(s in others or os.path.isfile(os.path.join(ws, s)) for s in siblings if s != p):
+        return True
+    head = (content or "")[:4000]
+    return bool(head and DATA_MARKERS.search(head) and not re.search(
+        r"(?m)^\s*(def test|func Test|(it|test|describe)\s*\()", head))
 
 
 def node_added(sf: SourceFile, node: ast.AST) -> bool:

@@ -16,28 +16,31 @@ ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific
           "`// eslint-disable-next-line no-console`, "
           "`//nolint:errcheck // why`, `// @ts-expect-error why`).")
 
+# A suppression starts its comment, or follows another one's `#`; one quoted in prose does not.
+LEAD = r"(^|(?<![`'\"\w])#\s*)"
 HASH = [
-    (re.compile(r"(^|#\s*)type:\s*ignore(?!\s*\[)"),
+    (re.compile(LEAD + r"type:\s*ignore(?!\s*\[)"),
      "bare `# type: ignore` silences every type error on the line"),
-    (re.compile(r"(^|#\s*)pyright:\s*ignore(?!\s*\[)"),
+    (re.compile(LEAD + r"pyright:\s*ignore(?!\s*\[)"),
      "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
-    (re.compile(r"(^|#\s*)noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
+    (re.compile(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
      "bare `# noqa` silences every lint on the line"),
-    (re.compile(r"(^|#\s*)ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
+    (re.compile(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
      "file-wide `# ruff: noqa` silences every lint"),
-    (re.compile(r"(^|#\s*)flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
-    (re.compile(r"(^|#\s*)mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
-    (re.compile(r"(^|#\s*)pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
+    (re.compile(LEAD + r"flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
+    (re.compile(LEAD + r"mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
+    (re.compile(LEAD + r"pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
      "pylint disabled for everything"),
-    (re.compile(r"(^|#\s*)nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
-    (re.compile(r"(^|#\s*)rubocop:disable\s+all\b"), "rubocop disabled for everything"),
+    (re.compile(LEAD + r"nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
+    (re.compile(LEAD + r"rubocop:disable\s+all\b"), "rubocop disabled for everything"),
 ]
 SLASH = [
     (re.compile(r"^\s*eslint-disable\s*(\*/)?\s*$"),
      "`eslint-disable` with no rule list turns ESLint off"),
     (re.compile(r"^\s*eslint-disable-(next-)?line\s*$"), "`eslint-disable` with no rule list"),
-    (re.compile(r"^\s*@ts-ignore\b"),
+    # with a reason of a few words (`@ts-ignore: because X is untyped`) it is explained
+    (re.compile(r"^\s*@ts-ignore\b(?!\s*[:\-\u2013\u2014]?\s*\w+\W+\w+\W+\w+)"),
      "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
     # typescript-eslint's ban-ts-comment: `@ts-expect-error` needs a description of at
     # least 3 characters (`// @ts-expect-error: upstream types lack X`).
@@ -48,6 +51,22 @@ SLASH = [
     (re.compile(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"),
      "linter disabled with no rule list"),
 ]
+
+
+# Scoped suppressions of the checks that catch dropped errors, with no word on why: the
+# error the linter points at is then dropped for good (RUBRIC S6 "a scoped suppression over
+# a finding that is real").
+ERROR_CHECKS = [
+    (re.compile(r"^\s*nolint:[\w,]*\b(errcheck|errorlint|nilerr|wrapcheck)\b[\w,]*\s*$"),
+     "`//nolint:errcheck` without a reason drops the error it points at"),
+    (re.compile(r"^(?!.*\s--(\s|$))\s*eslint-disable(-next-line|-line)?\s+[\w@/, -]*\b(no-empty|"
+                r"no-floating-promises|no-misused-promises|catch-or-return|"
+                r"no-unsafe-finally|handle-callback-err)\b[\w@/, -]*$"),
+     "eslint error-handling rule disabled without a reason"),
+]
+
+
+RAISES = re.compile(r"\braises\s*\(|assertRaises|toThrow|\.throws\s*\(|rejects\b")
 
 
 def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
@@ -63,17 +82,20 @@ def main() -> None:
     for sf in ss.files(payload):
         if sf.lang is None:
             continue
-        table = HASH if sf.lang in ("python", "hash") else SLASH
+        table = HASH if sf.lang in ("python", "hash") else SLASH + ERROR_CHECKS
         # A suppression the old version already had, on a line the change only edits or
         # moves, was not added by this change: a removed line with the same suppression
         # and much the same code carries it over (each removed line once).
         removed = [ss.NewLine(0, t, False) for t in sf.removed]
         carried = [(ll.comment, ll.code.strip()) for ll in ss.lex(removed, sf.lang)
                    if ll.comment and _match(table, ll.comment)]
-        for ll in sf.added_lexed():
+        lexed = sf.lexed()
+        for i, ll in sf.added_indexed():
             text = ll.comment
             if not text:
                 continue
+            if sf.is_test and RAISES.search(" ".join(p.code for p in lexed[max(0, i - 4) : i + 1])):
+                continue  # a test passing a wrong type on purpose, to see it rejected
             msg = _match(table, text)
             if msg is None:
                 continue

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 import sys
@@ -20,7 +21,7 @@ ADVICE = (
 DIRECTIVE = re.compile(
     r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|"
     r"go:|\+build|prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|"
-    r"region\b|endregion\b|#)",
+    r"region\b|endregion\b|#|[\w.-]+:\s+-{1,2}\w)",
     re.I,
 )
 EXAMPLE_LEAD = re.compile(
@@ -54,7 +55,9 @@ def _py_codey(text: str) -> bool:
             and not re.search(r"\w\s+\w", callee)
         )
     if isinstance(s, ast.AnnAssign):
-        return s.value is not None
+        # `flags: --line-length=60` parses, but its "annotation" is no type
+        return s.value is not None and isinstance(
+            s.annotation, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))
     if isinstance(s, (ast.Assign, ast.AugAssign)):
         # "x = y" reads as code; a sentence with an "=" in it rarely parses.
         return True
@@ -72,9 +75,17 @@ C_STATEMENT = re.compile(
 C_CALL = re.compile(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 
+def _prose(t: str) -> bool:
+    """A sentence: a full stop then a capital, or six plain words in a row."""
+    return bool(re.search(r"[a-z]\.\s+[A-Z][a-z]", t)) or bool(
+        re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
+
+
 def _c_codey(text: str) -> bool:
     t = text.strip()
     if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
+        return False
+    if _prose(t):
         return False
     if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
         return True
@@ -84,17 +95,46 @@ def _c_codey(text: str) -> bool:
     return bool(C_CALL.match(t)) and " " not in t.split("(")[0]
 
 
+DECLARATION = re.compile(r"^\s*(func|type|package|var|const|class|interface|export|function|"
+                         r"def|async|@)\b")
+
+
+def _indent_of(comment_text: str) -> int:
+    """Columns of indentation after the comment marker (a tab counts 4)."""
+    body = re.sub(r"^\s*(#|//+|/?\*+)", "", comment_text, count=1).replace("\t", "    ")
+    return len(body) - len(body.lstrip(" "))
+
+
 def _code_in_run(
-    run: list[ss.LexLine], codey: Callable[[str], bool], python: bool
+    run: list[ss.LexLine], codey: Callable[[str], bool], python: bool, doc: bool
 ) -> list[ss.LexLine]:
-    """The lines of one run of added comment lines that read as code (up to an example)."""
+    """The lines of one run of added comment lines that read as code (up to an example).
+
+    In a doc comment (the run sits right above a declaration), lines indented past the
+    comment's prose are its code blocks: examples, not disabled code."""
     hits: list[ss.LexLine] = []
+    prose = [c for c in run if c.comment and not codey(c.text.strip()[1:].strip() if python
+                                                       else c.comment)]
+    prose_indent = min((_indent_of(c.text.strip()) for c in prose), default=None)
     for k, c in enumerate(run):
+        if not c.comment:
+            continue
         if codey(c.text.strip()[1:].strip() if python else c.comment):
             if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
                 break
+            if doc and prose_indent is not None and _indent_of(c.text.strip()) > prose_indent:
+                continue
             hits.append(c)
     return hits
+
+
+def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
+    """Whether the line edits a comment the old version had (a rename inside a disabled
+    block the change did not disable): a live line turned into a comment is still new."""
+    was = [r for r in sf.removed if r.strip().startswith(("#", "//", "/*", "*"))]
+    key = ss.norm(text)
+    return bool(key and difflib.get_close_matches(key, [ss.norm(r) for r in was], n=1,
+                                                  cutoff=0.75))
 
 
 def main() -> None:
@@ -103,18 +143,27 @@ def main() -> None:
     for sf in ss.code_files(payload):
         codey = _py_codey if sf.lang == "python" else _c_codey
         lines = sf.lexed()
-        run: list[ss.LexLine] = []
-        for ll in lines + [ss.LexLine(-1, "", False, code="x")]:
-            if ll.added and ll.comment and not ll.code.strip() and not ll.in_string:
-                run.append(ll)
+        block: list[ss.LexLine] = []  # one comment block, old lines and new
+        sentinel = ss.LexLine(-1, "", False, code="x")
+        for ll in lines + [sentinel]:
+            # an empty comment line (`#`, `//`) belongs to the block: paragraphs of one comment
+            in_comment = ll.comment or ll.text.strip() in ("#", "//")
+            if in_comment and not ll.code.strip() and not ll.in_string and ll is not sentinel:
+                block.append(ll)
                 continue
-            if run:
-                hits = _code_in_run(run, codey, sf.lang == "python")
+            if any(b.added for b in block):
+                doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
+                m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
+                              ll.code) if doc else None
+                name = m.group(1) + "(" if m else None  # a doc example calls what it documents
+                hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
+                        if h.added and not _edited_comment(sf, h.text)
+                        and not (name and name in h.text)]
                 if hits:
                     more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
                     message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
                     out.append(ss.Finding(sf.path, hits[0].no, message))
-                run = []
+            block = []
     ss.finish(out, ADVICE)
 
 

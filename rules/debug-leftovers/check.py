@@ -73,8 +73,32 @@ def _first_str(call: ast.Call) -> str | None:
     return None
 
 
+# Functions whose job is to print: a grammar dump, a `show`/`report` helper, a CLI usage text.
+PRINTING_FN = re.compile(
+    r"^_*(dump|print|pprint|show|display|render|report|describe|emit|echo|usage|help|main|"
+    r"list|summar|write|output|banner|status|format_and_print|debug_print)|"
+    r"_(dump|print|show|display|report|usage|help|summary|table|banner)$",
+    re.I,
+)
+
+
+def _enclosing_functions(tree: ast.Module) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The innermost function around each line."""
+    owner: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in sorted(fns, key=lambda f: f.lineno):  # inner functions come later and win
+        for n in range(fn.lineno, (fn.end_lineno or fn.lineno) + 1):
+            owner[n] = fn
+    return owner
+
+
+def _all_literal(call: ast.Call) -> bool:
+    return all(isinstance(a, ast.Constant) for a in call.args)
+
+
 def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Finding]) -> None:
     main_block = _main_block_lines(tree)
+    owner = _enclosing_functions(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and ss.node_added(sf, node):
             if isinstance(node, ast.Import):
@@ -104,18 +128,42 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
                   and not (node.lineno in main_block and NAME_EQ_ONLY.match(text))) \
                     or SELF_DOC_FSTRING.search(line):
                 out.append(ss.Finding(sf.path, node.lineno, f"debug print {line.strip()[:60]!r}"))
-            elif not cli and not sf.is_test:
-                out.append(ss.Finding(sf.path, node.lineno,
-                                      f"{name}() in library code {line.strip()[:60]!r}"))
+            else:
+                fn = owner.get(node.lineno)
+                if fn is not None and PRINTING_FN.search(fn.name):
+                    continue  # printing is that function's job
+                if sf.is_test and fn is not None and fn.name.startswith("test") \
+                        and not _all_literal(node):
+                    out.append(ss.Finding(sf.path, node.lineno,
+                                          f"{name}() of a value left in {fn.name}"))
+                elif not cli and not sf.is_test:
+                    out.append(ss.Finding(sf.path, node.lineno,
+                                          f"{name}() in library code {line.strip()[:60]!r}"))
+
+
+def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
+    """The name of the function the hunk shows around lines[i], if it shows one."""
+    indent = len(lines[i].text) - len(lines[i].text.lstrip())
+    for prev in reversed(lines[:i]):
+        m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
+        if m and len(m.group(1)) < indent:
+            return m.group(3)
+    return None
 
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
-    for ll in sf.added_lexed():
+    lines = sf.lexed()
+    for i, ll in sf.added_indexed():
         if PY_DEBUGGER_LINE.search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "leftover debugger call"))
         elif re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
+                continue
+            fn = _owner_def(lines, i)
+            literal = re.fullmatch(r"\s*print\s*\(\s*(\"\"|'')?\s*\)\s*", ll.code)
+            if sf.is_test and fn and fn.startswith("test") and not literal:
+                out.append(ss.Finding(sf.path, ll.no, f"print() of a value left in {fn}"))
 
 
 def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
@@ -128,14 +176,30 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
             continue
         debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0]))
         method = m.group(1)
-        if debugish or method in ("debug", "trace", "dir", "table") or (not cli and not sf.is_test):
+        if debugish or method in ("debug", "trace", "dir", "table") or not cli:
             message = f"console.{method}() left in {ll.text.strip()[:60]!r}"
             out.append(ss.Finding(sf.path, ll.no, message))
 
 
-def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+def _go_example_lines(sf: ss.SourceFile) -> set[int]:
+    """Lines inside `func ExampleXxx()`: an example's output is checked by `go test`."""
+    inside: set[int] = set()
+    current = False
+    for ll in sf.lexed():
+        if re.match(r"^func\s", ll.code):
+            current = bool(re.match(r"^func\s+Example", ll.code))
+        if current:
+            inside.add(ll.no)
+    return inside
+
+
+def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
+    examples = _go_example_lines(sf) if sf.is_test else set()
     for ll in sf.added_lexed():
-        if re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:
+        if sf.is_test and ll.no not in examples and not cli and re.search(
+                r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "print left in a test (use t.Log)"))
+        elif re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:
             out.append(ss.Finding(sf.path, ll.no, "builtin println() debug output"))
         elif re.search(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "debug dump left in"))
@@ -159,7 +223,7 @@ def main() -> None:
         elif sf.lang == "js":
             js_lines(sf, cli, out)
         elif sf.lang == "go":
-            go_lines(sf, out)
+            go_lines(sf, cli, out)
     ss.finish(out, ADVICE)
 
 

@@ -96,7 +96,7 @@ def provider_key(text: str) -> str | None:
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
-    for sf in ss.files(payload):
+    for sf in ss.files(payload, include_test_data=True):  # a real key is real anywhere
         if LOCKFILE.search(sf.path):
             continue
         for no, text in sorted(sf.added.items()):
@@ -126,6 +126,8 @@ def main() -> None:
                 name, val = m.group("name"), m.group("val")
                 if NOT_A_SECRET_NAME.search(name):
                     continue
+                if sf.lang in ss.CODE_LANGS and not m.group("q"):
+                    continue  # in code an unquoted value is an expression, not a literal
                 if looks_random(val):
                     out.append(ss.Finding(sf.path, no, f"hard-coded secret assigned to {name}"))
                     break

@@ -197,6 +197,42 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, message))
 
 
+# A TODO or FIXME that says what the code should do but does not.
+TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b", re.I)
+CONST_RETURN = re.compile(
+    r"^\s*return\s+(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
+    r"\[\s*\]|\{\s*\}|\(\s*\)|[\"'][^\"']*[\"'])\s*;?\s*$"
+)
+FUNC_HEAD = re.compile(
+    r"^\s*((async\s+)?def\s+\w+.*:|func\s.*\{|(export\s+)?(async\s+)?function\b.*\{|"
+    r".*\)\s*(:\s*[\w<>\[\]|. ]+)?\s*(=>\s*)?\{)\s*$"
+)
+
+
+def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """A function whose whole body is a TODO and a constant return: a stub that pretends to
+    compute (RUBRIC S1, "a constant return where a computation is needed")."""
+    lines = [ll for ll in sf.lexed() if ll.text.strip()]
+    for k, ll in enumerate(lines):
+        if not ll.added or not TODO.search(ll.comment) or ll.code.strip():
+            continue
+        h = k - 1
+        while h > 0 and (lines[h].doc or lines[h].in_string) and lines[h - 1].code.strip():
+            h -= 1  # over a docstring
+        head = lines[h] if h >= 0 else None
+        if head is None or not FUNC_HEAD.match(head.code):
+            continue
+        body = lines[k + 1 : k + 3]
+        if not body or not CONST_RETURN.match(body[0].text.split("//")[0].split("#")[0]):
+            continue
+        end_ok = (len(body) == 1 or re.match(r"^\s*\}", body[1].code) is not None
+                  or (sf.lang == "python" and len(body[1].text) - len(body[1].text.lstrip())
+                      <= len(head.text) - len(head.text.lstrip())))
+        if end_ok and body[0].added:
+            message = f"stub returns a constant under a TODO: {body[0].text.strip()[:40]!r}"
+            out.append(ss.Finding(sf.path, body[0].no, message))
+
+
 def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
@@ -212,6 +248,7 @@ def main() -> None:
                       if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
             if m:
                 out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
+        todo_constant_stubs(sf, out)
         if sf.lang == "python":
             tree = sf.python_tree()
             if tree is not None:

@@ -117,7 +117,8 @@ NO_RAISE = re.compile(
     r"\bno(t|n)?[\s_-]+rais"
     r"|\bdoes\s*n[o']?t\s+(raise|throw|crash|fail|error)|\bno[\s_-]+(error|exception|crash)s?\b"
     r"|\bnothing\s+happens\b|\bwithout\s+(an?\s+)?(error|exception|raising|crash)"
-    r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b",
+    r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b"
+    r"|\b(it'?s|is)\s+possible\b|\bworks\b",
     re.I,
 )
 # A benchmark measures cost, not behaviour (pytest-benchmark, CodSpeed).
@@ -163,8 +164,15 @@ def _must_not_raise(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return said and not _unused_results(fn)
 
 
+# Files a test runner collects: elsewhere a `test*` function is a helper or typing example.
+COLLECTED = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|tests?)\.py$")
+
+
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    if not COLLECTED.search(sf.path) and "TestCase" not in (sf.new_content or ""):
+        return
     helpers = _asserting_names(tree)
+    existing = ss.old_names(sf)
     bench_module = _module_is_benchmark(tree) or bool(BENCH_PATH.search(sf.path))
 
     def visit(node: ast.AST, cls: ast.ClassDef | None) -> None:
@@ -217,7 +225,11 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
         for node in ast.walk(fn):
             if isinstance(node, ast.Assert) and _trivial_assert(node) and ss.node_added(sf, node):
                 out.append(ss.Finding(sf.path, node.lineno, "assertion that cannot fail"))
-        if ss.node_added(sf, fn) and fn.lineno in sf.added and not _asserts(fn, helpers):
+        if any("fixture" in _dotted(d) for d in fn.decorator_list):
+            return  # a pytest fixture provides a value; it is no test
+        # a test the old version already had (its signature or body edited) is not added
+        if ss.node_added(sf, fn) and fn.lineno in sf.added and fn.name not in existing \
+                and not _asserts(fn, helpers):
             stmts = body[first:]
             if stmts and (_is_benchmark(fn, bench_module) or _must_not_raise(fn)):
                 return  # a benchmark, or a test that passes when the call does not raise
@@ -281,6 +293,7 @@ def python_hunks(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         if m and not m.group(3).startswith("test"):
             helpers.add(m.group(3))  # a visible helper may assert: give it the benefit
     eof_marked = "\n\\ No newline at end of file" in sf.diff
+    existing = ss.old_names(sf)
     for n, hunk in enumerate(hunks):
         trailing = 0
         for ll in reversed(hunk):
@@ -290,8 +303,10 @@ def python_hunks(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         at_eof = trailing < FULL_CONTEXT or (eof_marked and n == len(hunks) - 1)
         for k, ll in enumerate(hunk):
             m = HUNK_DEF.match(ll.code)
-            if not (m and ll.added and m.group(3).startswith("test")):
+            if not (m and ll.added and m.group(3).startswith("test")) or m.group(3) in existing:
                 continue
+            if k > 0 and "fixture" in hunk[k - 1].code:
+                continue  # a pytest fixture provides a value; it is no test
             source = _hunk_function(hunk, k, at_eof)
             if source is None:
                 continue

@@ -89,6 +89,15 @@ TEST_START = re.compile(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+
 LOOP_START = re.compile(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)\(|^\s*do\s*\{")
 
 
+HELPER_START = re.compile(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b|^\s*class\s")
+# `async fetch() {` / `get(key) {`: a method of a class or object literal (a fake's method).
+JS_METHOD = re.compile(r"^\s*(async\s+|static\s+|private\s+|public\s+)*(?!(if|for|while|switch|"
+                       r"catch|function|return)\b)[A-Za-z_$][\w$]*\s*\([^)]*\)\s*(:\s*[^{]+)?\{\s*$")
+# A stand-in whose sleep simulates slow work (RUBRIC S11 look-alike).
+TEST_DOUBLE = re.compile(r"\b(mockImplementation|mockResolvedValue|jest\.fn|vi\.fn|sinon\.\w+|"
+                         r"side_effect|Fake|Stub|Mock|Slow|Spy)\w*", re.I)
+
+
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
@@ -120,8 +129,9 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 in_test = True
                 test_name = prev.code + " " + " ".join(prev.strings)
                 break
-            if re.search(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b", prev.code):
-                break  # inside a helper function: neither a loop nor a test
+            if HELPER_START.search(prev.code) or JS_METHOD.match(prev.code) \
+                    or TEST_DOUBLE.search(prev.code):
+                break  # inside a helper, a method or a test double: neither a loop nor a test
             indent = pind
         else:
             # the hunk starts inside the function: a sleep right before an assertion is a wait

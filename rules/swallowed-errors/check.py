@@ -104,6 +104,8 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 continue
             if ACKNOWLEDGED.search(sf.line_text(node.lineno)) or _tries_alternatives(node, parents):
                 continue
+            if explained(sf, node.lineno, node.end_lineno or node.lineno):
+                continue
             what = "bare except" if names == ["<bare>"] else f"except {'/'.join(names)}"
             out.append(ss.Finding(sf.path, node.lineno, f"{what} swallows every error silently"))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -117,6 +119,25 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 ):
                     message = "suppress(Exception) swallows every error silently"
                     out.append(ss.Finding(sf.path, call.lineno, message))
+
+
+# A directive is not an explanation; a few words are.
+DIRECTIVE = re.compile(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", re.I)
+
+
+def _says_why(comment: str) -> bool:
+    return bool(comment) and not DIRECTIVE.match(comment) and len(re.findall(r"[A-Za-z]+",
+                                                                             comment)) >= 3
+
+
+def explained(sf: ss.SourceFile, first: int, last: int) -> bool:
+    """Whether a comment on the handler's lines, or on the line just above it, says why the
+    error may be dropped: an explained empty handler is not silent."""
+    by_no = {ll.no: ll for ll in sf.lexed()}
+    above = by_no.get(first - 1)
+    if above is not None and not above.code.strip() and _says_why(above.comment):
+        return True
+    return any(_says_why(by_no[n].comment) for n in range(first, last + 1) if n in by_no)
 
 
 def ss_name(f: ast.expr) -> str:
@@ -138,9 +159,16 @@ def _nothing(code: str, strings: list[str]) -> bool:
     return bool(m) and ("\"" not in code and "'" not in code or all(not x for x in strings))
 
 
+SUPPRESS_ALL = re.compile(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
+
+
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
+        if SUPPRESS_ALL.search(ll.code) and not explained(sf, ll.no, ll.no):
+            message = "suppress(Exception) swallows every error silently"
+            out.append(ss.Finding(sf.path, ll.no, message))
+            continue
         m = EXCEPT_RE.match(ll.code)
         if not m:
             continue
@@ -159,25 +187,58 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         silent = all(
             _nothing(b.code, b.strings) or (not b.code.strip() and not b.comment) for b in body
         )
-        if body and silent and not any(b.comment for b in body):
+        if body and silent and not any(b.comment for b in body) \
+                and not explained(sf, ll.no, ll.no):
             out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
+
+
+EMPTY_CATCH = re.compile(r"\bcatch\s*(\([^)]*\))?\s*\{\s*\}")
+EMPTY_CATCH_CALL = re.compile(
+    r"\.catch\(\s*(async\s*)?(\(\s*\w*\s*\)|\w+|function\s*\(\s*\w*\s*\))\s*(=>)?\s*"
+    r"(\{\s*\}|null|undefined|void\s+0)\s*\)")
+# The promise was just aborted, cancelled or closed: its rejection is the expected outcome of
+# that call, and catching it keeps it from surfacing as unhandled (RUBRIC S2 look-alike).
+ENDED = re.compile(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscribe|"
+                   r"disconnect|stop)\s*\(|\b(clearTimeout|controller\.abort)\b")
+
+
+def _count(text: str, rx: re.Pattern[str]) -> int:
+    return len(rx.findall(re.sub(r"\s+", " ", text)))
+
+
+def _old_code(sf: ss.SourceFile) -> str:
+    if sf.old_content is not None:
+        lines = sf.old_content.splitlines()
+    else:
+        lines = [nl.text for h in sf.hunks for nl in h if not nl.added] + sf.removed
+    return "\n".join(ll.code for ll in ss.lex([ss.NewLine(0, t, False) for t in lines], sf.lang))
 
 
 def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
+    old = _old_code(sf)
+    new = "\n".join(ll.code for ll in lines)
+    # a construct is added only when the new file has more of it than the old one had
+    new_catches = _count(new, EMPTY_CATCH) > _count(old, EMPTY_CATCH)
+    new_catch_calls = _count(new, EMPTY_CATCH_CALL) > _count(old, EMPTY_CATCH_CALL)
     for i, ll in sf.added_indexed():
         window = lines[i : i + 4]
         joined = "\n".join(w.code for w in window)
-        m = re.search(r"\bcatch\s*(\([^)]*\))?\s*\{(\s*)\}", joined)
-        if m and "catch" in ll.code and joined.find("catch") == m.start():
+        m = EMPTY_CATCH.search(joined)
+        if m and new_catches and "catch" in ll.code and joined.find("catch") == m.start():
             span_lines = joined[: m.end()].count("\n") + 1
-            if not any(w.comment for w in window[:span_lines]):
+            above = lines[i - 1] if i > 0 else None
+            said = above is not None and not above.code.strip() and bool(above.comment)
+            if not any(w.comment for w in window[:span_lines]) and not said:
                 out.append(ss.Finding(sf.path, ll.no, "empty catch block swallows the error"))
                 continue
-        m = re.search(
-            r"\.catch\(\s*(async\s*)?(\(\s*\w*\s*\)|\w+|function\s*\(\s*\w*\s*\))\s*(=>)?\s*"
-            r"(\{\s*\}|null|undefined|void\s+0)\s*\)", ll.code)
-        if m and not ll.comment:
+        m = EMPTY_CATCH_CALL.search(ll.code)
+        if m and new_catch_calls and not ll.comment:
+            before = lines[max(0, i - 6) : i]
+            if any(ENDED.search(b.code) for b in before) or ENDED.search(ll.code[: m.start()]):
+                continue
+            if before and not before[-1].code.strip() and before[-1].comment:
+                continue  # explained just above
             message = ".catch() with an empty handler swallows the rejection"
             out.append(ss.Finding(sf.path, ll.no, message))
 
@@ -218,10 +279,27 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 body.append(nxt)
         else:
             continue
-        if len(body) == 1 and not body[0].comment and GO_SUCCESS_RETURN.match(body[0].code) \
-                and (ll.added or body[0].added):
+        success = len(body) == 1 and not body[0].comment and (
+            GO_SUCCESS_RETURN.match(body[0].code)
+            or (re.match(r"^\s*return\s+nil\s*$", body[0].code)
+                and _returns_only_error(lines, i)))
+        if success and (ll.added or body[0].added):
             message = "`if err != nil` returns success with a nil error: the error is lost"
             out.append(ss.Finding(sf.path, body[0].no, message))
+
+
+def _returns_only_error(lines: list[ss.LexLine], i: int) -> bool:
+    """Whether the `if err != nil` at lines[i] sits in a declared function (not a callback
+    literal) whose only result is an error, and err is not one of its parameters: there a
+    lone `return nil` reports success for a failure."""
+    for prev in reversed(lines[:i]):
+        if re.match(r"^func\s", prev.code):
+            sig = prev.code
+            return bool(re.search(r"\)\s*error\s*\{\s*$", sig)) and not re.search(
+                r"\berr\s+error\b", sig)
+        if re.search(r"\bfunc\s*\(", prev.code) and not prev.code.startswith("func"):
+            return False  # a function literal: a walk callback returning nil skips an entry
+    return False
 
 
 # `return <value>, nil` (or `return nil, nil`) as the whole error branch: the caller gets a

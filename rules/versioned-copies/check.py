@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -48,6 +49,21 @@ def exists_after(path: str, ws: str, present: set[str], deleted: set[str]) -> bo
     return path in present or os.path.isfile(os.path.join(ws, path))
 
 
+def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
+    """A changed file that stops naming the original module and names the copy instead:
+    its callers are moved to the copy rather than the original being fixed."""
+    was = re.compile(rf"(?<![\w-]){re.escape(original)}(?![\w-])")
+    now = re.compile(rf"(?<![\w-]){re.escape(copy)}(?![\w-])")
+    for f in cs.get("files") or []:
+        if not isinstance(f, dict) or f.get("status") != "M":
+            continue
+        hunks, removed = ss.parse_hunks(f.get("diff") or "")
+        added = [nl.text for h in hunks for nl in h if nl.added]
+        if any(was.search(t) for t in removed) and any(now.search(t) for t in added):
+            return str(f.get("path"))
+    return None
+
+
 def main() -> None:
     payload = ss.load_payload()
     ws = ss.workspace(payload)
@@ -82,6 +98,11 @@ def main() -> None:
             beside = os.path.join(folder, original) if folder else original
             if stem[: m.start()] and exists_after(beside, ws, present, deleted):
                 out.append(ss.Finding(path, None, f"{base!r} duplicates {original!r} beside it"))
+            elif stem[: m.start()]:
+                caller = switched_caller(cs, stem[: m.start()], stem)
+                if caller:
+                    out.append(ss.Finding(path, None, f"{base!r} is a copy of "
+                                          f"{stem[: m.start()]!r}: {caller} is switched to it"))
     ss.finish(out, ADVICE)
 
 
