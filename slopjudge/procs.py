@@ -765,7 +765,13 @@ def preload_helpers(folder: str) -> None:
                            if n.endswith(".py") and n[:-3].isidentifier())
         except OSError:
             return
-        import importlib
+        import importlib.util
+        from importlib.machinery import SourceFileLoader
+
+        class SourceOnly(SourceFileLoader):
+            def get_code(self, fullname: str) -> types.CodeType:
+                path = self.get_filename(fullname)
+                return compile(self.get_data(path), path, "exec", dont_inherit=True)
 
         sys.path.insert(0, folder)
         no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
@@ -773,8 +779,15 @@ def preload_helpers(folder: str) -> None:
             for name in names:
                 if name in sys.modules:
                     continue  # never shadow a module this process already has
+                path = os.path.join(folder, name + ".py")
+                spec = importlib.util.spec_from_file_location(
+                    name, path, loader=SourceOnly(name, path))
+                if spec is None or spec.loader is None:
+                    continue
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
                 try:
-                    importlib.import_module(name)
+                    spec.loader.exec_module(module)
                 except Exception:  # noqa: BLE001 - the check reports it itself
                     sys.modules.pop(name, None)
         finally:

@@ -272,3 +272,26 @@ import sjhelper_late
     assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
     assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
     assert sorted(p.name for p in (tmp_path / "rules").rglob("__pycache__")) == []
+
+
+def test_planted_bytecode_beside_a_helper_is_not_run(tmp_path: Path) -> None:
+    """A ``__pycache__`` file that claims to be a helper's bytecode (same mtime and
+    size as its source) is ignored: the helper runs from its source."""
+    import py_compile
+
+    lib = tmp_path / "rules" / "_lib"
+    lib.mkdir(parents=True)
+    helper = lib / "sjhelper_planted.py"
+    helper.write_text("VALUE = 9\n")
+    os.utime(helper, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    py_compile.compile(str(helper), doraise=True)
+    helper.write_text("VALUE = 1\n")  # same size, same mtime: the .pyc looks current
+    os.utime(helper, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    body = """
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import sjhelper_planted
+sys.exit(0 if sjhelper_planted.VALUE == 1 else f"ran planted bytecode: {sjhelper_planted.VALUE}")
+"""
+    result = run_py(tmp_path, {"r": body})["r"]
+    assert result.outcome == "pass", result.reason
