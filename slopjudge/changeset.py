@@ -399,11 +399,54 @@ def snapshot_worktree(workspace: str) -> str:
             shutil.copy2(real_index, index)
         env = dict(os.environ, GIT_INDEX_FILE=index)
         _unhide(top, env)
+        nested = _nested_repos(top, env)
         _git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
-                   "add", "-A", "--", "."], env=env)
+                   "add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in nested)],
+             env=env)
+        _add_nested_files(top, env, nested)
         return decode(_git(top, ["write-tree"], env=env)).strip()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _nested_repos(top: str, env: dict[str, str]) -> list[str]:
+    """Untracked folders that hold a repository of their own (``git init sub``).
+
+    ``git add`` would record such a folder as a bare commit pointer, hiding the
+    files in it, or fail outright when it has no commit: either would let an
+    agent put its change where the Stop hook cannot see it."""
+    out = _git(top, ["ls-files", "-o", "--exclude-standard", "-z"], env=env)
+    return [decode(n).rstrip("/") for n in out.split(b"\0") if n.endswith(b"/")]
+
+
+def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
+    """Add the files of each nested repository as plain files of this one."""
+    # The nested repository's own git must not see this snapshot's index.
+    own_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    entries: list[bytes] = []
+    for folder in nested:
+        listing = _git(os.path.join(top, folder),
+                       ["ls-files", "-co", "--exclude-standard", "-z"], env=own_env)
+        names = [decode(n) for n in listing.split(b"\0") if n]
+        deeper = [n.rstrip("/") for n in names if n.endswith("/")]
+        for rel in [n for n in names if not n.endswith("/")]:
+            path = f"{folder}/{rel}"
+            full = os.path.join(top, path)
+            if os.path.islink(full):
+                mode, data = "120000", os.fsencode(os.readlink(full))
+            elif os.path.isfile(full):
+                mode = "100755" if os.access(full, os.X_OK) else "100644"
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            else:
+                continue  # listed but gone (a deleted tracked file of the nested repo)
+            sha = decode(_git(top, ["hash-object", "-w", "--stdin"], env=env, input=data))
+            entries.append(f"{mode} {sha.strip()}\t{path}".encode() + b"\0")
+        if deeper:
+            _add_nested_files(top, env, [f"{folder}/{d}" for d in deeper])
+    if entries:
+        _git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
+             input=b"".join(entries))
 
 
 def _unhide(top: str, env: dict[str, str]) -> None:

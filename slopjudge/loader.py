@@ -195,10 +195,28 @@ class _FileRule:
     errors: list[LoadError] = field(default_factory=list)
     needs: list[_Need] = field(default_factory=list)
     check_ids: list[str] | None = None  # None: the checks could not be read
+    # The events and tools the rule concerns, as far as the file says them
+    # readably (see LoadError.on): unknown until the file parses.
+    on: list[str] | None = None
+    tools: list[str] = field(default_factory=list)
 
     def err(self, pos: Pos, message: str) -> None:
         one_line = " ".join(message.split())  # one problem, one line, whatever a parser said
         self.errors.append(LoadError(self.disp, pos[0], pos[1], one_line, rule=self.id))
+
+
+def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
+    """The events and tools a rule concerns, read so that a doubt widens them:
+    an `on` that is not a list of known events is every event, and `tools`
+    with any item slopjudge cannot use is every tool."""
+    from .toolrules import tool_rule_problem
+
+    on = data.get("on", DEFAULT_ON)
+    known = isinstance(on, list) and bool(on) and all(x in EVENT_KINDS for x in on)
+    tools = data.get("tools", [])
+    usable = isinstance(tools, list) and all(
+        isinstance(t, str) and not tool_rule_problem(t) for t in tools)
+    return ([str(x) for x in on] if known else None), ([str(t) for t in tools] if usable else [])
 
 
 class _FileLoader:
@@ -214,6 +232,7 @@ class _FileLoader:
         data = self._parse()
         if data is None:
             return
+        self.fr.on, self.fr.tools = _scope(data)
         self._schema(data)
         self._rule(data)
 
@@ -806,6 +825,8 @@ def load_rules(
         )
     rules = []
     for fr in loaded:
+        for err in fr.errors:
+            err.on, err.tools = fr.on, fr.tools
         errors.extend(fr.errors)
         if not fr.errors and fr.rule is not None:
             rules.append(fr.rule)

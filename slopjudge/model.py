@@ -29,6 +29,11 @@ class LoadError:
     col: int
     message: str
     rule: str | None = None
+    # Where the broken rule would have applied, so the hooks fail closed on it:
+    # its `on` (None when the file does not say it readably: every event) and
+    # its `tools` (empty: every tool).
+    on: list[str] | None = None
+    tools: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.message}"

@@ -20,7 +20,9 @@ Pattern forms:
   directory). A glob without ``/`` matches the file name in any folder, as
   ``.gitignore`` does; a leading ``/`` anchors at the workspace root and
   ``//`` starts an absolute path (Claude Code's spelling). A file outside
-  the workspace is matched by its absolute path.
+  the workspace is matched by its absolute path. Paths are resolved first
+  (symlinks, ``..``, case on a case-folding file system): see
+  :func:`resolve_path`.
 - A parenthesised pattern on any other tool (an MCP tool, WebFetch, ...)
   globs the tool input serialised as compact JSON with sorted keys.
 """
@@ -65,8 +67,8 @@ def tool_matches(
         return True
     data = tool_input if isinstance(tool_input, dict) else {}
     if tool_name == "Bash":
-        command = data.get("command")
-        return isinstance(command, str) and command_matches(arg_glob, command)
+        command = shell_text(data.get("command"))
+        return command is not None and command_matches(arg_glob, command)
     if tool_name in FILE_TOOLS:
         path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)
         return path is not None and path_matches(arg_glob, path, workspace)
@@ -90,6 +92,20 @@ def any_tool_matches(
 
 
 # --- Bash -------------------------------------------------------------------
+
+def shell_text(command: object) -> str | None:
+    """A shell command as one line of text; Codex also sends it as an argv list
+    (``["bash", "-lc", "<script>"]`` runs the script)."""
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not command or not all(
+            isinstance(w, str) for w in command):
+        return None
+    if (len(command) >= 3 and os.path.basename(command[0]) in ("bash", "sh", "zsh", "dash")
+            and command[1] in ("-c", "-lc")):
+        return str(command[2])
+    return shlex.join(command)
+
 
 def _command_globs(glob: str) -> list[str]:
     glob = glob.strip()
@@ -294,10 +310,74 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+@lru_cache(maxsize=64)
+def _real_root(workspace: str) -> str:
+    return os.path.realpath(workspace)
+
+
+@lru_cache(maxsize=64)
+def folds_case(folder: str) -> bool:
+    """Whether the file system holding ``folder`` treats names case-insensitively."""
+    name = os.path.basename(folder.rstrip(os.sep))
+    probe = folder if name.swapcase() != name else os.path.join(folder, ".git")
+    other = os.path.join(os.path.dirname(probe), os.path.basename(probe).swapcase())
+    if other == probe:
+        return False
+    try:
+        return os.path.samefile(probe, other)
+    except OSError:
+        return False
+
+
+def true_case(path: str) -> str:
+    """``path`` with each existing component spelled as the folder stores it."""
+    parts = path.split(os.sep)
+    out = parts[0] or os.sep
+    for i, part in enumerate(parts[1:], 1):
+        if not part:
+            continue
+        try:
+            names = os.listdir(out)
+        except OSError:
+            return os.path.join(out, *parts[i:])
+        if part not in names:
+            folded = part.casefold()
+            part = next((n for n in names if n.casefold() == folded), part)
+        out = os.path.join(out, part)
+    return out
+
+
+def resolve_path(path: str, workspace: str) -> str:
+    """The file ``path`` really names: absolute (relative paths are the
+    workspace's), ``~`` expanded, symlinks and ``..`` resolved as the kernel
+    resolves them, and, where the file system folds case, spelled as stored.
+
+    Rules match the resolved path, so ``alias/x`` (``alias`` -> ``rules``),
+    ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``.
+    """
+    real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
+    if folds_case(_real_root(workspace)):
+        real = true_case(real)
+    return real
+
+
+def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
+                       workspace: str) -> dict[str, Any]:
+    """``tool_input`` with a file tool's path fields resolved (see :func:`resolve_path`)."""
+    if tool_name not in FILE_TOOLS:
+        return tool_input
+    out = dict(tool_input)
+    for key in _PATH_KEYS:
+        value = out.get(key)
+        if isinstance(value, str) and value:
+            out[key] = resolve_path(value, workspace)
+    return out
+
+
 def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
-    """A ``**``-aware glob on ``path`` relative to ``workspace``."""
-    root = os.path.abspath(workspace or os.getcwd())
-    full = os.path.abspath(os.path.join(root, path))
+    """A ``**``-aware glob on ``path`` (resolved) relative to ``workspace``."""
+    root = _real_root(os.path.abspath(workspace or os.getcwd()))
+    full = resolve_path(path, root)
     rel = os.path.relpath(full, root)
     if rel == ".." or rel.startswith(".." + os.sep):
         rel = full

@@ -241,16 +241,20 @@ def test_long_reason_is_bounded_and_kept_whole_in_the_event_log(ws: Path) -> Non
 # --- pre-tool: odd inputs -------------------------------------------------------
 
 def test_odd_payloads(ws: Path) -> None:
-    rc, out, err = hook("pre-tool", ws, None, raw="")
-    assert (rc, out, err) == (0, None, "")
-    rc, out, err = hook("pre-tool", ws, None, raw="{not json")
-    assert (rc, out) == (0, None) and "not JSON" in err
-    rc, out, err = hook("pre-tool", ws, None, raw="[1, 2]")
-    assert (rc, out) == (0, None) and "not a JSON object" in err
-    # Odd types are ignored: tool_input as a string, effort as a list, cwd a number.
+    # What slopjudge cannot read blocks (exit 2, one line on stderr) ...
+    for raw, why in (("", "stdin is empty"), ("{not json", "not JSON"),
+                     ("[1, 2]", "a JSON array, not an object")):
+        rc, out, err = hook("pre-tool", ws, None, raw=raw)
+        assert (rc, out) == (2, None) and why in err
+        assert err.startswith("slopjudge: could not read the PreToolUse payload (")
+        assert len(err.strip().splitlines()) == 1
+    data = payload("pre_tool_write", ws, tool_input="FORBIDDEN")
+    rc, out, err = hook("pre-tool", ws, data)
+    assert (rc, out) == (2, None) and "`tool_input` of Write is string, not an object" in err
+    # ... while odd types of fields slopjudge does not use are ignored.
     data = payload("pre_tool_write", ws, effort=["x"], cwd=7, prompt_id={"a": 1},
-                   tool_input="FORBIDDEN")
-    assert hook("pre-tool", ws, data)[:2] == (0, None)
+                   session_id=5, transcript_path=[1])
+    assert hook("pre-tool", ws, data) == (0, None, "")
 
 
 def test_recorded_extra_fields_are_tolerated(ws: Path) -> None:
@@ -328,8 +332,11 @@ def test_decide_asks_only_for_uncertain_judge_passes() -> None:
                       reason="judge unavailable: authentication", confidence=0.1)
     spec = pre_tool.decide([err], rules, ev, "/ws", None)["hookSpecificOutput"]
     assert spec["permissionDecision"] == "deny"
-    assert "could not run, so slopjudge refuses: judge unavailable" in spec[
-        "permissionDecisionReason"]
+    text = spec["permissionDecisionReason"]
+    assert text.startswith("asks: the judge could not run: judge unavailable: authentication; "
+                           "this is not a finding in your change")
+    assert "slopjudge could not decide on this Write, so it is blocked" in text
+    assert "slopjudge refused" not in text and "Change the call" not in text
     quiet = [CheckResult(id="a/j", rule="a", check="j", kind="judge", outcome=o)
              for o in ("pass", "skipped", "not_applicable", "would_refuse", "not_judged")]
     assert pre_tool.decide(quiet, rules, ev, "/ws", None) is None
@@ -606,7 +613,10 @@ def test_stop_block_cap_counts_refusals_in_a_row(ws: Path) -> None:
 def test_stop_internal_error_blocks(ws: Path) -> None:
     (ws / "slopjudge.yaml").write_text("stop_block_cap: [unclosed\n")
     reason = stop_reason(hook("stop", ws, payload("stop", ws))[1])
-    assert reason.startswith("slopjudge could not check this session's changes: ConfigError")
+    assert reason.startswith("slopjudge could not check this session's changes, so the stop is "
+                             "blocked:\n- slopjudge could not check this session's changes: "
+                             "ConfigError")
+    assert "a person must fix the cause" in reason and "Fix each of these" not in reason
 
 
 def test_subagent_stop_blocks_with_its_own_counter(ws: Path) -> None:
@@ -668,8 +678,9 @@ def test_a_judge_that_errors_denies(ws: Path) -> None:
     # Mocks on, none for this judge: an error, never a pass.
     reason = deny_reason(hook("pre-tool", ws, payload("pre_tool_write", ws),
                               extra_env={"SLOPJUDGE_JUDGE_MOCKS": "{}"})[1])
-    assert reason.startswith("careful: the check could not run, so slopjudge refuses:")
-    assert "no judge mock for careful/judge" in reason
+    assert reason.startswith("careful: the judge could not run: no judge mock for careful/judge")
+    assert "this is not a finding in your change" in reason
+    assert "slopjudge could not decide on this Write, so it is blocked" in reason
 
 
 def test_slopjudge_state_never_counts_as_a_change(ws: Path) -> None:
@@ -701,3 +712,9 @@ def test_messages_name_files_from_the_workspace_root_in_a_subfolder_session(ws: 
     reason = stop_reason(hook("stop", ws / "sub", payload("stop", ws, cwd=str(ws / "sub")))[1])
     assert "sub/y.txt:1: FORBIDDEN marker" in reason
     assert "- rules/broken.yaml does not load: rules/broken.yaml:" in reason
+
+
+def test_the_file_tools_a_payload_must_name_a_file_for_are_toolmatchs() -> None:
+    from slopjudge import toolmatch
+
+    assert set(common.PATH_TOOLS) == toolmatch.FILE_TOOLS

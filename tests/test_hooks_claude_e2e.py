@@ -146,14 +146,15 @@ def test_stop_sends_the_agent_back_until_the_bash_violation_is_fixed(repo: Path)
     assert [e["outcome"] for e in events(repo) if e["event"] == "stop"] == ["refuse", "pass"]
 
 
-def test_a_rule_that_does_not_load_reaches_the_context_and_blocks_stop(repo: Path) -> None:
+def test_a_rule_that_does_not_load_is_left_to_the_person_and_blocks_stop_once(
+        repo: Path) -> None:
     (repo / "rules" / "broken.yaml").write_text("description: broken\non: [whenever]\n"
                                                 "checks:\n  - script: missing.sh\n")
     turns = [
         say("done"),
         tool("Write", file_path=str(repo / "rules" / "broken.yaml"),
              content='description: fixed\non: [stop]\nchecks:\n  - script: "true"\n'),
-        say("fixed"),
+        say("rules/broken.yaml needs a person"),
     ]
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "broken rule")
@@ -162,14 +163,17 @@ def test_a_rule_that_does_not_load_reaches_the_context_and_blocks_stop(repo: Pat
     context = all_text(api.requests[0])
     assert "slopjudge load check: these rules are NOT in force until fixed" in context
     assert "rules/broken.yaml does not load: rules/broken.yaml:" in context
+    assert "A person must fix these rule files" in context
     feedback = last_user_text(api.requests[1])
     assert "Stop hook feedback" in feedback and "rules/broken.yaml does not load" in feedback
-    assert not tool_results(api.requests[2])[0]["is_error"]
-    # The rule now loads, but an agent changed a protected file: the backstop
-    # holds the stop for a person to review it.
-    feedback = last_user_text(api.requests[3])
-    assert "rules/broken.yaml (changed)" in feedback and "A person must review" in feedback
-    assert "does not load" not in feedback
+    assert "A person must fix the rule file" in feedback and "Fix each of these" not in feedback
+    # Its events cannot be read, so it counts at pre-tool too: the agent's edit is denied.
+    result = tool_results(api.requests[2])[0]
+    assert result["is_error"] and "rules/broken.yaml does not load" in str(result["content"])
+    assert "broken" in (repo / "rules" / "broken.yaml").read_text()
+    # The stop after the block lets the turn end, saying the block stands.
+    assert len(api.requests) == 3
+    assert "letting the turn end; the block stands" in proc.stdout + proc.stderr
 
 
 def test_the_block_cap_ends_a_session_that_cannot_fix_its_violation(repo: Path) -> None:

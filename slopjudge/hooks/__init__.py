@@ -3,6 +3,11 @@
 :func:`main_fast` is what ``slopjudge hook <point>`` calls, before any
 argument parser is built: a PreToolUse call with no applicable rule must
 cost little more than starting Python.
+
+Fail closed: pre-tool and stop block whenever slopjudge cannot decide (a
+payload it cannot read, a broken rule, a check that errors, an internal
+error, SIGTERM/SIGINT/SIGHUP); start never blocks but says what is not in
+force. The README's "Fail-closed contract" lists every case.
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 def main_fast(sub: str) -> int:
     """Run one hook point on stdin's payload; the exit code for the harness."""
+    # First: until the handler is set, a signal ends the process, which Claude
+    # Code reads as an allow.
+    _stop_children_on_signals(sub)
     from . import common
 
     if common.reentered():
@@ -19,19 +27,34 @@ def main_fast(sub: str) -> int:
     if sub not in POINTS:
         common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
         return 2
-    _stop_children_on_signals(sub)
-    payload = common.read_payload()
+    try:
+        raw = common.read_stdin()
+    except common.PayloadError as exc:
+        return run_point(sub, b"", exc)
+    return run_point(sub, raw)
+
+
+def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
+    """One hook point on the raw payload bytes (``problem``: why stdin could not be read)."""
+    from . import common
+
+    payload: dict[str, object] | None = None
+    if problem is None:
+        try:
+            payload = common.parse_payload(raw)
+        except common.PayloadError as exc:
+            problem = exc
     if sub == "pre-tool":
         from . import pre_tool
 
-        return pre_tool.main(payload)
+        return pre_tool.main(payload, problem)
     if sub == "start":
         from . import start
 
-        return start.main(payload)
+        return start.main(payload, problem)
     from . import stop
 
-    return stop.main(sub, payload)
+    return stop.main(sub, payload, problem)
 
 
 def _stop_children_on_signals(sub: str) -> None:

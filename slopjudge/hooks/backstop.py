@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import common, state
+from . import state
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -148,15 +148,3 @@ def check(settings: Any, session_id: str | None) -> str | None:
                 f"{' '.join(str(exc).split())}. A person must look at this.")
     changes = changed_files(cs, settings)
     return message(changes, tree) if changes else None
-
-
-def guard(reason: str | None, settings: Any, payload: dict[str, Any]) -> str | None:
-    """The Stop reason with the backstop's refusal added (None when both pass)."""
-    if settings is None:
-        return reason
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    found = check(settings, session_id)
-    if found is None:
-        return reason
-    common.note(found.splitlines()[0].removeprefix("slopjudge: "))
-    return found if reason is None else f"{found}\n\n{reason}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import Any
 
 from ..model import CheckResult, Event, Finding, LoadError, Rule
 
@@ -30,25 +30,99 @@ def note(message: str) -> None:
     print(f"slopjudge: {message}", file=sys.stderr, flush=True)
 
 
-def read_payload(stream: IO[str] | None = None) -> dict[str, Any]:
-    """The hook's stdin as a dict: empty or unparseable input is ``{}``."""
-    stream = sys.stdin if stream is None else stream
+def one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+# --- reading the payload ------------------------------------------------------
+
+# Far above any real payload (a Write of a large file included); past it the
+# hook cannot know what it is judging, so it does not try.
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
+
+
+class PayloadError(Exception):
+    """A payload slopjudge cannot read; ``str()`` is one line saying why."""
+
+    def __init__(self, message: str, *, empty: bool = False) -> None:
+        super().__init__(message)
+        self.empty = empty
+
+
+def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+    """The raw payload; PayloadError when stdin cannot be read or is too large."""
+    if sys.stdin is None:
+        return b""  # no stdin at all (a closed descriptor): the same as empty
+    stream = getattr(sys.stdin, "buffer", None)
     try:
-        raw = stream.read() if stream is not None else ""
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        note(f"could not read the hook payload ({exc}); treating it as empty")
-        return {}
+        if stream is not None:
+            raw = stream.read(limit + 1)
+        else:  # a text stream put in place of stdin (slopjudge called as a library)
+            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+    except (OSError, ValueError) as exc:
+        raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
+    if len(raw) > limit:
+        raise PayloadError(f"the payload is larger than {limit // (1024 * 1024)} MiB")
+    return bytes(raw)
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    """The payload as a JSON object, or PayloadError saying why it is not one."""
     if not raw.strip():
-        return {}
+        raise PayloadError("stdin is empty", empty=True)
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        note(f"hook payload is not JSON ({exc}); treating it as empty")
-        return {}
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PayloadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:  # JSONDecodeError says line and column
+        raise PayloadError(f"not JSON ({' '.join(str(exc).split())})") from None
+    except RecursionError:
+        raise PayloadError("not JSON slopjudge can read (nested too deeply)") from None
     if not isinstance(data, dict):
-        note("hook payload is not a JSON object; treating it as empty")
-        return {}
+        raise PayloadError(f"a JSON {_json_type(data)}, not an object")
     return data
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", type(None): "null"}.get(type(value), "value")
+
+
+# The file tools and the field naming their file (toolmatch.FILE_TOOLS): a call
+# without it cannot be judged.
+PATH_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+              "Read": "file_path", "NotebookEdit": "notebook_path"}
+
+
+def pre_tool_problem(payload: dict[str, Any]) -> str | None:
+    """Why a PreToolUse payload lacks what judging it needs, or None.
+
+    The tool's name, its input as an object, and the field slopjudge reads
+    for the tools it knows (a file tool's path, Bash's command). Other fields,
+    and odd types in fields slopjudge does not use, are no problem.
+    """
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or not name.strip():
+        return "`tool_name` is missing or not a string"
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return f"`tool_input` of {name} is {_json_type(tool_input)}, not an object"
+    key = PATH_TOOLS.get(name)
+    if key is not None:
+        path = tool_input.get(key, tool_input.get("file_path"))
+        if not isinstance(path, str) or not path:
+            return f"`tool_input.{key}` of {name} is missing or not a string"
+    if name == "Bash":
+        command = tool_input.get("command")
+        if not (isinstance(command, str) or (
+                isinstance(command, list) and all(isinstance(c, str) for c in command))):
+            return "`tool_input.command` of Bash is missing or not a string"
+    return None
 
 
 def _str(payload: dict[str, Any], key: str) -> str | None:
@@ -78,12 +152,18 @@ def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
     )
 
 
-def start_dir(payload: dict[str, Any]) -> str:
-    """Where to look for the workspace: the payload's cwd, else Claude's project dir, else ours."""
-    for candidate in (_str(payload, "cwd"), os.environ.get("CLAUDE_PROJECT_DIR")):
-        if candidate and os.path.isdir(candidate):
-            return candidate
-    return os.getcwd()
+def find_workspace() -> str:
+    """The project the hooks guard: ``CLAUDE_PROJECT_DIR``, else the git top level
+    of this process's working folder, symlinks resolved.
+
+    Never the payload's ``cwd``: a session that wandered outside the project,
+    or into a repository nested in it, is still judged by the project's rules.
+    """
+    from ..config import find_workspace as top_level
+
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    start = project if project and os.path.isdir(project) else os.getcwd()
+    return os.path.realpath(top_level(start))
 
 
 def emit(obj: dict[str, Any]) -> None:
@@ -93,6 +173,7 @@ def emit(obj: dict[str, Any]) -> None:
 
 
 def rel(path: str | None, workspace: str) -> str:
+    """A workspace-relative (or absolute) path, named from the workspace root."""
     if not path:
         return ""
     if os.path.isabs(path):
@@ -100,6 +181,16 @@ def rel(path: str | None, workspace: str) -> str:
         if not r.startswith(".."):
             return r
     return path
+
+
+def rel_from_cwd(path: str, workspace: str) -> str:
+    """A path the loader named from this process's working folder, named from the workspace."""
+    full = os.path.abspath(path)
+    for candidate in (full, os.path.realpath(full)):
+        r = os.path.relpath(candidate, workspace)
+        if r != ".." and not r.startswith(".." + os.sep):
+            return r
+    return full
 
 
 def bound(text: str, limit: int, where: str) -> str:
@@ -133,21 +224,65 @@ def refusing(results: list[CheckResult]) -> list[CheckResult]:
     return [r for r in results if r.outcome in ("refuse", "error")]
 
 
+def errors_of(results: list[CheckResult]) -> list[CheckResult]:
+    """Checks that could not decide: they block, but are no finding in the change."""
+    return [r for r in results if r.outcome == "error"]
+
+
+def refusals_of(results: list[CheckResult]) -> list[CheckResult]:
+    return [r for r in results if r.outcome == "refuse"]
+
+
 def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
                   limit: int = 800) -> str:
-    """The check's reason, its lines indented under the heading line, cut at ``limit``."""
-    reason = (result.reason or "").strip() or "refused without a reason"
+    """The check's reason, its lines indented under the heading line, cut at ``limit``.
+
+    An error is worded for the person: the check could not run, which says
+    nothing about the change, and the agent is not asked to fix its code for it.
+    """
+    reason = (result.reason or "").strip() or (
+        "no reason given" if result.outcome == "error" else "refused without a reason")
     if len(reason) > limit:
         reason = reason[:limit].rstrip() + f" … (cut; full text in {where})"
     reason = "\n    ".join(line.rstrip() for line in reason.splitlines() if line.strip())
     if result.outcome == "error":
-        return f"the check could not run, so slopjudge refuses: {reason}"
+        what = "the judge" if result.kind == "judge" else "the check"
+        return f"{what} could not run: {reason}; this is not a finding in your change"
     return reason
 
 
 def load_error_line(err: LoadError, workspace: str) -> str:
-    path = rel(err.path, workspace)
+    path = rel_from_cwd(err.path, workspace)
     return f"{path} does not load: {path}:{err.line}:{err.col}: {err.message}"
+
+
+def broken_rules(errors: list[LoadError], rules_dir: str, kind: str,
+                 tool_name: str | None = None, tool_input: dict[str, Any] | None = None,
+                 workspace: str | None = None) -> list[LoadError]:
+    """The load errors of rules that could concern this event (and tool call).
+
+    A rule whose file does not say its events readably counts for every
+    event, and for every tool when its tools are unreadable. Without a rules
+    folder nothing is enforced, and nothing is broken either: the start check
+    says so.
+    """
+    if not errors or not os.path.isdir(rules_dir):
+        return []
+    found = []
+    for err in errors:
+        if err.on is not None and kind not in err.on:
+            continue
+        if kind == "pre-tool" and err.tools:
+            from ..toolmatch import any_tool_matches
+
+            if not any_tool_matches(err.tools, tool_name, tool_input, workspace):
+                continue
+        found.append(err)
+    return found
+
+
+FIX_BY_PERSON = ("A person must fix the rule file: agents may not edit rules "
+                 "(`slopjudge validate` lists every problem).")
 
 
 def rule_note(rule: Rule | None) -> str:

@@ -11,8 +11,13 @@ in ``event.tool_input``.
 Answers (exit 0): nothing (allow), a ``deny`` naming every refusing rule and
 check, or ``ask`` when the only refusals are judge passes under
 ``min_confidence`` on ``on_uncertain: ask`` rules. A check that errors
-denies (fail closed). An internal error exits 2 with one line on stderr:
-Claude Code lets the tool run on any other non-zero exit.
+denies, saying slopjudge could not decide (no finding in the call); a broken
+rule that could concern the call denies it, naming the file for the person
+to fix. A payload slopjudge cannot read, and an internal error, exit 2 with
+one line on stderr: Claude Code lets the tool run on any other non-zero exit.
+
+File paths in the tool input are resolved (symlinks, ``..``, case) before
+any rule sees them; the workspace is the project, never the payload's cwd.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..model import CheckResult, Event, Rule
+from ..model import CheckResult, Event, LoadError, Rule
 from . import common
 
 
@@ -44,6 +49,12 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
                                          cwd=event.cwd)
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
+    from ..toolmatch import resolve_path
+
+    # A patch may name a file through a symlinked folder too: judge the real file.
+    proposed = [(resolve_path(path, workspace),
+                 None if old is None else resolve_path(old, workspace), new)
+                for path, old, new in proposed]
     # A file outside the workspace keeps its absolute path: rules with
     # workspace-relative ``paths`` do not see it; a rule guarding where files
     # are written does.
@@ -68,6 +79,22 @@ def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
     return lines
 
 
+def _deny(text: str, where: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
+        }
+    }
+
+
+def undecided_closing(tool: str) -> str:
+    return (f"slopjudge could not decide on this {tool}, so it is blocked. This is not a "
+            "finding in your call: a person must fix the cause. Say so in your reply; "
+            "do not try to get around the block.")
+
+
 def decide(
     results: list[CheckResult], rules: list[Rule], event: Event, workspace: str,
     events_file: str | None,
@@ -81,40 +108,61 @@ def decide(
     denies = [r for r in stopping if r not in asks]
     tool = event.tool_name or "tool call"
     where = common.events_where(events_file, workspace)
-    if denies:
-        n = len({r.rule for r in denies})
-        text = "\n".join(
-            _lines(denies, by_id, workspace, where)
-            + [f"slopjudge refused this {tool} ({n} rule{'s' if n > 1 else ''}). "
-               "Change the call so it meets the rule, or take another approach that does; "
-               "do not work around the rule."]
-        )
-        decision = "deny"
-    else:
+    if not denies:
         text = "\n".join(
             _lines(asks, by_id, workspace, where)
             + [f"slopjudge's judge was not confident enough about this {tool}: please decide."]
         )
-        decision = "ask"
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": decision,
-            "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
+            }
         }
-    }
+    refusals = [r for r in denies if r.outcome != "error"]
+    errors = [r for r in denies if r.outcome == "error"]
+    lines = _lines(refusals + errors, by_id, workspace, where)
+    if refusals:
+        n = len({r.rule for r in refusals})
+        lines.append(f"slopjudge refused this {tool} ({n} rule{'s' if n > 1 else ''}). "
+                     "Change the call so it meets the rule, or take another approach that "
+                     "does; do not work around the rule.")
+    if errors:
+        lines.append(undecided_closing(tool))
+    return _deny("\n".join(lines), where)
 
 
-def handle(payload: dict[str, Any]) -> int:
+def broken_answer(broken: list[LoadError], event: Event, workspace: str,
+                  events_file: str | None) -> dict[str, Any]:
+    """A deny for a call that rules which do not load could concern."""
+    tool = event.tool_name or "tool call"
+    n = len({e.path for e in broken})
+    lines = [f"- {common.load_error_line(e, workspace)}" for e in broken[:common.MAX_FINDINGS]]
+    if len(broken) > common.MAX_FINDINGS:
+        lines.append(f"- … and {len(broken) - common.MAX_FINDINGS} more load errors")
+    text = "\n".join(
+        [f"slopjudge cannot enforce {n} rule file{'s' if n > 1 else ''} that could concern "
+         f"this {tool}, because {'they do' if n > 1 else 'it does'} not load:"]
+        + lines + [common.FIX_BY_PERSON, undecided_closing(tool)])
+    return _deny(text, common.events_where(events_file, workspace))
+
+
+def handle(payload: dict[str, Any], workspace: str) -> int:
     from .. import config, rulecache
 
-    workspace = config.find_workspace(common.start_dir(payload))
-    # Messages name files relative to the workspace, and `tools: [Write(src/**)]`
-    # globs paths relative to it (the current directory).
-    os.chdir(workspace)
     settings = config.load_settings(workspace)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
+    if event.tool_name in common.PATH_TOOLS and event.tool_input:
+        from ..toolmatch import resolve_tool_input
+
+        event.tool_input = resolve_tool_input(event.tool_name, event.tool_input, workspace)
+    broken = common.broken_rules(loaded.errors, settings.rules_dir, "pre-tool",
+                                 event.tool_name, event.tool_input, workspace)
+    if broken:
+        common.emit(broken_answer(broken, event, workspace, settings.events_file))
+        return 0
     from .. import engine
 
     rules = engine.applicable_rules(loaded.rules, event, workspace)
@@ -131,12 +179,20 @@ def handle(payload: dict[str, Any]) -> int:
     return 0
 
 
-def main(payload: dict[str, Any]) -> int:
+def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+    """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
+    if payload is not None and problem is None:
+        why = common.pre_tool_problem(payload)
+        if why is not None:
+            problem = common.PayloadError(why)
+    if payload is None or problem is not None:
+        common.note(f"could not read the PreToolUse payload ({problem}), so the tool call "
+                    "is blocked; this is not a finding in the call")
+        return 2
     try:
-        return handle(payload)
+        return handle(payload, common.find_workspace())
     except Exception as exc:  # fail closed: exit 2 blocks the tool in Claude Code
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
-        common.note(f"pre-tool hook failed, so the tool call is blocked: "
-                    f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        common.note(f"pre-tool hook failed, so the tool call is blocked: {common.one_line(exc)}")
         return 2

@@ -1,8 +1,10 @@
 """SessionStart: record the session baseline and run the load check.
 
-Never blocks: every problem, even an internal error, is reported and the
-hook exits 0. Rules that do not load go to the agent's context (so it knows
-they are not in force and can fix them) and to stderr for the person.
+Never blocks: every problem, even an internal error or a payload it cannot
+read, is reported and the hook exits 0. Rules that do not load go to the
+agent's context (so it knows they are not in force, and that a person must
+fix them) and to stderr for the person. Empty stdin is the standalone load
+check (``slopjudge hook start </dev/null``), not a problem.
 """
 
 from __future__ import annotations
@@ -45,22 +47,21 @@ def load_check(settings: Any) -> tuple[list[str], str]:
 def handle(payload: dict[str, Any]) -> int:
     from .. import config
 
-    workspace = config.find_workspace(common.start_dir(payload))
-    os.chdir(workspace)  # messages name files relative to the workspace
+    workspace = common.find_workspace()
     settings = config.load_settings(workspace)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
     try:
         record_baseline(settings, session_id, source)
     except Exception as exc:  # the load check still runs; stop falls back to HEAD
-        common.note(f"could not record the session baseline "
-                    f"({type(exc).__name__}: {' '.join(str(exc).split())}); "
+        common.note(f"could not record the session baseline ({common.one_line(exc)}); "
                     "the stop check will compare with HEAD")
     problems, summary = load_check(settings)
     if problems:
         text = "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
-            "Fix these rule files (run `slopjudge validate` to check); "
-            "until then the stop check refuses."])
+            "A person must fix these rule files (`slopjudge validate` checks them); agents "
+            "may not edit rules. Until then slopjudge blocks the tool calls a broken "
+            "pre-tool rule could concern, and blocks the end of each turn once."])
         common.emit({"hookSpecificOutput": {
             "hookEventName": "SessionStart",
             "additionalContext": common.bound(text, 8000, "the output of `slopjudge validate`"),
@@ -72,12 +73,14 @@ def handle(payload: dict[str, Any]) -> int:
     return 0
 
 
-def main(payload: dict[str, Any]) -> int:
+def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+    if problem is not None and not getattr(problem, "empty", False):
+        common.note(f"could not read the SessionStart payload ({problem}); running the load "
+                    "check, and recording the baseline without the session's id")
     try:
-        return handle(payload)
+        return handle(payload or {})
     except Exception as exc:  # start never blocks
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
-        common.note(f"session start check failed: {type(exc).__name__}: "
-                    f"{' '.join(str(exc).split())}")
+        common.note(f"session start check failed: {common.one_line(exc)}")
         return 0

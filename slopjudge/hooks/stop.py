@@ -2,19 +2,23 @@
 
 The changeset runs from the baseline recorded at session start to the work
 tree now (untracked files included, ``.gitignore`` respected); without a
-baseline, from HEAD, and a refusal says so. Rules that do not load refuse
-too. A refusal blocks the stop (``{"decision":"block","reason":...}``) so
-the agent keeps working; retries (``stop_hook_active``) are judged again.
+baseline, from HEAD, and a refusal says so. A refusal blocks the stop
+(``{"decision":"block","reason":...}``) so the agent keeps working; retries
+(``stop_hook_active``) are judged again, and a per-session counter lets the
+turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands.
 
-A per-session counter bounds the loop: at ``stop_block_cap`` refusals in a
-row the turn may end, and the person is told the refusal still stands. An
-internal error blocks (fail closed) and counts like a refusal.
+When slopjudge cannot decide (a check errors, a rule that concerns the stop
+does not load, a payload it cannot read, an internal error) the stop is
+blocked too, with a message for the person: nothing there is a finding the
+agent can fix, and the agent may not edit rules. So such a block is given
+once per turn: at the retry the turn ends, saying the block stands.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import CheckResult, LoadError, Rule
@@ -22,6 +26,31 @@ from . import backstop, common, state
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
+UNDECIDED = ("None of this is a finding in your change, and you may not edit rules, "
+             "slopjudge.yaml or hook settings to get past it: a person must fix the cause. "
+             "Say in your reply what is above; the block stands until then.")
+
+
+@dataclass
+class Verdict:
+    """What one stop found: refusals the agent can fix, and what only a person can."""
+
+    refusals: list[CheckResult] = field(default_factory=list)
+    errors: list[CheckResult] = field(default_factory=list)
+    broken: list[LoadError] = field(default_factory=list)
+    failure: str = ""  # slopjudge itself could not check (unreadable payload, internal error)
+    protected: str = ""  # the backstop: protected files changed, for a person to review
+    rules: list[Rule] = field(default_factory=list)
+    compared: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return bool(self.refusals or self.errors or self.broken or self.failure
+                    or self.protected)
+
+    @property
+    def undecided_only(self) -> bool:
+        return self.blocks and not self.refusals
 
 
 def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[Any, str]:
@@ -35,46 +64,59 @@ def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[A
             "(No session baseline was recorded, so this compares HEAD with the work tree.)")
 
 
-def refusal_text(
-    results: list[CheckResult], load_errors: list[LoadError], rules: list[Rule],
-    workspace: str, compared: str, where: str,
-) -> str:
-    by_id = {r.id: r for r in rules}
-    lines = ["slopjudge: the changes in this session do not pass these checks yet:"]
-    for r in common.refusing(results):
-        lines.append(f"- {r.id}: {common.result_reason(r, where)}")
-        lines.extend(common.finding_lines(r.findings, workspace, "    "))
-        rule = by_id.get(r.rule)
-        if rule is not None and rule.description:
-            lines.append(f"    rule {rule.id}: {' '.join(rule.description.split())}")
-    for err in load_errors:
-        lines.append(f"- {common.load_error_line(err, workspace)}")
-    if compared:
-        lines.append(compared)
-    lines.append(CLOSING)
+def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
+    by_id = {r.id: r for r in verdict.rules}
+    lines: list[str] = []
+    if verdict.refusals:
+        lines.append("slopjudge: the changes in this session do not pass these checks yet:")
+        for r in verdict.refusals:
+            lines.append(f"- {r.id}: {common.result_reason(r, where)}")
+            lines.extend(common.finding_lines(r.findings, workspace, "    "))
+            rule = by_id.get(r.rule)
+            if rule is not None and rule.description:
+                lines.append(f"    rule {rule.id}: {' '.join(rule.description.split())}")
+        if verdict.compared:
+            lines.append(verdict.compared)
+        lines.append(CLOSING)
+    if verdict.protected:
+        if lines:
+            lines.append("")
+        lines.append(verdict.protected)
+    if verdict.errors or verdict.broken or verdict.failure:
+        if lines:
+            lines.append("")
+        lines.append("slopjudge could not decide on these, so they block the stop too:"
+                     if verdict.refusals else
+                     "slopjudge could not check this session's changes, so the stop is blocked:")
+        if verdict.failure:
+            lines.append(f"- {verdict.failure}")
+        for r in verdict.errors:
+            lines.append(f"- {r.id}: {common.result_reason(r, where)}")
+        for err in verdict.broken:
+            lines.append(f"- {common.load_error_line(err, workspace)}")
+        if verdict.broken:
+            lines.append(common.FIX_BY_PERSON)
+        lines.append(UNDECIDED)
     return "\n".join(lines)
 
 
-def judge(kind: str, payload: dict[str, Any], settings: Any) -> str | None:
-    """The refusal text for this stop, or None when everything passes."""
+def judge(kind: str, payload: dict[str, Any], settings: Any) -> Verdict:
+    """What this stop finds."""
     from .. import changeset, engine, rulecache
 
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
-    rules = engine.applicable_rules(loaded.rules, event)
+    rules = engine.applicable_rules(loaded.rules, event, settings.workspace)
     cs, compared = _changeset(changeset, settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
         options = engine.options_from_settings(settings)
         results = engine.run(rules, event, cs, workspace=settings.workspace, options=options)
-    # A repository without its rules folder has nothing to enforce: the start
-    # check says so, but blocking every stop over it would only trap the agent.
-    load_errors = list(loaded.errors) if os.path.isdir(settings.rules_dir) else []
-    if not common.refusing(results) and not load_errors:
-        return None
-    where = common.events_where(settings.events_file, settings.workspace)
-    return refusal_text(results, load_errors, loaded.rules, settings.workspace,
-                        compared, where)
+    return Verdict(
+        refusals=common.refusals_of(results), errors=common.errors_of(results),
+        broken=common.broken_rules(loaded.errors, settings.rules_dir, kind),
+        rules=loaded.rules, compared=compared,
+    )
 
 
 def counter_name(kind: str, payload: dict[str, Any]) -> str:
@@ -84,56 +126,75 @@ def counter_name(kind: str, payload: dict[str, Any]) -> str:
     return "stop"
 
 
-def handle(kind: str, payload: dict[str, Any]) -> int:
+def _let_end(message: str, where: str) -> int:
+    message = common.bound(message, common.MAX_MESSAGE_CHARS, where)
+    print(message, file=sys.stderr, flush=True)
+    common.emit({"systemMessage": message})
+    return 0
+
+
+def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None) -> int:
     from .. import config
 
-    workspace = config.find_workspace(common.start_dir(payload))
-    os.chdir(workspace)  # messages name files relative to the workspace
+    workspace = common.find_workspace()
     settings = None
+    verdict = Verdict()
+    if payload is None:
+        name = "Stop" if kind == "stop" else "SubagentStop"
+        verdict.failure = (f"slopjudge could not read the {name} hook payload ({problem}), "
+                           "so it could not check this session's changes")
     try:
         settings = config.load_settings(workspace)
-        reason = judge(kind, payload, settings)
-        reason = backstop.guard(reason, settings, payload)  # whether or not the rules load
-    except Exception as exc:  # fail closed: block, and let the counter bound the loop
+        if payload is not None:
+            verdict = judge(kind, payload, settings)
+    except Exception as exc:  # fail closed: block, once per turn
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
-        reason = (f"slopjudge could not check this session's changes: {type(exc).__name__}: "
-                  f"{' '.join(str(exc).split())}\nFix the cause if it is in the repository "
-                  "(a rule, slopjudge.yaml), then finish again.")
+        verdict.failure = (f"slopjudge could not check this session's changes: "
+                           f"{common.one_line(exc)}")
+    if settings is not None:
+        # Whether or not the rules load or the payload reads: an agent that
+        # changed what judges it must not get past by breaking the judge too.
+        sid = (payload or {}).get("session_id")
+        verdict.protected = backstop.check(settings, sid if isinstance(sid, str) else None) or ""
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
     cap = settings.stop_block_cap if settings else 8
     events = settings.events_file if settings else None
+    payload = payload or {}
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     counter = counter_name(kind, payload)
+    where = common.events_where(events, workspace)
 
-    if reason is None:
+    if not verdict.blocks:
         state.set_count(state_base, session_id, counter, 0)
         return 0
-    count = state.get_count(state_base, session_id, counter) if common.flag(
-        payload, "stop_hook_active") else 0
+    reason = refusal_text(verdict, workspace, where)
+    # An unreadable payload does not say whether this stop is a retry: a count
+    # left by the last stop says it is.
+    retry = common.flag(payload, "stop_hook_active") if problem is None else True
+    count = state.get_count(state_base, session_id, counter) if retry else 0
+    if verdict.undecided_only and count >= 1:
+        state.set_count(state_base, session_id, counter, 0)
+        return _let_end("slopjudge: letting the turn end; the block stands, and a person "
+                        f"must act on it:\n{reason}", where)
     count += 1
-    where = common.events_where(events, workspace)
     if cap > 0 and count >= cap:
         state.set_count(state_base, session_id, counter, 0)
-        message = common.bound(
-            f"slopjudge: letting the turn end after {count} refusals in a row; "
-            f"the refusal still stands:\n{reason}", common.MAX_MESSAGE_CHARS, where)
-        print(message, file=sys.stderr, flush=True)
-        common.emit({"systemMessage": message})
-        return 0
+        return _let_end(f"slopjudge: letting the turn end after {count} refusals in a row; "
+                        f"the refusal still stands:\n{reason}", where)
     state.set_count(state_base, session_id, counter, count)
     common.emit({"decision": "block",
                  "reason": common.bound(reason, common.MAX_MESSAGE_CHARS, where)})
     return 0
 
 
-def main(kind: str, payload: dict[str, Any]) -> int:
+def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
     try:
-        return handle(kind, payload)
+        return handle(kind, payload, problem)
     except Exception as exc:  # even the state files failed: still block
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
         common.emit({"decision": "block",
                      "reason": f"slopjudge could not check this session's changes: "
-                               f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
+                               f"{common.one_line(exc)}. {UNDECIDED}"})
         return 0

@@ -1,0 +1,152 @@
+"""What the fail-closed hook tests share: a real git repository holding a real rule
+pack (the shipped protect-rules plus a script rule), and the real hook entry point,
+``python -m slopjudge hook <point>``, run as the harness runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+SESSION = "0b4de96f-c67c-4e10-ae34-a9539e2abcfb"
+
+# Refuses added lines holding FORBIDDEN, naming file and line.
+SCAN = r'''#!/usr/bin/env python3
+import json, sys
+payload = json.load(sys.stdin)
+findings = []
+for f in payload["changeset"]["files"]:
+    old = set((f.get("oldContent") or "").splitlines())
+    for n, line in enumerate((f.get("newContent") or "").splitlines(), 1):
+        if "FORBIDDEN" in line and line not in old:
+            findings.append({"path": f["path"], "line": n, "message": "FORBIDDEN marker"})
+if findings:
+    print(json.dumps({"reason": "added lines contain FORBIDDEN", "findings": findings}))
+    sys.exit(1)
+'''
+
+SCAN_RULE = """\
+description: No FORBIDDEN markers in added lines
+on: [pre-tool, stop, subagent-stop]
+tools: [Write, Edit, MultiEdit, NotebookEdit, apply_patch]
+checks:
+  - id: scan
+    script: scan.py
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def executable(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def make_ws(root: Path) -> Path:
+    """A committed repository with protect-rules (shipped) and no-forbidden (a script)."""
+    ws = root / "repo"
+    ws.mkdir(parents=True)
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "config", "user.email", "t@example.com")
+    git(ws, "config", "user.name", "T")
+    git(ws, "config", "commit.gpgsign", "false")
+    (ws / ".gitignore").write_text("*.pyc\n")
+    (ws / "a.txt").write_text("hello\nworld\n")
+    rules = ws / "rules"
+    for name in ("protect-rules", "_lib"):
+        shutil.copytree(REPO_ROOT / "rules" / name, rules / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    executable(rules / "no-forbidden" / "scan.py", SCAN)
+    (rules / "no-forbidden" / "rule.yaml").write_text(SCAN_RULE)
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "init")
+    return ws
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_"))}
+    out.update(extra)
+    return out
+
+
+def hook(point: str, ws: Path, stdin: Any, *, cwd: Path | None = None,
+         env: dict[str, str] | None = None, timeout: float = 60
+         ) -> tuple[int, Any, str]:
+    """``python -m slopjudge hook <point>``: (exit code, parsed stdout or None, stderr).
+
+    ``stdin`` is sent as is when bytes or str, else as JSON.
+    """
+    if isinstance(stdin, bytes):
+        data = stdin
+    elif isinstance(stdin, str):
+        data = stdin.encode()
+    else:
+        data = json.dumps(stdin).encode()
+    proc = subprocess.run([sys.executable, "-m", "slopjudge", "hook", point], input=data,
+                          cwd=cwd or ws, capture_output=True, env=env or clean_env(),
+                          timeout=timeout)
+    out = proc.stdout.decode()
+    return proc.returncode, json.loads(out) if out.strip() else None, proc.stderr.decode()
+
+
+def pre_tool(ws: Path, tool: str, tool_input: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": str(ws),
+        "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_1",
+    }
+    data.update(fields)
+    return data
+
+
+def stop(ws: Path, kind: str = "stop", **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": str(ws),
+        "permission_mode": "acceptEdits",
+        "hook_event_name": "Stop" if kind == "stop" else "SubagentStop",
+        "stop_hook_active": False, "last_assistant_message": "done",
+    }
+    if kind != "stop":
+        data.update(agent_id="a0e5", agent_type="general-purpose")
+    data.update(fields)
+    return data
+
+
+def start(ws: Path, **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"session_id": SESSION, "transcript_path": "/tmp/t.jsonl",
+                            "cwd": str(ws), "hook_event_name": "SessionStart",
+                            "source": "startup"}
+    data.update(fields)
+    return data
+
+
+def deny_reason(out: Any) -> str:
+    assert out is not None, "expected a deny, got nothing (an allow)"
+    spec = out["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse"
+    assert spec["permissionDecision"] == "deny", spec
+    return str(spec["permissionDecisionReason"])
+
+
+def block_reason(out: Any) -> str:
+    assert out is not None and out.get("decision") == "block", out
+    return str(out["reason"])
+
+
+def one_line_block(rc: int, out: Any, err: str) -> str:
+    """Exit 2 with one stderr line (Claude Code blocks a tool only on exit 2)."""
+    assert (rc, out) == (2, None), (rc, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("slopjudge: "), err
+    assert "Traceback" not in err
+    return lines[0]
