@@ -646,8 +646,11 @@ NO_FORK_ENV = "SLOPJUDGE_NO_FORK"  # set: every Python check runs in a fresh int
 
 
 def forks_python() -> bool:
+    """Whether Python checks run in a fork. Only where each gets a cgroup: the
+    subreaper finds a check's orphans by the tag in their environment as the
+    kernel recorded it at exec, and a fork that never execs shows none."""
     return (sys.platform.startswith("linux") and hasattr(os, "fork")
-            and not os.environ.get(NO_FORK_ENV))
+            and not os.environ.get(NO_FORK_ENV) and _CGROUPS.available() is not None)
 
 
 class _Forked:

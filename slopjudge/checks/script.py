@@ -96,6 +96,9 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
         if os.path.isdir(lib):
             preload_helpers(lib)
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env)
+    if len(argv) == 2 and argv[0] == sys.executable:
+        # No __pycache__ beside the rules: a protected file changed by the run itself.
+        env = dict(env, PYTHONDONTWRITEBYTECODE="1")
     return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env)
 
 
