@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import time
@@ -25,3 +26,87 @@ def timed(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def regular_install(root: str) -> str:
+    """A venv under ``root`` holding slopjudge as a user gets it: a wheel built from
+    this checkout, installed (not editable, bytecode compiled). Its dependencies
+    come from the interpreter running the bench (a ``.pth`` line; the bench
+    installs nothing from the network). Returns the venv's ``bin`` folder."""
+    import glob
+    import sys
+    import sysconfig
+
+    wheels = os.path.join(root, "wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    wheels, ROOT], check=True,
+                   capture_output=True)
+    [wheel] = glob.glob(os.path.join(wheels, "slopjudge-*.whl"))
+    venv = os.path.join(root, "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    py = os.path.join(venv, "bin", "python")
+    subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-deps",
+                    wheel], check=True, capture_output=True)
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    # Only the folder goes on sys.path, its .pth files are not run: an editable
+    # slopjudge installed there stays invisible to this venv.
+    with open(os.path.join(site, "zz_bench_deps.pth"), "w", encoding="utf-8") as fh:
+        fh.write(sysconfig.get_path("purelib") + "\n")
+    where = subprocess.run([py, "-c", "import slopjudge; print(slopjudge.__file__)"],
+                           check=True, capture_output=True, text=True, cwd=root).stdout
+    if not where.startswith(site):
+        sys.exit(f"the bench venv does not use its own slopjudge: {where.strip()}")
+    return os.path.join(venv, "bin")
+
+
+def git(ws: str, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True)
+
+
+def init_repo(bin_dir: str, ws: str, files: dict[str, str] | None = None) -> str:
+    """A git repo with the default pack after ``slopjudge init``, committed."""
+    os.makedirs(ws)
+    git(ws, "init", "-q")
+    git(ws, "config", "user.email", "bench@example.com")
+    git(ws, "config", "user.name", "bench")
+    for name, text in {"README.md": "# demo\n", "src/app.py": "def main():\n    return 1\n",
+                       **(files or {})}.items():
+        path = os.path.join(ws, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    subprocess.run([os.path.join(bin_dir, "slopjudge"), "init"], cwd=ws, check=True,
+                   capture_output=True)
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "init")
+    return ws
+
+
+def bench_env() -> dict[str, str]:
+    """The environment as a user's: no slopjudge or Python settings of this shell."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "PYTHON"))}
+
+
+def paired(runs: int, base: list[str], argv: list[str], *, stdin: str = "", cwd: str | None = None,
+           env: dict[str, str] | None = None, expect_out: str | None = None,
+           expect_rc: int = 0) -> tuple[float, float, float]:
+    """Median base ms, median argv ms and median of the per-pair ratios, runs alternated."""
+    import statistics
+    import sys
+
+    bases, alls, ratios = [], [], []
+    for _ in range(runs):
+        b, _cpu, _p = timed(base, stdin="", env=env)
+        t, _cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
+        if proc.returncode != expect_rc or (expect_out is not None and proc.stdout != expect_out):
+            sys.exit(f"unexpected result from {argv}: rc={proc.returncode} "
+                     f"stdout={proc.stdout[:300]!r} stderr={proc.stderr[:300]!r}")
+        bases.append(b * 1000)
+        alls.append(t * 1000)
+        ratios.append(t / b)
+    return statistics.median(bases), statistics.median(alls), statistics.median(ratios)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from .diffparse import FileStatus, decode, file_changes, merge_typechanges, parse
 from .errors import SlopjudgeError
 from .model import Changeset, Commit, FileChange
-from .pathglob import match, match_any
+from .pathglob import match, matcher
 
 __all__ = [
     "ChangesetError",
@@ -112,7 +112,19 @@ def _first_line(err: bytes) -> str:
     return ""
 
 
+_TOPLEVELS: dict[str, str] = {}
+
+
 def _toplevel(workspace: str) -> str:
+    """The work tree holding ``workspace``; asked of git once per process (a Stop
+    asks for it several times, a git call each)."""
+    top = _TOPLEVELS.get(workspace)
+    if top is None:
+        top = _TOPLEVELS[workspace] = _ask_toplevel(workspace)
+    return top
+
+
+def _ask_toplevel(workspace: str) -> str:
     if not os.path.isdir(workspace):
         raise ChangesetError(f"not a directory: {workspace}")
     try:
@@ -658,13 +670,15 @@ def split(
     """
     files: list[FileChange] = []
     others: list[dict[str, str]] = []
+    admits = matcher(tuple(paths))
+    excludes = matcher(tuple(exclude))
     for f in changeset.files:
         if f.path.startswith("/"):
             wanted = not paths or any(p.startswith("/") and match(p, f.path) for p in paths)
         else:
-            wanted = not paths or match_any(paths, f.path) or (
-            f.status == "R" and f.old_path is not None and match_any(paths, f.old_path))
-        if wanted and not (exclude and match_any(exclude, f.path)):
+            wanted = not paths or admits(f.path) or (
+            f.status == "R" and f.old_path is not None and admits(f.old_path))
+        if wanted and not (exclude and excludes(f.path)):
             files.append(f)
         else:
             others.append({"path": f.path, "status": f.status})

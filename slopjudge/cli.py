@@ -7,12 +7,15 @@ fast path pays for nothing it does not use.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .errors import SlopjudgeError
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS: dict[str, str] = {
     "init": "copy the default rule pack, templates and RUBRIC.md into a repository",
@@ -32,6 +35,8 @@ HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
+    import argparse  # not at the top: `slopjudge hook` never builds a parser
+
     parser = argparse.ArgumentParser(
         prog="slopjudge", description="Keep AI slop out of a repository."
     )

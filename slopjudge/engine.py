@@ -191,6 +191,7 @@ def run(
             event=event, workspace=workspace, changeset=changeset, files=files,
             others=others, change=cs.unified_diff(files), rule=rule,
         )
+        shared = SharedPayload(base_payload)
         for check in checks:
             ordered.append(check)
             if carries_change and not files:
@@ -201,7 +202,7 @@ def run(
             payload = dict(base_payload, check={"id": check.id})
             contexts[check.full_id] = CheckContext(
                 rule=rule, check=check, event=event, workspace=workspace,
-                changeset=rule_cs, payload=payload, options=options,
+                changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
             )
 
     recorder = _Recorder(options, event)
@@ -233,6 +234,29 @@ def run(
 
     return graph.execute(ordered, run_one, jobs=options.jobs, on_result=finished,
                          on_interrupt=stop_running)
+
+
+class SharedPayload:
+    """A rule's payload as JSON, serialised once for all its checks: each check's
+    bytes are the rule's with its own ``check`` key in front."""
+
+    def __init__(self, base: dict[str, Any]) -> None:
+        self.base = {k: v for k, v in base.items() if k != "check"}
+        self.encoded: dict[bool, bytes] = {}
+        self.lock = threading.Lock()
+
+    def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
+        import json
+
+        with self.lock:
+            body = self.encoded.get(ensure_ascii)
+            if body is None:
+                body = self.encoded[ensure_ascii] = json.dumps(
+                    self.base, ensure_ascii=ensure_ascii).encode("utf-8")
+        head = json.dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
+        if body == b"{}":
+            return head.encode("utf-8")
+        return head[:-1].encode("utf-8") + b", " + body[1:]
 
 
 def stop_running(futures: list[Any], grace: float = 2.0) -> None:

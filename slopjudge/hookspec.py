@@ -60,6 +60,8 @@ class CheckContext:
     changeset: Changeset  # the files this rule admits (paths/exclude applied)
     payload: dict[str, Any]  # SPEC §3 object for this rule and check
     options: RunOptions
+    # The rule's payload serialised once for all its checks (engine.SharedPayload).
+    shared_payload: Any = None
 
 
 class CheckKind(Protocol):

@@ -113,4 +113,30 @@ def match(pattern: str, path: str) -> bool:
 
 def match_any(patterns: list[str], path: str) -> bool:
     """True when any of ``patterns`` matches ``path``."""
-    return any(match(p, path) for p in patterns)
+    return matcher(tuple(patterns))(path)
+
+
+class _Matcher:
+    """One pattern list as one regex, with each path's answer remembered: a rule's
+    ``paths`` are asked about every changed file, and rules share lists."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        pats = [compile_pattern(p).pattern for p in patterns if p]
+        self.regex = re.compile("|".join(f"(?:{p})" for p in pats), re.DOTALL) if pats else None
+        self.seen: dict[str, bool] = {}
+
+    def __call__(self, path: str) -> bool:
+        hit = self.seen.get(path)
+        if hit is None:
+            if len(self.seen) > 200_000:  # a long-lived process: stay bounded
+                self.seen.clear()
+            key = path[2:] if path.startswith("./") else path
+            hit = self.seen[path] = (self.regex is not None
+                                     and self.regex.fullmatch(key) is not None)
+        return hit
+
+
+@lru_cache(maxsize=256)
+def matcher(patterns: tuple[str, ...]) -> _Matcher:
+    """The cached matcher for this pattern list."""
+    return _Matcher(patterns)

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from dataclasses import dataclass
 from typing import IO
 
@@ -630,3 +631,325 @@ def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     jail.kill()
+
+
+# ---- Python checks without a new interpreter ----------------------------------
+#
+# A Python script check run as ``python script.py`` pays a whole interpreter
+# start (and the imports slopjudge has already made) on every call. Instead the
+# process that runs the checks forks, and the fork runs the script as
+# ``__main__``: same protocol (stdin, env, cwd, argv, exit code, stdout and
+# stderr), same containment (own session, own cgroup or tag), same collection
+# (deadline, bounded output, nothing left behind) as :func:`run`.
+
+NO_FORK_ENV = "SLOPJUDGE_NO_FORK"  # set: every Python check runs in a fresh interpreter
+
+
+def forks_python() -> bool:
+    """Whether Python checks run in a fork. Only where each gets a cgroup: the
+    subreaper finds a check's orphans by the tag in their environment as the
+    kernel recorded it at exec, and a fork that never execs shows none."""
+    return (sys.platform.startswith("linux") and hasattr(os, "fork")
+            and not os.environ.get(NO_FORK_ENV) and _CGROUPS.available() is not None)
+
+
+class _Forked:
+    """A forked check as :func:`_collect` sees a Popen: pid, pipes, wait, returncode."""
+
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.pid = pid
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+        self.stderr: IO[bytes] | None = stderr
+        self.returncode: int | None = None
+        self.args = ["<forked python check>"]
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        if timeout is None:
+            _, status = os.waitpid(self.pid, 0)
+        else:
+            deadline = time.monotonic() + timeout
+            delay = 0.0005
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def run_python(
+    path: str,
+    *,
+    input: bytes = b"",
+    timeout: float | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    max_output: int = 64 * 1024 * 1024,
+) -> ProcResult:
+    """Run the Python script ``path`` in a fork of this process; as :func:`run` would
+    run ``[sys.executable, path]``."""
+    started = time.monotonic()
+    full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
+    if not os.path.isfile(full):
+        return ProcResult(None, b"", b"", start_error=f"{path}: not found",
+                          duration_s=time.monotonic() - started)
+    if not os.access(full, os.R_OK):
+        return ProcResult(None, b"", b"", start_error=f"{path}: not readable",
+                          duration_s=time.monotonic() - started)
+    _prepare_fork()
+    script_code = _compiled(full)
+    jail = _Jail()
+    child_env = jail.env(env)
+    pipes: list[int] = []
+    try:
+        in_r, in_w = os.pipe()
+        pipes += [in_r, in_w]
+        out_r, out_w = os.pipe()
+        pipes += [out_r, out_w]
+        err_r, err_w = os.pipe()
+        pipes += [err_r, err_w]
+        with _FORK_LOCK:  # never while this process imports a shared helper
+            pid = os.fork()
+    except OSError as exc:
+        for fd in pipes:
+            os.close(fd)
+        jail.close()
+        return ProcResult(None, b"", b"", start_error=f"{path}: {exc.strerror or exc}",
+                          duration_s=time.monotonic() - started)
+    if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
+        _forked_child(full, script_code, in_r, out_w, err_w, cwd, child_env, jail.cgroup)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    proc = _Forked(pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
+    with _LIVE_LOCK:
+        _LIVE[pid] = jail
+    try:
+        return _collect(proc, jail, input, timeout, max_output, started)  # type: ignore[arg-type]
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.pop(pid, None)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        jail.close()
+
+
+_FORK_READY = False
+_FORK_LOCK = threading.Lock()
+_PRELOADED: set[str] = set()
+
+
+def preload_helpers(folder: str) -> None:
+    """Import once, in this process, the modules of a pack's shared helper folder
+    (``rules/_lib``): every forked check then finds them imported.
+
+    Under the fork lock: a fork while another thread is inside an import would
+    leave that module locked in the child for good. A helper that fails to
+    import is left to each check, which then fails as it would anyway.
+    """
+    if folder in _PRELOADED:
+        return
+    with _FORK_LOCK:
+        if folder in _PRELOADED:
+            return
+        _PRELOADED.add(folder)
+        try:
+            names = sorted(n[:-3] for n in os.listdir(folder)
+                           if n.endswith(".py") and n[:-3].isidentifier())
+        except OSError:
+            return
+        import importlib.util
+        from importlib.machinery import SourceFileLoader
+
+        class SourceOnly(SourceFileLoader):
+            def get_code(self, fullname: str) -> types.CodeType:
+                path = self.get_filename(fullname)
+                return compile(self.get_data(path), path, "exec", dont_inherit=True)
+
+        sys.path.insert(0, folder)
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
+        try:
+            for name in names:
+                if name in sys.modules:
+                    continue  # never shadow a module this process already has
+                path = os.path.join(folder, name + ".py")
+                spec = importlib.util.spec_from_file_location(
+                    name, path, loader=SourceOnly(name, path))
+                if spec is None or spec.loader is None:
+                    continue
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except Exception:  # noqa: BLE001 - the check reports it itself
+                    sys.modules.pop(name, None)
+        finally:
+            sys.path.remove(folder)
+            sys.dont_write_bytecode = no_bytecode
+
+
+def _prepare_fork() -> None:
+    """Import, once and before any fork, what the forked child needs: a child must
+    not import a module another thread of this process was importing at the fork."""
+    global _FORK_READY
+    if _FORK_READY:
+        return
+    import atexit  # noqa: F401
+    import io  # noqa: F401
+    import traceback  # noqa: F401
+    import warnings
+    from importlib import machinery  # noqa: F401
+
+    # Python 3.12+ warns on every fork of a process with threads; the child
+    # here only runs the script and exits, and touches no lock of the parent.
+    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
+                            category=DeprecationWarning)
+    _FORK_READY = True
+
+
+def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_w: int,
+                  err_w: int, cwd: str | None, env: dict[str, str], cgroup: str | None) -> None:
+    """In the fork: become a fresh ``python path`` as far as the script can tell, run it, exit."""
+    code = 70
+    try:
+        os.setsid()
+        if cgroup is not None:
+            try:
+                fd = os.open(os.path.join(cgroup, "cgroup.procs"), os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # as the shell step: the process group and the sweep still hold it
+        os.dup2(in_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        # Only 0, 1 and 2 stay open: a pipe of another check running in this
+        # process must not stay open in this one (its reader would wait on us).
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 2:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                    signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _run_as_main(path, script_code, cwd, env)
+    except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
+        try:
+            import traceback
+
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _run_as_main(path: str, script_code: types.CodeType | None, cwd: str | None,
+                 env: dict[str, str]) -> int:
+    import atexit
+    import io
+    import traceback
+
+    if cwd is not None:
+        os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
+                                 encoding="utf-8", errors="strict")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
+                                  encoding="utf-8", errors="strict")
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+                                  encoding="utf-8", errors="backslashreplace",
+                                  line_buffering=True)
+    for name in ("stdin", "stdout", "stderr"):  # the originals are the parent's objects
+        setattr(sys, f"__{name}__", getattr(sys, name))
+    sys.argv = [path]
+    sys.dont_write_bytecode = True  # see _CODE
+    # As ``python path``: the script's own folder first; never the folder this
+    # process was started from (``python -m`` puts it there).
+    started_in = {"", ".", os.path.abspath(os.curdir)}
+    sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
+        p for p in sys.path if p not in started_in]
+    atexit._clear()
+    code = 0
+    try:
+        _exec_main(path, script_code)
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
+        traceback.print_exc()
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120  # as the interpreter when its output cannot be flushed
+    return code
+
+
+def _exec_main(path: str, code: types.CodeType | None) -> None:
+    """Run ``path`` as ``__main__``: ``code`` compiled by the parent when it could."""
+    import builtins
+    from importlib.machinery import SourceFileLoader
+
+    loader = SourceFileLoader("__main__", path)
+    if code is None:
+        with open(path, "rb") as fh:
+            code = compile(fh.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __loader__=loader, __builtins__=builtins,
+                         __spec__=None, __cached__=None)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+# Scripts compiled in this process, by path: (mtime_ns, size, code). Bytecode is
+# never read from or written to disk for rule code: a ``__pycache__`` beside a
+# rule is a file an agent could plant, or a protected file changed by the run.
+_CODE: dict[str, tuple[int, int, types.CodeType]] = {}
+
+
+def _compiled(path: str) -> types.CodeType | None:
+    """``path`` compiled, once per version of it; None when it does not compile
+    (the child compiles again and fails as the interpreter would)."""
+    try:
+        st = os.stat(path)
+        hit = _CODE.get(path)
+        if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
+            return hit[2]
+        with open(path, "rb") as fh:
+            code = compile(fh.read(), path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    _CODE[path] = (st.st_mtime_ns, st.st_size, code)
+    return code
+
+
+def _exit_code(value: object) -> int:
+    """What ``sys.exit(value)`` makes the interpreter's exit status."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value & 0xFF
+    if isinstance(value, bool):
+        return int(value)
+    print(value, file=sys.stderr)
+    return 1

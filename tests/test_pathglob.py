@@ -113,3 +113,18 @@ def test_agrees_with_git_check_ignore(tmp_path: Path, pattern: str) -> None:
     ignored = _git_ignored(tmp_path, pattern, GIT_PATHS)
     ours = {p for p in GIT_PATHS if match(pattern, p)}
     assert ours == ignored
+
+
+def test_a_pattern_list_matches_as_its_patterns_do_one_by_one() -> None:
+    """match_any (one combined regex, answers remembered) agrees with match on each."""
+    from slopjudge.pathglob import match, match_any
+
+    lists = [[], [""], ["*.py"], ["src/**", "!x"], ["**/vendor/**", "*.min.js", "docs/"],
+             ["/abs/*.py", "a/*/c", "[ab].txt", "**"], ["tests/fixtures/**", "**/*_pb2.py"]]
+    paths = ["a.py", "src/a.py", "src/deep/b.js", "vendor/x.js", "lib/vendor/y.py", "x.min.js",
+             "docs", "docs/a.md", "a/b/c", "a/b/d/c", "a.txt", "c.txt", "./src/a.py",
+             "tests/fixtures/z.py", "pkg/m_pb2.py", "/abs/q.py", ""]
+    for patterns in lists:
+        for path in paths * 2:  # the second pass answers from memory
+            expected = any(match(p, path) for p in patterns)
+            assert match_any(patterns, path) == expected, (patterns, path)

@@ -13,9 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import procs
 from ..hookspec import CheckContext
-from .script import check_env
+from .script import check_env, payload_bytes, run_check_command
 
 _KEYS = ("additionalContext", "skip", "fingerprint")
 
@@ -80,12 +79,10 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
     command = ctx.check.prepare
     if not command:
         return PrepareResult(ok=True)
-    payload = json.dumps(ctx.payload, ensure_ascii=False).encode("utf-8")
+    payload = payload_bytes(ctx, ensure_ascii=False)
     timeout = ctx.check.timeout
-    result = procs.run(
-        procs.script_argv(command), input=payload, timeout=timeout, cwd=ctx.rule.dir,
-        env=check_env(ctx),
-    )
+    result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
+                               env=check_env(ctx))
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")
     if result.timed_out:

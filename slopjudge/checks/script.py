@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from typing import Any
 
 from ..hookspec import CheckContext
 from ..model import CheckResult, Finding
-from ..procs import ProcResult, run, script_argv
+from ..procs import ProcResult, forks_python, preload_helpers, run, run_python, script_argv
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -75,17 +76,38 @@ def parse_findings(raw: Any) -> list[Finding]:
     return findings
 
 
+def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
+    """What the check's command reads on stdin: the rule's payload, serialised once."""
+    shared = ctx.shared_payload
+    if (shared is not None and ctx.payload.get("check") == {"id": ctx.check.id}
+            and len(ctx.payload) == len(shared.base) + 1
+            and all(ctx.payload.get(k) is v for k, v in shared.base.items())):
+        return bytes(shared.for_check(ctx.check.id, ensure_ascii))
+    return json.dumps(ctx.payload, ensure_ascii=ensure_ascii).encode("utf-8")
+
+
+def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
+                      env: dict[str, str]) -> ProcResult:
+    """A rule's script or prepare: a Python one in a fork of this process (no new
+    interpreter), anything else as its own command."""
+    argv = script_argv(command)
+    if len(argv) == 2 and argv[0] == sys.executable and forks_python():
+        lib = os.path.join(os.path.dirname(cwd), "_lib")
+        if os.path.isdir(lib):
+            preload_helpers(lib)
+        return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env)
+    if len(argv) == 2 and argv[0] == sys.executable:
+        # No __pycache__ beside the rules: a protected file changed by the run itself.
+        env = dict(env, PYTHONDONTWRITEBYTECODE="1")
+    return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env)
+
+
 def run_script(ctx: CheckContext) -> CheckResult:
     check = ctx.check
     assert check.script is not None
     started = time.monotonic()
-    proc = run(
-        script_argv(check.script),
-        input=json.dumps(ctx.payload).encode("utf-8"),
-        timeout=check.timeout,
-        cwd=ctx.rule.dir,
-        env=check_env(ctx),
-    )
+    proc = run_check_command(check.script, payload_bytes(ctx), timeout=check.timeout,
+                             cwd=ctx.rule.dir, env=check_env(ctx))
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)

@@ -1,0 +1,58 @@
+"""The PreToolUse fast path (no rule applies) imports only what it needs.
+
+Measured with ``python -X importtime``: the template engine, the schema
+validator, the YAML parser, the argument parser and the process machinery cost
+more than the whole answer; none of them may load when no rule applies. Rule
+loading is cached, so the second call is the one every tool call pays for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import PY, cli_env, commit_all, make_repo, sj
+
+# Module roots the no-rule path must never import (first dotted part).
+HEAVY = {
+    "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "tenacity",
+    "argparse", "subprocess", "concurrent", "logging", "asyncio", "email", "tempfile",
+    "hashlib", "hmac", "ssl", "uuid", "pathlib", "difflib", "pickle", "decimal", "zipfile",
+    "slopjudge.changeset", "slopjudge.diffparse", "slopjudge.procs", "slopjudge.payload",
+    "slopjudge.record", "slopjudge.graph", "slopjudge.checks", "slopjudge.commands",
+}
+
+PROBE = r"""
+import json, sys
+before = set(sys.modules)
+sys.argv = ["slopjudge", "hook", "pre-tool"]
+from slopjudge.cli import main
+code = main()
+json.dump({"code": code, "new": sorted(set(sys.modules) - before)}, sys.stderr)
+"""
+
+
+def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    res = sj("init", cwd=repo)
+    assert res.returncode == 0, res.stderr
+    commit_all(repo, "init")
+    event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                        "tool_name": "Read",
+                        "tool_input": {"file_path": str(repo / "src" / "app.py")}})
+    first = sj("hook", "pre-tool", cwd=repo, input=event)  # loads the rules, fills the cache
+    assert (first.returncode, first.stdout) == (0, ""), first.stderr
+    import subprocess
+
+    res = subprocess.run([PY, "-X", "importtime", "-c", PROBE], cwd=repo, env=cli_env(),
+                         input=event, capture_output=True, text=True, timeout=60)
+    got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
+    assert got["code"] == 0 and res.stdout == ""
+    new = set(got["new"])
+    heavy = sorted(m for m in new if m in HEAVY or m.split(".")[0] in HEAVY
+                   or any(m.startswith(h + ".") for h in HEAVY))
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("import time:")]
+    total_us = sum(int(ln.split("|")[0].split(":")[1]) for ln in lines[1:]
+                   if ln.split("|")[0].split(":")[1].strip().isdigit())
+    assert heavy == [], f"heavy imports on the fast path: {heavy} (imports {total_us} us)"
+    assert "slopjudge.rulecache" in new  # the probe really took the hook path
