@@ -409,6 +409,15 @@ def snapshot_worktree(workspace: str) -> str:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
+    """Files under ``trees`` (workspace-relative folders) that git ignores, every one
+    listed (no folder collapsed)."""
+    _toplevel(workspace)  # a clear error outside a repository
+    out = _git(workspace, ["ls-files", "-o", "-i", "--exclude-standard", "-z", "--",
+                     *(f":(literal){t}" for t in trees)])
+    return sorted(decode(n) for n in out.split(b"\0") if n)
+
+
 def _nested_repos(top: str, env: dict[str, str]) -> list[str]:
     """Untracked folders that hold a repository of their own (``git init sub``).
 

@@ -578,11 +578,13 @@ def test_stop_without_a_baseline_compares_with_head(ws: Path) -> None:
 
 
 def test_stop_refuses_while_a_rule_does_not_load(ws: Path) -> None:
-    hook("start", ws, payload("session_start", ws))
+    # A person's broken rule, there before the session started.
     (ws / "rules" / "broken.yaml").write_text("description: x\nchecks: []\n")
+    hook("start", ws, payload("session_start", ws))
     reason = stop_reason(hook("stop", ws, payload("stop", ws))[1])
     assert "- rules/broken.yaml does not load: rules/broken.yaml:" in reason
     (ws / "rules" / "broken.yaml").unlink()
+    hook("start", ws, payload("session_start", ws))  # the person fixed it: a new session
     assert hook("stop", ws, payload("stop", ws, stop_hook_active=True))[:2] == (0, None)
 
 

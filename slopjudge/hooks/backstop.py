@@ -95,7 +95,8 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
 
 # Stop messages are bounded; the list stays short enough to leave the advice in.
 MAX_LISTED = 20
-_STATUS = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed"}
+_STATUS = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed",
+           "ignored": "added, hidden from git by an ignore rule"}
 
 
 def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
@@ -147,4 +148,33 @@ def check(settings: Any, session_id: str | None) -> str | None:
                 f"hook config) with the session baseline: {type(exc).__name__}: "
                 f"{' '.join(str(exc).split())}. A person must look at this.")
     changes = changed_files(cs, settings)
+    try:
+        changes += ignored_files(settings)
+    except Exception as exc:
+        if os.environ.get("SLOPJUDGE_DEBUG"):
+            raise
+        return ("slopjudge could not list the git-ignored files among the rules and templates: "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}. A person must look at this.")
     return message(changes, tree) if changes else None
+
+
+def ignored_files(settings: Any) -> list[tuple[str, str]]:
+    """Files git ignores inside the rules and template folders, as ``(path, "ignored")``.
+
+    A change the snapshot cannot see (``.gitignore`` or ``.git/info/exclude`` written
+    first) would otherwise slip past the backstop, and rule scripts import their
+    folder's helpers: an ignored ``rules/_lib/x.py`` runs inside slopjudge. No tool of
+    slopjudge's writes there (Python checks write no bytecode), so any such file is one
+    a person must look at."""
+    from .. import changeset
+
+    ws = os.path.realpath(settings.workspace)
+    trees = []
+    for folder in [settings.rules_dir, *settings.template_dirs]:
+        rel = _inside(ws, os.path.realpath(folder)) if folder else None
+        if rel and os.path.isdir(os.path.join(ws, rel)):
+            trees.append(rel)
+    if not trees:
+        return []
+    out = changeset.ignored_paths(ws, trees)
+    return [(path, "ignored") for path in out]

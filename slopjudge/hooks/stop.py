@@ -145,18 +145,20 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
                            "so it could not check this session's changes")
     try:
         settings = config.load_settings(workspace)
-        if payload is not None:
+        # The backstop runs first, before any rule's code is loaded into this
+        # process, and whether or not the rules load or the payload reads: an agent
+        # that changed what judges it must not get past by breaking the judge too.
+        sid = (payload or {}).get("session_id")
+        verdict.protected = backstop.check(settings, sid if isinstance(sid, str) else None) or ""
+        # Rules a protected change may have rewritten are not run: their verdict
+        # would be the agent's.
+        if payload is not None and not verdict.protected:
             verdict = judge(kind, payload, settings)
     except Exception as exc:  # fail closed: block, once per turn
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
         verdict.failure = (f"slopjudge could not check this session's changes: "
                            f"{common.one_line(exc)}")
-    if settings is not None:
-        # Whether or not the rules load or the payload reads: an agent that
-        # changed what judges it must not get past by breaking the judge too.
-        sid = (payload or {}).get("session_id")
-        verdict.protected = backstop.check(settings, sid if isinstance(sid, str) else None) or ""
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
     cap = settings.stop_block_cap if settings else 8
     events = settings.events_file if settings else None

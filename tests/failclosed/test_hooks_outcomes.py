@@ -19,6 +19,7 @@ from tests.failclosed.hooks_kit import (
     clean_env,
     deny_reason,
     executable,
+    git,
     hook,
     make_ws,
     one_line_block,
@@ -108,6 +109,8 @@ def test_stop_with_a_refusal_and_an_error_keeps_the_agent_on_its_part(ws: Path) 
 
 def test_refusals_block_until_the_cap_then_the_turn_ends_saying_so(ws: Path) -> None:
     (ws / "slopjudge.yaml").write_text("stop_block_cap: 2\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a person's settings")
     (ws / "b.txt").write_text("FORBIDDEN\n")
     reason = block_reason(hook("stop", ws, stop(ws))[1])
     assert "No session baseline was recorded, so this compares HEAD" in reason
@@ -141,6 +144,9 @@ def slow_rule(ws: Path, pids: Path) -> None:
     (folder / "rule.yaml").write_text(
         "description: slow\non: [pre-tool, stop]\ntools: [Bash]\n"
         "checks:\n  - script: slow.sh\n    timeout: 120s\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a person's rule")  # else the backstop holds the stop first
+    (ws / "touched.txt").write_text("a change for the stop to judge\n")
 
 
 def interrupt(point: str, ws: Path, data: dict[str, object], sig: int,

@@ -70,6 +70,8 @@ def test_a_rule_pack_without_run_bits_still_guards_the_rules(ws: Path) -> None:
 
 def test_a_file_that_does_not_parse_counts_for_every_event(ws: Path) -> None:
     (ws / "rules" / "broken.yaml").write_text("description: [unclosed\non: [stop]\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a person's broken rule")  # else the backstop holds the stop
     for data in (bash(ws, "ls"), pre_tool(ws, "Read", {"file_path": str(ws / "a.txt")}),
                  pre_tool(ws, "mcp__github__create_issue", {"title": "t"})):
         reason = deny_reason(hook("pre-tool", ws, data)[1])

@@ -1,0 +1,46 @@
+"""Fail-closed contract, Stop backstop: a file git is told to ignore inside the rules folder
+is still a protected change. Rule scripts import their folder's helpers, so a hidden
+``rules/_lib/x.py`` would run inside slopjudge; the backstop runs before any rule code and,
+when it finds a protected change, no rule runs at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.failclosed.hooks_kit import block_reason, hook, make_ws, start, stop
+
+# What an agent would plant: turn every check into a pass from inside slopjudge.
+PATCH = """
+import slopjudge.checks.script as s
+import slopjudge.hooks.backstop as b
+from slopjudge.procs import ProcResult
+def _ok(*a, **k): return ProcResult(0, b'{"skip": true}', b"")
+s.run_python = _ok
+s.run = _ok
+b.check = lambda *a, **k: None
+"""
+
+
+@pytest.mark.parametrize("ignore", [".git/info/exclude", ".gitignore"])
+def test_an_ignored_helper_planted_in_the_rules_blocks_the_stop(tmp_path: Path,
+                                                               ignore: str) -> None:
+    ws = make_ws(tmp_path)
+    hook("start", ws, start(ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    with open(ws / ignore, "a") as fh:
+        fh.write("rules/_lib/zz*\n")
+    (ws / "rules" / "_lib" / "zzfast.py").write_text(PATCH)
+    rc, out, err = hook("stop", ws, stop(ws))
+    reason = block_reason(out)
+    assert "rules/_lib/zzfast.py (added, hidden from git by an ignore rule)" in reason, reason
+    assert "A person must review the change" in reason
+
+
+def test_without_hidden_files_the_rules_still_run(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    hook("start", ws, start(ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    reason = block_reason(hook("stop", ws, stop(ws))[1])
+    assert "b.txt:1: FORBIDDEN marker" in reason and "protected files" not in reason
