@@ -20,8 +20,12 @@ HEADER = "slopjudge load check: these rules are NOT in force until fixed"
 def record_baseline(settings: Any, session_id: str | None, source: str | None) -> None:
     """Keep the first baseline of a session (resume/compact keep theirs); record one otherwise."""
     base = settings.state_dir
-    if session_id and source != "startup" and state.load_baseline(base, session_id):
-        return
+    if session_id and source != "startup":
+        try:
+            if state.load_baseline(base, session_id):
+                return
+        except state.BaselineError:
+            return  # kept for Stop to report: re-recording would accept what changed it
     from .. import changeset, procs
 
     head_proc = procs.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],

@@ -54,15 +54,46 @@ def baseline_path(base: str, session_id: str | None) -> str:
     return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
 
 
+class BaselineError(Exception):
+    """A baseline file that slopjudge did not write as it is now."""
+
+
+def _baseline_bytes(session_id: str | None, head: str | None, tree: str) -> bytes:
+    return f"{session_id}\0{head}\0{tree}".encode()
+
+
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
-    data = _read_json(baseline_path(base, session_id))
+    """The session's baseline, or None when none was recorded.
+
+    The file sits in the workspace, where the agent can write: a baseline rewritten
+    to the agent's own tree would hide every change. So it carries a MAC under the key
+    kept outside the workspace, and one that does not verify raises BaselineError."""
+    from .. import cachesign
+
+    path = baseline_path(base, session_id)
+    data = _read_json(path)
     if data is None or not isinstance(data.get("tree"), str):
+        if os.path.exists(path):
+            raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
         return None
+    signed = _baseline_bytes(session_id, data.get("head"), data["tree"])
+    mac = data.get("mac")
+    if cachesign.key() is None and mac is None:
+        return data  # no key could be made here: nothing was signed, nothing can be checked
+    if not isinstance(mac, str) or not cachesign.verify(signed, "baseline", mac):
+        raise BaselineError(f"the session baseline {path} was changed after slopjudge wrote "
+                            "it (its signature does not match)")
     return data
 
 
 def save_baseline(base: str, session_id: str | None, head: str | None, tree: str) -> None:
-    record = {"session_id": session_id, "head": head, "tree": tree, "time": time.time()}
+    from .. import cachesign
+
+    record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
+                              "time": time.time()}
+    mac = cachesign.sign(_baseline_bytes(session_id, head, tree), "baseline")
+    if mac is not None:
+        record["mac"] = mac
     _write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
 
 

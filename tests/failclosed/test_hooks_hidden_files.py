@@ -44,3 +44,29 @@ def test_without_hidden_files_the_rules_still_run(tmp_path: Path) -> None:
     (ws / "b.txt").write_text("FORBIDDEN\n")
     reason = block_reason(hook("stop", ws, stop(ws))[1])
     assert "b.txt:1: FORBIDDEN marker" in reason and "protected files" not in reason
+
+
+def test_a_baseline_rewritten_to_hide_the_change_blocks_the_stop(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    ws = make_ws(tmp_path)
+    hook("start", ws, start(ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    # The agent's script writes the work tree's own tree into the baseline file.
+    env = dict(os.environ, GIT_INDEX_FILE=str(tmp_path / "idx"))
+    subprocess.run(["git", "add", "-A"], cwd=ws, env=env, check=True)
+    tree = subprocess.run(["git", "write-tree"], cwd=ws, env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    [state_file] = [p for p in (ws / ".slopjudge" / "state").glob("*.json")
+                    if not p.name.endswith(".spend.json")]
+    record = json.loads(state_file.read_text())
+    record.update(tree=tree, head=None)
+    state_file.write_text(json.dumps(record))
+    rc, out, err = hook("stop", ws, stop(ws))
+    reason = block_reason(out)
+    assert "was changed after slopjudge wrote it" in reason, reason
+    # Resuming the session does not launder it into a new baseline.
+    hook("start", ws, start(ws, source="resume"))
+    assert "was changed after slopjudge wrote it" in block_reason(hook("stop", ws, stop(ws))[1])
