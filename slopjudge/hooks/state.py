@@ -62,6 +62,20 @@ def _baseline_bytes(session_id: str | None, head: str | None, tree: str) -> byte
     return f"{session_id}\0{head}\0{tree}".encode()
 
 
+def _session_mark(base: str, session_id: str | None) -> str | None:
+    """A file beside the signing key, outside the workspace, saying a baseline was
+    recorded for this session here: a baseline file deleted from the workspace is then
+    told apart from one never recorded (which falls back to HEAD)."""
+    if not session_id:
+        return None
+    import hashlib
+
+    from .. import cachesign
+
+    digest = hashlib.sha256(f"{os.path.realpath(base)}\0{session_id}".encode()).hexdigest()
+    return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
+
+
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     """The session's baseline, or None when none was recorded.
 
@@ -75,6 +89,10 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     if data is None or not isinstance(data.get("tree"), str):
         if os.path.exists(path):
             raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
+        mark = _session_mark(base, session_id)
+        if mark is not None and os.path.exists(mark):
+            raise BaselineError(f"the session baseline {path} was recorded at session start "
+                                "and has since been deleted")
         return None
     signed = _baseline_bytes(session_id, data.get("head"), data["tree"])
     mac = data.get("mac")
@@ -95,6 +113,14 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
     if mac is not None:
         record["mac"] = mac
     _write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
+    mark = _session_mark(base, session_id)
+    if mark is not None:
+        try:
+            os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
+            with open(mark, "w", encoding="utf-8") as fh:
+                fh.write(f"{base}\n")
+        except OSError:
+            pass  # without the mark a deleted baseline falls back to HEAD, as before
 
 
 def _counter_path(base: str, session_id: str | None, counter: str) -> str:

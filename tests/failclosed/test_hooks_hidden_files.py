@@ -70,3 +70,18 @@ def test_a_baseline_rewritten_to_hide_the_change_blocks_the_stop(tmp_path: Path)
     # Resuming the session does not launder it into a new baseline.
     hook("start", ws, start(ws, source="resume"))
     assert "was changed after slopjudge wrote it" in block_reason(hook("stop", ws, stop(ws))[1])
+
+
+def test_a_baseline_deleted_after_the_change_was_committed_blocks_the_stop(
+        tmp_path: Path) -> None:
+    from tests.failclosed.hooks_kit import git
+
+    ws = make_ws(tmp_path)
+    hook("start", ws, start(ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "wip")  # HEAD now holds the change
+    for f in (ws / ".slopjudge" / "state").glob("*.json"):
+        f.unlink()
+    reason = block_reason(hook("stop", ws, stop(ws))[1])
+    assert "has since been deleted" in reason, reason
