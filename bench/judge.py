@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from slopjudge import procs  # noqa: E402
 from slopjudge.checks.judge import run_judge  # noqa: E402
-from slopjudge.hookspec import CheckContext, RunOptions  # noqa: E402
+from slopjudge.hookspec import CheckContext  # noqa: E402
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule  # noqa: E402
+from slopjudge.options import RunOptions  # noqa: E402
 
 TEMPLATE = """\
 Judge this change for slop.

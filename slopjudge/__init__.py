@@ -21,11 +21,11 @@ _EXPORTS = {
     "Finding": "slopjudge.model",
     "RunReport": "slopjudge.model",
     "LoadError": "slopjudge.model",
-    "RunOptions": "slopjudge.hookspec",
+    "RunOptions": "slopjudge.options",
     "CheckContext": "slopjudge.hookspec",
     "load_rules": "slopjudge.loader",
     "load_settings": "slopjudge.config",
-    "applicable_rules": "slopjudge.engine",
+    "applicable_rules": "slopjudge.selection",
     "run": "slopjudge.engine",
 }
 

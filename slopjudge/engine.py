@@ -1,152 +1,21 @@
-"""One engine run: which rules apply to an event, and their checks run as a graph.
+"""One engine run: the chosen rules' checks run as a graph, each result recorded.
 
-Imports stay light at module level (the PreToolUse fast path calls
-:func:`applicable_rules` on every tool call); check kinds, reports and the
-event log are imported when a check actually runs.
+What runs is decided before (``selection.py``: the event filter, ``--rule``,
+sharding) and how it runs comes in (``options.py``); results go to the event
+log through ``record.Recorder``. Imports stay light at module level: check
+kinds and the event log are imported when a check actually runs.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .hookspec import CheckContext, RunOptions
+from .hookspec import CheckContext
 from .model import Changeset, Check, CheckResult, Event, FileChange, Rule
-
-if TYPE_CHECKING:
-    from .config import Settings
-
-# Tools whose input is a file edit; a pre-tool event on them carries a change.
-FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
-
-
-def _shell_patch(event: Event) -> bool:
-    """A shell call running Codex's ``apply_patch``: judged as that edit."""
-    from .edits import SHELL_TOOLS, patch_text
-
-    return (event.tool_name or "") in SHELL_TOOLS and patch_text(
-        event.tool_name, event.tool_input) is not None
-
-
-def event_carries_change(event: Event) -> bool:
-    return (event.kind != "pre-tool" or (event.tool_name or "") in FILE_TOOLS
-            or _shell_patch(event))
-
-
-def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = None) -> list[Rule]:
-    """Rules whose ``on`` has this event and, for pre-tool, whose ``tools`` match.
-
-    ``workspace`` anchors path patterns such as ``Write(src/**)``; without it,
-    the event's cwd (the process's cwd may be anywhere, e.g. under `slopjudge test`).
-    """
-    chosen = []
-    anchor = workspace or event.cwd
-    calls: list[tuple[str, dict[str, Any] | None]] = [(event.tool_name or "", event.tool_input)]
-    if event.kind == "pre-tool" and any(r.tools for r in rules) and _shell_patch(event):
-        # `apply_patch <<'EOF'` through the shell is also the apply_patch tool.
-        calls.append(("apply_patch", event.tool_input))
-    for rule in rules:
-        if event.kind not in rule.on:
-            continue
-        if event.kind == "pre-tool" and rule.tools:
-            from .toolmatch import tool_matches
-
-            if not any(tool_matches(p, name, tool_input, anchor)
-                       for p in rule.tools for name, tool_input in calls):
-                continue
-        chosen.append(rule)
-    return chosen
-
-
-def select_rules(rules: list[Rule], ids: list[str]) -> tuple[list[Rule], list[str]]:
-    """The rules named by ``ids`` plus every rule their checks need; and unknown ids."""
-    by_id = {r.id: r for r in rules}
-    unknown = [i for i in ids if i not in by_id]
-    chosen: dict[str, Rule] = {}
-    todo = [i for i in ids if i in by_id]
-    while todo:
-        rid = todo.pop()
-        if rid in chosen:
-            continue
-        chosen[rid] = by_id[rid]
-        for check in by_id[rid].checks:
-            for need in check.needs:
-                dep = need.split("/", 1)[0]
-                if dep in by_id and dep not in chosen:
-                    todo.append(dep)
-    return [r for r in rules if r.id in chosen], unknown
-
-
-def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
-    opts = RunOptions(
-        jobs=settings.jobs,
-        runner=settings.runner,
-        events_file=settings.events_file,
-        cache_dir=settings.cache_dir,
-        template_dirs=list(settings.template_dirs),
-    )
-    if settings.rubric_path and os.path.isfile(settings.rubric_path):
-        opts.rubric = _read_rubric(settings.rubric_path)
-    _cost_options(opts, settings)
-    if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
-        from .checks.judge import judge_mocks_from_env
-
-        try:
-            opts.judge_mocks = judge_mocks_from_env()
-        except ValueError as exc:
-            from .errors import SlopjudgeError
-
-            raise SlopjudgeError(str(exc)) from None
-    for key, value in overrides.items():
-        setattr(opts, key, value)
-    return opts
-
-
-def _cost_options(opts: RunOptions, settings: Settings) -> None:
-    opts.max_prompt_tokens = settings.max_prompt_tokens
-    opts.model_aliases = dict(settings.model_aliases)
-    from .budget import Budget
-
-    opts.budget = Budget.from_settings(settings)
-
-
-def _read_rubric(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return "".join(line for line in fh if not line.startswith("#"))
-
-
-def shard_checks(rules: list[Rule], index: int, count: int) -> set[str]:
-    """Full ids of the checks in shard ``index`` (1-based) of ``count``.
-
-    Checks linked by ``needs`` stay together, so a shard never waits on
-    another; groups go round-robin in sorted order, so every check lands in
-    exactly one shard and the split is the same on every machine.
-    """
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for rule in rules:
-        for check in rule.checks:
-            find(check.full_id)
-            for need in check.needs:
-                parent[find(need)] = find(check.full_id)
-    groups: dict[str, list[str]] = {}
-    for rule in rules:
-        for check in rule.checks:
-            groups.setdefault(find(check.full_id), []).append(check.full_id)
-    ordered = sorted(groups.values(), key=min)
-    mine: set[str] = set()
-    for n, members in enumerate(ordered):
-        if n % count == index - 1:
-            mine.update(members)
-    return mine
+from .options import RunOptions
+from .selection import event_carries_change, shard_checks
 
 
 def _not_applicable(check: Check, reason: str) -> CheckResult:
@@ -205,7 +74,9 @@ def run(
                 changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
             )
 
-    recorder = _Recorder(options, event)
+    from .record import Recorder
+
+    recorder = Recorder(options.events_file, event)
     rules_by_id = {r.id: r for r in rules}
 
     def run_one(check: Check) -> CheckResult:
@@ -278,66 +149,3 @@ def stop_running(futures: list[Any], grace: float = 2.0) -> None:
                 break  # a thread stuck outside a child process: give up waiting on it
             sig = signal.SIGKILL
             deadline = time.monotonic() + grace
-
-
-class _Recorder:
-    """Appends one event line per finished check, as it finishes.
-
-    Lines go out one at a time so that a run killed half way leaves every
-    finished check on record. A failing disk never turns a refusal into a
-    pass: recording problems are reported on stderr and the run goes on.
-    """
-
-    def __init__(self, options: RunOptions, event: Event) -> None:
-        self.path = options.events_file
-        self.event = event
-        self.lock = threading.Lock()
-        self.warned = False
-
-    def record(self, result: CheckResult) -> None:
-        if not self.path or result.outcome == "not_applicable":
-            return
-        from . import record
-
-        try:
-            if result.prompt and result.prompt_sha256:
-                save_prompt(self.path, result.prompt_sha256, result.prompt)
-            rec = record.event_record(
-                result, event_kind=self.event.kind, session_id=self.event.session_id
-            )
-            record.append_events(self.path, [rec])
-        except OSError as exc:
-            with self.lock:
-                if not self.warned:
-                    self.warned = True
-                    import sys
-
-                    print(f"slopjudge: could not record events to {self.path}: {exc}",
-                          file=sys.stderr)
-
-
-def prompts_dir_for(events_file: str) -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(events_file)), "prompts")
-
-
-def save_prompt(events_file: str, digest: str, prompt: str) -> None:
-    """Keep each rendered prompt once, by digest, so `replay` can re-judge it."""
-    folder = prompts_dir_for(events_file)
-    path = os.path.join(folder, f"{digest}.md")
-    if os.path.exists(path):
-        return
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(prompt)
-    os.replace(tmp, path)
-
-
-def load_prompt(events_file: str, digest: str) -> str | None:
-    try:
-        with open(
-            os.path.join(prompts_dir_for(events_file), f"{digest}.md"), encoding="utf-8"
-        ) as fh:
-            return fh.read()
-    except OSError:
-        return None

@@ -19,34 +19,13 @@ not touch the others:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
 
-
-@dataclass
-class RunOptions:
-    """How one engine run behaves; filled from CLI flags, config and environment."""
-
-    jobs: int = 0  # 0: the CPU count
-    dry_run: bool = False
-    prompts_dir: str | None = None
-    runner: str | None = None  # a command line; None: resolve (see runner/client.py)
-    no_cache: bool = False
-    judge_mocks: dict[str, str] | None = None  # SLOPJUDGE_JUDGE_MOCKS
-    events_file: str | None = None  # None: do not record
-    cache_dir: str | None = None  # verdict cache; None: no cache
-    shard: tuple[int, int] | None = None  # (index 1-based, count)
-    rubric: str = ""  # RUBRIC.md with '#' lines removed
-    template_dirs: list[str] = field(default_factory=list)  # shared templates/ folders
-    retry_backoff_s: float = 3.0
-    retries: int = 1
-    # Judge cost: the prompt budget default, the spend limits (budget.Budget), and
-    # the settings' model alias overrides for the runner.
-    max_prompt_tokens: int | None = None
-    budget: Any = None
-    model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+if TYPE_CHECKING:
+    from .options import RunOptions
 
 
 @dataclass

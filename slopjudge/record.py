@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .model import CheckResult
+from .model import CheckResult, Event
 
 
 def _now_iso() -> str:
@@ -208,3 +209,37 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
 def json_problem(exc: json.JSONDecodeError) -> str:
     # json's messages expect a position after "starting at"; the column is given already.
     return exc.msg.removesuffix(" starting at").lower()
+
+
+class Recorder:
+    """Appends one event line per finished check of a run, as it finishes.
+
+    Lines go out one at a time so that a run killed half way leaves every
+    finished check on record. A failing disk never turns a refusal into a
+    pass: recording problems are reported on stderr and the run goes on.
+    """
+
+    def __init__(self, events_file: str | None, event: Event) -> None:
+        self.path = events_file  # None: record nothing
+        self.event = event
+        self.lock = threading.Lock()
+        self.warned = False
+
+    def record(self, result: CheckResult) -> None:
+        if not self.path or result.outcome == "not_applicable":
+            return
+        try:
+            if result.prompt and result.prompt_sha256:
+                from .prompts import save_prompt
+
+                save_prompt(self.path, result.prompt_sha256, result.prompt)
+            rec = event_record(result, event_kind=self.event.kind, session_id=self.event.session_id)
+            append_events(self.path, [rec])
+        except OSError as exc:
+            with self.lock:
+                if not self.warned:
+                    self.warned = True
+                    import sys
+
+                    print(f"slopjudge: could not record events to {self.path}: {exc}",
+                          file=sys.stderr)

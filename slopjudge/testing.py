@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import SlopjudgeError
-from .hookspec import RunOptions
 from .model import Changeset, CheckResult, Event, Rule
+from .options import RunOptions
+from .selection import applicable_rules, select_rules
 
 HOOK_KINDS = {
     "PreToolUse": "pre-tool",
@@ -202,8 +203,6 @@ def outcome_of(results: list[CheckResult]) -> str:
 def run_case(
     rule_id: str, name: str, folder: str, rules: list[Rule], options: RunOptions
 ) -> CaseResult:
-    from . import engine
-
     def failed(expected: str, problems: list[str], actual: str = "error") -> CaseResult:
         return CaseResult(rule_id, name, folder, False, expected, actual, problems)
 
@@ -211,7 +210,7 @@ def run_case(
     if case is None:
         return failed("?", problems)
     expected = case["expect"]
-    selected, unknown = engine.select_rules(rules, [rule_id])
+    selected, unknown = select_rules(rules, [rule_id])
     if unknown:
         return failed(expected, [f"no rule {rule_id} is loaded (missing, or it does not load)"])
     rule = next(r for r in selected if r.id == rule_id)
@@ -264,7 +263,7 @@ def _execute(
         jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
         judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
     )
-    selected = engine.applicable_rules(selected, event, workspace)
+    selected = applicable_rules(selected, event, workspace)
     results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
     results = [r for r in results if r.rule == rule_id]
     actual = outcome_of(results)

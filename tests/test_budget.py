@@ -20,6 +20,7 @@ from slopjudge import engine
 from slopjudge.budget import Budget, Limits, read_session_spend
 from slopjudge.config import load_settings
 from slopjudge.model import Changeset, Event, FileChange
+from slopjudge.options import options_from_settings
 from slopjudge.rulecache import load_rules_cached
 
 RUNNER = """#!{python}
@@ -149,7 +150,7 @@ def _hook_run(repo: Path, session: str) -> list[str]:
     """One hook call's engine run (fresh options, as a new process would have)."""
     settings = load_settings(str(repo))
     rules = load_rules_cached(settings).rules
-    options = engine.options_from_settings(settings, no_cache=True,
+    options = options_from_settings(settings, no_cache=True,
                                            runner=str(repo.parent / "runner.py"))
     files = [FileChange(path=f"src/m{n}.py", status="A", new_content="x = 1\n",
                         diff=new_file(f"src/m{n}.py")) for n in range(2)]

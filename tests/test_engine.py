@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import engine
-from slopjudge.hookspec import RunOptions
+from slopjudge import engine, selection
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
+from slopjudge.options import RunOptions, options_from_settings
+from slopjudge.prompts import load_prompt
 from tests.helpers import executable, read_jsonl, sh
 
 
@@ -44,7 +45,7 @@ def test_applicable_rules_by_event_and_tools(tmp_path: Path) -> None:
         rule("pre-bash-push", on=["pre-tool"], tools=["Bash(git push *)"]),
         rule("pre-src-write", on=["pre-tool"], tools=["Write(src/**)"]),
     ]
-    ids = lambda ev, ws=None: [r.id for r in engine.applicable_rules(rules, ev, ws)]  # noqa: E731
+    ids = lambda ev, ws=None: [r.id for r in selection.applicable_rules(rules, ev, ws)]  # noqa: E731
     assert ids(Event(kind="ci")) == ["ci-only", "stop-ci"]
     assert ids(Event(kind="stop")) == ["stop-ci"]
     assert ids(Event(kind="pre-tool", tool_name="Bash",
@@ -73,7 +74,7 @@ def test_select_rules_pulls_in_needs_transitively_and_keeps_order() -> None:
         rule("c", needs={0: ["b/c0"]}),
         rule("d"),
     ]
-    chosen, unknown = engine.select_rules(rules, ["c", "nope"])
+    chosen, unknown = selection.select_rules(rules, ["c", "nope"])
     assert [r.id for r in chosen] == ["a", "b", "c"]
     assert unknown == ["nope"]
 
@@ -86,13 +87,13 @@ def test_shards_cover_every_check_once_and_keep_links(count: int) -> None:
     rules[3].checks[0].needs = ["r7/c1"]
     rules[7].checks[3].needs = ["r7/c0"]
     everything = {c.full_id for r in rules for c in r.checks}
-    shards = [engine.shard_checks(rules, i, count) for i in range(1, count + 1)]
+    shards = [selection.shard_checks(rules, i, count) for i in range(1, count + 1)]
     assert set().union(*shards) == everything
     assert sum(len(s) for s in shards) == len(everything)
     for linked in (("r3/c0", "r7/c1"), ("r7/c3", "r7/c0")):
         assert sum(set(linked) <= s for s in shards) == 1
     # Stable: the same split on every call (and every machine).
-    assert shards == [engine.shard_checks(rules, i, count) for i in range(1, count + 1)]
+    assert shards == [selection.shard_checks(rules, i, count) for i in range(1, count + 1)]
 
 
 # ---- run ---------------------------------------------------------------------------
@@ -174,9 +175,9 @@ def test_judge_prompt_kept_by_digest_for_replay(tmp_path: Path) -> None:
     [line] = read_jsonl(events)
     digest = line["prompt_sha256"]
     assert digest == hashlib.sha256(res.prompt.encode()).hexdigest()
-    kept = engine.load_prompt(str(events), digest)
+    kept = load_prompt(str(events), digest)
     assert kept == res.prompt and "Is x.py fine?" in kept
-    assert engine.load_prompt(str(events), "0" * 64) is None
+    assert load_prompt(str(events), "0" * 64) is None
 
 
 def test_options_from_settings_reads_mocks_fail_closed(monkeypatch: pytest.MonkeyPatch,
@@ -190,11 +191,11 @@ def test_options_from_settings_reads_mocks_fail_closed(monkeypatch: pytest.Monke
 
     monkeypatch.setenv("SLOPJUDGE_JUDGE_MOCKS", "{not json")
     with pytest.raises(SlopjudgeError, match="SLOPJUDGE_JUDGE_MOCKS"):
-        engine.options_from_settings(settings)  # never a run that could reach a real model
+        options_from_settings(settings)  # never a run that could reach a real model
     monkeypatch.setenv("SLOPJUDGE_JUDGE_MOCKS", "")
-    assert engine.options_from_settings(settings).judge_mocks == {}
+    assert options_from_settings(settings).judge_mocks == {}
     monkeypatch.setenv("SLOPJUDGE_JUDGE_MOCKS", json.dumps({"a/b": "/x"}))
-    opts = engine.options_from_settings(settings, jobs=3)
+    opts = options_from_settings(settings, jobs=3)
     assert opts.judge_mocks == {"a/b": "/x"} and opts.jobs == 3
     monkeypatch.delenv("SLOPJUDGE_JUDGE_MOCKS")
-    assert engine.options_from_settings(settings).judge_mocks is None
+    assert options_from_settings(settings).judge_mocks is None

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from slopjudge.checks.judge import run_judge
-from slopjudge.hookspec import CheckContext, RunOptions
+from slopjudge.hookspec import CheckContext
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
+from slopjudge.options import RunOptions
 from slopjudge.templates import validate_template
 
 TEMPLATE = """\
@@ -626,7 +627,7 @@ print('{PASS}')
 
 
 def test_judge_mocks_from_env() -> None:
-    from slopjudge.checks.judge import judge_mocks_from_env
+    from slopjudge.options import judge_mocks_from_env
 
     assert judge_mocks_from_env({}) is None
     assert judge_mocks_from_env({"SLOPJUDGE_JUDGE_MOCKS": ""}) == {}

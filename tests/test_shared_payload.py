@@ -8,8 +8,9 @@ from pathlib import Path
 
 from slopjudge import engine
 from slopjudge.checks.script import payload_bytes
-from slopjudge.hookspec import CheckContext, RunOptions
+from slopjudge.hookspec import CheckContext
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
+from slopjudge.options import RunOptions
 from slopjudge.payload import build_payload
 
 

@@ -16,9 +16,9 @@ import pytest
 
 from slopjudge import changeset as cs
 from slopjudge import engine
-from slopjudge.hookspec import RunOptions
 from slopjudge.loader import load_rules
 from slopjudge.model import Event, FileChange
+from slopjudge.options import RunOptions
 from slopjudge.payload import file_event, scan_markers
 from slopjudge.templates import TemplateRenderError, render, synthetic_payload, validate_template
 from tests.helpers import commit_all, executable, git, make_repo, py, write_files

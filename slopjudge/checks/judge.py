@@ -429,32 +429,6 @@ def _map(jobs: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:
         return list(pool.map(fn, units))
 
 
-def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str] | None:
-    """Read ``SLOPJUDGE_JUDGE_MOCKS``: None when unset; raises ValueError (one line) when malformed.
-
-    Set but empty means mocks are on and none is given, so every judge errors:
-    a test run never falls through to a real model.
-    """
-    raw = (os.environ if environ is None else environ).get("SLOPJUDGE_JUDGE_MOCKS")
-    if raw is None:
-        return None
-    if not raw.strip():
-        return {}
-    shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not {shape}")
-    for key, value in data.items():
-        if key.count("/") != 1 or not all(key.split("/")):
-            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: {key!r} is not a check id <rule>/<check>")
-        if not isinstance(value, str) or not os.path.isabs(value):
-            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: the mock for {key} must be an absolute path")
-    return data
-
-
 def run_judge(ctx: CheckContext) -> CheckResult:
     """The check kind for judge checks; never raises."""
     started = time.monotonic()

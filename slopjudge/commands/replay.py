@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..agreement import cohens_kappa, verdict
     from ..config import find_workspace, load_settings
-    from ..engine import load_prompt
+    from ..prompts import load_prompt
     from ..record import read_events
     from ..runner.client import build_argv, call_runner, resolve_runner
     from ..verifier import verifier_path

@@ -81,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     from .. import changeset as cs
     from .. import engine, report
     from ..model import Event, RunReport, overall_outcome
+    from ..options import options_from_settings
+    from ..selection import applicable_rules, select_rules
 
     try:
         writes = parse_writes(args.write)
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     rules = loaded.rules
     load_errors = loaded.errors
     if args.rule:
-        rules, unknown = engine.select_rules(rules, args.rule)
+        rules, unknown = select_rules(rules, args.rule)
         broken = {e.rule for e in loaded.errors}
         missing = [u for u in unknown if u not in broken]
         if missing:
@@ -114,13 +116,13 @@ def run(args: argparse.Namespace) -> int:
         load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]
 
     event = Event(kind=args.event, cwd=os.getcwd())
-    rules = engine.applicable_rules(rules, event)
+    rules = applicable_rules(rules, event)
     try:
         changeset = changeset_from_args(args, settings.workspace)
     except (cs.ChangesetError, OSError) as exc:
         return fail(str(exc))
 
-    options = engine.options_from_settings(
+    options = options_from_settings(
         settings,
         dry_run=args.dry_run,
         prompts_dir=os.path.abspath(args.prompts_dir) if args.prompts_dir else None,

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import engine
+    from ..options import options_from_settings
     from ..testing import run_tests
 
     settings, loaded = settings_and_rules(args)
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         missing = [r for r in args.rule if r not in known]
         if missing:
             return fail("no such rule: " + ", ".join(missing))
-    options = engine.options_from_settings(settings)
+    options = options_from_settings(settings)
     report = run_tests(loaded.rules, cases_dir, options,
                        load_errors=[str(e) for e in loaded.errors], only=args.rule or None)
     gaps = bool(report.lacking_refuse or report.lacking_pass)

@@ -163,15 +163,18 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     if broken:
         common.emit(broken_answer(broken, event, workspace, settings.events_file))
         return 0
-    from .. import engine
+    from ..selection import applicable_rules
 
-    rules = engine.applicable_rules(loaded.rules, event, workspace)
+    rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
-    options = engine.options_from_settings(settings)
+    from .. import engine
+    from ..options import options_from_settings
+
+    options = options_from_settings(settings)
     results = engine.run(rules, event, changeset, workspace=workspace, options=options)
     answer = decide(results, loaded.rules, event, workspace, settings.events_file)
     if answer is not None:

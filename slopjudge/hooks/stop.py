@@ -103,14 +103,16 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
 def judge(kind: str, payload: dict[str, Any], settings: Any) -> Verdict:
     """What this stop finds."""
     from .. import changeset, engine, rulecache
+    from ..options import options_from_settings
+    from ..selection import applicable_rules
 
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
-    rules = engine.applicable_rules(loaded.rules, event, settings.workspace)
+    rules = applicable_rules(loaded.rules, event, settings.workspace)
     cs, compared = _changeset(changeset, settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
-        options = engine.options_from_settings(settings)
+        options = options_from_settings(settings)
         results = engine.run(rules, event, cs, workspace=settings.workspace, options=options)
     return Verdict(
         refusals=common.refusals_of(results), errors=common.errors_of(results),

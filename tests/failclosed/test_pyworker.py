@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from slopjudge import engine, procs
-from slopjudge.hookspec import RunOptions
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
+from slopjudge.options import RunOptions
 from tests.helpers import (
     PY,
     commit_all,
