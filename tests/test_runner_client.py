@@ -79,18 +79,15 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     bindir = tmp_path / "bin"
     sr_agent = write_exe(bindir / "sr-agent", "#!/bin/sh\n")
     monkeypatch.setenv("PATH", str(bindir))
-    monkeypatch.setenv("SLOPJUDGE_RUNNER", "env-runner --flag 'a b'")
-    assert resolve_runner("cli-runner -x", "config-runner") == ["cli-runner", "-x"]
-    assert resolve_runner(None, "config-runner") == ["env-runner", "--flag", "a b"]
-    monkeypatch.delenv("SLOPJUDGE_RUNNER")
-    assert resolve_runner(None, "config-runner --y") == ["config-runner", "--y"]
-    assert resolve_runner(None, None) == [sr_agent]
+    assert resolve_runner("cli-runner --flag 'a b'") == ["cli-runner", "--flag", "a b"]
+    assert resolve_runner("  ") == [sr_agent]
+    assert resolve_runner(None) == [sr_agent]
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     bundled = Path(sys.executable).parent / "slopjudge-agent"
     if bundled.exists():
-        assert resolve_runner(None, None) == [str(bundled)]
+        assert resolve_runner(None) == [str(bundled)]
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    assert resolve_runner(None, None) == [str(tmp_path / "python"), "-m", "slopjudge.runner.agent"]
+    assert resolve_runner(None) == [str(tmp_path / "python"), "-m", "slopjudge.runner.agent"]
 
 
 def test_runner_option_is_a_command_line(tmp_path: Path) -> None:
@@ -257,3 +254,24 @@ def test_with_the_real_verifier(
     result = run_judge(make_ctx(tmp_path, runner=runner))
     assert result.outcome == outcome
     assert result.reason.startswith(reason)
+
+
+def test_the_runner_command_is_resolved_once_from_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--runner, else SLOPJUDGE_RUNNER, else the settings file: read when the settings load."""
+    from slopjudge.config import load_settings
+    from slopjudge.options import options_from_settings
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    (tmp_path / "slopjudge.yaml").write_text("runner: config-runner --y\n")
+    opts = options_from_settings(load_settings(str(tmp_path)))
+    assert resolve_runner(opts.runner) == ["config-runner", "--y"]
+    monkeypatch.setenv("SLOPJUDGE_RUNNER", "env-runner --flag 'a b'")
+    opts = options_from_settings(load_settings(str(tmp_path)))
+    assert resolve_runner(opts.runner) == ["env-runner", "--flag", "a b"]
+    # The judge reads the options only: the environment is not consulted a second time.
+    monkeypatch.setenv("SLOPJUDGE_RUNNER", "later-runner")
+    assert resolve_runner(opts.runner) == ["env-runner", "--flag", "a b"]
+    cli = options_from_settings(load_settings(str(tmp_path)), runner="cli-runner -x")
+    assert resolve_runner(cli.runner) == ["cli-runner", "-x"]

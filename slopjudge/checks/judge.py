@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import procs
 from ..cache import VerdictCache, cache_key
@@ -40,6 +40,9 @@ from ..verdict import (
     verdict_instruction,
 )
 from .prepare import run_prepare
+
+if TYPE_CHECKING:
+    from ..options import RunOptions
 
 
 @dataclass
@@ -222,9 +225,9 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
     return judgment
 
 
-def _alias_env(opts: Any) -> dict[str, str] | None:
+def _alias_env(opts: RunOptions) -> dict[str, str] | None:
     """The settings' model alias overrides, for the runner (SLOPJUDGE_MODEL_ALIASES)."""
-    aliases = getattr(opts, "model_aliases", None)
+    aliases = opts.model_aliases
     return {"SLOPJUDGE_MODEL_ALIASES": json.dumps(aliases)} if aliases else None
 
 
@@ -351,7 +354,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     else:
         from ..verifier import verifier_path
 
-        runner = resolve_runner(opts.runner, getattr(opts, "settings_runner", None))
+        runner = resolve_runner(opts.runner)
         argv = build_argv(
             runner, model=check.model, verifier=verifier_path(),
             allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if not items:
         return fail("no recorded judge verdict with a kept prompt to replay")
 
-    runner = resolve_runner(args.runner, None)
+    runner = resolve_runner(args.runner)
     rows: list[dict[str, Any]] = []
     for ev in items:
         prompt = load_prompt(events_file, ev["prompt_sha256"])

@@ -48,11 +48,11 @@ class RunnerOutcome:
     usage: dict[str, Any] | None = None
 
 
-def resolve_runner(explicit: str | None, settings_runner: str | None) -> list[str]:
-    """The runner command: --runner, SLOPJUDGE_RUNNER, config, sr-agent on PATH, slopjudge-agent."""
-    for line in (explicit, os.environ.get("SLOPJUDGE_RUNNER"), settings_runner):
-        if line and line.strip():
-            return shlex.split(line)
+def resolve_runner(command: str | None) -> list[str]:
+    """The runner: ``command`` (--runner, else the settings', where SLOPJUDGE_RUNNER beats
+    the file), else sr-agent on PATH, else the bundled slopjudge-agent."""
+    if command and command.strip():
+        return shlex.split(command)
     found = shutil.which("sr-agent")
     if found:
         return [found]
