@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .checks import CHECK_KINDS
 from .hookspec import CheckContext
 from .model import Changeset, Check, CheckResult, Event, FileChange, Rule
 from .options import RunOptions
@@ -85,14 +86,10 @@ def run(
         ctx = contexts[check.full_id]
         if on_start is not None:
             on_start(check.full_id)
-        if check.kind == "script":
-            from .checks.script import run_script
-
-            result = run_script(ctx)
-        else:
-            from .checks.judge import run_judge
-
-            result = run_judge(ctx)
+        kind = CHECK_KINDS.get(check.kind)
+        if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
+            raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
+        result = kind(ctx)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
             result.outcome = "would_refuse"

@@ -1,30 +1,43 @@
 """The extension points of slopjudge, on one page.
 
-Each capability plugs in behind one small protocol, so a new check kind,
-changeset source, report format, or judge harness is one module that does
-not touch the others:
+Each capability plugs in behind one protocol declared here, and each has one
+registry: a dict from a name to an implementation, typed by the protocol so
+that ``mypy --strict`` holds every entry to the interface. A new check kind,
+changeset source, report format or judge harness is one module plus one
+registry entry, and touches nothing else:
 
-- a **check kind** (``checks/script.py``, ``checks/judge.py``) turns a
-  :class:`CheckContext` into a :class:`~slopjudge.model.CheckResult`;
-- a **changeset source** (``changeset.py``) produces a
-  :class:`~slopjudge.model.Changeset` from a diff, a commit range, the index
-  or the work tree;
-- a **report format** (``report/*.py``) renders a
-  :class:`~slopjudge.model.RunReport` as text;
-- a **harness** (``runner/harness_*.py``) tells ``slopjudge-agent`` how to run
-  one coding agent as a judge;
+- a **check kind** (:class:`CheckKind`) turns a :class:`CheckContext` into a
+  :class:`~slopjudge.model.CheckResult`. Registry: ``CHECK_KINDS`` in
+  ``checks/__init__.py`` (``script``, ``judge``); the engine dispatches on a
+  check's ``kind`` through it.
+- a **changeset source** (:class:`ChangesetSource`) produces the
+  :class:`~slopjudge.model.Changeset` a CLI command judges (``--diff``,
+  ``--base``, ``--staged``, ``--working-tree``). Registry: ``SOURCES`` in
+  ``sources.py``.
+- a **report format** (:class:`ReportFormat`) renders a
+  :class:`~slopjudge.model.RunReport` as text. Registry: ``FORMATS`` in
+  ``report/__init__.py``; ``slopjudge run --format`` and ``--write`` offer
+  exactly its keys.
+- a **harness** (:class:`Harness`) tells ``slopjudge-agent`` how to run one
+  coding agent as a judge; a :class:`HarnessFactory` finds its binary.
+  Registry: ``HARNESSES`` in ``runner/agent.py`` (``claude``, ``codex``).
 - a **hook point** (``hooks/*.py``) translates one agent event into an engine
   run and the engine's answer back into the agent's protocol.
+
+How a run behaves (:class:`~slopjudge.options.RunOptions`) lives in
+``options.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
-
 if TYPE_CHECKING:
+    import argparse
+
+    from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
     from .options import RunOptions
 
 
@@ -44,31 +57,56 @@ class CheckContext:
 
 
 class CheckKind(Protocol):
+    """Runs one check; never raises (a failure to decide is an ``error`` result)."""
+
     def __call__(self, ctx: CheckContext) -> CheckResult: ...
 
 
 class ChangesetSource(Protocol):
-    def __call__(self, workspace: str) -> Changeset: ...
+    """The change a command's source flags name; raises ChangesetError or OSError (one line)."""
+
+    def __call__(self, args: argparse.Namespace, workspace: str) -> Changeset: ...
 
 
 class ReportFormat(Protocol):
-    def __call__(self, report: RunReport) -> str: ...
+    def __call__(self, report: RunReport, *, color: bool = False) -> str: ...
+
+
+@dataclass(frozen=True)
+class JudgeAttempt:
+    """What one judge attempt asks of a harness. ``writable_dirs[0]``, when there is
+    one, is the private answer folder."""
+
+    model: str
+    prompt: str
+    allowed_tools: list[str]
+    disallowed_tools: list[str]
+    writable_dirs: list[str]
+    readonly_dirs: list[str]
 
 
 class Harness(Protocol):
     name: str
+    binary: str
+    missing_message: str  # said when the binary was not found
 
-    def argv(
-        self,
-        *,
-        model: str,
-        prompt: str,
-        allowed_tools: list[str],
-        disallowed_tools: list[str],
-        writable_dirs: list[str],
-        readonly_dirs: list[str],
-    ) -> tuple[list[str], bytes]:
+    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str: ...
+
+    def override_models(self, overrides: Mapping[str, str]) -> None: ...
+
+    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+        """Raise ValueError for tool rules this harness cannot honour."""
+
+    def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command to run and the bytes for its stdin."""
         ...
 
-    def resolve_model(self, model_set: str) -> str: ...
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        """The reply and the usage the harness reported (None when it reported none)."""
+        ...
+
+
+class HarnessFactory(Protocol):
+    """A harness for this environment, and whether its binary was found."""
+
+    def __call__(self, env: Mapping[str, str]) -> tuple[Harness, bool]: ...

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from slopjudge.hookspec import JudgeAttempt
 from slopjudge.runner import failure
 from slopjudge.runner.agent import UsageError, split_rules
 from slopjudge.runner.harness import ModelSetError
@@ -133,10 +134,10 @@ def test_claude_argv_is_exactly_the_spec_shape(tmp_path: Path) -> None:
     ans, w, r = tmp_path / "ans", tmp_path / "w", tmp_path / "r"
     for d in (ans, w, r):
         d.mkdir()
-    argv, stdin = ClaudeHarness("/bin/claude").argv(
+    argv, stdin = ClaudeHarness("/bin/claude").argv(JudgeAttempt(
         model="sonnet", prompt="judge it", allowed_tools=["Read", "Bash(git show:*)"],
         disallowed_tools=["Bash"], writable_dirs=[str(ans), str(w)], readonly_dirs=[str(r)],
-    )
+    ))
     assert stdin == b""
     assert argv == [
         "/bin/claude", "-p", "--model", "sonnet", "--settings",
@@ -155,10 +156,10 @@ def test_claude_argv_grants_symlinked_dirs_under_both_names(tmp_path: Path) -> N
     real.mkdir()
     link = tmp_path / "link"
     link.symlink_to(real)
-    argv, _ = ClaudeHarness().argv(
+    argv, _ = ClaudeHarness().argv(JudgeAttempt(
         model="opus", prompt="p", allowed_tools=[], disallowed_tools=[],
         writable_dirs=[], readonly_dirs=[str(link)],
-    )
+    ))
     deny = argv[argv.index("--disallowed-tools") + 1: argv.index("--")]
     assert deny == [f"Edit(/{link}/**)", f"Edit(/{real}/**)"]
     assert "--allowed-tools" not in argv
@@ -166,23 +167,23 @@ def test_claude_argv_grants_symlinked_dirs_under_both_names(tmp_path: Path) -> N
 
 def test_prompt_over_64k_goes_on_stdin() -> None:
     small = "a" * (64 * 1024)
-    argv, stdin = ClaudeHarness().argv(model="m", prompt=small, allowed_tools=[],
-                                       disallowed_tools=[], writable_dirs=[], readonly_dirs=[])
+    argv, stdin = ClaudeHarness().argv(JudgeAttempt(model="m", prompt=small, allowed_tools=[],
+                                       disallowed_tools=[], writable_dirs=[], readonly_dirs=[]))
     assert argv[-2:] == ["--", small] and stdin == b""
     big = "é" * (33 * 1024)  # 66 KiB as UTF-8: measured in bytes, not characters
-    argv, stdin = ClaudeHarness().argv(model="m", prompt=big, allowed_tools=[],
-                                       disallowed_tools=[], writable_dirs=[], readonly_dirs=[])
+    argv, stdin = ClaudeHarness().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
+                                       disallowed_tools=[], writable_dirs=[], readonly_dirs=[]))
     assert "--" not in argv and big not in argv and stdin == big.encode()
-    argv, stdin = CodexHarness().argv(model="m", prompt=big, allowed_tools=[],
-                                      disallowed_tools=[], writable_dirs=["/a"], readonly_dirs=[])
+    argv, stdin = CodexHarness().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
+                                      disallowed_tools=[], writable_dirs=["/a"], readonly_dirs=[]))
     assert argv[-2:] == ["--", "-"] and stdin == big.encode()
 
 
 def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
-    argv, stdin = CodexHarness("codex").argv(
+    argv, stdin = CodexHarness("codex").argv(JudgeAttempt(
         model="gpt-6.1-sol", prompt="p", allowed_tools=["Read"], disallowed_tools=["Bash"],
         writable_dirs=["/ans", "/w"], readonly_dirs=["/repo"],
-    )
+    ))
     assert argv == [
         "codex", "exec", "-m", "gpt-6.1-sol", "--ignore-user-config", "--disable", "hooks",
         "--ephemeral", "--skip-git-repo-check", "--json", "-C", "/ans", "--sandbox",

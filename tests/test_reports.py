@@ -118,7 +118,7 @@ def sample_report(*, load_errors: bool = True) -> RunReport:
 
 
 def test_formats_and_dispatch() -> None:
-    assert FORMATS == ("text", "json", "junit", "sarif", "github", "markdown")
+    assert tuple(FORMATS) == ("text", "json", "junit", "sarif", "github", "markdown")
     report = sample_report()
     for fmt in FORMATS:
         assert render(report, fmt).endswith("\n")

@@ -1,1 +1,29 @@
-"""The check kinds, one module each: ``script`` and ``judge`` (with ``prepare``)."""
+"""The check kinds, one module each: ``script`` and ``judge`` (with ``prepare``).
+
+:data:`CHECK_KINDS` is the registry (protocol: ``hookspec.CheckKind``). Each
+entry imports its module when a check of that kind first runs, so a run of
+script checks never loads the judge's code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..hookspec import CheckContext, CheckKind
+    from ..model import CheckResult
+
+
+def _script(ctx: CheckContext) -> CheckResult:
+    from .script import run_script
+
+    return run_script(ctx)
+
+
+def _judge(ctx: CheckContext) -> CheckResult:
+    from .judge import run_judge
+
+    return run_judge(ctx)
+
+
+CHECK_KINDS: dict[str, CheckKind] = {"script": _script, "judge": _judge}

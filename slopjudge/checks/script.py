@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from ..hookspec import CheckContext
+from ..jsonobject import parse_json_object
 from ..model import CheckResult, Finding
 from ..procs import ProcResult, forks_python, preload_helpers, run, run_python, script_argv
 
@@ -45,17 +46,6 @@ def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
             name = f"signal {sig}"
         return f"{what} was killed by {name}"
     return f"{what} exited with status {proc.returncode} and gave no reason"
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    text = text.strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def parse_findings(raw: Any) -> list[Finding]:

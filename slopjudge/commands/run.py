@@ -14,6 +14,8 @@ EXIT = {"pass": 0, "refuse": 1, "error": 2}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..report import FORMATS
+
     add_rules_argument(parser)
     add_source_arguments(parser)
     parser.add_argument("--event", choices=("ci", "stop"), default="ci",
@@ -25,8 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here"
     )
-    parser.add_argument("--format", choices=("text", "json", "junit", "sarif", "github",
-                                             "markdown"), default="text")
+    parser.add_argument("--format", choices=tuple(FORMATS), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     parser.add_argument("--write", metavar="FORMAT=FILE", action="append", default=[],
                         help="also write the report in FORMAT to FILE, from the same run "

@@ -1,17 +1,19 @@
 """Report formats: one :class:`~slopjudge.model.RunReport`, six renderings.
 
-Each format is one module with ``render(report, *, color=False) -> str``;
-:func:`render` imports only the module asked for, so the text path never
-loads the XML or SARIF code.
+Each format is one module with ``render(report, *, color=False) -> str``.
+:data:`FORMATS` is the registry (protocol: ``hookspec.ReportFormat``); each
+entry imports only its own module, so the text path never loads the XML or
+SARIF code.
 """
 
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
 from ..model import RunReport
 
-FORMATS: tuple[str, ...] = ("text", "json", "junit", "sarif", "github", "markdown")
+if TYPE_CHECKING:
+    from ..hookspec import ReportFormat
 
 # How each outcome reads to a person, in every format.
 OUTCOME_LABELS: dict[str, str] = {
@@ -47,10 +49,55 @@ def first_line(text: str) -> str:
     return ""
 
 
+def _text(report: RunReport, *, color: bool = False) -> str:
+    from .text import render
+
+    return render(report, color=color)
+
+
+def _json(report: RunReport, *, color: bool = False) -> str:
+    from .json import render
+
+    return render(report, color=color)
+
+
+def _junit(report: RunReport, *, color: bool = False) -> str:
+    from .junit import render
+
+    return render(report, color=color)
+
+
+def _sarif(report: RunReport, *, color: bool = False) -> str:
+    from .sarif import render
+
+    return render(report, color=color)
+
+
+def _github(report: RunReport, *, color: bool = False) -> str:
+    from .github import render
+
+    return render(report, color=color)
+
+
+def _markdown(report: RunReport, *, color: bool = False) -> str:
+    from .markdown import render
+
+    return render(report, color=color)
+
+
+FORMATS: dict[str, ReportFormat] = {
+    "text": _text,
+    "json": _json,
+    "junit": _junit,
+    "sarif": _sarif,
+    "github": _github,
+    "markdown": _markdown,
+}
+
+
 def render(report: RunReport, fmt: str, *, color: bool = False) -> str:
-    """Render ``report`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt not in FORMATS:
+    """Render ``report`` in format ``fmt`` (a key of :data:`FORMATS`)."""
+    renderer = FORMATS.get(fmt)
+    if renderer is None:
         raise ValueError(f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})")
-    module = importlib.import_module(f"{__name__}.{fmt}")
-    text: str = module.render(report, color=color)
-    return text
+    return renderer(report, color=color)

@@ -28,14 +28,16 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn
 
 from .. import procs
 from .. import usage as usage_mod
+from ..hookspec import Harness, HarnessFactory, JudgeAttempt
+from ..jsonobject import parse_json_object
 from . import failure
 from .harness import ModelSetError, alias_overrides
-from .harness_claude import ClaudeHarness, find_claude
-from .harness_codex import CodexHarness, find_codex
+from .harness_claude import claude_harness
+from .harness_codex import codex_harness
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
@@ -52,30 +54,8 @@ _SESSION_VARS = (
 )
 _GLOB_CHARS = set("*?[]{}")
 
-
-class Harness(Protocol):
-    name: str
-    binary: str
-    missing_message: str
-
-    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str: ...
-
-    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None: ...
-
-    def override_models(self, overrides: dict[str, str]) -> None: ...
-
-    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]: ...
-
-    def argv(
-        self,
-        *,
-        model: str,
-        prompt: str,
-        allowed_tools: list[str],
-        disallowed_tools: list[str],
-        writable_dirs: list[str],
-        readonly_dirs: list[str],
-    ) -> tuple[list[str], bytes]: ...
+# The registry (protocol: hookspec.HarnessFactory): --harness / SLOPJUDGE_HARNESS names.
+HARNESSES: dict[str, HarnessFactory] = {"claude": claude_harness, "codex": codex_harness}
 
 
 class UsageError(Exception):
@@ -212,8 +192,8 @@ def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = No
     harness = harness.strip().lower()
     if harness in ("claude-code", "claudecode"):
         harness = "claude"
-    if harness not in ("claude", "codex"):
-        raise UsageError(f"unknown harness {harness!r} (claude or codex)")
+    if harness not in HARNESSES:
+        raise UsageError(f"unknown harness {harness!r} ({' or '.join(HARNESSES)})")
     allowed = [r for s in ns.allowed_tools for r in split_rules(s)]
     denied = [r for s in ns.disallowed_tools for r in split_rules(s)]
     writable, readonly = _check_dirs(ns.add_dir, ns.add_dir_readonly)
@@ -297,28 +277,13 @@ def _child_env(env: dict[str, str]) -> dict[str, str]:
 def _single_json_object(data: bytes) -> bytes | None:
     """The harness reply when it is exactly one JSON object (``claude -p`` text output)."""
     text = data.decode("utf-8", "replace").strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return None
-    return text.encode() if isinstance(obj, dict) else None
+    return text.encode() if parse_json_object(text) is not None else None
 
 
 def _exit_code(rc: int) -> int:
     if rc < 0:  # killed by a signal: report it the way a shell does
         return 128 - rc
     return rc
-
-
-def _harness_for(opts: Options, env: dict[str, str]) -> tuple[Harness, bool]:
-    """The harness object and whether its binary was found."""
-    if opts.harness == "codex":
-        found = find_codex(env)
-        return CodexHarness(found or "codex"), found is not None
-    found = find_claude(env)
-    return ClaudeHarness(found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"), found is not None
 
 
 class _Spend:
@@ -342,7 +307,7 @@ class _Spend:
 
 
 def run_agent(opts: Options, env: dict[str, str]) -> int:
-    harness, found = _harness_for(opts, env)
+    harness, found = HARNESSES[opts.harness](env)
     warnings: list[str] = []
     try:
         harness.override_models(
@@ -361,11 +326,7 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
     child_env = _child_env(env)
 
     if opts.verify is None:
-        argv, stdin = harness.argv(
-            model=model, prompt=opts.prompt, allowed_tools=opts.allowed_tools,
-            disallowed_tools=opts.disallowed_tools, writable_dirs=opts.writable_dirs,
-            readonly_dirs=opts.readonly_dirs,
-        )
+        argv, stdin = harness.argv(_attempt(opts, model, opts.prompt, opts.writable_dirs))
         if opts.dry_run:
             _print_dry_run(argv, stdin, None, None)
             return 0
@@ -390,6 +351,12 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
         return _verify_loop(opts, env, child_env, harness, model, answer_dir, path, spend)
     finally:
         shutil.rmtree(answer_dir, ignore_errors=True)
+
+
+def _attempt(opts: Options, model: str, prompt: str, writable: list[str]) -> JudgeAttempt:
+    return JudgeAttempt(model=model, prompt=prompt, allowed_tools=opts.allowed_tools,
+                        disallowed_tools=opts.disallowed_tools, writable_dirs=writable,
+                        readonly_dirs=opts.readonly_dirs)
 
 
 def _print_dry_run(argv: list[str], stdin: bytes, verify: str | None, path: str | None) -> None:
@@ -431,11 +398,7 @@ def _verify_loop(
     prompt = base
     writable = [answer_dir, *opts.writable_dirs]
     for attempt in range(1, opts.attempts + 1):
-        argv, stdin = harness.argv(
-            model=model, prompt=prompt, allowed_tools=opts.allowed_tools,
-            disallowed_tools=opts.disallowed_tools, writable_dirs=writable,
-            readonly_dirs=opts.readonly_dirs,
-        )
+        argv, stdin = harness.argv(_attempt(opts, model, prompt, writable))
         if opts.dry_run:
             _print_dry_run(argv, stdin, opts.verify, path)
             return 0

@@ -16,6 +16,8 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
+from ..hookspec import JudgeAttempt
+from ..jsonobject import parse_json_object
 from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
 ISOLATION_SETTINGS = json.dumps(
@@ -72,38 +74,30 @@ class ClaudeHarness(CommandHarness):
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
         """Claude Code takes every rule as is."""
 
-    def argv(
-        self,
-        *,
-        model: str,
-        prompt: str,
-        allowed_tools: list[str],
-        disallowed_tools: list[str],
-        writable_dirs: list[str],
-        readonly_dirs: list[str],
-    ) -> tuple[list[str], bytes]:
+    def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
         argv = [
-            self.binary, "-p", "--model", model,
+            self.binary, "-p", "--model", attempt.model,
             "--settings", ISOLATION_SETTINGS,
             "--permission-mode", "default",
             # The result object carries the usage and cost; the answer still
             # comes through the answer file and the verifier.
             "--output-format", "json",
         ]
-        dirs = list(dict.fromkeys([*writable_dirs, *readonly_dirs]))
+        writable, readonly = attempt.writable_dirs, attempt.readonly_dirs
+        dirs = list(dict.fromkeys([*writable, *readonly]))
         if dirs:
             argv += ["--add-dir", *dirs]
-        allow = list(dict.fromkeys([*allowed_tools, *_edit_rules(writable_dirs)]))
+        allow = list(dict.fromkeys([*attempt.allowed_tools, *_edit_rules(writable)]))
         if allow:
             argv += ["--allowed-tools", *allow]
-        deny = list(dict.fromkeys([*_edit_rules(readonly_dirs), *disallowed_tools]))
+        deny = list(dict.fromkeys([*_edit_rules(readonly), *attempt.disallowed_tools]))
         if deny:
             argv += ["--disallowed-tools", *deny]
-        data = prompt.encode("utf-8")
+        data = attempt.prompt.encode("utf-8")
         if len(data) > PROMPT_STDIN_LIMIT:
             return argv, data
-        return [*argv, "--", prompt], b""
+        return [*argv, "--", attempt.prompt], b""
 
     def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
         """The reply text and the usage from ``--output-format json``'s result object.
@@ -112,14 +106,15 @@ class ClaudeHarness(CommandHarness):
         """
         from ..usage import from_claude_result
 
-        text = stdout.decode("utf-8", "replace").strip()
-        if text.startswith("{"):
-            try:
-                obj = json.loads(text)
-            except ValueError:
-                obj = None
-            if isinstance(obj, dict) and obj.get("type") == "result":
-                result = obj.get("result")
-                reply = result.encode("utf-8") if isinstance(result, str) else b""
-                return reply, from_claude_result(obj)
+        obj = parse_json_object(stdout.decode("utf-8", "replace"))
+        if obj is not None and obj.get("type") == "result":
+            result = obj.get("result")
+            reply = result.encode("utf-8") if isinstance(result, str) else b""
+            return reply, from_claude_result(obj)
         return stdout, None
+
+
+def claude_harness(env: Mapping[str, str]) -> tuple[ClaudeHarness, bool]:
+    """The Claude Code harness for ``env``, and whether its binary was found."""
+    found = find_claude(env)
+    return ClaudeHarness(found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"), found is not None

@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
+from ..hookspec import JudgeAttempt
 from .harness import PROMPT_STDIN_LIMIT, CommandHarness, explicit_binary
 
 CODEX_MODELS = {
@@ -60,38 +61,30 @@ class CodexHarness(CommandHarness):
                 "codex cannot scope tool rules: " + " ".join(scoped) + " (use --harness claude)"
             )
 
-    def argv(
-        self,
-        *,
-        model: str,
-        prompt: str,
-        allowed_tools: list[str],
-        disallowed_tools: list[str],
-        writable_dirs: list[str],
-        readonly_dirs: list[str],
-    ) -> tuple[list[str], bytes]:
+    def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
         argv = [
-            self.binary, "exec", "-m", model,
+            self.binary, "exec", "-m", attempt.model,
             "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
             # JSONL events: the usage of each turn; the answer still comes through the file.
             "--json",
         ]
-        if writable_dirs:
+        writable = attempt.writable_dirs
+        if writable:
             argv += [
-                "-C", writable_dirs[0],
+                "-C", writable[0],
                 "--sandbox", "workspace-write",
                 "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
                 "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
             ]
-            for extra in writable_dirs[1:]:
+            for extra in writable[1:]:
                 argv += ["--add-dir", extra]
         else:
             argv += ["--sandbox", "read-only"]
-        data = prompt.encode("utf-8")
+        data = attempt.prompt.encode("utf-8")
         if len(data) > PROMPT_STDIN_LIMIT:
             return [*argv, "--", "-"], data
-        return [*argv, "--", prompt], b""
+        return [*argv, "--", attempt.prompt], b""
 
     def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
         """The reply (the last agent message) and the usage of the ``turn.completed``
@@ -110,3 +103,9 @@ class CodexHarness(CommandHarness):
         if not events:
             return stdout, None
         return (reply or "").encode("utf-8"), from_codex_events(text)
+
+
+def codex_harness(env: Mapping[str, str]) -> tuple[CodexHarness, bool]:
+    """The Codex harness for ``env``, and whether its binary was found."""
+    found = find_codex(env)
+    return CodexHarness(found or "codex"), found is not None

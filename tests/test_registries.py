@@ -1,0 +1,261 @@
+"""The extension registries: each a dict typed by its protocol in hookspec.py, which mypy
+enforces on every entry; the CLI offers exactly the registered names; the code dispatches
+through the registry, so an entry added there is the whole of a new extension."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slopjudge import engine
+from slopjudge.checks import CHECK_KINDS
+from slopjudge.cli import build_parser
+from slopjudge.hookspec import CheckContext, JudgeAttempt
+from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
+from slopjudge.options import RunOptions
+from slopjudge.report import FORMATS
+from slopjudge.runner import agent
+from slopjudge.sources import SOURCES, changeset_from_args
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each line marked "# rejected" must be the one place mypy reports; every other line passes.
+ENTRIES = '''\
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from slopjudge.checks import CHECK_KINDS
+from slopjudge.hookspec import CheckContext, JudgeAttempt
+from slopjudge.model import Changeset, CheckResult, RunReport
+from slopjudge.report import FORMATS
+from slopjudge.runner.agent import HARNESSES
+from slopjudge.runner.harness_claude import ClaudeHarness
+from slopjudge.sources import SOURCES
+
+
+def kind_ok(ctx: CheckContext) -> CheckResult:
+    raise NotImplementedError
+
+
+def kind_extra_arg(ctx: CheckContext, extra: int) -> CheckResult:
+    raise NotImplementedError
+
+
+def kind_wrong_result(ctx: CheckContext) -> str:
+    return ""
+
+
+def format_ok(report: RunReport, *, color: bool = False) -> str:
+    return ""
+
+
+def format_without_color(report: RunReport) -> str:
+    return ""
+
+
+def source_ok(args: argparse.Namespace, workspace: str) -> Changeset:
+    return Changeset()
+
+
+def source_workspace_only(workspace: str) -> Changeset:
+    return Changeset()
+
+
+class NoCheckTools:
+    """A harness as the old Protocol described it: no check_tools."""
+
+    name = "x"
+    binary = "x"
+    missing_message = ""
+
+    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
+        return model_set
+
+    def override_models(self, overrides: Mapping[str, str]) -> None:
+        pass
+
+    def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
+        return [], b""
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        return stdout, None
+
+
+def harness_ok(env: Mapping[str, str]) -> tuple[ClaudeHarness, bool]:
+    return ClaudeHarness(), True
+
+
+def harness_lacking_check_tools(env: Mapping[str, str]) -> tuple[NoCheckTools, bool]:
+    return NoCheckTools(), True
+
+
+CHECK_KINDS["ok"] = kind_ok
+CHECK_KINDS["extra"] = kind_extra_arg  # rejected
+CHECK_KINDS["wrong"] = kind_wrong_result  # rejected
+FORMATS["ok"] = format_ok
+FORMATS["drifted"] = format_without_color  # rejected
+SOURCES["ok"] = source_ok
+SOURCES["old"] = source_workspace_only  # rejected
+HARNESSES["ok"] = harness_ok
+HARNESSES["old"] = harness_lacking_check_tools  # rejected
+'''
+
+
+def test_mypy_holds_every_registry_entry_to_its_protocol(tmp_path: Path) -> None:
+    beside = Path(sys.executable).with_name("mypy")
+    mypy = str(beside) if beside.is_file() else shutil.which("mypy")
+    if mypy is None:
+        pytest.skip("mypy is not installed (pip install -e '.[test]' installs it)")
+    probe = tmp_path / "entries.py"
+    probe.write_text(ENTRIES)
+    proc = subprocess.run(
+        [mypy, "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
+         "--config-file", str(ROOT / "pyproject.toml"), str(probe)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    flagged = {int(m.group(1)) for m in re.finditer(rf"^{re.escape(str(probe))}:(\d+): error:",
+                                                    proc.stdout, re.M)}
+    marked = {n for n, line in enumerate(ENTRIES.splitlines(), 1) if line.endswith("# rejected")}
+    assert len(marked) == 5
+    assert flagged == marked, proc.stdout + proc.stderr
+    # Nothing but the marked entries: the package itself and the good entries type-check.
+    assert f"Found {len(marked)} errors in 1 file" in proc.stdout, proc.stdout
+
+
+def _choices(parser: argparse.ArgumentParser, argv: list[str],
+             capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The choices argparse lists when ``argv`` ends in a value it does not take."""
+    with pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    found = re.search(r"invalid choice: .*\(choose from (.*)\)", capsys.readouterr().err)
+    assert found is not None
+    return [c.strip().strip("'") for c in found.group(1).split(",")]
+
+
+def test_run_format_choices_are_the_report_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser("run")
+    assert _choices(parser, ["run", "--format", "nope"], capsys) == list(FORMATS)
+    for name in FORMATS:
+        assert parser.parse_args(["run", "--format", name]).format == name
+
+
+def test_run_write_takes_exactly_the_registered_formats() -> None:
+    from slopjudge.commands.run import parse_writes
+
+    assert parse_writes([f"{name}=out.{name}" for name in FORMATS]) == [
+        (name, f"out.{name}") for name in FORMATS]
+    with pytest.raises(ValueError, match="FORMAT one of " + ", ".join(FORMATS)):
+        parse_writes(["xml=out.xml"])
+
+
+def test_source_flags_are_the_source_registry(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    parser = build_parser("run")
+    args = parser.parse_args(["run"])
+    assert all(hasattr(args, name) for name in SOURCES)
+    seen: list[str] = []
+
+    def fake(name: str) -> Any:
+        def source(args: argparse.Namespace, workspace: str) -> Changeset:
+            seen.append(name)
+            return Changeset(base=name)
+        return source
+
+    for name in SOURCES:
+        monkeypatch.setitem(SOURCES, name, fake(name))
+    flags = {"diff": ["--diff", "x.diff"], "base": ["--base", "HEAD~1"],
+             "staged": ["--staged"], "working_tree": ["--working-tree"]}
+    assert set(flags) == set(SOURCES)
+    for name, argv in flags.items():
+        got = changeset_from_args(parser.parse_args(["run", *argv]), str(tmp_path))
+        assert got.base == name
+    # No flag: the default source.
+    assert changeset_from_args(parser.parse_args(["run"]), str(tmp_path)).base == "working_tree"
+    assert seen == [*flags, "working_tree"]
+
+
+def _one_file() -> Changeset:
+    return Changeset(files=[FileChange(path="a.py", status="M", old_content="a\n",
+                                       new_content="b\n",
+                                       diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n")])
+
+
+def _rule(tmp_path: Path, kind: str) -> Rule:
+    check = Check(id="c", rule="r", kind=kind, script="true", timeout=30)  # type: ignore[arg-type]
+    return Rule(id="r", path=str(tmp_path / "rule.yaml"), dir=str(tmp_path), description="r",
+                checks=[check])
+
+
+def test_the_engine_dispatches_on_kind_through_the_registry(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[str] = []
+
+    def kind(ctx: CheckContext) -> CheckResult:
+        calls.append(ctx.check.full_id)
+        return CheckResult(id=ctx.check.full_id, rule=ctx.rule.id, check=ctx.check.id,
+                           kind="script", outcome="refuse", reason="from the registry")
+
+    monkeypatch.setitem(CHECK_KINDS, "script", kind)
+    [res] = engine.run([_rule(tmp_path, "script")], Event(kind="stop"), _one_file(),
+                       workspace=str(tmp_path), options=RunOptions())
+    assert calls == ["r/c"] and (res.outcome, res.reason) == ("refuse", "from the registry")
+
+
+def test_a_kind_nobody_registered_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    [res] = engine.run([_rule(tmp_path, "lint")], Event(kind="stop"), _one_file(),
+                       workspace=str(tmp_path), options=RunOptions())
+    assert res.outcome == "error"
+    assert "no check kind 'lint' (script or judge)" in res.reason
+
+
+def test_harness_names_are_the_harness_registry(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    env = {"PATH": "/nonexistent"}
+    for name in agent.HARNESSES:
+        assert agent.parse_options(["--model", "m", "--harness", name, "p"], env).harness == name
+    with pytest.raises(agent.UsageError, match=re.escape(f"({' or '.join(agent.HARNESSES)})")):
+        agent.parse_options(["--model", "m", "--harness", "nope", "p"], env)
+
+    class Echo:
+        """A harness registered for this test: its command is the attempt itself."""
+
+        name = "echo"
+        binary = "echo"
+        missing_message = "echo is missing"
+
+        def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
+            return model_set.upper()
+
+        def override_models(self, overrides: Mapping[str, str]) -> None:
+            pass
+
+        def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+            pass
+
+        def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
+            return ["echo", attempt.model, attempt.prompt], b""
+
+        def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+            return stdout, None
+
+    def echo(env: Mapping[str, str]) -> tuple[Echo, bool]:
+        return Echo(), True
+
+    monkeypatch.setitem(agent.HARNESSES, "claude", echo)
+    opts = agent.parse_options(["--model", "m", "--dry-run", "judge", "this"], env)
+    assert agent.run_agent(opts, env) == 0
+    out = capsys.readouterr()
+    assert out.out == "echo M 'judge this'\n"
+    assert "harness echo, model M" in out.err
