@@ -259,3 +259,21 @@ def test_harness_names_are_the_harness_registry(monkeypatch: pytest.MonkeyPatch,
     out = capsys.readouterr()
     assert out.out == "echo M 'judge this'\n"
     assert "harness echo, model M" in out.err
+
+
+def test_each_format_renders_with_its_own_module_imported_on_first_use() -> None:
+    import importlib
+
+    from slopjudge.report import render
+    from tests.test_reports import sample_report
+
+    report = sample_report()
+    for name, renderer in FORMATS.items():
+        module = importlib.import_module(f"slopjudge.report.{name}")
+        assert renderer(report) == module.render(report) == render(report, name)
+    probe = ("import sys\nfrom slopjudge.model import RunReport\nfrom slopjudge.report import "
+             "render\nrender(RunReport(outcome='pass'), 'text')\n"
+             "print(sorted(m for m in sys.modules if m.startswith('slopjudge.report.')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)
+    assert out.stdout.strip() == "['slopjudge.report.text']", out.stderr

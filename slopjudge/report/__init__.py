@@ -8,12 +8,8 @@ SARIF code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..hookspec import ReportFormat
 from ..model import RunReport
-
-if TYPE_CHECKING:
-    from ..hookspec import ReportFormat
 
 # How each outcome reads to a person, in every format.
 OUTCOME_LABELS: dict[str, str] = {
@@ -49,49 +45,37 @@ def first_line(text: str) -> str:
     return ""
 
 
-def _text(report: RunReport, *, color: bool = False) -> str:
-    from .text import render
+class _Lazy:
+    """A format whose module is imported when it first renders."""
 
-    return render(report, color=color)
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-
-def _json(report: RunReport, *, color: bool = False) -> str:
-    from .json import render
-
-    return render(report, color=color)
+    def __call__(self, report: RunReport, *, color: bool = False) -> str:
+        return _implementation(self.name)(report, color=color)
 
 
-def _junit(report: RunReport, *, color: bool = False) -> str:
-    from .junit import render
-
-    return render(report, color=color)
-
-
-def _sarif(report: RunReport, *, color: bool = False) -> str:
-    from .sarif import render
-
-    return render(report, color=color)
-
-
-def _github(report: RunReport, *, color: bool = False) -> str:
-    from .github import render
-
-    return render(report, color=color)
-
-
-def _markdown(report: RunReport, *, color: bool = False) -> str:
-    from .markdown import render
-
-    return render(report, color=color)
+def _implementation(name: str) -> ReportFormat:
+    # One branch per format: mypy holds each module's render to ReportFormat.
+    if name == "text":
+        from .text import render
+    elif name == "json":
+        from .json import render
+    elif name == "junit":
+        from .junit import render
+    elif name == "sarif":
+        from .sarif import render
+    elif name == "github":
+        from .github import render
+    elif name == "markdown":
+        from .markdown import render
+    else:
+        raise ValueError(f"no report format module for {name!r}")
+    return render
 
 
 FORMATS: dict[str, ReportFormat] = {
-    "text": _text,
-    "json": _json,
-    "junit": _junit,
-    "sarif": _sarif,
-    "github": _github,
-    "markdown": _markdown,
+    name: _Lazy(name) for name in ("text", "json", "junit", "sarif", "github", "markdown")
 }
 
 
