@@ -26,8 +26,17 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import Any
 
-from .diffparse import FileStatus, decode, file_changes, merge_typechanges, parse
+from .diffparse import (
+    FileStatus,
+    decode,
+    file_changes,
+    hunk_payloads,
+    hunks_of,
+    merge_typechanges,
+    parse,
+)
 from .errors import SlopjudgeError
 from .model import Changeset, Commit, FileChange
 from .pathglob import match, matcher
@@ -275,7 +284,7 @@ def _blob_text(blobs: dict[str, bytes], rec: _Raw, mode: str, sha: str) -> str |
 def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileChange]:
     out = _git(workspace, [*_DIFF_ARGS, *diff_args])
     recs, patch = _diff_records(out)
-    parts, _ = parse(patch)
+    parts, lines = parse(patch)
     groups = merge_typechanges(parts)
     wanted: list[str] = []
     for r in recs:
@@ -292,12 +301,14 @@ def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileC
         status = _STATUS.get(kind, "M")
         new_path = r.dst if r.dst is not None else r.src
         diff = ""
+        hunks: list[dict[str, Any]] = []
         if g < len(groups):
             a, b = groups[g]
             last = b or a
             part_path = a.old if a.status == "D" and b is None else (last.new or last.old)
             if part_path == (r.src if kind == "D" else new_path):
                 diff = decode(patch[a.start : last.end])
+                hunks = hunk_payloads(a, lines) + (hunk_payloads(b, lines) if b else [])
                 g += 1
         files.append(FileChange(
             path=decode(r.src if kind == "D" else new_path),
@@ -305,7 +316,7 @@ def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileC
             old_path=decode(r.src) if kind in ("R", "C") else None,
             old_content=None if kind == "A" else _blob_text(blobs, r, r.old_mode, r.old_sha),
             new_content=None if kind == "D" else _blob_text(blobs, r, r.new_mode, r.new_sha),
-            diff=diff, binary=r.binary, added=r.added, removed=r.removed,
+            diff=diff, binary=r.binary, added=r.added, removed=r.removed, hunks=hunks,
         ))
     return files
 
@@ -644,11 +655,12 @@ def _proposed_file(
         body = [f"--- {minus}\n", f"+++ {plus}\n", *hunks] if hunks else []
     if status == "M" and not body:
         return None  # nothing would change
+    diff = "".join(head + body)
     return FileChange(
         path=name, status=status, old_path=old_name if status == "R" else None,
         old_content=None if binary else old_text,
         new_content=None if binary else new_content,
-        diff="".join(head + body), binary=binary, added=added, removed=removed,
+        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks_of(diff),
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .model import FileChange
 
@@ -393,6 +393,44 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[bytes | None, bytes |
     return (None if old_none else b"".join(old)), (None if new_none else b"".join(new))
 
 
+def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
+    """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
+    out: list[dict[str, Any]] = []
+    for h in part.hunks:
+        added: list[list[Any]] = []
+        removed: list[list[Any]] = []
+        context: list[list[Any]] = []
+        old_no, new_no = h.old_start, h.new_start
+        for idx in range(h.first, h.last):
+            ln = lines[idx]
+            c = ln[:1]
+            if c == b"\\":
+                continue
+            if c == b"-":
+                removed.append([old_no, decode(ln[1:])])
+                old_no += 1
+            elif c == b"+":
+                added.append([new_no, decode(ln[1:])])
+                new_no += 1
+            else:
+                context.append([new_no, decode(ln[1:])])
+                old_no += 1
+                new_no += 1
+        out.append({"oldStart": h.old_start, "oldLines": h.old_len, "newStart": h.new_start,
+                    "newLines": h.new_len, "added": added, "removed": removed,
+                    "context": context})
+    return out
+
+
+def hunks_of(diff: str) -> list[dict[str, Any]]:
+    """The payload hunks of one file's diff text (every section of it: a type
+    change is two), for a FileChange that was not made by a parse."""
+    if "@@" not in diff:
+        return []
+    parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
+    return [h for part in parts for h in hunk_payloads(part, lines)]
+
+
 def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
     """git prints a file <-> symlink change as a deletion then an addition."""
     if not (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy):
@@ -457,6 +495,7 @@ def file_changes(
                 new_content=None if binary or new is None else decode(new),
                 diff=decode(data[a.start : b.end]), binary=binary,
                 added=a.added + b.added, removed=a.removed + b.removed,
+                hunks=hunk_payloads(a, lines) + hunk_payloads(b, lines),
             ))
             continue
         if not a.git:
@@ -475,6 +514,7 @@ def file_changes(
             new_content=None if new is None else decode(new),
             diff=decode(data[a.start : a.end]), binary=a.binary,
             added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
+            hunks=hunk_payloads(a, lines),
         ))
     return files
 
