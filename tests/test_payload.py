@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -183,3 +185,16 @@ def test_slopjudge_payload_prints_what_the_engine_builds(tmp_path: Path) -> None
     assert printed["changeset"]["files"][0]["hunks"] == from_diff_payload(SAMPLE_DIFF)[
         "changeset"]["files"][0]["hunks"]
     assert printed["check"] == {"id": "check"} and printed["event"]["cwd"] == str(tmp_path)
+
+
+def test_a_pack_script_given_files_without_parsed_hunks_crashes_rather_than_passes() -> None:
+    exe = Path(__file__).resolve().parent.parent / "rules" / "placeholder-code" / "check.py"
+    data = from_diff_payload(SAMPLE_DIFF.replace("+new = 2", "+raise NotImplementedError"))
+    data["changeset"]["files"][0]["newContent"] = None
+    ok = subprocess.run([sys.executable, str(exe)], input=json.dumps(data), text=True,
+                        capture_output=True, cwd=exe.parent, timeout=60)
+    del data["changeset"]["files"][0]["hunks"]
+    old = subprocess.run([sys.executable, str(exe)], input=json.dumps(data), text=True,
+                         capture_output=True, cwd=exe.parent, timeout=60)
+    assert ok.returncode == 1 and json.loads(ok.stdout)["findings"][0]["line"] == 3, ok.stdout
+    assert old.returncode == 2 and "carry no parsed hunks" in json.loads(old.stdout)["reason"]
