@@ -7,6 +7,12 @@ quoting undone, ``a/``/``b/`` prefixes stripped). Contents are rebuilt from the
 hunks only where the hunks provably hold the whole file. The parser never
 raises on odd input: lines outside any file section are ignored.
 
+``unidiff`` reads each hunk's lines (type, text, old and new line numbers:
+:func:`_read_hunk`), for the payload's ``hunks`` and the rebuilt contents.
+Kept by hand is what it does not do: git's extended headers and C-quoted
+names, byte offsets, and the walk that finds where a hunk ends in cut-off or
+miscounted input, which :func:`check` reports by line.
+
 :mod:`slopjudge.changeset` uses this for diff files and for the patch part of
 its one ``git diff`` per repository source.
 """
