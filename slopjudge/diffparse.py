@@ -585,16 +585,9 @@ def _shown(line: bytes) -> str:
 
 def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
     """Old and new lines the hunk header promised but the body did not hold."""
-    old, new = h.old_len, h.new_len
-    for idx in range(h.first, h.last):
-        c = lines[idx][:1]
-        if c in (b" ", b""):
-            old, new = old - 1, new - 1
-        elif c == b"-":
-            old -= 1
-        elif c == b"+":
-            new -= 1
-    return old, new
+    read = _read_hunk(lines, h)
+    return (h.old_len - sum(1 for _ in read.source_lines()),
+            h.new_len - sum(1 for _ in read.target_lines()))
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
