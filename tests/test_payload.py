@@ -198,3 +198,22 @@ def test_a_pack_script_given_files_without_parsed_hunks_crashes_rather_than_pass
                          capture_output=True, cwd=exe.parent, timeout=60)
     assert ok.returncode == 1 and json.loads(ok.stdout)["findings"][0]["line"] == 3, ok.stdout
     assert old.returncode == 2 and "carry no parsed hunks" in json.loads(old.stdout)["reason"]
+
+
+def test_a_judge_part_holding_some_hunks_of_a_file_carries_only_their_parsed_hunks() -> None:
+    from slopjudge.checks.split import plan
+
+    body = "".join(f"@@ -{n * 100 + 1} +{n * 100 + 1} @@\n-old {n}\n+{'x' * 300} {n}\n"
+                   for n in range(3))
+    diff = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n" + body
+    data = from_diff_payload(diff)
+
+    def render(payload: dict[str, Any]) -> str:
+        return json.dumps(payload["changeset"]["files"])
+
+    result = plan(data, each_file=False, render=render, budget=400)
+    assert result.problems == [] and len(result.parts) == 3
+    for n, part in enumerate(result.parts):
+        [f] = part.payload["changeset"]["files"]
+        assert [h["added"][0][1] for h in f["hunks"]] == [f"{'x' * 300} {n}"]
+        assert f"+{'x' * 300} {n}\n" in f["diff"]
