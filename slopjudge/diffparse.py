@@ -413,19 +413,20 @@ def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
     if h.read is None:
         from unidiff.patch import PatchSet
 
-        body: list[str] = []
+        # One decode for the body: \n never ends inside a UTF-8 sequence, so this
+        # reads each line as decoding it alone would.
+        body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
         old = new = 0
-        for idx in range(h.first, h.last):
-            ln = lines[idx]
+        for k, ln in enumerate(body):
             c = ln[:1]
-            if c == b"\\":
-                body.append("\\ No newline at end of file\n")
+            if c == "\\":
+                body[k] = "\\ No newline at end of file\n"
                 continue
-            if c != b"+":
+            if c != "+":
                 old += 1
-            if c != b"-":
+            if c != "-":
                 new += 1
-            body.append(decode(ln) + "\n")
+            body[k] = ln + "\n"
         head = f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n"
         h.read = PatchSet(["--- a\n", "+++ b\n", head, *body])[0][0]
     return h.read
@@ -439,11 +440,12 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
         removed: list[list[Any]] = []
         context: list[list[Any]] = []
         for ln in _read_hunk(lines, h):
-            if ln.is_added:
+            kind = ln.line_type
+            if kind == "+":
                 added.append([ln.target_line_no, ln.value[:-1]])
-            elif ln.is_removed:
+            elif kind == "-":
                 removed.append([ln.source_line_no, ln.value[:-1]])
-            elif ln.is_context:
+            elif kind == " ":
                 context.append([ln.target_line_no, ln.value[:-1]])
         out.append({"oldStart": h.old_start, "oldLines": h.old_len, "newStart": h.new_start,
                     "newLines": h.new_len, "added": added, "removed": removed,

@@ -57,3 +57,9 @@ def test_a_blank_context_line_without_its_space_is_context() -> None:
     [f] = read_diff((HEAD + "@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n").encode(), "x.diff").files
     [h] = f.to_payload()["hunks"]
     assert h["context"] == [[1, "a"], [2, ""]] and h["added"] == [[3, "c"]]
+
+
+def test_a_hunk_cut_off_right_after_its_header_has_no_lines() -> None:
+    [f] = from_diff((HEAD + "@@ -1,2 +1,2 @@\n").encode()).files
+    assert f.to_payload()["hunks"] == [{"oldStart": 1, "oldLines": 2, "newStart": 1,
+                                        "newLines": 2, "added": [], "removed": [], "context": []}]
