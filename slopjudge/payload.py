@@ -180,7 +180,8 @@ class PayloadShapeError(AssertionError):
 def shape_problems(payload: dict[str, Any]) -> list[str]:
     """Every way ``payload`` departs from the schema, as ``at /json/path: message``."""
     validator = _validator()
-    problems = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+    problems = sorted(validator.iter_errors(payload),
+                      key=lambda e: [str(p) for p in e.absolute_path])
     return [
         "at /" + "/".join(str(p) for p in e.absolute_path) + f": {_short(e.message)}"
         for e in problems
