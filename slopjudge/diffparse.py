@@ -7,6 +7,12 @@ quoting undone, ``a/``/``b/`` prefixes stripped). Contents are rebuilt from the
 hunks only where the hunks provably hold the whole file. The parser never
 raises on odd input: lines outside any file section are ignored.
 
+``unidiff`` reads each hunk's lines (type, text, old and new line numbers:
+:func:`_read_hunk`), for the payload's ``hunks`` and the rebuilt contents.
+Kept by hand is what it does not do: git's extended headers and C-quoted
+names, byte offsets, and the walk that finds where a hunk ends in cut-off or
+miscounted input, which :func:`check` reports by line.
+
 :mod:`slopjudge.changeset` uses this for diff files and for the patch part of
 its one ``git diff`` per repository source.
 """
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .model import FileChange
 
@@ -148,6 +154,7 @@ class Hunk:
     complete: bool = True
     old_marked: bool = False  # "\ No newline at end of file" after an old-side line
     new_marked: bool = False
+    read: Any = field(default=None, repr=False)  # unidiff's reading (:func:`_read_hunk`)
 
 
 @dataclass
@@ -331,7 +338,7 @@ def _mark(h: Hunk, prev: bytes) -> None:
         h.new_marked = True
 
 
-def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[bytes | None, bytes | None]:
+def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
     """Old and new contents, where the hunks provably hold the whole file.
 
     The rule: a side that is /dev/null has no content (None). A text file
@@ -351,9 +358,9 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[bytes | None, bytes |
     new_none = part.status == "D" or part.new is None
     if not part.hunks:
         if part.status == "A" and not part.copy and part.new_mode != b"160000":
-            return None, b""
+            return None, ""
         if part.status == "D" and part.old_mode != b"160000":
-            return b"", None
+            return "", None
         return None, None
     if len(part.hunks) != 1:
         return None, None
@@ -364,33 +371,95 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[bytes | None, bytes |
         return None, None
     if not (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked):
         return None, None
-    old: list[bytes] = []
-    new: list[bytes] = []
-    last: list[bytes] | None = None
+    old: list[str] = []
+    new: list[str] = []
+    last: list[str] | None = None
     both = False
-    for idx in range(h.first, h.last):
-        ln = lines[idx]
-        c = ln[:1]
-        if c == b"\\":
+    for ln in _read_hunk(lines, h):
+        kind = ln.line_type
+        if kind == "\\":
             # The previous line had no newline on the side(s) it belongs to.
-            if last is not None and last and last[-1].endswith(b"\n"):
+            if last is not None and last and last[-1].endswith("\n"):
                 last[-1] = last[-1][:-1]
-            if both and new and new[-1].endswith(b"\n"):
+            if both and new and new[-1].endswith("\n"):
                 new[-1] = new[-1][:-1]
             continue
-        body = ln[1:] + b"\n"
         both = False
-        if c == b"-":
-            old.append(body)
+        if kind == "-":
+            old.append(ln.value)
             last = old
-        elif c == b"+":
-            new.append(body)
+        elif kind == "+":
+            new.append(ln.value)
             last = new
         else:
-            old.append(body)
-            new.append(body)
+            old.append(ln.value)
+            new.append(ln.value)
             last, both = old, True
-    return (None if old_none else b"".join(old)), (None if new_none else b"".join(new))
+    return (None if old_none else "".join(old)), (None if new_none else "".join(new))
+
+
+def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
+    """unidiff's reading of the hunk the walk in :func:`_hunk` delimited: its lines, each
+    with its type, text (newline kept) and old/new line numbers.
+
+    The walk stays here because it gives what unidiff does not: where a hunk ends in
+    input that is cut off or miscounted (unidiff raises and names no line), the byte
+    offsets, and :func:`check`'s errors. The one workaround: unidiff refuses a hunk whose
+    body does not hold what its header counts, and the lenient reader keeps such a hunk
+    as its body has it, so unidiff is handed a header counting the body's own lines (the
+    starts kept: for a complete hunk it is the hunk's own header), and every ``\\`` line
+    as the English end-of-file marker unidiff recognises after a hunk's last line.
+    """
+    if h.read is None:
+        from unidiff.patch import PatchSet
+
+        # One decode for the body: \n never ends inside a UTF-8 sequence, so this
+        # reads each line as decoding it alone would.
+        body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+        old = new = 0
+        for k, ln in enumerate(body):
+            c = ln[:1]
+            if c == "\\":
+                body[k] = "\\ No newline at end of file\n"
+                continue
+            if c != "+":
+                old += 1
+            if c != "-":
+                new += 1
+            body[k] = ln + "\n"
+        head = f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n"
+        h.read = PatchSet(["--- a\n", "+++ b\n", head, *body])[0][0]
+    return h.read
+
+
+def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
+    """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
+    out: list[dict[str, Any]] = []
+    for h in part.hunks:
+        added: list[list[Any]] = []
+        removed: list[list[Any]] = []
+        context: list[list[Any]] = []
+        for ln in _read_hunk(lines, h):
+            kind = ln.line_type
+            if kind == "+":
+                added.append([ln.target_line_no, ln.value[:-1]])
+            elif kind == "-":
+                removed.append([ln.source_line_no, ln.value[:-1]])
+            elif kind == " ":
+                context.append([ln.target_line_no, ln.value[:-1]])
+        out.append({"oldStart": h.old_start, "oldLines": h.old_len, "newStart": h.new_start,
+                    "newLines": h.new_len, "added": added, "removed": removed,
+                    "context": context})
+    return out
+
+
+def hunks_of(diff: str) -> list[dict[str, Any]]:
+    """The payload hunks of one file's diff text (every section of it: a type
+    change is two), for a FileChange that was not made by a parse."""
+    if "@@" not in diff:
+        return []
+    parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
+    return [h for part in parts for h in hunk_payloads(part, lines)]
 
 
 def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
@@ -453,10 +522,11 @@ def file_changes(
             binary = a.binary or b.binary
             files.append(FileChange(
                 path=decode(a.old or b""), status="M",
-                old_content=None if binary or old is None else decode(old),
-                new_content=None if binary or new is None else decode(new),
+                old_content=None if binary else old,
+                new_content=None if binary else new,
                 diff=decode(data[a.start : b.end]), binary=binary,
                 added=a.added + b.added, removed=a.removed + b.removed,
+                hunks=hunk_payloads(a, lines) + hunk_payloads(b, lines),
             ))
             continue
         if not a.git:
@@ -471,10 +541,11 @@ def file_changes(
         files.append(FileChange(
             path=decode(path), status=a.status,
             old_path=decode(old_path) if old_path is not None else None,
-            old_content=None if old is None else decode(old),
-            new_content=None if new is None else decode(new),
+            old_content=old,
+            new_content=new,
             diff=decode(data[a.start : a.end]), binary=a.binary,
             added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
+            hunks=hunk_payloads(a, lines),
         ))
     return files
 
@@ -516,16 +587,9 @@ def _shown(line: bytes) -> str:
 
 def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
     """Old and new lines the hunk header promised but the body did not hold."""
-    old, new = h.old_len, h.new_len
-    for idx in range(h.first, h.last):
-        c = lines[idx][:1]
-        if c in (b" ", b""):
-            old, new = old - 1, new - 1
-        elif c == b"-":
-            old -= 1
-        elif c == b"+":
-            new -= 1
-    return old, new
+    read = _read_hunk(lines, h)
+    return (h.old_len - sum(1 for _ in read.source_lines()),
+            h.new_len - sum(1 for _ in read.target_lines()))
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:

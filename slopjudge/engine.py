@@ -14,7 +14,7 @@ from typing import Any
 
 from .checks import CHECK_KINDS
 from .hookspec import CheckContext
-from .model import Changeset, Check, CheckResult, Event, FileChange, Rule
+from .model import Changeset, Check, CheckResult, Event, Rule
 from .options import RunOptions
 from .selection import event_carries_change, shard_checks
 
@@ -37,9 +37,8 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
-    from . import changeset as cs
     from . import graph
-    from .payload import build_payload
+    from .payload import for_rule
 
     carries_change = event_carries_change(event)
     contexts: dict[str, CheckContext] = {}
@@ -51,16 +50,9 @@ def run(
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
         if not checks:
             continue
-        files: list[FileChange]
-        if carries_change:
-            files, others = cs.split(changeset, rule.paths, rule.exclude)
-        else:
-            files, others = [], []
+        files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
+                                       rule=rule, carries_change=carries_change)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
-        base_payload = build_payload(
-            event=event, workspace=workspace, changeset=changeset, files=files,
-            others=others, change=cs.unified_diff(files), rule=rule,
-        )
         shared = SharedPayload(base_payload)
         for check in checks:
             ordered.append(check)

@@ -123,8 +123,15 @@ class FileChange:
     binary: bool = False
     added: int = 0  # added lines (0 for binary)
     removed: int = 0
+    # The payload's parsed hunks (schemas/payload.schema.json), filled by the parse
+    # that read ``diff``; None until then (parsed from ``diff`` on first use).
+    hunks: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def to_payload(self) -> dict[str, Any]:
+        if self.hunks is None:
+            from .diffparse import hunks_of
+
+            self.hunks = hunks_of(self.diff)
         return {
             "path": self.path,
             "status": self.status,
@@ -133,6 +140,7 @@ class FileChange:
             "newContent": self.new_content,
             "diff": self.diff,
             "binary": self.binary,
+            "hunks": self.hunks,
         }
 
 

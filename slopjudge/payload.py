@@ -1,19 +1,32 @@
 """The one JSON object every script, prepare and template sees (SPEC §3).
 
+Its shape is defined once, in ``schemas/payload.schema.json``; :func:`build_payload`
+is the one function that builds it, and :func:`for_rule` the one per-rule step
+(which files a rule sees, and its payload) shared by the engine and
+``slopjudge payload``.
+
 Field names follow sloprail's changeset payload so templates port unchanged.
 Every key is always present (null when unknown), so templates can run with
 strict undefined. The one exception is the per-file view of ``event``
 (:func:`file_event`): there, as in sloprail, ``oldContent``/``newContent``
 are absent where the file has none, so ``is defined`` tells a delete from an
 emptied file.
+
+With ``SLOPJUDGE_CHECK_PAYLOADS=1`` in the environment (the test suite sets it,
+so payloads built in subprocesses are checked too) every payload built is
+validated against the schema and a wrong shape raises :class:`PayloadShapeError`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 from .model import Changeset, Event, FileChange, Rule
+
+SCHEMA = "payload.schema.json"
+CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
 
 # sloprail's marker reader: a whole line ``<leader> sr:<kind> <fqn>`` with
 # ``//``, ``#`` or ``--`` as the leader. Whitespace is RE2's ``\s`` exactly
@@ -87,12 +100,13 @@ def build_payload(
     rule: Rule | None = None,
     check_id: str | None = None,
 ) -> dict[str, Any]:
+    """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``."""
     file_payloads = [f.to_payload() for f in files]
     event_data = event_payload(event)
     if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
         # A tool call about one file: its event reads as sloprail's gate event for it.
         event_data = file_event(event_data, file_payloads[0])
-    return {
+    payload = {
         "event": event_data,
         "rule": (
             {"id": rule.id, "dir": rule.dir, "description": rule.description}
@@ -115,6 +129,90 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
+    if os.environ.get(CHECK_ENV) == "1":
+        check_shape(payload)
+    return payload
+
+
+def for_rule(
+    *,
+    event: Event,
+    workspace: str,
+    changeset: Changeset,
+    rule: Rule | None,
+    carries_change: bool = True,
+    check_id: str | None = None,
+) -> tuple[list[FileChange], dict[str, Any]]:
+    """The files ``rule`` sees and its payload: the one per-rule step.
+
+    The rule's ``paths``/``exclude`` split the changeset into its files and
+    ``others`` (no rule: every file is its); an event that carries no change
+    (a Bash call) gives no files at all.
+    """
+    from . import changeset as cs
+
+    files: list[FileChange]
+    others: list[dict[str, Any]]
+    if not carries_change:
+        files, others = [], []
+    elif rule is None:
+        files, others = list(changeset.files), []
+    else:
+        files, others = cs.split(changeset, rule.paths, rule.exclude)
+    payload = build_payload(
+        event=event, workspace=workspace, changeset=changeset, files=files, others=others,
+        change=cs.unified_diff(files), rule=rule, check_id=check_id,
+    )
+    return files, payload
+
+
+def payload_keys() -> tuple[str, ...]:
+    """The payload's top-level keys, in the schema's order."""
+    from .schemas import load_schema
+
+    return tuple(load_schema(SCHEMA)["required"])
+
+
+class PayloadShapeError(AssertionError):
+    """A payload that does not match ``schemas/payload.schema.json``."""
+
+
+def shape_problems(payload: dict[str, Any]) -> list[str]:
+    """Every way ``payload`` departs from the schema, as ``at /json/path: message``."""
+    validator = _validator()
+    problems = sorted(validator.iter_errors(payload),
+                      key=lambda e: [str(p) for p in e.absolute_path])
+    return [
+        "at /" + "/".join(str(p) for p in e.absolute_path) + f": {_short(e.message)}"
+        for e in problems
+    ]
+
+
+def _short(text: str) -> str:
+    # jsonschema quotes the offending value, which may be a whole file.
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def check_shape(payload: dict[str, Any]) -> None:
+    problems = shape_problems(payload)
+    if problems:
+        raise PayloadShapeError("payload does not match payload.schema.json: "
+                                + "; ".join(problems[:5]))
+
+
+_VALIDATOR: list[Any] = []
+
+
+def _validator() -> Any:
+    if not _VALIDATOR:
+        import jsonschema
+
+        from .schemas import load_schema
+
+        schema = load_schema(SCHEMA)
+        cls = jsonschema.validators.validator_for(schema)
+        _VALIDATOR.append(cls(schema))
+    return _VALIDATOR[0]
 
 
 def event_payload(event: Event) -> dict[str, Any]:

@@ -41,17 +41,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from .model import LoadError
+from .payload import payload_keys
 
-# The top-level names of the judge context (SPEC §3).
+# The top-level names of the judge context: the payload's (SPEC §3, defined by
+# schemas/payload.schema.json) and the two only templates see.
 CONTEXT_KEYS: tuple[str, ...] = (
-    "event",
-    "rule",
-    "check",
-    "workspace",
-    "changeset",
-    "change",
-    "additionalContext",
-    "rubric",
+    *payload_keys(),
     "transcriptPath",  # sloprail's name for event.transcript_path (templates only)
     "unit",  # which part of the change this prompt judges (checks/split.py)
 )
@@ -418,51 +413,43 @@ def synthetic_payload(
 ) -> dict[str, Any]:
     """A payload with every SPEC §3 key and one sample file, for load-time rendering.
 
-    With ``each="file"`` the event is that file's sloprail view, with every
-    field it can carry (``oldPath`` too), so a template reading any of them loads.
+    Built by the one payload builder, so it has every field a real one has;
+    the values a tool call or prepare supply are open mappings, so any key of
+    them loads. With ``each="file"`` the event is that file's sloprail view,
+    with every field it can carry (``oldPath`` too), so a template reading any
+    of them loads.
     """
-    sample = {
-        "path": "src/example.py",
-        "status": "M",
-        "oldPath": "src/example.py",
-        "oldContent": "import os\nvalue = 1\n",
-        "newContent": "import os\nvalue = 2\n",
-        "diff": _SAMPLE_DIFF,
-        "binary": False,
-    }
-    event: dict[str, Any] = {
-        "kind": "stop",
-        "tool_name": "Write",
-        "tool_input": _AnyMapping(),
-        "session_id": "synthetic-session",
-        "transcript_path": "/tmp/synthetic-transcript.jsonl",
-        "cwd": "/workspace",
-        "argv": [["git", "status"]],
-    }
-    if each == "file":
-        from .payload import file_event
+    from .model import Changeset, Commit, Event, FileChange, Rule
+    from .payload import build_payload, file_event
 
-        marked = dict(sample, newContent=f"{sample['newContent']}# sr:example src.example\n")
-        event = file_event(event, marked)
-        event["oldPath"] = "src/old_example.py"  # a rename's; every key must load
-    return {
-        "event": event,
-        "rule": {"id": "example", "dir": rule_dir, "description": "a sample rule"},
-        "check": {"id": "check-1"},
-        "workspace": "/workspace",
-        "changeset": {
-            "base": "0" * 40,
-            "head": "1" * 40,
-            "commits": [{"sha": "1" * 40, "subject": "Change value", "body": ""}],
-            "files": [sample],
-            "others": [{"path": "README.md", "status": "M"}],
-        },
-        "change": _SAMPLE_DIFF,
-        "additionalContext": _AnyMapping(),
-        "rubric": "Sample rubric.\n",
-        "unit": {"index": 1, "count": 1, "files": ["src/example.py"],
-                 "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True},
-    }
+    sample = FileChange(
+        path="src/example.py", status="M", old_path="src/example.py",
+        old_content="import os\nvalue = 1\n", new_content="import os\nvalue = 2\n",
+        diff=_SAMPLE_DIFF, added=1, removed=1,
+    )
+    changeset = Changeset(base="0" * 40, head="1" * 40, files=[sample],
+                          commits=[Commit(sha="1" * 40, subject="Change value", body="")])
+    event = Event(kind="stop", tool_name="Write", tool_input=_AnyMapping(),
+                  session_id="synthetic-session",
+                  transcript_path="/tmp/synthetic-transcript.jsonl", cwd="/workspace")
+    payload = build_payload(
+        event=event, workspace="/workspace", changeset=changeset, files=[sample],
+        others=[{"path": "README.md", "status": "M"}], change=_SAMPLE_DIFF,
+        rule=Rule(id="example", path=os.path.join(rule_dir, "rule.yaml"), dir=rule_dir,
+                  description="a sample rule"),
+        check_id="check-1",
+    )
+    payload["event"]["argv"] = [["git", "status"]]
+    if each == "file":
+        file = payload["changeset"]["files"][0]
+        marked = dict(file, newContent=f"{file['newContent']}# sr:example src.example\n")
+        payload["event"] = file_event(payload["event"], marked)
+        payload["event"]["oldPath"] = "src/old_example.py"  # a rename's; every key must load
+    payload["additionalContext"] = _AnyMapping()
+    payload["rubric"] = "Sample rubric.\n"
+    payload["unit"] = {"index": 1, "count": 1, "files": ["src/example.py"],
+                       "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True}
+    return payload
 
 
 def _template_frames(exc: BaseException) -> list[tuple[str, int]]:

@@ -19,6 +19,7 @@ from slopjudge.checks.judge import run_judge
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
 from slopjudge.options import RunOptions
+from slopjudge.payload import for_rule
 from slopjudge.templates import validate_template
 
 TEMPLATE = """\
@@ -106,17 +107,8 @@ def make_ctx(
     )
     event = Event(kind="ci")
     changeset = Changeset(base="HEAD", head=None, files=changes)
-    payload = {
-        "event": event.to_payload(),
-        "rule": {"id": rule.id, "dir": rule.dir, "description": rule.description},
-        "check": {"id": check.id},
-        "workspace": workspace,
-        "changeset": {"base": "HEAD", "head": None, "commits": [],
-                      "files": [c.to_payload() for c in changes], "others": []},
-        "change": "".join(c.diff for c in changes),
-        "additionalContext": {},
-        "rubric": "",
-    }
+    _, payload = for_rule(event=event, workspace=workspace, changeset=changeset, rule=rule,
+                          check_id=check.id)
     options = RunOptions(runner=runner, retry_backoff_s=0.0, **options_fields)
     return CheckContext(rule=rule, check=check, event=event, workspace=workspace,
                         changeset=changeset, payload=payload, options=options)

@@ -11,9 +11,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+
+from slopjudge.model import Changeset, Event, FileChange, Rule
+from slopjudge.payload import for_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -25,31 +28,26 @@ PEM_HEADER = "-----BEGIN " + "RSA PRIVATE KEY-----"
 ROCKET = "\U0001F680"
 
 
-def file_change(path: str, old: str | None, new: str | None) -> dict[str, Any]:
+def file_change(path: str, old: str | None, new: str | None) -> FileChange:
     a = (old or "").splitlines(keepends=True)
     b = (new or "").splitlines(keepends=True)
     head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
     body = "".join(
         difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{path}", f"b/{path}")
     )
-    status = "A" if old is None else "D" if new is None else "M"
-    return {"path": path, "status": status, "oldPath": None, "oldContent": old, "newContent": new,
-            "diff": head + body, "binary": False}
+    status: Literal["A", "M", "D"] = "A" if old is None else "D" if new is None else "M"
+    return FileChange(path=path, status=status, old_content=old, new_content=new,
+                      diff=head + body)
 
 
-def payload(files: list[dict[str, Any]], *, workspace: str = "/nonexistent-ws", rule: str = "x",
-            event: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "event": event or {"kind": "ci", "tool_name": None, "tool_input": None, "session_id": None,
-                           "transcript_path": None, "cwd": None},
-        "rule": {"id": rule, "dir": str(RULES / rule), "description": ""},
-        "check": {"id": "scan"},
-        "workspace": workspace,
-        "changeset": {"base": None, "head": None, "commits": [], "files": files, "others": []},
-        "change": "".join(f["diff"] for f in files),
-        "additionalContext": {},
-        "rubric": None,
-    }
+def payload(files: list[FileChange], *, workspace: str = "/nonexistent-ws", rule: str = "x",
+            event: Event | None = None) -> dict[str, Any]:
+    """The payload slopjudge's own builder makes (hunks parsed by slopjudge included)."""
+    the_rule = Rule(id=rule, path=str(RULES / rule / "rule.yaml"), dir=str(RULES / rule),
+                    description="")
+    _, data = for_rule(event=event or Event(kind="ci"), workspace=workspace,
+                       changeset=Changeset(files=files), rule=the_rule, check_id="scan")
+    return data
 
 
 def run(rule: str, data: dict[str, Any], script: str = "check.py") -> tuple[int, dict[str, Any]]:
@@ -61,20 +59,20 @@ def run(rule: str, data: dict[str, Any], script: str = "check.py") -> tuple[int,
     return proc.returncode, out
 
 
-def added(path: str, text: str) -> list[dict[str, Any]]:
+def added(path: str, text: str) -> list[FileChange]:
     return [file_change(path, None, text)]
 
 
-def modified(path: str, old: str, new: str) -> list[dict[str, Any]]:
+def modified(path: str, old: str, new: str) -> list[FileChange]:
     """A modification seen from a bare diff: no newContent, so scripts read the hunks only."""
     fc = file_change(path, old, new)
-    fc["newContent"] = None
-    fc["oldContent"] = None
+    fc.new_content = None
+    fc.old_content = None
     return [fc]
 
 
 # (rule, files, refuses, line of the first finding or None)
-CASES: list[tuple[str, str, list[dict[str, Any]], bool, int | None]] = [
+CASES: list[tuple[str, str, list[FileChange], bool, int | None]] = [
     # placeholder-code
     ("placeholder-pass", "placeholder-code", added("src/a.py", "def pay(x):\n    # TODO: implement\n    pass\n"), True, 2),
     ("placeholder-notimpl", "placeholder-code", added("src/a.py", "def pay(x):\n    raise NotImplementedError\n"), True, 2),
@@ -165,14 +163,14 @@ CASES: list[tuple[str, str, list[dict[str, Any]], bool, int | None]] = [
 
 @pytest.mark.parametrize("name,rule,files,refuses,line", CASES, ids=[c[0] for c in CASES])
 def test_script(
-    name: str, rule: str, files: list[dict[str, Any]], refuses: bool, line: int | None
+    name: str, rule: str, files: list[FileChange], refuses: bool, line: int | None
 ) -> None:
     code, out = run(rule, payload(files, rule=rule))
     assert code == (1 if refuses else 0), out
     if refuses:
         assert out["reason"] and out["findings"], out
         first = out["findings"][0]
-        assert first["path"] == files[0]["path"]
+        assert first["path"] == files[0].path
         if line is not None:
             assert first["line"] == line, out
         assert first["message"]
@@ -221,7 +219,7 @@ def test_a_crashing_script_refuses_with_one_line() -> None:
 
 
 def prepare(
-    rule: str, files: list[dict[str, Any]], workspace: str = "/nonexistent-ws"
+    rule: str, files: list[FileChange], workspace: str = "/nonexistent-ws"
 ) -> dict[str, Any]:
     code, out = run(rule, payload(files, rule=rule, workspace=workspace), script="prepare.py")
     assert code == 0
@@ -315,27 +313,15 @@ def test_narration_prepare_skips_why_comments() -> None:
 
 
 def bash(command: str, ws: Path, cwd: Path | None = None) -> dict[str, Any]:
-    ev = {
-        "kind": "pre-tool",
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-        "session_id": "s",
-        "transcript_path": None,
-        "cwd": str(cwd or ws),
-    }
+    ev = Event(kind="pre-tool", tool_name="Bash", tool_input={"command": command},
+               session_id="s", cwd=str(cwd or ws))
     return payload([], workspace=str(ws), event=ev)
 
 
 def file_tool(tool: str, path: str, ws: Path) -> dict[str, Any]:
     key = "notebook_path" if tool == "NotebookEdit" else "file_path"
-    ev = {
-        "kind": "pre-tool",
-        "tool_name": tool,
-        "tool_input": {key: path, "content": "x"},
-        "session_id": "s",
-        "transcript_path": None,
-        "cwd": str(ws),
-    }
+    ev = Event(kind="pre-tool", tool_name=tool, tool_input={key: path, "content": "x"},
+               session_id="s", cwd=str(ws))
     return payload([], workspace=str(ws), event=ev)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from slopjudge.model import FileChange
 from slopjudge.templates import (
     TemplateRenderError,
     load_rubric,
@@ -45,10 +46,9 @@ def _payload(
     payload = synthetic_payload("/r")
     payload["event"] = {"kind": "ci", "tool_name": None, "tool_input": None, "session_id": None,
                         "transcript_path": None, "cwd": None}
-    payload["changeset"]["files"] = [{
-        "path": "app/main.py", "status": "M", "oldPath": None, "oldContent": "",
-        "newContent": content, "diff": diff, "binary": False,
-    }]
+    payload["changeset"]["files"] = [FileChange(
+        path="app/main.py", status="M", old_content="", new_content=content, diff=diff,
+    ).to_payload()]
     payload["change"] = diff
     payload["additionalContext"] = extra or {"summary": "a summary"}
     payload["rubric"] = ""

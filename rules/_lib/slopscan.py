@@ -1,8 +1,9 @@
 """Shared helpers for the default rule pack's scripts.
 
 Standard library only. A rule script reads the SPEC §3 payload from stdin,
-looks at the lines a change ADDS (new-file line numbers taken from each
-file's diff hunks), and reports findings with path and line.
+looks at the lines a change ADDS (with their new-file line numbers, from the
+hunks slopjudge parsed into each file's payload entry: no script parses a
+diff), and reports findings with path and line.
 
 The lexer splits each line into code, string literals and comments for
 Python, JS/TS, Go and hash-comment languages, so a pattern written inside a
@@ -22,8 +23,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 LANG_BY_EXT = {
     ".py": "python", ".pyi": "python",
@@ -82,37 +81,29 @@ class NewLine:
     added: bool
 
 
-def parse_hunks(diff: str) -> tuple[list[list[NewLine]], list[str]]:
-    """New-side lines of each hunk (context and added), and the removed lines."""
+def file_hunks(f: dict[str, Any]) -> tuple[list[list[NewLine]], list[str]]:
+    """New-side lines of each hunk (context and added, in new-file order), and the removed
+    lines: read from the hunks slopjudge parsed into the payload (a file's ``hunks``, SPEC
+    §3), never from the diff text. A line's CR (a CRLF file) is dropped, as the new
+    content's ``splitlines`` drops it."""
+    if "hunks" not in f:
+        # A payload without parsed hunks would let every added line go unseen: refuse to
+        # guess (the check crashes, which blocks) rather than pass.
+        raise ValueError("the payload's files carry no parsed hunks: this rule pack needs "
+                         "the slopjudge it ships with")
     hunks: list[list[NewLine]] = []
     removed: list[str] = []
-    old_left = new_left = 0
-    new_no = 0
-    for raw in (diff or "").splitlines():
-        if old_left <= 0 and new_left <= 0:
-            m = HUNK_RE.match(raw)
-            if m:
-                old_left = int(m.group(2)) if m.group(2) is not None else 1
-                new_left = int(m.group(4)) if m.group(4) is not None else 1
-                new_no = int(m.group(3))
-                hunks.append([])
-            continue
-        if raw.startswith("\\"):
-            continue
-        tag, text = (raw[:1], raw[1:]) if raw else (" ", "")
-        if tag == "+":
-            hunks[-1].append(NewLine(new_no, text, True))
-            new_no += 1
-            new_left -= 1
-        elif tag == "-":
-            removed.append(text)
-            old_left -= 1
-        else:
-            hunks[-1].append(NewLine(new_no, text, False))
-            new_no += 1
-            new_left -= 1
-            old_left -= 1
+    for h in f["hunks"] or []:
+        lines = [NewLine(no, _text(t), False) for no, t in h["context"]]
+        lines += [NewLine(no, _text(t), True) for no, t in h["added"]]
+        lines.sort(key=lambda nl: nl.no)
+        hunks.append(lines)
+        removed += [_text(t) for _, t in h["removed"]]
     return hunks, removed
+
+
+def _text(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
 
 
 # --------------------------------------------------------------------------- lexer
@@ -368,7 +359,7 @@ def files(
             continue
         path = str(f.get("path") or "")
         diff = f.get("diff") or ""
-        hunks, removed = parse_hunks(diff)
+        hunks, removed = file_hunks(f)
         new_content = f.get("newContent")
         new_content = new_content if isinstance(new_content, str) else None
         old_content = f.get("oldContent") if isinstance(f.get("oldContent"), str) else None

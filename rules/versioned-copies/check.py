@@ -57,7 +57,7 @@ def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
     for f in cs.get("files") or []:
         if not isinstance(f, dict) or f.get("status") != "M":
             continue
-        hunks, removed = ss.parse_hunks(f.get("diff") or "")
+        hunks, removed = ss.file_hunks(f)
         added = [nl.text for h in hunks for nl in h if nl.added]
         if any(was.search(t) for t in removed) and any(now.search(t) for t in added):
             return str(f.get("path"))

@@ -142,18 +142,22 @@ class _Planner:
             return []
         slim = dict(f, oldContent=None, newContent=None)
         of = len(hunks)
+        parsed = f.get("hunks") or []
 
         def make(group: list[int]) -> Part:
             hk = {"first": group[0] + 1, "last": group[-1] + 1, "of": of}
             diff = header + "".join(hunks[i] for i in group)
-            return self.part(path, [dict(slim, diff=diff)], hk)
+            # The part's parsed hunks are those of its diff text.
+            mine = [parsed[i] for i in group] if len(parsed) == of else parsed
+            return self.part(path, [dict(slim, diff=diff, hunks=mine)], hk)
 
         singles = [make([i]) for i in range(of)]
         for i, one in enumerate(singles):
             if one.tokens > self.budget:
                 self.too_big(f, one.tokens, f"its hunk {i + 1} of {of} alone")
                 return []
-        overhead = self.part(path, [dict(slim, diff=header)], {"first": 1, "last": 1, "of": of})
+        overhead = self.part(path, [dict(slim, diff=header, hunks=[])],
+                             {"first": 1, "last": 1, "of": of})
         return self.pack(singles, overhead.tokens, make)
 
     def pack_files(self, fitting: list[tuple[dict[str, Any], Part]], overhead: int) -> list[Part]:

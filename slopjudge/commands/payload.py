@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from ..sources import add_source_arguments, changeset_from_args
 from ._shared import add_rules_argument, fail, settings_and_rules
@@ -20,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import changeset as cs
     from ..model import Event
-    from ..payload import build_payload
+    from ..payload import for_rule
 
     settings, loaded = settings_and_rules(args)
     try:
@@ -35,13 +36,10 @@ def run(args: argparse.Namespace) -> int:
             if problems:
                 return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
             return fail(f"no rule {args.rule} in {settings.rules_dir}")
-        files, others = cs.split(changeset, rule.paths, rule.exclude)
-    else:
-        files, others = changeset.files, []
     check_id = args.check or (rule.checks[0].id if rule and rule.checks else None)
-    payload = build_payload(
-        event=Event(kind=args.event), workspace=settings.workspace, changeset=changeset,
-        files=files, others=others, change=cs.unified_diff(files), rule=rule, check_id=check_id,
-    )
+    # The engine's own per-rule step, so this prints exactly what a check receives.
+    event = Event(kind=args.event, cwd=os.getcwd())
+    _, payload = for_rule(event=event, workspace=settings.workspace, changeset=changeset,
+                          rule=rule, check_id=check_id)
     print(json.dumps(payload, indent=2, ensure_ascii=False))
     return 0
