@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .fsutil import write_atomic
 from .usage import total_tokens
 
 
@@ -147,11 +148,8 @@ class Budget:
                 spent.judge_calls += 1
             spent.tokens += tokens
             spent.cost_usd += cost
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"judge_calls": spent.judge_calls, "tokens": spent.tokens,
-                           "cost_usd": spent.cost_usd}, fh)
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps({"judge_calls": spent.judge_calls,
+                                           "tokens": spent.tokens, "cost_usd": spent.cost_usd}))
             return None
         finally:
             os.close(fd)

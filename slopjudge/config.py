@@ -403,10 +403,8 @@ def ensure_state_ignored(state_dir: str) -> None:
     if os.path.exists(marker):
         return
     try:
-        os.makedirs(state_dir, exist_ok=True)
-        tmp = f"{marker}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("# slopjudge's state, caches and event log; never committed\n*\n")
-        os.replace(tmp, marker)
+        from .fsutil import write_atomic
+
+        write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
     except OSError:
         pass  # a read-only state folder: whatever writes there will say so itself

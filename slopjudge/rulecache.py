@@ -25,6 +25,7 @@ from typing import Any
 
 from . import __version__, cachesign
 from .config import Settings, display_path
+from .fsutil import write_atomic
 from .model import Check, LoadError, LoadResult, Rule
 
 CACHE_FORMAT = 2
@@ -188,18 +189,10 @@ def _write(
     mac = cachesign.sign(body, "rules", key["workspace"])
     if mac is None:
         return  # no key to sign with: an unsigned cache would never be read
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(_MAGIC + mac.encode("ascii") + b"\n" + body)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half
+        write_atomic(path, _MAGIC + mac.encode("ascii") + b"\n" + body)
     except OSError:
-        # A read-only state folder only costs speed: the result is still right.
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass  # a read-only state folder only costs speed: the result is still right
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
