@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import SlopjudgeError
+from .resources import data_path
 
 CONFIG_NAME = "slopjudge.yaml"
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Data shipped inside the package (templates, rubric), if the build includes it.
-PACKAGED_TEMPLATES = os.path.join(PACKAGE_DIR, "data", "templates")
-PACKAGED_RUBRIC = os.path.join(PACKAGE_DIR, "data", "RUBRIC.md")
+PACKAGED_TEMPLATES = data_path("templates")
+PACKAGED_RUBRIC = data_path("RUBRIC.md")
 
 
 class ConfigError(SlopjudgeError, ValueError):

@@ -14,7 +14,6 @@ cache hands out :class:`LoadResult` without paying for them.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -41,11 +40,6 @@ JUDGE_ONLY = (
 )
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_CANDIDATES = (
-    os.path.join(os.path.dirname(PACKAGE_DIR), "schemas", "rule.schema.json"),
-    os.path.join(PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
-)
 
 Pos = tuple[int, int]
 RULE_EXTENSIONS = (".yaml", ".yml")
@@ -163,13 +157,9 @@ def _load_validator() -> Any:
     if _VALIDATOR is None:
         from jsonschema import Draft202012Validator
 
-        for candidate in SCHEMA_CANDIDATES:
-            if os.path.isfile(candidate):
-                with open(candidate, encoding="utf-8") as f:
-                    _VALIDATOR = Draft202012Validator(json.load(f))
-                break
-        else:
-            raise FileNotFoundError("rule.schema.json is missing from this slopjudge install")
+        from .schemas import load_schema
+
+        _VALIDATOR = Draft202012Validator(load_schema("rule.schema.json"))
     return _VALIDATOR
 
 

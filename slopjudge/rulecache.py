@@ -27,16 +27,13 @@ from . import __version__, cachesign
 from .config import Settings, display_path
 from .fsutil import write_atomic
 from .model import Check, LoadError, LoadResult, Rule
+from .resources import PACKAGE_DIR, data_path
 
 CACHE_FORMAT = 2
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
 _CODE = ("loader.py", "toolrules.py", "durations.py", "model.py", "templates.py", "config.py",
          "procs.py")
-_SCHEMA = (
-    os.path.join(os.path.dirname(_PACKAGE_DIR), "schemas", "rule.schema.json"),
-    os.path.join(_PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
-)
+_SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 # File systems stamp mtimes from a coarse clock. A file written within this
 # window before the key was taken could change again with the same size and
@@ -91,7 +88,7 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     return {
         "format": CACHE_FORMAT,
         "version": __version__,
-        "code": {name: _stat(os.path.join(_PACKAGE_DIR, name)) for name in _CODE},
+        "code": {name: _stat(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
         "workspace": settings.workspace,
         "rules_dir": settings.rules_dir,
         "template_dirs": list(settings.template_dirs),

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fsutil import write_atomic
+from ..resources import data_path
 
 Hook = tuple[str, str, str | None, int]
 
@@ -61,8 +62,7 @@ class Target:
         return f'"{self.root}"/' + "/".join(self.wrapper_relpath)
 
 
-WRAPPER_TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "data", "hook-wrapper.sh")
+WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
 WRAPPER_MARK = "# slopjudge hook wrapper (written by `slopjudge install"
 
 TARGETS: dict[str, Target] = {
