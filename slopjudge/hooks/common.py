@@ -34,6 +34,31 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
+class fail_closed:  # lower case: it reads as a statement, ``with fail_closed() as failure:``
+    """The hooks' one catch-all: any error inside the block is caught and said in one line.
+
+    After the block, ``failure`` is true when something failed and ``failure.why``
+    names it; the hook point decides what that means (pre-tool and stop block,
+    start reports). Signals are turned into a block by ``hooks.main_fast``.
+    ``SLOPJUDGE_DEBUG=1`` lets the error through, traceback and all.
+    """
+
+    why: str | None = None
+
+    def __enter__(self) -> fail_closed:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> bool:
+        if not isinstance(exc, Exception) or os.environ.get("SLOPJUDGE_DEBUG"):
+            return False  # no error, or KeyboardInterrupt/SystemExit: not ours to swallow
+        self.why = one_line(exc)
+        return True
+
+    def __bool__(self) -> bool:
+        return self.why is not None
+
+
 # --- reading the payload ------------------------------------------------------
 
 # Far above any real payload (a Write of a large file included); past it the

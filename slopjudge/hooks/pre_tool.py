@@ -22,7 +22,6 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..model import CheckResult, Event, LoadError, Rule
@@ -189,10 +188,8 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> in
         common.note(f"could not read the PreToolUse payload ({problem}), so the tool call "
                     "is blocked; this is not a finding in the call")
         return 2
-    try:
+    with common.fail_closed() as failure:
         return handle(payload, common.find_workspace())
-    except Exception as exc:  # fail closed: exit 2 blocks the tool in Claude Code
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
-        common.note(f"pre-tool hook failed, so the tool call is blocked: {common.one_line(exc)}")
-        return 2
+    # exit 2 blocks the tool in Claude Code
+    common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
+    return 2
