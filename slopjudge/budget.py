@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .fsutil import write_atomic
+from .sessions import session_key, state_dir
 from .usage import total_tokens
 
 
@@ -115,8 +116,6 @@ class Budget:
     # -- the session's spend, kept across hook calls --------------------------
 
     def session_path(self, session_id: str | None) -> str:
-        from .hooks.state import session_key, state_dir
-
         assert self.state_dir is not None
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
 

@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Any
 
-from ..model import CheckResult, Event, Finding, LoadError, Rule
+from ..agentevent import event_from_payload as event_from_payload
+from ..model import CheckResult, Finding, LoadError, Rule
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well
@@ -150,31 +151,11 @@ def pre_tool_problem(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def _str(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def flag(payload: dict[str, Any], key: str) -> bool:
     value = payload.get(key)
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes")
     return value is True or (isinstance(value, int) and value == 1)
-
-
-def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
-    """The §3 event; fields of the wrong type are dropped, unknown ones ignored."""
-    tool_input = payload.get("tool_input")
-    return Event(
-        kind=kind,
-        tool_name=_str(payload, "tool_name"),
-        tool_input=tool_input
-        if isinstance(tool_input, dict)
-        else ({} if kind == "pre-tool" else None),
-        session_id=_str(payload, "session_id"),
-        transcript_path=_str(payload, "transcript_path"),
-        cwd=_str(payload, "cwd"),
-    )
 
 
 def find_workspace() -> str:

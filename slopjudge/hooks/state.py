@@ -14,25 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from typing import Any
 
 from ..fsutil import write_atomic
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def session_key(session_id: str | None) -> str:
-    """A file-name-safe key; ``default`` when the harness gave no session id."""
-    if not session_id:
-        return "default"
-    key = _UNSAFE.sub("_", session_id)[:120].lstrip(".")
-    return key or "default"
-
-
-def state_dir(base: str) -> str:
-    return os.path.join(base, "state")
+from ..sessions import session_key, state_dir
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
