@@ -168,7 +168,7 @@ def run(
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     from . import changeset as cs
-    from . import graph
+    from . import graph, procs
     from .payload import build_payload
 
     carries_change = event_carries_change(event)
@@ -176,6 +176,7 @@ def run(
     ordered: list[Check] = []
     preset: dict[str, CheckResult] = {}
     wanted = shard_checks(rules, *options.shard) if options.shard else None
+    processes = procs.Registry()  # this run's children only
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -203,6 +204,7 @@ def run(
             contexts[check.full_id] = CheckContext(
                 rule=rule, check=check, event=event, workspace=workspace,
                 changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
+                processes=processes,
             )
 
     recorder = _Recorder(options, event)
@@ -233,7 +235,7 @@ def run(
             on_result(result)
 
     return graph.execute(ordered, run_one, jobs=options.jobs, on_result=finished,
-                         on_interrupt=stop_running)
+                         on_interrupt=lambda running: stop_running(running, processes=processes))
 
 
 class SharedPayload:
@@ -259,8 +261,10 @@ class SharedPayload:
         return head[:-1].encode("utf-8") + b", " + body[1:]
 
 
-def stop_running(futures: list[Any], grace: float = 2.0) -> None:
-    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``."""
+def stop_running(futures: list[Any], grace: float = 2.0, processes: Any = None) -> None:
+    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``.
+
+    ``processes``: the run's :class:`procs.Registry` (None: every child of this process)."""
     import signal
     import time
     from concurrent.futures import wait
@@ -269,8 +273,9 @@ def stop_running(futures: list[Any], grace: float = 2.0) -> None:
     sig = signal.SIGTERM
     from . import procs
 
+    registry = processes if processes is not None else procs.EVERYONE
     while futures:
-        procs.signal_all(sig)
+        registry.signal_all(sig)
         _, pending = wait(futures, timeout=0.1)
         futures = list(pending)
         if time.monotonic() > deadline:

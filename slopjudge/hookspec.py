@@ -20,9 +20,12 @@ not touch the others:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
+
+if TYPE_CHECKING:
+    from .procs import Registry
 
 
 @dataclass
@@ -62,6 +65,8 @@ class CheckContext:
     options: RunOptions
     # The rule's payload serialised once for all its checks (engine.SharedPayload).
     shared_payload: Any = None
+    # The run's child processes: stopping this run stops these, and no other run's.
+    processes: Registry | None = None
 
 
 class CheckKind(Protocol):
