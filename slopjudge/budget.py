@@ -27,26 +27,10 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .config import Limits
 from .fsutil import write_atomic
 from .sessions import session_key, state_dir
 from .usage import total_tokens
-
-
-@dataclass
-class Limits:
-    max_judge_calls: int | None = None
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    session_max_judge_calls: int | None = None
-    session_max_tokens: int | None = None
-    session_max_cost_usd: float | None = None
-
-    def any(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self))
-
-    def session(self) -> bool:
-        return any(v is not None for v in (
-            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import SlopjudgeError
@@ -32,7 +32,28 @@ class ConfigError(SlopjudgeError, ValueError):
 
 
 @dataclass
-class Settings:
+class Limits:
+    """Judge cost limits (see budget.py); None: no limit. ``session_``: per agent session."""
+
+    max_judge_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    session_max_judge_calls: int | None = None
+    session_max_tokens: int | None = None
+    session_max_cost_usd: float | None = None
+
+    def any(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    def session(self) -> bool:
+        return any(v is not None for v in (
+            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
+
+
+@dataclass(kw_only=True)
+class Settings(Limits):
+    """slopjudge.yaml as read, with defaults; the judge cost limits are its :class:`Limits`."""
+
     workspace: str
     rules_dir: str
     template_dirs: list[str]
@@ -44,14 +65,7 @@ class Settings:
     cache_dir: str = ""  # verdict cache; default <state_dir>/cache
     rubric_path: str | None = None
     config_files: list[str] = field(default_factory=list)  # files read, for the rules cache key
-    # Judge cost (see budget.py); None: no limit.
     max_prompt_tokens: int | None = None  # default for judge checks without their own
-    max_judge_calls: int | None = None
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    session_max_judge_calls: int | None = None
-    session_max_tokens: int | None = None
-    session_max_cost_usd: float | None = None
     # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
