@@ -17,6 +17,7 @@ from .model import Changeset, Check, CheckResult, Event, FileChange, Rule
 
 if TYPE_CHECKING:
     from .config import Settings
+    from .procs import Registry
 
 # Tools whose input is a file edit; a pre-tool event on them carries a change.
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
@@ -261,10 +262,11 @@ class SharedPayload:
         return head[:-1].encode("utf-8") + b", " + body[1:]
 
 
-def stop_running(futures: list[Any], grace: float = 2.0, processes: Any = None) -> None:
+def stop_running(futures: list[Any], grace: float = 2.0,
+                 processes: Registry | None = None) -> None:
     """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``.
 
-    ``processes``: the run's :class:`procs.Registry` (None: every child of this process)."""
+    ``processes``: the run's children (None: every child of this process)."""
     import signal
     import time
     from concurrent.futures import wait
