@@ -464,6 +464,10 @@ class ProcResult:
         return None
 
 
+def _not_started(why: str, started: float) -> ProcResult:
+    return ProcResult(None, b"", b"", start_error=why, duration_s=time.monotonic() - started)
+
+
 def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     if _killpg(proc.pid, signal.SIGTERM):
         try:
@@ -492,16 +496,13 @@ def run(
         proc = _spawn(argv, jail, cwd, env)
     except FileNotFoundError as exc:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{exc.filename or argv[0]}: not found",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{exc.filename or argv[0]}: not found", started)
     except PermissionError:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{argv[0]}: not executable",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{argv[0]}: not executable", started)
     except OSError as exc:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{argv[0]}: {exc.strerror or exc}",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{argv[0]}: {exc.strerror or exc}", started)
 
     with _running(proc.pid, jail, registry):
         return _collect(proc, jail, input, timeout, max_output, started)
@@ -741,11 +742,9 @@ def run_python(
     started = time.monotonic()
     full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
     if not os.path.isfile(full):
-        return ProcResult(None, b"", b"", start_error=f"{path}: not found",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: not found", started)
     if not os.access(full, os.R_OK):
-        return ProcResult(None, b"", b"", start_error=f"{path}: not readable",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: not readable", started)
     cwd_fd = -1
     if cwd is not None:
         # Opened here, entered in the fork (as Popen's child enters its cwd): a
@@ -753,11 +752,9 @@ def run_python(
         try:
             cwd_fd = os.open(cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except FileNotFoundError:
-            return ProcResult(None, b"", b"", start_error=f"{cwd}: not found",
-                              duration_s=time.monotonic() - started)
+            return _not_started(f"{cwd}: not found", started)
         except OSError as exc:
-            return ProcResult(None, b"", b"", start_error=f"{cwd}: {exc.strerror or exc}",
-                              duration_s=time.monotonic() - started)
+            return _not_started(f"{cwd}: {exc.strerror or exc}", started)
     _prepare_fork()
     script_code = _compiled(full)
     jail = _Jail()
@@ -776,8 +773,7 @@ def run_python(
         for fd in pipes:
             os.close(fd)
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{path}: {exc.strerror or exc}",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: {exc.strerror or exc}", started)
     if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
         _forked_child(full, script_code, in_r, out_w, err_w, cwd_fd, child_env, jail.cgroup)
     for fd in (in_r, out_w, err_w, *([cwd_fd] if cwd_fd >= 0 else [])):
