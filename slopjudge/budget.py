@@ -27,24 +27,10 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .config import Limits
+from .fsutil import write_atomic
+from .sessions import session_key, state_dir
 from .usage import total_tokens
-
-
-@dataclass
-class Limits:
-    max_judge_calls: int | None = None
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    session_max_judge_calls: int | None = None
-    session_max_tokens: int | None = None
-    session_max_cost_usd: float | None = None
-
-    def any(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self))
-
-    def session(self) -> bool:
-        return any(v is not None for v in (
-            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
 
 
 @dataclass
@@ -114,8 +100,6 @@ class Budget:
     # -- the session's spend, kept across hook calls --------------------------
 
     def session_path(self, session_id: str | None) -> str:
-        from .hooks.state import session_key, state_dir
-
         assert self.state_dir is not None
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
 
@@ -147,11 +131,8 @@ class Budget:
                 spent.judge_calls += 1
             spent.tokens += tokens
             spent.cost_usd += cost
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"judge_calls": spent.judge_calls, "tokens": spent.tokens,
-                           "cost_usd": spent.cost_usd}, fh)
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps({"judge_calls": spent.judge_calls,
+                                           "tokens": spent.tokens, "cost_usd": spent.cost_usd}))
             return None
         finally:
             os.close(fd)

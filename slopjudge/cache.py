@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from . import cachesign
+from .fsutil import write_atomic
 
 # First line of an entry: this, then the entry's MAC (cachesign); the verdict JSON follows.
 _MAGIC = b"slopjudge-verdict "
@@ -82,15 +81,4 @@ class VerdictCache:
         mac = cachesign.sign(key.encode("ascii") + b"\0" + body, "verdict", self.workspace)
         if mac is None:
             return  # no signing key: an unsigned entry would never be trusted
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + mac.encode("ascii") + b"\n" + body)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(str(target), _MAGIC + mac.encode("ascii") + b"\n" + body, mode=0o600)

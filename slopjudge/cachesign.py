@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import stat
 
+from .fsutil import create_once
+
 try:
     from _blake2 import blake2b
 except ImportError:  # another Python: the same function through hashlib
@@ -65,19 +67,7 @@ def _create_key(path: str) -> None:
     """Write a new key; two processes racing end up with the same one (link, not rename)."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, os.urandom(KEY_BYTES))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # fails if another process got there first: theirs stands
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(tmp)
+    create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
 
 
 def _inside(path: str, root: str) -> bool:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import SlopjudgeError
+from .resources import data_path
 
 CONFIG_NAME = "slopjudge.yaml"
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Data shipped inside the package (templates, rubric), if the build includes it.
-PACKAGED_TEMPLATES = os.path.join(PACKAGE_DIR, "data", "templates")
-PACKAGED_RUBRIC = os.path.join(PACKAGE_DIR, "data", "RUBRIC.md")
+PACKAGED_TEMPLATES = data_path("templates")
+PACKAGED_RUBRIC = data_path("RUBRIC.md")
 
 
 class ConfigError(SlopjudgeError, ValueError):
@@ -32,7 +32,28 @@ class ConfigError(SlopjudgeError, ValueError):
 
 
 @dataclass
-class Settings:
+class Limits:
+    """Judge cost limits (see budget.py); None: no limit. ``session_``: per agent session."""
+
+    max_judge_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    session_max_judge_calls: int | None = None
+    session_max_tokens: int | None = None
+    session_max_cost_usd: float | None = None
+
+    def any(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    def session(self) -> bool:
+        return any(v is not None for v in (
+            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
+
+
+@dataclass(kw_only=True)
+class Settings(Limits):
+    """slopjudge.yaml as read, with defaults; the judge cost limits are its :class:`Limits`."""
+
     workspace: str
     rules_dir: str
     template_dirs: list[str]
@@ -44,14 +65,7 @@ class Settings:
     cache_dir: str = ""  # verdict cache; default <state_dir>/cache
     rubric_path: str | None = None
     config_files: list[str] = field(default_factory=list)  # files read, for the rules cache key
-    # Judge cost (see budget.py); None: no limit.
     max_prompt_tokens: int | None = None  # default for judge checks without their own
-    max_judge_calls: int | None = None
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    session_max_judge_calls: int | None = None
-    session_max_tokens: int | None = None
-    session_max_cost_usd: float | None = None
     # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -403,10 +417,8 @@ def ensure_state_ignored(state_dir: str) -> None:
     if os.path.exists(marker):
         return
     try:
-        os.makedirs(state_dir, exist_ok=True)
-        tmp = f"{marker}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("# slopjudge's state, caches and event log; never committed\n*\n")
-        os.replace(tmp, marker)
+        from .fsutil import write_atomic
+
+        write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
     except OSError:
         pass  # a read-only state folder: whatever writes there will say so itself

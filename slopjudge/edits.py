@@ -466,6 +466,17 @@ def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str 
     return None
 
 
+def _patch_base(tool_input: dict[str, Any], workspace: str, cwd: str | None) -> str:
+    """The folder an ``apply_patch``'s relative paths start from: the call's ``cwd``
+    (Codex resolves them against its working directory; default the workspace),
+    then the input's ``workdir``."""
+    base = cwd if cwd and os.path.isdir(cwd) else workspace
+    workdir = tool_input.get("workdir")
+    if isinstance(workdir, str) and workdir:
+        base = os.path.join(base, workdir)
+    return base
+
+
 def proposed_changes(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> list[tuple[str, str | None, str | None]] | None:
@@ -481,11 +492,7 @@ def proposed_changes(
     if patch is not None:
         from . import applypatch
 
-        base = cwd if cwd and os.path.isdir(cwd) else workspace
-        workdir = tool_input.get("workdir")
-        if isinstance(workdir, str) and workdir:
-            base = os.path.join(base, workdir)
-        return applypatch.apply(base, patch)
+        return applypatch.apply(_patch_base(tool_input, workspace, cwd), patch)
     if tool_name == APPLY_PATCH:
         raise EditError("apply_patch call without a '*** Begin Patch' envelope")
     single = proposed_content(tool_name, tool_input, workspace)
@@ -527,11 +534,7 @@ def unapplied_items(
         return []
     patch = patch_text(tool_name, tool_input)
     if patch is not None:
-        base = cwd if cwd and os.path.isdir(cwd) else workspace
-        workdir = tool_input.get("workdir")
-        if isinstance(workdir, str) and workdir:
-            base = os.path.join(base, workdir)
-        return _unapplied_patch(base, patch)
+        return _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
         return []

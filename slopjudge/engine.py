@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checks import CHECK_KINDS
 from .hookspec import CheckContext
 from .model import Changeset, Check, CheckResult, Event, Rule
 from .options import RunOptions
 from .selection import event_carries_change, shard_checks
+
+if TYPE_CHECKING:
+    from .procs import Registry
 
 
 def _not_applicable(check: Check, reason: str) -> CheckResult:
@@ -37,7 +40,7 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
-    from . import graph
+    from . import graph, procs
     from .payload import for_rule
 
     carries_change = event_carries_change(event)
@@ -45,6 +48,7 @@ def run(
     ordered: list[Check] = []
     preset: dict[str, CheckResult] = {}
     wanted = shard_checks(rules, *options.shard) if options.shard else None
+    processes = procs.Registry()  # this run's children only
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -65,6 +69,7 @@ def run(
             contexts[check.full_id] = CheckContext(
                 rule=rule, check=check, event=event, workspace=workspace,
                 changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
+                processes=processes,
             )
 
     from .record import Recorder
@@ -93,7 +98,7 @@ def run(
             on_result(result)
 
     return graph.execute(ordered, run_one, jobs=options.jobs, on_result=finished,
-                         on_interrupt=stop_running)
+                         on_interrupt=lambda running: stop_running(running, processes=processes))
 
 
 class SharedPayload:
@@ -119,8 +124,11 @@ class SharedPayload:
         return head[:-1].encode("utf-8") + b", " + body[1:]
 
 
-def stop_running(futures: list[Any], grace: float = 2.0) -> None:
-    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``."""
+def stop_running(futures: list[Any], grace: float = 2.0,
+                 processes: Registry | None = None) -> None:
+    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``.
+
+    ``processes``: the run's children (None: every child of this process)."""
     import signal
     import time
     from concurrent.futures import wait
@@ -129,8 +137,9 @@ def stop_running(futures: list[Any], grace: float = 2.0) -> None:
     sig = signal.SIGTERM
     from . import procs
 
+    registry = processes if processes is not None else procs.EVERYONE
     while futures:
-        procs.signal_all(sig)
+        registry.signal_all(sig)
         _, pending = wait(futures, timeout=0.1)
         futures = list(pending)
         if time.monotonic() > deadline:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
     from .options import RunOptions
+    from .procs import Registry
 
 
 @dataclass
@@ -54,6 +55,8 @@ class CheckContext:
     options: RunOptions
     # The rule's payload serialised once for all its checks (engine.SharedPayload).
     shared_payload: Any = None
+    # The run's child processes: stopping this run stops these, and no other run's.
+    processes: Registry | None = None
 
 
 class CheckKind(Protocol):

@@ -14,10 +14,9 @@ cache hands out :class:`LoadResult` without paying for them.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,11 +40,6 @@ JUDGE_ONLY = (
 )
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_CANDIDATES = (
-    os.path.join(os.path.dirname(PACKAGE_DIR), "schemas", "rule.schema.json"),
-    os.path.join(PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
-)
 
 Pos = tuple[int, int]
 RULE_EXTENSIONS = (".yaml", ".yml")
@@ -89,35 +83,30 @@ def _suggest(word: str, options: Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _key_pos(node: Any, key: Any) -> Pos:
+def _mark(where: Callable[[], tuple[int, int]], otherwise: Callable[[], Pos]) -> Pos:
+    """ruamel's 0-based mark as a 1-based position; ``otherwise()`` when there is none
+    (a node built by an alias or merge, or not from YAML at all)."""
     try:
-        line, col = node.lc.key(key)
+        line, col = where()
         return line + 1, col + 1
     except Exception:
-        return _node_pos(node)
+        return otherwise()
+
+
+def _key_pos(node: Any, key: Any) -> Pos:
+    return _mark(lambda: node.lc.key(key), lambda: _node_pos(node))
 
 
 def _value_pos(node: Any, key: Any) -> Pos:
-    try:
-        line, col = node.lc.value(key)
-        return line + 1, col + 1
-    except Exception:
-        return _key_pos(node, key)
+    return _mark(lambda: node.lc.value(key), lambda: _key_pos(node, key))
 
 
 def _item_pos(node: Any, index: int) -> Pos:
-    try:
-        line, col = node.lc.item(index)
-        return line + 1, col + 1
-    except Exception:
-        return _node_pos(node)
+    return _mark(lambda: node.lc.item(index), lambda: _node_pos(node))
 
 
 def _node_pos(node: Any) -> Pos:
-    try:
-        return node.lc.line + 1, node.lc.col + 1
-    except Exception:
-        return 1, 1
+    return _mark(lambda: (node.lc.line, node.lc.col), lambda: (1, 1))
 
 
 def _child_pos(parent: Any, key: Any) -> Pos:
@@ -163,13 +152,9 @@ def _load_validator() -> Any:
     if _VALIDATOR is None:
         from jsonschema import Draft202012Validator
 
-        for candidate in SCHEMA_CANDIDATES:
-            if os.path.isfile(candidate):
-                with open(candidate, encoding="utf-8") as f:
-                    _VALIDATOR = Draft202012Validator(json.load(f))
-                break
-        else:
-            raise FileNotFoundError("rule.schema.json is missing from this slopjudge install")
+        from .schemas import load_schema
+
+        _VALIDATOR = Draft202012Validator(load_schema("rule.schema.json"))
     return _VALIDATOR
 
 
@@ -220,344 +205,394 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
 
 
 class _FileLoader:
+    """One rule file: parse it, check it against the schema, then read its meaning."""
+
     def __init__(self, fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
         self.fr = fr
-        self.template_dirs = template_dirs
-        self.watched = watched
-        self.rule_dir = os.path.dirname(fr.path)
-
-    # -- parse and shape --
+        self.refs = _Refs(fr, os.path.dirname(fr.path), template_dirs, watched)
 
     def run(self) -> None:
-        data = self._parse()
+        data = _parse(self.fr)
         if data is None:
             return
         self.fr.on, self.fr.tools = _scope(data)
-        self._schema(data)
+        _schema(self.fr, data)
         self._rule(data)
 
-    def _parse(self) -> Any:
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-        fr = self.fr
-        try:
-            with open(fr.path, encoding="utf-8") as f:
-                text = f.read()
-        except UnicodeDecodeError as exc:
-            fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
-            return None
-        except OSError as exc:
-            fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
-            return None
-        try:
-            data = YAML(typ="rt").load(text)
-        except MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-            problem = exc.problem or str(exc).splitlines()[0]
-            context = f" ({exc.context})" if exc.context and exc.problem else ""
-            fr.err(pos, f"broken YAML: {problem}{context}")
-            return None
-        except YAMLError as exc:
-            fr.err((1, 1), f"broken YAML: {str(exc).splitlines()[0] if str(exc) else exc}")
-            return None
-        if data is None:
-            fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
-            return None
-        if not isinstance(data, dict):
-            fr.err(
-                _node_pos(data),
-                f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
-            )
-            return None
-        return data
-
-    def _schema(self, data: Any) -> None:
-        try:
-            validator = _load_validator()
-        except (OSError, ValueError) as exc:
-            self.fr.err((1, 1), f"cannot validate: {exc}")
-            return
-        for error in validator.iter_errors(data):
-            self._schema_error(data, error)
-
-    def _schema_error(self, data: Any, error: Any) -> None:
-        path = list(error.absolute_path)
-        v = error.validator
-        # These have better messages from the meaning checks below.
-        if v in (None, False, "additionalProperties", "oneOf", "if", "then", "false"):
-            return
-        if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
-            return
-        if (
-            v == "minLength"
-            and len(path) >= 2
-            and (
-                path[0] == "tools"
-                or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
-            )
-        ):
-            return
-        # Where: the value at `path`.
-        node: Any = data
-        parent: Any = None
-        for part in path:
-            parent, node = node, node[part]
-        pos = _child_pos(parent, path[-1]) if path else (1, 1)
-        where = _where(path)
-        inst = error.instance
-        if v == "type":
-            expected = error.validator_value
-            names: list[str] = expected if isinstance(expected, list) else [expected]
-            want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
-            msg = f"`{where}` must be {want}, not {_type_word(inst)}"
-            if names == ["array"] and isinstance(inst, str):
-                msg += f"; write `[{inst}]`"
-        elif v == "enum":
-            options = [str(o) for o in error.validator_value]
-            msg = (
-                f"`{where}`: `{inst}` is not one of {', '.join(options)}"
-                + _suggest(str(inst), options)
-            )
-        elif v == "required":
-            missing = [r for r in error.validator_value if r not in inst]
-            name = missing[0] if missing else error.validator_value[0]
-            pos = pos if path else (1, 1)
-            owner = "the rule" if not path else f"`{where}`"
-            msg = f"{owner} is missing the required field `{name}`"
-        elif v == "minItems":
-            msg = f"`{where}` must not be empty"
-        elif v == "minLength":
-            msg = f"`{where}` must not be empty"
-        elif v in ("minimum", "maximum"):
-            msg = (
-                f"`{where}` must be between 0 and 1, not {inst}"
-                if path[-1] == "min_confidence"
-                else (f"`{where}`: {error.message}")
-            )
-        elif v == "pattern" and path[-1] == "id":
-            msg = (
-                f"`{where}`: `{inst}` is not a valid check id "
-                "(letters, digits, `_`, `.`, `-`; no `/`)"
-            )
-        elif v == "uniqueItems":
-            msg = f"`{where}` lists the same item twice"
-        else:
-            msg = f"`{where}`: {error.message}"
-        self.fr.err(pos, msg)
-
-    # -- meaning --
-
     def _rule(self, data: Any) -> None:
-        fr = self.fr
-        if not re.fullmatch(RULE_ID, fr.id):
-            fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
-            where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
+        _read_rule(self.fr, data, self.refs)
+
+
+# -- parse --
+
+
+def _parse(fr: _FileRule) -> Any:
+    """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        with open(fr.path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return None
+    except OSError as exc:
+        fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
+        return None
+    try:
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or str(exc).splitlines()[0]
+        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        fr.err(pos, f"broken YAML: {problem}{context}")
+        return None
+    except YAMLError as exc:
+        fr.err((1, 1), f"broken YAML: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return None
+    if data is None:
+        fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
+        return None
+    if not isinstance(data, dict):
+        fr.err(
+            _node_pos(data),
+            f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
+        )
+        return None
+    return data
+
+
+# -- the schema --
+
+
+def _schema(fr: _FileRule, data: Any) -> None:
+    try:
+        validator = _load_validator()
+    except (OSError, ValueError) as exc:
+        fr.err((1, 1), f"cannot validate: {exc}")
+        return
+    for error in validator.iter_errors(data):
+        problem = _schema_problem(data, error)
+        if problem is not None:
+            fr.err(*problem)
+
+
+def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
+    """Where a schema error is and what to say; None when the meaning checks say it better."""
+    path = list(error.absolute_path)
+    v = error.validator
+    # These have better messages from the meaning checks below.
+    if v in (None, False, "additionalProperties", "oneOf", "if", "then", "false"):
+        return None
+    if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
+        return None
+    if (
+        v == "minLength"
+        and len(path) >= 2
+        and (
+            path[0] == "tools"
+            or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
+        )
+    ):
+        return None
+    # Where: the value at `path`.
+    node: Any = data
+    parent: Any = None
+    for part in path:
+        parent, node = node, node[part]
+    pos = _child_pos(parent, path[-1]) if path else (1, 1)
+    where = _where(path)
+    inst = error.instance
+    if v == "type":
+        expected = error.validator_value
+        names: list[str] = expected if isinstance(expected, list) else [expected]
+        want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
+        msg = f"`{where}` must be {want}, not {_type_word(inst)}"
+        if names == ["array"] and isinstance(inst, str):
+            msg += f"; write `[{inst}]`"
+    elif v == "enum":
+        options = [str(o) for o in error.validator_value]
+        msg = (
+            f"`{where}`: `{inst}` is not one of {', '.join(options)}"
+            + _suggest(str(inst), options)
+        )
+    elif v == "required":
+        missing = [r for r in error.validator_value if r not in inst]
+        name = missing[0] if missing else error.validator_value[0]
+        pos = pos if path else (1, 1)
+        owner = "the rule" if not path else f"`{where}`"
+        msg = f"{owner} is missing the required field `{name}`"
+    elif v in ("minItems", "minLength"):
+        msg = f"`{where}` must not be empty"
+    elif v in ("minimum", "maximum"):
+        msg = (
+            f"`{where}` must be between 0 and 1, not {inst}"
+            if path[-1] == "min_confidence"
+            else (f"`{where}`: {error.message}")
+        )
+    elif v == "pattern" and path[-1] == "id":
+        msg = (
+            f"`{where}`: `{inst}` is not a valid check id "
+            "(letters, digits, `_`, `.`, `-`; no `/`)"
+        )
+    elif v == "uniqueItems":
+        msg = f"`{where}` lists the same item twice"
+    else:
+        msg = f"`{where}`: {error.message}"
+    return pos, msg
+
+
+# -- the rule's meaning --
+
+
+def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
+    """The rule's fields as slopjudge means them; ``fr.rule`` set, problems recorded."""
+    _rule_id(fr)
+    _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
+    description = data.get("description")
+    if isinstance(description, str):
+        if not description.strip() and description:
+            fr.err(_value_pos(data, "description"), "`description` must not be empty")
+        elif "\n" in description.strip():
             fr.err(
-                (1, 1),
-                f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
-                f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
+                _value_pos(data, "description"),
+                "`description` must be one line (a refusal quotes it); put detail in `doc`",
             )
-        for key in data:
-            if key in RULE_FIELDS:
-                continue
-            if key in CHECK_FIELDS:
-                fr.err(_key_pos(data, key), f"`{key}` is a check field; put it under `checks:`")
-            else:
+    on = data.get("on")
+    on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
+    tools = data.get("tools")
+    if isinstance(tools, list):
+        _tool_items(fr, "tools", tools, deny=False)
+    if "pre-tool" not in on_list:
+        for key in ("tools", "on_uncertain"):
+            if key in data:
                 fr.err(
                     _key_pos(data, key),
-                    f"unknown field `{key}`" + _suggest(str(key), RULE_FIELDS),
+                    f"`{key}` has no effect: `on` lacks `pre-tool` "
+                    f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`",
                 )
 
-        description = data.get("description")
-        if isinstance(description, str):
-            if not description.strip() and description:
-                fr.err(_value_pos(data, "description"), "`description` must not be empty")
-            elif "\n" in description.strip():
-                fr.err(
-                    _value_pos(data, "description"),
-                    "`description` must be one line (a refusal quotes it); put detail in `doc`",
-                )
-        on = data.get("on")
-        on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
-        tools = data.get("tools")
-        if isinstance(tools, list):
-            self._tool_items(data, "tools", tools, deny=False)
-        if "pre-tool" not in on_list:
-            for key in ("tools", "on_uncertain"):
-                if key in data:
-                    fr.err(
-                        _key_pos(data, key),
-                        f"`{key}` has no effect: `on` lacks `pre-tool` "
-                        f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`",
-                    )
+    checks_node = data.get("checks")
+    checks: list[Check] = []
+    if isinstance(checks_node, list):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(checks_node):
+            check = _read_check(fr, refs, checks_node, i, item, seen)
+            if check is not None:
+                checks.append(check)
+        fr.check_ids = [c.id for c in checks]
 
-        checks_node = data.get("checks")
-        checks: list[Check] = []
-        if isinstance(checks_node, list):
-            seen: dict[str, int] = {}
-            for i, item in enumerate(checks_node):
-                check = self._check(checks_node, i, item, seen)
-                if check is not None:
-                    checks.append(check)
-            fr.check_ids = [c.id for c in checks]
+    def strings(key: str) -> list[str]:
+        value = data.get(key)
+        return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
 
-        def strings(key: str) -> list[str]:
-            value = data.get(key)
-            return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
+    mode = data.get("mode")
+    on_uncertain = data.get("on_uncertain")
+    fr.rule = Rule(
+        id=fr.id,
+        path=fr.path,
+        dir=refs.rule_dir,
+        description=str(description).strip() if isinstance(description, str) else "",
+        on=[x for x in on_list if x in EVENT_KINDS]
+        if isinstance(on, list)
+        else list(DEFAULT_ON),
+        tools=strings("tools"),
+        paths=strings("paths"),
+        exclude=strings("exclude"),
+        mode="shadow" if mode == "shadow" else "enforce",
+        on_uncertain="ask" if on_uncertain == "ask" else "deny",
+        checks=checks,
+        doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
+    )
 
-        mode = data.get("mode")
-        on_uncertain = data.get("on_uncertain")
-        fr.rule = Rule(
-            id=fr.id,
-            path=fr.path,
-            dir=self.rule_dir,
-            description=str(description).strip() if isinstance(description, str) else "",
-            on=[x for x in on_list if x in EVENT_KINDS]
-            if isinstance(on, list)
-            else list(DEFAULT_ON),
-            tools=strings("tools"),
-            paths=strings("paths"),
-            exclude=strings("exclude"),
-            mode="shadow" if mode == "shadow" else "enforce",
-            on_uncertain="ask" if on_uncertain == "ask" else "deny",
-            checks=checks,
-            doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
+
+def _rule_id(fr: _FileRule) -> None:
+    if not re.fullmatch(RULE_ID, fr.id):
+        fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
+        where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
+        fr.err(
+            (1, 1),
+            f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
+            f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
         )
 
-    def _tool_items(
-        self, node: Any, key: str, items: list[Any], *, deny: bool, label: str = ""
-    ) -> list[str]:
-        from .toolrules import denies_verdict_write, tool_rule_problem
 
-        label = label or key
-        good: list[str] = []
-        for i, item in enumerate(items):
-            if not isinstance(item, str):
-                continue  # the schema reported the type
-            problem = tool_rule_problem(item)
-            if problem:
-                self.fr.err(_item_pos(items, i), f"`{label}[{i}]`: {problem}")
-                continue
-            if deny and denies_verdict_write(item):
-                self.fr.err(
-                    _item_pos(items, i),
-                    f"`{label}[{i}]`: `{item}` denies the judge writing its verdict file; "
-                    "deny narrower paths instead, e.g. `Write(src/**)`",
-                )
-                continue
-            good.append(str(item))
-        return good
-
-    def _check(self, seq: Any, index: int, item: Any, seen: dict[str, int]) -> Check | None:
-        fr = self.fr
-        n = index + 1
-        if not isinstance(item, dict):
-            return None  # the schema reported the type
-        label = f"checks[{index}]"
-        for key in item:
-            if key in CHECK_FIELDS:
-                continue
-            if key in RULE_FIELDS:
-                fr.err(
-                    _key_pos(item, key),
-                    f"`{key}` is a rule field, not a check field; move it to the top level",
-                )
-            else:
-                fr.err(
-                    _key_pos(item, key),
-                    f"unknown field `{key}` in `{label}`" + _suggest(str(key), CHECK_FIELDS),
-                )
-        has_script, has_judge = "script" in item, "judge" in item
-        if has_script and has_judge:
-            keys = list(item)
-            second = "judge" if keys.index("judge") > keys.index("script") else "script"
-            fr.err(
-                _key_pos(item, second),
-                f"`{label}` has both `script` and `judge`; a check is one or the other, "
-                "so split it into two checks",
-            )
-        elif not has_script and not has_judge:
-            fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
-        kind: Literal["script", "judge"] = "script" if has_script else "judge"
-        if has_script and not has_judge:
-            for key in JUDGE_ONLY:
-                if key in item:
-                    fr.err(
-                        _key_pos(item, key),
-                        f"`{key}` applies to judge checks only; `{label}` is a script check",
-                    )
-
-        raw_id = item.get("id")
-        check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{n}"
-        id_pos = _value_pos(item, "id") if "id" in item else _item_pos(seq, index)
-        if check_id in seen:
-            fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
+def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple[str, ...],
+                    label: str) -> None:
+    """Keys of a rule (``label`` empty) or a check that are not its fields: the other
+    level's (said where they go) or unknown (with the closest known one)."""
+    for key in node:
+        if key in own:
+            continue
+        if key in other:
+            fr.err(_key_pos(node, key),
+                   f"`{key}` is a rule field, not a check field; move it to the top level"
+                   if label else f"`{key}` is a check field; put it under `checks:`")
         else:
-            seen[check_id] = id_pos[0]
+            fr.err(
+                _key_pos(node, key),
+                f"unknown field `{key}`" + (f" in `{label}`" if label else "")
+                + _suggest(str(key), own),
+            )
 
-        timeout = DEFAULT_TIMEOUT[kind]
-        if "timeout" in item:
-            from .durations import DurationError, parse_duration
 
-            try:
-                timeout = parse_duration(item["timeout"])
-            except DurationError as exc:
-                fr.err(_value_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
+def _tool_items(
+    fr: _FileRule, key: str, items: list[Any], *, deny: bool, label: str = ""
+) -> list[str]:
+    from .toolrules import denies_verdict_write, tool_rule_problem
 
-        check = Check(
-            id=check_id,
-            rule=fr.id,
-            kind=kind,
-            timeout=timeout,
-            line=_item_pos(seq, index)[0],
-            col=_item_pos(seq, index)[1],
+    label = label or key
+    good: list[str] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            continue  # the schema reported the type
+        problem = tool_rule_problem(item)
+        if problem:
+            fr.err(_item_pos(items, i), f"`{label}[{i}]`: {problem}")
+            continue
+        if deny and denies_verdict_write(item):
+            fr.err(
+                _item_pos(items, i),
+                f"`{label}[{i}]`: `{item}` denies the judge writing its verdict file; "
+                "deny narrower paths instead, e.g. `Write(src/**)`",
+            )
+            continue
+        good.append(str(item))
+    return good
+
+
+# -- one check's meaning --
+
+
+def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
+                seen: dict[str, int]) -> Check | None:
+    if not isinstance(item, dict):
+        return None  # the schema reported the type
+    label = f"checks[{index}]"
+    _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
+    kind = _check_kind(fr, seq, index, item, label)
+    has_script = "script" in item
+    check_id = _check_id(fr, seq, index, item, seen)
+
+    timeout = DEFAULT_TIMEOUT[kind]
+    if "timeout" in item:
+        from .durations import DurationError, parse_duration
+
+        try:
+            timeout = parse_duration(item["timeout"])
+        except DurationError as exc:
+            fr.err(_value_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
+
+    check = Check(
+        id=check_id,
+        rule=fr.id,
+        kind=kind,
+        timeout=timeout,
+        line=_item_pos(seq, index)[0],
+        col=_item_pos(seq, index)[1],
+    )
+    for key in ("script", "prepare"):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
+            setattr(check, key, refs.executable(item, key, value))
+    judge = item.get("judge")
+    if isinstance(judge, str) and judge.strip() and not has_script:
+        check.judge = refs.template(item, judge)
+    _check_model(fr, item, label, check)
+    budget = item.get("max_prompt_tokens")
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+        check.max_prompt_tokens = budget
+    for key in ("allowed_tools", "disallowed_tools"):
+        value = item.get(key)
+        if isinstance(value, list):
+            good = _tool_items(
+                fr, key, value, deny=key == "disallowed_tools", label=f"{label}.{key}"
+            )
+            setattr(check, key, good)
+    if item.get("each") in ("changeset", "file"):
+        check.each = item["each"]
+    conf = item.get("min_confidence")
+    if isinstance(conf, (int, float)) and not isinstance(conf, bool):
+        check.min_confidence = float(conf)
+    needs = item.get("needs")
+    if isinstance(needs, list):
+        for i, raw in enumerate(needs):
+            if isinstance(raw, str) and raw:
+                fr.needs.append(_Need(check, str(raw), _item_pos(needs, i)))
+    return check
+
+
+def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+                label: str) -> Literal["script", "judge"]:
+    """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
+    has_script, has_judge = "script" in item, "judge" in item
+    if has_script and has_judge:
+        keys = list(item)
+        second = "judge" if keys.index("judge") > keys.index("script") else "script"
+        fr.err(
+            _key_pos(item, second),
+            f"`{label}` has both `script` and `judge`; a check is one or the other, "
+            "so split it into two checks",
         )
-        for key in ("script", "prepare"):
-            value = item.get(key)
-            if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
-                setattr(check, key, self._executable(item, key, value))
-        judge = item.get("judge")
-        if isinstance(judge, str) and judge.strip() and not has_script:
-            check.judge = self._template(item, judge)
-        model = item.get("model")
-        if isinstance(model, str):
-            if model and not model.strip():
-                fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
-            elif model.strip():
-                check.model = model.strip()
-        elif isinstance(model, list):
-            # A preference list: the runner takes the first entry its harness can run.
-            names = [m.strip() for m in model if isinstance(m, str)]
-            if not names or any(not n or "," in n for n in names) or len(names) != len(model):
-                fr.err(_value_pos(item, "model"),
-                       f"`{label}.model` must list model names or size aliases (no commas)")
-            else:
-                check.model = ",".join(names)
-        budget = item.get("max_prompt_tokens")
-        if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
-            check.max_prompt_tokens = budget
-        for key in ("allowed_tools", "disallowed_tools"):
-            value = item.get(key)
-            if isinstance(value, list):
-                good = self._tool_items(
-                    item, key, value, deny=key == "disallowed_tools", label=f"{label}.{key}"
+    elif not has_script and not has_judge:
+        fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+    if has_script and not has_judge:
+        for key in JUDGE_ONLY:
+            if key in item:
+                fr.err(
+                    _key_pos(item, key),
+                    f"`{key}` applies to judge checks only; `{label}` is a script check",
                 )
-                setattr(check, key, good)
-        if item.get("each") in ("changeset", "file"):
-            check.each = item["each"]
-        conf = item.get("min_confidence")
-        if isinstance(conf, (int, float)) and not isinstance(conf, bool):
-            check.min_confidence = float(conf)
-        needs = item.get("needs")
-        if isinstance(needs, list):
-            for i, raw in enumerate(needs):
-                if isinstance(raw, str) and raw:
-                    fr.needs.append(_Need(check, str(raw), _item_pos(needs, i)))
-        return check
+    return "script" if has_script else "judge"
 
-    def _executable(self, item: Any, key: str, value: str) -> str | None:
+
+def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+              seen: dict[str, int]) -> str:
+    """The check's id (``check-N`` by default), unique in the rule."""
+    raw_id = item.get("id")
+    check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
+    id_pos = _value_pos(item, "id") if "id" in item else _item_pos(seq, index)
+    if check_id in seen:
+        fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
+    else:
+        seen[check_id] = id_pos[0]
+    return check_id
+
+
+def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) -> None:
+    model = item.get("model")
+    if isinstance(model, str):
+        if model and not model.strip():
+            fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
+        elif model.strip():
+            check.model = model.strip()
+    elif isinstance(model, list):
+        # A preference list: the runner takes the first entry its harness can run.
+        names = [m.strip() for m in model if isinstance(m, str)]
+        if not names or any(not n or "," in n for n in names) or len(names) != len(model):
+            fr.err(_value_pos(item, "model"),
+                   f"`{label}.model` must list model names or size aliases (no commas)")
+        else:
+            check.model = ",".join(names)
+
+
+# -- the files a check names --
+
+
+class _Refs:
+    """Finds the scripts and templates a rule's checks name, and notes every path
+    looked at (``watched``: a change there invalidates the rules cache)."""
+
+    def __init__(self, fr: _FileRule, rule_dir: str, template_dirs: list[str],
+                 watched: set[str]) -> None:
+        self.fr = fr
+        self.rule_dir = rule_dir
+        self.template_dirs = template_dirs
+        self.watched = watched
+
+    def executable(self, item: Any, key: str, value: str) -> str | None:
         import shutil
 
         pos = _value_pos(item, key)
@@ -594,7 +629,7 @@ class _FileLoader:
                 return None
         return candidate
 
-    def _template(self, item: Any, value: str) -> str | None:
+    def template(self, item: Any, value: str) -> str | None:
         pos = _value_pos(item, "judge")
         value = value.strip()
         bases = [self.rule_dir, *self.template_dirs]

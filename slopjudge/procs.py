@@ -20,6 +20,7 @@ slopjudge (:func:`kill_all`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -30,30 +31,84 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
 KILL_GRACE_S = 2.0
 TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
 
-# Children started by run() and still running: leader pid -> its containment.
-# Each child gets its own session, so a Ctrl-C at the terminal never reaches
-# it: on an interrupt the caller stops them through signal_all() / kill_all().
-_LIVE: dict[int, _Jail] = {}
-_LIVE_LOCK = threading.Lock()
 _COUNTER = itertools.count(1)
 _JAILS: set[_Jail] = set()  # every containment not yet closed
 
 
+def _killpg(pgid: int, sig: int) -> bool:
+    """Signal a process group; False when it is gone (or no longer ours)."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+class Registry:
+    """Children started by run() / run_python() and still running: leader pid -> its
+    containment.
+
+    Each child gets its own session, so a Ctrl-C at the terminal never reaches
+    it: on an interrupt the caller stops them through :meth:`signal_all`. One
+    engine run owns one registry, so stopping its checks leaves another run's
+    (in the same process) alone; every child is in :data:`EVERYONE` too, for
+    :func:`kill_all` when the process itself is going away.
+    """
+
+    def __init__(self) -> None:
+        self._live: dict[int, _Jail] = {}
+        self._lock = threading.Lock()
+
+    def add(self, pid: int, jail: _Jail) -> None:
+        with self._lock:
+            self._live[pid] = jail
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._live.pop(pid, None)
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self._live
+
+    def pids(self) -> list[int]:
+        return list(self._live)  # a plain copy: a signal handler may call this mid-update
+
+    def signal_all(self, sig: int) -> int:
+        """Send ``sig`` to every process group this registry has running; how many."""
+        groups = self.pids()
+        for pgid in groups:
+            _killpg(pgid, sig)
+        return len(groups)
+
+
+EVERYONE = Registry()
+
+
+@contextlib.contextmanager
+def _running(pid: int, jail: _Jail, registry: Registry | None) -> Iterator[None]:
+    """``pid`` is listed (in ``registry`` and :data:`EVERYONE`) while the block runs;
+    after it, whatever it left is killed and its containment removed."""
+    listed = [EVERYONE] if registry is None or registry is EVERYONE else [EVERYONE, registry]
+    for reg in listed:
+        reg.add(pid, jail)
+    try:
+        yield
+    finally:
+        for reg in listed:
+            reg.discard(pid)
+        jail.close()
+
+
 def signal_all(sig: int) -> int:
-    """Send ``sig`` to every process group run() has running; how many there were."""
-    groups = list(_LIVE)  # a plain copy: a signal handler may call this mid-update
-    for pgid in groups:
-        try:
-            os.killpg(pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return len(groups)
+    """Send ``sig`` to every process group run() has running in this process; how many."""
+    return EVERYONE.signal_all(sig)
 
 
 def kill_all() -> int:
@@ -61,13 +116,10 @@ def kill_all() -> int:
 
     For signal handlers: slopjudge is about to exit and must leave nothing behind.
     """
-    leaders = list(_LIVE)
+    leaders = EVERYONE.pids()
     for pgid in leaders:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    for jail in list(_JAILS):  # also a child still starting, not yet in _LIVE
+        _killpg(pgid, signal.SIGKILL)
+    for jail in list(_JAILS):  # also a child still starting, not yet listed
         jail.close()
     return len(leaders)
 
@@ -312,7 +364,7 @@ class _Jail:
         tag = self.tag.encode()
         for _ in range(50):
             tree = _Tree()
-            roots = [p for p in tree.children(me) if p not in _LIVE and _has_tag(p, tag)]
+            roots = [p for p in tree.children(me) if p not in EVERYONE and _has_tag(p, tag)]
             if not roots:
                 return
             doomed: list[int] = []
@@ -412,12 +464,12 @@ class ProcResult:
         return None
 
 
+def _not_started(why: str, started: float) -> ProcResult:
+    return ProcResult(None, b"", b"", start_error=why, duration_s=time.monotonic() - started)
+
+
 def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    else:
+    if _killpg(proc.pid, signal.SIGTERM):
         try:
             proc.wait(timeout=KILL_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -433,33 +485,27 @@ def run(
     cwd: str | None = None,
     env: dict[str, str] | None = None,
     max_output: int = 64 * 1024 * 1024,
+    registry: Registry | None = None,
 ) -> ProcResult:
-    """Run ``argv`` directly (never through a shell) and collect its output."""
+    """Run ``argv`` directly (never through a shell) and collect its output.
+
+    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it)."""
     started = time.monotonic()
     jail = _Jail()
     try:
         proc = _spawn(argv, jail, cwd, env)
     except FileNotFoundError as exc:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{exc.filename or argv[0]}: not found",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{exc.filename or argv[0]}: not found", started)
     except PermissionError:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{argv[0]}: not executable",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{argv[0]}: not executable", started)
     except OSError as exc:
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{argv[0]}: {exc.strerror or exc}",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{argv[0]}: {exc.strerror or exc}", started)
 
-    with _LIVE_LOCK:
-        _LIVE[proc.pid] = jail
-    try:
+    with _running(proc.pid, jail, registry):
         return _collect(proc, jail, input, timeout, max_output, started)
-    finally:
-        with _LIVE_LOCK:
-            _LIVE.pop(proc.pid, None)
-        jail.close()
 
 
 # Enters the cgroup, then becomes the command: the child is inside before it runs
@@ -626,10 +672,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
 
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     """After the leader exits (or is told to), kill anything it left behind."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    _killpg(proc.pid, signal.SIGKILL)
     jail.kill()
 
 
@@ -692,22 +735,31 @@ def run_python(
     cwd: str | None = None,
     env: dict[str, str] | None = None,
     max_output: int = 64 * 1024 * 1024,
+    registry: Registry | None = None,
 ) -> ProcResult:
     """Run the Python script ``path`` in a fork of this process; as :func:`run` would
     run ``[sys.executable, path]``."""
     started = time.monotonic()
     full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
     if not os.path.isfile(full):
-        return ProcResult(None, b"", b"", start_error=f"{path}: not found",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: not found", started)
     if not os.access(full, os.R_OK):
-        return ProcResult(None, b"", b"", start_error=f"{path}: not readable",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: not readable", started)
+    cwd_fd = -1
+    if cwd is not None:
+        # Opened here, entered in the fork (as Popen's child enters its cwd): a
+        # folder that is missing is a start error, as it is for run().
+        try:
+            cwd_fd = os.open(cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return _not_started(f"{cwd}: not found", started)
+        except OSError as exc:
+            return _not_started(f"{cwd}: {exc.strerror or exc}", started)
     _prepare_fork()
     script_code = _compiled(full)
     jail = _Jail()
     child_env = jail.env(env)
-    pipes: list[int] = []
+    pipes: list[int] = [cwd_fd] if cwd_fd >= 0 else []
     try:
         in_r, in_w = os.pipe()
         pipes += [in_r, in_w]
@@ -721,27 +773,23 @@ def run_python(
         for fd in pipes:
             os.close(fd)
         jail.close()
-        return ProcResult(None, b"", b"", start_error=f"{path}: {exc.strerror or exc}",
-                          duration_s=time.monotonic() - started)
+        return _not_started(f"{path}: {exc.strerror or exc}", started)
     if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
-        _forked_child(full, script_code, in_r, out_w, err_w, cwd, child_env, jail.cgroup)
-    for fd in (in_r, out_w, err_w):
+        _forked_child(full, script_code, in_r, out_w, err_w, cwd_fd, child_env, jail.cgroup)
+    for fd in (in_r, out_w, err_w, *([cwd_fd] if cwd_fd >= 0 else [])):
         os.close(fd)
     proc = _Forked(pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
-    with _LIVE_LOCK:
-        _LIVE[pid] = jail
-    try:
-        return _collect(proc, jail, input, timeout, max_output, started)  # type: ignore[arg-type]
-    finally:
-        with _LIVE_LOCK:
-            _LIVE.pop(pid, None)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        jail.close()
+    with _running(pid, jail, registry):
+        try:
+            return _collect(proc, jail, input, timeout, max_output,  # type: ignore[arg-type]
+                            started)
+        finally:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
 
 
 _FORK_READY = False
@@ -818,11 +866,13 @@ def _prepare_fork() -> None:
 
 
 def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_w: int,
-                  err_w: int, cwd: str | None, env: dict[str, str], cgroup: str | None) -> None:
+                  err_w: int, cwd_fd: int, env: dict[str, str], cgroup: str | None) -> None:
     """In the fork: become a fresh ``python path`` as far as the script can tell, run it, exit."""
     code = 70
     try:
         os.setsid()
+        if cwd_fd >= 0:
+            os.fchdir(cwd_fd)  # this process's own folder; the parent's stays as it is
         if cgroup is not None:
             try:
                 fd = os.open(os.path.join(cgroup, "cgroup.procs"), os.O_WRONLY)
@@ -848,7 +898,7 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
                     signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        code = _run_as_main(path, script_code, cwd, env)
+        code = _run_as_main(path, script_code, env)
     except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
         try:
             import traceback
@@ -861,14 +911,11 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
         os._exit(code)
 
 
-def _run_as_main(path: str, script_code: types.CodeType | None, cwd: str | None,
-                 env: dict[str, str]) -> int:
+def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, str]) -> int:
     import atexit
     import io
     import traceback
 
-    if cwd is not None:
-        os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),

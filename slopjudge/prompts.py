@@ -7,7 +7,6 @@ the prompt back from here to re-judge it through another runner.
 from __future__ import annotations
 
 import os
-import threading
 
 
 def prompts_dir_for(events_file: str) -> str:
@@ -20,11 +19,9 @@ def save_prompt(events_file: str, digest: str, prompt: str) -> None:
     path = os.path.join(folder, f"{digest}.md")
     if os.path.exists(path):
         return
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(prompt)
-    os.replace(tmp, path)
+    from .fsutil import write_atomic
+
+    write_atomic(path, prompt)
 
 
 def load_prompt(events_file: str, digest: str) -> str | None:

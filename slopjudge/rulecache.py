@@ -25,17 +25,15 @@ from typing import Any
 
 from . import __version__, cachesign
 from .config import Settings, display_path
+from .fsutil import write_atomic
 from .model import Check, LoadError, LoadResult, Rule
+from .resources import PACKAGE_DIR, data_path
 
 CACHE_FORMAT = 2
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
 _CODE = ("loader.py", "toolrules.py", "durations.py", "model.py", "templates.py", "config.py",
          "procs.py")
-_SCHEMA = (
-    os.path.join(os.path.dirname(_PACKAGE_DIR), "schemas", "rule.schema.json"),
-    os.path.join(_PACKAGE_DIR, "data", "schemas", "rule.schema.json"),
-)
+_SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 # File systems stamp mtimes from a coarse clock. A file written within this
 # window before the key was taken could change again with the same size and
@@ -90,7 +88,7 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     return {
         "format": CACHE_FORMAT,
         "version": __version__,
-        "code": {name: _stat(os.path.join(_PACKAGE_DIR, name)) for name in _CODE},
+        "code": {name: _stat(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
         "workspace": settings.workspace,
         "rules_dir": settings.rules_dir,
         "template_dirs": list(settings.template_dirs),
@@ -188,18 +186,10 @@ def _write(
     mac = cachesign.sign(body, "rules", key["workspace"])
     if mac is None:
         return  # no key to sign with: an unsigned cache would never be read
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(_MAGIC + mac.encode("ascii") + b"\n" + body)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half
+        write_atomic(path, _MAGIC + mac.encode("ascii") + b"\n" + body)
     except OSError:
-        # A read-only state folder only costs speed: the result is still right.
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass  # a read-only state folder only costs speed: the result is still right
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:

@@ -1,6 +1,6 @@
 """Find and read slopjudge's JSON Schemas.
 
-They live in ``schemas/`` in a checkout and in the package data when installed.
+They live in the package data (``slopjudge/data/schemas``, a link to ``schemas/`` in a checkout).
 """
 
 from __future__ import annotations
@@ -10,19 +10,14 @@ import json
 import os
 from typing import Any
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-SEARCH = (
-    os.path.join(os.path.dirname(PACKAGE_DIR), "schemas"),
-    os.path.join(PACKAGE_DIR, "data", "schemas"),
-)
+from .resources import data_path
 
 
 def schema_path(name: str) -> str:
-    for folder in SEARCH:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(f"{name} is missing from this slopjudge install")
+    path = data_path("schemas", name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{name} is missing from this slopjudge install")
+    return path
 
 
 @functools.cache

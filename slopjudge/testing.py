@@ -173,15 +173,13 @@ def _event_and_changeset(
     # Fixture payloads name the workspace as $WORKSPACE: cases run in a temp copy.
     payload = json.loads(text.replace("$WORKSPACE", workspace.replace("\\", "\\\\")))
     kind = case.get("kind") or HOOK_KINDS.get(str(payload.get("hook_event_name")), "pre-tool")
-    from .hooks.common import event_from_payload
+    from .agentevent import event_from_payload, proposed_changeset
 
     event = event_from_payload(kind, payload)
     if event.cwd is None:
         event.cwd = workspace
     if kind == "pre-tool":
         # Exactly the hook's reading of a tool call, so a case proves what the hook does.
-        from .hooks.pre_tool import proposed_changeset
-
         changeset = proposed_changeset(event, workspace)
         return event, changeset if changeset is not None else Changeset()
     return event, cs.from_working_tree(workspace) if os.path.isdir(

@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .fsutil import write_atomic
 from .verdict import parse_verdict
 
 EXIT_PASS = 0
@@ -101,12 +102,7 @@ def verifier_path() -> str:
         try:
             if target.is_file() and target.read_text() == script and os.access(target, os.X_OK):
                 return str(target)
-            root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=root, prefix=".verify-")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(script)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, target)
+            write_atomic(str(target), script, mode=0o755)
             return str(target)
         except OSError:
             continue

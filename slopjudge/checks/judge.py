@@ -171,6 +171,7 @@ def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
     res = procs.run(
         procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
         env=runner_env(full_id, ctx.check.min_confidence), max_output=OUTPUT_LIMIT + 1,
+        registry=ctx.processes,
     )
     if res.start_error is not None:
         return _Judgment("error", f"judge mock could not start: {res.start_error}")
@@ -243,6 +244,7 @@ def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | Non
         retries=opts.retries,
         backoff_s=opts.retry_backoff_s,
         extra_env=_alias_env(opts),
+        registry=ctx.processes,
     )
     unit.usage = outcome.usage
     if outcome.verdict is None:

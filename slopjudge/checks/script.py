@@ -16,7 +16,15 @@ from typing import Any
 from ..hookspec import CheckContext
 from ..jsonobject import parse_json_object
 from ..model import CheckResult, Finding
-from ..procs import ProcResult, forks_python, preload_helpers, run, run_python, script_argv
+from ..procs import (
+    ProcResult,
+    Registry,
+    forks_python,
+    preload_helpers,
+    run,
+    run_python,
+    script_argv,
+)
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -77,7 +85,7 @@ def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
 
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
-                      env: dict[str, str]) -> ProcResult:
+                      env: dict[str, str], registry: Registry | None = None) -> ProcResult:
     """A rule's script or prepare: a Python one in a fork of this process (no new
     interpreter), anything else as its own command."""
     argv = script_argv(command)
@@ -85,11 +93,12 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
         lib = os.path.join(os.path.dirname(cwd), "_lib")
         if os.path.isdir(lib):
             preload_helpers(lib)
-        return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env)
+        return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,
+                          registry=registry)
     if len(argv) == 2 and argv[0] == sys.executable:
         # No __pycache__ beside the rules: a protected file changed by the run itself.
         env = dict(env, PYTHONDONTWRITEBYTECODE="1")
-    return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env)
+    return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env, registry=registry)
 
 
 def run_script(ctx: CheckContext) -> CheckResult:
@@ -97,7 +106,7 @@ def run_script(ctx: CheckContext) -> CheckResult:
     assert check.script is not None
     started = time.monotonic()
     proc = run_check_command(check.script, payload_bytes(ctx), timeout=check.timeout,
-                             cwd=ctx.rule.dir, env=check_env(ctx))
+                             cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes)
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)

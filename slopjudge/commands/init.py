@@ -10,9 +10,10 @@ import argparse
 import os
 import shutil
 
+from ..resources import DATA_DIR
 from ._shared import fail
 
-PACKAGE_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+PACKAGE_DATA = DATA_DIR
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
 ITEMS = ("rules", "templates", "RUBRIC.md", "schemas/rule.schema.json", "schemas/case.schema.json")
 

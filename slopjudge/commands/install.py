@@ -28,6 +28,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..fsutil import write_atomic
+from ..resources import data_path
+
 Hook = tuple[str, str, str | None, int]
 
 # (event, hook point, matcher, timeout in seconds). Codex documents the same
@@ -59,8 +62,7 @@ class Target:
         return f'"{self.root}"/' + "/".join(self.wrapper_relpath)
 
 
-WRAPPER_TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "data", "hook-wrapper.sh")
+WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
 WRAPPER_MARK = "# slopjudge hook wrapper (written by `slopjudge install"
 
 TARGETS: dict[str, Target] = {
@@ -200,11 +202,7 @@ def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS) -> s
         if str(exc).startswith('"'):
             raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
         raise
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
@@ -235,12 +233,7 @@ def write_wrapper(workspace: str, harness: str) -> str:
                                "slopjudge; left untouched (move it away, or use --absolute)")
         if current == text and os.access(path, os.X_OK):
             return path
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o755)
-    os.replace(tmp, path)
+    write_atomic(path, text, mode=0o755)
     return path
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import state
+from . import common, state
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -132,7 +132,7 @@ def check(settings: Any, session_id: str | None) -> str | None:
     """
     from .. import changeset
 
-    try:
+    with common.fail_closed() as failure:
         baseline = state.load_baseline(settings.state_dir, session_id)
         ws = settings.workspace
         if baseline is not None:
@@ -141,20 +141,16 @@ def check(settings: Any, session_id: str | None) -> str | None:
         else:
             cs = changeset.from_working_tree(ws, base="HEAD")
             tree = None
-    except Exception as exc:
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
+    if failure:
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
-                f"hook config) with the session baseline: {type(exc).__name__}: "
-                f"{' '.join(str(exc).split())}. A person must look at this.")
+                f"hook config) with the session baseline: {failure.why}. "
+                "A person must look at this.")
     changes = changed_files(cs, settings)
-    try:
+    with common.fail_closed() as failure:
         changes += ignored_files(settings)
-    except Exception as exc:
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
+    if failure:
         return ("slopjudge could not list the git-ignored files among the rules and templates: "
-                f"{type(exc).__name__}: {' '.join(str(exc).split())}. A person must look at this.")
+                f"{failure.why}. A person must look at this.")
     return message(changes, tree) if changes else None
 
 

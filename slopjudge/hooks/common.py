@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Any
 
-from ..model import CheckResult, Event, Finding, LoadError, Rule
+from ..agentevent import event_from_payload as event_from_payload
+from ..model import CheckResult, Finding, LoadError, Rule
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well
@@ -32,6 +33,31 @@ def note(message: str) -> None:
 
 def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+class fail_closed:  # lower case: it reads as a statement, ``with fail_closed() as failure:``
+    """The hooks' one catch-all: any error inside the block is caught and said in one line.
+
+    After the block, ``failure`` is true when something failed and ``failure.why``
+    names it; the hook point decides what that means (pre-tool and stop block,
+    start reports). Signals are turned into a block by ``hooks.main_fast``.
+    ``SLOPJUDGE_DEBUG=1`` lets the error through, traceback and all.
+    """
+
+    why: str | None = None
+
+    def __enter__(self) -> fail_closed:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> bool:
+        if not isinstance(exc, Exception) or os.environ.get("SLOPJUDGE_DEBUG"):
+            return False  # no error, or KeyboardInterrupt/SystemExit: not ours to swallow
+        self.why = one_line(exc)
+        return True
+
+    def __bool__(self) -> bool:
+        return self.why is not None
 
 
 # --- reading the payload ------------------------------------------------------
@@ -125,31 +151,11 @@ def pre_tool_problem(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def _str(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def flag(payload: dict[str, Any], key: str) -> bool:
     value = payload.get(key)
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes")
     return value is True or (isinstance(value, int) and value == 1)
-
-
-def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
-    """The §3 event; fields of the wrong type are dropped, unknown ones ignored."""
-    tool_input = payload.get("tool_input")
-    return Event(
-        kind=kind,
-        tool_name=_str(payload, "tool_name"),
-        tool_input=tool_input
-        if isinstance(tool_input, dict)
-        else ({} if kind == "pre-tool" else None),
-        session_id=_str(payload, "session_id"),
-        transcript_path=_str(payload, "transcript_path"),
-        cwd=_str(payload, "cwd"),
-    )
 
 
 def find_workspace() -> str:

@@ -22,45 +22,11 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from ..agentevent import proposed_changeset
 from ..model import CheckResult, Event, LoadError, Rule
 from . import common
-
-
-def proposed_changeset(event: Event, workspace: str) -> Any:
-    """The proposed change; for an edit that cannot be reproduced, what it is known to touch."""
-    from ..model import Changeset
-
-    if not event.tool_name:
-        return Changeset()
-    from .. import edits
-
-    try:
-        proposed = edits.proposed_changes(event.tool_name, event.tool_input or {}, workspace,
-                                          cwd=event.cwd)
-    except edits.EditError as exc:
-        # Judged on what is known (its files, its new text): a guarded path is
-        # never let through because the edit did not apply.
-        common.note(f"{event.tool_name} cannot be reproduced ({exc}); judging its target "
-                    "files and new text")
-        return edits.unapplied_changeset(event.tool_name, event.tool_input or {}, workspace,
-                                         cwd=event.cwd)
-    if proposed is None:
-        return Changeset()  # Bash, MCP and other tools: the command is in the event
-    from ..toolmatch import resolve_path
-
-    # A patch may name a file through a symlinked folder too: judge the real file.
-    proposed = [(resolve_path(path, workspace),
-                 None if old is None else resolve_path(old, workspace), new)
-                for path, old, new in proposed]
-    # A file outside the workspace keeps its absolute path: rules with
-    # workspace-relative ``paths`` do not see it; a rule guarding where files
-    # are written does.
-    from .. import changeset
-
-    return changeset.from_proposed_edits(workspace, proposed)
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
@@ -192,10 +158,8 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> in
         common.note(f"could not read the PreToolUse payload ({problem}), so the tool call "
                     "is blocked; this is not a finding in the call")
         return 2
-    try:
+    with common.fail_closed() as failure:
         return handle(payload, common.find_workspace())
-    except Exception as exc:  # fail closed: exit 2 blocks the tool in Claude Code
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
-        common.note(f"pre-tool hook failed, so the tool call is blocked: {common.one_line(exc)}")
-        return 2
+    # exit 2 blocks the tool in Claude Code
+    common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
+    return 2

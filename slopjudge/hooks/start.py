@@ -9,7 +9,6 @@ check (``slopjudge hook start </dev/null``), not a problem.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import common, state
@@ -81,10 +80,7 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> in
     if problem is not None and not getattr(problem, "empty", False):
         common.note(f"could not read the SessionStart payload ({problem}); running the load "
                     "check, and recording the baseline without the session's id")
-    try:
+    with common.fail_closed() as failure:
         return handle(payload or {})
-    except Exception as exc:  # start never blocks
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
-        common.note(f"session start check failed: {common.one_line(exc)}")
-        return 0
+    common.note(f"session start check failed: {failure.why}")
+    return 0  # start never blocks

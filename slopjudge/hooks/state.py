@@ -14,31 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from typing import Any
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def session_key(session_id: str | None) -> str:
-    """A file-name-safe key; ``default`` when the harness gave no session id."""
-    if not session_id:
-        return "default"
-    key = _UNSAFE.sub("_", session_id)[:120].lstrip(".")
-    return key or "default"
-
-
-def state_dir(base: str) -> str:
-    return os.path.join(base, "state")
-
-
-def _write_atomic(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+from ..fsutil import write_atomic
+from ..sessions import session_key, state_dir
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
@@ -112,7 +92,7 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
     mac = cachesign.sign(_baseline_bytes(session_id, head, tree), "baseline")
     if mac is not None:
         record["mac"] = mac
-    _write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
+    write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
     mark = _session_mark(base, session_id)
     if mark is not None:
         try:
@@ -143,4 +123,4 @@ def set_count(base: str, session_id: str | None, counter: str, value: int) -> No
         except FileNotFoundError:
             pass
         return
-    _write_atomic(path, f"{value}\n")
+    write_atomic(path, f"{value}\n")

@@ -145,7 +145,7 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
         name = "Stop" if kind == "stop" else "SubagentStop"
         verdict.failure = (f"slopjudge could not read the {name} hook payload ({problem}), "
                            "so it could not check this session's changes")
-    try:
+    with common.fail_closed() as failure:  # fail closed: block, once per turn
         settings = config.load_settings(workspace)
         # The backstop runs first, before any rule's code is loaded into this
         # process, and whether or not the rules load or the payload reads: an agent
@@ -156,11 +156,8 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
         # would be the agent's.
         if payload is not None and not verdict.protected:
             verdict = judge(kind, payload, settings)
-    except Exception as exc:  # fail closed: block, once per turn
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
-        verdict.failure = (f"slopjudge could not check this session's changes: "
-                           f"{common.one_line(exc)}")
+    if failure:
+        verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
     cap = settings.stop_block_cap if settings else 8
     events = settings.events_file if settings else None
@@ -193,12 +190,10 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
 
 
 def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
-    try:
+    with common.fail_closed() as failure:
         return handle(kind, payload, problem)
-    except Exception as exc:  # even the state files failed: still block
-        if os.environ.get("SLOPJUDGE_DEBUG"):
-            raise
-        common.emit({"decision": "block",
-                     "reason": f"slopjudge could not check this session's changes: "
-                               f"{common.one_line(exc)}. {UNDECIDED}"})
-        return 0
+    # even the state files failed: still block
+    common.emit({"decision": "block",
+                 "reason": f"slopjudge could not check this session's changes: "
+                           f"{failure.why}. {UNDECIDED}"})
+    return 0

@@ -201,8 +201,11 @@ def call_runner(
     retries: int = 1,
     backoff_s: float = 3.0,
     extra_env: dict[str, str] | None = None,
+    registry: procs.Registry | None = None,
 ) -> RunnerOutcome:
-    """Run the judge; retry a crashed runner whose cause a retry can fix."""
+    """Run the judge; retry a crashed runner whose cause a retry can fix.
+
+    ``registry``: the engine run the runner's process belongs to."""
     import tenacity  # lazily: only a real judge call needs it
 
     from ..usage import add as add_usage
@@ -216,7 +219,7 @@ def call_runner(
 
     def attempt() -> RunnerOutcome:
         result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
-                           max_output=OUTPUT_LIMIT + 1)
+                           max_output=OUTPUT_LIMIT + 1, registry=registry)
         spent[0] = add_usage(spent[0], parse_usage_line(result.stderr.decode("utf-8", "replace")))
         return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
 

@@ -1,0 +1,83 @@
+"""Writing a file so that readers see the old content or the new, never half.
+
+The one home for slopjudge's atomic writes (state, caches, prompts, hook files,
+the signing key). Only ``os`` is imported: the hook fast path writes through it.
+"""
+
+from __future__ import annotations
+
+import os
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool) -> str:
+    """A new file beside ``path`` holding ``data``; its name. Removed again on failure."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    body = data.encode("utf-8") if isinstance(data, str) else data
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC
+    while True:
+        # pid and random bits: unique across processes and threads; O_EXCL makes sure.
+        tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            # 0o666 less the umask, as open(path, "w") would create it.
+            fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+            break
+        except FileExistsError:
+            continue
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exactly this mode, whatever the umask
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
+                 fsync: bool = False) -> None:
+    """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder.
+
+    ``mode`` None: the file is created as ``open(path, "w")`` would (0o666 less
+    the umask); otherwise it gets exactly ``mode``. ``fsync``: the data is on
+    disk before the name points at it. On any failure ``path`` is left as it
+    was, no temporary file stays behind, and the error propagates.
+    """
+    tmp = _write_temp(path, data, mode, fsync)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def create_once(path: str, data: str | bytes, *, mode: int | None = None,
+                fsync: bool = False) -> bool:
+    """Create ``path`` holding ``data`` unless it exists; whether this call created it.
+
+    The file appears whole (link, not rename), and of two processes racing
+    the first one's file stands for both.
+    """
+    tmp = _write_temp(path, data, mode, fsync)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        _unlink_quietly(tmp)
+    return True
