@@ -30,10 +30,8 @@ import os
 import re
 from typing import Any
 
-FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-APPLY_PATCH = "apply_patch"
-# Codex's shell tools (and Claude's Bash): `apply_patch` may run through them.
-SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+from .tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
@@ -44,7 +42,7 @@ class EditError(Exception):
 
 def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> str | None:
     """The absolute path a file tool writes, or None for other tools or no path."""
-    if tool_name not in FILE_TOOLS or not isinstance(tool_input, dict):
+    if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return None
     key = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
     path = tool_input.get(key) or tool_input.get("file_path")
@@ -385,7 +383,7 @@ def proposed_content(
     """
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
-        if tool_name in FILE_TOOLS:
+        if tool_name in EDIT_TOOLS:
             raise EditError(f"{tool_name} call without a file path")
         return None
     if tool_name == "Write":

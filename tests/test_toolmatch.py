@@ -6,13 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slopjudge.toolmatch import (
-    any_tool_matches,
-    bash_segments,
-    split_commands,
-    split_pattern,
-    tool_matches,
-)
+from slopjudge.shell import argv_list, split
+from slopjudge.toolmatch import any_tool_matches, split_pattern, tool_matches
 
 
 def bash(cmd: str) -> dict:
@@ -92,18 +87,20 @@ def test_bash_pattern_needs_a_command() -> None:
 
 
 def test_segments_and_argv() -> None:
-    assert bash_segments("cd a && FOO=1 git push 'my branch' | tee log; ls") == [
+    assert argv_list("cd a && FOO=1 git push 'my branch' | tee log; ls") == [
         ["cd", "a"], ["FOO=1", "git", "push", "my branch"], ["tee", "log"], ["ls"],
     ]
-    assert bash_segments("") == []
+    assert argv_list("") == []
     # An unbalanced quote still yields words.
-    assert bash_segments("echo 'oops") == [["echo", "'oops"]]
-    assert split_commands("a 2>&1 && b &> out") == ["a 2>&1", "b &> out"]
+    assert argv_list("echo 'oops") == [["echo", "'oops"]]
+    # Redirections are not separators.
+    assert [(s.argv, s.redirects) for s in split("a 2>&1 && b &> out")] == [
+        (["a"], [(">&", "1")]), (["b"], [("&>", "out")])]
 
 
 @given(st.text(max_size=80))
 def test_splitting_never_raises(command: str) -> None:
-    for argv in bash_segments(command):
+    for argv in argv_list(command):
         assert argv and all(isinstance(w, str) for w in argv)
     tool_matches("Bash(git push *)", "Bash", {"command": command})
 
