@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import slopscan  # noqa: F401 - first: it says so when slopjudge cannot be imported
+
 from slopjudge.shell import SHELLS, SUBST_MARK, Simple, resolve, split
 
 __all__ = ["SHELLS", "SUBST_MARK", "Simple", "inside", "is_scratch", "resolve", "split",

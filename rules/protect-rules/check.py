@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
+
 from slopjudge import pathglob  # noqa: E402
 from slopjudge.tools import CHANGE_TOOLS  # noqa: E402
 
