@@ -105,7 +105,7 @@ def command_matches(glob: str, command: str) -> bool:
     globs = _command_globs(glob)
     candidates = {" ".join(command.split())}
     simples = split_shell(command)
-    for s in list(simples):
+    for s in simples:  # grows: a here-document's commands follow
         candidates.add(" ".join(s.words))
         candidates.add(" ".join(s.argv))
         if s.heredoc:
