@@ -30,10 +30,10 @@ import os
 import re
 from typing import Any
 
+from .shell import SHELLS
 from .tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
 
 class EditError(Exception):
@@ -428,7 +428,7 @@ def _shell_patch(command: object) -> str | None:
             return None
         if os.path.basename(words[0]) in _PATCH_PROGRAMS:
             return _envelope(words[-1])
-        if (len(words) >= 3 and os.path.basename(words[0]) in _SHELLS
+        if (len(words) >= 3 and os.path.basename(words[0]) in SHELLS
                 and words[1] in ("-c", "-lc")):
             return _shell_patch(words[2])
         return None
