@@ -222,3 +222,14 @@ def test_every_caller_answers_the_table_alike(loaded: dict[str, object], pattern
     absolute = {"file_path": f"{ws}/{path}"}
     call = Event(kind="pre-tool", tool_name="Write", tool_input=absolute, cwd=ws)
     assert (rules[f"p{i}"] in applicable_rules([rules[f"p{i}"]], call, ws)) is expected, "tools"
+
+
+@pytest.mark.parametrize("rule", ["destructive-shell", "protect-rules", "placeholder-code"])
+def test_the_pack_without_slopjudge_fails_closed_in_one_line(rule: str, tmp_path: Path) -> None:
+    """The pack's helpers import slopjudge; on a Python without it a script says so."""
+    exe = RULES / rule / "check.py"
+    proc = subprocess.run([sys.executable, "-I", "-S", str(exe)], input="{}",
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "slopjudge is installed in" in json.loads(proc.stdout)["reason"]
+    assert "Traceback" not in proc.stderr
