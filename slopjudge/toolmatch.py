@@ -103,6 +103,12 @@ def command_matches(glob: str, command: str) -> bool:
     """Whether ``glob`` matches the command or one of its simple commands: as
     written (``sudo rm x``) or as run (``rm x``), words joined by one space."""
     globs = _command_globs(glob)
+    return any(fnmatch.fnmatchcase(c, g) for c in _candidates(command) for g in globs)
+
+
+@lru_cache(maxsize=64)
+def _candidates(command: str) -> tuple[str, ...]:
+    """The texts a command glob is tried on; split once for all of a call's patterns."""
     candidates = {" ".join(command.split())}
     simples = split_shell(command)
     for s in simples:  # grows: a here-document's commands follow
@@ -111,7 +117,7 @@ def command_matches(glob: str, command: str) -> bool:
         if s.heredoc:
             # Erring wide: a here-document may be a script a shell runs.
             simples.extend(split_shell(s.heredoc, depth=1))
-    return any(fnmatch.fnmatchcase(c, g) for c in candidates for g in globs)
+    return tuple(sorted(candidates))
 
 
 # --- paths ------------------------------------------------------------------
