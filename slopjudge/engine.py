@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .config import Settings
 
 
-
 def _shell_patch(event: Event) -> bool:
     """A shell call running Codex's ``apply_patch``: judged as that edit."""
     from .edits import patch_text
