@@ -26,7 +26,7 @@ from typing import Any
 try:
     from slopjudge import pathglob
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
-    print('{"reason": "the rule pack runs on the Python slopjudge is installed in"}')
+    print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
     sys.exit(2)
 
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
