@@ -30,12 +30,10 @@ import os
 import re
 from typing import Any
 
-FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-APPLY_PATCH = "apply_patch"
-# Codex's shell tools (and Claude's Bash): `apply_patch` may run through them.
-SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+from .shell import SHELLS
+from .tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
 
 class EditError(Exception):
@@ -44,7 +42,7 @@ class EditError(Exception):
 
 def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> str | None:
     """The absolute path a file tool writes, or None for other tools or no path."""
-    if tool_name not in FILE_TOOLS or not isinstance(tool_input, dict):
+    if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return None
     key = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
     path = tool_input.get(key) or tool_input.get("file_path")
@@ -385,7 +383,7 @@ def proposed_content(
     """
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
-        if tool_name in FILE_TOOLS:
+        if tool_name in EDIT_TOOLS:
             raise EditError(f"{tool_name} call without a file path")
         return None
     if tool_name == "Write":
@@ -430,7 +428,7 @@ def _shell_patch(command: object) -> str | None:
             return None
         if os.path.basename(words[0]) in _PATCH_PROGRAMS:
             return _envelope(words[-1])
-        if (len(words) >= 3 and os.path.basename(words[0]) in _SHELLS
+        if (len(words) >= 3 and os.path.basename(words[0]) in SHELLS
                 and words[1] in ("-c", "-lc")):
             return _shell_patch(words[2])
         return None

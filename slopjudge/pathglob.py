@@ -1,4 +1,8 @@
-"""Gitignore-like path globs for a rule's ``paths`` and ``exclude``.
+"""Gitignore-like path globs: the one glob dialect of slopjudge.
+
+Used for a rule's ``paths`` and ``exclude``, the path in ``tools:`` patterns
+(``Write(src/**)``, :mod:`slopjudge.toolmatch`) and the rule pack's scripts
+(``rules/_lib/slopscan.py``: ``rules/_config/test-data.txt``, protect-rules).
 
 Paths are repository-relative with ``/`` separators. Syntax:
 
@@ -9,7 +13,7 @@ Paths are repository-relative with ``/`` separators. Syntax:
   ``docs/**``, ``a/**/b``; ``**`` inside a segment acts like ``*``;
 - a pattern without ``/`` (other than a trailing one) matches the basename at
   any depth (``*.py``); with a ``/`` it is anchored at the root (a leading
-  ``/`` is allowed and ignored);
+  ``/`` or ``./`` anchors a bare name too: ``/setup.py``);
 - as in gitignore, a pattern that matches a directory matches every file
   under it (``src`` admits ``src/a/b.py``); a trailing ``/`` matches
   directories only.
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["match", "match_any", "compile_pattern"]
+__all__ = ["compile_pattern", "escape", "match", "match_any", "matcher"]
 
 
 def _segment(seg: str) -> str:
@@ -78,6 +82,8 @@ def _class_end(seg: str, start: int) -> int:
 @lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """The regex a pattern stands for (full match against a relative path)."""
+    if pattern.startswith("./"):
+        pattern = pattern[1:]
     dir_only = pattern.endswith("/") and pattern.strip("/") != ""
     pat = pattern.rstrip("/") if dir_only else pattern
     anchored = "/" in pat
@@ -100,6 +106,11 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     # Matching a directory matches everything below it (gitignore semantics).
     tail = "/.+" if dir_only else "(?:/.+)?"
     return re.compile(f"{body}{tail}", re.DOTALL)
+
+
+def escape(text: str) -> str:
+    """A pattern matching ``text`` literally (``*``, ``?``, ``[``, ``\\`` escaped)."""
+    return "".join("\\" + c if c in "*?[\\" else c for c in text)
 
 
 def match(pattern: str, path: str) -> bool:

@@ -223,7 +223,7 @@ def event_payload(event: Event) -> dict[str, Any]:
     data["argv"] = None
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):
-        from .toolmatch import bash_segments
+        from .shell import argv_list
 
-        data["argv"] = bash_segments(command)
+        data["argv"] = argv_list(command)
     return data

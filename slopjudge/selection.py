@@ -9,21 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Event, Rule
-
-# Tools whose input is a file edit; a pre-tool event on them carries a change.
-FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
+from .tools import CHANGE_TOOLS, SHELL_TOOLS
 
 
 def _shell_patch(event: Event) -> bool:
     """A shell call running Codex's ``apply_patch``: judged as that edit."""
-    from .edits import SHELL_TOOLS, patch_text
+    from .edits import patch_text
 
     return (event.tool_name or "") in SHELL_TOOLS and patch_text(
         event.tool_name, event.tool_input) is not None
 
 
 def event_carries_change(event: Event) -> bool:
-    return (event.kind != "pre-tool" or (event.tool_name or "") in FILE_TOOLS
+    return (event.kind != "pre-tool" or (event.tool_name or "") in CHANGE_TOOLS
             or _shell_patch(event))
 
 

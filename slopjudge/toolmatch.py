@@ -8,21 +8,24 @@ Pattern forms:
   tool name (case-sensitive, ``fnmatch`` syntax).
 - ``Bash(git push *)``: the tool name, then a glob on the shell command.
   It matches when the glob matches the whole command or any one simple
-  command inside it (the command split on ``&&``, ``||``, ``;``, ``|``,
-  ``&`` and newlines, outside quotes), with leading ``VAR=value`` words and
-  subshell parentheses dropped. A trailing `` *`` also admits the bare
-  command (``git push *`` matches ``git push``), and Claude Code's legacy
-  ``git push:*`` means the same. Matching errs wide: a guard that fires
-  too often is safer than one that can be stepped around.
+  command inside it, as :mod:`slopjudge.shell` splits it (on ``&&``, ``||``,
+  ``;``, ``|``, ``&`` and newlines outside quotes; into ``$( )``, backticks,
+  ``sh -c`` and ``eval``), each taken as written (``sudo rm x``) and as run
+  (``rm x``: ``VAR=value``, ``env``, ``sudo`` ... dropped), words joined by one
+  space, quotes removed. A here-document's lines count as commands too. A
+  trailing `` *`` also admits the bare command (``git push *`` matches ``git
+  push``), and Claude Code's legacy ``git push:*`` means the same. Matching
+  errs wide: a guard that fires too often is safer than one that can be
+  stepped around.
 - ``Write(src/**)``, ``Edit(*.py)``: for the file tools (Write, Edit,
-  MultiEdit, NotebookEdit, Read), a ``**``-aware glob on the file's path
-  relative to the workspace (``workspace`` argument, default the current
-  directory). A glob without ``/`` matches the file name in any folder, as
-  ``.gitignore`` does; a leading ``/`` anchors at the workspace root and
-  ``//`` starts an absolute path (Claude Code's spelling). A file outside
-  the workspace is matched by its absolute path. Paths are resolved first
-  (symlinks, ``..``, case on a case-folding file system): see
-  :func:`resolve_path`.
+  MultiEdit, NotebookEdit, Read), a path glob (:mod:`slopjudge.pathglob`, the
+  dialect of a rule's ``paths``) on the file's path relative to the workspace
+  (``workspace`` argument, default the current directory): ``Write(src)``
+  admits ``src/a.py`` as ``paths: [src]`` does. ``//`` starts an absolute path
+  (Claude Code's spelling). A file outside the workspace is matched by its
+  absolute path, by a pattern that may start in any folder (``*.py``,
+  ``**/x``). Paths are resolved first (symlinks, ``..``, case on a
+  case-folding file system): see :func:`resolve_path`.
 - A parenthesised pattern on any other tool (an MCP tool, WebFetch, ...)
   globs the tool input serialised as compact JSON with sorted keys.
 """
@@ -32,14 +35,15 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
-import shlex
 from functools import lru_cache
 from typing import Any
 
-FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
+from . import pathglob
+from .shell import shell_text
+from .shell import split as split_shell
+from .tools import PATH_TOOLS
+
 _PATH_KEYS = ("file_path", "notebook_path", "path")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def split_pattern(pattern: str) -> tuple[str, str | None]:
@@ -51,12 +55,8 @@ def split_pattern(pattern: str) -> tuple[str, str | None]:
     return pattern, None
 
 
-def tool_matches(
-    pattern: str,
-    tool_name: str | None,
-    tool_input: dict[str, Any] | None,
-    workspace: str | None = None,
-) -> bool:
+def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any] | None,
+                 workspace: str | None = None) -> bool:
     """Whether one ``tools:`` pattern admits this tool call."""
     if not tool_name:
         return False
@@ -69,7 +69,7 @@ def tool_matches(
     if tool_name == "Bash":
         command = shell_text(data.get("command"))
         return command is not None and command_matches(arg_glob, command)
-    if tool_name in FILE_TOOLS:
+    if tool_name in PATH_TOOLS:
         path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)
         return path is not None and path_matches(arg_glob, path, workspace)
     try:
@@ -79,12 +79,8 @@ def tool_matches(
     return fnmatch.fnmatchcase(text, arg_glob)
 
 
-def any_tool_matches(
-    patterns: list[str],
-    tool_name: str | None,
-    tool_input: dict[str, Any] | None,
-    workspace: str | None = None,
-) -> bool:
+def any_tool_matches(patterns: list[str], tool_name: str | None,
+                     tool_input: dict[str, Any] | None, workspace: str | None = None) -> bool:
     """An empty list admits every tool, as the rule field's default says."""
     if not patterns:
         return True
@@ -92,20 +88,6 @@ def any_tool_matches(
 
 
 # --- Bash -------------------------------------------------------------------
-
-def shell_text(command: object) -> str | None:
-    """A shell command as one line of text; Codex also sends it as an argv list
-    (``["bash", "-lc", "<script>"]`` runs the script)."""
-    if isinstance(command, str):
-        return command
-    if not isinstance(command, list) or not command or not all(
-            isinstance(w, str) for w in command):
-        return None
-    if (len(command) >= 3 and os.path.basename(command[0]) in ("bash", "sh", "zsh", "dash")
-            and command[1] in ("-c", "-lc")):
-        return str(command[2])
-    return shlex.join(command)
-
 
 def _command_globs(glob: str) -> list[str]:
     glob = glob.strip()
@@ -118,197 +100,27 @@ def _command_globs(glob: str) -> list[str]:
 
 
 def command_matches(glob: str, command: str) -> bool:
-    """Whether ``glob`` matches the command or one of its simple commands."""
+    """Whether ``glob`` matches the command or one of its simple commands: as
+    written (``sudo rm x``) or as run (``rm x``), words joined by one space."""
     globs = _command_globs(glob)
-    candidates = [" ".join(command.split())]
-    for raw, argv in zip(split_commands(command), bash_segments(command), strict=False):
-        candidates.append(" ".join(raw.split()))
-        words = _strip_assignments(argv)
-        if words:
-            candidates.append(" ".join(words))
-    return any(fnmatch.fnmatchcase(c, g) for c in candidates for g in globs)
+    return any(fnmatch.fnmatchcase(c, g) for c in _candidates(command) for g in globs)
 
 
-def _strip_assignments(argv: list[str]) -> list[str]:
-    i = 0
-    while i < len(argv) and _ASSIGNMENT.match(argv[i]):
-        i += 1
-    rest = argv[i:]
-    # `env A=1 git push` and `command git push` run the same program.
-    while rest and rest[0] in ("env", "command", "exec", "nohup", "time", "sudo"):
-        rest = _strip_assignments(rest[1:]) if rest[0] == "env" else rest[1:]
-    return rest
-
-
-def _close_paren(command: str, i: int) -> int:
-    """Index just past the ``)`` closing a ``$(`` whose body starts at ``i``."""
-    depth, quote, n = 1, None, len(command)
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            if c == "'":
-                quote = None
-        elif c == "\\":
-            i += 2
-            continue
-        elif quote == '"':
-            if c == '"':
-                quote = None
-            elif command.startswith("$(", i):
-                i = _close_paren(command, i + 2)
-                continue
-        elif c in ("'", '"'):
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
-
-
-def _close_backtick(command: str, i: int) -> int:
-    n = len(command)
-    while i < n:
-        if command[i] == "\\":
-            i += 2
-            continue
-        if command[i] == "`":
-            return i + 1
-        i += 1
-    return n
-
-
-def split_commands(command: str) -> list[str]:
-    """The simple commands of a shell line, as raw text, split outside quotes.
-
-    Separators: ``&&``, ``||``, ``;``, ``|``, ``&``, newline. Text inside
-    ``$( )``, backticks and quotes is never split; subshell parentheses and
-    braces around a command are dropped. The commands inside ``$( )`` and
-    backticks run too, so they follow as segments of their own.
-    """
-    parts: list[str] = []
-    inner: list[str] = []
-    buf: list[str] = []
-    i, n = 0, len(command)
-    quote: str | None = None
-
-    def flush() -> None:
-        text = "".join(buf).strip()
-        buf.clear()
-        text = text.strip("(){} \t").strip()
-        if text:
-            parts.append(text)
-
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            buf.append(c)
-            if c == "'":
-                quote = None
-        elif c == "\\":
-            buf.append(command[i:i + 2])
-            i += 2
-            continue
-        elif command.startswith("$(", i):
-            end = _close_paren(command, i + 2)
-            inner.append(command[i + 2:end - 1])
-            buf.append(command[i:end])
-            i = end
-            continue
-        elif c == "`":
-            end = _close_backtick(command, i + 1)
-            inner.append(command[i + 1:end - 1])
-            buf.append(command[i:end])
-            i = end
-            continue
-        elif quote == '"':
-            buf.append(c)
-            if c == '"':
-                quote = None
-        elif c in ("'", '"'):
-            quote = c
-            buf.append(c)
-        elif c == "#" and (not buf or buf[-1].isspace()):
-            # A comment runs to the end of the line.
-            j = command.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif command.startswith(("&&", "||"), i):
-            flush()
-            i += 2
-            continue
-        elif c in ";|&\n":
-            # `>&`, `2>&1` and `&>` are redirections, not separators.
-            if c == "&" and (buf and buf[-1] in "<>" or command.startswith("&>", i)):
-                buf.append(c)
-            else:
-                flush()
-        else:
-            buf.append(c)
-        i += 1
-    flush()
-    for text in inner:
-        parts.extend(split_commands(text))
-    return parts
-
-
-def bash_segments(command: str) -> list[list[str]]:
-    """The argv of each simple command in ``command`` (shlex-split).
-
-    A segment shlex cannot split (an unbalanced quote) falls back to
-    whitespace splitting, so odd commands still yield words to match.
-    """
-    out: list[list[str]] = []
-    for raw in split_commands(command):
-        try:
-            argv = shlex.split(raw, comments=False, posix=True)
-        except ValueError:
-            argv = raw.split()
-        if argv:
-            out.append(argv)
-    return out
+@lru_cache(maxsize=64)
+def _candidates(command: str) -> tuple[str, ...]:
+    """The texts a command glob is tried on; split once for all of a call's patterns."""
+    candidates = {" ".join(command.split())}
+    simples = split_shell(command)
+    for s in simples:  # grows: a here-document's commands follow
+        candidates.add(" ".join(s.words))
+        candidates.add(" ".join(s.argv))
+        if s.heredoc:
+            # Erring wide: a here-document may be a script a shell runs.
+            simples.extend(split_shell(s.heredoc, depth=1))
+    return tuple(sorted(candidates))
 
 
 # --- paths ------------------------------------------------------------------
-
-@lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    """Translate a ``**``-aware glob: ``*`` and ``?`` stop at ``/``; ``**`` spans folders."""
-    out: list[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        c = glob[i]
-        if glob.startswith("**", i):
-            i += 2
-            if i < n and glob[i] == "/":
-                out.append("(?:.*/)?")  # `a/**/b` also matches `a/b`
-                i += 1
-            else:
-                out.append(".*")
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = glob.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1:j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = j + 1
-                continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
-
 
 @lru_cache(maxsize=64)
 def _real_root(workspace: str) -> str:
@@ -364,7 +176,7 @@ def resolve_path(path: str, workspace: str) -> str:
 def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
                        workspace: str) -> dict[str, Any]:
     """``tool_input`` with a file tool's path fields resolved (see :func:`resolve_path`)."""
-    if tool_name not in FILE_TOOLS:
+    if tool_name not in PATH_TOOLS:
         return tool_input
     out = dict(tool_input)
     for key in _PATH_KEYS:
@@ -375,20 +187,17 @@ def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
 
 
 def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
-    """A ``**``-aware glob on ``path`` (resolved) relative to ``workspace``."""
+    """Whether the path glob (:mod:`slopjudge.pathglob`) matches ``path``
+    (resolved) relative to ``workspace``."""
     root = _real_root(os.path.abspath(workspace or os.getcwd()))
-    full = resolve_path(path, root)
-    rel = os.path.relpath(full, root)
-    if rel == ".." or rel.startswith(".." + os.sep):
-        rel = full
-    rel = rel.replace(os.sep, "/")
+    full = resolve_path(path, root).replace(os.sep, "/")
     glob = glob.strip()
-    if glob.startswith("./"):
-        glob = glob[2:]
-    if "/" not in glob.rstrip("/"):
-        # Like .gitignore: a bare name matches in any folder.
-        return bool(_glob_regex(glob).match(rel.rsplit("/", 1)[-1])) or bool(
-            _glob_regex(glob).match(rel))
     if glob.startswith("//"):  # Claude Code's spelling of an absolute path
-        return bool(_glob_regex(glob[1:]).match(full.replace(os.sep, "/")))
-    return bool(_glob_regex(glob.lstrip("/")).match(rel))
+        return pathglob.match(glob[1:], full[1:])
+    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        # Outside the workspace only a pattern free to start in any folder
+        # (`*.py`, `**/x`) reaches the file, by its absolute path.
+        anchored = "/" in glob.rstrip("/") and not glob.startswith("**")
+        return not anchored and pathglob.match(glob, full[1:])
+    return pathglob.match(glob, rel)

@@ -18,29 +18,37 @@ _NAME = re.compile(r"[A-Za-z0-9_*?][A-Za-z0-9_*?.:\-]*")
 _VERDICT_TOOLS = ("Write", "Edit")
 
 
-def split_tool_rules(text: str) -> list[str]:
-    """Split a comma/whitespace separated list, keeping ``Bash(git show:*)`` whole.
-
-    Raise ValueError when the parentheses do not balance.
-    """
-    rules: list[str] = []
+def _unbalanced(text: str) -> str | None:
+    """Why the parentheses in ``text`` do not balance, or None when they do."""
     depth = 0
-    current: list[str] = []
     for ch in text:
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced parentheses in `{text}`")
+                return "a `)` closes nothing"
+    return "a `(` is never closed" if depth else None
+
+
+def split_tool_rules(text: str) -> list[str]:
+    """Split a comma/whitespace separated list, keeping ``Bash(git show:*)`` whole.
+
+    Raise ValueError when the parentheses do not balance.
+    """
+    if _unbalanced(text):
+        raise ValueError(f"unbalanced parentheses in `{text}`")
+    rules: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
         if depth == 0 and (ch.isspace() or ch == ","):
             if current:
                 rules.append("".join(current))
                 current = []
             continue
         current.append(ch)
-    if depth != 0:
-        raise ValueError(f"unbalanced parentheses in `{text}`")
     if current:
         rules.append("".join(current))
     return rules
@@ -65,16 +73,9 @@ def tool_rule_problem(item: object) -> str | None:
         return "an empty tool rule"
     if item != item.strip():
         return f"`{item}` has surrounding spaces; write `{item.strip()}`"
-    depth = 0
-    for ch in item:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return f"unbalanced parentheses in `{item}`: a `)` closes nothing"
-    if depth != 0:
-        return f"unbalanced parentheses in `{item}`: a `(` is never closed"
+    unbalanced = _unbalanced(item)
+    if unbalanced:
+        return f"unbalanced parentheses in `{item}`: {unbalanced}"
     parts = split_tool_rules(item)
     if len(parts) > 1:
         listed = ", ".join(f"`{p}`" for p in parts)

@@ -1,18 +1,43 @@
-"""Gitignore-like globs for a rule's paths/exclude."""
+"""Gitignore-like globs: the one dialect of paths/exclude, tools: path patterns and the pack.
+
+``CASES`` is the one table of (pattern, path, expected); every caller must answer it the
+same way: ``pathglob.match``, a rule's ``paths`` and ``exclude`` (loaded from YAML and applied
+by ``changeset.split``), a ``Write(<pattern>)`` in ``tools:`` (loaded, then matched by
+``engine.applicable_rules`` through ``toolmatch``) and the rule pack's ``slopscan.glob_match``.
+"""
 
 from __future__ import annotations
 
+import importlib
+import json
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopjudge.pathglob import match, match_any
+from slopjudge.pathglob import escape, match, match_any
+
+RULES = Path(__file__).resolve().parent.parent / "rules"
 
 CASES = [
     # pattern, path, expected
+    # Where the three matchers once disagreed: a folder admits its files, `**` inside a
+    # segment stays in it, a negated class is a class.
+    ("src", "src/a.py", True),
+    ("a**b.py", "a/x/b.py", False),
+    ("a**b.py", "axyb.py", True),
+    ("[!t]*.py", "x.py", True),
+    ("[!t]*.py", "t.py", False),
+    ("[!t]*.py", "deep/x.py", True),
+    ("./src", "src/a.py", True),  # `./` anchors, as a leading `/` does
+    ("./src", "lib/src/a.py", False),
+    ("/setup.py", "setup.py", True),
+    ("/setup.py", "pkg/setup.py", False),
+    ("setup.py", "pkg/setup.py", True),
     ("src/**/*.py", "src/a.py", True),
     ("src/**/*.py", "src/x/y/a.py", True),
     ("src/**/*.py", "lib/src/a.py", False),
@@ -128,3 +153,83 @@ def test_a_pattern_list_matches_as_its_patterns_do_one_by_one() -> None:
         for path in paths * 2:  # the second pass answers from memory
             expected = any(match(p, path) for p in patterns)
             assert match_any(patterns, path) == expected, (patterns, path)
+
+
+def test_escape_matches_the_text_literally() -> None:
+    for text in ["a*b", "[x]", "q?", "back\\slash", "plain/dir"]:
+        assert match(escape(text), text)
+        assert match("/" + escape(text), text + "/inner.txt")
+    assert not match(escape("a*b"), "axxb")
+
+
+# --------------------------------------------------------------------------- every caller
+
+def _slopscan() -> ModuleType:
+    sys.path.insert(0, str(RULES / "_lib"))
+    try:
+        return importlib.import_module("slopscan")
+    finally:
+        sys.path.remove(str(RULES / "_lib"))
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """One rule per case and caller, loaded as a user's rules are: ``p<i>`` with
+    ``paths`` and ``tools: [Write(...)]``, ``x<i>`` with ``exclude``."""
+    from slopjudge.loader import load_rules
+
+    ws = tmp_path_factory.mktemp("ws")
+    rules = ws / "rules"
+    rules.mkdir()
+    (rules / "s.py").write_text("print('ok')\n")
+    for i, (pattern, _path, _expected) in enumerate(CASES):
+        if not pattern:
+            continue  # the schema refuses an empty glob
+        quoted = json.dumps(pattern)
+        (rules / f"p{i}.yaml").write_text(
+            f"description: case {i}\non: [pre-tool, ci]\npaths: [{quoted}]\n"
+            f"tools: [{json.dumps(f'Write({pattern})')}]\nchecks:\n  - id: s\n    script: s.py\n")
+        (rules / f"x{i}.yaml").write_text(
+            f"description: case {i}\non: [ci]\nexclude: [{quoted}]\n"
+            "checks:\n  - id: s\n    script: s.py\n")
+    result = load_rules(str(rules), workspace=str(ws))
+    assert result.errors == [], result.errors
+    return {"ws": str(ws), "rules": {r.id: r for r in result.rules}}
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), CASES)
+def test_every_caller_answers_the_table_alike(loaded: dict[str, object], pattern: str,
+                                              path: str, expected: bool) -> None:
+    from slopjudge.changeset import split
+    from slopjudge.engine import applicable_rules
+    from slopjudge.model import Changeset, Event, FileChange
+
+    assert match(pattern, path) is expected
+    assert match_any([pattern], path) is expected
+    assert _slopscan().glob_match(path, pattern) is expected
+    if not pattern:
+        return
+    ws, rules = str(loaded["ws"]), loaded["rules"]
+    assert isinstance(rules, dict)
+    i = CASES.index((pattern, path, expected))
+    changeset = Changeset(files=[FileChange(path=path, status="A")])
+    admitted, _ = split(changeset, rules[f"p{i}"].paths, rules[f"p{i}"].exclude)
+    assert bool(admitted) is expected, "paths"
+    kept, _ = split(changeset, rules[f"x{i}"].paths, rules[f"x{i}"].exclude)
+    assert (not kept) is expected, "exclude"
+    call = Event(kind="pre-tool", tool_name="Write", tool_input={"file_path": path}, cwd=ws)
+    assert (rules[f"p{i}"] in applicable_rules([rules[f"p{i}"]], call, ws)) is expected, "tools"
+    absolute = {"file_path": f"{ws}/{path}"}
+    call = Event(kind="pre-tool", tool_name="Write", tool_input=absolute, cwd=ws)
+    assert (rules[f"p{i}"] in applicable_rules([rules[f"p{i}"]], call, ws)) is expected, "tools"
+
+
+@pytest.mark.parametrize("rule", ["destructive-shell", "protect-rules", "placeholder-code"])
+def test_the_pack_without_slopjudge_fails_closed_in_one_line(rule: str, tmp_path: Path) -> None:
+    """The pack's helpers import slopjudge; on a Python without it a script says so."""
+    exe = RULES / rule / "check.py"
+    proc = subprocess.run([sys.executable, "-I", "-S", str(exe)], input="{}",
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "slopjudge is installed in" in json.loads(proc.stdout)["reason"]
+    assert "Traceback" not in proc.stderr

@@ -10,6 +10,7 @@ import difflib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,8 +53,9 @@ def payload(files: list[FileChange], *, workspace: str = "/nonexistent-ws", rule
 
 def run(rule: str, data: dict[str, Any], script: str = "check.py") -> tuple[int, dict[str, Any]]:
     exe = RULES / rule / script
-    proc = subprocess.run([str(exe)], input=json.dumps(data), capture_output=True, text=True,
-                          cwd=exe.parent, timeout=60)
+    # As slopjudge runs a Python check: on its own interpreter (the pack imports slopjudge).
+    proc = subprocess.run([sys.executable, str(exe)], input=json.dumps(data),
+                          capture_output=True, text=True, cwd=exe.parent, timeout=60)
     assert proc.returncode in (0, 1), f"{rule}: exit {proc.returncode}: {proc.stdout}{proc.stderr}"
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return proc.returncode, out
@@ -198,17 +200,15 @@ def test_every_script_is_executable_with_a_python_shebang(rule: str) -> None:
 
 def test_every_script_passes_empty_stdin() -> None:
     for exe in sorted(RULES.glob("*/check.py")):
-        proc = subprocess.run(
-            [str(exe)], input="", capture_output=True, text=True, cwd=exe.parent, timeout=60
-        )
+        proc = subprocess.run([sys.executable, str(exe)], input="", capture_output=True,
+                              text=True, cwd=exe.parent, timeout=60)
         assert proc.returncode == 0, f"{exe}: {proc.stdout}{proc.stderr}"
 
 
 def test_a_crashing_script_refuses_with_one_line() -> None:
     exe = RULES / "placeholder-code" / "check.py"
-    proc = subprocess.run(
-        [str(exe)], input="{not json", capture_output=True, text=True, cwd=exe.parent, timeout=60
-    )
+    proc = subprocess.run([sys.executable, str(exe)], input="{not json", capture_output=True,
+                          text=True, cwd=exe.parent, timeout=60)
     assert proc.returncode == 2
     reason = json.loads(proc.stdout)["reason"]
     assert reason.startswith("the check crashed: JSONDecodeError") and "\n" not in reason

@@ -6,13 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slopjudge.toolmatch import (
-    any_tool_matches,
-    bash_segments,
-    split_commands,
-    split_pattern,
-    tool_matches,
-)
+from slopjudge.shell import argv_list, split
+from slopjudge.toolmatch import any_tool_matches, split_pattern, tool_matches
 
 
 def bash(cmd: str) -> dict:
@@ -92,18 +87,20 @@ def test_bash_pattern_needs_a_command() -> None:
 
 
 def test_segments_and_argv() -> None:
-    assert bash_segments("cd a && FOO=1 git push 'my branch' | tee log; ls") == [
+    assert argv_list("cd a && FOO=1 git push 'my branch' | tee log; ls") == [
         ["cd", "a"], ["FOO=1", "git", "push", "my branch"], ["tee", "log"], ["ls"],
     ]
-    assert bash_segments("") == []
+    assert argv_list("") == []
     # An unbalanced quote still yields words.
-    assert bash_segments("echo 'oops") == [["echo", "'oops"]]
-    assert split_commands("a 2>&1 && b &> out") == ["a 2>&1", "b &> out"]
+    assert argv_list("echo 'oops") == [["echo", "'oops"]]
+    # Redirections are not separators.
+    assert [(s.argv, s.redirects) for s in split("a 2>&1 && b &> out")] == [
+        (["a"], [(">&", "1")]), (["b"], [("&>", "out")])]
 
 
 @given(st.text(max_size=80))
 def test_splitting_never_raises(command: str) -> None:
-    for argv in bash_segments(command):
+    for argv in argv_list(command):
         assert argv and all(isinstance(w, str) for w in argv)
     tool_matches("Bash(git push *)", "Bash", {"command": command})
 
@@ -144,3 +141,58 @@ def test_empty_tools_list_admits_everything() -> None:
     assert any_tool_matches([], "Whatever", None)
     assert any_tool_matches(["Write", "Bash(rm *)"], "Bash", bash("rm -rf x"))
     assert not any_tool_matches(["Write", "Bash(rm *)"], "Bash", bash("ls"))
+
+
+@pytest.mark.parametrize(
+    "pattern,command,expected",
+    [
+        ("Bash(rm *)", "# clean up\nrm -rf build", True),  # a comment ends with its line
+        ("Bash(rm *)", "echo a#b && rm -rf build", True),  # `#` inside a word is no comment
+        ("Bash(rm *)", "echo hi # rm -rf build", False),
+        ("Bash(git status)", "cd x && git status 2>/dev/null", True),  # `2>` is a redirection
+        ("Bash(git push *)", "sudo -u deploy git push origin", True),  # as run
+        ("Bash(sudo *)", "cd x && sudo -u deploy git push", True),  # as written
+        ("Bash(git push *)", "bash -c 'git push origin'", True),  # sh -c runs its script
+        ("Bash(git push *)", "eval git push", True),
+        ("Bash(git push *)", "cat > run.sh <<'EOF'\ngit push\nEOF", True),  # erring wide
+        ("Bash(git push *)", "git log <<< 'git push'", False),
+    ],
+)
+def test_bash_patterns_see_the_command_as_the_shell_rules_do(pattern: str, command: str,
+                                                             expected: bool) -> None:
+    assert tool_matches(pattern, "Bash", bash(command)) is expected
+
+
+def test_codex_argv_commands_are_their_script() -> None:
+    assert tool_matches("Bash(git push *)", "Bash", {"command": ["bash", "-lc", "git push"]})
+    assert tool_matches("Bash(git push *)", "Bash", {"command": ["git", "push", "-f"]})
+    assert not tool_matches("Bash(git push *)", "Bash", {"command": ["git", 7]})
+
+
+def test_argv_drops_comments_and_descriptor_numbers() -> None:
+    assert argv_list("ls 2>/dev/null # all of it\necho hi >&2") == [["ls"], ["echo", "hi"]]
+    assert argv_list("cp a rules/x.yaml 2>&1") == [["cp", "a", "rules/x.yaml"]]
+    assert argv_list("echo \"a # b\" '2>x'") == [["echo", "a # b", "2>x"]]
+    assert argv_list("echo ${#x} $#") == [["echo", "${#x}", "$#"]]
+    [simple] = split("sudo -u deploy FOO=1 rm -rf x > log")
+    assert simple.words == ["sudo", "-u", "deploy", "FOO=1", "rm", "-rf", "x"]
+    assert simple.argv == ["rm", "-rf", "x"] and simple.redirects == [(">", "log")]
+
+
+def test_path_outside_workspace_only_by_a_pattern_that_may_start_anywhere(tmp_path) -> None:
+    ws = str(tmp_path / "ws")
+    outside = {"file_path": "/etc/app/x.py"}
+    assert tool_matches("Write(*.py)", "Write", outside, ws)
+    assert tool_matches("Write(**/app/*.py)", "Write", outside, ws)
+    assert tool_matches("Write(**)", "Write", outside, ws)
+    assert not tool_matches("Write(app/*.py)", "Write", outside, ws)
+    assert not tool_matches("Write(/x.py)", "Write", outside, ws)
+    assert tool_matches("Write(//etc/app)", "Write", outside, ws)  # a folder admits its files
+
+
+def test_a_file_tool_pattern_names_a_folder_as_paths_does(tmp_path) -> None:
+    ws = str(tmp_path)
+    assert tool_matches("Write(src)", "Write", {"file_path": f"{ws}/src/a/b.py"}, ws)
+    assert tool_matches("Edit(./src)", "Edit", {"file_path": "src/a.py"}, ws)
+    assert not tool_matches("Edit(./src)", "Edit", {"file_path": "lib/src/a.py"}, ws)
+    assert not tool_matches("Write(a**b.py)", "Write", {"file_path": "a/x/b.py"}, ws)

@@ -24,6 +24,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+try:
+    from slopjudge import pathglob
+except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
+    print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
+    sys.exit(2)
+
 LANG_BY_EXT = {
     ".py": "python", ".pyi": "python",
     ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js",
@@ -492,7 +498,8 @@ TEST_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", 
 
 def test_data_globs() -> list[str]:
     """Globs a repository names as test data: ``SLOPJUDGE_TEST_DATA`` (separated by the path
-    separator or newlines) and the lines of ``rules/_config/test-data.txt``."""
+    separator or newlines) and the lines of ``rules/_config/test-data.txt``, in the glob
+    dialect of a rule's ``paths`` (a folder admits every file below it)."""
     env = os.environ.get("SLOPJUDGE_TEST_DATA", "")
     globs = re.split(r"[\n" + re.escape(os.pathsep) + r"]", env)
     try:
@@ -514,7 +521,7 @@ def is_test_data(path: str, content: str | None, others: set[str], ws: str) -> b
     p = path.replace("\\", "/")
     if "" not in _GLOBS:
         _GLOBS[""] = test_data_globs()
-    if any(glob_match(p, g) or glob_match(p, g.rstrip("/") + "/**") for g in _GLOBS[""]):
+    if pathglob.match_any(_GLOBS[""], p):
         return True
     if TEST_DATA_DIR.search(p):
         return True
@@ -548,26 +555,9 @@ def node_added(sf: SourceFile, node: ast.AST) -> bool:
 
 
 def glob_match(path: str, pattern: str) -> bool:
-    """`**`-aware glob: `**/` matches any number of folders, `*` stays in one."""
-    rx = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            rx += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            rx += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            rx += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            rx += "[^/]"
-            i += 1
-        else:
-            rx += re.escape(pattern[i])
-            i += 1
-    return re.fullmatch(rx, path) is not None
+    """Whether ``pattern`` matches ``path``, in the glob dialect of a rule's ``paths``
+    (slopjudge's own matcher: ``src`` admits ``src/a.py``, ``*.py`` any folder)."""
+    return pathglob.match(pattern, path)
 
 
 # --------------------------------------------------------------------------- output

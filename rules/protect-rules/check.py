@@ -12,7 +12,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
 
-FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
+from slopjudge import pathglob  # noqa: E402
+from slopjudge.tools import CHANGE_TOOLS  # noqa: E402
+
 # Commands that change files named among their arguments (or, for cp/mv/ln/install, their
 # last argument).
 MUTATORS = {
@@ -47,9 +49,10 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
     # this rule lives in <rules>/protect-rules/
     rules_dir = os.path.dirname(os.path.normpath(rule_dir))
     rel = os.path.relpath(rules_dir, ws) if sp.inside(rules_dir, ws) else "rules"
+    # Globs anchored at the workspace root (a folder admits every file below it).
     return [
-        rel.rstrip("/") + "/**", rel.rstrip("/"),
-        "slopjudge.yaml", "slopjudge.yml", ".slopjudge/**", "RUBRIC.md", "templates/**/*.md.j2",
+        "/" + pathglob.escape(rel.rstrip("/")),
+        "/slopjudge.yaml", "/slopjudge.yml", "/.slopjudge/", "/RUBRIC.md", "/templates/**/*.md.j2",
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
@@ -67,7 +70,7 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
             continue
         rel = os.path.relpath(cand, root)
         for pat in patterns:
-            if ss.glob_match(rel, pat) or rel == pat:
+            if ss.glob_match(rel, pat):
                 return rel
     return None
 
@@ -126,7 +129,7 @@ def main() -> None:
     pats = protected_patterns(payload, ws)
     touched: list[str] = []
     tool = ev.get("tool_name") or ""
-    if tool in FILE_TOOLS or "file_path" in ti or "notebook_path" in ti:
+    if tool in CHANGE_TOOLS or "file_path" in ti or "notebook_path" in ti:
         for key in ("file_path", "notebook_path"):
             if isinstance(ti.get(key), str) and (r := hit(ti[key], cwd, ws, pats)):
                 touched.append(r)

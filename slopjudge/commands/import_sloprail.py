@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tools import CHANGE_TOOLS
 from ._shared import add_rules_argument, fail
 
-FILE_TOOLS = ["Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"]
 _CHECK_KEYS = ("script", "judge", "prepare", "model", "timeout", "allowed_tools",
                "disallowed_tools", "response_schema", "post_process")
 # A line of a script that runs one of sloprail's own programs.
@@ -447,7 +447,7 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
         terms = _terms(match) if match else []
         if event in _FILE_EVENTS:
             on.append("pre-tool")
-            tools += [t for t in FILE_TOOLS if t not in tools]
+            tools += [t for t in CHANGE_TOOLS if t not in tools]
             if event != "PreFileWrite":
                 conv.notes.append(Note(where, f"{event}: slopjudge's pre-tool event does not "
                                        "tell a create from an update; the rule runs on both"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agentevent import event_from_payload as event_from_payload
 from ..model import CheckResult, Finding, LoadError, Rule
+from ..tools import PATH_FIELDS
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well
@@ -119,10 +120,8 @@ def _json_type(value: Any) -> str:
     return {str: "string", list: "array", type(None): "null"}.get(type(value), "value")
 
 
-# The file tools and the field naming their file (toolmatch.FILE_TOOLS): a call
-# without it cannot be judged.
-PATH_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "Read": "file_path", "NotebookEdit": "notebook_path"}
+# The file tools and the field naming their file: a call without it cannot be judged.
+PATH_TOOLS = PATH_FIELDS
 
 
 def pre_tool_problem(payload: dict[str, Any]) -> str | None:

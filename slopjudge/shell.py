@@ -1,0 +1,290 @@
+"""Split a shell command line into simple commands, well enough to judge them.
+
+The one shell reader: ``tools:`` patterns such as ``Bash(git push *)``, the
+payload's ``event.argv`` and the rule pack's shell rules (through
+``rules/_lib/shellparse.py``) all see a command as :func:`split` cuts it.
+
+Not a shell: it splits on ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines,
+follows ``cd``, unwraps ``sudo``, ``env``, ``nohup``, ``time``, ``command``,
+``exec``, ``xargs``, ``VAR=value`` prefixes, and recurses into ``sh -c '...'``,
+``bash -c``, ``eval`` and ``$(...)``. Pipes are kept so ``curl ... | sh`` can
+be seen. A ``#`` that starts a word comments out the rest of its line.
+
+A command substitution inside a word is replaced by a placeholder before
+splitting (``$(pwd)`` and `` `pwd` `` by ``$PWD``, any other by
+:data:`SUBST_MARK`), so ``rm -rf $(pwd)/..`` stays one command with one
+target. Here-document bodies are cut out of the command and kept on the
+command that reads them.
+
+Standard library only, and no dataclasses: ``tools:`` patterns are matched on
+the hook fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+WRAPPERS = {
+    "sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout",
+    "stdbuf", "xargs", "builtin", "unbuffer",
+}
+# The common wrapper options that take an argument (skipped along with the option).
+_SUDO_ARG_OPTS = ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")
+_RUNNER_ARG_OPTS = ("-n", "-c", "-s", "-k", "-I", "-P", "-L")
+WRAPPER_ARG_OPTS = {
+    "sudo": _SUDO_ARG_OPTS,
+    "doas": _SUDO_ARG_OPTS,
+    "env": ("-u", "-C", "-S"),
+    "nice": _RUNNER_ARG_OPTS,
+    "ionice": _RUNNER_ARG_OPTS,
+    "timeout": _RUNNER_ARG_OPTS,
+    "xargs": _RUNNER_ARG_OPTS,
+}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
+SEPARATORS = {";", "&&", "||", "&", "\n", ";;", "(", ")", "{", "}"}
+REDIRECT_OPS = (">", ">>", ">|", "<", "&>", "&>>", "<<", "<<<", ">&")
+REDIRECT_FD_RE = re.compile(r"\d?[<>]{1,2}&?")  # 2>, 1>>, 2>& ...
+
+SUBST_MARK = "$__command_output__"  # stands for a `$(...)` whose output is unknown
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_PWD_SUBST = re.compile(r"^\s*pwd(\s+-[LP])?\s*$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# What may stand before the start of a word (where `#` starts a comment).
+_WORD_START_AFTER = frozenset(" \t\n;&|()<>")
+
+
+class Simple:
+    """One simple command."""
+
+    __slots__ = ("argv", "words", "cwd", "piped_from", "redirects", "heredoc")
+
+    def __init__(self, argv: list[str], cwd: str, piped_from: list[str] | None = None,
+                 redirects: list[tuple[str, str]] | None = None, words: list[str] | None = None,
+                 heredoc: str = "") -> None:
+        self.argv = argv  # the program and its arguments: wrappers and VAR=x dropped
+        self.words = argv if words is None else words  # as written (but redirections)
+        self.cwd = cwd  # the working directory the command would run in, `cd` followed
+        self.piped_from = piped_from  # argv of the command whose output feeds this one
+        self.redirects = [] if redirects is None else redirects  # (operator, target)
+        self.heredoc = heredoc  # the here-document bodies this command reads
+
+    def __repr__(self) -> str:
+        return f"Simple(argv={self.argv!r}, cwd={self.cwd!r})"
+
+
+def shell_text(command: object) -> str | None:
+    """A shell command as one line of text; Codex also sends it as an argv list
+    (``["bash", "-lc", "<script>"]`` runs the script)."""
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not command or not all(
+            isinstance(w, str) for w in command):
+        return None
+    if (len(command) >= 3 and os.path.basename(command[0]) in SHELLS
+            and command[1] in ("-c", "-lc")):
+        return str(command[2])
+    return shlex.join(command)
+
+
+def cut_heredocs(command: str) -> tuple[str, list[str]]:
+    """The command without here-document bodies, and the bodies in order."""
+    lines = command.split("\n")
+    out: list[str] = []
+    bodies: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        for m in _HEREDOC.finditer(line):
+            word, strip_tabs = m.group(3), m.group(1) == "-"
+            body: list[str] = []
+            while i < len(lines):
+                text = lines[i].lstrip("\t") if strip_tabs else lines[i]
+                i += 1
+                if text == word:
+                    break
+                body.append(lines[i - 1])
+            bodies.append("\n".join(body))
+    return "\n".join(out), bodies
+
+
+def substitutions(command: str) -> tuple[str, list[str]]:
+    """``command`` with each `$(...)` / `` `...` `` (outside single quotes)
+    replaced by a placeholder word, and the inner commands found. Comments
+    (a ``#`` starting a word, outside quotes, to the end of its line) and the
+    descriptor numbers of redirections (``2>``) are dropped."""
+    out: list[str] = []
+    inner: list[str] = []
+    i, n, quote = 0, len(command), ""
+    while i < n:
+        c = command[i]
+        if quote == "'":
+            out.append(c)
+            if c == "'":
+                quote = ""
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(command[i:i + 2])
+            i += 2
+            continue
+        word_start = not quote and (i == 0 or command[i - 1] in _WORD_START_AFTER)
+        if c == "#" and word_start:
+            j = command.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c.isdigit() and word_start:
+            # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection,
+            # not an argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
+            j = i
+            while j < n and command[j].isdigit():
+                j += 1
+            if j < n and command[j] in "<>":
+                i = j
+                continue
+        if c == "'" and not quote:
+            quote = "'"
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        if c == "`":
+            end = command.find("`", i + 1)
+            end = n if end < 0 else end
+            body = command[i + 1:end]
+            inner.append(body)
+            out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
+            i = end + 1
+            continue
+        if c == "$" and command.startswith("$(", i):
+            arith = command.startswith("$((", i)
+            depth, j = 0, i + 1
+            while j < n:
+                if command[j] == "(":
+                    depth += 1
+                elif command[j] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            body = command[i + 2:j]
+            if arith:
+                out.append("0")
+            else:
+                inner.append(body)
+                out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), inner
+
+
+def _tokens(command: str) -> list[str]:
+    lex = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
+    lex.whitespace_split = True
+    lex.commenters = ""  # comments are gone already (see substitutions), by line
+    try:
+        return list(lex)
+    except ValueError:
+        # unbalanced quotes: fall back to a plain split so the command is still looked at
+        return command.replace(";", " ; ").replace("|", " | ").split()
+
+
+def unwrap(argv: list[str]) -> list[str]:
+    """``argv`` without ``VAR=x`` prefixes and wrappers (``sudo -u x``, ``env``, ``timeout 5``)."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if _ASSIGNMENT.match(word):
+            i += 1
+            continue
+        base = os.path.basename(word)
+        if base in WRAPPERS:
+            i += 1
+            # skip the wrapper's own options (and an option's argument for the common ones)
+            while i < len(argv) and argv[i].startswith("-"):
+                opt = argv[i]
+                i += 1
+                if opt in WRAPPER_ARG_OPTS.get(base, ()):
+                    i += 1
+            if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
+                i += 1
+            continue
+        break
+    return argv[i:]
+
+
+def split(command: str, cwd: str = ".", home: str | None = None,
+          depth: int = 0) -> list[Simple]:
+    """The simple commands ``command`` runs, in the order they are found (a
+    substitution's commands before the command using its output)."""
+    home = home or os.path.expanduser("~")
+    out: list[Simple] = []
+    if depth > 4:
+        return out
+    command, bodies = cut_heredocs(command)
+    # command substitutions are commands too
+    command, inner = substitutions(command)
+    for sub in inner:
+        out.extend(split(sub, cwd, home, depth + 1))
+    toks = _tokens(command)
+    cur: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    pending_pipe: list[str] | None = None
+    i = 0
+
+    def flush(next_piped: bool) -> None:
+        nonlocal cur, redirects, pending_pipe, cwd
+        argv = unwrap(cur)
+        if argv:
+            simple = Simple(argv, cwd, pending_pipe, redirects, cur)
+            if any(op.startswith("<<") and op != "<<<" for op, _ in redirects) and bodies:
+                simple.heredoc = bodies.pop(0)
+            out.append(simple)
+            name = os.path.basename(argv[0])
+            if name == "cd":
+                target = argv[1] if len(argv) > 1 else home
+                cwd = resolve(target, cwd, home)
+            elif name in SHELLS and "-c" in argv[1:]:
+                k = argv.index("-c")
+                if k + 1 < len(argv):
+                    out.extend(split(argv[k + 1], cwd, home, depth + 1))
+            elif name == "eval" and len(argv) > 1:
+                out.extend(split(" ".join(argv[1:]), cwd, home, depth + 1))
+        pending_pipe = argv if (next_piped and argv) else None
+        cur, redirects = [], []
+
+    while i < len(toks):
+        t = toks[i]
+        if t in ("|", "|&"):
+            flush(True)
+        elif t in SEPARATORS or set(t) <= set(";&|()") and t:
+            flush(False)
+        elif t in REDIRECT_OPS or REDIRECT_FD_RE.fullmatch(t):
+            if i + 1 < len(toks):
+                redirects.append((t, toks[i + 1]))
+                i += 1
+        else:
+            cur.append(t)
+        i += 1
+    flush(False)
+    return out
+
+
+def argv_list(command: str) -> list[list[str]]:
+    """Each simple command of ``command`` as the words written (``event.argv``)."""
+    return [s.words for s in split(command)]
+
+
+def resolve(path: str, cwd: str, home: str) -> str:
+    """``path`` as the shell would name it from ``cwd``: ``~``, ``$HOME``, ``$PWD`` expanded."""
+    p = path
+    if p == "~" or p.startswith("~/"):
+        p = home + p[1:]
+    p = re.sub(r"^\$\{?HOME\}?", home, p)
+    p = re.sub(r"^\$\{?PWD\}?", cwd, p)
+    if not os.path.isabs(p):
+        p = os.path.join(cwd, p)
+    return os.path.normpath(p)
