@@ -3,7 +3,7 @@
 ``CASES`` is the one table of (pattern, path, expected); every caller must answer it the
 same way: ``pathglob.match``, a rule's ``paths`` and ``exclude`` (loaded from YAML and applied
 by ``changeset.split``), a ``Write(<pattern>)`` in ``tools:`` (loaded, then matched by
-``engine.applicable_rules`` through ``toolmatch``) and the rule pack's ``slopscan.glob_match``.
+``selection.applicable_rules`` through ``toolmatch``) and the rule pack's ``slopscan.glob_match``.
 """
 
 from __future__ import annotations
@@ -201,8 +201,8 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 def test_every_caller_answers_the_table_alike(loaded: dict[str, object], pattern: str,
                                               path: str, expected: bool) -> None:
     from slopjudge.changeset import split
-    from slopjudge.engine import applicable_rules
     from slopjudge.model import Changeset, Event, FileChange
+    from slopjudge.selection import applicable_rules
 
     assert match(pattern, path) is expected
     assert match_any([pattern], path) is expected
