@@ -1,0 +1,32 @@
+"""Isolation every test gets, so the suite can run in parallel (pytest-xdist).
+
+Each worker process keeps slopjudge's state outside the checkout and apart from the
+user's and from other workers': the cache-signing key lives under a private
+XDG_STATE_HOME, and the variables that would change what slopjudge does are
+cleared. Tests that need another key or state set their own (monkeypatch or env=).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# From the caller's shell, these would change what slopjudge does in every test.
+_SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
+          "SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY", "SLOPJUDGE_DEBUG")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", *_SCRUB)}
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
+    for name in _SCRUB:
+        os.environ.pop(name, None)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
