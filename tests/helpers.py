@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -209,3 +211,56 @@ def fake_runner(path: Path, *, passed: bool = True, calls: Path | None = None,
     else:
         tail = f"echo 'runner broke' >&2\nexit {exit_code}\n"
     return executable(path, sh("cat > /dev/null\n" + count + tail))
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def hook_in_process(
+    point: str, stdin: bytes, *, cwd: Path, env: dict[str, str]
+) -> tuple[int, str, str]:
+    """``slopjudge hook <point>`` run in this process: (exit code, stdout, stderr).
+
+    The same entry function the console script calls, on the same bytes; what a
+    process would own is lent for the call and given back: the environment, the
+    working folder, stdin/stdout/stderr and the signal handlers. One call at a
+    time: concurrent hooks are tested as real processes.
+    """
+    from slopjudge import cachesign
+    from slopjudge.hooks import main_fast
+
+    with _IN_PROCESS:
+        saved_env, saved_cwd = dict(os.environ), os.getcwd()
+        saved_sigs = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT,
+                                                       signal.SIGHUP)}
+        saved_streams = sys.stdin, sys.stdout, sys.stderr
+        out, err = io.BytesIO(), io.BytesIO()
+        streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+                   io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+                   io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.environ.clear()
+        os.environ.update(env)
+        # The signing key is read once per process; a new process would read this env's.
+        cachesign._KEY, cachesign._LOADED = None, False
+        try:
+            os.chdir(cwd)
+            try:
+                code = main_fast(point)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            for stream in streams:
+                if not stream.closed:
+                    stream.flush()
+                    stream.detach()  # the buffers stay open to be read below
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            cachesign._KEY, cachesign._LOADED = None, False
+            for sig, handler in saved_sigs.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
+    return code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode(
+        "utf-8", "replace")
