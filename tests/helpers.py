@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +114,16 @@ def sj(
     env: dict[str, str] | None = None,
     input: str | None = None,
     timeout: float = 120,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m slopjudge ARGS`` in ``cwd``."""
+    """``slopjudge ARGS`` in ``cwd``: the console script's ``main`` in this process, or
+    with ``process`` the real ``python -m slopjudge ARGS`` (``timeout`` applies to it)."""
+    if not process:
+        from slopjudge.cli import main
+
+        rc, out, err = in_process(lambda: main(list(args)), (input or "").encode(), cwd=cwd,
+                                  env=cli_env(env))
+        return subprocess.CompletedProcess([PY, "-m", "slopjudge", *args], rc, out, err)
     return subprocess.run(
         [PY, "-m", "slopjudge", *args], cwd=cwd, env=cli_env(env), input=input,
         capture_output=True, text=True, timeout=timeout,
@@ -216,18 +225,16 @@ def fake_runner(path: Path, *, passed: bool = True, calls: Path | None = None,
 _IN_PROCESS = threading.Lock()
 
 
-def hook_in_process(
-    point: str, stdin: bytes, *, cwd: Path, env: dict[str, str]
+def in_process(
+    entry: Callable[[], int], stdin: bytes, *, cwd: Path, env: dict[str, str]
 ) -> tuple[int, str, str]:
-    """``slopjudge hook <point>`` run in this process: (exit code, stdout, stderr).
+    """``entry()`` run as a process would run it: (exit code, stdout, stderr).
 
-    The same entry function the console script calls, on the same bytes; what a
-    process would own is lent for the call and given back: the environment, the
-    working folder, stdin/stdout/stderr and the signal handlers. One call at a
-    time: concurrent hooks are tested as real processes.
+    What a process would own is lent for the call and given back: the environment,
+    the working folder, stdin/stdout/stderr and the signal handlers. One call at a
+    time: concurrent calls are tested as real processes.
     """
     from slopjudge import cachesign
-    from slopjudge.hooks import main_fast
 
     with _IN_PROCESS:
         saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -246,9 +253,9 @@ def hook_in_process(
         try:
             os.chdir(cwd)
             try:
-                code = main_fast(point)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
+                code = entry()
+            except SystemExit as exc:  # argparse's --help, --version and usage errors
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved_streams
             for stream in streams:
@@ -264,3 +271,12 @@ def hook_in_process(
                     signal.signal(sig, handler)
     return code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode(
         "utf-8", "replace")
+
+
+def hook_in_process(
+    point: str, stdin: bytes, *, cwd: Path, env: dict[str, str]
+) -> tuple[int, str, str]:
+    """``slopjudge hook <point>`` through the entry function the console script calls."""
+    from slopjudge.hooks import main_fast
+
+    return in_process(lambda: main_fast(point), stdin, cwd=cwd, env=env)
