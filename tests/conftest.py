@@ -30,3 +30,17 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+# The files that take longest start first, so no worker is left running one of them
+# alone at the end (each file stays on one worker). Order only: nothing is skipped.
+_LONGEST_FIRST = ("test_self.py", "test_action.py", "test_split.py", "test_precommit.py",
+                  "test_hooks_fuzz.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order inside each file is kept
