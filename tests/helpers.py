@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +114,16 @@ def sj(
     env: dict[str, str] | None = None,
     input: str | None = None,
     timeout: float = 120,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m slopjudge ARGS`` in ``cwd``."""
+    """``slopjudge ARGS`` in ``cwd``: the console script's ``main`` in this process, or
+    with ``process`` the real ``python -m slopjudge ARGS`` (``timeout`` applies to it)."""
+    if not process:
+        from slopjudge.cli import main
+
+        rc, out, err = in_process(lambda: main(list(args)), (input or "").encode(), cwd=cwd,
+                                  env=cli_env(env))
+        return subprocess.CompletedProcess([PY, "-m", "slopjudge", *args], rc, out, err)
     return subprocess.run(
         [PY, "-m", "slopjudge", *args], cwd=cwd, env=cli_env(env), input=input,
         capture_output=True, text=True, timeout=timeout,
@@ -209,3 +220,63 @@ def fake_runner(path: Path, *, passed: bool = True, calls: Path | None = None,
     else:
         tail = f"echo 'runner broke' >&2\nexit {exit_code}\n"
     return executable(path, sh("cat > /dev/null\n" + count + tail))
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def in_process(
+    entry: Callable[[], int], stdin: bytes, *, cwd: Path, env: dict[str, str]
+) -> tuple[int, str, str]:
+    """``entry()`` run as a process would run it: (exit code, stdout, stderr).
+
+    What a process would own is lent for the call and given back: the environment,
+    the working folder, stdin/stdout/stderr and the signal handlers. One call at a
+    time: concurrent calls are tested as real processes.
+    """
+    from slopjudge import cachesign
+
+    with _IN_PROCESS:
+        saved_env, saved_cwd = dict(os.environ), os.getcwd()
+        saved_sigs = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT,
+                                                       signal.SIGHUP)}
+        saved_streams = sys.stdin, sys.stdout, sys.stderr
+        out, err = io.BytesIO(), io.BytesIO()
+        streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+                   io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+                   io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.environ.clear()
+        os.environ.update(env)
+        # The signing key is read once per process; a new process would read this env's.
+        cachesign._KEY, cachesign._LOADED = None, False
+        try:
+            os.chdir(cwd)
+            try:
+                code = entry()
+            except SystemExit as exc:  # argparse's --help, --version and usage errors
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            for stream in streams:
+                if not stream.closed:
+                    stream.flush()
+                    stream.detach()  # the buffers stay open to be read below
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            cachesign._KEY, cachesign._LOADED = None, False
+            for sig, handler in saved_sigs.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
+    return code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode(
+        "utf-8", "replace")
+
+
+def hook_in_process(
+    point: str, stdin: bytes, *, cwd: Path, env: dict[str, str]
+) -> tuple[int, str, str]:
+    """``slopjudge hook <point>`` through the entry function the console script calls."""
+    from slopjudge.hooks import main_fast
+
+    return in_process(lambda: main_fast(point), stdin, cwd=cwd, env=env)

@@ -13,7 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slopjudge.agreement import Agreement, agreement, cohens_kappa, flips, read_labels
+from slopjudge.cli import main
 from slopjudge.record import append_events
+from tests.helpers import in_process
 
 
 def _pairs(matrix: dict[tuple[str, str], int]) -> tuple[list[str], list[str]]:
@@ -244,14 +246,10 @@ def _cli(
 ) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k != "SLOPJUDGE_EVENTS_FILE"}
     full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "slopjudge", "report", *argv],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # `slopjudge report ARGS` through the console script's main, in this process.
+    rc, out, err = in_process(lambda: main(["report", *argv]), b"", cwd=cwd, env=full_env)
+    return subprocess.CompletedProcess([sys.executable, "-m", "slopjudge", "report", *argv],
+                                       rc, out, err)
 
 
 def test_report_events_text_and_json(tmp_path: Path) -> None:

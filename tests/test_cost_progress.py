@@ -30,6 +30,8 @@ def test_running_checks_and_cached_verdicts_show_on_the_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
+    # A stopped clock: the elapsed times shown are exactly 0 ms however loaded the machine.
+    monkeypatch.setattr(time, "monotonic", lambda: 1000.0)
     tty = _Tty()
     progress = Progress(tty, delay=0)
     progress.start(3)

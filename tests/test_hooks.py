@@ -1,5 +1,7 @@
-"""The hook points on recorded payloads, run as the harness runs them: the
-real `slopjudge hook <point>` process, a real git repository, real scripts."""
+"""The hook points on recorded payloads: a real git repository, real scripts, and the
+hook entry function the console script calls, in this process; the real `slopjudge hook
+<point>` process where the process itself is what a test shows (the first calls, the
+concurrent calls, the fast path's imports)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from slopjudge.hooks import common, pre_tool
 from slopjudge.model import Check, CheckResult, Event, Finding, Rule
+from tests.helpers import hook_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hook_payloads"
 SLOPJUDGE = str(Path(sys.executable).parent / "slopjudge")
@@ -108,13 +111,23 @@ def payload(name: str, ws: Path, **changes: Any) -> dict[str, Any]:
 
 
 def hook(point: str, ws: Path, data: Any, *, raw: str | None = None,
-         extra_env: dict[str, str] | None = None) -> tuple[int, Any, str]:
-    """Run `slopjudge hook <point>`: (exit code, parsed stdout or None, stderr)."""
+         extra_env: dict[str, str] | None = None, process: bool = False
+         ) -> tuple[int, Any, str]:
+    """Run `slopjudge hook <point>`: (exit code, parsed stdout or None, stderr).
+
+    In this process by default (the console script's entry function on the same
+    bytes); ``process=True`` runs the real console script, as the harness does.
+    """
     stdin = raw if raw is not None else json.dumps(data)
-    proc = subprocess.run([SLOPJUDGE, "hook", point], input=stdin, cwd=ws, text=True,
-                          capture_output=True, env=env(**(extra_env or {})), timeout=60)
-    out = json.loads(proc.stdout) if proc.stdout.strip() else None
-    return proc.returncode, out, proc.stderr
+    if process:
+        proc = subprocess.run([SLOPJUDGE, "hook", point], input=stdin, cwd=ws, text=True,
+                              capture_output=True, env=env(**(extra_env or {})), timeout=60)
+        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    else:
+        rc, stdout, stderr = hook_in_process(point, stdin.encode(), cwd=ws,
+                                             env=env(**(extra_env or {})))
+    out = json.loads(stdout) if stdout.strip() else None
+    return rc, out, stderr
 
 
 def deny_reason(out: Any) -> str:
@@ -136,7 +149,7 @@ def events(ws: Path) -> list[dict[str, Any]]:
 def test_write_with_violation_is_denied_naming_rule_check_and_line(ws: Path) -> None:
     data = payload("pre_tool_write", ws)
     data["tool_input"]["content"] = "ok\nFORBIDDEN here\n"
-    rc, out, _ = hook("pre-tool", ws, data)
+    rc, out, _ = hook("pre-tool", ws, data, process=True)
     assert rc == 0
     reason = deny_reason(out)
     assert reason.startswith("no-forbidden: 1 added line(s) contain FORBIDDEN")
@@ -148,7 +161,7 @@ def test_write_with_violation_is_denied_naming_rule_check_and_line(ws: Path) -> 
 
 
 def test_clean_write_is_allowed_silently(ws: Path) -> None:
-    rc, out, _ = hook("pre-tool", ws, payload("pre_tool_write", ws))
+    rc, out, _ = hook("pre-tool", ws, payload("pre_tool_write", ws), process=True)
     assert (rc, out) == (0, None)
     assert [e["outcome"] for e in events(ws)] == ["pass"]
 
@@ -343,14 +356,14 @@ def test_decide_asks_only_for_uncertain_judge_passes() -> None:
 
 
 def test_twenty_concurrent_pre_tool_calls(ws: Path) -> None:
-    hook("pre-tool", ws, payload("pre_tool_read", ws))  # fill the rules cache first
+    hook("pre-tool", ws, payload("pre_tool_read", ws), process=True)  # fill the rules cache
 
     def one(i: int) -> tuple[int, bool, Any]:
         data = payload("pre_tool_write", ws, session_id=f"s{i}")
         data["tool_input"]["file_path"] = str(ws / f"f{i}.txt")
         bad = i % 2 == 0
         data["tool_input"]["content"] = f"line {i}\n" + ("FORBIDDEN\n" if bad else "")
-        rc, out, _ = hook("pre-tool", ws, data)
+        rc, out, _ = hook("pre-tool", ws, data, process=True)
         return rc, bad, out
 
     with ThreadPoolExecutor(max_workers=20) as pool:

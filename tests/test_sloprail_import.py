@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import commit_all, executable, make_repo, py
+from slopjudge.cli import main
+from tests.helpers import commit_all, executable, in_process, make_repo, py
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sloprail" / "project" / ".sloprail"
 SLOPJUDGE = os.path.join(os.path.dirname(sys.executable), "slopjudge")
@@ -32,8 +33,9 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def cli(ws: Path, *args: str, stdin: str = "", **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SLOPJUDGE, *args], cwd=ws, input=stdin, text=True,
-                          capture_output=True, env=env(**extra), timeout=120)
+    """``slopjudge ARGS`` through the console script's main, in this process."""
+    rc, out, err = in_process(lambda: main(list(args)), stdin.encode(), cwd=ws, env=env(**extra))
+    return subprocess.CompletedProcess([SLOPJUDGE, *args], rc, out, err)
 
 
 @pytest.fixture()

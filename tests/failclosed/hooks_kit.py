@@ -1,6 +1,7 @@
 """What the fail-closed hook tests share: a real git repository holding a real rule
-pack (the shipped protect-rules plus a script rule), and the real hook entry point,
-``python -m slopjudge hook <point>``, run as the harness runs it."""
+pack (the shipped protect-rules plus a script rule), and the hook entry point the
+console script calls, run in this process; tests where the process itself matters
+(signals, the first call of each point) run ``python -m slopjudge hook <point>``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tests.helpers import hook_in_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 SESSION = "0b4de96f-c67c-4e10-ae34-a9539e2abcfb"
@@ -80,11 +83,13 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def hook(point: str, ws: Path, stdin: Any, *, cwd: Path | None = None,
-         env: dict[str, str] | None = None, timeout: float = 60
+         env: dict[str, str] | None = None, timeout: float = 60, process: bool = False
          ) -> tuple[int, Any, str]:
-    """``python -m slopjudge hook <point>``: (exit code, parsed stdout or None, stderr).
+    """``slopjudge hook <point>``: (exit code, parsed stdout or None, stderr).
 
-    ``stdin`` is sent as is when bytes or str, else as JSON.
+    ``stdin`` is sent as is when bytes or str, else as JSON. The console script's
+    entry function runs in this process unless ``process``: then the real
+    ``python -m slopjudge hook <point>`` (``timeout`` applies to it).
     """
     if isinstance(stdin, bytes):
         data = stdin
@@ -92,11 +97,14 @@ def hook(point: str, ws: Path, stdin: Any, *, cwd: Path | None = None,
         data = stdin.encode()
     else:
         data = json.dumps(stdin).encode()
+    if not process:
+        rc, out, err = hook_in_process(point, data, cwd=cwd or ws, env=env or clean_env())
+        return rc, json.loads(out) if out.strip() else None, err
     proc = subprocess.run([sys.executable, "-m", "slopjudge", "hook", point], input=data,
                           cwd=cwd or ws, capture_output=True, env=env or clean_env(),
                           timeout=timeout)
-    out = proc.stdout.decode()
-    return proc.returncode, json.loads(out) if out.strip() else None, proc.stderr.decode()
+    text = proc.stdout.decode()
+    return proc.returncode, json.loads(text) if text.strip() else None, proc.stderr.decode()
 
 
 def pre_tool(ws: Path, tool: str, tool_input: dict[str, Any], **fields: Any) -> dict[str, Any]:

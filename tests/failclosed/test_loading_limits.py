@@ -56,7 +56,7 @@ def test_validate_stops_a_runaway_template_at_its_line(tmp_path: Path, case: str
     template, line, words = CASES[case]
     repo = repo_with_template(tmp_path, template)
     started = time.monotonic()
-    res = sj("validate", cwd=repo, timeout=60)
+    res = sj("validate", cwd=repo, timeout=60, process=True)
     took = time.monotonic() - started
     assert res.returncode != 0, res.stdout
     out = res.stdout + res.stderr
@@ -74,7 +74,8 @@ def test_hook_pre_tool_does_not_hang_on_a_runaway_template(tmp_path: Path, case:
         "tool_input": {"file_path": str(repo / "app.py"), "content": "x = 1\n"},
     }
     started = time.monotonic()
-    res = sj("hook", "pre-tool", cwd=repo, input=json.dumps(payload), timeout=60)
+    res = sj("hook", "pre-tool", cwd=repo, input=json.dumps(payload), timeout=60,
+             process=True)
     took = time.monotonic() - started
     assert took < 15, f"hook pre-tool took {took:.1f} s"
     assert "Traceback" not in res.stderr, res.stderr
@@ -88,7 +89,7 @@ def test_a_render_past_the_limit_at_run_time_is_an_error_not_a_hang(tmp_path: Pa
     write_files(repo, {"big.txt": "".join(f"line {n}\n" for n in range(3_000))})
     started = time.monotonic()
     res = sj("run", "--working-tree", "--format", "json", cwd=repo,
-             env={"SLOPJUDGE_RUNNER": str(runner)}, timeout=120)
+             env={"SLOPJUDGE_RUNNER": str(runner)}, timeout=120, process=True)
     took = time.monotonic() - started
     [check] = json.loads(res.stdout)["checks"]
     assert check["outcome"] in ("error", "refuse"), check

@@ -163,7 +163,7 @@ def run_env(mode: dict[str, str], **extra: str) -> dict[str, str]:
 
 def run_cli(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return sj("run", "--working-tree", "--no-cache", "--format", "json", cwd=repo, env=env,
-              timeout=60)
+              timeout=60, process=True)
 
 
 def outcomes(res: subprocess.CompletedProcess[str]) -> dict[str, str]:

@@ -219,7 +219,7 @@ time.sleep(60)
     killer = threading.Thread(target=kill_worker)
     killer.start()
     try:
-        res = sj("hook", "pre-tool", cwd=repo, input=payload, timeout=60)
+        res = sj("hook", "pre-tool", cwd=repo, input=payload, timeout=60, process=True)
     finally:
         killer.join()
     assert killed, "the check never started"
