@@ -773,8 +773,10 @@ def preload_helpers(folder: str) -> None:
 
         class SourceOnly(SourceFileLoader):
             def get_code(self, fullname: str) -> types.CodeType:
+                from .codecache import compile_source
+
                 path = self.get_filename(fullname)
-                return compile(self.get_data(path), path, "exec", dont_inherit=True)
+                return compile_source(self.get_data(path), path)
 
         sys.path.insert(0, folder)
         no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
@@ -935,8 +937,10 @@ def _compiled(path: str) -> types.CodeType | None:
         hit = _CODE.get(path)
         if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
             return hit[2]
+        from .codecache import compile_source
+
         with open(path, "rb") as fh:
-            code = compile(fh.read(), path, "exec", dont_inherit=True)
+            code = compile_source(fh.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
     _CODE[path] = (st.st_mtime_ns, st.st_size, code)
