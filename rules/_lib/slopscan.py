@@ -131,6 +131,28 @@ class LexLine:
 
 
 _PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
+# The characters where the lexer's state can change, per language: every other
+# character of code (or of a string) is copied as is, so runs of them are
+# copied at once.
+_CODE_STOPS = {
+    "python": re.compile(r"[#\"'`]"),
+    "hash": re.compile(r"[#\"'`]"),
+    "js": re.compile(r"[/\"'`]"),
+    "go": re.compile(r"[/\"'`]"),
+    "clike": re.compile(r"[/\"'`]"),
+}
+_STRING_STOPS: dict[str, re.Pattern[str]] = {}
+
+
+def _string_stop(state: str) -> re.Pattern[str]:
+    """Where a string in ``state`` may end or escape: a backslash (not in a Go raw
+    string) or the first character of its delimiter."""
+    rx = _STRING_STOPS.get(state)
+    if rx is None:
+        delim = "`" if state == "`raw" else state
+        chars = re.escape(delim[0]) + ("" if state == "`raw" else r"\\")
+        rx = _STRING_STOPS[state] = re.compile(f"[{chars}]")
+    return rx
 
 
 def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
@@ -141,6 +163,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     buf_str: list[str] = []
     str_owner: LexLine | None = None
     triple = False
+    code_stop = _CODE_STOPS[lang]
     for nl in lines:
         ll = LexLine(nl.no, nl.text, nl.added, in_string=state not in (None, "block"))
         code: list[str] = []
@@ -163,6 +186,12 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                     state = None
                 continue
             if state is not None:  # inside a string
+                m = _string_stop(state).search(s, i)
+                j = m.start() if m else n
+                if j > i:  # plain characters of the string
+                    buf_str.append(s[i:j])
+                    i = j
+                    continue
                 if c == "\\" and state != "`raw":
                     buf_str.append(s[i : i + 2])
                     i += 2
@@ -180,6 +209,12 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                 i += 1
                 continue
             # code
+            m = code_stop.search(s, i)
+            j = m.start() if m else n
+            if j > i:  # plain code up to the next character that may start something
+                code.append(s[i:j])
+                i = j
+                continue
             if lang in ("python", "hash") and c == "#":
                 comment.append(s[i + 1 :])
                 i = n
@@ -411,7 +446,8 @@ def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
 def norm(text: str) -> str:
     """A line's content as a formatter leaves it alone: no whitespace, one kind of quote,
     no trailing comma or semicolon."""
-    return re.sub(r"\s+", "", text).replace("'", '"').rstrip(",;")
+    # str.split() drops the same characters as \s (str.isspace), without the regex.
+    return "".join(text.split()).replace("'", '"').rstrip(",;")
 
 
 def new_line_numbers(

@@ -130,6 +130,15 @@ def check(settings: Any, session_id: str | None) -> str | None:
 
     Fails closed: a baseline or work tree that cannot be read is a refusal too.
     """
+    return check_session(settings, session_id)[0]
+
+
+def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
+    """:func:`check`'s answer, plus the session's changeset it compared (None when it
+    could not be read) and whether that ran from a recorded baseline (else from HEAD).
+
+    The Stop hook judges that same changeset: one snapshot of the work tree per stop.
+    """
     from .. import changeset
 
     try:
@@ -146,7 +155,7 @@ def check(settings: Any, session_id: str | None) -> str | None:
             raise
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
                 f"hook config) with the session baseline: {type(exc).__name__}: "
-                f"{' '.join(str(exc).split())}. A person must look at this.")
+                f"{' '.join(str(exc).split())}. A person must look at this."), None, False
     changes = changed_files(cs, settings)
     try:
         changes += ignored_files(settings)
@@ -154,8 +163,9 @@ def check(settings: Any, session_id: str | None) -> str | None:
         if os.environ.get("SLOPJUDGE_DEBUG"):
             raise
         return ("slopjudge could not list the git-ignored files among the rules and templates: "
-                f"{type(exc).__name__}: {' '.join(str(exc).split())}. A person must look at this.")
-    return message(changes, tree) if changes else None
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}. A person must look at this."
+                ), cs, baseline is not None
+    return (message(changes, tree) if changes else None), cs, baseline is not None
 
 
 def ignored_files(settings: Any) -> list[tuple[str, str]]:
