@@ -435,6 +435,17 @@ def files(
         yield sf
 
 
+def may_match(sf: SourceFile, rx: re.Pattern[str]) -> bool:
+    """Whether the file's new text could hold a match of ``rx`` (in code, a comment or a
+    string): False only when the text is ASCII and has none. Python reads identifiers
+    through NFKC, so a text with other characters may spell a name in them. A check
+    skips the parse of a file that cannot hold what it looks for."""
+    text = sf.new_content
+    if text is None:
+        text = "\n".join(nl.text for h in sf.hunks for nl in h)
+    return not text.isascii() or rx.search(text) is not None
+
+
 def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
     """The changed files in a programming language (``CODE_LANGS``)."""
     return (sf for sf in files(payload) if sf.lang in CODE_LANGS)
