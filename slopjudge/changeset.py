@@ -23,8 +23,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 
 from .diffparse import FileStatus, decode, file_changes, merge_typechanges, parse
@@ -386,6 +384,9 @@ def snapshot_worktree(workspace: str) -> str:
     ignored ones left out. Written through a temporary copy of the index
     (``GIT_INDEX_FILE``), so the real index and the files are not touched; the
     blobs and trees it writes are ordinary unreferenced objects."""
+    import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
+    import tempfile
+
     top = _toplevel(workspace)
     real_index = _index_path(top)
     tmp = tempfile.mkdtemp(prefix="slopjudge-index-")

@@ -167,11 +167,12 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
-    from . import changeset as cs
     from . import graph
     from .payload import build_payload
 
     carries_change = event_carries_change(event)
+    if carries_change:  # a Bash call carries none: no changeset code on its hook
+        from . import changeset as cs
     contexts: dict[str, CheckContext] = {}
     ordered: list[Check] = []
     preset: dict[str, CheckResult] = {}
@@ -189,7 +190,7 @@ def run(
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
         base_payload = build_payload(
             event=event, workspace=workspace, changeset=changeset, files=files,
-            others=others, change=cs.unified_diff(files), rule=rule,
+            others=others, change=cs.unified_diff(files) if files else "", rule=rule,
         )
         shared = SharedPayload(base_payload)
         for check in checks:
