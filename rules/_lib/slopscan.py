@@ -481,6 +481,14 @@ def new_line_numbers(
         old_lines = old_content.splitlines()
     else:
         old_lines = [nl.text for h in hunks for nl in h if not nl.added] + removed
+    if not old_lines and not removed:
+        # Nothing old that a line could repeat or re-wrap (a new file): every added line
+        # the new content holds is new, as the counts below would find.
+        if new_content is None:
+            return set(added)
+        present = set(new_content.splitlines())
+        if all(text in present for text in added.values()):
+            return set(added)
     if new_content is not None:
         new_lines = new_content.splitlines()
     else:
