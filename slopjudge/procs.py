@@ -890,6 +890,9 @@ def _run_as_main(path: str, script_code: types.CodeType | None, cwd: str | None,
     sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
         p for p in sys.path if p not in started_in]
     atexit._clear()
+    import gc
+
+    gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
     code = 0
     try:
         _exec_main(path, script_code)

@@ -201,6 +201,9 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
 
 
 def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+    import gc
+
+    gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     try:
         return handle(kind, payload, problem)
     except Exception as exc:  # even the state files failed: still block
