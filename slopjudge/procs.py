@@ -927,8 +927,9 @@ def _exec_main(path: str, code: types.CodeType | None) -> None:
 
 
 # Scripts compiled in this process, by path: (mtime_ns, size, code). Bytecode is
-# never read from or written to disk for rule code: a ``__pycache__`` beside a
-# rule is a file an agent could plant, or a protected file changed by the run.
+# never read from or written beside rule code: a ``__pycache__`` beside a rule is
+# a file an agent could plant, or a protected file changed by the run. Compiled
+# code kept between runs lives outside the workspace, signed (codecache).
 _CODE: dict[str, tuple[int, int, types.CodeType]] = {}
 
 
