@@ -93,7 +93,25 @@ def _read(entry: str, name: bytes) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
+# Entries for old versions of scripts pile up as rules are edited: past this many,
+# a write removes the oldest half (a removed entry in use is only compiled again).
+MAX_ENTRIES = 2000
+
+
+def _prune(folder: str) -> None:
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".code")]
+        if len(names) <= MAX_ENTRIES:
+            return
+        aged = sorted(names, key=lambda n: os.stat(os.path.join(folder, n)).st_mtime_ns)
+        for name in aged[: len(aged) // 2]:
+            os.unlink(os.path.join(folder, name))
+    except OSError:
+        pass  # another process pruned first: nothing lost
+
+
 def _write(entry: str, name: bytes, code: types.CodeType) -> None:
+    _prune(os.path.dirname(entry))
     body = marshal.dumps(code)
     mac = cachesign.sign(name + b"\0" + body, "code")
     if mac is None:
