@@ -80,7 +80,7 @@ def run(
     def run_one(check: Check) -> CheckResult:
         if check.full_id in preset:
             return preset[check.full_id]
-        ctx = contexts[check.full_id]
+        ctx = contexts.pop(check.full_id)  # a finished rule's payload is freed
         if on_start is not None:
             on_start(check.full_id)
         kind = CHECK_KINDS.get(check.kind)

@@ -11,8 +11,6 @@ means is :mod:`slopjudge.gitraw`'s job; which sources exist,
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 from .diffparse import decode
 from .errors import ChangesetError
@@ -164,6 +162,9 @@ def snapshot_worktree(workspace: str) -> str:
     blobs and trees it writes are ordinary unreferenced objects."""
     top = toplevel(workspace)
     real_index = _index_path(top)
+    import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
+    import tempfile
+
     tmp = tempfile.mkdtemp(prefix="slopjudge-index-")
     try:
         index = os.path.join(tmp, "index")

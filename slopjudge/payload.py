@@ -149,19 +149,24 @@ def for_rule(
     ``others`` (no rule: every file is its); an event that carries no change
     (a Bash call) gives no files at all.
     """
-    from . import changeset as cs
-
     files: list[FileChange]
     others: list[dict[str, Any]]
-    if not carries_change:
+    if not carries_change:  # a Bash call carries none: no changeset code on its hook
         files, others = [], []
     elif rule is None:
         files, others = list(changeset.files), []
     else:
+        from . import changeset as cs
+
         files, others = cs.split(changeset, rule.paths, rule.exclude)
+    change = ""
+    if files:
+        from . import changeset as cs
+
+        change = cs.unified_diff(files)
     payload = build_payload(
         event=event, workspace=workspace, changeset=changeset, files=files, others=others,
-        change=cs.unified_diff(files), rule=rule, check_id=check_id,
+        change=change, rule=rule, check_id=check_id,
     )
     return files, payload
 

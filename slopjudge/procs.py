@@ -821,8 +821,10 @@ def preload_helpers(folder: str) -> None:
 
         class SourceOnly(SourceFileLoader):
             def get_code(self, fullname: str) -> types.CodeType:
+                from .codecache import compile_source
+
                 path = self.get_filename(fullname)
-                return compile(self.get_data(path), path, "exec", dont_inherit=True)
+                return compile_source(self.get_data(path), path)
 
         sys.path.insert(0, folder)
         no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
@@ -935,6 +937,9 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
         p for p in sys.path if p not in started_in]
     atexit._clear()
+    import gc
+
+    gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
     code = 0
     try:
         _exec_main(path, script_code)
@@ -969,8 +974,9 @@ def _exec_main(path: str, code: types.CodeType | None) -> None:
 
 
 # Scripts compiled in this process, by path: (mtime_ns, size, code). Bytecode is
-# never read from or written to disk for rule code: a ``__pycache__`` beside a
-# rule is a file an agent could plant, or a protected file changed by the run.
+# never read from or written beside rule code: a ``__pycache__`` beside a rule is
+# a file an agent could plant, or a protected file changed by the run. Compiled
+# code kept between runs lives outside the workspace, signed (codecache).
 _CODE: dict[str, tuple[int, int, types.CodeType]] = {}
 
 
@@ -982,8 +988,10 @@ def _compiled(path: str) -> types.CodeType | None:
         hit = _CODE.get(path)
         if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
             return hit[2]
+        from .codecache import compile_source
+
         with open(path, "rb") as fh:
-            code = compile(fh.read(), path, "exec", dont_inherit=True)
+            code = compile_source(fh.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
     _CODE[path] = (st.st_mtime_ns, st.st_size, code)

@@ -28,14 +28,17 @@ import json
 import os
 import threading
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from .model import CheckResult, Event
 
 
 def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC now as ``2026-01-31T12:00:00.123Z``; without ``datetime``, which a hook
+    recording one check would import for this alone."""
+    now = time.time_ns()
+    seconds, rest = divmod(now, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
 
 
 def event_record(

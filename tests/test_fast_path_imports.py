@@ -56,3 +56,34 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
                    if ln.split("|")[0].split(":")[1].strip().isdigit())
     assert heavy == [], f"heavy imports on the fast path: {heavy} (imports {total_us} us)"
     assert "slopjudge.rulecache" in new  # the probe really took the hook path
+
+
+# A Bash call that the pack's checks judge: they run, but a command carries no file
+# change, so no changeset, diff or snapshot code loads, nor anything for judges.
+NOT_FOR_A_COMMAND = {
+    "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
+    "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changeset", "slopjudge.diffparse",
+    "slopjudge.templates", "slopjudge.checks.judge", "slopjudge.commands",
+}
+
+
+def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    res = sj("init", cwd=repo)
+    assert res.returncode == 0, res.stderr
+    commit_all(repo, "init")
+    event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                        "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    first = sj("hook", "pre-tool", cwd=repo, input=event)
+    assert (first.returncode, first.stdout) == (0, ""), first.stderr
+    import subprocess
+
+    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=cli_env(), input=event,
+                         capture_output=True, text=True, timeout=60)
+    got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
+    assert got["code"] == 0 and res.stdout == ""
+    new = set(got["new"])
+    assert "slopjudge.procs" in new  # the pack's checks really ran
+    found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
+                   or m.split(".")[0] in NOT_FOR_A_COMMAND)
+    assert found == [], f"imported for a Bash call: {found}"

@@ -128,6 +128,28 @@ class LexLine:
 
 
 _PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
+# The characters where the lexer's state can change, per language: every other
+# character of code (or of a string) is copied as is, so runs of them are
+# copied at once.
+_CODE_STOPS = {
+    "python": re.compile(r"[#\"'`]"),
+    "hash": re.compile(r"[#\"'`]"),
+    "js": re.compile(r"[/\"'`]"),
+    "go": re.compile(r"[/\"'`]"),
+    "clike": re.compile(r"[/\"'`]"),
+}
+_STRING_STOPS: dict[str, re.Pattern[str]] = {}
+
+
+def _string_stop(state: str) -> re.Pattern[str]:
+    """Where a string in ``state`` may end or escape: a backslash (not in a Go raw
+    string) or the first character of its delimiter."""
+    rx = _STRING_STOPS.get(state)
+    if rx is None:
+        delim = "`" if state == "`raw" else state
+        chars = re.escape(delim[0]) + ("" if state == "`raw" else r"\\")
+        rx = _STRING_STOPS[state] = re.compile(f"[{chars}]")
+    return rx
 
 
 def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
@@ -138,6 +160,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     buf_str: list[str] = []
     str_owner: LexLine | None = None
     triple = False
+    code_stop = _CODE_STOPS[lang]
     for nl in lines:
         ll = LexLine(nl.no, nl.text, nl.added, in_string=state not in (None, "block"))
         code: list[str] = []
@@ -160,6 +183,12 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                     state = None
                 continue
             if state is not None:  # inside a string
+                m = _string_stop(state).search(s, i)
+                j = m.start() if m else n
+                if j > i:  # plain characters of the string
+                    buf_str.append(s[i:j])
+                    i = j
+                    continue
                 if c == "\\" and state != "`raw":
                     buf_str.append(s[i : i + 2])
                     i += 2
@@ -177,6 +206,12 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                 i += 1
                 continue
             # code
+            m = code_stop.search(s, i)
+            j = m.start() if m else n
+            if j > i:  # plain code up to the next character that may start something
+                code.append(s[i:j])
+                i = j
+                continue
             if lang in ("python", "hash") and c == "#":
                 comment.append(s[i + 1 :])
                 i = n
@@ -397,6 +432,17 @@ def files(
         yield sf
 
 
+def may_match(sf: SourceFile, rx: re.Pattern[str]) -> bool:
+    """Whether the file's new text could hold a match of ``rx`` (in code, a comment or a
+    string): False only when the text is ASCII and has none. Python reads identifiers
+    through NFKC, so a text with other characters may spell a name in them. A check
+    skips the parse of a file that cannot hold what it looks for."""
+    text = sf.new_content
+    if text is None:
+        text = "\n".join(nl.text for h in sf.hunks for nl in h)
+    return not text.isascii() or rx.search(text) is not None
+
+
 def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
     """The changed files in a programming language (``CODE_LANGS``)."""
     return (sf for sf in files(payload) if sf.lang in CODE_LANGS)
@@ -408,7 +454,8 @@ def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
 def norm(text: str) -> str:
     """A line's content as a formatter leaves it alone: no whitespace, one kind of quote,
     no trailing comma or semicolon."""
-    return re.sub(r"\s+", "", text).replace("'", '"').rstrip(",;")
+    # str.split() drops the same characters as \s (str.isspace), without the regex.
+    return "".join(text.split()).replace("'", '"').rstrip(",;")
 
 
 def new_line_numbers(
@@ -431,6 +478,14 @@ def new_line_numbers(
         old_lines = old_content.splitlines()
     else:
         old_lines = [nl.text for h in hunks for nl in h if not nl.added] + removed
+    if not old_lines and not removed:
+        # Nothing old that a line could repeat or re-wrap (a new file): every added line
+        # the new content holds is new, as the counts below would find.
+        if new_content is None:
+            return set(added)
+        present = set(new_content.splitlines())
+        if all(text in present for text in added.values()):
+            return set(added)
     if new_content is not None:
         new_lines = new_content.splitlines()
     else:

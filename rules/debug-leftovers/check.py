@@ -37,6 +37,9 @@ NAME_EQ_ONLY = re.compile(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
 SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 DEBUGGER_CALLS = ("embed", "IPython.embed", "pdb.run", "pdb.pm")
 # A debugger call or import on a line of a Python file that does not parse.
+# Every name the Python checks below look for (calls, imports): a file with none of
+# them has nothing to report and is not parsed.
+PY_ANY = re.compile(r"print|breakpoint|set_trace|embed|pdb|pudb|\bpp\b|\bic\b")
 PY_DEBUGGER_LINE = re.compile(
     r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b"
 )
@@ -212,6 +215,8 @@ def main() -> None:
     payload = ss.load_payload()
     out: list[ss.Finding] = []
     for sf in ss.files(payload):
+        if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
+            continue
         content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
         cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
         if sf.lang == "python":

@@ -43,6 +43,9 @@ NOOP_DOC = re.compile(
     r"intentional|deliberate|optional|nothing\s+to\s+do|ignored",
     re.I,
 )
+# A stub body is `pass`, `...` or `raise NotImplementedError`: a Python file with none of
+# them is not parsed (its comments are still read).
+PY_STUB = re.compile(r"pass|\.\.\.|NotImplementedError")
 NOOP_NAME = re.compile(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
 
 ADVICE = (
@@ -256,6 +259,8 @@ def main() -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
         todo_constant_stubs(sf, out)
         if sf.lang == "python":
+            if not ss.may_match(sf, PY_STUB):
+                continue
             tree = sf.python_tree()
             if tree is not None:
                 python_ast(sf, tree, out)

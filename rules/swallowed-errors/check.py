@@ -159,6 +159,9 @@ def _nothing(code: str, strings: list[str]) -> bool:
     return bool(m) and ("\"" not in code and "'" not in code or all(not x for x in strings))
 
 
+# A handler needs `except`, a suppression `with` or `suppress(`: a Python file with
+# none of them has nothing to report and is not parsed.
+PY_ANY = re.compile(r"except|with|suppress")
 SUPPRESS_ALL = re.compile(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
 
 
@@ -319,6 +322,8 @@ def main() -> None:
         if BENCH_PATH.search(sf.path):
             continue
         if sf.lang == "python":
+            if not ss.may_match(sf, PY_ANY):
+                continue
             tree = sf.python_tree()
             if tree is not None:
                 python_ast(sf, tree, out)

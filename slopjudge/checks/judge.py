@@ -305,14 +305,14 @@ def _sha(text: str) -> str:
 
 
 def _run(ctx: CheckContext) -> CheckResult:
-    from ..templates import TemplateRenderError, template_sha256
-
     check, opts = ctx.check, ctx.options
     prep = run_prepare(ctx)
     if not prep.ok:
         return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
+    # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
+    from ..templates import TemplateRenderError, template_sha256
 
     base = dict(ctx.payload)
     base["additionalContext"] = prep.additional_context

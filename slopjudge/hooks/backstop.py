@@ -130,6 +130,15 @@ def check(settings: Any, session_id: str | None) -> str | None:
 
     Fails closed: a baseline or work tree that cannot be read is a refusal too.
     """
+    return check_session(settings, session_id)[0]
+
+
+def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
+    """:func:`check`'s answer, plus the session's changeset it compared (None when it
+    could not be read) and whether that ran from a recorded baseline (else from HEAD).
+
+    The Stop hook judges that same changeset: one snapshot of the work tree per stop.
+    """
     from .. import changeset
 
     with common.fail_closed() as failure:
@@ -144,14 +153,14 @@ def check(settings: Any, session_id: str | None) -> str | None:
     if failure:
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
                 f"hook config) with the session baseline: {failure.why}. "
-                "A person must look at this.")
+                "A person must look at this."), None, False
     changes = changed_files(cs, settings)
     with common.fail_closed() as failure:
         changes += ignored_files(settings)
     if failure:
         return ("slopjudge could not list the git-ignored files among the rules and templates: "
-                f"{failure.why}. A person must look at this.")
-    return message(changes, tree) if changes else None
+                f"{failure.why}. A person must look at this."), cs, baseline is not None
+    return (message(changes, tree) if changes else None), cs, baseline is not None
 
 
 def ignored_files(settings: Any) -> list[tuple[str, str]]:

@@ -114,6 +114,15 @@ def broken_answer(broken: list[LoadError], event: Event, workspace: str,
     return _deny(text, common.events_where(events_file, workspace))
 
 
+def _no_cycle_collection() -> None:
+    """A hook process lives for one call: collecting reference cycles while it imports
+    costs more (about a tenth of a PreToolUse hook) than the memory it would free.
+    Python checks forked from it collect as usual (procs turns it back on in the fork)."""
+    import gc
+
+    gc.disable()
+
+
 def handle(payload: dict[str, Any], workspace: str) -> int:
     from .. import config, rulecache
 
@@ -150,6 +159,7 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
 
 def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
     """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
+    _no_cycle_collection()
     if payload is not None and problem is None:
         why = common.pre_tool_problem(payload)
         if why is not None:

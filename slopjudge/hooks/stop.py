@@ -53,6 +53,9 @@ class Verdict:
         return self.blocks and not self.refusals
 
 
+HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
+
+
 def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[Any, str]:
     """The session's change and a note on what it compares (empty when the baseline is used)."""
     workspace = settings.workspace
@@ -60,8 +63,7 @@ def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[A
     if baseline is not None:
         head = changeset.snapshot_worktree(workspace)
         return changeset.from_trees(workspace, baseline["tree"], head), ""
-    return (changeset.from_working_tree(workspace, base="HEAD"),
-            "(No session baseline was recorded, so this compares HEAD with the work tree.)")
+    return changeset.from_working_tree(workspace, base="HEAD"), HEAD_NOTE
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
@@ -100,8 +102,10 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
     return "\n".join(lines)
 
 
-def judge(kind: str, payload: dict[str, Any], settings: Any) -> Verdict:
-    """What this stop finds."""
+def judge(kind: str, payload: dict[str, Any], settings: Any,
+          session: tuple[Any, bool] | None = None) -> Verdict:
+    """What this stop finds. ``session``: the changeset the backstop read and whether it
+    ran from the recorded baseline; without it, it is read here."""
     from .. import changeset, engine, rulecache
     from ..options import options_from_settings
     from ..selection import applicable_rules
@@ -109,7 +113,10 @@ def judge(kind: str, payload: dict[str, Any], settings: Any) -> Verdict:
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
     rules = applicable_rules(loaded.rules, event, settings.workspace)
-    cs, compared = _changeset(changeset, settings, event.session_id)
+    if session is not None:
+        cs, compared = session[0], "" if session[1] else HEAD_NOTE
+    else:
+        cs, compared = _changeset(changeset, settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
         options = options_from_settings(settings)
@@ -151,11 +158,14 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
         sid = (payload or {}).get("session_id")
-        verdict.protected = backstop.check(settings, sid if isinstance(sid, str) else None) or ""
+        protected, session_cs, from_baseline = backstop.check_session(
+            settings, sid if isinstance(sid, str) else None)
+        verdict.protected = protected or ""
         # Rules a protected change may have rewritten are not run: their verdict
         # would be the agent's.
         if payload is not None and not verdict.protected:
-            verdict = judge(kind, payload, settings)
+            verdict = judge(kind, payload, settings, (session_cs, from_baseline)
+                            if session_cs is not None else None)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
@@ -190,6 +200,9 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
 
 
 def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+    import gc
+
+    gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     with common.fail_closed() as failure:
         return handle(kind, payload, problem)
     # even the state files failed: still block
