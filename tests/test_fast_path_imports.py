@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from slopjudge.payload import CHECK_ENV
 from tests.helpers import PY, cli_env, commit_all, make_repo, sj
 
 # Module roots the no-rule path must never import (first dotted part).
@@ -21,6 +22,14 @@ HEAVY = {
     "slopjudge.changeset", "slopjudge.diffparse", "slopjudge.procs", "slopjudge.payload",
     "slopjudge.record", "slopjudge.graph", "slopjudge.checks", "slopjudge.commands",
 }
+
+def _product_env() -> dict[str, str]:
+    """The hook's environment as a user has it: without the suite's payload validation,
+    which loads the schema validator on purpose."""
+    env = cli_env()
+    env.pop(CHECK_ENV, None)
+    return env
+
 
 PROBE = r"""
 import json, sys
@@ -44,7 +53,7 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
     assert (first.returncode, first.stdout) == (0, ""), first.stderr
     import subprocess
 
-    res = subprocess.run([PY, "-X", "importtime", "-c", PROBE], cwd=repo, env=cli_env(),
+    res = subprocess.run([PY, "-X", "importtime", "-c", PROBE], cwd=repo, env=_product_env(),
                          input=event, capture_output=True, text=True, timeout=60)
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
@@ -78,7 +87,7 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
     assert (first.returncode, first.stdout) == (0, ""), first.stderr
     import subprocess
 
-    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=cli_env(), input=event,
+    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=_product_env(), input=event,
                          capture_output=True, text=True, timeout=60)
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
