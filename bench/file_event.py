@@ -20,8 +20,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from slopjudge.judging.templates import render, synthetic_payload  # noqa: E402
 from slopjudge.payload import file_event  # noqa: E402
-from slopjudge.templates import render, synthetic_payload  # noqa: E402
 
 TEMPLATE = """\
 Review {{ event.path }} ({{ event.kind }}).

@@ -30,11 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from slopjudge import procs  # noqa: E402
+from slopjudge.checks import procs  # noqa: E402
 from slopjudge.checks.judge import run_judge  # noqa: E402
+from slopjudge.checks.options import RunOptions  # noqa: E402
 from slopjudge.hookspec import CheckContext  # noqa: E402
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule  # noqa: E402
-from slopjudge.options import RunOptions  # noqa: E402
 
 TEMPLATE = """\
 Judge this change for slop.
@@ -163,7 +163,7 @@ def _dry_prompts(diff: Path, work: Path, settings: str) -> dict[str, list[int]]:
     """Bytes of each prompt a dry run of the default pack renders, by check."""
     import subprocess
 
-    from slopjudge.config import find_workspace
+    from slopjudge.loading.config import find_workspace
 
     repo = work / "repo"
     if not repo.is_dir():
@@ -194,8 +194,8 @@ def _dry_prompts(diff: Path, work: Path, settings: str) -> dict[str, list[int]]:
 @functools.lru_cache(maxsize=1)
 def _judge_rules() -> tuple[str, ...]:
     """The default pack's rules with a judge check (script-only rules render no prompt)."""
-    from slopjudge.config import load_settings
-    from slopjudge.loader import load_rules
+    from slopjudge.loading.config import load_settings
+    from slopjudge.loading.loader import load_rules
 
     settings = load_settings(str(ROOT))
     loaded = load_rules(settings.rules_dir, workspace=str(ROOT),

@@ -79,8 +79,8 @@ def main() -> int:
             what = "python -m slopjudge validate --rules DIR"
         else:
             argv = [py, "-c", (
-                "import sys; from slopjudge.config import load_settings; "
-                "from slopjudge.rulecache import load_rules_cached; "
+                "import sys; from slopjudge.loading.config import load_settings; "
+                "from slopjudge.loading.rulecache import load_rules_cached; "
                 "r = load_rules_cached(load_settings('.', 'rules')); "
                 "sys.exit(1 if r.errors else 0)"
             )]

@@ -19,7 +19,7 @@ from typing import Any
 
 
 def rule_files(rules_dir: str) -> list[tuple[str, str]]:
-    from slopjudge.loader import find_rule_files
+    from slopjudge.loading.loader import find_rule_files
 
     return find_rule_files(rules_dir)
 

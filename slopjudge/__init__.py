@@ -21,12 +21,12 @@ _EXPORTS = {
     "Finding": "slopjudge.model",
     "RunReport": "slopjudge.model",
     "LoadError": "slopjudge.model",
-    "RunOptions": "slopjudge.options",
+    "RunOptions": "slopjudge.checks.options",
     "CheckContext": "slopjudge.hookspec",
-    "load_rules": "slopjudge.loader",
-    "load_settings": "slopjudge.config",
-    "applicable_rules": "slopjudge.selection",
-    "run": "slopjudge.engine",
+    "load_rules": "slopjudge.loading.loader",
+    "load_settings": "slopjudge.loading.config",
+    "applicable_rules": "slopjudge.checks.selection",
+    "run": "slopjudge.checks.engine",
 }
 
 __all__ = ["__version__", *_EXPORTS]

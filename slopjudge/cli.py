@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .errors import SlopjudgeError
+from slopjudge.errors import SlopjudgeError
 
 if TYPE_CHECKING:
     import argparse
@@ -68,7 +68,7 @@ def _terminate_like_ctrl_c() -> None:
 
 
 def _version() -> str:
-    from . import __version__
+    from slopjudge import __version__
 
     return __version__
 
@@ -76,7 +76,7 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
-        from .hooks import main_fast
+        from slopjudge.hooks import main_fast
 
         return main_fast(args_list[1])
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None

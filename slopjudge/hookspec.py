@@ -13,19 +13,19 @@ registry entry, and touches nothing else:
 - a **changeset source** (:class:`ChangesetSource`) produces the
   :class:`~slopjudge.model.Changeset` a CLI command judges (``--diff``,
   ``--base``, ``--staged``, ``--working-tree``). Registry: ``SOURCES`` in
-  ``sources.py``.
+  ``changes/sources.py``.
 - a **report format** (:class:`ReportFormat`) renders a
   :class:`~slopjudge.model.RunReport` as text. Registry: ``FORMATS`` in
   ``report/__init__.py``; ``slopjudge run --format`` and ``--write`` offer
   exactly its keys.
 - a **harness** (:class:`Harness`) tells ``slopjudge-agent`` how to run one
   coding agent as a judge; a :class:`HarnessFactory` finds its binary.
-  Registry: ``HARNESSES`` in ``runner/agent.py`` (``claude``, ``codex``).
+  Registry: ``HARNESSES`` in ``judging/runner/agent.py`` (``claude``, ``codex``).
 - a **hook point** (``hooks/*.py``) translates one agent event into an engine
   run and the engine's answer back into the agent's protocol.
 
-How a run behaves (:class:`~slopjudge.options.RunOptions`) lives in
-``options.py``.
+How a run behaves (:class:`~slopjudge.checks.options.RunOptions`) lives in
+``checks/options.py``.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import argparse
 
-    from .model import Changeset, Check, CheckResult, Event, Rule, RunReport
-    from .options import RunOptions
-    from .procs import Registry
+    from slopjudge.checks.options import RunOptions
+    from slopjudge.checks.procs import Registry
+    from slopjudge.model import Changeset, Check, CheckResult, Event, Rule, RunReport
 
 
 @dataclass

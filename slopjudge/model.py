@@ -129,7 +129,7 @@ class FileChange:
 
     def to_payload(self) -> dict[str, Any]:
         if self.hunks is None:
-            from .diffparse import hunks_of
+            from slopjudge.changes.diffparse import hunks_of
 
             self.hunks = hunks_of(self.diff)
         return {
@@ -240,7 +240,7 @@ class RunReport:
 
 def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
     """The run's judge cost: calls made, calls answered from the cache, summed usage."""
-    from .usage import total, total_tokens
+    from slopjudge.judging.usage import total, total_tokens
 
     summed = total(c.usage for c in checks) or {}
     return {

@@ -1,7 +1,7 @@
 """Gitignore-like path globs: the one glob dialect of slopjudge.
 
 Used for a rule's ``paths`` and ``exclude``, the path in ``tools:`` patterns
-(``Write(src/**)``, :mod:`slopjudge.toolmatch`) and the rule pack's scripts
+(``Write(src/**)``, :mod:`slopjudge.changes.toolmatch`) and the rule pack's scripts
 (``rules/_lib/slopscan.py``: ``rules/_config/test-data.txt``, protect-rules).
 
 Paths are repository-relative with ``/`` separators. Syntax:

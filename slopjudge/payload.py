@@ -23,7 +23,7 @@ import os
 import re
 from typing import Any
 
-from .model import Changeset, Event, FileChange, Rule
+from slopjudge.model import Changeset, Event, FileChange, Rule
 
 SCHEMA = "payload.schema.json"
 CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
@@ -156,12 +156,12 @@ def for_rule(
     elif rule is None:
         files, others = list(changeset.files), []
     else:
-        from . import changeset as cs
+        from slopjudge.changes import changeset as cs
 
         files, others = cs.split(changeset, rule.paths, rule.exclude)
     change = ""
     if files:
-        from . import changeset as cs
+        from slopjudge.changes import changeset as cs
 
         change = cs.unified_diff(files)
     payload = build_payload(
@@ -173,7 +173,7 @@ def for_rule(
 
 def payload_keys() -> tuple[str, ...]:
     """The payload's top-level keys, in the schema's order."""
-    from .schemas import load_schema
+    from slopjudge.loading.schemas import load_schema
 
     return tuple(load_schema(SCHEMA)["required"])
 
@@ -212,7 +212,7 @@ def _validator() -> Any:
     if not _VALIDATOR:
         import jsonschema
 
-        from .schemas import load_schema
+        from slopjudge.loading.schemas import load_schema
 
         schema = load_schema(SCHEMA)
         cls = jsonschema.validators.validator_for(schema)
@@ -228,7 +228,7 @@ def event_payload(event: Event) -> dict[str, Any]:
     data["argv"] = None
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):
-        from .shell import argv_list
+        from slopjudge.changes.shell import argv_list
 
         data["argv"] = argv_list(command)
     return data

@@ -28,7 +28,7 @@ def run_args(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli import main as slopjudge
+    from slopjudge.cli import main as slopjudge
 
     return slopjudge(run_args(sys.argv[1:] if argv is None else list(argv), os.environ))
 

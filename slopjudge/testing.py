@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SlopjudgeError
-from .model import Changeset, CheckResult, Event, Rule
-from .options import RunOptions
-from .selection import applicable_rules, select_rules
+from slopjudge.checks.options import RunOptions
+from slopjudge.checks.selection import applicable_rules, select_rules
+from slopjudge.errors import SlopjudgeError
+from slopjudge.model import Changeset, CheckResult, Event, Rule
 
 HOOK_KINDS = {
     "PreToolUse": "pre-tool",
@@ -133,7 +133,7 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
 
 
 def _case_schema() -> dict[str, Any]:
-    from .schemas import load_schema
+    from slopjudge.loading.schemas import load_schema
 
     return load_schema("case.schema.json")
 
@@ -156,7 +156,7 @@ def _write_mock(tmp: str, name: str, verdict: dict[str, Any]) -> tuple[str, str]
 def _event_and_changeset(
     case: dict[str, Any], folder: str, rule: Rule, workspace: str
 ) -> tuple[Event, Changeset]:
-    from . import changeset as cs
+    from slopjudge.changes import changeset as cs
 
     if "diff" in case:
         with open(os.path.join(folder, case["diff"]), "rb") as fh:
@@ -173,7 +173,7 @@ def _event_and_changeset(
     # Fixture payloads name the workspace as $WORKSPACE: cases run in a temp copy.
     payload = json.loads(text.replace("$WORKSPACE", workspace.replace("\\", "\\\\")))
     kind = case.get("kind") or HOOK_KINDS.get(str(payload.get("hook_event_name")), "pre-tool")
-    from .agentevent import event_from_payload, proposed_changeset
+    from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
 
     event = event_from_payload(kind, payload)
     if event.cwd is None:
@@ -247,7 +247,7 @@ def _execute(
     options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
 ) -> tuple[str, list[CheckResult]]:
     """Run the rule with canned judges; (actual outcome, results). Adds to ``problems``."""
-    from . import engine
+    from slopjudge.checks import engine
 
     mocks: dict[str, str] = {}
     seen_files: dict[str, str] = {}
@@ -376,8 +376,8 @@ def _git_env(tmp: str) -> dict[str, str]:
 def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                       options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
-    from . import changeset as cs
-    from . import procs
+    from slopjudge.changes import changeset as cs
+    from slopjudge.checks import procs
 
     data, problems, why_not = _read_sloprail_case(folder)
     if data is None:

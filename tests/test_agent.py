@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from slopjudge.hookspec import JudgeAttempt
-from slopjudge.runner import failure
-from slopjudge.runner.agent import UsageError, split_rules
-from slopjudge.runner.harness import ModelSetError
-from slopjudge.runner.harness_claude import ISOLATION_SETTINGS, ClaudeHarness
-from slopjudge.runner.harness_codex import CodexHarness
+from slopjudge.judging.runner import failure
+from slopjudge.judging.runner.agent import UsageError, split_rules
+from slopjudge.judging.runner.harness import ModelSetError
+from slopjudge.judging.runner.harness_claude import ISOLATION_SETTINGS, ClaudeHarness
+from slopjudge.judging.runner.harness_codex import CodexHarness
 
 FAKE = r'''#!{python}
 import json, os, re, sys, time
@@ -60,7 +60,7 @@ sys.exit(step.get("exit", 0))
 
 PASS = {"pass": True, "reasoning": "fine"}
 FAIL = {"pass": False, "reasoning": "adds slop"}
-AGENT = [sys.executable, "-m", "slopjudge.runner.agent"]
+AGENT = [sys.executable, "-m", "slopjudge.judging.runner.agent"]
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def bindir(tmp_path: Path) -> Path:
 @pytest.fixture
 def verifier(tmp_path: Path) -> str:
     path = tmp_path / "verify"
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.verifier "$@"\n')
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
     path.chmod(0o755)
     return str(path)
 

@@ -46,7 +46,7 @@ def repo(tmp_path: Path) -> Path:
 def verifier(tmp_path: Path) -> str:
     """slopjudge-verify, run from this checkout's interpreter."""
     path = tmp_path / "slopjudge-verify"
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.verifier "$@"\n')
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
     path.chmod(0o755)
     return str(path)
 
@@ -84,7 +84,7 @@ def run_agent(
         env["SLOPJUDGE_AGENT_OUTPUT_DIR"] = str(out_root)
         proc = subprocess.run(
             [
-                sys.executable, "-m", "slopjudge.runner.agent",
+                sys.executable, "-m", "slopjudge.judging.runner.agent",
                 "--harness", "claude", "--model", "size-md", "--verify", verifier,
                 "--add-dir:readonly", str(repo), "--allowed-tools", "Read Grep",
                 "--prompt-stdin", *extra,
@@ -207,7 +207,7 @@ def test_prompt_over_64k_goes_on_stdin_to_the_real_cli(
         env = claude_env(api.url, str(tmp_path / "home"))
         env["SLOPJUDGE_CLAUDE_BIN"] = claude
         proc = subprocess.run(
-            [sys.executable, "-m", "slopjudge.runner.agent", "--model", "sonnet",
+            [sys.executable, "-m", "slopjudge.judging.runner.agent", "--model", "sonnet",
              "--verify", verifier, "--add-dir:readonly", str(repo), "--prompt-stdin"],
             input=big.encode(), env=env, cwd=repo, capture_output=True, timeout=RUN_TIMEOUT,
         )

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slopjudge.agreement import Agreement, agreement, cohens_kappa, flips, read_labels
 from slopjudge.cli import main
-from slopjudge.record import append_events
+from slopjudge.records.agreement import Agreement, agreement, cohens_kappa, flips, read_labels
+from slopjudge.records.record import append_events
 from tests.helpers import in_process
 
 

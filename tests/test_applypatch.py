@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import applypatch, changeset
-from slopjudge.applypatch import PatchError
-from slopjudge.edits import EditError, patch_text, proposed_changes
+from slopjudge.changes import applypatch, changeset
+from slopjudge.changes.applypatch import PatchError
+from slopjudge.changes.edits import EditError, patch_text, proposed_changes
 
 
 def envelope(*body: str) -> str:

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from slopjudge import engine
-from slopjudge.budget import Budget, Limits, read_session_spend
-from slopjudge.config import load_settings
+from slopjudge.checks import engine
+from slopjudge.checks.options import options_from_settings
+from slopjudge.judging.budget import Budget, Limits, read_session_spend
+from slopjudge.loading.config import load_settings
+from slopjudge.loading.rulecache import load_rules_cached
 from slopjudge.model import Changeset, Event, FileChange
-from slopjudge.options import options_from_settings
-from slopjudge.rulecache import load_rules_cached
 
 RUNNER = """#!{python}
 import json, os, sys

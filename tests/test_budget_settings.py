@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.budget import Budget
-from slopjudge.config import ConfigError, load_settings
-from slopjudge.options import options_from_settings
+from slopjudge.checks.options import options_from_settings
+from slopjudge.judging.budget import Budget
+from slopjudge.loading.config import ConfigError, load_settings
 
 
 def test_budgets_and_aliases_from_slopjudge_yaml(tmp_path: Path) -> None:

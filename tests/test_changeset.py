@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slopjudge import changeset as cs
+from slopjudge.changes import changeset as cs
 from slopjudge.model import Changeset, FileChange
 
 GIT_ENV = {
@@ -727,7 +727,7 @@ def test_unified_diff_concatenates() -> None:
 
 
 def test_module_imports_no_heavy_dependencies() -> None:
-    code = ("import sys, slopjudge.changeset, slopjudge.pathglob;"
+    code = ("import sys, slopjudge.changes.changeset, slopjudge.pathglob;"
             "bad = [m for m in ('jinja2', 'jsonschema', 'ruamel', 'unidiff') if m in sys.modules];"
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

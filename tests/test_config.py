@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import config
-from slopjudge.config import ConfigError, Settings, display_path, find_workspace, load_settings
+from slopjudge.loading import config
+from slopjudge.loading.config import (
+    ConfigError,
+    Settings,
+    display_path,
+    find_workspace,
+    load_settings,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +91,7 @@ def test_flow_lists_and_yaml_the_simple_reader_leaves_to_ruamel(tmp_path: Path) 
 def test_simple_reader_does_not_import_ruamel(tmp_path: Path) -> None:
     write(tmp_path / "slopjudge.yaml", "rules_dir: r\njobs: 2\ntemplate_dirs:\n  - t\n")
     code = (
-        "import sys; from slopjudge.config import load_settings; "
+        "import sys; from slopjudge.loading.config import load_settings; "
         f"s = load_settings({str(tmp_path)!r}); assert s.jobs == 2, s; "
         "assert 'ruamel' not in sys.modules and 'ruamel.yaml' not in sys.modules; print('ok')"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.loader import load_rules
+from slopjudge.loading.loader import load_rules
 
 
 def _load(tmp_path: Path, check: str) -> tuple[list[str], list[str]]:

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from test_agent import PASS, Run, bindir, run, verifier  # noqa: F401  (fixtures)
 
-from slopjudge.costreport import cost_report, render_cost
-from slopjudge.runner.client import call_runner
-from slopjudge.runner.harness import alias_overrides
-from slopjudge.usage import (
+from slopjudge.judging.runner.client import call_runner
+from slopjudge.judging.runner.harness import alias_overrides
+from slopjudge.judging.usage import (
     add,
     from_claude_result,
     from_codex_events,
@@ -23,6 +22,7 @@ from slopjudge.usage import (
     summary,
     usage_line,
 )
+from slopjudge.records.costreport import cost_report, render_cost
 
 RESULT = {
     "type": "result", "subtype": "success", "is_error": False, "duration_ms": 3547,
@@ -135,8 +135,8 @@ def test_model_aliases_from_the_settings_reach_the_harness(run: Run, verifier: s
 
 
 def test_a_preference_list_takes_the_first_model_the_harness_runs() -> None:
-    from slopjudge.runner.harness_claude import ClaudeHarness
-    from slopjudge.runner.harness_codex import CodexHarness
+    from slopjudge.judging.runner.harness_claude import ClaudeHarness
+    from slopjudge.judging.runner.harness_codex import CodexHarness
 
     assert ClaudeHarness().resolve_model("gpt-6-luna,size-sm") == "haiku"
     assert CodexHarness().resolve_model("opus,gpt-6-luna") == "gpt-6-luna"
@@ -213,7 +213,7 @@ def test_report_cost_on_a_log_with_no_judges(tmp_path: Path) -> None:
 
 
 def test_codex_json_events_give_the_reply_and_the_usage() -> None:
-    from slopjudge.runner.harness_codex import CodexHarness
+    from slopjudge.judging.runner.harness_codex import CodexHarness
 
     stream = "\n".join([
         '{"type": "thread.started", "thread_id": "t"}',

@@ -11,7 +11,7 @@ import pytest
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from slopjudge.changeset import from_diff, read_diff
+from slopjudge.changes.changeset import from_diff, read_diff
 
 HEAD = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n"
 

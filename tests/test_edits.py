@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from slopjudge.edits import EditError, proposed_content
+from slopjudge.changes.edits import EditError, proposed_content
 
 
 @pytest.fixture()
@@ -171,7 +171,7 @@ def test_deleting_a_line_takes_its_newline(tmp_path) -> None:
 
 
 def test_unapplied_edit_is_judged_on_its_path_and_new_text(tmp_path) -> None:
-    from slopjudge.edits import unapplied_changeset
+    from slopjudge.changes.edits import unapplied_changeset
 
     (tmp_path / "rules").mkdir()
     rule = tmp_path / "rules" / "r.yaml"
@@ -190,7 +190,7 @@ def test_unapplied_edit_is_judged_on_its_path_and_new_text(tmp_path) -> None:
 
 
 def test_unapplied_patch_names_every_file(tmp_path) -> None:
-    from slopjudge.edits import unapplied_changeset
+    from slopjudge.changes.edits import unapplied_changeset
 
     (tmp_path / "a.txt").write_text("a\n")
     patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-not in the file\n+new line\n"
@@ -208,7 +208,7 @@ def test_unapplied_patch_names_every_file(tmp_path) -> None:
     {"file_path": "sub", "old_string": "a", "new_string": "b"},
 ])
 def test_unapplied_items_never_raise_on_bad_input(tmp_path, tool_input) -> None:
-    from slopjudge.edits import unapplied_changeset
+    from slopjudge.changes.edits import unapplied_changeset
 
     (tmp_path / "sub").mkdir()
     for tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"):

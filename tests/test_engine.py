@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import engine, selection
+from slopjudge.checks import engine, selection
+from slopjudge.checks.options import RunOptions, options_from_settings
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
-from slopjudge.options import RunOptions, options_from_settings
-from slopjudge.prompts import load_prompt
+from slopjudge.records.prompts import load_prompt
 from tests.helpers import executable, read_jsonl, sh
 
 
@@ -182,7 +182,7 @@ def test_judge_prompt_kept_by_digest_for_replay(tmp_path: Path) -> None:
 
 def test_options_from_settings_reads_mocks_fail_closed(monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
-    from slopjudge.config import Settings
+    from slopjudge.loading.config import Settings
 
     settings = Settings(
         workspace=str(tmp_path), rules_dir=str(tmp_path / "rules"), template_dirs=[]

@@ -19,8 +19,10 @@ HEAVY = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "tenacity",
     "argparse", "subprocess", "concurrent", "logging", "asyncio", "email", "tempfile",
     "hashlib", "hmac", "ssl", "uuid", "pathlib", "difflib", "pickle", "decimal", "zipfile",
-    "slopjudge.changeset", "slopjudge.diffparse", "slopjudge.procs", "slopjudge.payload",
-    "slopjudge.record", "slopjudge.graph", "slopjudge.checks", "slopjudge.commands",
+    "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.checks.procs",
+    "slopjudge.payload", "slopjudge.records.record", "slopjudge.loading.graph",
+    "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
+    "slopjudge.checks.prepare", "slopjudge.commands",
 }
 
 def _product_env() -> dict[str, str]:
@@ -64,15 +66,16 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
     total_us = sum(int(ln.split("|")[0].split(":")[1]) for ln in lines[1:]
                    if ln.split("|")[0].split(":")[1].strip().isdigit())
     assert heavy == [], f"heavy imports on the fast path: {heavy} (imports {total_us} us)"
-    assert "slopjudge.rulecache" in new  # the probe really took the hook path
+    assert "slopjudge.loading.rulecache" in new  # the probe really took the hook path
 
 
 # A Bash call that the pack's checks judge: they run, but a command carries no file
 # change, so no changeset, diff or snapshot code loads, nor anything for judges.
 NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
-    "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changeset", "slopjudge.diffparse",
-    "slopjudge.templates", "slopjudge.checks.judge", "slopjudge.commands",
+    "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
+    "slopjudge.changes.diffparse",
+    "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands",
 }
 
 
@@ -92,7 +95,7 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
     new = set(got["new"])
-    assert "slopjudge.procs" in new  # the pack's checks really ran
+    assert "slopjudge.checks.procs" in new  # the pack's checks really ran
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
     assert found == [], f"imported for a Bash call: {found}"

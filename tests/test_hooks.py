@@ -730,7 +730,7 @@ def test_messages_name_files_from_the_workspace_root_in_a_subfolder_session(ws: 
 
 
 def test_the_file_tools_a_payload_must_name_a_file_for_are_toolmatchs() -> None:
-    from slopjudge import toolmatch, tools
+    from slopjudge.changes import toolmatch, tools
 
     assert common.PATH_TOOLS is tools.PATH_FIELDS  # one definition, not a copy
     assert toolmatch.PATH_TOOLS is tools.PATH_TOOLS == set(tools.PATH_FIELDS)

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from slopjudge.checks.judge import run_judge
+from slopjudge.checks.options import RunOptions
 from slopjudge.hookspec import CheckContext
+from slopjudge.judging.templates import validate_template
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
-from slopjudge.options import RunOptions
 from slopjudge.payload import for_rule
-from slopjudge.templates import validate_template
 
 TEMPLATE = """\
 Judge this change for slop.
@@ -619,7 +619,7 @@ print('{PASS}')
 
 
 def test_judge_mocks_from_env() -> None:
-    from slopjudge.options import judge_mocks_from_env
+    from slopjudge.checks.options import judge_mocks_from_env
 
     assert judge_mocks_from_env({}) is None
     assert judge_mocks_from_env({"SLOPJUDGE_JUDGE_MOCKS": ""}) == {}

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from slopjudge import loader
-from slopjudge.durations import DurationError, format_duration, parse_duration
-from slopjudge.loader import find_rule_files, load_rules
+from slopjudge.loading import loader
+from slopjudge.loading.durations import DurationError, format_duration, parse_duration
+from slopjudge.loading.loader import find_rule_files, load_rules
+from slopjudge.loading.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
 from slopjudge.model import LoadError, LoadResult
-from slopjudge.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -538,9 +538,9 @@ def test_template_validation_errors_join_the_rule_errors(
             raise ValueError("checker bug")
         return [LoadError("rules/t.md.j2", 1, 4, "`nope` is not in the template context")]
 
-    fake = types.ModuleType("slopjudge.templates")
+    fake = types.ModuleType("slopjudge.judging.templates")
     fake.validate_template = validate_template  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "slopjudge.templates", fake)
+    monkeypatch.setitem(sys.modules, "slopjudge.judging.templates", fake)
     result = load_rules("rules", workspace=str(tmp_path), template_dirs=[])
     assert calls[0] == (str(tmp_path / "rules" / "t.md.j2"), str(tmp_path / "rules"), [])
     msgs = {(e.rule, str(e)) for e in result.errors}

@@ -176,7 +176,7 @@ def _slopscan() -> ModuleType:
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One rule per case and caller, loaded as a user's rules are: ``p<i>`` with
     ``paths`` and ``tools: [Write(...)]``, ``x<i>`` with ``exclude``."""
-    from slopjudge.loader import load_rules
+    from slopjudge.loading.loader import load_rules
 
     ws = tmp_path_factory.mktemp("ws")
     rules = ws / "rules"
@@ -200,9 +200,9 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 @pytest.mark.parametrize(("pattern", "path", "expected"), CASES)
 def test_every_caller_answers_the_table_alike(loaded: dict[str, object], pattern: str,
                                               path: str, expected: bool) -> None:
-    from slopjudge.changeset import split
+    from slopjudge.changes.changeset import split
+    from slopjudge.checks.selection import applicable_rules
     from slopjudge.model import Changeset, Event, FileChange
-    from slopjudge.selection import applicable_rules
 
     assert match(pattern, path) is expected
     assert match_any([pattern], path) is expected

@@ -101,8 +101,8 @@ def test_a_payload_of_the_wrong_shape_fails_validation(
 
 
 def test_the_schema_is_the_one_list_of_top_level_keys() -> None:
-    from slopjudge.schemas import load_schema
-    from slopjudge.templates import CONTEXT_KEYS, synthetic_payload
+    from slopjudge.judging.templates import CONTEXT_KEYS, synthetic_payload
+    from slopjudge.loading.schemas import load_schema
 
     schema = load_schema("payload.schema.json")
     assert set(schema["required"]) == KEYS == set(payload_keys())
@@ -135,7 +135,7 @@ SAMPLE_DIFF = (
 
 
 def from_diff_payload(diff: str) -> dict[str, Any]:
-    from slopjudge.changeset import read_diff
+    from slopjudge.changes.changeset import read_diff
 
     cs = read_diff(diff.encode(), "x.diff")
     _, data = for_rule(event=Event(kind="ci"), workspace="/ws", changeset=cs, rule=None)
@@ -162,7 +162,7 @@ def test_a_file_made_without_a_parse_gets_its_hunks_from_its_diff() -> None:
 
 
 def test_a_proposed_edit_carries_the_hunks_of_its_synthesized_diff(tmp_path: Path) -> None:
-    from slopjudge.changeset import from_proposed_edit
+    from slopjudge.changes.changeset import from_proposed_edit
 
     (tmp_path / "a.py").write_text("one\ntwo\nthree\n")
     cs = from_proposed_edit(str(tmp_path), "a.py", "one\n2\nthree\nfour")

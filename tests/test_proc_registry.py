@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import procs
-from slopjudge.engine import stop_running
+from slopjudge.checks import procs
+from slopjudge.checks.engine import stop_running
 
 
 def _alive(pid: int) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from slopjudge.model import CheckResult, Finding
-from slopjudge.record import append_events, event_record, read_events
+from slopjudge.records.record import append_events, event_record, read_events
 
 SPEC_FIELDS = {
     "time",
@@ -199,7 +199,7 @@ def test_writers_wait_for_the_lock_and_never_cut_a_live_line(tmp_path: Path) -> 
 
 
 def test_a_lock_held_too_long_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from slopjudge import record
+    from slopjudge.records import record
 
     monkeypatch.setattr(record, "LOCK_WAIT_S", 0.2)
     path = tmp_path / "events.jsonl"
@@ -219,7 +219,7 @@ def test_a_lock_held_too_long_is_an_error(tmp_path: Path, monkeypatch: pytest.Mo
 
 WRITER = textwrap.dedent("""
     import os, sys, time
-    from slopjudge.record import append_events
+    from slopjudge.records.record import append_events
     path, name, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     while not os.path.exists(go):
         time.sleep(0.001)

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from slopjudge import engine
-from slopjudge.checks import CHECK_KINDS
+from slopjudge.changes.sources import SOURCES, changeset_from_args
+from slopjudge.checks import CHECK_KINDS, engine
+from slopjudge.checks.options import RunOptions
 from slopjudge.cli import build_parser
 from slopjudge.hookspec import CheckContext, JudgeAttempt
+from slopjudge.judging.runner import agent
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
-from slopjudge.options import RunOptions
 from slopjudge.report import FORMATS
-from slopjudge.runner import agent
-from slopjudge.sources import SOURCES, changeset_from_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,9 +38,9 @@ from slopjudge.checks import CHECK_KINDS
 from slopjudge.hookspec import CheckContext, JudgeAttempt
 from slopjudge.model import Changeset, CheckResult, RunReport
 from slopjudge.report import FORMATS
-from slopjudge.runner.agent import HARNESSES
-from slopjudge.runner.harness_claude import ClaudeHarness
-from slopjudge.sources import SOURCES
+from slopjudge.judging.runner.agent import HARNESSES
+from slopjudge.judging.runner.harness_claude import ClaudeHarness
+from slopjudge.changes.sources import SOURCES
 
 
 def kind_ok(ctx: CheckContext) -> CheckResult:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import loader, rulecache
-from slopjudge.config import load_settings
+from slopjudge.loading import loader, rulecache
+from slopjudge.loading.config import load_settings
+from slopjudge.loading.rulecache import cache_path, load_rules_cached
 from slopjudge.model import LoadResult
-from slopjudge.rulecache import cache_path, load_rules_cached
 
 HEAVY = ("ruamel", "jsonschema", "jinja2")
 
@@ -201,8 +201,8 @@ def test_a_different_slopjudge_version_misses(
 def test_a_hit_imports_no_heavy_module(ws: Path) -> None:
     code = (
         "import sys\n"
-        "from slopjudge.config import load_settings\n"
-        "from slopjudge.rulecache import load_rules_cached\n"
+        "from slopjudge.loading.config import load_settings\n"
+        "from slopjudge.loading.rulecache import load_rules_cached\n"
         f"r = load_rules_cached(load_settings({str(ws)!r}))\n"
         "print(sorted(x.id for x in r.rules))\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
@@ -213,3 +213,13 @@ def test_a_hit_imports_no_heavy_module(ws: Path) -> None:
     hit = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert hit.returncode == 0, hit.stderr
     assert hit.stdout.splitlines() == ["['a', 'b']", "[]"]
+
+
+def test_the_code_that_decides_a_load_is_watched_where_it_lives() -> None:
+    # A key naming a file that is not there would never change: an edit of the
+    # loader in a checkout would then be served from a stale cache.
+    from slopjudge.resources import PACKAGE_DIR
+
+    for name in rulecache._CODE:
+        assert os.path.isfile(os.path.join(PACKAGE_DIR, name)), name
+    assert "loading/loader.py" in rulecache._CODE

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from test_judge_check import PASS, make_ctx, write_exe
 
-from slopjudge import procs
+from slopjudge.checks import procs
 from slopjudge.checks.judge import run_judge
-from slopjudge.runner import client
-from slopjudge.runner.client import build_argv, call_runner, read_outcome, resolve_runner
-from slopjudge.verifier import verifier_path
+from slopjudge.judging.runner import client
+from slopjudge.judging.runner.client import build_argv, call_runner, read_outcome, resolve_runner
+from slopjudge.judging.verifier import verifier_path
 
 ALLOWED = ["Read", "Grep", "Bash(git show:*)", "Read(/a b/**)"]
 DISALLOWED = ["WebFetch", "Bash(rm -rf *)"]
@@ -87,7 +87,8 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     if bundled.exists():
         assert resolve_runner(None) == [str(bundled)]
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    assert resolve_runner(None) == [str(tmp_path / "python"), "-m", "slopjudge.runner.agent"]
+    assert resolve_runner(None) == [str(tmp_path / "python"), "-m",
+                                    "slopjudge.judging.runner.agent"]
 
 
 def test_runner_option_is_a_command_line(tmp_path: Path) -> None:
@@ -260,8 +261,8 @@ def test_the_runner_command_is_resolved_once_from_the_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--runner, else SLOPJUDGE_RUNNER, else the settings file: read when the settings load."""
-    from slopjudge.config import load_settings
-    from slopjudge.options import options_from_settings
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.loading.config import load_settings
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     (tmp_path / "slopjudge.yaml").write_text("runner: config-runner --y\n")

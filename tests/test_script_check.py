@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import engine
+from slopjudge.checks import engine
+from slopjudge.checks.options import RunOptions
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
-from slopjudge.options import RunOptions
 from tests.helpers import (
     commit_all,
     executable,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from slopjudge import engine
+from slopjudge.checks import engine
+from slopjudge.checks.options import RunOptions
 from slopjudge.checks.script import payload_bytes
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
-from slopjudge.options import RunOptions
 from slopjudge.payload import build_payload
 
 

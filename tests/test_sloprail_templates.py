@@ -14,13 +14,18 @@ from typing import Any
 
 import pytest
 
-from slopjudge import changeset as cs
-from slopjudge import engine
-from slopjudge.loader import load_rules
+from slopjudge.changes import changeset as cs
+from slopjudge.checks import engine
+from slopjudge.checks.options import RunOptions
+from slopjudge.judging.templates import (
+    TemplateRenderError,
+    render,
+    synthetic_payload,
+    validate_template,
+)
+from slopjudge.loading.loader import load_rules
 from slopjudge.model import Event, FileChange
-from slopjudge.options import RunOptions
 from slopjudge.payload import file_event, scan_markers
-from slopjudge.templates import TemplateRenderError, render, synthetic_payload, validate_template
 from tests.helpers import commit_all, executable, git, make_repo, py, write_files
 
 # Written for this project: every per-file field, `is defined` on a delete, every extra filter.

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from slopjudge.model import FileChange
-from slopjudge.templates import (
+from slopjudge.judging.templates import (
     TemplateRenderError,
     load_rubric,
     render,
     synthetic_payload,
     validate_template,
 )
+from slopjudge.model import FileChange
 
 # A template as written for sloprail: it must load and render unchanged.
 SLOPRAIL_TEMPLATE = """\

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slopjudge.shell import argv_list, split
-from slopjudge.toolmatch import any_tool_matches, split_pattern, tool_matches
+from slopjudge.changes.shell import argv_list, split
+from slopjudge.changes.toolmatch import any_tool_matches, split_pattern, tool_matches
 
 
 def bash(cmd: str) -> dict:

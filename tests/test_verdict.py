@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from slopjudge.verdict import (
+from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     VERDICT_SCHEMA,
     confidence_problem,

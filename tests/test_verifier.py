@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import verifier
+from slopjudge.judging import verifier
 
 
 def _run(exe: list[str], answer: bytes, tmp_path: Path, *, env_extra: dict[str, str] | None = None,
@@ -26,7 +26,7 @@ def _run(exe: list[str], answer: bytes, tmp_path: Path, *, env_extra: dict[str, 
 @pytest.fixture(params=["module", "path"])
 def exe(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "module":
-        return [sys.executable, "-m", "slopjudge.verifier"]
+        return [sys.executable, "-m", "slopjudge.judging.verifier"]
     return [verifier.verifier_path()]
 
 
@@ -65,7 +65,7 @@ def test_malformed_exits_1_with_reason(exe: list[str], answer: bytes, tmp_path: 
 
 def test_reads_the_file_when_stdin_is_empty(tmp_path: Path) -> None:
     r = _run(
-        [sys.executable, "-m", "slopjudge.verifier"],
+        [sys.executable, "-m", "slopjudge.judging.verifier"],
         b'{"pass": false, "reasoning": "r"}',
         tmp_path,
         stdin=False,

@@ -1,4 +1,4 @@
-"""Shell commands for the rule pack: slopjudge's own splitter (``slopjudge.shell``:
+"""Shell commands for the rule pack: slopjudge's own splitter (``slopjudge.changes.shell``:
 simple commands with their argv, working folder, pipe, redirections and
 here-document), plus the path questions the shell rules ask of them.
 
@@ -13,7 +13,7 @@ import os
 import sys
 
 try:
-    from slopjudge.shell import SHELLS, SUBST_MARK, Simple, resolve, split
+    from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, resolve, split
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
     print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
     sys.exit(2)

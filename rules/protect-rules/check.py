@@ -13,7 +13,7 @@ import shellparse as sp  # noqa: E402
 import slopscan as ss  # noqa: E402
 
 from slopjudge import pathglob  # noqa: E402
-from slopjudge.tools import CHANGE_TOOLS  # noqa: E402
+from slopjudge.changes.tools import CHANGE_TOOLS  # noqa: E402
 
 # Commands that change files named among their arguments (or, for cp/mv/ln/install, their
 # last argument).

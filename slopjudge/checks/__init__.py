@@ -10,18 +10,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..hookspec import CheckContext, CheckKind
-    from ..model import CheckResult
+    from slopjudge.hookspec import CheckContext, CheckKind
+    from slopjudge.model import CheckResult
 
 
 def _script(ctx: CheckContext) -> CheckResult:
-    from .script import run_script
+    from slopjudge.checks.script import run_script
 
     return run_script(ctx)
 
 
 def _judge(ctx: CheckContext) -> CheckResult:
-    from .judge import run_judge
+    from slopjudge.checks.judge import run_judge
 
     return run_judge(ctx)
 

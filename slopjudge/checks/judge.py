@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import procs
-from ..cache import VerdictCache, cache_key
-from ..hookspec import CheckContext
-from ..model import CheckResult, Finding
-from ..runner.client import (
+from slopjudge.checks import procs
+from slopjudge.checks.prepare import run_prepare
+from slopjudge.hookspec import CheckContext
+from slopjudge.judging.runner.client import (
     OUTPUT_LIMIT,
     OVER_LIMIT,
     build_argv,
@@ -33,16 +32,17 @@ from ..runner.client import (
     resolve_runner,
     runner_env,
 )
-from ..verdict import (
+from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     confidence_problem,
     parse_verdict,
     verdict_instruction,
 )
-from .prepare import run_prepare
+from slopjudge.model import CheckResult, Finding
+from slopjudge.records.cache import VerdictCache, cache_key
 
 if TYPE_CHECKING:
-    from ..options import RunOptions
+    from slopjudge.checks.options import RunOptions
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
     files = (base.get("changeset") or {}).get("files") or []
     if ctx.check.each != "file" or not files:
         return [_Unit(None, base)]
-    from ..payload import file_event
+    from slopjudge.payload import file_event
 
     units = []
     for f in files:
@@ -312,7 +312,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
     # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
-    from ..templates import TemplateRenderError, template_sha256
+    from slopjudge.judging.templates import TemplateRenderError, template_sha256
 
     base = dict(ctx.payload)
     base["additionalContext"] = prep.additional_context
@@ -354,7 +354,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.runner = f"mock:{script}" if script else "mock"
         judgments = _map(opts.jobs, lambda u: _judge_mock(ctx, u), units)
     else:
-        from ..verifier import verifier_path
+        from slopjudge.judging.verifier import verifier_path
 
         runner = resolve_runner(opts.runner)
         argv = build_argv(
@@ -385,8 +385,8 @@ def _fit_units(
     ctx: CheckContext, units: list[_Unit], template: str, instruction: str
 ) -> tuple[list[_Unit], list[str]]:
     """Render each unit; split what is over the prompt budget (checks/split.py)."""
-    from ..templates import render
-    from .split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
+    from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
+    from slopjudge.judging.templates import render
 
     check, opts = ctx.check, ctx.options
     budget = check.max_prompt_tokens or opts.max_prompt_tokens or DEFAULT_MAX_PROMPT_TOKENS
@@ -415,7 +415,7 @@ def _fit_units(
 
 
 def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
-    from ..usage import total, total_tokens
+    from slopjudge.judging.usage import total, total_tokens
 
     result.judge_calls = sum(1 for j in judgments if j.called)
     result.cached_calls = sum(1 for j in judgments if j.cache_hit)

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..hookspec import CheckContext
-from .script import check_env, payload_bytes, run_check_command
+from slopjudge.checks.script import check_env, payload_bytes, run_check_command
+from slopjudge.hookspec import CheckContext
 
 _KEYS = ("additionalContext", "skip", "fingerprint")
 

@@ -13,10 +13,7 @@ import sys
 import time
 from typing import Any
 
-from ..hookspec import CheckContext
-from ..jsonobject import parse_json_object
-from ..model import CheckResult, Finding
-from ..procs import (
+from slopjudge.checks.procs import (
     ProcResult,
     Registry,
     forks_python,
@@ -25,6 +22,9 @@ from ..procs import (
     run_python,
     script_argv,
 )
+from slopjudge.hookspec import CheckContext
+from slopjudge.jsonobject import parse_json_object
+from slopjudge.model import CheckResult, Finding
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:

@@ -8,8 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..model import LoadResult
+    from slopjudge.loading.config import Settings
+    from slopjudge.model import LoadResult
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,8 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_and_rules(args: argparse.Namespace) -> tuple[Settings, LoadResult]:
-    from ..config import find_workspace, load_settings
-    from ..rulecache import load_rules_cached
+    from slopjudge.loading.config import find_workspace, load_settings
+    from slopjudge.loading.rulecache import load_rules_cached
 
     rules_dir = getattr(args, "rules", None)
     if rules_dir:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..hooks import POINTS
+from slopjudge.hooks import POINTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +19,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hooks import main_fast
+    from slopjudge.hooks import main_fast
 
     return main_fast(args.point)

@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools import CHANGE_TOOLS
-from ._shared import add_rules_argument, fail
+from slopjudge.changes.tools import CHANGE_TOOLS
+from slopjudge.commands._shared import add_rules_argument, fail
 
 _CHECK_KEYS = ("script", "judge", "prepare", "model", "timeout", "allowed_tools",
                "disallowed_tools", "response_schema", "post_process")
@@ -642,7 +642,7 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import find_workspace, load_settings
+    from slopjudge.loading.config import find_workspace, load_settings
 
     root = os.path.abspath(args.folder)
     if not os.path.isdir(root):
@@ -683,7 +683,7 @@ def run(args: argparse.Namespace) -> int:
         for note in conv.notes:
             print(f"  {'why' if conv.fatal else 'not converted'}: {note}")
     if written:
-        from ..loader import load_rules
+        from slopjudge.loading.loader import load_rules
 
         result = load_rules(rules_dir, workspace=settings.workspace,
                             template_dirs=settings.template_dirs)

@@ -10,8 +10,8 @@ import argparse
 import os
 import shutil
 
-from ..resources import DATA_DIR
-from ._shared import fail
+from slopjudge.commands._shared import fail
+from slopjudge.resources import DATA_DIR
 
 PACKAGE_DATA = DATA_DIR
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.

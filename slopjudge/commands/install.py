@@ -28,8 +28,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..fsutil import write_atomic
-from ..resources import data_path
+from slopjudge.fsutil import write_atomic
+from slopjudge.resources import data_path
 
 Hook = tuple[str, str, str | None, int]
 
@@ -167,7 +167,7 @@ def merge(settings: dict[str, Any], command: str,
 
 
 def _read(path: str) -> dict[str, Any]:
-    from ..config import display_path
+    from slopjudge.loading.config import display_path
 
     shown = display_path(path)
     try:
@@ -197,7 +197,7 @@ def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS) -> s
     try:
         data = merge(_read(path), command, events)
     except InstallError as exc:
-        from ..config import display_path
+        from slopjudge.loading.config import display_path
 
         if str(exc).startswith('"'):
             raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
@@ -217,7 +217,7 @@ def write_wrapper(workspace: str, harness: str) -> str:
     A file there that slopjudge did not write is left untouched
     (:class:`InstallError`); an older wrapper of slopjudge's is replaced.
     """
-    from ..config import display_path
+    from slopjudge.loading.config import display_path
 
     path = os.path.join(workspace, *TARGETS[harness].wrapper_relpath)
     text = wrapper_text(harness)
@@ -265,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
         if target.note:
             print(target.note, file=sys.stderr)
         return 0
-    from ..config import find_workspace
+    from slopjudge.loading.config import find_workspace
 
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     try:

@@ -6,8 +6,8 @@ import argparse
 import json
 import os
 
-from ..sources import add_source_arguments, changeset_from_args
-from ._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.changes.sources import add_source_arguments, changeset_from_args
+from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,9 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import changeset as cs
-    from ..model import Event
-    from ..payload import for_rule
+    from slopjudge.changes import changeset as cs
+    from slopjudge.model import Event
+    from slopjudge.payload import for_rule
 
     settings, loaded = settings_and_rules(args)
     try:

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from ._shared import fail
+from slopjudge.commands._shared import fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,12 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..agreement import cohens_kappa, verdict
-    from ..config import find_workspace, load_settings
-    from ..prompts import load_prompt
-    from ..record import read_events
-    from ..runner.client import build_argv, call_runner, resolve_runner
-    from ..verifier import verifier_path
+    from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
+    from slopjudge.judging.verifier import verifier_path
+    from slopjudge.loading.config import find_workspace, load_settings
+    from slopjudge.records.agreement import cohens_kappa, verdict
+    from slopjudge.records.prompts import load_prompt
+    from slopjudge.records.record import read_events
 
     settings = load_settings(find_workspace(os.getcwd()))
     events_file = args.events or settings.events_file

@@ -20,7 +20,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from ._shared import fail
+from slopjudge.commands._shared import fail
 
 SUBCOMMANDS = ("events", "agreement", "flips", "cost")
 
@@ -63,13 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_events_file() -> str:
-    from ..config import find_workspace, load_settings
+    from slopjudge.loading.config import find_workspace, load_settings
 
     return load_settings(find_workspace(os.getcwd())).events_file
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..record import read_events
+    from slopjudge.records.record import read_events
 
     command = getattr(args, "report_command", None) or "events"
     path = args.events
@@ -98,7 +98,7 @@ def _out(text: str) -> None:
 
 
 def _first_line(text: Any) -> str:
-    from ..report import first_line
+    from slopjudge.report import first_line
 
     return first_line(text) if isinstance(text, str) else ""
 
@@ -193,7 +193,7 @@ def _number(value: Any) -> float:
 def _agreement(
     args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool
 ) -> int:
-    from ..agreement import agreement, read_labels
+    from slopjudge.records.agreement import agreement, read_labels
 
     try:
         labels, label_problems = read_labels(args.labels)
@@ -238,7 +238,7 @@ def _agreement(
 # --- flips -------------------------------------------------------------------
 
 def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
-    from ..agreement import flips
+    from slopjudge.records.agreement import flips
 
     found = flips(events)
     if as_json:
@@ -264,7 +264,7 @@ def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           as_json: bool) -> int:
-    from ..costreport import cost_report, render_cost
+    from slopjudge.records.costreport import cost_report, render_cost
 
     session = getattr(args, "session", None)
     chosen = [e for e in events if not session or e.get("session_id") == session]

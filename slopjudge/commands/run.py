@@ -7,14 +7,14 @@ import os
 import re
 import sys
 
-from ..sources import add_source_arguments, changeset_from_args
-from ._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.changes.sources import add_source_arguments, changeset_from_args
+from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
 EXIT = {"pass": 0, "refuse": 1, "error": 2}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..report import FORMATS
+    from slopjudge.report import FORMATS
 
     add_rules_argument(parser)
     add_source_arguments(parser)
@@ -66,7 +66,7 @@ def output_problem(path: str) -> str | None:
 
 def parse_writes(values: list[str]) -> list[tuple[str, str]]:
     """``--write FORMAT=FILE`` values as (format, file); ValueError (one line) when bad."""
-    from ..report import FORMATS
+    from slopjudge.report import FORMATS
 
     out = []
     for value in values:
@@ -79,11 +79,12 @@ def parse_writes(values: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import changeset as cs
-    from .. import engine, report
-    from ..model import Event, RunReport, overall_outcome
-    from ..options import options_from_settings
-    from ..selection import applicable_rules, select_rules
+    from slopjudge import report
+    from slopjudge.changes import changeset as cs
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks.selection import applicable_rules, select_rules
+    from slopjudge.model import Event, RunReport, overall_outcome
 
     try:
         writes = parse_writes(args.write)
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = None
     if args.format == "text" and not args.output and sys.stderr.isatty():
-        from ..report.text import Progress
+        from slopjudge.report.text import Progress
 
         progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))

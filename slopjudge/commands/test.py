@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from ._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..options import options_from_settings
-    from ..testing import run_tests
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.testing import run_tests
 
     settings, loaded = settings_and_rules(args)
     if not os.path.isdir(settings.rules_dir):

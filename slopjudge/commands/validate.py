@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from ._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

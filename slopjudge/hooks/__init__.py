@@ -20,7 +20,7 @@ def main_fast(sub: str) -> int:
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
-    from . import common
+    from slopjudge.hooks import common
 
     if common.reentered():
         return 0  # a judge slopjudge launched: its own hooks must not judge it
@@ -36,7 +36,7 @@ def main_fast(sub: str) -> int:
 
 def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
     """One hook point on the raw payload bytes (``problem``: why stdin could not be read)."""
-    from . import common
+    from slopjudge.hooks import common
 
     payload: dict[str, object] | None = None
     if problem is None:
@@ -45,14 +45,14 @@ def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
         except common.PayloadError as exc:
             problem = exc
     if sub == "pre-tool":
-        from . import pre_tool
+        from slopjudge.hooks import pre_tool
 
         return pre_tool.main(payload, problem)
     if sub == "start":
-        from . import start
+        from slopjudge.hooks import start
 
         return start.main(payload, problem)
-    from . import stop
+    from slopjudge.hooks import stop
 
     return stop.main(sub, payload, problem)
 
@@ -70,7 +70,7 @@ def _stop_children_on_signals(sub: str) -> None:
         import os
         import sys
 
-        procs = sys.modules.get("slopjudge.procs")  # none started unless it was imported
+        procs = sys.modules.get("slopjudge.checks.procs")  # none started unless it was imported
         if procs is not None:
             procs.kill_all()
         name = signal.Signals(signum).name

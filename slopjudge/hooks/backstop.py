@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import common, state
+from slopjudge.hooks import common, state
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -139,7 +139,7 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
 
     The Stop hook judges that same changeset: one snapshot of the work tree per stop.
     """
-    from .. import changeset
+    from slopjudge.changes import changeset
 
     with common.fail_closed() as failure:
         baseline = state.load_baseline(settings.state_dir, session_id)
@@ -171,7 +171,7 @@ def ignored_files(settings: Any) -> list[tuple[str, str]]:
     folder's helpers: an ignored ``rules/_lib/x.py`` runs inside slopjudge. No tool of
     slopjudge's writes there (Python checks write no bytecode), so any such file is one
     a person must look at."""
-    from .. import changeset
+    from slopjudge.changes import changeset
 
     ws = os.path.realpath(settings.workspace)
     trees = []

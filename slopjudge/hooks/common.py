@@ -11,9 +11,9 @@ import os
 import sys
 from typing import Any
 
-from ..agentevent import event_from_payload as event_from_payload
-from ..model import CheckResult, Finding, LoadError, Rule
-from ..tools import PATH_FIELDS
+from slopjudge.changes.agentevent import event_from_payload as event_from_payload
+from slopjudge.changes.tools import PATH_FIELDS
+from slopjudge.model import CheckResult, Finding, LoadError, Rule
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well
@@ -164,7 +164,7 @@ def find_workspace() -> str:
     Never the payload's ``cwd``: a session that wandered outside the project,
     or into a repository nested in it, is still judged by the project's rules.
     """
-    from ..config import find_workspace as top_level
+    from slopjudge.loading.config import find_workspace as top_level
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")
     start = project if project and os.path.isdir(project) else os.getcwd()
@@ -278,7 +278,7 @@ def broken_rules(errors: list[LoadError], rules_dir: str, kind: str,
         if err.on is not None and kind not in err.on:
             continue
         if kind == "pre-tool" and err.tools:
-            from ..toolmatch import any_tool_matches
+            from slopjudge.changes.toolmatch import any_tool_matches
 
             if not any_tool_matches(err.tools, tool_name, tool_input, workspace):
                 continue

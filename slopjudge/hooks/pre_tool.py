@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agentevent import proposed_changeset
-from ..model import CheckResult, Event, LoadError, Rule
-from . import common
+from slopjudge.changes.agentevent import proposed_changeset
+from slopjudge.hooks import common
+from slopjudge.model import CheckResult, Event, LoadError, Rule
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
@@ -124,13 +124,13 @@ def _no_cycle_collection() -> None:
 
 
 def handle(payload: dict[str, Any], workspace: str) -> int:
-    from .. import config, rulecache
+    from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
-        from ..toolmatch import resolve_tool_input
+        from slopjudge.changes.toolmatch import resolve_tool_input
 
         event.tool_input = resolve_tool_input(event.tool_name, event.tool_input, workspace)
     broken = common.broken_rules(loaded.errors, settings.rules_dir, "pre-tool",
@@ -138,7 +138,7 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     if broken:
         common.emit(broken_answer(broken, event, workspace, settings.events_file))
         return 0
-    from ..selection import applicable_rules
+    from slopjudge.checks.selection import applicable_rules
 
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
@@ -146,8 +146,8 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
-    from .. import engine
-    from ..options import options_from_settings
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
 
     options = options_from_settings(settings)
     results = engine.run(rules, event, changeset, workspace=workspace, options=options)

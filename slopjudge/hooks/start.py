@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import common, state
+from slopjudge.hooks import common, state
 
 HEADER = "slopjudge load check: these rules are NOT in force until fixed"
 
@@ -25,7 +25,8 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
                 return
         except state.BaselineError:
             return  # kept for Stop to report: re-recording would accept what changed it
-    from .. import changeset, procs
+    from slopjudge.changes import changeset
+    from slopjudge.checks import procs
 
     head_proc = procs.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
                           cwd=settings.workspace, timeout=30)
@@ -36,7 +37,7 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
 
 def load_check(settings: Any) -> tuple[list[str], str]:
     """The problem lines, and the one-line summary the standalone check prints."""
-    from .. import rulecache
+    from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
     problems = [common.load_error_line(e, settings.workspace) for e in loaded.errors]
@@ -48,7 +49,7 @@ def load_check(settings: Any) -> tuple[list[str], str]:
 
 
 def handle(payload: dict[str, Any]) -> int:
-    from .. import config
+    from slopjudge.loading import config
 
     workspace = common.find_workspace()
     settings = config.load_settings(workspace)

@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import CheckResult, LoadError, Rule
-from . import backstop, common, state
+from slopjudge.hooks import backstop, common, state
+from slopjudge.model import CheckResult, LoadError, Rule
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
@@ -106,9 +106,11 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
           session: tuple[Any, bool] | None = None) -> Verdict:
     """What this stop finds. ``session``: the changeset the backstop read and whether it
     ran from the recorded baseline; without it, it is read here."""
-    from .. import changeset, engine, rulecache
-    from ..options import options_from_settings
-    from ..selection import applicable_rules
+    from slopjudge.changes import changeset
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks.selection import applicable_rules
+    from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
@@ -143,7 +145,7 @@ def _let_end(message: str, where: str) -> int:
 
 
 def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None) -> int:
-    from .. import config
+    from slopjudge.loading import config
 
     workspace = common.find_workspace()
     settings = None

@@ -8,8 +8,8 @@ SARIF code.
 
 from __future__ import annotations
 
-from ..hookspec import ReportFormat
-from ..model import RunReport
+from slopjudge.hookspec import ReportFormat
+from slopjudge.model import RunReport
 
 # How each outcome reads to a person, in every format.
 OUTCOME_LABELS: dict[str, str] = {
@@ -58,17 +58,17 @@ class _Lazy:
 def _implementation(name: str) -> ReportFormat:
     # One branch per format: mypy holds each module's render to ReportFormat.
     if name == "text":
-        from .text import render
+        from slopjudge.report.text import render
     elif name == "json":
-        from .json import render
+        from slopjudge.report.json import render
     elif name == "junit":
-        from .junit import render
+        from slopjudge.report.junit import render
     elif name == "sarif":
-        from .sarif import render
+        from slopjudge.report.sarif import render
     elif name == "github":
-        from .github import render
+        from slopjudge.report.github import render
     elif name == "markdown":
-        from .markdown import render
+        from slopjudge.report.markdown import render
     else:
         raise ValueError(f"no report format module for {name!r}")
     return render

@@ -10,9 +10,9 @@ in messages; also ``:`` and ``,`` in properties.
 
 from __future__ import annotations
 
-from ..model import CheckResult, RunReport
-from . import encodable
-from .text import verdict_line
+from slopjudge.model import CheckResult, RunReport
+from slopjudge.report import encodable
+from slopjudge.report.text import verdict_line
 
 
 def escape_data(text: str) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ..model import RunReport
-from . import encodable
+from slopjudge.model import RunReport
+from slopjudge.report import encodable
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..model import CheckResult, LoadError, RunReport
-from . import first_line, outcome_label
-from .text import format_finding
+from slopjudge.model import CheckResult, LoadError, RunReport
+from slopjudge.report import first_line, outcome_label
+from slopjudge.report.text import format_finding
 
 _SKIPPED = {"skipped", "not_applicable", "not_judged"}
 # Characters XML 1.0 cannot carry at all; a parser rejects the whole file over one.

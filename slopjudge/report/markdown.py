@@ -21,9 +21,9 @@ import re
 from collections import Counter
 from urllib.parse import quote
 
-from ..model import CheckResult, Finding, RunReport
-from . import OUTCOME_ORDER, encodable, outcome_label
-from .text import format_duration
+from slopjudge.model import CheckResult, Finding, RunReport
+from slopjudge.report import OUTCOME_ORDER, encodable, outcome_label
+from slopjudge.report.text import format_duration
 
 HEADINGS = {
     "pass": "slopjudge: passed",

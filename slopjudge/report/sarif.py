@@ -23,8 +23,8 @@ import urllib.parse
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ..model import CheckResult, Finding, LoadError, Rule, RunReport
-from . import encodable
+from slopjudge.model import CheckResult, Finding, LoadError, Rule, RunReport
+from slopjudge.report import encodable
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"refuse": "error", "would_refuse": "warning"}

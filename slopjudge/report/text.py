@@ -13,8 +13,8 @@ import time
 from collections import Counter
 from typing import TextIO
 
-from ..model import CheckResult, Finding, LoadError, RunReport
-from . import OUTCOME_ORDER, encodable, first_line, outcome_label
+from slopjudge.model import CheckResult, Finding, LoadError, RunReport
+from slopjudge.report import OUTCOME_ORDER, encodable, first_line, outcome_label
 
 _RESET = "\x1b[0m"
 _COLORS = {
@@ -121,7 +121,7 @@ def _summary_lines(report: RunReport, color: bool) -> list[str]:
 def cost_line(checks: list[CheckResult]) -> str:
     """``judge cost: 3 judge calls (1 from cache), 5,400 tokens (...), $0.0123``; empty
     when the run had no judge check."""
-    from ..usage import summary, total
+    from slopjudge.judging.usage import summary, total
 
     judges = [c for c in checks if c.kind == "judge"]
     if not judges:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import toolmatch
+from slopjudge.changes import toolmatch
 from tests.failclosed.hooks_kit import (
     block_reason,
     clean_env,

@@ -178,7 +178,7 @@ def test_binary_git_diff_is_a_diff(tmp_path: Path) -> None:
 def test_every_cut_of_a_real_diff_is_refused(tmp_path: Path) -> None:
     """Cut a real two-file diff at every byte: each cut is refused, or is exactly the
     first file's whole section (a shorter diff that is well-formed on its own)."""
-    from slopjudge import changeset as cs
+    from slopjudge.changes import changeset as cs
 
     repo = repo_with_rule(tmp_path)
     write_files(repo, {"a.py": "a = 1\nb = 'two'\nc = 3\n", "n.py": "x = 1\ny = 2\n"})

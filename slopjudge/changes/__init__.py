@@ -1,0 +1,1 @@
+"""Reading changes: git, diffs, proposed edits, apply_patch, tool-call matching."""

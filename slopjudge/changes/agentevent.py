@@ -1,0 +1,66 @@
+"""What an agent's hook call asks slopjudge to judge: the event read from the
+harness payload, and for a tool call the change it proposes.
+
+Shared by the hooks and by ``slopjudge test`` (a rule case is judged exactly as
+the hook would judge it). Standard library only (plus ``model``) at import:
+this is on the PreToolUse fast path.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from slopjudge.model import Changeset, Event
+
+
+def _str(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
+    """The §3 event; fields of the wrong type are dropped, unknown ones ignored."""
+    tool_input = payload.get("tool_input")
+    return Event(
+        kind=kind,
+        tool_name=_str(payload, "tool_name"),
+        tool_input=tool_input
+        if isinstance(tool_input, dict)
+        else ({} if kind == "pre-tool" else None),
+        session_id=_str(payload, "session_id"),
+        transcript_path=_str(payload, "transcript_path"),
+        cwd=_str(payload, "cwd"),
+    )
+
+
+def proposed_changeset(event: Event, workspace: str) -> Any:
+    """The proposed change; for an edit that cannot be reproduced, what it is known to touch."""
+    if not event.tool_name:
+        return Changeset()
+    from slopjudge.changes import edits
+
+    try:
+        proposed = edits.proposed_changes(event.tool_name, event.tool_input or {}, workspace,
+                                          cwd=event.cwd)
+    except edits.EditError as exc:
+        # Judged on what is known (its files, its new text): a guarded path is
+        # never let through because the edit did not apply.
+        print(f"slopjudge: {event.tool_name} cannot be reproduced ({exc}); judging its target "
+              "files and new text", file=sys.stderr, flush=True)
+        return edits.unapplied_changeset(event.tool_name, event.tool_input or {}, workspace,
+                                         cwd=event.cwd)
+    if proposed is None:
+        return Changeset()  # Bash, MCP and other tools: the command is in the event
+    from slopjudge.changes.toolmatch import resolve_path
+
+    # A patch may name a file through a symlinked folder too: judge the real file.
+    proposed = [(resolve_path(path, workspace),
+                 None if old is None else resolve_path(old, workspace), new)
+                for path, old, new in proposed]
+    # A file outside the workspace keeps its absolute path: rules with
+    # workspace-relative ``paths`` do not see it; a rule guarding where files
+    # are written does.
+    from slopjudge.changes import changeset
+
+    return changeset.from_proposed_edits(workspace, proposed)

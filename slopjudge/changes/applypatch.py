@@ -1,0 +1,288 @@
+"""Codex's ``apply_patch`` envelope: parse it and compute what it would write.
+
+Standard library only: the pre-tool hook uses it on every Codex edit.
+
+The envelope::
+
+    *** Begin Patch
+    *** Add File: path/new.py
+    +line
+    *** Update File: path/old.py
+    *** Move to: path/renamed.py
+    @@ optional context line
+     context
+    -removed
+    +added
+    *** End of File
+    *** Delete File: path/gone.py
+    *** End Patch
+
+Hunks apply as Codex applies them: a ``@@ text`` header first finds that
+line, then the hunk's context and removed lines are found in order from
+there, compared exactly, then ignoring trailing whitespace, then ignoring
+surrounding whitespace, then with typographic dashes, quotes and spaces read
+as their ASCII forms (Codex's ``seek_sequence``). A hunk with no old lines appends at the end. The
+result always ends with a newline. A file written with CRLF keeps CRLF
+(the patch text itself may use either ending).
+
+:func:`apply` never writes: it reads the files on disk and returns the
+contents the patch would leave. A patch that cannot apply raises
+:class:`PatchError` (an :class:`~slopjudge.changes.edits.EditError`): Codex fails the
+call itself, so the hook lets it through and nothing changes on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from slopjudge.changes.edits import EditError
+from slopjudge.changes.edits import read_text as _read
+
+BEGIN = "*** Begin Patch"
+END = "*** End Patch"
+_ADD = "*** Add File: "
+_DELETE = "*** Delete File: "
+_UPDATE = "*** Update File: "
+_MOVE = "*** Move to: "
+_EOF = "*** End of File"
+
+
+class PatchError(EditError):
+    """The patch does not parse, or a hunk does not apply; ``str()`` is one line."""
+
+
+@dataclass
+class Hunk:
+    context: str | None  # the text after ``@@ ``, if any
+    old: list[str] = field(default_factory=list)  # context and removed lines
+    new: list[str] = field(default_factory=list)  # context and added lines
+    end_of_file: bool = False
+
+
+@dataclass
+class PatchOp:
+    kind: Literal["add", "delete", "update"]
+    path: str
+    move_to: str | None = None
+    content: str = ""  # for add
+    hunks: list[Hunk] = field(default_factory=list)  # for update
+
+
+def extract(text: str) -> str | None:
+    """The envelope inside ``text`` (a heredoc, a shell line), or None without one."""
+    start = text.find(BEGIN)
+    if start < 0:
+        return None
+    end = text.rfind(END)
+    if end < start:
+        return text[start:]  # no end marker: parse() says so
+    return text[start:end + len(END)]
+
+
+def parse(text: str) -> list[PatchOp]:
+    """The operations of one envelope, in order."""
+    body = extract(text)
+    if body is None:
+        raise PatchError(f"not a patch: no {BEGIN!r} line")
+    lines = [line[:-1] if line.endswith("\r") else line for line in body.split("\n")]
+    if lines[-1].strip() != END:
+        raise PatchError(f"the patch does not end with {END!r}")
+    lines = lines[1:-1]
+    ops: list[PatchOp] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = line.strip()
+        n = i + 1  # 1-based line of the envelope, after the Begin line
+        if not head:
+            i += 1
+            continue
+        if head.startswith(_ADD):
+            op = PatchOp("add", _path(head[len(_ADD):], n))
+            i += 1
+            out: list[str] = []
+            while i < len(lines) and lines[i].startswith("+"):
+                out.append(lines[i][1:] + "\n")
+                i += 1
+            op.content = "".join(out)
+            ops.append(op)
+        elif head.startswith(_DELETE):
+            ops.append(PatchOp("delete", _path(head[len(_DELETE):], n)))
+            i += 1
+        elif head.startswith(_UPDATE):
+            op = PatchOp("update", _path(head[len(_UPDATE):], n))
+            i += 1
+            if i < len(lines) and lines[i].strip().startswith(_MOVE):
+                op.move_to = _path(lines[i].strip()[len(_MOVE):], i + 1)
+                i += 1
+            i = _hunks(lines, i, op)
+            if not op.hunks:
+                raise PatchError(f"line {n + 1}: update of {op.path} has no hunks")
+            ops.append(op)
+        else:
+            raise PatchError(f"line {n + 1}: expected '*** Add File:', '*** Update File:' "
+                             f"or '*** Delete File:', found {line[:60]!r}")
+    return ops
+
+
+def _path(text: str, n: int) -> str:
+    path = text.strip()
+    if not path:
+        raise PatchError(f"line {n + 1}: a file operation without a path")
+    return path
+
+
+def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
+    """Read the hunks of one Update; the index of the first line after them."""
+    hunk: Hunk | None = None
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped == "@@" or line.startswith("@@ "):
+            hunk = Hunk(context=line[3:] if line.startswith("@@ ") else None)
+            op.hunks.append(hunk)
+        elif stripped == _EOF:
+            if hunk is None:
+                raise PatchError(f"line {i + 2}: '{_EOF}' before any hunk line")
+            hunk.end_of_file = True
+            hunk = None
+        elif line.startswith("***"):
+            break
+        else:
+            if hunk is None:  # the first hunk may omit its @@ line
+                hunk = Hunk(context=None)
+                op.hunks.append(hunk)
+            tag, rest = line[:1], line[1:]
+            if tag == "" or tag == " ":
+                hunk.old.append(rest)
+                hunk.new.append(rest)
+            elif tag == "-":
+                hunk.old.append(rest)
+            elif tag == "+":
+                hunk.new.append(rest)
+            else:
+                raise PatchError(f"line {i + 2}: a hunk line must start with ' ', '-' or '+', "
+                                 f"found {line[:60]!r}")
+        i += 1
+    return i
+
+
+# --- applying -------------------------------------------------------------------
+
+# Codex's last, most lenient pass: typographic punctuation read as ASCII.
+_PUNCT = str.maketrans({
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                    "\u202f\u205f\u3000", " "),
+})
+
+
+def normalise(line: str) -> str:
+    """A line as Codex compares it in its last pass: trimmed, typographic
+    dashes, quotes and spaces as ASCII."""
+    return line.strip().translate(_PUNCT)
+
+
+def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | None:
+    if not pattern:
+        return start
+    if len(pattern) > len(lines):
+        return None
+    first = len(lines) - len(pattern) if eof else start
+    for norm in (lambda s: s, str.rstrip, str.strip, normalise):
+        want = [norm(p) for p in pattern]
+        for at in range(first, len(lines) - len(pattern) + 1):
+            if all(norm(lines[at + k]) == want[k] for k in range(len(pattern))):
+                return at
+    if eof and first != start:
+        return _seek(lines, pattern, start, False)
+    return None
+
+
+def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
+    """``text`` after ``hunks``; :class:`PatchError` when one does not apply."""
+    eol = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if eol == "\r\n":
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    edits: list[tuple[int, int, list[str]]] = []
+    at = 0
+    for n, hunk in enumerate(hunks, 1):
+        if hunk.context is not None:
+            found = _seek(lines, [hunk.context], at, False)
+            if found is None:
+                raise PatchError(f"{path}: hunk {n}: context line {hunk.context.strip()!r} "
+                                 "not found")
+            at = found + 1
+        if not hunk.old:
+            edits.append((len(lines), 0, hunk.new))
+            continue
+        old, new = hunk.old, hunk.new
+        found = _seek(lines, old, at, hunk.end_of_file)
+        if found is None and old[-1] == "":
+            old = old[:-1]
+            new = new[:-1] if new and new[-1] == "" else new
+            found = _seek(lines, old, at, hunk.end_of_file)
+        if found is None:
+            first = next((x for x in hunk.old if x.strip()), hunk.old[0])
+            raise PatchError(f"{path}: hunk {n} does not apply: its lines starting "
+                             f"{first.strip()[:60]!r} are not in the file")
+        edits.append((found, len(old), new))
+        at = found + len(old)
+    for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[start:start + length] = new
+    return eol.join(lines) + eol
+
+
+def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]:
+    """What the patch would leave: ``(absolute path, moved-from path or None,
+    new content or None for a deletion)``, one item per file, in patch order.
+
+    Relative paths are resolved against ``workspace`` (Codex resolves them
+    against its working directory; pass that). Later operations on a file
+    see the earlier ones' result, as when Codex applies them one by one.
+    """
+    root = os.path.abspath(workspace)
+    state: dict[str, str | None] = {}  # what the patch has written so far
+    items: dict[str, tuple[str | None, str | None]] = {}
+
+    def full(path: str) -> str:
+        return os.path.normpath(os.path.join(root, os.path.expanduser(path)))
+
+    def current(path: str) -> str | None:
+        return state[path] if path in state else _read(path)
+
+    for op in parse(text):
+        path = full(op.path)
+        if op.kind == "add":
+            state[path] = op.content
+            items[path] = (items.get(path, (None, None))[0], op.content)
+        elif op.kind == "delete":
+            if current(path) is None:
+                raise PatchError(f"{path}: cannot delete a file that does not exist")
+            state[path] = None
+            items[path] = (None, None)
+        else:
+            old = current(path)
+            if old is None:
+                raise PatchError(f"{path}: cannot update a file that does not exist")
+            new = apply_hunks(old, op.hunks, op.path)
+            if op.move_to is None:
+                state[path] = new
+                items[path] = (items.get(path, (None, None))[0], new)
+                continue
+            dest = full(op.move_to)
+            moved_from = items.pop(path, (None, None))[0] or path
+            state[path] = None
+            state[dest] = new
+            if dest != path:
+                items[dest] = (moved_from, new)
+            else:
+                items[dest] = (None, new)
+    return [(path, old, new) for path, (old, new) in items.items()]

@@ -1,0 +1,143 @@
+"""Changesets: what changed, read exactly as git reports it (SPEC §3).
+
+Sources: a diff file (git or plain unified), a commit range, the index, the
+work tree (untracked files included, ``.gitignore`` respected), two trees, or
+a proposed edit from an agent's file tool.
+
+This module is the public face: each source below joins the parts that do
+one job each. Repository sources run ONE ``git diff --raw --numstat -p -z``
+for the whole change and read contents with a single ``git cat-file --batch``
+(:mod:`.gitio`, the git I/O); :mod:`.gitraw` turns git's raw records and
+patch into FileChanges (statuses A, M, D, R only: a copy is ``A`` with
+``old_path`` set, a type change or mode-only change ``M``); :mod:`.diffparse`
+reads diff text; :mod:`.proposed` synthesizes a proposed edit's diff;
+:mod:`.rulefilter` picks the files a rule sees. Paths are the real bytes git
+reports (C-style quoting undone), decoded as UTF-8 with undecodable bytes
+replaced, so the payload is always valid JSON. Contents and diffs are decoded the same way;
+line endings (CRLF included) are kept as they are.
+"""
+
+from __future__ import annotations
+
+from slopjudge.changes import gitio, gitraw
+from slopjudge.changes.diffparse import decode, file_changes
+from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
+from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits
+from slopjudge.changes.proposed import relative as _relative
+from slopjudge.changes.rulefilter import split, unified_diff
+from slopjudge.errors import ChangesetError
+from slopjudge.model import Changeset, FileChange
+
+__all__ = [
+    "ChangesetError",
+    "from_diff",
+    "read_diff",
+    "from_git_range",
+    "from_staged",
+    "from_working_tree",
+    "snapshot_worktree",
+    "from_trees",
+    "from_proposed_edit",
+    "from_proposed_edits",
+    "ignored_paths",
+    "split",
+    "unified_diff",
+    "_relative",  # edits.py names it here
+]
+
+
+def from_diff(data: bytes, workspace: str | None = None) -> Changeset:
+    """Read a git or plain unified diff.
+
+    ``workspace`` is accepted for symmetry only: contents are never read from
+    disk, since the diff need not match the tree. How the diff is read (names,
+    statuses, contents rebuilt from hunks): :func:`.diffparse.file_changes`.
+    """
+    if isinstance(data, str):  # tolerate text callers
+        data = data.encode("utf-8", errors="surrogateescape")
+    return Changeset(base=None, head=None, commits=[], files=file_changes(data))
+
+
+def read_diff(data: bytes, name: str) -> Changeset:
+    """A diff a user handed over (``--diff``, a rule fixture): well-formed, or ChangesetError.
+
+    The message names ``name`` and the line where reading failed
+    (:func:`.diffparse.check`); :func:`from_diff` alone stays lenient.
+    """
+    from slopjudge.changes.diffparse import DiffError, check
+
+    try:
+        parsed = check(data)
+    except DiffError as exc:
+        where = f"{name}:{exc.line}" if exc.line else name
+        raise ChangesetError(f"{where}: {exc.message}") from None
+    return Changeset(base=None, head=None, commits=[], files=file_changes(data, parsed))
+
+
+# --------------------------------------------------------------------------
+# repository sources
+
+
+def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileChange]:
+    recs, patch = gitraw.diff_records(gitio.diff(workspace, diff_args))
+    return gitraw.file_changes(recs, patch, gitio.cat_blobs(workspace, gitraw.wanted_blobs(recs)))
+
+
+def from_trees(workspace: str, base_tree: str, head_tree: str) -> Changeset:
+    """The change between two tree-ish objects (trees or commits)."""
+    gitio.toplevel(workspace)
+    base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
+    head = gitio.resolve(workspace, head_tree, "tree")
+    files = _changeset_from_git_diff(workspace, [base, head])
+    return Changeset(base=base_tree, head=head_tree, commits=[], files=files)
+
+
+def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
+    """Commits ``base..head`` (oldest first) and their change.
+
+    The diff runs from the merge base of ``base`` and ``head`` (as ``git diff
+    base...head`` does), so changes made on ``base`` after the branch point do
+    not show up reversed; when ``base`` is an ancestor of ``head`` that is
+    ``base`` itself. ``Changeset.base`` is that commit.
+    """
+    gitio.toplevel(workspace)
+    head_sha = gitio.resolve(workspace, head)
+    try:
+        base_sha = gitio.resolve(workspace, base)
+    except ChangesetError:
+        # A tree as base (git's empty tree: the whole history) has no merge
+        # base; every commit reachable from head is in the range.
+        tree = gitio.resolve(workspace, base, "tree")
+        files = _changeset_from_git_diff(workspace, [tree, head_sha])
+        return Changeset(base=tree, head=head_sha, files=files,
+                         commits=gitio.commits(workspace, head_sha))
+    mb = decode(gitio.git(workspace, ["merge-base", base_sha, head_sha], ok=(0, 1))).split()
+    start = mb[0] if mb else base_sha
+    files = _changeset_from_git_diff(workspace, [start, head_sha])
+    return Changeset(base=start, head=head_sha, files=files,
+                     commits=gitio.commits(workspace, f"{base_sha}..{head_sha}"))
+
+
+def from_staged(workspace: str) -> Changeset:
+    """HEAD (the empty tree on an unborn branch) -> the index."""
+    gitio.toplevel(workspace)
+    try:
+        base = gitio.resolve(workspace, "HEAD")
+    except ChangesetError:
+        base = gitio.empty_tree(workspace)
+    files = _changeset_from_git_diff(workspace, ["--cached", base])
+    return Changeset(base=base, head=None, commits=[], files=files)
+
+
+def from_working_tree(workspace: str, base: str = "HEAD") -> Changeset:
+    """``base`` (a commit or tree id; HEAD of an unborn branch is the empty
+    tree) -> the work tree, untracked files included, .gitignore respected."""
+    gitio.toplevel(workspace)
+    base_tree = gitio.head_tree(workspace, base)
+    try:
+        base_id = gitio.resolve(workspace, base, "commit")
+    except ChangesetError:
+        base_id = base_tree
+    snap = gitio.snapshot_worktree(workspace)
+    files = _changeset_from_git_diff(workspace, [base_tree, snap])
+    return Changeset(base=base_id, head=None, commits=[], files=files)

@@ -1,0 +1,702 @@
+"""The unified-diff parser: git or plain diff bytes into per-file patches and FileChanges.
+
+A diff is split into one :class:`FilePatch` per file section (git extended
+headers, ``---``/``+++`` names, hunks), with byte offsets so each file's own
+diff text can be cut out exactly. Names are the real bytes git writes (C-style
+quoting undone, ``a/``/``b/`` prefixes stripped). Contents are rebuilt from the
+hunks only where the hunks provably hold the whole file. The parser never
+raises on odd input: lines outside any file section are ignored.
+
+``unidiff`` reads each hunk's lines (type, text, old and new line numbers:
+:func:`_read_hunk`), for the payload's ``hunks`` and the rebuilt contents.
+Kept by hand is what it does not do: git's extended headers and C-quoted
+names, byte offsets, and the walk that finds where a hunk ends in cut-off or
+miscounted input, which :func:`check` reports by line.
+
+:mod:`slopjudge.changes.changeset` uses this for diff files and for the patch part of
+its one ``git diff`` per repository source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from slopjudge.model import FileChange
+
+FileStatus = Literal["A", "M", "D", "R"]
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------
+# git paths
+
+
+_C_ESCAPES = {
+    ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
+    ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92,
+}
+
+
+def _unquote_c(raw: bytes) -> tuple[bytes, int]:
+    """Undo git's C-style quoting of ``raw`` (which starts with ``"``).
+
+    Returns the path bytes and the index just past the closing quote
+    (-1 when the quote never closes).
+    """
+    out = bytearray()
+    i, n = 1, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 0x22:  # closing quote
+            return bytes(out), i + 1
+        if c == 0x5C and i + 1 < n:
+            nxt = raw[i + 1]
+            if 0x30 <= nxt <= 0x37:  # octal byte, up to three digits
+                j = i + 1
+                while j < n and j < i + 4 and 0x30 <= raw[j] <= 0x37:
+                    j += 1
+                out.append(int(raw[i + 1 : j], 8) & 0xFF)
+                i = j
+                continue
+            out.append(_C_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return bytes(out), -1
+
+
+def _header_path(raw: bytes) -> bytes | None:
+    """The path of a ``---``/``+++``/``rename from`` value; None for /dev/null.
+
+    A quoted name is unquoted; an unquoted one ends at the first TAB (git adds
+    one after names with spaces; plain diffs put a timestamp there).
+    """
+    if raw.startswith(b'"'):
+        path, end = _unquote_c(raw)
+        if end > 0:
+            return path
+    path = raw.split(b"\t", 1)[0]
+    if b"\t" not in raw:
+        path = path.rstrip(b"\r")
+    if path == b"/dev/null":
+        return None
+    return path
+
+
+def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
+    """The two names of a ``diff --git <a> <b>`` line (prefixes kept).
+
+    Quoted names parse exactly. Two unquoted names are split where both
+    halves name the same file after their prefixes, as git itself does; a
+    rename with spaces and no quoting is ambiguous here, and the ``rename
+    from/to`` lines that always follow settle it.
+    """
+    rest = rest.rstrip(b"\r")
+    if rest.startswith(b'"'):
+        first, end = _unquote_c(rest)
+        if end < 0:
+            return None
+        tail = rest[end:].lstrip(b" ")
+        second = _unquote_c(tail)[0] if tail.startswith(b'"') else tail
+        return first, second
+    if rest.endswith(b'"'):
+        q = rest.rfind(b' "')
+        if q >= 0:
+            return rest[:q], _unquote_c(rest[q + 1 :])[0]
+    # Unquoted: try every space; prefer the split whose halves agree.
+    candidates = [i for i in range(len(rest)) if rest[i] == 0x20]
+    for i in candidates:
+        a, b = rest[:i], rest[i + 1 :]
+        stripped = _strip_pair(a, b)
+        if a == b or (stripped is not None and stripped[0] == stripped[1]):
+            return a, b
+    if candidates:
+        mid = candidates[len(candidates) // 2]
+        return rest[:mid], rest[mid + 1 :]
+    return None
+
+
+_PREFIX = re.compile(rb"^[a-z]/")
+
+
+def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
+    """Both names without git's one-letter prefixes (a/ b/, or c/ w/ i/ o/...)."""
+    if _PREFIX.match(a) and _PREFIX.match(b) and a[:1] != b[:1]:
+        return a[2:], b[2:]
+    return None
+
+# --------------------------------------------------------------------------
+# unified diff parser
+
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
+_GIT_HEADERS = (
+    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
+    b"similarity index ", b"dissimilarity index ", b"index ",
+)
+
+
+@dataclass
+class Hunk:
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    first: int  # index of the first body line
+    last: int  # index past the last body line (marker lines included)
+    complete: bool = True
+    old_marked: bool = False  # "\ No newline at end of file" after an old-side line
+    new_marked: bool = False
+    read: Any = field(default=None, repr=False)  # unidiff's reading (:func:`_read_hunk`)
+
+
+@dataclass
+class FilePatch:
+    """One file's section of a diff, before it becomes a FileChange."""
+
+    start: int  # byte offsets into the diff
+    end: int
+    git: bool
+    old: bytes | None = None  # paths as written (prefixes stripped for git parts)
+    new: bytes | None = None
+    status: FileStatus = "M"
+    copy: bool = False
+    binary: bool = False
+    old_mode: bytes | None = None
+    new_mode: bytes | None = None
+    added: int = 0
+    removed: int = 0
+    hunks: list[Hunk] = field(default_factory=list)
+    old_epoch: bool = False  # plain diffs: a 1970 timestamp marks a missing file
+    new_epoch: bool = False
+    has_dashes: bool = False  # saw ---/+++ lines
+
+
+def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
+    """Split a unified diff into per-file parts. Never raises on odd input:
+    lines outside any file section are ignored."""
+    lines = data.split(b"\n")
+    n = len(lines)
+    # Byte offset where each line starts; the list costs one int per line.
+    offsets = [0] * (n + 1)
+    pos = 0
+    for idx, ln in enumerate(lines):
+        offsets[idx] = pos
+        pos += len(ln) + 1
+    offsets[n] = pos
+    size = len(data)
+    parts: list[FilePatch] = []
+    cur: FilePatch | None = None
+    i = 0
+
+    def close(at: int) -> None:
+        nonlocal cur
+        if cur is not None:
+            cur.end = min(offsets[at], size)
+            parts.append(cur)
+            cur = None
+
+    while i < n:
+        line = lines[i]
+        if line.startswith(b"diff --git "):
+            close(i)
+            cur = FilePatch(start=offsets[i], end=0, git=True)
+            names = _git_line_names(line[11:])
+            if names is not None:
+                pair = _strip_pair(*names) or names
+                cur.old, cur.new = pair
+            i = _git_headers(lines, i + 1, cur)
+            if i < n and not lines[i].startswith((b"@@ ", b"diff --git ")):
+                close(i)  # junk after a header-only section ends it
+            continue
+        if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            close(i)
+            cur = FilePatch(start=offsets[i], end=0, git=False, has_dashes=True)
+            cur.old = _header_path(line[4:])
+            cur.new = _header_path(lines[i + 1][4:])
+            cur.old_epoch = bool(_EPOCH.search(line))
+            cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
+            i += 2
+            continue
+        if line.startswith(b"@@ ") and cur is not None and (cur.has_dashes or cur.git):
+            m = _HUNK.match(line)
+            if m is not None:
+                i = _hunk(lines, i, m, cur)
+                continue
+        close(i)
+        i += 1
+    close(n)
+    return parts, lines
+
+
+def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
+    """Read the extended headers of a git section; return the next line index."""
+    n = len(lines)
+    while i < n:
+        h = lines[i]
+        if h.startswith(b"diff --git ") or h.startswith(b"@@ "):
+            return i
+        if h.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            old = _header_path(h[4:])
+            new = _header_path(lines[i + 1][4:])
+            if old is None:
+                part.status, part.old = "A", None
+            else:
+                part.old = old[2:] if _PREFIX.match(old) else old
+            if new is None:
+                part.status, part.new = "D", None
+            else:
+                part.new = new[2:] if _PREFIX.match(new) else new
+            part.has_dashes = True
+            return i + 2
+        h = h.rstrip(b"\r")
+        if h.startswith(b"new file mode "):
+            part.status, part.new_mode, part.old = "A", h[14:], None
+        elif h.startswith(b"deleted file mode "):
+            part.status, part.old_mode, part.new = "D", h[18:], None
+        elif h.startswith(b"old mode "):
+            part.old_mode = h[9:]
+        elif h.startswith(b"new mode "):
+            part.new_mode = h[9:]
+        elif h.startswith(b"rename from "):
+            part.status, part.old = "R", _header_path(h[12:])
+        elif h.startswith(b"rename to "):
+            part.status, part.new = "R", _header_path(h[10:])
+        elif h.startswith(b"copy from "):
+            part.status, part.copy, part.old = "A", True, _header_path(h[10:])
+        elif h.startswith(b"copy to "):
+            part.status, part.copy, part.new = "A", True, _header_path(h[8:])
+        elif h.startswith(b"Binary files ") and h.endswith(b" differ"):
+            part.binary = True
+        elif h.startswith(b"GIT binary patch"):
+            part.binary = True
+            i += 1
+            while i < n and not lines[i].startswith(b"diff --git "):
+                i += 1
+            return i
+        elif h.startswith(b"index "):
+            mode = h.rsplit(b" ", 1)
+            if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
+                part.old_mode = part.new_mode = mode[1]
+        elif not h.startswith(_GIT_HEADERS):
+            return i
+        i += 1
+    return i
+
+
+def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> int:
+    """Consume one hunk starting at ``lines[i]``; return the next line index."""
+    ol = int(m.group(2)) if m.group(2) is not None else 1
+    nl = int(m.group(4)) if m.group(4) is not None else 1
+    h = Hunk(int(m.group(1)), ol, int(m.group(3)), nl, first=i + 1, last=i + 1)
+    n = len(lines)
+    i += 1
+    added = removed = 0
+    prev = b" "
+    while i < n and (ol > 0 or nl > 0):
+        c = lines[i][:1]
+        if c == b" " or (c == b"" and i < n - 1):  # some tools drop a blank context line's space
+            ol -= 1
+            nl -= 1
+        elif c == b"-":
+            ol -= 1
+            removed += 1
+        elif c == b"+":
+            nl -= 1
+            added += 1
+        elif c == b"\\":
+            _mark(h, prev)
+            i += 1
+            continue
+        else:
+            break
+        prev = c or b" "
+        i += 1
+    if ol > 0 or nl > 0 or ol < 0 or nl < 0:
+        h.complete = False
+    if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
+        _mark(h, prev)
+        i += 1
+    h.last = i
+    part.added += added
+    part.removed += removed
+    part.hunks.append(h)
+    return i
+
+
+def _mark(h: Hunk, prev: bytes) -> None:
+    if prev in (b" ", b"-"):
+        h.old_marked = True
+    if prev in (b" ", b"+"):
+        h.new_marked = True
+
+
+def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
+    """Old and new contents, where the hunks provably hold the whole file.
+
+    The rule: a side that is /dev/null has no content (None). A text file
+    added or deleted with no hunk is empty. Otherwise the sides are known
+    only when there is exactly ONE complete hunk, it starts at line 1 on
+    both sides (0 for an empty side), and one side provably ends inside it:
+    that side is empty (length 0) or its last hunk line carries "\\ No
+    newline at end of file". A hunk covering one whole side covers the other
+    too, since no unchanged line can lie outside it. Everything else (several
+    hunks, a hunk not at the top, no end marker) cannot be proven and is
+    None: a hunk's trailing context says nothing about the file's length
+    when the context size is unknown.
+    """
+    if part.binary:
+        return None, None
+    old_none = (part.status == "A" and not part.copy) or part.old is None
+    new_none = part.status == "D" or part.new is None
+    if not part.hunks:
+        if part.status == "A" and not part.copy and part.new_mode != b"160000":
+            return None, ""
+        if part.status == "D" and part.old_mode != b"160000":
+            return "", None
+        return None, None
+    if len(part.hunks) != 1:
+        return None, None
+    h = part.hunks[0]
+    if not h.complete:
+        return None, None
+    if h.old_start > 1 or h.new_start > 1:
+        return None, None
+    if not (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked):
+        return None, None
+    old: list[str] = []
+    new: list[str] = []
+    last: list[str] | None = None
+    both = False
+    for ln in _read_hunk(lines, h):
+        kind = ln.line_type
+        if kind == "\\":
+            # The previous line had no newline on the side(s) it belongs to.
+            if last is not None and last and last[-1].endswith("\n"):
+                last[-1] = last[-1][:-1]
+            if both and new and new[-1].endswith("\n"):
+                new[-1] = new[-1][:-1]
+            continue
+        both = False
+        if kind == "-":
+            old.append(ln.value)
+            last = old
+        elif kind == "+":
+            new.append(ln.value)
+            last = new
+        else:
+            old.append(ln.value)
+            new.append(ln.value)
+            last, both = old, True
+    return (None if old_none else "".join(old)), (None if new_none else "".join(new))
+
+
+def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
+    """unidiff's reading of the hunk the walk in :func:`_hunk` delimited: its lines, each
+    with its type, text (newline kept) and old/new line numbers.
+
+    The walk stays here because it gives what unidiff does not: where a hunk ends in
+    input that is cut off or miscounted (unidiff raises and names no line), the byte
+    offsets, and :func:`check`'s errors. The one workaround: unidiff refuses a hunk whose
+    body does not hold what its header counts, and the lenient reader keeps such a hunk
+    as its body has it, so unidiff is handed a header counting the body's own lines (the
+    starts kept: for a complete hunk it is the hunk's own header), and every ``\\`` line
+    as the English end-of-file marker unidiff recognises after a hunk's last line.
+    """
+    if h.read is None:
+        from unidiff.patch import PatchSet
+
+        # One decode for the body: \n never ends inside a UTF-8 sequence, so this
+        # reads each line as decoding it alone would.
+        body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+        old = new = 0
+        for k, ln in enumerate(body):
+            c = ln[:1]
+            if c == "\\":
+                body[k] = "\\ No newline at end of file\n"
+                continue
+            if c != "+":
+                old += 1
+            if c != "-":
+                new += 1
+            body[k] = ln + "\n"
+        head = f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n"
+        h.read = PatchSet(["--- a\n", "+++ b\n", head, *body])[0][0]
+    return h.read
+
+
+def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
+    """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
+    out: list[dict[str, Any]] = []
+    for h in part.hunks:
+        added: list[list[Any]] = []
+        removed: list[list[Any]] = []
+        context: list[list[Any]] = []
+        for ln in _read_hunk(lines, h):
+            kind = ln.line_type
+            if kind == "+":
+                added.append([ln.target_line_no, ln.value[:-1]])
+            elif kind == "-":
+                removed.append([ln.source_line_no, ln.value[:-1]])
+            elif kind == " ":
+                context.append([ln.target_line_no, ln.value[:-1]])
+        out.append({"oldStart": h.old_start, "oldLines": h.old_len, "newStart": h.new_start,
+                    "newLines": h.new_len, "added": added, "removed": removed,
+                    "context": context})
+    return out
+
+
+def hunks_of(diff: str) -> list[dict[str, Any]]:
+    """The payload hunks of one file's diff text (every section of it: a type
+    change is two), for a FileChange that was not made by a parse."""
+    if "@@" not in diff:
+        return []
+    parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
+    return [h for part in parts for h in hunk_payloads(part, lines)]
+
+
+def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
+    """git prints a file <-> symlink change as a deletion then an addition."""
+    if not (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy):
+        return False
+    if a.old != b.new or a.old_mode is None or b.new_mode is None:
+        return False
+    return a.old_mode[:2] != b.new_mode[:2]
+
+
+def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:
+    out: list[tuple[FilePatch, FilePatch | None]] = []
+    i = 0
+    while i < len(parts):
+        if i + 1 < len(parts) and _is_typechange(parts[i], parts[i + 1]):
+            out.append((parts[i], parts[i + 1]))
+            i += 2
+        else:
+            out.append((parts[i], None))
+            i += 1
+    return out
+
+
+def _plain_strip(parts: list[FilePatch]) -> bool:
+    """Whether a plain diff's names carry a leading folder to drop (like -p1).
+
+    Yes when every file named on both sides has a first folder that differs
+    between the sides (``a/x``/``b/x``, ``old/x``/``new/x``); with no such file,
+    yes when the names start with ``a/`` or ``b/``.
+    """
+    pairs = [(p.old, p.new) for p in parts if not p.git and p.old and p.new]
+    if pairs:
+        return all(
+            b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
+            for o, n in pairs
+        )
+    names = [x for p in parts if not p.git for x in (p.old, p.new) if x]
+    return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+
+
+def file_changes(
+    data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
+) -> list[FileChange]:
+    """The files of a git or plain unified diff, in the order the diff lists them.
+
+    ``newContent``/``oldContent`` are rebuilt from the hunks only where the
+    hunks provably hold the whole file (see :func:`_rebuild`), else None. Plain
+    diffs: ``/dev/null`` or a 1970 timestamp marks an added or deleted file; a
+    leading folder is dropped as described in :func:`_plain_strip`; the file is
+    named by its new name and is never a rename (only git headers say "rename").
+    """
+    parts, lines = parsed if parsed is not None else parse(data)
+    strip = _plain_strip(parts)
+    files: list[FileChange] = []
+    for a, b in merge_typechanges(parts):
+        if b is not None:
+            old, _ = _rebuild(a, lines)
+            _, new = _rebuild(b, lines)
+            binary = a.binary or b.binary
+            files.append(FileChange(
+                path=decode(a.old or b""), status="M",
+                old_content=None if binary else old,
+                new_content=None if binary else new,
+                diff=decode(data[a.start : b.end]), binary=binary,
+                added=a.added + b.added, removed=a.removed + b.removed,
+                hunks=hunk_payloads(a, lines) + hunk_payloads(b, lines),
+            ))
+            continue
+        if not a.git:
+            _plain_status(a, strip)
+        old, new = _rebuild(a, lines)
+        if a.status == "D":
+            path, old_path = a.old or a.new or b"", None
+        elif a.status == "R" or a.copy:
+            path, old_path = a.new or b"", a.old
+        else:
+            path, old_path = a.new or a.old or b"", None
+        files.append(FileChange(
+            path=decode(path), status=a.status,
+            old_path=decode(old_path) if old_path is not None else None,
+            old_content=old,
+            new_content=new,
+            diff=decode(data[a.start : a.end]), binary=a.binary,
+            added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
+            hunks=hunk_payloads(a, lines),
+        ))
+    return files
+
+
+def _plain_status(p: FilePatch, strip: bool) -> None:
+    def drop(name: bytes | None) -> bytes | None:
+        if name is None or not strip or b"/" not in name:
+            return name
+        return name.split(b"/", 1)[1]
+
+    p.old, p.new = drop(p.old), drop(p.new)
+    only = p.hunks[0] if len(p.hunks) == 1 else None
+    if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
+        p.status, p.old = "A", None
+    elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
+        p.status, p.new = "D", None
+    else:
+        p.status = "M"
+
+
+
+# --------------------------------------------------------------------------
+# strict reading of diff input (`run --diff`, `payload --diff`, rule fixtures)
+
+
+class DiffError(ValueError):
+    """Diff input that is not a well-formed unified or git diff; ``line`` is 1-based (0: none)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _shown(line: bytes) -> str:
+    text = decode(line.rstrip(b"\r"))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
+    """Old and new lines the hunk header promised but the body did not hold."""
+    read = _read_hunk(lines, h)
+    return (h.old_len - sum(1 for _ in read.source_lines()),
+            h.new_len - sum(1 for _ in read.target_lines()))
+
+
+def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
+    """Whether the line right after a finished hunk still reads as hunk body."""
+    if i >= len(lines):
+        return False
+    line = lines[i].rstrip(b"\r")
+    if line[:1] not in (b" ", b"+", b"-"):
+        return False
+    if line == b"-- ":  # git format-patch's signature separator
+        return False
+    if line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "):
+        return False
+    return True
+
+
+def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
+    """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff.
+
+    :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff``
+    output and tolerates text around patches, as in ``git format-patch``
+    mails). Input a user hands over is held to more: at least one file
+    section; every hunk holds exactly the lines its header counts; no ``@@``
+    line that is not a hunk header; no file header without the hunks or git
+    headers that say what changed; a newline at the end. An empty input is its own error, "empty
+    diff": an empty file is more often a failed ``git diff`` than no change.
+    The earliest problem is reported, by line. Returns what :func:`parse`
+    gave, for :func:`file_changes`, so well-formed input is parsed once.
+
+    Not ``unidiff``: it reads random bytes and plain text as an empty patch
+    set, accepts a hunk with more lines than its header counts, and its
+    errors name no line; the hunk walk here already knows each of those.
+    """
+    if not data.strip():
+        raise DiffError(0, "empty diff (nothing to judge)")
+    parts, lines = parse(data)
+    if not parts:
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise DiffError(0, f"byte {nul + 1} is NUL: binary data, not a unified or git diff")
+        first = next((n for n, ln in enumerate(lines) if ln.strip()), 0)
+        raise DiffError(first + 1, "not a unified or git diff: no file header "
+                        "('diff --git' or '---'/'+++' lines) anywhere in the input")
+    problems: list[tuple[int, str]] = []
+    headers: set[int] = set()
+    real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
+    for part in parts:
+        for h in part.hunks:
+            at = h.first  # the header's index is first - 1, so its line number is first
+            headers.add(h.first - 1)
+            if not h.complete:
+                old, new = _hunk_shortfall(lines, h)
+                head = _shown(lines[h.first - 1])
+                if old < 0 or new < 0:
+                    problems.append((h.last, f"hunk '{head}' (line {at}) holds more lines than "
+                                     "its header counts"))
+                elif h.last >= real:
+                    problems.append((real, f"the input ends inside hunk '{head}' (line {at}), "
+                                     f"{old} old and {new} new lines short: the diff is cut off"))
+                else:
+                    problems.append((h.last + 1, f"hunk '{head}' (line {at}) ends "
+                                     f"{old} old and {new} new lines short: the diff is cut off "
+                                     "or its counts do not add up"))
+            elif _after_hunk_is_body(lines, h.last):
+                problems.append((h.last + 1, f"hunk '{_shown(lines[h.first - 1])}' (line {at}) "
+                                 "holds more lines than its header counts"))
+    for n, line in enumerate(lines):
+        if line.startswith(b"@@ -") and n not in headers:
+            problems.append((n + 1, f"'{_shown(line)}' is not a hunk header slopjudge can read, "
+                             "or stands outside any file section"))
+    for part in parts:
+        if part.hunks or part.binary:
+            continue
+        # Reported where the section stopped: the line that should have been a hunk.
+        n = real + 1 if part.end >= len(data) else min(data.count(b"\n", 0, part.end), real) + 1
+        where = _shown(lines[n - 1]) if n <= real else "the end of the input"
+        if not part.git or part.has_dashes:
+            problems.append((n, f"a hunk ('@@ -a,b +c,d @@') should start here, not {where!r}"
+                             if n <= real else "the input ends before the file's first hunk"))
+        elif part.status == "M" and part.old_mode == part.new_mode and part.old == part.new:
+            problems.append((n, "a git file header that says no change ends here "
+                             f"({where}): the diff is cut off or malformed"))
+        elif part.status in ("A", "D") and not part.copy and not _empty_blob(data, part):
+            # git shows an added or deleted file with no hunk only when it is empty.
+            problems.append((n, "the input ends before the first hunk of a file git's index "
+                             "line says is not empty: the diff is cut off"))
+    if not data.endswith(b"\n"):
+        # Every diff tool ends its output with a newline ("\ No newline at end of file"
+        # included): a last line without one was most likely cut off.
+        problems.append((real, "the input ends mid-line (no newline after the last line): "
+                         "the diff looks cut off; if it is whole, end it with a newline"))
+    if problems:
+        where_at, why = min(problems, key=lambda p: p[0])
+        raise DiffError(where_at, why)
+    return parts, lines
+
+
+# The empty blob's id, SHA-1 and SHA-256 repositories.
+_EMPTY_BLOBS = (b"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+                b"473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813")
+
+
+def _empty_blob(data: bytes, part: FilePatch) -> bool:
+    """Whether the section's ``index`` line names the empty blob on the side that exists."""
+    for line in data[part.start : part.end].split(b"\n"):
+        if line.startswith(b"index ") and b".." in line:
+            old, _, new = line[6:].split(b" ", 1)[0].rstrip(b"\r").partition(b"..")
+            blob = new if part.status == "A" else old
+            return len(blob) >= 7 and any(e.startswith(blob) for e in _EMPTY_BLOBS)
+    return False

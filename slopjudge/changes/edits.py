@@ -1,0 +1,607 @@
+"""What a file tool call would leave on disk, computed before it runs.
+
+Standard library only: the pre-tool hook uses it on every file tool call.
+
+:func:`proposed_content` applies the tool input of Write, Edit, MultiEdit
+and NotebookEdit to the file as it is on disk, the way Claude Code would,
+and returns the file's new text. :func:`proposed_changes` also covers
+Codex's ``apply_patch`` (its own tool, or run through the shell tool as
+``apply_patch <<'EOF' ...``), which may touch several files. Nothing here
+ever writes.
+
+An Edit is matched as the pinned Claude Code (2.1) matches it: the file is
+read with CRLF as LF and without a BOM (both restored on write); an
+``old_string`` not in the file is looked for again with curly quotes read
+as straight ones, then with ``\\uXXXX`` escapes decoded, then as escapes
+of its non-ASCII characters, then with the harness's abbreviated tags
+(``<fnr>`` ...) spelled out; ``new_string`` then takes the file's quote
+style, and loses trailing spaces on each line outside Markdown.
+
+An edit that still does not apply raises :class:`EditError`. The hook then
+judges what it can know without reproducing it (:func:`unapplied_changes`):
+the target path and the new text as added lines, so a guarded path is never
+let through because the edit did not apply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from slopjudge.changes.shell import SHELLS
+from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+
+_PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
+
+
+class EditError(Exception):
+    """The tool input cannot apply to the file on disk (the tool would fail too)."""
+
+
+def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> str | None:
+    """The absolute path a file tool writes, or None for other tools or no path."""
+    if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        return None
+    key = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
+    path = tool_input.get(key) or tool_input.get("file_path")
+    if not isinstance(path, str) or not path:
+        return None
+    return os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
+
+
+def read_text(path: str) -> str | None:
+    """A file's text as it is on disk (None when absent); EditError when unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise EditError(f"{path} is a directory") from None
+    except OSError as exc:
+        raise EditError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = tool_input.get(key, default)
+    if not isinstance(value, str):
+        raise EditError(f"tool input field {key!r} is missing or not a string")
+    return value
+
+
+# --- matching an Edit as Claude Code does ----------------------------------------
+
+_CURLY = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+_LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
+_ESCAPE_OR_BACKSLASHES = re.compile(r"(\\\\)|\\u([0-9a-fA-F]{4})")
+# Abbreviated tags the model may write for the harness's own; spelled out when
+# only the spelled-out form is in the file.
+_DESANITIZE = (
+    ("<fnr>", "<function_results>"), ("<n>", "<name>"), ("</n>", "</name>"),
+    ("<o>", "<output>"), ("</o>", "</output>"), ("<e>", "<error>"), ("</e>", "</error>"),
+    ("<s>", "<system>"), ("</s>", "</system>"), ("<r>", "<result>"), ("</r>", "</result>"),
+    ("< META_START >", "<META_START>"), ("< META_END >", "<META_END>"), ("< EOT >", "<EOT>"),
+    ("< META >", "<META>"), ("< SOS >", "<SOS>"), ("\n\nH:", "\n\nHuman:"),
+    ("\n\nA:", "\n\nAssistant:"),
+)
+_OPENERS = frozenset(" \t\n\r([{\u2014\u2013")
+
+
+def normalize_quotes(text: str) -> str:
+    """Curly single and double quotes read as straight ones (length kept)."""
+    for curly, straight in _CURLY.items():
+        text = text.replace(curly, straight)
+    return text
+
+
+def _units(text: str) -> list[int]:
+    """UTF-16 code units, as JavaScript indexes a string."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _unescape(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        return m.group(0) if m.group(1) else chr(int(m.group(2), 16))
+
+    out = _ESCAPE_OR_BACKSLASHES.sub(sub, text)
+    return out.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+
+
+def _backslashes_before(text: str, at: int) -> int:
+    n = 0
+    while at - 1 - n >= 0 and text[at - 1 - n] == "\\":
+        n += 1
+    return n
+
+
+def _escaped_form(old: str, text: str) -> str | None:
+    """``old`` found in ``text`` with each non-ASCII character written as an
+    unescaped ``\\uXXXX`` (hex in either case); its first occurrence only."""
+    if _backslashes_before(old, len(old)) % 2:
+        return None
+    starts: list[int] = [0] if old.startswith("\\") else []
+    pattern: list[str] = []
+    at = 0
+    for ch in old:
+        if ord(ch) < 0x80:
+            pattern.append(re.escape(ch))
+            at += 1
+            continue
+        for unit in _units(ch):
+            starts.append(at)
+            at += 6
+            pattern.append(r"\\u" + "".join(
+                f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{unit:04x}"))
+    try:
+        regex = re.compile("".join(pattern))
+    except (re.error, RecursionError, OverflowError):
+        return None
+    pos = 0
+    while (m := regex.search(text, pos)) is not None:
+        c = m.start()
+        if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
+            return m.group(0) if text.find(m.group(0)) == c else None
+        pos = c + 1
+    return None
+
+
+def _js_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def find_actual(text: str, old: str) -> str | None:
+    """The text in the file that ``old`` stands for, or None: as written; with
+    curly quotes read as straight; with ``\\uXXXX`` escapes decoded; as the
+    escapes of its non-ASCII characters."""
+    if old in text:
+        return old
+    at = normalize_quotes(text).find(normalize_quotes(old))
+    if at != -1:
+        return text[at:at + len(old)]
+    if _ESCAPE.search(old):
+        decoded = _unescape(old)
+        if decoded != old and decoded in text:
+            return decoded
+    if any(ord(ch) >= 0x80 for ch in old):
+        units = _units(old)
+        if "\\u" not in text or len(units) + 5 * sum(u >= 0x80 for u in units) > _js_len(text):
+            return None
+        return _escaped_form(old, text)
+    return None
+
+
+def _curl(new: str, double: bool, single: bool) -> str:
+    out: list[str] = []
+    for i, ch in enumerate(new):
+        opening = i == 0 or new[i - 1] in _OPENERS
+        if double and ch == '"':
+            out.append(_LEFT_D if opening else _RIGHT_D)
+        elif single and ch == "'":
+            between_letters = 0 < i < len(new) - 1 and new[i - 1].isalpha() and new[i + 1].isalpha()
+            out.append(_RIGHT_S if between_letters or not opening else _LEFT_S)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def preserve_style(old: str, actual: str, new: str) -> str:
+    """``new`` written in the file's style when ``old`` matched only loosely:
+    its quotes curled as the file's are, its non-ASCII characters escaped or
+    its escapes decoded as the file has them."""
+    if old == actual:
+        return new
+    double = _LEFT_D in actual or _RIGHT_D in actual
+    single = _LEFT_S in actual or _RIGHT_S in actual
+    if double or single:
+        new = _curl(new, double, single)
+    if any(ord(ch) >= 0x80 for ch in old):
+        units = _units(old)
+        if (len(units) + 5 * sum(u >= 0x80 for u in units) == _js_len(actual)
+                and _escaped_form(old, actual) is not None):
+            seen: dict[int, str] = {}
+            upper = lower = 0
+            at = 0
+            for unit in units:
+                if unit >= 0x80:
+                    digits = actual[at + 2:at + 6]
+                    seen[unit] = digits
+                    upper += sum(d in "ABCDEF" for d in digits)
+                    lower += sum(d in "abcdef" for d in digits)
+                    at += 6
+                else:
+                    at += 1
+
+            def esc(ch: str) -> str:
+                if ord(ch) < 0x80:
+                    return ch
+                parts = []
+                for unit in _units(ch):
+                    digits = seen.get(unit) or f"{unit:04x}"
+                    if unit not in seen and upper > lower:
+                        digits = digits.upper()
+                    parts.append("\\u" + digits)
+                return "".join(parts)
+
+            return "".join(esc(ch) for ch in new)
+    if _ESCAPE.search(old) and _unescape(old) == actual:
+        return _unescape(new)
+    return new
+
+
+def _strip_line_ends(text: str) -> str:
+    parts = re.split(r"(\r\n|\n|\r)", text)
+    return "".join(re.sub(r"[\s\ufeff]+\Z", "", p) if i % 2 == 0 else p
+                   for i, p in enumerate(parts))
+
+
+def normalize_input(path: str, text: str, old: str, new: str) -> tuple[str, str]:
+    """What Claude Code makes of an edit's strings before matching: trailing
+    spaces cut from ``new_string`` lines (not in Markdown), abbreviated tags
+    in ``old_string`` spelled out when only that form is in the file."""
+    if not path.lower().endswith((".md", ".mdx")):
+        new = _strip_line_ends(new)
+    if old in text:
+        return old, new
+    spelled, applied = old, []
+    for short, full in _DESANITIZE:
+        if short in spelled:
+            spelled = spelled.replace(short, full)
+            applied.append((short, full))
+    if applied and spelled in text:
+        for short, full in applied:
+            new = new.replace(short, full)
+        return spelled, new
+    return old, new
+
+
+def _split_bom_crlf(text: str | None) -> tuple[str | None, bool, bool]:
+    """The text as Claude Code edits it (LF, no BOM), and whether it had each."""
+    if text is None:
+        return None, False, False
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    crlf = "\r\n" in text
+    return text.replace("\r\n", "\n"), bom, crlf
+
+
+def _restore(text: str, bom: bool, crlf: bool) -> str:
+    if crlf:
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return ("\ufeff" if bom else "") + text
+
+
+def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -> str:
+    """The file after Edit/MultiEdit steps ``(old, new, replace_all)``, matched
+    as Claude Code matches them; :class:`EditError` when they do not apply."""
+    body, bom, crlf = _split_bom_crlf(text)
+    if body is None:
+        if len(edits) == 1 and edits[0][0] == "":
+            return edits[0][1]
+        raise EditError(f"{path} does not exist")
+    original = body
+    steps: list[tuple[str, str, bool]] = []
+    for old, new, replace_all in edits:
+        old, new = normalize_input(path, original, old, new)
+        actual = find_actual(original, old) or old
+        new = preserve_style(old, actual, new)
+        if new == "" and not actual.endswith("\n") and actual + "\n" in original:
+            actual += "\n"  # deleting whole lines takes their line end too
+        steps.append((actual, new, replace_all))
+    done: list[str] = []
+    for n, (old, new, replace_all) in enumerate(steps, 1):
+        where = f"edit {n}: " if len(steps) > 1 else ""
+        if old == "":
+            if body.strip():
+                raise EditError(f"{where}{path} already exists; an empty old_string only "
+                                "creates a file")
+            body = new
+            done.append(new)
+            continue
+        if old == new:
+            raise EditError(f"{where}old_string and new_string are the same")
+        bare = old.rstrip("\n")
+        if bare and any(bare in earlier for earlier in done):
+            raise EditError(f"{where}old_string is a substring of an earlier edit's new_string")
+        count = body.count(old)
+        if count == 0:
+            raise EditError(f"{where}old_string not found in {path}")
+        if count > 1 and not replace_all:
+            raise EditError(f"{where}old_string occurs {count} times in {path}; "
+                            "replace_all is not set")
+        body = body.replace(old, new) if replace_all else body.replace(old, new, 1)
+        done.append(new)
+    return _restore(body, bom, crlf)
+
+
+def apply_edit(text: str | None, old: str, new: str, replace_all: bool, path: str) -> str:
+    """One Edit step, with Claude Code's rules (empty ``old_string`` creates a file)."""
+    return edit_file(text, [(old, new, replace_all)], path)
+
+
+def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
+    if text is None:
+        raise EditError(f"{path} does not exist")
+    try:
+        nb = json.loads(text)
+    except ValueError as exc:
+        raise EditError(f"{path} is not a notebook: {exc}") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise EditError(f"{path} has no cells list")
+    mode = tool_input.get("edit_mode") or "replace"
+    cell_id = tool_input.get("cell_id")
+    index: int | None = None
+    if isinstance(cell_id, str) and cell_id:
+        for i, existing in enumerate(cells):
+            if isinstance(existing, dict) and existing.get("id") == cell_id:
+                index = i
+                break
+        else:
+            m = re.fullmatch(r"(?:cell-)?(\d+)", cell_id)
+            if not m or int(m.group(1)) >= len(cells):
+                raise EditError(f"cell {cell_id!r} not found in {path}")
+            index = int(m.group(1))
+    if mode == "delete":
+        if index is None:
+            raise EditError("delete needs a cell_id")
+        del cells[index]
+    else:
+        source = _str(tool_input, "new_source")
+        if mode == "insert":
+            cell_type = tool_input.get("cell_type") or "code"
+            cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": source}
+            if cell_type == "code":
+                cell.update(execution_count=None, outputs=[])
+            cells.insert(0 if index is None else index + 1, cell)
+        elif mode == "replace":
+            if index is None:
+                raise EditError("replace needs a cell_id")
+            cell = cells[index]
+            cell["source"] = source  # Claude Code writes the source as one string
+            if isinstance(tool_input.get("cell_type"), str):
+                cell["cell_type"] = tool_input["cell_type"]
+            if cell.get("cell_type") == "code":
+                cell["execution_count"] = None
+                cell["outputs"] = []
+        else:
+            raise EditError(f"unknown edit_mode {mode!r}")
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def proposed_content(
+    tool_name: str, tool_input: dict[str, Any], workspace: str
+) -> tuple[str, str | None] | None:
+    """``(absolute path, new content)`` for a file tool call; None for other tools.
+
+    The content is None for a deletion (no Claude Code tool deletes yet; the
+    shape allows it). Raises :class:`EditError` when the input cannot apply.
+    """
+    path = target_path(tool_name, tool_input, workspace)
+    if path is None:
+        if tool_name in EDIT_TOOLS:
+            raise EditError(f"{tool_name} call without a file path")
+        return None
+    if tool_name == "Write":
+        return path, _str(tool_input, "content")
+    text = read_text(path)
+    if tool_name == "Edit":
+        return path, edit_file(text, [(_str(tool_input, "old_string"),
+                                       _str(tool_input, "new_string"),
+                                       bool(tool_input.get("replace_all")))], path)
+    if tool_name == "MultiEdit":
+        edits = tool_input.get("edits")
+        if not isinstance(edits, list) or not edits:
+            raise EditError("MultiEdit without edits")
+        steps: list[tuple[str, str, bool]] = []
+        for n, edit in enumerate(edits, 1):
+            if not isinstance(edit, dict):
+                raise EditError(f"edit {n} is not an object")
+            try:
+                steps.append((_str(edit, "old_string"), _str(edit, "new_string"),
+                              bool(edit.get("replace_all"))))
+            except EditError as exc:
+                raise EditError(f"edit {n}: {exc}") from None
+        return path, edit_file(text, steps, path)
+    return path, _notebook(text, tool_input, path)
+
+
+def _envelope(value: object) -> str | None:
+    if isinstance(value, str):
+        from slopjudge.changes.applypatch import extract
+
+        return extract(value)
+    if isinstance(value, list) and value and isinstance(value[-1], str):
+        return _envelope(value[-1])
+    return None
+
+
+def _shell_patch(command: object) -> str | None:
+    """The patch of a shell command whose first word is ``apply_patch``."""
+    if isinstance(command, list):
+        words = [w for w in command if isinstance(w, str)]
+        if not words:
+            return None
+        if os.path.basename(words[0]) in _PATCH_PROGRAMS:
+            return _envelope(words[-1])
+        if (len(words) >= 3 and os.path.basename(words[0]) in SHELLS
+                and words[1] in ("-c", "-lc")):
+            return _shell_patch(words[2])
+        return None
+    if not isinstance(command, str):
+        return None
+    words = command.split(None, 1)
+    if not words:
+        return None
+    first = words[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
+    if os.path.basename(first) not in _PATCH_PROGRAMS:
+        return None
+    return _envelope(command)
+
+
+def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
+    """The ``apply_patch`` envelope this call carries, or None.
+
+    For ``apply_patch`` itself: the first string value (or a list's last
+    item) holding ``*** Begin Patch``, whatever the key (``command``,
+    ``input``, ``patch`` have all been seen). For a shell tool: the command
+    when its first word is ``apply_patch``.
+    """
+    if not isinstance(tool_input, dict):
+        return None
+    if tool_name == APPLY_PATCH:
+        for value in tool_input.values():
+            found = _envelope(value)
+            if found is not None:
+                return found
+        return None
+    if tool_name in SHELL_TOOLS:
+        return _shell_patch(tool_input.get("command", tool_input.get("cmd")))
+    return None
+
+
+def _patch_base(tool_input: dict[str, Any], workspace: str, cwd: str | None) -> str:
+    """The folder an ``apply_patch``'s relative paths start from: the call's ``cwd``
+    (Codex resolves them against its working directory; default the workspace),
+    then the input's ``workdir``."""
+    base = cwd if cwd and os.path.isdir(cwd) else workspace
+    workdir = tool_input.get("workdir")
+    if isinstance(workdir, str) and workdir:
+        base = os.path.join(base, workdir)
+    return base
+
+
+def proposed_changes(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> list[tuple[str, str | None, str | None]] | None:
+    """Every file a call would write: ``(absolute path, moved-from path or
+    None, new content or None for a deletion)``; None when the call edits no
+    file (Bash, MCP, Read, ...).
+
+    ``cwd`` anchors an ``apply_patch``'s relative paths (Codex resolves them
+    against its working directory); default the workspace. Raises
+    :class:`EditError` when the input cannot apply.
+    """
+    patch = patch_text(tool_name, tool_input)
+    if patch is not None:
+        from slopjudge.changes import applypatch
+
+        return applypatch.apply(_patch_base(tool_input, workspace, cwd), patch)
+    if tool_name == APPLY_PATCH:
+        raise EditError("apply_patch call without a '*** Begin Patch' envelope")
+    single = proposed_content(tool_name, tool_input, workspace)
+    if single is None:
+        return None
+    return [(single[0], None, single[1])]
+
+
+# --- edits that cannot be reproduced ---------------------------------------------
+
+_PATCH_FILE = re.compile(r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$")
+_PATCH_MOVE = re.compile(r"^\s*\*\*\* Move to: (.*)$")
+
+
+def _with_added(path: str, lines: list[str]) -> str:
+    """The file on disk with ``lines`` added at its end: a stand-in whose diff
+    shows the new text as added lines."""
+    try:
+        text = read_text(path) or ""
+    except EditError:
+        text = ""
+    if not lines:
+        return text
+    sep = "" if not text or text.endswith("\n") else "\n"
+    return text + sep + "\n".join(lines) + "\n"
+
+
+def _new_lines(value: object) -> list[str]:
+    return value.splitlines() if isinstance(value, str) else []
+
+
+def unapplied_items(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    """What a call that cannot be reproduced is known to touch: each target
+    path, its new text added at the end of the file as it is (a deleted file
+    as a deletion). Never raises."""
+    if not isinstance(tool_input, dict):
+        return []
+    patch = patch_text(tool_name, tool_input)
+    if patch is not None:
+        return _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
+    path = target_path(tool_name, tool_input, workspace)
+    if path is None:
+        return []
+    added: list[str] = []
+    if tool_name == "Write":
+        added = _new_lines(tool_input.get("content"))
+    elif tool_name == "Edit":
+        added = _new_lines(tool_input.get("new_string"))
+    elif tool_name == "MultiEdit":
+        edits = tool_input.get("edits")
+        for edit in edits if isinstance(edits, list) else []:
+            if isinstance(edit, dict):
+                added += _new_lines(edit.get("new_string"))
+    else:
+        added = _new_lines(tool_input.get("new_source"))
+    return [(path, None, _with_added(path, added))]
+
+
+def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
+    """Every file an envelope names, read line by line without trusting its
+    structure: an added or updated file gets its ``+`` lines."""
+    root = os.path.abspath(base)
+
+    def full(path: str) -> str:
+        return os.path.normpath(os.path.join(root, os.path.expanduser(path.strip())))
+
+    files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
+    for line in patch.split("\n"):
+        line = line.rstrip("\r")
+        if m := _PATCH_FILE.match(line):
+            if m.group(2).strip():
+                files.append([m.group(1), full(m.group(2)), None, []])
+        elif (m := _PATCH_MOVE.match(line)) and files and m.group(1).strip():
+            files[-1][2] = full(m.group(1))
+        elif line.startswith("+") and files:
+            files[-1][3].append(line[1:])
+    items: list[tuple[str, str | None, str | None]] = []
+    for kind, path, moved_to, added in files:
+        if kind == "Delete":
+            items.append((path, None, None))
+        elif kind == "Add":
+            items.append((path, None, "".join(a + "\n" for a in added)))
+        elif moved_to is not None:
+            items.append((moved_to, path, _with_added(path, added)))
+        else:
+            items.append((path, None, _with_added(path, added)))
+    return items
+
+
+def unapplied_changeset(
+    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
+) -> Any:
+    """The changeset a call that cannot be reproduced is judged on
+    (:func:`unapplied_items`). Every named file is in it, even one with no
+    new text (a header-only entry), so rules with ``paths`` still see it."""
+    from slopjudge.changes import changeset
+    from slopjudge.model import FileChange
+
+    items = unapplied_items(tool_name, tool_input, workspace, cwd)
+    try:
+        cs = changeset.from_proposed_edits(workspace, items)
+    except changeset.ChangesetError:
+        cs = changeset.from_proposed_edits(workspace, [])
+    ws = os.path.abspath(workspace)
+    seen = {f.path for f in cs.files}
+    for path, _, _ in items:
+        name = changeset._relative(ws, path)
+        if name not in seen:
+            seen.add(name)
+            cs.files.append(FileChange(path=name, status="M",
+                                       diff=f"diff --git a/{name} b/{name}\n"))
+    return cs

@@ -1,0 +1,260 @@
+"""git I/O for changesets: every git command slopjudge runs to read a change.
+
+One ``git diff --raw --numstat -p -z`` per change (:func:`diff`), blob contents
+from a single ``git cat-file --batch`` (:func:`cat_blobs`), commit lists, and
+the work tree read through a tree snapshot written with a temporary index, so
+the real index is never touched (:func:`snapshot_worktree`). What the output
+means is :mod:`slopjudge.changes.gitraw`'s job; which sources exist,
+:mod:`slopjudge.changes.changeset`'s.
+"""
+
+from __future__ import annotations
+
+import os
+
+from slopjudge.changes.diffparse import decode
+from slopjudge.errors import ChangesetError
+from slopjudge.model import Commit
+
+_UNLIMITED = 1 << 62  # git output must never be cut short silently
+_GIT_TIMEOUT_S = 600.0
+
+
+def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
+         input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
+    from slopjudge.checks.procs import run
+
+    argv = ["git", "-c", "core.quotepath=false", "-c", "color.ui=false", *args]
+    res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
+              max_output=_UNLIMITED)
+    if res.start_error:
+        raise ChangesetError(f"cannot run git: {res.start_error}")
+    if res.timed_out:
+        raise ChangesetError(f"git {args[0]} timed out after {int(_GIT_TIMEOUT_S)} s")
+    if res.returncode not in ok:
+        msg = _first_line(res.stderr) or f"git {args[0]} exited with {res.returncode}"
+        raise ChangesetError(msg)
+    return res.stdout
+
+
+def _first_line(err: bytes) -> str:
+    for ln in decode(err).splitlines():
+        ln = ln.strip()
+        if ln and not ln.startswith(("hint:", "warning:")):
+            return ln.removeprefix("fatal: ").removeprefix("error: ")
+    return ""
+
+
+_TOPLEVELS: dict[str, str] = {}
+
+
+def toplevel(workspace: str) -> str:
+    """The work tree holding ``workspace``; asked of git once per process (a Stop
+    asks for it several times, a git call each)."""
+    top = _TOPLEVELS.get(workspace)
+    if top is None:
+        top = _TOPLEVELS[workspace] = _ask_toplevel(workspace)
+    return top
+
+
+def _ask_toplevel(workspace: str) -> str:
+    if not os.path.isdir(workspace):
+        raise ChangesetError(f"not a directory: {workspace}")
+    try:
+        out = git(workspace, ["rev-parse", "--show-toplevel"])
+    except ChangesetError as exc:
+        if "not a git repository" in str(exc).lower():
+            raise ChangesetError(f"not a git repository: {workspace}") from None
+        raise
+    top = decode(out).strip()
+    if not top:  # inside .git or a bare repository
+        raise ChangesetError(f"not a git work tree: {workspace}")
+    return top
+
+
+def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
+    """Full object id of ``rev`` peeled to ``kind``; ChangesetError if unknown."""
+    if not rev or rev.startswith("-") or "\n" in rev:
+        raise ChangesetError(f"unknown revision: {rev!r}")
+    try:
+        out = git(workspace, ["rev-parse", "--verify", "--quiet", f"{rev}^{{{kind}}}"])
+    except ChangesetError:
+        raise ChangesetError(f"unknown revision: {rev}") from None
+    sha = decode(out).strip()
+    if not sha:
+        raise ChangesetError(f"unknown revision: {rev}")
+    return sha
+
+
+def empty_tree(workspace: str) -> str:
+    return decode(git(workspace, ["hash-object", "-t", "tree", "--stdin"])).strip()
+
+
+def head_tree(workspace: str, rev: str) -> str:
+    """The tree of ``rev``; the empty tree when ``rev`` is HEAD of an unborn branch."""
+    try:
+        return resolve(workspace, rev, "tree")
+    except ChangesetError:
+        if rev == "HEAD":
+            return empty_tree(workspace)
+        raise
+
+
+
+_DIFF_ARGS = [
+    "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
+    "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
+    "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "--numstat", "-p", "-z", "--no-abbrev",
+]
+
+
+
+def diff(workspace: str, diff_args: list[str]) -> bytes:
+    """``git diff --raw --numstat -p -z`` output for ``diff_args`` (see :mod:`.gitraw`)."""
+    return git(workspace, [*_DIFF_ARGS, *diff_args])
+
+
+def cat_blobs(workspace: str, shas: list[str]) -> dict[str, bytes]:
+    """Blob contents for ``shas`` in one ``git cat-file --batch``."""
+    if not shas:
+        return {}
+    out = git(workspace, ["cat-file", "--batch"], input="".join(s + "\n" for s in shas).encode())
+    blobs: dict[str, bytes] = {}
+    p, n = 0, len(out)
+    while p < n:
+        nl = out.index(b"\n", p)
+        head = out[p:nl].split(b" ")
+        p = nl + 1
+        if len(head) != 3:  # "<sha> missing"
+            continue
+        size = int(head[2])
+        blobs[head[0].decode("ascii")] = out[p : p + size]
+        p += size + 1
+    return blobs
+
+
+
+def commits(workspace: str, rev_range: str) -> list[Commit]:
+    """The commits of ``rev_range``, oldest first."""
+    log = git(workspace, [
+        "-c", "log.showSignature=false", "log", "-z", "--reverse", "--no-color",
+        "--format=%H%n%s%n%b", rev_range, "--",
+    ])
+    commits: list[Commit] = []
+    for rec in log.split(b"\0"):
+        if not rec.strip():
+            continue
+        sha, _, rest = decode(rec).partition("\n")
+        subject, _, body = rest.partition("\n")
+        commits.append(Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n")))
+    return commits
+
+
+def _index_path(workspace: str) -> str:
+    path = decode(git(workspace, ["rev-parse", "--git-path", "index"])).strip()
+    return path if os.path.isabs(path) else os.path.join(workspace, path)
+
+
+def snapshot_worktree(workspace: str) -> str:
+    """A tree id for the work tree as it is now: tracked and untracked files,
+    ignored ones left out. Written through a temporary copy of the index
+    (``GIT_INDEX_FILE``), so the real index and the files are not touched; the
+    blobs and trees it writes are ordinary unreferenced objects."""
+    top = toplevel(workspace)
+    real_index = _index_path(top)
+    import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="slopjudge-index-")
+    try:
+        index = os.path.join(tmp, "index")
+        if os.path.exists(real_index):
+            # Starting from the real index lets git reuse its stat data. Keep its
+            # mtime too: git trusts an entry's stat data only when the entry is
+            # older than the index, so a fresh mtime would hide an edit made in
+            # the same second as the last commit.
+            shutil.copy2(real_index, index)
+        env = dict(os.environ, GIT_INDEX_FILE=index)
+        _unhide(top, env)
+        nested = _nested_repos(top, env)
+        git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
+                   "add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in nested)],
+             env=env)
+        _add_nested_files(top, env, nested)
+        return decode(git(top, ["write-tree"], env=env)).strip()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
+    """Files under ``trees`` (workspace-relative folders) that git ignores, every one
+    listed (no folder collapsed)."""
+    toplevel(workspace)  # a clear error outside a repository
+    out = git(workspace, ["ls-files", "-o", "-i", "--exclude-standard", "-z", "--",
+                     *(f":(literal){t}" for t in trees)])
+    return sorted(decode(n) for n in out.split(b"\0") if n)
+
+
+def _nested_repos(top: str, env: dict[str, str]) -> list[str]:
+    """Untracked folders that hold a repository of their own (``git init sub``).
+
+    ``git add`` would record such a folder as a bare commit pointer, hiding the
+    files in it, or fail outright when it has no commit: either would let an
+    agent put its change where the Stop hook cannot see it."""
+    out = git(top, ["ls-files", "-o", "--exclude-standard", "-z"], env=env)
+    return [decode(n).rstrip("/") for n in out.split(b"\0") if n.endswith(b"/")]
+
+
+def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
+    """Add the files of each nested repository as plain files of this one."""
+    # The nested repository's own git must not see this snapshot's index.
+    own_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    entries: list[bytes] = []
+    for folder in nested:
+        listing = git(os.path.join(top, folder),
+                       ["ls-files", "-co", "--exclude-standard", "-z"], env=own_env)
+        names = [decode(n) for n in listing.split(b"\0") if n]
+        deeper = [n.rstrip("/") for n in names if n.endswith("/")]
+        for rel in [n for n in names if not n.endswith("/")]:
+            path = f"{folder}/{rel}"
+            full = os.path.join(top, path)
+            if os.path.islink(full):
+                mode, data = "120000", os.fsencode(os.readlink(full))
+            elif os.path.isfile(full):
+                mode = "100755" if os.access(full, os.X_OK) else "100644"
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            else:
+                continue  # listed but gone (a deleted tracked file of the nested repo)
+            sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env, input=data))
+            entries.append(f"{mode} {sha.strip()}\t{path}".encode() + b"\0")
+        if deeper:
+            _add_nested_files(top, env, [f"{folder}/{d}" for d in deeper])
+    if entries:
+        git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
+             input=b"".join(entries))
+
+
+def _unhide(top: str, env: dict[str, str]) -> None:
+    """Clear ``assume-unchanged`` and ``skip-worktree`` in the copied index, so
+    ``git add`` looks at those files: either flag would hide an edit (to a rule
+    file, say) from the snapshot. A skip-worktree file absent from disk (a
+    sparse checkout, ``core.sparseCheckout``) keeps its flag: it is not deleted."""
+    listing = git(top, ["ls-files", "-v", "-z"], env=env)
+    sparse = git(top, ["config", "--bool", "core.sparseCheckout"], env=env,
+                  ok=(0, 1)).strip() == b"true"
+    flagged: dict[str, list[bytes]] = {"--no-assume-unchanged": [], "--no-skip-worktree": []}
+    for entry in listing.split(b"\0"):
+        tag, _, name = entry.partition(b" ")
+        if not name:
+            continue
+        if tag.islower():
+            flagged["--no-assume-unchanged"].append(name)
+        if tag.upper() == b"S" and not (
+                sparse and not os.path.lexists(os.path.join(top, decode(name)))):
+            flagged["--no-skip-worktree"].append(name)
+    # One flag per call: given both, git applies only one of them.
+    for flag, paths in flagged.items():
+        if paths:
+            git(top, ["update-index", flag, "-z", "--stdin"], env=env,
+                 input=b"\0".join(paths) + b"\0")

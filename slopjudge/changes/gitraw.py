@@ -1,0 +1,142 @@
+"""git's raw records: what ``git diff --raw --numstat -p -z`` output says, as FileChanges.
+
+The raw records give status, paths and blob ids, numstat the line counts and
+the binary flag, the patch each file's diff (parsed by :mod:`.diffparse`).
+No I/O here: :mod:`.gitio` runs git, :mod:`.changeset` joins the two.
+
+Mapping to :class:`FileChange`: statuses are A, M, D, R only. A copy is ``A``
+with ``old_path`` set to its source; a type change (file <-> symlink) and a
+mode-only change are ``M``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from slopjudge.changes.diffparse import FileStatus, decode, hunk_payloads, merge_typechanges, parse
+from slopjudge.model import FileChange
+
+
+@dataclass
+class RawRecord:
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+    status: str
+    src: bytes
+    dst: bytes | None
+    added: int = 0
+    removed: int = 0
+    binary: bool = False
+
+
+def diff_records(data: bytes) -> tuple[list[RawRecord], bytes]:
+    """Split ``git diff --raw --numstat -p -z`` output: raw records with
+    numstat attached, then the patch text."""
+    recs: list[RawRecord] = []
+    p, n = 0, len(data)
+    while p < n and data[p] == 0x3A:  # ':'
+        z = data.index(b"\0", p)
+        meta = data[p + 1 : z].decode("ascii").split(" ")
+        p = z + 1
+        z = data.index(b"\0", p)
+        src = data[p:z]
+        p = z + 1
+        dst = None
+        if meta[4][:1] in ("R", "C"):
+            z = data.index(b"\0", p)
+            dst = data[p:z]
+            p = z + 1
+        recs.append(RawRecord(meta[0], meta[1], meta[2], meta[3], meta[4], src, dst))
+    k = 0
+    while p < n and data[p] != 0x00 and data[p : p + 4] != b"diff":
+        t1 = data.index(b"\t", p)
+        t2 = data.index(b"\t", t1 + 1)
+        a, r = data[p:t1], data[t1 + 1 : t2]
+        p = t2 + 1
+        if data[p] == 0:  # rename/copy: "\0old\0new\0"
+            z = data.index(b"\0", p + 1)
+            p = data.index(b"\0", z + 1) + 1
+            key = data[z + 1 : p - 1]
+        else:
+            z = data.index(b"\0", p)
+            key, p = data[p:z], z + 1
+        # Numstat lists the raw records in order; check the name all the same.
+        rec = recs[k] if k < len(recs) and _raw_key(recs[k]) == key else next(
+            (x for x in recs if _raw_key(x) == key), None)
+        if rec is not None:
+            rec.binary = a == b"-"
+            rec.added = 0 if a == b"-" else int(a)
+            rec.removed = 0 if r == b"-" else int(r)
+        k += 1
+    if p < n and data[p] == 0x00:
+        p += 1
+    return recs, data[p:]
+
+
+def _raw_key(rec: RawRecord) -> bytes:
+    return rec.dst if rec.dst is not None else rec.src
+
+
+STATUS: dict[str, FileStatus] = {
+    "A": "A", "D": "D", "M": "M", "T": "M", "R": "R", "C": "A", "U": "M", "X": "M",
+}
+
+
+
+def zero_id(sha: str) -> bool:
+    return not sha.strip("0")
+
+
+def blob_text(blobs: dict[str, bytes], rec: RawRecord, mode: str, sha: str) -> str | None:
+    """One side's content; None for binary files, absent sides and submodules."""
+    if rec.binary or zero_id(sha) or mode == "160000":
+        return None
+    blob = blobs.get(sha)
+    return None if blob is None else decode(blob)
+
+
+
+def wanted_blobs(recs: list[RawRecord]) -> list[str]:
+    """The blob ids whose contents the records' FileChanges need, sorted, each once."""
+    wanted: list[str] = []
+    for r in recs:
+        if r.binary:
+            continue
+        for mode, sha in ((r.old_mode, r.old_sha), (r.new_mode, r.new_sha)):
+            if not zero_id(sha) and mode != "160000":
+                wanted.append(sha)
+    return sorted(set(wanted))
+
+
+def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
+    """One FileChange per raw record, with its part of ``patch`` and its contents."""
+    parts, lines = parse(patch)
+    groups = merge_typechanges(parts)
+    files: list[FileChange] = []
+    g = 0
+    for r in recs:
+        kind = r.status[:1]
+        status = STATUS.get(kind, "M")
+        new_path = r.dst if r.dst is not None else r.src
+        diff = ""
+        hunks: list[dict[str, Any]] = []
+        if g < len(groups):
+            a, b = groups[g]
+            last = b or a
+            part_path = a.old if a.status == "D" and b is None else (last.new or last.old)
+            if part_path == (r.src if kind == "D" else new_path):
+                diff = decode(patch[a.start : last.end])
+                hunks = hunk_payloads(a, lines) + (hunk_payloads(b, lines) if b else [])
+                g += 1
+        files.append(FileChange(
+            path=decode(r.src if kind == "D" else new_path),
+            status=status,
+            old_path=decode(r.src) if kind in ("R", "C") else None,
+            old_content=None if kind == "A" else blob_text(blobs, r, r.old_mode, r.old_sha),
+            new_content=None if kind == "D" else blob_text(blobs, r, r.new_mode, r.new_sha),
+            diff=diff, binary=r.binary, added=r.added, removed=r.removed, hunks=hunks,
+        ))
+    return files

@@ -1,0 +1,176 @@
+"""Proposed edits: the change a file tool is about to make, with its diff synthesized.
+
+Old content comes from disk, new content from the tool's input; the diff is
+written the way git prints it (C-quoted names, ``new file mode``, rename
+headers, ``\\ No newline at end of file``), so rules read it like any other.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+from slopjudge.changes.diffparse import FileStatus, decode, hunks_of
+from slopjudge.errors import ChangesetError
+from slopjudge.model import Changeset, FileChange
+
+_NEEDS_QUOTE = re.compile(r'["\\\x00-\x1f\x7f]')
+_QUOTE_MAP = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def _quote(name: str) -> str:
+    """Quote a path as git does with core.quotepath=false."""
+    if not _NEEDS_QUOTE.search(name):
+        return name
+    body = "".join(
+        _QUOTE_MAP.get(ch, f"\\{ord(ch):03o}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
+        for ch in name
+    )
+    return f'"{body}"'
+
+
+def _dash_name(prefix: str, name: str) -> str:
+    q = _quote(prefix + name)
+    return q + "\t" if " " in q and not q.startswith('"') else q
+
+
+def _split_keep(text: str) -> list[str]:
+    """Lines with their "\\n" (only "\\n" ends a line, as in git)."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int]:
+    a, b = _split_keep(old), _split_keep(new)
+    out: list[str] = []
+    added = removed = 0
+    lines = difflib.unified_diff(a, b, lineterm="", n=3)
+    for _ in range(2):  # difflib's own ---/+++ lines; the caller writes git's
+        next(lines, None)
+    for line in lines:
+        if line.startswith("@@"):
+            out.append(line + "\n")
+            continue
+        if line[:1] == "+":
+            added += 1
+        elif line[:1] == "-":
+            removed += 1
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return out, added, removed
+
+
+def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Changeset:
+    """The change a file tool is about to make: old content from disk, new
+    content as given (None: the file is deleted), the diff synthesized the
+    way git prints it. The path is relative to ``workspace`` when inside it,
+    else absolute."""
+    return from_proposed_edits(workspace, [(path, None, new_content)])
+
+
+def from_proposed_edits(
+    workspace: str, items: list[tuple[str, str | None, str | None]]
+) -> Changeset:
+    """The change a multi-file edit (Codex's ``apply_patch``) is about to make.
+
+    Each item is ``(path, moved-from path or None, new content or None for a
+    deletion)``; a moved file is a rename (``R``) whose old content is the
+    source's. Files the edit leaves as they are drop out.
+    """
+    ws = os.path.abspath(workspace)
+    files: list[FileChange] = []
+    for path, old_path, new_content in items:
+        fc = _proposed_file(ws, _abs(ws, path),
+                            None if old_path is None else _abs(ws, old_path), new_content)
+        if fc is not None:
+            files.append(fc)
+    return Changeset(base=None, head=None, commits=[], files=files)
+
+
+def _abs(ws: str, path: str) -> str:
+    return os.path.abspath(path if os.path.isabs(path) else os.path.join(ws, path))
+
+
+def _read_old(full: str, name: str) -> bytes | None:
+    try:
+        with open(full, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ChangesetError(f"is a directory: {name}") from None
+    except OSError as exc:
+        raise ChangesetError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _proposed_file(
+    ws: str, full: str, old_full: str | None, new_content: str | None
+) -> FileChange | None:
+    name = relative(ws, full)
+    source = old_full if old_full is not None and old_full != full else full
+    old_name = relative(ws, source)
+    old_bytes = _read_old(source, old_name)
+    renamed = source != full and old_bytes is not None and new_content is not None
+    if not renamed:
+        source, old_name = full, name
+        if old_full is not None and old_full != full:
+            old_bytes = _read_old(full, name)  # the source is gone: judged as written
+    if old_bytes is None and new_content is None:
+        return None
+    mode = "100644"
+    if old_bytes is not None:
+        try:
+            mode = "100755" if os.stat(source).st_mode & 0o111 else "100644"
+        except OSError:
+            pass
+    status: FileStatus
+    if renamed:
+        status = "R"
+    else:
+        status = "A" if old_bytes is None else ("D" if new_content is None else "M")
+    binary = old_bytes is not None and b"\0" in old_bytes[:8000]
+    old_text = None if old_bytes is None else decode(old_bytes)
+    head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
+    if status == "A":
+        head.append(f"new file mode {mode}\n")
+    elif status == "D":
+        head.append(f"deleted file mode {mode}\n")
+    elif status == "R":
+        ratio = difflib.SequenceMatcher(None, old_text or "", new_content or "").ratio()
+        head += [f"similarity index {int(ratio * 100)}%\n",
+                 f"rename from {_quote(old_name)}\n", f"rename to {_quote(name)}\n"]
+    minus = "/dev/null" if status == "A" else _dash_name("a/", old_name)
+    plus = "/dev/null" if status == "D" else _dash_name("b/", name)
+    added = removed = 0
+    if binary:
+        body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
+    else:
+        hunks, added, removed = _synth_hunks(old_text or "", new_content or "")
+        body = [f"--- {minus}\n", f"+++ {plus}\n", *hunks] if hunks else []
+    if status == "M" and not body:
+        return None  # nothing would change
+    diff = "".join(head + body)
+    return FileChange(
+        path=name, status=status, old_path=old_name if status == "R" else None,
+        old_content=None if binary else old_text,
+        new_content=None if binary else new_content,
+        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks_of(diff),
+    )
+
+
+def relative(ws: str, full: str) -> str:
+    for root, target in ((ws, full), (os.path.realpath(ws), os.path.realpath(full))):
+        if target == root:
+            continue
+        if os.path.commonpath([root, target]) == root:
+            return os.path.relpath(target, root).replace(os.sep, "/")
+    return full

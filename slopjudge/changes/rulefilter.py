@@ -1,0 +1,45 @@
+"""Rule filtering: which changed files a rule's ``paths``/``exclude`` admit, and its diff."""
+
+from __future__ import annotations
+
+from slopjudge.model import Changeset, FileChange
+from slopjudge.pathglob import match, matcher
+
+
+def split(
+    changeset: Changeset, paths: list[str], exclude: list[str]
+) -> tuple[list[FileChange], list[dict[str, str]]]:
+    """Files a rule's ``paths``/``exclude`` admit, and the others as
+    ``{"path", "status"}``. A file is admitted when its path (or, for a
+    rename, its old path) matches ``paths`` (empty: everything) and its path
+    does not match ``exclude``.
+
+    A proposed edit outside the workspace carries an absolute path: ``paths``
+    are workspace-relative, so only a rule with no ``paths`` (or an absolute
+    pattern) sees it. A rule guarding where files are written still can.
+    """
+    files: list[FileChange] = []
+    others: list[dict[str, str]] = []
+    admits = matcher(tuple(paths))
+    excludes = matcher(tuple(exclude))
+    for f in changeset.files:
+        if f.path.startswith("/"):
+            wanted = not paths or any(p.startswith("/") and match(p, f.path) for p in paths)
+        else:
+            wanted = not paths or admits(f.path) or (
+            f.status == "R" and f.old_path is not None and admits(f.old_path))
+        if wanted and not (exclude and excludes(f.path)):
+            files.append(f)
+        else:
+            others.append({"path": f.path, "status": f.status})
+    return files, others
+
+
+def unified_diff(files: list[FileChange]) -> str:
+    """The whole diff a rule sees: each of its files' diffs in order."""
+    out: list[str] = []
+    for f in files:
+        if not f.diff:
+            continue
+        out.append(f.diff if f.diff.endswith("\n") else f.diff + "\n")
+    return "".join(out)

@@ -1,0 +1,94 @@
+"""Changeset sources: the flags shared by `run`, `payload` and `test`, and what each reads.
+
+:data:`SOURCES` is the registry (protocol: ``hookspec.ChangesetSource``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from slopjudge.model import Changeset
+
+if TYPE_CHECKING:
+    from slopjudge.hookspec import ChangesetSource
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--diff", metavar="FILE", help="a unified diff (git or plain); - for stdin")
+    group.add_argument(
+        "--base", metavar="REV",
+        help="judge what HEAD (see --head) changed since its merge base with REV, "
+             "as `git diff REV...HEAD` shows it",
+    )
+    group.add_argument("--staged", action="store_true", help="judge the index against HEAD")
+    group.add_argument(
+        "--working-tree", action="store_true",
+        help="judge the work tree against HEAD, untracked files included (the default)",
+    )
+    parser.add_argument("--head", metavar="REV", help="the last commit with --base (default HEAD)")
+
+
+def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
+    """The change the source flags name (the work tree when none is given).
+
+    Raises ChangesetError or OSError with a one-line message.
+    """
+    if args.head and not args.base:
+        from slopjudge.changes.changeset import ChangesetError
+
+        raise ChangesetError("--head goes with --base")
+    chosen = next((name for name in SOURCES if getattr(args, name, None)), DEFAULT_SOURCE)
+    return SOURCES[chosen](args, workspace)
+
+
+def _from_diff(args: argparse.Namespace, workspace: str) -> Changeset:
+    """``--diff FILE``: a unified diff from a file, or stdin for ``-``."""
+    from slopjudge.changes import changeset as cs
+
+    if args.diff == "-":
+        return cs.read_diff(sys.stdin.buffer.read(), "<stdin>")
+    try:
+        with open(args.diff, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise cs.ChangesetError(f"--diff {args.diff}: no such file") from None
+    except IsADirectoryError:
+        raise cs.ChangesetError(
+            f"--diff {args.diff}: is a directory, not a diff file") from None
+    except OSError as exc:
+        raise cs.ChangesetError(f"--diff {args.diff}: cannot read it: "
+                                f"{exc.strerror or exc}") from None
+    return cs.read_diff(data, args.diff)
+
+
+def _from_base(args: argparse.Namespace, workspace: str) -> Changeset:
+    """``--base REV [--head REV]``: what the head changed since its merge base with REV."""
+    from slopjudge.changes.changeset import from_git_range
+
+    return from_git_range(workspace, args.base, args.head or "HEAD")
+
+
+def _from_staged(args: argparse.Namespace, workspace: str) -> Changeset:
+    from slopjudge.changes.changeset import from_staged
+
+    return from_staged(workspace)
+
+
+def _from_working_tree(args: argparse.Namespace, workspace: str) -> Changeset:
+    from slopjudge.changes.changeset import from_working_tree
+
+    return from_working_tree(workspace)
+
+
+# The registry (protocol: hookspec.ChangesetSource), keyed by each flag's argparse name;
+# the flags are mutually exclusive, so at most one is set.
+SOURCES: dict[str, ChangesetSource] = {
+    "diff": _from_diff,
+    "base": _from_base,
+    "staged": _from_staged,
+    "working_tree": _from_working_tree,
+}
+DEFAULT_SOURCE = "working_tree"

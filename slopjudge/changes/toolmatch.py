@@ -1,0 +1,203 @@
+"""Match a rule's ``tools:`` patterns against an agent's tool call.
+
+Standard library only: this runs on the hook fast path.
+
+Pattern forms:
+
+- ``Write``, ``Bash``, ``mcp__*``, ``mcp__github__*``, ``*``: a glob on the
+  tool name (case-sensitive, ``fnmatch`` syntax).
+- ``Bash(git push *)``: the tool name, then a glob on the shell command.
+  It matches when the glob matches the whole command or any one simple
+  command inside it, as :mod:`slopjudge.changes.shell` splits it (on ``&&``, ``||``,
+  ``;``, ``|``, ``&`` and newlines outside quotes; into ``$( )``, backticks,
+  ``sh -c`` and ``eval``), each taken as written (``sudo rm x``) and as run
+  (``rm x``: ``VAR=value``, ``env``, ``sudo`` ... dropped), words joined by one
+  space, quotes removed. A here-document's lines count as commands too. A
+  trailing `` *`` also admits the bare command (``git push *`` matches ``git
+  push``), and Claude Code's legacy ``git push:*`` means the same. Matching
+  errs wide: a guard that fires too often is safer than one that can be
+  stepped around.
+- ``Write(src/**)``, ``Edit(*.py)``: for the file tools (Write, Edit,
+  MultiEdit, NotebookEdit, Read), a path glob (:mod:`slopjudge.pathglob`, the
+  dialect of a rule's ``paths``) on the file's path relative to the workspace
+  (``workspace`` argument, default the current directory): ``Write(src)``
+  admits ``src/a.py`` as ``paths: [src]`` does. ``//`` starts an absolute path
+  (Claude Code's spelling). A file outside the workspace is matched by its
+  absolute path, by a pattern that may start in any folder (``*.py``,
+  ``**/x``). Paths are resolved first (symlinks, ``..``, case on a
+  case-folding file system): see :func:`resolve_path`.
+- A parenthesised pattern on any other tool (an MCP tool, WebFetch, ...)
+  globs the tool input serialised as compact JSON with sorted keys.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from functools import lru_cache
+from typing import Any
+
+from slopjudge import pathglob
+from slopjudge.changes.shell import shell_text
+from slopjudge.changes.shell import split as split_shell
+from slopjudge.changes.tools import PATH_TOOLS
+
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+def split_pattern(pattern: str) -> tuple[str, str | None]:
+    """``"Bash(git push *)"`` → ``("Bash", "git push *")``; ``"Write"`` → ``("Write", None)``."""
+    pattern = pattern.strip()
+    if pattern.endswith(")") and "(" in pattern:
+        name, _, rest = pattern.partition("(")
+        return name.strip(), rest[:-1]
+    return pattern, None
+
+
+def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any] | None,
+                 workspace: str | None = None) -> bool:
+    """Whether one ``tools:`` pattern admits this tool call."""
+    if not tool_name:
+        return False
+    name_glob, arg_glob = split_pattern(pattern)
+    if not fnmatch.fnmatchcase(tool_name, name_glob or "*"):
+        return False
+    if arg_glob is None:
+        return True
+    data = tool_input if isinstance(tool_input, dict) else {}
+    if tool_name == "Bash":
+        command = shell_text(data.get("command"))
+        return command is not None and command_matches(arg_glob, command)
+    if tool_name in PATH_TOOLS:
+        path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)
+        return path is not None and path_matches(arg_glob, path, workspace)
+    try:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return False
+    return fnmatch.fnmatchcase(text, arg_glob)
+
+
+def any_tool_matches(patterns: list[str], tool_name: str | None,
+                     tool_input: dict[str, Any] | None, workspace: str | None = None) -> bool:
+    """An empty list admits every tool, as the rule field's default says."""
+    if not patterns:
+        return True
+    return any(tool_matches(p, tool_name, tool_input, workspace) for p in patterns)
+
+
+# --- Bash -------------------------------------------------------------------
+
+def _command_globs(glob: str) -> list[str]:
+    glob = glob.strip()
+    if glob.endswith(":*"):  # Claude Code's legacy prefix form
+        stem = glob[:-2].rstrip()
+        return [stem, stem + " *"]
+    if glob.endswith(" *"):
+        return [glob, glob[:-2].rstrip()]
+    return [glob]
+
+
+def command_matches(glob: str, command: str) -> bool:
+    """Whether ``glob`` matches the command or one of its simple commands: as
+    written (``sudo rm x``) or as run (``rm x``), words joined by one space."""
+    globs = _command_globs(glob)
+    return any(fnmatch.fnmatchcase(c, g) for c in _candidates(command) for g in globs)
+
+
+@lru_cache(maxsize=64)
+def _candidates(command: str) -> tuple[str, ...]:
+    """The texts a command glob is tried on; split once for all of a call's patterns."""
+    candidates = {" ".join(command.split())}
+    simples = split_shell(command)
+    for s in simples:  # grows: a here-document's commands follow
+        candidates.add(" ".join(s.words))
+        candidates.add(" ".join(s.argv))
+        if s.heredoc:
+            # Erring wide: a here-document may be a script a shell runs.
+            simples.extend(split_shell(s.heredoc, depth=1))
+    return tuple(sorted(candidates))
+
+
+# --- paths ------------------------------------------------------------------
+
+@lru_cache(maxsize=64)
+def _real_root(workspace: str) -> str:
+    return os.path.realpath(workspace)
+
+
+@lru_cache(maxsize=64)
+def folds_case(folder: str) -> bool:
+    """Whether the file system holding ``folder`` treats names case-insensitively."""
+    name = os.path.basename(folder.rstrip(os.sep))
+    probe = folder if name.swapcase() != name else os.path.join(folder, ".git")
+    other = os.path.join(os.path.dirname(probe), os.path.basename(probe).swapcase())
+    if other == probe:
+        return False
+    try:
+        return os.path.samefile(probe, other)
+    except OSError:
+        return False
+
+
+def true_case(path: str) -> str:
+    """``path`` with each existing component spelled as the folder stores it."""
+    parts = path.split(os.sep)
+    out = parts[0] or os.sep
+    for i, part in enumerate(parts[1:], 1):
+        if not part:
+            continue
+        try:
+            names = os.listdir(out)
+        except OSError:
+            return os.path.join(out, *parts[i:])
+        if part not in names:
+            folded = part.casefold()
+            part = next((n for n in names if n.casefold() == folded), part)
+        out = os.path.join(out, part)
+    return out
+
+
+def resolve_path(path: str, workspace: str) -> str:
+    """The file ``path`` really names: absolute (relative paths are the
+    workspace's), ``~`` expanded, symlinks and ``..`` resolved as the kernel
+    resolves them, and, where the file system folds case, spelled as stored.
+
+    Rules match the resolved path, so ``alias/x`` (``alias`` -> ``rules``),
+    ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``.
+    """
+    real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
+    if folds_case(_real_root(workspace)):
+        real = true_case(real)
+    return real
+
+
+def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
+                       workspace: str) -> dict[str, Any]:
+    """``tool_input`` with a file tool's path fields resolved (see :func:`resolve_path`)."""
+    if tool_name not in PATH_TOOLS:
+        return tool_input
+    out = dict(tool_input)
+    for key in _PATH_KEYS:
+        value = out.get(key)
+        if isinstance(value, str) and value:
+            out[key] = resolve_path(value, workspace)
+    return out
+
+
+def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
+    """Whether the path glob (:mod:`slopjudge.pathglob`) matches ``path``
+    (resolved) relative to ``workspace``."""
+    root = _real_root(os.path.abspath(workspace or os.getcwd()))
+    full = resolve_path(path, root).replace(os.sep, "/")
+    glob = glob.strip()
+    if glob.startswith("//"):  # Claude Code's spelling of an absolute path
+        return pathglob.match(glob[1:], full[1:])
+    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        # Outside the workspace only a pattern free to start in any folder
+        # (`*.py`, `**/x`) reaches the file, by its absolute path.
+        anchored = "/" in glob.rstrip("/") and not glob.startswith("**")
+        return not anchored and pathglob.match(glob, full[1:])
+    return pathglob.match(glob, rel)

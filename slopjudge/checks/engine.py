@@ -1,0 +1,150 @@
+"""One engine run: the chosen rules' checks run as a graph, each result recorded.
+
+What runs is decided before (``selection.py``: the event filter, ``--rule``,
+sharding) and how it runs comes in (``options.py``); results go to the event
+log through ``record.Recorder``. Imports stay light at module level: check
+kinds and the event log are imported when a check actually runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from slopjudge.checks import CHECK_KINDS
+from slopjudge.checks.options import RunOptions
+from slopjudge.checks.selection import event_carries_change, shard_checks
+from slopjudge.hookspec import CheckContext
+from slopjudge.model import Changeset, Check, CheckResult, Event, Rule
+
+if TYPE_CHECKING:
+    from slopjudge.checks.procs import Registry
+
+
+def _not_applicable(check: Check, reason: str) -> CheckResult:
+    return CheckResult(
+        id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
+        outcome="not_applicable", reason=reason,
+    )
+
+
+def run(
+    rules: list[Rule],
+    event: Event,
+    changeset: Changeset,
+    *,
+    workspace: str,
+    options: RunOptions,
+    on_result: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> list[CheckResult]:
+    """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
+    from slopjudge.checks import procs
+    from slopjudge.loading import graph
+    from slopjudge.payload import for_rule
+
+    carries_change = event_carries_change(event)
+    contexts: dict[str, CheckContext] = {}
+    ordered: list[Check] = []
+    preset: dict[str, CheckResult] = {}
+    wanted = shard_checks(rules, *options.shard) if options.shard else None
+    processes = procs.Registry()  # this run's children only
+
+    for rule in rules:
+        checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
+        if not checks:
+            continue
+        files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
+                                       rule=rule, carries_change=carries_change)
+        rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
+        shared = SharedPayload(base_payload)
+        for check in checks:
+            ordered.append(check)
+            if carries_change and not files:
+                preset[check.full_id] = _not_applicable(
+                    check, "no changed file matches this rule's paths"
+                )
+                continue
+            payload = dict(base_payload, check={"id": check.id})
+            contexts[check.full_id] = CheckContext(
+                rule=rule, check=check, event=event, workspace=workspace,
+                changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
+                processes=processes,
+            )
+
+    from slopjudge.records.record import Recorder
+
+    recorder = Recorder(options.events_file, event)
+    rules_by_id = {r.id: r for r in rules}
+
+    def run_one(check: Check) -> CheckResult:
+        if check.full_id in preset:
+            return preset[check.full_id]
+        ctx = contexts.pop(check.full_id)  # a finished rule's payload is freed
+        if on_start is not None:
+            on_start(check.full_id)
+        kind = CHECK_KINDS.get(check.kind)
+        if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
+            raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
+        result = kind(ctx)
+        if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
+            result.shadow_error = result.outcome == "error"
+            result.outcome = "would_refuse"
+        return result
+
+    def finished(result: CheckResult) -> None:
+        recorder.record(result)
+        if on_result is not None:
+            on_result(result)
+
+    return graph.execute(ordered, run_one, jobs=options.jobs, on_result=finished,
+                         on_interrupt=lambda running: stop_running(running, processes=processes))
+
+
+class SharedPayload:
+    """A rule's payload as JSON, serialised once for all its checks: each check's
+    bytes are the rule's with its own ``check`` key in front."""
+
+    def __init__(self, base: dict[str, Any]) -> None:
+        self.base = {k: v for k, v in base.items() if k != "check"}
+        self.encoded: dict[bool, bytes] = {}
+        self.lock = threading.Lock()
+
+    def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
+        import json
+
+        with self.lock:
+            body = self.encoded.get(ensure_ascii)
+            if body is None:
+                body = self.encoded[ensure_ascii] = json.dumps(
+                    self.base, ensure_ascii=ensure_ascii).encode("utf-8")
+        head = json.dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
+        if body == b"{}":
+            return head.encode("utf-8")
+        return head[:-1].encode("utf-8") + b", " + body[1:]
+
+
+def stop_running(futures: list[Any], grace: float = 2.0,
+                 processes: Registry | None = None) -> None:
+    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``.
+
+    ``processes``: the run's children (None: every child of this process)."""
+    import signal
+    import time
+    from concurrent.futures import wait
+
+    deadline = time.monotonic() + grace
+    sig = signal.SIGTERM
+    from slopjudge.checks import procs
+
+    registry = processes if processes is not None else procs.EVERYONE
+    while futures:
+        registry.signal_all(sig)
+        _, pending = wait(futures, timeout=0.1)
+        futures = list(pending)
+        if time.monotonic() > deadline:
+            if sig == signal.SIGKILL:
+                break  # a thread stuck outside a child process: give up waiting on it
+            sig = signal.SIGKILL
+            deadline = time.monotonic() + grace

@@ -1,0 +1,104 @@
+"""How one engine run behaves: :class:`RunOptions`, filled from the settings and the environment.
+
+The settings (``config.load_settings``) already carry what the environment
+overrides there (``SLOPJUDGE_RUNNER``, ``SLOPJUDGE_EVENTS_FILE``); this module
+adds what only a run needs: the rubric text, judge mocks and the cost limits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slopjudge.loading.config import Settings
+
+
+@dataclass
+class RunOptions:
+    """How one engine run behaves; filled from CLI flags, config and environment."""
+
+    jobs: int = 0  # 0: the CPU count
+    dry_run: bool = False
+    prompts_dir: str | None = None
+    # The runner command line: --runner, else the settings' (SLOPJUDGE_RUNNER beats the
+    # file there); None: sr-agent on PATH, else slopjudge-agent (judging/runner/client.py).
+    runner: str | None = None
+    no_cache: bool = False
+    judge_mocks: dict[str, str] | None = None  # SLOPJUDGE_JUDGE_MOCKS
+    events_file: str | None = None  # None: do not record
+    cache_dir: str | None = None  # verdict cache; None: no cache
+    shard: tuple[int, int] | None = None  # (index 1-based, count)
+    rubric: str = ""  # RUBRIC.md with '#' lines removed
+    template_dirs: list[str] = field(default_factory=list)  # shared templates/ folders
+    retry_backoff_s: float = 3.0
+    retries: int = 1
+    # Judge cost: the prompt budget default, the spend limits (budget.Budget), and
+    # the settings' model alias overrides for the runner.
+    max_prompt_tokens: int | None = None
+    budget: Any = None
+    model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
+    opts = RunOptions(
+        jobs=settings.jobs,
+        runner=settings.runner,
+        events_file=settings.events_file,
+        cache_dir=settings.cache_dir,
+        template_dirs=list(settings.template_dirs),
+    )
+    if settings.rubric_path and os.path.isfile(settings.rubric_path):
+        opts.rubric = _read_rubric(settings.rubric_path)
+    _cost_options(opts, settings)
+    if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
+        try:
+            opts.judge_mocks = judge_mocks_from_env()
+        except ValueError as exc:
+            from slopjudge.errors import SlopjudgeError
+
+            raise SlopjudgeError(str(exc)) from None
+    for key, value in overrides.items():
+        setattr(opts, key, value)
+    return opts
+
+
+def _cost_options(opts: RunOptions, settings: Settings) -> None:
+    opts.max_prompt_tokens = settings.max_prompt_tokens
+    opts.model_aliases = dict(settings.model_aliases)
+    from slopjudge.judging.budget import Budget
+
+    opts.budget = Budget.from_settings(settings)
+
+
+def _read_rubric(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return "".join(line for line in fh if not line.startswith("#"))
+
+
+def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str] | None:
+    """Read ``SLOPJUDGE_JUDGE_MOCKS``: None when unset; raises ValueError (one line) when malformed.
+
+    Set but empty means mocks are on and none is given, so every judge errors:
+    a test run never falls through to a real model.
+    """
+    raw = (os.environ if environ is None else environ).get("SLOPJUDGE_JUDGE_MOCKS")
+    if raw is None:
+        return None
+    if not raw.strip():
+        return {}
+    shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not {shape}")
+    for key, value in data.items():
+        if key.count("/") != 1 or not all(key.split("/")):
+            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: {key!r} is not a check id <rule>/<check>")
+        if not isinstance(value, str) or not os.path.isabs(value):
+            raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS: the mock for {key} must be an absolute path")
+    return data

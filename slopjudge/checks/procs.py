@@ -1,0 +1,1010 @@
+"""Run a child process with input, a deadline, and no survivors.
+
+Every command slopjudge starts (script checks, prepare, the judge runner, the
+harness inside slopjudge-agent) goes through :func:`run`. The child gets its
+own process group, so a timeout kills everything it forked: TERM first, then
+KILL after a grace period.
+
+A process group does not hold a child that calls ``setsid`` (a daemonising
+double fork), so each child is also contained by the kernel:
+
+- a cgroup v2 of its own where the cgroup tree is writable (``cgroup.kill``
+  ends every process in it, however it forked), entered before ``exec``;
+- else slopjudge is a child subreaper (``PR_SET_CHILD_SUBREAPER``): orphans
+  re-parent to it instead of init, each carries its child's tag in
+  ``SLOPJUDGE_PROC_TAGS``, and they are killed with the child that made them.
+
+Either way nothing a check started outlives it, its timeout, or a signal to
+slopjudge (:func:`kill_all`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+KILL_GRACE_S = 2.0
+TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
+
+_COUNTER = itertools.count(1)
+_JAILS: set[_Jail] = set()  # every containment not yet closed
+
+
+def _killpg(pgid: int, sig: int) -> bool:
+    """Signal a process group; False when it is gone (or no longer ours)."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+class Registry:
+    """Children started by run() / run_python() and still running: leader pid -> its
+    containment.
+
+    Each child gets its own session, so a Ctrl-C at the terminal never reaches
+    it: on an interrupt the caller stops them through :meth:`signal_all`. One
+    engine run owns one registry, so stopping its checks leaves another run's
+    (in the same process) alone; every child is in :data:`EVERYONE` too, for
+    :func:`kill_all` when the process itself is going away.
+    """
+
+    def __init__(self) -> None:
+        self._live: dict[int, _Jail] = {}
+        self._lock = threading.Lock()
+
+    def add(self, pid: int, jail: _Jail) -> None:
+        with self._lock:
+            self._live[pid] = jail
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._live.pop(pid, None)
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self._live
+
+    def pids(self) -> list[int]:
+        return list(self._live)  # a plain copy: a signal handler may call this mid-update
+
+    def signal_all(self, sig: int) -> int:
+        """Send ``sig`` to every process group this registry has running; how many."""
+        groups = self.pids()
+        for pgid in groups:
+            _killpg(pgid, sig)
+        return len(groups)
+
+
+EVERYONE = Registry()
+
+
+@contextlib.contextmanager
+def _running(pid: int, jail: _Jail, registry: Registry | None) -> Iterator[None]:
+    """``pid`` is listed (in ``registry`` and :data:`EVERYONE`) while the block runs;
+    after it, whatever it left is killed and its containment removed."""
+    listed = [EVERYONE] if registry is None or registry is EVERYONE else [EVERYONE, registry]
+    for reg in listed:
+        reg.add(pid, jail)
+    try:
+        yield
+    finally:
+        for reg in listed:
+            reg.discard(pid)
+        jail.close()
+
+
+def signal_all(sig: int) -> int:
+    """Send ``sig`` to every process group run() has running in this process; how many."""
+    return EVERYONE.signal_all(sig)
+
+
+def kill_all() -> int:
+    """KILL every child run() has running and everything they started; how many children.
+
+    For signal handlers: slopjudge is about to exit and must leave nothing behind.
+    """
+    leaders = EVERYONE.pids()
+    for pgid in leaders:
+        _killpg(pgid, signal.SIGKILL)
+    for jail in list(_JAILS):  # also a child still starting, not yet listed
+        jail.close()
+    return len(leaders)
+
+
+# ---- how a rule's script is started ----------------------------------------
+
+_PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?")
+
+
+def is_python_script(path: str) -> bool:
+    """A ``#!`` line naming python, or no ``#!`` line and a ``.py`` name."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return path.endswith(".py")
+    if not head.startswith(b"#!"):
+        return path.endswith(".py")
+    words = head[2:].split(b"\n", 1)[0].decode("latin-1").split()
+    if not words:
+        return False
+    prog = os.path.basename(words[0])
+    if prog == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        prog = rest[0] if rest else ""
+    return _PYTHON_NAME.fullmatch(prog) is not None
+
+
+def script_argv(path: str) -> list[str]:
+    """The command line for a rule's script or prepare.
+
+    A Python script runs on the interpreter slopjudge runs on, never one found
+    on PATH: it then needs no run bit (a wheel install drops them) and sees the
+    same Python whatever the shell's PATH says. Anything else runs directly.
+    """
+    if "/" not in path:
+        return [path]  # a command found on PATH: it is what the rule named
+    if sys.executable and is_python_script(path):
+        return [sys.executable, path]
+    return [path]
+
+
+# ---- containment -------------------------------------------------------------
+
+
+def _proc_dirs() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
+    fields = data[data.rfind(b")") + 2:].split()
+    try:
+        return int(fields[1])
+    except (IndexError, ValueError):
+        return None
+
+
+class _Tree:
+    """Who is whose child: from ``/proc/PID/task/*/children`` where the kernel has it
+    (a few small reads), else from every process's ``stat``, read once."""
+
+    def __init__(self) -> None:
+        self.by_parent: dict[int, list[int]] | None = None
+
+    def children(self, pid: int) -> list[int]:
+        if self.by_parent is None:
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                return []
+            found: list[int] = []
+            for tid in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                        found += [int(x) for x in f.read().split()]
+                except FileNotFoundError:
+                    if os.path.exists(f"/proc/{pid}/task/{tid}"):
+                        self._scan()  # no children files in this kernel
+                        return self.children(pid)
+                except OSError:
+                    pass
+            return found
+        return self.by_parent.get(pid, [])
+
+    def _scan(self) -> None:
+        self.by_parent = {}
+        for child in _proc_dirs():
+            parent = _ppid(child)
+            if parent is not None:
+                self.by_parent.setdefault(parent, []).append(child)
+
+
+def _has_tag(pid: int, tag: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return False
+    for item in environ.split(b"\0"):
+        if item.startswith(TAGS_ENV.encode() + b"="):
+            return tag in item[len(TAGS_ENV) + 1:].split(b":")
+    return False
+
+
+class _Cgroups:
+    """Per-child cgroups under slopjudge's own cgroup v2, if it may make them."""
+
+    def __init__(self) -> None:
+        self.base: str | None = None
+        self.probed = False
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _own_dir() -> str | None:
+        try:
+            with open("/proc/self/cgroup", encoding="utf-8") as f:
+                rel = next((ln[3:].strip() for ln in f if ln.startswith("0::")), None)
+            if rel is None:
+                return None
+            with open("/proc/self/mountinfo", encoding="utf-8") as f:
+                for line in f:
+                    left, _, right = line.partition(" - ")
+                    if right.split(" ", 1)[0] == "cgroup2":
+                        mount = left.split()[4]
+                        return os.path.join(mount, rel.lstrip("/"))
+        except (OSError, StopIteration):
+            return None
+        return None
+
+    def available(self) -> str | None:
+        if self.probed:
+            return self.base
+        with self.lock:
+            if not self.probed:
+                self.base = self._probe()
+                self.probed = True
+        return self.base
+
+    def _probe(self) -> str | None:
+        if os.environ.get("SLOPJUDGE_NO_CGROUP"):
+            return None
+        own = self._own_dir()
+        if not own or not os.access(os.path.join(own, "cgroup.procs"), os.W_OK):
+            return None
+        probe = os.path.join(own, f"slopjudge-{os.getpid()}-probe")
+        try:
+            os.mkdir(probe)
+        except OSError:
+            return None
+        try:
+            usable = os.path.exists(os.path.join(probe, "cgroup.kill"))  # Linux 5.14+
+        finally:
+            try:
+                os.rmdir(probe)
+            except OSError:
+                pass
+        if usable:
+            _remove_stale(own)
+        return own if usable else None
+
+    def disable(self) -> None:
+        self.base = None
+        self.probed = True
+
+
+_CGROUPS = _Cgroups()
+_SUBREAPER = False
+_SUBREAPER_LOCK = threading.Lock()
+
+
+def _become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux 3.4+)."""
+    global _SUBREAPER
+    if _SUBREAPER:
+        return True
+    with _SUBREAPER_LOCK:
+        if not _SUBREAPER and sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                pr_set_child_subreaper = 36
+                _SUBREAPER = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                _SUBREAPER = False
+    return _SUBREAPER
+
+
+class _Jail:
+    """What holds one child and everything it starts: a cgroup, or a tag plus the subreaper."""
+
+    def __init__(self) -> None:
+        self.tag = f"{os.getpid()}.{next(_COUNTER)}"
+        self.cgroup: str | None = None
+        base = _CGROUPS.available()
+        if base is not None:
+            path = os.path.join(base, f"slopjudge-{self.tag}")
+            try:
+                os.mkdir(path)
+                self.cgroup = path
+            except OSError:
+                self.cgroup = None
+        if self.cgroup is None:
+            _become_subreaper()
+        _JAILS.add(self)
+
+    def env(self, env: dict[str, str] | None) -> dict[str, str]:
+        out = dict(os.environ if env is None else env)
+        old = out.get(TAGS_ENV, "")
+        out[TAGS_ENV] = f"{old}:{self.tag}" if old else self.tag
+        return out
+
+    def preexec(self) -> None:
+        """In the child, before exec: move into the cgroup (so all it forks is inside)."""
+        if self.cgroup is not None:
+            fd = os.open(os.path.join(self.cgroup, "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+
+    def kill(self) -> None:
+        """KILL every process of this child (async-signal tolerant: no locks)."""
+        if self.cgroup is not None:
+            try:
+                with open(os.path.join(self.cgroup, "cgroup.kill"), "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        else:
+            self._sweep_tagged()
+
+    def _sweep_tagged(self) -> None:
+        """Kill orphans (re-parented to us) carrying this child's tag, and their descendants."""
+        me = os.getpid()
+        tag = self.tag.encode()
+        for _ in range(50):
+            tree = _Tree()
+            roots = [p for p in tree.children(me) if p not in EVERYONE and _has_tag(p, tag)]
+            if not roots:
+                return
+            doomed: list[int] = []
+            stack = list(roots)
+            while stack:
+                pid = stack.pop()
+                doomed.append(pid)
+                stack.extend(tree.children(pid))
+            for pid in doomed:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            _reap(doomed, me)
+
+    def close(self) -> None:
+        """Kill what is left and remove the cgroup."""
+        if self.cgroup is None:
+            self.kill()
+            _JAILS.discard(self)
+            return
+        deadline = time.monotonic() + KILL_GRACE_S
+        delay = 0.0005
+        while True:
+            try:
+                _rmtree_cgroup(self.cgroup)  # succeeds only once nothing is left in it
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break  # an empty folder left behind costs nothing
+            self.kill()
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        _JAILS.discard(self)
+
+
+def _reap(doomed: list[int], me: int) -> None:
+    """Wait for killed processes that are (or become) our children, so none stays a zombie.
+
+    Only these pids: a wait on any child would steal the exit status of a
+    check that is still running in another thread.
+    """
+    deadline = time.monotonic() + 1.0
+    pending = set(doomed)
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            parent = _ppid(pid)
+            if parent is None:
+                pending.discard(pid)  # gone: reaped by someone
+            elif parent == me:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.001)  # its killed parent has not yet handed it to us
+
+
+def _remove_stale(base: str) -> None:
+    """Remove the empty cgroups of slopjudge processes that died without cleaning up (kill -9)."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("slopjudge-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len("slopjudge-"):].split(".", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                _rmtree_cgroup(os.path.join(base, name))
+            except OSError:
+                pass  # still populated: what is in it is not ours to judge
+
+
+def _rmtree_cgroup(path: str) -> None:
+    """rmdir a cgroup and the ones a nested slopjudge made inside it, deepest first."""
+    for folder, dirs, _files in os.walk(path, topdown=False):
+        for d in dirs:
+            os.rmdir(os.path.join(folder, d))
+    os.rmdir(path)
+
+
+@dataclass
+class ProcResult:
+    returncode: int | None  # None when it could not start or timed out
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    start_error: str | None = None  # why it could not start (missing, not executable)
+    duration_s: float = 0.0
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that killed it, if any."""
+        if self.returncode is not None and self.returncode < 0:
+            return -self.returncode
+        return None
+
+
+def _not_started(why: str, started: float) -> ProcResult:
+    return ProcResult(None, b"", b"", start_error=why, duration_s=time.monotonic() - started)
+
+
+def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
+    if _killpg(proc.pid, signal.SIGTERM):
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    _reap_group(proc, jail)
+
+
+def run(
+    argv: list[str],
+    *,
+    input: bytes = b"",
+    timeout: float | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    max_output: int = 64 * 1024 * 1024,
+    registry: Registry | None = None,
+) -> ProcResult:
+    """Run ``argv`` directly (never through a shell) and collect its output.
+
+    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it)."""
+    started = time.monotonic()
+    jail = _Jail()
+    try:
+        proc = _spawn(argv, jail, cwd, env)
+    except FileNotFoundError as exc:
+        jail.close()
+        return _not_started(f"{exc.filename or argv[0]}: not found", started)
+    except PermissionError:
+        jail.close()
+        return _not_started(f"{argv[0]}: not executable", started)
+    except OSError as exc:
+        jail.close()
+        return _not_started(f"{argv[0]}: {exc.strerror or exc}", started)
+
+    with _running(proc.pid, jail, registry):
+        return _collect(proc, jail, input, timeout, max_output, started)
+
+
+# Enters the cgroup, then becomes the command: the child is inside before it runs
+# a line of its own, so nothing it forks is outside. A shell costs far less than
+# Popen's preexec_fn, which turns vfork into a full fork of this process.
+_SH = "/bin/sh"
+_ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
+
+
+def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
+    """Raise what Popen would for a command that cannot start (the shell would hide it)."""
+    import errno
+    import shutil
+
+    prog = argv[0]
+    if "/" in prog:
+        path: str | None = os.path.join(cwd or os.getcwd(), prog)
+    else:
+        path = shutil.which(prog, path=(os.environ if env is None else env).get("PATH"))
+    if path is None or not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "not found", prog)
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise PermissionError(errno.EACCES, "not executable", prog)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return  # executable but unreadable: exec decides
+    if head.startswith(b"#!"):
+        # The kernel would fail the exec on a missing interpreter; the shell
+        # would turn that into exit 127, a refusal in disguise.
+        words = head[2:].split(b"\n", 1)[0].split()
+        interp = os.fsdecode(words[0]) if words else ""
+        if not interp.startswith("/") or not os.access(interp, os.X_OK):
+            raise FileNotFoundError(errno.ENOENT, "interpreter not found", f"{prog} ({interp})")
+    elif head[:4] != b"\x7fELF":
+        # A shell would run it as a script; exec refuses it, and so do we.
+        raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), prog)
+
+
+def _spawn(
+    argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None
+) -> subprocess.Popen[bytes]:
+    def popen(args: list[str], preexec: bool = False) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=jail.env(env),
+            start_new_session=True,
+            preexec_fn=jail.preexec if preexec else None,
+        )
+
+    if jail.cgroup is None:
+        return popen(argv)
+    _check_startable(argv, cwd, env)
+    if os.access(_SH, os.X_OK):
+        return popen([_SH, "-c", _ENTER, os.path.join(jail.cgroup, "cgroup.procs"), *argv])
+    try:
+        return popen(argv, preexec=True)
+    except subprocess.SubprocessError:
+        # The cgroup could not be entered (delegation changed under us): fall
+        # back to the subreaper for this and every later child.
+        _CGROUPS.disable()
+        try:
+            os.rmdir(jail.cgroup)
+        except OSError:
+            pass
+        jail.cgroup = None
+        _become_subreaper()
+        return popen(argv)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
+    max_output: int, started: float,
+) -> ProcResult:
+    out_chunks: list[bytes] = []
+    err_chunks: list[bytes] = []
+
+    def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
+        size = 0
+        read = stream.read
+        while True:
+            chunk = read(65536)
+            if not chunk:
+                break
+            if size < max_output:
+                sink.append(chunk)
+                size += len(chunk)
+
+    readers = [
+        threading.Thread(target=_drain, args=(proc.stdout, out_chunks), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, err_chunks), daemon=True),
+    ]
+    for t in readers:
+        t.start()
+
+    def _feed() -> None:
+        assert proc.stdin is not None
+        try:
+            if input:
+                proc.stdin.write(input)
+        except (BrokenPipeError, OSError):
+            pass  # the child does not read its input: that is its business
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    writer = threading.Thread(target=_feed, daemon=True)
+    writer.start()
+
+    timed_out = False
+    try:
+        timed_out = not _wait(proc, timeout)
+    except BaseException:
+        # Interrupted (Ctrl-C): take the whole group down before going on.
+        _kill_group(proc, jail)
+        raise
+    # The leader may have exited while children it forked still hold the pipes
+    # or keep running; a check owns all it started, so none outlive it.
+    _kill_group(proc, jail) if timed_out else _reap_group(proc, jail)
+    writer.join(timeout=1)
+    for t in readers:
+        t.join(timeout=KILL_GRACE_S + 1)
+    return ProcResult(
+        None if timed_out else proc.returncode,
+        b"".join(out_chunks),
+        b"".join(err_chunks),
+        timed_out=timed_out,
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for the child; False on timeout.
+
+    Popen.wait(timeout) polls with sleeps of up to 50 ms, which would add to
+    every check; a pidfd wakes the moment the child exits (Linux 5.3+).
+    """
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                ready, _, _ = select.select([fd], [], [], timeout)
+            finally:
+                os.close(fd)
+            if not ready:
+                return False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
+    """After the leader exits (or is told to), kill anything it left behind."""
+    _killpg(proc.pid, signal.SIGKILL)
+    jail.kill()
+
+
+# ---- Python checks without a new interpreter ----------------------------------
+#
+# A Python script check run as ``python script.py`` pays a whole interpreter
+# start (and the imports slopjudge has already made) on every call. Instead the
+# process that runs the checks forks, and the fork runs the script as
+# ``__main__``: same protocol (stdin, env, cwd, argv, exit code, stdout and
+# stderr), same containment (own session, own cgroup or tag), same collection
+# (deadline, bounded output, nothing left behind) as :func:`run`.
+
+NO_FORK_ENV = "SLOPJUDGE_NO_FORK"  # set: every Python check runs in a fresh interpreter
+
+
+def forks_python() -> bool:
+    """Whether Python checks run in a fork. Only where each gets a cgroup: the
+    subreaper finds a check's orphans by the tag in their environment as the
+    kernel recorded it at exec, and a fork that never execs shows none."""
+    return (sys.platform.startswith("linux") and hasattr(os, "fork")
+            and not os.environ.get(NO_FORK_ENV) and _CGROUPS.available() is not None)
+
+
+class _Forked:
+    """A forked check as :func:`_collect` sees a Popen: pid, pipes, wait, returncode."""
+
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.pid = pid
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+        self.stderr: IO[bytes] | None = stderr
+        self.returncode: int | None = None
+        self.args = ["<forked python check>"]
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        if timeout is None:
+            _, status = os.waitpid(self.pid, 0)
+        else:
+            deadline = time.monotonic() + timeout
+            delay = 0.0005
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def run_python(
+    path: str,
+    *,
+    input: bytes = b"",
+    timeout: float | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    max_output: int = 64 * 1024 * 1024,
+    registry: Registry | None = None,
+) -> ProcResult:
+    """Run the Python script ``path`` in a fork of this process; as :func:`run` would
+    run ``[sys.executable, path]``."""
+    started = time.monotonic()
+    full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
+    if not os.path.isfile(full):
+        return _not_started(f"{path}: not found", started)
+    if not os.access(full, os.R_OK):
+        return _not_started(f"{path}: not readable", started)
+    cwd_fd = -1
+    if cwd is not None:
+        # Opened here, entered in the fork (as Popen's child enters its cwd): a
+        # folder that is missing is a start error, as it is for run().
+        try:
+            cwd_fd = os.open(cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return _not_started(f"{cwd}: not found", started)
+        except OSError as exc:
+            return _not_started(f"{cwd}: {exc.strerror or exc}", started)
+    _prepare_fork()
+    script_code = _compiled(full)
+    jail = _Jail()
+    child_env = jail.env(env)
+    pipes: list[int] = [cwd_fd] if cwd_fd >= 0 else []
+    try:
+        in_r, in_w = os.pipe()
+        pipes += [in_r, in_w]
+        out_r, out_w = os.pipe()
+        pipes += [out_r, out_w]
+        err_r, err_w = os.pipe()
+        pipes += [err_r, err_w]
+        with _FORK_LOCK:  # never while this process imports a shared helper
+            pid = os.fork()
+    except OSError as exc:
+        for fd in pipes:
+            os.close(fd)
+        jail.close()
+        return _not_started(f"{path}: {exc.strerror or exc}", started)
+    if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
+        _forked_child(full, script_code, in_r, out_w, err_w, cwd_fd, child_env, jail.cgroup)
+    for fd in (in_r, out_w, err_w, *([cwd_fd] if cwd_fd >= 0 else [])):
+        os.close(fd)
+    proc = _Forked(pid, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
+    with _running(pid, jail, registry):
+        try:
+            return _collect(proc, jail, input, timeout, max_output,  # type: ignore[arg-type]
+                            started)
+        finally:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
+
+
+_FORK_READY = False
+_FORK_LOCK = threading.Lock()
+_PRELOADED: set[str] = set()
+
+
+def preload_helpers(folder: str) -> None:
+    """Import once, in this process, the modules of a pack's shared helper folder
+    (``rules/_lib``): every forked check then finds them imported.
+
+    Under the fork lock: a fork while another thread is inside an import would
+    leave that module locked in the child for good. A helper that fails to
+    import is left to each check, which then fails as it would anyway.
+    """
+    if folder in _PRELOADED:
+        return
+    with _FORK_LOCK:
+        if folder in _PRELOADED:
+            return
+        _PRELOADED.add(folder)
+        try:
+            names = sorted(n[:-3] for n in os.listdir(folder)
+                           if n.endswith(".py") and n[:-3].isidentifier())
+        except OSError:
+            return
+        import importlib.util
+        from importlib.machinery import SourceFileLoader
+
+        class SourceOnly(SourceFileLoader):
+            def get_code(self, fullname: str) -> types.CodeType:
+                from slopjudge.checks.codecache import compile_source
+
+                path = self.get_filename(fullname)
+                return compile_source(self.get_data(path), path)
+
+        sys.path.insert(0, folder)
+        no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
+        try:
+            for name in names:
+                if name in sys.modules:
+                    continue  # never shadow a module this process already has
+                path = os.path.join(folder, name + ".py")
+                spec = importlib.util.spec_from_file_location(
+                    name, path, loader=SourceOnly(name, path))
+                if spec is None or spec.loader is None:
+                    continue
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except Exception:  # noqa: BLE001 - the check reports it itself
+                    sys.modules.pop(name, None)
+        finally:
+            sys.path.remove(folder)
+            sys.dont_write_bytecode = no_bytecode
+
+
+def _prepare_fork() -> None:
+    """Import, once and before any fork, what the forked child needs: a child must
+    not import a module another thread of this process was importing at the fork."""
+    global _FORK_READY
+    if _FORK_READY:
+        return
+    import atexit  # noqa: F401
+    import io  # noqa: F401
+    import traceback  # noqa: F401
+    import warnings
+    from importlib import machinery  # noqa: F401
+
+    # Python 3.12+ warns on every fork of a process with threads; the child
+    # here only runs the script and exits, and touches no lock of the parent.
+    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
+                            category=DeprecationWarning)
+    _FORK_READY = True
+
+
+def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_w: int,
+                  err_w: int, cwd_fd: int, env: dict[str, str], cgroup: str | None) -> None:
+    """In the fork: become a fresh ``python path`` as far as the script can tell, run it, exit."""
+    code = 70
+    try:
+        os.setsid()
+        if cwd_fd >= 0:
+            os.fchdir(cwd_fd)  # this process's own folder; the parent's stays as it is
+        if cgroup is not None:
+            try:
+                fd = os.open(os.path.join(cgroup, "cgroup.procs"), os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # as the shell step: the process group and the sweep still hold it
+        os.dup2(in_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        # Only 0, 1 and 2 stay open: a pipe of another check running in this
+        # process must not stay open in this one (its reader would wait on us).
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd > 2:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                    signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _run_as_main(path, script_code, env)
+    except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
+        try:
+            import traceback
+
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, str]) -> int:
+    import atexit
+    import io
+    import traceback
+
+    os.environ.clear()
+    os.environ.update(env)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
+                                 encoding="utf-8", errors="strict")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
+                                  encoding="utf-8", errors="strict")
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+                                  encoding="utf-8", errors="backslashreplace",
+                                  line_buffering=True)
+    for name in ("stdin", "stdout", "stderr"):  # the originals are the parent's objects
+        setattr(sys, f"__{name}__", getattr(sys, name))
+    sys.argv = [path]
+    sys.dont_write_bytecode = True  # see _CODE
+    # As ``python path``: the script's own folder first; never the folder this
+    # process was started from (``python -m`` puts it there).
+    started_in = {"", ".", os.path.abspath(os.curdir)}
+    sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
+        p for p in sys.path if p not in started_in]
+    atexit._clear()
+    import gc
+
+    gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
+    code = 0
+    try:
+        _exec_main(path, script_code)
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
+        traceback.print_exc()
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120  # as the interpreter when its output cannot be flushed
+    return code
+
+
+def _exec_main(path: str, code: types.CodeType | None) -> None:
+    """Run ``path`` as ``__main__``: ``code`` compiled by the parent when it could."""
+    import builtins
+    from importlib.machinery import SourceFileLoader
+
+    loader = SourceFileLoader("__main__", path)
+    if code is None:
+        with open(path, "rb") as fh:
+            code = compile(fh.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __loader__=loader, __builtins__=builtins,
+                         __spec__=None, __cached__=None)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+# Scripts compiled in this process, by path: (mtime_ns, size, code). Bytecode is
+# never read from or written beside rule code: a ``__pycache__`` beside a rule is
+# a file an agent could plant, or a protected file changed by the run. Compiled
+# code kept between runs lives outside the workspace, signed (codecache).
+_CODE: dict[str, tuple[int, int, types.CodeType]] = {}
+
+
+def _compiled(path: str) -> types.CodeType | None:
+    """``path`` compiled, once per version of it; None when it does not compile
+    (the child compiles again and fails as the interpreter would)."""
+    try:
+        st = os.stat(path)
+        hit = _CODE.get(path)
+        if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
+            return hit[2]
+        from slopjudge.checks.codecache import compile_source
+
+        with open(path, "rb") as fh:
+            code = compile_source(fh.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    _CODE[path] = (st.st_mtime_ns, st.st_size, code)
+    return code
+
+
+def _exit_code(value: object) -> int:
+    """What ``sys.exit(value)`` makes the interpreter's exit status."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value & 0xFF
+    if isinstance(value, bool):
+        return int(value)
+    print(value, file=sys.stderr)
+    return 1

@@ -1,0 +1,101 @@
+"""Which rules and checks a run takes: the event filter, ``--rule`` selection, sharding.
+
+Standard library only at module level: the PreToolUse fast path calls
+:func:`applicable_rules` on every tool call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slopjudge.changes.tools import CHANGE_TOOLS, SHELL_TOOLS
+from slopjudge.model import Event, Rule
+
+
+def _shell_patch(event: Event) -> bool:
+    """A shell call running Codex's ``apply_patch``: judged as that edit."""
+    from slopjudge.changes.edits import patch_text
+
+    return (event.tool_name or "") in SHELL_TOOLS and patch_text(
+        event.tool_name, event.tool_input) is not None
+
+
+def event_carries_change(event: Event) -> bool:
+    return (event.kind != "pre-tool" or (event.tool_name or "") in CHANGE_TOOLS
+            or _shell_patch(event))
+
+
+def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = None) -> list[Rule]:
+    """Rules whose ``on`` has this event and, for pre-tool, whose ``tools`` match.
+
+    ``workspace`` anchors path patterns such as ``Write(src/**)``; without it,
+    the event's cwd (the process's cwd may be anywhere, e.g. under `slopjudge test`).
+    """
+    chosen = []
+    anchor = workspace or event.cwd
+    calls: list[tuple[str, dict[str, Any] | None]] = [(event.tool_name or "", event.tool_input)]
+    if event.kind == "pre-tool" and any(r.tools for r in rules) and _shell_patch(event):
+        # `apply_patch <<'EOF'` through the shell is also the apply_patch tool.
+        calls.append(("apply_patch", event.tool_input))
+    for rule in rules:
+        if event.kind not in rule.on:
+            continue
+        if event.kind == "pre-tool" and rule.tools:
+            from slopjudge.changes.toolmatch import tool_matches
+
+            if not any(tool_matches(p, name, tool_input, anchor)
+                       for p in rule.tools for name, tool_input in calls):
+                continue
+        chosen.append(rule)
+    return chosen
+
+
+def select_rules(rules: list[Rule], ids: list[str]) -> tuple[list[Rule], list[str]]:
+    """The rules named by ``ids`` plus every rule their checks need; and unknown ids."""
+    by_id = {r.id: r for r in rules}
+    unknown = [i for i in ids if i not in by_id]
+    chosen: dict[str, Rule] = {}
+    todo = [i for i in ids if i in by_id]
+    while todo:
+        rid = todo.pop()
+        if rid in chosen:
+            continue
+        chosen[rid] = by_id[rid]
+        for check in by_id[rid].checks:
+            for need in check.needs:
+                dep = need.split("/", 1)[0]
+                if dep in by_id and dep not in chosen:
+                    todo.append(dep)
+    return [r for r in rules if r.id in chosen], unknown
+
+
+def shard_checks(rules: list[Rule], index: int, count: int) -> set[str]:
+    """Full ids of the checks in shard ``index`` (1-based) of ``count``.
+
+    Checks linked by ``needs`` stay together, so a shard never waits on
+    another; groups go round-robin in sorted order, so every check lands in
+    exactly one shard and the split is the same on every machine.
+    """
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for rule in rules:
+        for check in rule.checks:
+            find(check.full_id)
+            for need in check.needs:
+                parent[find(need)] = find(check.full_id)
+    groups: dict[str, list[str]] = {}
+    for rule in rules:
+        for check in rule.checks:
+            groups.setdefault(find(check.full_id), []).append(check.full_id)
+    ordered = sorted(groups.values(), key=min)
+    mine: set[str] = set()
+    for n, members in enumerate(ordered):
+        if n % count == index - 1:
+            mine.update(members)
+    return mine

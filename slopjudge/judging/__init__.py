@@ -1,0 +1,1 @@
+"""Judging: templates, verdicts, the verifier, budgets and usage, runners and harnesses."""

@@ -1,0 +1,494 @@
+"""slopjudge-agent: the bundled judge runner, a drop-in for sr-agent's judge mode.
+
+Same command line and exit codes as sr-agent::
+
+    slopjudge-agent --model M --verify V [--allowed-tools 'R1 R2'] [--disallowed-tools 'R3']
+                    [--add-dir D]... [--add-dir:readonly D]...
+                    (--prompt-stdin | --prompt P | PROMPT...)
+                    [--harness claude|codex] [--dry-run] [--verify-attempts N]
+
+With ``--verify`` it makes a private answer folder, asks the harness to write
+the answer file there, and hands the file to the verifier: exit 0 prints the
+file and exits 0; exit 3 is a final rejection (exit 2); anything else re-asks
+with the verifier's complaint, up to ``--verify-attempts`` times (exit 2 when
+exhausted). A harness that exits non-zero gets an ``sr-agent:
+harness-failure: <cause>`` line and its exit code passed through. Usage
+errors, a missing binary and every rejection exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, NoReturn
+
+from slopjudge.checks import procs
+from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
+from slopjudge.jsonobject import parse_json_object
+from slopjudge.judging import usage as usage_mod
+from slopjudge.judging.runner import failure
+from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
+from slopjudge.judging.runner.harness_claude import claude_harness
+from slopjudge.judging.runner.harness_codex import codex_harness
+
+PROG = "slopjudge-agent"
+DEFAULT_ATTEMPTS = 2
+MAX_ATTEMPTS = 20
+STDOUT_CAPTURE = 64 * 1024  # sr-agent keeps this much of the harness reply
+
+# Variables tying a process to the Claude Code session that launched it: a judge
+# must be a fresh session, never a participant in the caller's.
+_SESSION_VARS = (
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_HOST_SESSION_ID",
+    "CLAUDE_CODE_MESSAGING_SOCKET",
+    "CLAUDE_CODE_MESSAGING_TOKEN",
+)
+_GLOB_CHARS = set("*?[]{}")
+
+# The registry (protocol: hookspec.HarnessFactory): --harness / SLOPJUDGE_HARNESS names.
+HARNESSES: dict[str, HarnessFactory] = {"claude": claude_harness, "codex": codex_harness}
+
+
+class UsageError(Exception):
+    """Bad input: one line on stderr, exit 2."""
+
+
+class _Terminated(Exception):
+    """A signal asked slopjudge-agent to stop; procs.run then kills the child's group."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class Options:
+    model: str
+    verify: str | None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    writable_dirs: list[str] = field(default_factory=list)
+    readonly_dirs: list[str] = field(default_factory=list)
+    prompt: str = ""
+    harness: str = "claude"
+    dry_run: bool = False
+    attempts: int = DEFAULT_ATTEMPTS
+
+
+# -- parsing -------------------------------------------------------------------
+
+def split_rules(text: str) -> list[str]:
+    """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
+    from slopjudge.loading.toolrules import split_tool_rules
+
+    try:
+        return split_tool_rules(text)
+    except ValueError:
+        raise UsageError(f"unbalanced parentheses in tool rules: {text!r}") from None
+
+
+def _rewrite_argv(argv: list[str]) -> list[str]:
+    """argparse cannot spell ``--add-dir:readonly``; rename it before the ``--``."""
+    out: list[str] = []
+    for i, tok in enumerate(argv):
+        if tok == "--":
+            return out + argv[i:]
+        if tok == "--add-dir:readonly":
+            tok = "--add-dir-readonly"
+        elif tok.startswith("--add-dir:readonly="):
+            tok = "--add-dir-readonly=" + tok.split("=", 1)[1]
+        out.append(tok)
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
+    )
+    p.add_argument("--verify", help="verifier executable; turns on answer-file mode")
+    p.add_argument("--verify-attempts", type=int, default=None, help="1..20, default 2")
+    p.add_argument("--allowed-tools", action="append", default=[], help="ONE string of rules")
+    p.add_argument("--disallowed-tools", action="append", default=[], help="ONE string of rules")
+    p.add_argument("--add-dir", action="append", default=[], help="writable directory")
+    p.add_argument("--add-dir-readonly", "--add-dir:readonly", dest="add_dir_readonly",
+                   action="append", default=[], help="read-only directory")
+    p.add_argument("--prompt", default=None)
+    p.add_argument("--prompt-stdin", action="store_true")
+    p.add_argument("--harness", default=None, help="claude (default) or codex")
+    p.add_argument("--dry-run", action="store_true", help="print the harness command, run nothing")
+    p.add_argument("words", nargs="*", help="the prompt (after -- if it starts with a dash)")
+    return p
+
+
+def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], list[str]]:
+    def norm(d: str, kind: str) -> str:
+        if any(c in _GLOB_CHARS for c in d):
+            raise UsageError(f"{kind} {d!r}: glob characters are not allowed")
+        if not os.path.isdir(d):
+            raise UsageError(f"{kind} {d!r}: no such directory")
+        return os.path.abspath(d)
+
+    w = list(dict.fromkeys(norm(d, "--add-dir") for d in writable))
+    r = list(dict.fromkeys(norm(d, "--add-dir:readonly") for d in readonly))
+    for d in w:
+        if d in r:
+            raise UsageError(f"{d} is given both writable and read-only")
+        for ro in r:
+            if _inside(d, ro):
+                raise UsageError(f"writable {d} is inside read-only {ro}")
+    return w, r
+
+
+def _inside(path: str, root: str) -> bool:
+    for p, q in ((path, root), (os.path.realpath(path), os.path.realpath(root))):
+        if p == q or p.startswith(q.rstrip("/") + "/"):
+            return True
+    return False
+
+
+def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> Options:
+    """Parse and check the command line; raises UsageError with a one-line message."""
+    # Words after "--" are prompt words even when they start with a dash.
+    argv = _rewrite_argv(argv)
+    tail: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1:]
+    ns = _parser().parse_intermixed_args(argv)
+    ns.words = [*ns.words, *tail]
+    sources = [bool(ns.words), ns.prompt is not None, ns.prompt_stdin]
+    if sum(sources) > 1:
+        raise UsageError("give the prompt one way: positional words, --prompt or --prompt-stdin")
+    if ns.prompt_stdin:
+        raw = sys.stdin.buffer.read() if stdin is None else stdin
+        prompt = raw.decode("utf-8", "replace")
+    elif ns.prompt is not None:
+        prompt = ns.prompt
+    else:
+        prompt = " ".join(ns.words)
+    if not prompt.strip():
+        raise UsageError("empty prompt")
+    if not ns.model.strip():
+        raise UsageError("--model is required (size-md, a model name, or a comma list)")
+    attempts = DEFAULT_ATTEMPTS if ns.verify_attempts is None else ns.verify_attempts
+    if not 1 <= attempts <= MAX_ATTEMPTS:
+        raise UsageError(f"--verify-attempts must be 1..{MAX_ATTEMPTS}, got {attempts}")
+    harness = ns.harness or env.get("SLOPJUDGE_HARNESS") or env.get("SLOPRAIL_HARNESS") or "claude"
+    harness = harness.strip().lower()
+    if harness in ("claude-code", "claudecode"):
+        harness = "claude"
+    if harness not in HARNESSES:
+        raise UsageError(f"unknown harness {harness!r} ({' or '.join(HARNESSES)})")
+    allowed = [r for s in ns.allowed_tools for r in split_rules(s)]
+    denied = [r for s in ns.disallowed_tools for r in split_rules(s)]
+    writable, readonly = _check_dirs(ns.add_dir, ns.add_dir_readonly)
+    verify = None
+    if ns.verify is not None:
+        verify = _find_verifier(ns.verify, env)
+    return Options(
+        model=ns.model, verify=verify, allowed_tools=allowed, disallowed_tools=denied,
+        writable_dirs=writable, readonly_dirs=readonly, prompt=prompt.strip(),
+        harness=harness, dry_run=ns.dry_run, attempts=attempts,
+    )
+
+
+def _find_verifier(verify: str, env: dict[str, str]) -> str:
+    if os.sep in verify:
+        path = os.path.abspath(verify)
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise UsageError(f"--verify {verify}: not an executable file")
+        return path
+    found = shutil.which(verify, path=env.get("PATH"))
+    if not found:
+        raise UsageError(f"--verify {verify}: not found on PATH")
+    return found
+
+
+# -- the answer folder ---------------------------------------------------------
+
+def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
+    """Where the private answer folder goes: never inside a read-only dir."""
+    override = env.get("SLOPJUDGE_AGENT_OUTPUT_DIR") or env.get("SLOPRAIL_AGENT_OUTPUT_DIR")
+    if override:
+        if any(_inside(override, ro) for ro in readonly):
+            raise UsageError(f"answer folder root {override} is inside a read-only dir")
+        os.makedirs(override, exist_ok=True)
+        return override
+    cache = os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slopjudge-agent"
+    )
+    for root in (env.get("TMPDIR"), cache, "/tmp"):
+        if not root or any(_inside(root, ro) for ro in readonly):
+            continue
+        try:
+            os.makedirs(root, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(root, os.W_OK):
+            return root
+    raise UsageError("no writable place for the answer file outside the read-only dirs")
+
+
+def answer_suffix(path: str) -> str:
+    return (
+        f"\n\nWrite your answer to the file {path}. That file is what will be read and checked; "
+        "put exactly the answer in it and nothing else, and write it with your file-writing tool."
+    )
+
+
+def reask_suffix(path: str, complaint: str) -> str:
+    return (
+        f"\n\nYour previous answer in {path} was REJECTED by the check that reads it. "
+        f"The check said:\n\n{complaint}\n\n"
+        f"Fix exactly that, and write the whole corrected answer to {path} again."
+    )
+
+
+# -- running -------------------------------------------------------------------
+
+def _err(line: str) -> None:
+    sys.stderr.write(line if line.endswith("\n") else line + "\n")
+    sys.stderr.flush()
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _child_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in _SESSION_VARS}
+
+
+def _single_json_object(data: bytes) -> bytes | None:
+    """The harness reply when it is exactly one JSON object (``claude -p`` text output)."""
+    text = data.decode("utf-8", "replace").strip()
+    return text.encode() if parse_json_object(text) is not None else None
+
+
+def _exit_code(rc: int) -> int:
+    if rc < 0:  # killed by a signal: report it the way a shell does
+        return 128 - rc
+    return rc
+
+
+class _Spend:
+    """What the harness calls of one judge cost, summed over re-asks."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.usage: dict[str, Any] | None = None
+        self.calls = 0
+
+    def add(self, res: procs.ProcResult, reported: dict[str, Any] | None) -> None:
+        self.calls += 1
+        part = dict(reported or {})
+        # Our own wall clock: it includes the CLI's start-up, which the call costs too.
+        part["duration_ms"] = int(res.duration_s * 1000)
+        part.setdefault("model", self.model)
+        self.usage = usage_mod.add(self.usage, part)
+        # The running total after every call: the caller reads the last line, and a
+        # refused or failed call cost tokens too.
+        _err(usage_mod.usage_line(self.usage or {}))
+
+
+def run_agent(opts: Options, env: dict[str, str]) -> int:
+    harness, found = HARNESSES[opts.harness](env)
+    warnings: list[str] = []
+    try:
+        harness.override_models(
+            alias_overrides(env.get("SLOPJUDGE_MODEL_ALIASES"), harness.name)
+        )
+        model = harness.resolve_model(opts.model, warnings)
+        harness.check_tools(opts.allowed_tools, opts.disallowed_tools)
+    except (ModelSetError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    for w in warnings:
+        _err(f"{PROG}: warning: {w}")
+    _err(f"{PROG}: harness {harness.name}, model {model} (from {json.dumps(opts.model)})")
+    if not found and not opts.dry_run:
+        _err(f"{PROG}: {harness.missing_message}")
+        return 2
+    child_env = _child_env(env)
+
+    if opts.verify is None:
+        argv, stdin = harness.argv(_attempt(opts, model, opts.prompt, opts.writable_dirs))
+        if opts.dry_run:
+            _print_dry_run(argv, stdin, None, None)
+            return 0
+        res = procs.run(argv, input=stdin, env=child_env)
+        if res.start_error:
+            _err(f"{PROG}: cannot start harness: {res.start_error}")
+            return 2
+        spend = _Spend(model)
+        reply, reported = harness.parse_output(res.stdout)
+        _pass_harness_stderr(res.stderr)
+        spend.add(res, reported)
+        sys.stdout.buffer.write(reply)
+        sys.stdout.flush()
+        return _harness_failed(harness, res) if res.returncode else 0
+
+    root = _answer_root(env, opts.readonly_dirs)
+    answer_dir = tempfile.mkdtemp(prefix="slopjudge-agent-", dir=root)
+    os.chmod(answer_dir, 0o700)
+    path = os.path.join(answer_dir, "answer")
+    spend = _Spend(model)
+    try:
+        return _verify_loop(opts, env, child_env, harness, model, answer_dir, path, spend)
+    finally:
+        shutil.rmtree(answer_dir, ignore_errors=True)
+
+
+def _attempt(opts: Options, model: str, prompt: str, writable: list[str]) -> JudgeAttempt:
+    return JudgeAttempt(model=model, prompt=prompt, allowed_tools=opts.allowed_tools,
+                        disallowed_tools=opts.disallowed_tools, writable_dirs=writable,
+                        readonly_dirs=opts.readonly_dirs)
+
+
+def _print_dry_run(argv: list[str], stdin: bytes, verify: str | None, path: str | None) -> None:
+    out = shlex.join(argv)
+    if stdin:
+        out += f"  # prompt on stdin ({len(stdin)} bytes)"
+    lines = [out]
+    if verify and path:
+        lines.append(f"verify: {shlex.join([verify, path])} < {shlex.quote(path)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+def _pass_harness_stderr(data: bytes) -> None:
+    for line in _lines(data):
+        _err(f"{PROG}: harness: {line}")
+
+
+def _harness_failed(harness: Harness, res: procs.ProcResult) -> int:
+    cause = failure.classify(res.stderr, res.stdout)
+    code = _exit_code(res.returncode or 1)
+    _err(failure.marker_line(cause))
+    _err(f"{PROG}: {harness.binary} exited with status {code}: {cause}")
+    return code
+
+
+def _verify_loop(
+    opts: Options,
+    env: dict[str, str],
+    child_env: dict[str, str],
+    harness: Harness,
+    model: str,
+    answer_dir: str,
+    path: str,
+    spend: _Spend,
+) -> int:
+    assert opts.verify is not None
+    base = opts.prompt + answer_suffix(path)
+    prompt = base
+    writable = [answer_dir, *opts.writable_dirs]
+    for attempt in range(1, opts.attempts + 1):
+        argv, stdin = harness.argv(_attempt(opts, model, prompt, writable))
+        if opts.dry_run:
+            _print_dry_run(argv, stdin, opts.verify, path)
+            return 0
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        res = procs.run(argv, input=stdin, env=child_env)
+        if res.start_error:
+            _err(f"{PROG}: cannot start harness: {res.start_error}")
+            return 2
+        text, reported = harness.parse_output(res.stdout)
+        _pass_harness_stderr(res.stderr)
+        spend.add(res, reported)
+        if res.returncode:
+            return _harness_failed(harness, res)
+        data = _read(path)
+        if not data:
+            reply = _single_json_object(text[:STDOUT_CAPTURE])
+            if reply is not None:
+                with open(path, "wb") as fh:
+                    fh.write(reply)
+                data = reply
+        where = f"attempt {attempt}/{opts.attempts}"
+        if not data:
+            complaint = f"the agent wrote no output to {path}"
+            _err(f"{PROG}: {where}: {complaint}")
+            prompt = base + reask_suffix(path, complaint)
+            continue
+        vres = procs.run(
+            [opts.verify, path], input=data,
+            env={**env, "SLOPJUDGE_AGENT_OUTPUT": path, "SLOPJUDGE_ATTEMPT": str(attempt),
+                 "SLOPJUDGE_ATTEMPTS": str(opts.attempts), "SLOPRAIL_AGENT_OUTPUT": path,
+                 "SLOPRAIL_ATTEMPT": str(attempt), "SLOPRAIL_ATTEMPTS": str(opts.attempts)},
+        )
+        if vres.start_error:
+            _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
+            return 2
+        # Verifier stderr goes out unprefixed so the caller sees its JUDGE-… lines.
+        for line in _lines(vres.stderr):
+            _err(line)
+        for line in _lines(vres.stdout):
+            _err(line if line.startswith("JUDGE-") else f"{PROG}: verifier ({where}): {line}")
+        if vres.returncode == 0:
+            _err(f"{PROG}: verified on {where}")
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+            return 0
+        if vres.returncode == 3:
+            _err(f"{PROG}: the verifier rejected the answer on {where} (final)")
+            return 2
+        complaint = (vres.stderr + vres.stdout).decode("utf-8", "replace").strip()
+        if not complaint:
+            complaint = f"the verifier exited with status {_exit_code(vres.returncode or 1)}"
+        _err(f"{PROG}: {where}: the verifier asked for another answer")
+        prompt = base + reask_suffix(path, complaint)
+    _err(f"{PROG}: no answer passed the verifier (after {opts.attempts} attempts)")
+    return 2
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    env = dict(os.environ)
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        opts = parse_options(sys.argv[1:] if argv is None else argv, env)
+        return run_agent(opts, env)
+    except UsageError as exc:
+        _err(f"{PROG}: {exc}")
+        return 2
+    except _Terminated as exc:
+        # procs.run has already taken the child's process group down.
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

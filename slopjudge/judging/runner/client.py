@@ -1,0 +1,242 @@
+"""Calling the judge runner (``sr-agent`` or ``slopjudge-agent``) and reading its answer.
+
+The command line, exit codes and stderr markers are sr-agent's (SPEC §5), so
+either runner drops in. The reading is fail-closed: only exit 0 with a stdout
+verdict that itself validates as ``pass: true`` (and meets ``min_confidence``)
+passes; a valid ``pass: false`` refuses with the judge's reasoning; anything
+else carries no verdict (``verdict is None``), which the check reports as an
+``error`` with a fixed sentence: slopjudge could not decide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from slopjudge.checks import procs
+from slopjudge.judging.verdict import confidence_problem, parse_verdict
+
+# Harness-failure causes a retry can fix; the others never change on a retry.
+RETRYABLE_CAUSES = frozenset({"usage limit", "other"})
+
+# A verdict is a few KiB. Output beyond this (on stdout or stderr) is never
+# cut down into a verdict: the reading stops and the check is an error.
+OUTPUT_LIMIT = 16 * 1024 * 1024
+OVER_LIMIT = f"judge output over {OUTPUT_LIMIT // (1024 * 1024)} MiB"
+
+_FAILURE_RE = re.compile(r"^sr-agent: harness-failure: (.+?)\s*$")
+_REASON_JSON = "JUDGE-REASON-JSON:"
+_REASON = "JUDGE-REASON:"
+
+
+@dataclass
+class RunnerOutcome:
+    passed: bool
+    verdict: dict[str, Any] | None  # a real verdict (cacheable), or None when there was none
+    reason: str
+    cause: str | None  # harness-failure cause, "start", "timeout" or "output"; None otherwise
+    attempts: int
+    duration_s: float
+    # What the calls cost (JUDGE-USAGE-JSON), summed over retries; None when not reported.
+    usage: dict[str, Any] | None = None
+
+
+def resolve_runner(command: str | None) -> list[str]:
+    """The runner: ``command`` (--runner, else the settings', where SLOPJUDGE_RUNNER beats
+    the file), else sr-agent on PATH, else the bundled slopjudge-agent."""
+    if command and command.strip():
+        return shlex.split(command)
+    found = shutil.which("sr-agent")
+    if found:
+        return [found]
+    bundled = os.path.join(os.path.dirname(sys.executable), "slopjudge-agent")
+    if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
+        return [bundled]
+    return [sys.executable, "-m", "slopjudge.judging.runner.agent"]
+
+
+def build_argv(
+    runner: list[str],
+    *,
+    model: str,
+    verifier: str,
+    allowed_tools: list[str],
+    disallowed_tools: list[str],
+    readonly_dir: str | None,
+) -> list[str]:
+    """SPEC §5's command line; each tool list is ONE argument, rules joined by spaces."""
+    argv = [*runner, "--model", model, "--verify", verifier]
+    if allowed_tools:
+        argv += ["--allowed-tools", " ".join(allowed_tools)]
+    if disallowed_tools:
+        argv += ["--disallowed-tools", " ".join(disallowed_tools)]
+    if readonly_dir:
+        argv += ["--add-dir:readonly", readonly_dir]
+    argv.append("--prompt-stdin")
+    return argv
+
+
+def runner_env(launched_by: str, min_confidence: float | None) -> dict[str, str]:
+    """The runner's environment: ours plus the re-entry guards hooks look for."""
+    env = dict(os.environ)
+    env["SLOPJUDGE_LAUNCHED_BY"] = launched_by
+    env["SLOPRAIL_LAUNCHED_BY"] = launched_by
+    if min_confidence is None:
+        env.pop("SLOPJUDGE_MIN_CONFIDENCE", None)
+    else:
+        env["SLOPJUDGE_MIN_CONFIDENCE"] = f"{min_confidence:g}"
+    return env
+
+
+def _markers(text: str) -> tuple[str | None, bool, str | None]:
+    """The last JUDGE-REASON line (text, is_json) and the last harness-failure cause."""
+    last: str | None = None
+    is_json = False
+    cause: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(_REASON_JSON):
+            body = line[len(_REASON_JSON):].strip()
+            try:
+                value = json.loads(body)
+            except ValueError:
+                value = body
+            last, is_json = (value if isinstance(value, str) else json.dumps(value)), True
+        elif line.startswith(_REASON):
+            last, is_json = line[len(_REASON):].strip(), False
+        else:
+            m = _FAILURE_RE.match(line)
+            if m:
+                cause = m.group(1)
+    return last, is_json, cause
+
+
+def output_over_limit(result: procs.ProcResult) -> bool:
+    """Whether either stream passed OUTPUT_LIMIT (run() was asked to keep one byte more)."""
+    return len(result.stdout) > OUTPUT_LIMIT or len(result.stderr) > OUTPUT_LIMIT
+
+
+def read_outcome(
+    result: procs.ProcResult, *, timeout: float, min_confidence: float | None
+) -> RunnerOutcome:
+    """Turn one finished runner process into an outcome (one attempt)."""
+    dur = result.duration_s
+    if result.start_error is not None:
+        return RunnerOutcome(
+            False, None, f"judge could not start: {result.start_error}", "start", 1, dur
+        )
+    if result.timed_out:
+        return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout", 1, dur)
+    if output_over_limit(result):
+        return RunnerOutcome(False, None, OVER_LIMIT, "output", 1, dur)
+    stdout = result.stdout.decode("utf-8", "replace")
+    stderr = result.stderr.decode("utf-8", "replace")
+
+    if result.returncode == 0:
+        verdict, problem = parse_verdict(stdout)
+        if verdict is None:
+            return RunnerOutcome(
+                False, None, f"the judge gave no verdict ({problem})", None, 1, dur
+            )
+        if verdict["pass"] is not True:
+            return RunnerOutcome(False, verdict, _refusal_text(verdict), None, 1, dur)
+        low = confidence_problem(verdict, min_confidence)
+        if low is not None:
+            return RunnerOutcome(False, verdict, low, None, 1, dur)
+        return RunnerOutcome(
+            True, verdict, verdict.get("reasoning", "") or "the judge passed", None, 1, dur
+        )
+
+    # A non-zero exit never passes, whatever stdout says.
+    last, is_json, _ = _markers(stdout)
+    s_last, s_json, cause = _markers(stderr)
+    if s_last is not None:
+        last, is_json = s_last, s_json
+    if last is not None and is_json:
+        # The verifier's final "pass: false": a real verdict, with the judge's words.
+        verdict, _ = parse_verdict(stdout)
+        if verdict is None or verdict["pass"] is not False:
+            verdict = {"pass": False, "reasoning": last}
+        return RunnerOutcome(
+            False, verdict, last or "the judge refused without a reason", None, 1, dur
+        )
+    if cause is not None:
+        return RunnerOutcome(False, None, f"judge unavailable: {cause}", cause, 1, dur)
+    status = _status(result.returncode)
+    if last is not None:
+        return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last}", None, 1, dur)
+    # Say why: the runner's own last word (e.g. its harness is not installed).
+    tail = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
+    if len(tail) > 300:
+        tail = tail[:299] + "…"
+    detail = f"runner {status}: {tail}" if tail else f"runner {status}"
+    return RunnerOutcome(False, None, f"the judge gave no verdict ({detail})", None, 1, dur)
+
+
+def _status(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _refusal_text(verdict: dict[str, Any]) -> str:
+    return str(verdict.get("reasoning") or "").strip() or "the judge refused without a reason"
+
+
+def call_runner(
+    argv: list[str],
+    prompt: str,
+    *,
+    cwd: str,
+    timeout: float,
+    launched_by: str,
+    min_confidence: float | None,
+    retries: int = 1,
+    backoff_s: float = 3.0,
+    extra_env: dict[str, str] | None = None,
+    registry: procs.Registry | None = None,
+) -> RunnerOutcome:
+    """Run the judge; retry a crashed runner whose cause a retry can fix.
+
+    ``registry``: the engine run the runner's process belongs to."""
+    import tenacity  # lazily: only a real judge call needs it
+
+    from slopjudge.judging.usage import add as add_usage
+    from slopjudge.judging.usage import parse_usage_line
+
+    env = runner_env(launched_by, min_confidence)
+    env.update(extra_env or {})
+    data = prompt.encode("utf-8")
+    started = time.monotonic()
+    spent: list[dict[str, Any] | None] = [None]
+
+    def attempt() -> RunnerOutcome:
+        result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
+                           max_output=OUTPUT_LIMIT + 1, registry=registry)
+        spent[0] = add_usage(spent[0], parse_usage_line(result.stderr.decode("utf-8", "replace")))
+        return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
+
+    def crashed(outcome: RunnerOutcome) -> bool:
+        return outcome.verdict is None and outcome.cause in RETRYABLE_CAUSES
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(max(0, retries) + 1),
+        wait=tenacity.wait_fixed(max(0.0, backoff_s)),
+        retry=tenacity.retry_if_result(crashed),
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        reraise=True,
+    )
+    outcome = retrying(attempt)
+    outcome.attempts = int(retrying.statistics.get("attempt_number", 1))
+    outcome.duration_s = time.monotonic() - started
+    outcome.usage = spent[0]
+    if outcome.attempts > 1 and not outcome.passed and outcome.verdict is None:
+        outcome.reason = f"{outcome.reason} (after {outcome.attempts} attempts)"
+    return outcome

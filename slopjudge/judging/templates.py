@@ -1,0 +1,601 @@
+"""Judge templates: a sandboxed, strict Jinja2 environment that keeps data inert.
+
+- Sandboxed (``ImmutableSandboxedEnvironment``): a template cannot reach
+  Python internals or mutate the payload.
+- Strict undefined: a name or key the payload lacks is an error, found at load
+  time by rendering each template against a synthetic payload.
+- Autoescape: every interpolated value (diffs, file contents, prepare output)
+  has ``&``, ``<`` and ``>`` turned into entities, so data can never close the
+  template's own tags (``</file>``, ``</diff>``) or open new ones. Trusted
+  text (the template itself, its includes, the rubric) is not escaped. Data is
+  never rendered a second time, so template syntax inside it stays text.
+
+sloprail's templates port (README "Templates written for sloprail"): its extra
+filters (``raw``, ``dirname``, ``funcname``), its compact ``tojson``, and its
+undefined rule (a key missing on a present parent renders empty at run time)
+are followed where they keep data inert; the load check stays strict.
+
+Only :mod:`slopjudge.checks.judge` and the loader import this module; the
+hook fast path never does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import posixpath
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import jinja2
+from jinja2 import meta, nodes
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
+
+from slopjudge.model import LoadError
+from slopjudge.payload import payload_keys
+
+# The top-level names of the judge context: the payload's (SPEC §3, defined by
+# schemas/payload.schema.json) and the two only templates see.
+CONTEXT_KEYS: tuple[str, ...] = (
+    *payload_keys(),
+    "transcriptPath",  # sloprail's name for event.transcript_path (templates only)
+    "unit",  # which part of the change this prompt judges (checks/split.py)
+)
+
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def escape_data(value: Any) -> Markup:
+    """Make a value safe to interpolate into a prompt: no tag can be closed or opened."""
+    if hasattr(value, "__html__"):
+        return Markup(value.__html__())
+    return Markup(str(value).translate(_ESCAPES))
+
+
+def _finalize(value: Any) -> Any:
+    # Runs on every {{ }} result before Jinja's own escape; returning Markup
+    # makes that escape a no-op, so this escape is the one applied.
+    if hasattr(value, "__html__"):
+        return value
+    return escape_data(value)
+
+
+def _break_close(text: str) -> str:
+    # sloprail's own guard: a value may hold any text but ``</``, so it cannot
+    # close the tag it sits in; JSON reads ``<\/`` back as ``</``.
+    return text.replace("</", "<\\/")
+
+
+def _raw(value: Any) -> Markup:
+    """``raw``: the value without entity escaping, but never a closing tag.
+
+    In sloprail ``raw`` undoes its one escape (``</`` to ``<\\/``), trusting the
+    value fully. Here data stays data: ``&``, ``<``, ``>`` and quotes come
+    through as they are, and every ``</`` is still broken, so the value cannot
+    end the ``<file>``/``<diff>`` it sits in. Trusted text (a ``{% set %}``
+    block of the template, the rubric) is kept verbatim.
+    """
+    if hasattr(value, "__html__"):
+        return Markup(value.__html__())
+    return Markup(_break_close(str(value)))
+
+
+def _dirname(value: Any) -> str:
+    """Go's ``path.Dir``, as sloprail's ``dirname``: ``"a"`` is ``"."``, ``""`` is ``"."``."""
+    head = str(value).rpartition("/")[0] + ("/" if "/" in str(value) else "")
+    cleaned = posixpath.normpath(head) if head else "."
+    return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
+
+
+def _funcname(value: Any) -> str:
+    """sloprail's ``funcname``: the text after the last dot (``e2e.TestFoo`` -> ``TestFoo``)."""
+    return str(value).rpartition(".")[2]
+
+
+def _tojson(value: Any, indent: int | None = None) -> Markup:
+    """sloprail's ``tojson``: keys sorted, compact, ``&``/``<``/``>`` as themselves.
+
+    Jinja's own writes ``\\u003c`` for every ``<``; sloprail keeps them and only
+    breaks ``</`` (as ``<\\/``, which JSON decodes back to ``</``), so the text
+    round-trips through a JSON parser and still cannot close a tag.
+    """
+    import json
+
+    if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
+        raise TypeError(f"tojson: indent must be an integer, not {indent!r}")
+    text = json.dumps(
+        value, sort_keys=True, ensure_ascii=False, default=_json_default,
+        indent=indent, separators=(",", ": ") if indent is not None else (",", ":"),
+    )
+    # Go's encoder escapes these two line separators even without HTML escaping.
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(_break_close(text))
+
+
+class _Prepared(dict[str, Any]):
+    """Prepare's ``additionalContext`` (and every mapping inside it) while rendering."""
+
+
+def _prepared(value: Any) -> Any:
+    if isinstance(value, dict) and not isinstance(value, (_Prepared, _AnyMapping)):
+        return _Prepared({k: _prepared(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_prepared(v) for v in value]
+    return value
+
+
+class _SloprailUndefined(jinja2.StrictUndefined):
+    """sloprail's (gonja's) undefined, where it cannot hide a mistake at load.
+
+    A key missing on a present parent (``event.oldContent`` on a delete)
+    prints as "" and tests false, as in sloprail. Everything else stays an
+    error: a missing top-level name, reading through a missing parent,
+    iterating, comparing. The load check renders with plain strict undefined
+    against a payload that has every field, so a misspelled key is still
+    refused when the rule loads.
+    """
+
+    __slots__ = ()
+
+    def _lenient(self) -> bool:
+        parent = self._undefined_obj
+        # Prepare's output stays strict: a key it did not supply is a bug in
+        # it, and an empty value there would ask the judge about less than the
+        # author meant. Test optional keys with `is defined`.
+        return parent is not jinja2.utils.missing and not isinstance(parent, _Prepared)
+
+    def __str__(self) -> str:  # type: ignore[override]
+        if self._lenient():
+            return ""
+        self._fail_with_undefined_error()
+
+    def __bool__(self) -> bool:  # type: ignore[override]
+        if self._lenient():
+            return False
+        self._fail_with_undefined_error()
+
+
+class TemplateRenderError(Exception):
+    """A template failed to render; ``str()`` is ``path:line: message``."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+# Wall-clock limits on running a template: at load time (against the synthetic
+# payload) and when a judge renders its prompt. A template that runs longer is
+# an error at the line it had reached, never a hang.
+LOAD_TIME_LIMIT_S = 3.0
+RENDER_TIME_LIMIT_S = 10.0
+# Values no prompt needs, refused before Python spends memory or minutes on them.
+MAX_INT_BITS = 100_000
+MAX_REPEAT_ITEMS = 10_000_000
+
+
+class TemplateTimeout(Exception):
+    """A template ran past its wall-clock limit."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(
+            f"the template ran longer than {limit:g} s and was stopped "
+            "(a loop or a value too large for a prompt)"
+        )
+
+
+@contextmanager
+def _deadline(limit: float) -> Iterator[None]:
+    """Raise :class:`TemplateTimeout` in this thread once ``limit`` seconds pass.
+
+    Works in any thread (judges render in worker threads, where no alarm
+    signal reaches): a trace function checks the clock on every function call,
+    and on every line of template code, where loops spin. Python modules are
+    not traced line by line, so Jinja's own code runs at full speed.
+    """
+    end = time.monotonic() + limit
+
+    def on_line(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if time.monotonic() > end:
+            raise TemplateTimeout(limit)
+        return on_line
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if time.monotonic() > end:
+            raise TemplateTimeout(limit)
+        return None if frame.f_code.co_filename.endswith(".py") else on_line
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+def _too_large(operator: str, left: Any, right: Any) -> str | None:
+    """Why ``left <operator> right`` would make a value no prompt needs, if it would."""
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if operator == "**" and is_int(left) and is_int(right) and right > 0 and abs(left) > 1:
+        if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
+            return f"{left} ** {right} is too large a number for a template"
+    if operator == "*":
+        if is_int(left) and is_int(right):
+            if left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                return "a product too large a number for a template"
+            return None
+        for seq, n in ((left, right), (right, left)):
+            repeats = isinstance(seq, (str, list, tuple)) and is_int(n)
+            if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
+                return f"repeating a {type(seq).__name__} {n} times makes more than a prompt holds"
+    return None
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with ``**`` and ``*`` checked before they run.
+
+    Intercepting them also stops Jinja from folding ``{{ 10**10**8 }}`` into a
+    constant while it compiles, where no time limit could stop it.
+    """
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        problem = _too_large(operator, left, right)
+        if problem is not None:
+            raise SecurityError(problem)
+        return super().call_binop(context, operator, left, right)
+
+
+def _autoescape(_name: str | None) -> bool:
+    # On for *.md.j2 as SPEC §5 asks, and for every other judge template too:
+    # no prompt format is better off letting data close its tags.
+    return True
+
+
+@lru_cache(maxsize=64)
+def _environment(
+    search_path: tuple[str, ...], strict: bool = False
+) -> ImmutableSandboxedEnvironment:
+    env = _Sandbox(
+        loader=jinja2.FileSystemLoader(list(search_path)),
+        undefined=jinja2.StrictUndefined if strict else _SloprailUndefined,
+        autoescape=_autoescape,
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        auto_reload=True,
+    )
+    env.filters.update({
+        "e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname,
+        "funcname": _funcname, "tojson": _tojson,
+    })
+    return env
+
+
+def _json_default(value: Any) -> Any:
+    # Lets ``additionalContext.x | tojson`` load against the synthetic payload.
+    if isinstance(value, _Anything):
+        return "sample"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _locate(
+    path: str, rule_dir: str, template_dirs: list[str], *, strict: bool = False
+) -> tuple[ImmutableSandboxedEnvironment, str]:
+    """The environment for a rule and the loader name of ``path`` inside it."""
+    target = os.path.abspath(path)
+    search = [os.path.abspath(rule_dir), *(os.path.abspath(d) for d in template_dirs)]
+    for root in search:
+        rel = os.path.relpath(target, root)
+        if not rel.startswith(os.pardir + os.sep) and rel != os.pardir and not os.path.isabs(rel):
+            return _environment(tuple(search), strict), Path(rel).as_posix()
+    # Outside every search folder: its own folder is searched first.
+    search.insert(0, os.path.dirname(target))
+    return _environment(tuple(search), strict), os.path.basename(target)
+
+
+def load_rubric(path: str | None) -> str:
+    """RUBRIC.md with every line that starts with ``#`` removed ("" when there is none)."""
+    if not path:
+        return ""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+
+
+def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
+    """Render a judge template; raises :class:`TemplateRenderError` with file:line."""
+    env, name = _locate(path, rule_dir, template_dirs)
+    try:
+        template = env.get_template(name)
+        with _deadline(RENDER_TIME_LIMIT_S):
+            return template.render(_render_context(context))
+    except Exception as exc:  # every failure becomes one clear line
+        where, line, message = _explain(exc, os.path.abspath(path))
+        raise TemplateRenderError(where, line, message) from None
+
+
+def template_sha256(path: str) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+# --- load-time validation -------------------------------------------------
+
+
+class _Anything:
+    """Any value prepare or a tool call may supply; lenient so templates load."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Jinja and the sandbox probe these: they must read as absent.
+        if (
+            name.startswith("_")
+            or name.startswith("jinja")
+            or name in ("unsafe_callable", "alters_data")
+        ):
+            raise AttributeError(name)
+        return _Anything()
+
+    def __getitem__(self, key: Any) -> Any:
+        return _Anything()
+
+    def __iter__(self) -> Any:
+        return iter((_Anything(),))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _Anything()
+
+    def __str__(self) -> str:
+        return "sample"
+
+    def __int__(self) -> int:
+        return 1
+
+    __index__ = __int__
+
+    def __float__(self) -> float:
+        return 1.0
+
+    def __add__(self, other: Any) -> Any:
+        return _Anything()
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __add__
+
+    def __lt__(self, other: Any) -> bool:
+        return False
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+
+class _AnyMapping(dict[str, Any]):
+    """A mapping where every key exists: ``additionalContext.<anything>`` loads."""
+
+    def __missing__(self, key: Any) -> Any:
+        return _Anything()
+
+
+_SAMPLE_DIFF = (
+    "diff --git a/src/example.py b/src/example.py\n"
+    "index 1111111..2222222 100644\n"
+    "--- a/src/example.py\n"
+    "+++ b/src/example.py\n"
+    "@@ -1,2 +1,2 @@\n"
+    " import os\n"
+    "-value = 1\n"
+    "+value = 2\n"
+)
+
+
+def synthetic_payload(
+    rule_dir: str = "/rules/example", *, each: str = "changeset"
+) -> dict[str, Any]:
+    """A payload with every SPEC §3 key and one sample file, for load-time rendering.
+
+    Built by the one payload builder, so it has every field a real one has;
+    the values a tool call or prepare supply are open mappings, so any key of
+    them loads. With ``each="file"`` the event is that file's sloprail view,
+    with every field it can carry (``oldPath`` too), so a template reading any
+    of them loads.
+    """
+    from slopjudge.model import Changeset, Commit, Event, FileChange, Rule
+    from slopjudge.payload import build_payload, file_event
+
+    sample = FileChange(
+        path="src/example.py", status="M", old_path="src/example.py",
+        old_content="import os\nvalue = 1\n", new_content="import os\nvalue = 2\n",
+        diff=_SAMPLE_DIFF, added=1, removed=1,
+    )
+    changeset = Changeset(base="0" * 40, head="1" * 40, files=[sample],
+                          commits=[Commit(sha="1" * 40, subject="Change value", body="")])
+    event = Event(kind="stop", tool_name="Write", tool_input=_AnyMapping(),
+                  session_id="synthetic-session",
+                  transcript_path="/tmp/synthetic-transcript.jsonl", cwd="/workspace")
+    payload = build_payload(
+        event=event, workspace="/workspace", changeset=changeset, files=[sample],
+        others=[{"path": "README.md", "status": "M"}], change=_SAMPLE_DIFF,
+        rule=Rule(id="example", path=os.path.join(rule_dir, "rule.yaml"), dir=rule_dir,
+                  description="a sample rule"),
+        check_id="check-1",
+    )
+    payload["event"]["argv"] = [["git", "status"]]
+    if each == "file":
+        file = payload["changeset"]["files"][0]
+        marked = dict(file, newContent=f"{file['newContent']}# sr:example src.example\n")
+        payload["event"] = file_event(payload["event"], marked)
+        payload["event"]["oldPath"] = "src/old_example.py"  # a rename's; every key must load
+    payload["additionalContext"] = _AnyMapping()
+    payload["rubric"] = "Sample rubric.\n"
+    payload["unit"] = {"index": 1, "count": 1, "files": ["src/example.py"],
+                       "hunks": {"first": 1, "last": 1, "of": 1}, "whole": True}
+    return payload
+
+
+def _template_frames(exc: BaseException) -> list[tuple[str, int]]:
+    """(file, line) of each template frame in the traceback, outermost first."""
+    frames: list[tuple[str, int]] = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        name = fs.filename or ""
+        # Jinja rewrites template frames to carry the template's own file and line.
+        if name and not name.endswith((".py", ".pyc")) and os.path.isfile(name):
+            frames.append((name, fs.lineno or 1))
+    return frames
+
+
+def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
+    """Turn a Jinja exception into (file, line, message)."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        where = exc.filename or path
+        return where, exc.lineno or 1, exc.message or str(exc)
+    frames = _template_frames(exc)
+    where, line = frames[-1] if frames else (path, 1)
+    if isinstance(exc, SecurityError):
+        return where, line, f"sandbox: {exc}"
+    if isinstance(exc, TemplateTimeout):
+        return where, line, str(exc)
+    if isinstance(exc, jinja2.UndefinedError):
+        from slopjudge.payload import FILE_EVENT_KEYS
+
+        hint = ""
+        if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
+            hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
+                    " a per-file judge's: set `each: file`, or test `is defined`)")
+        return where, line, f"the judge context has no such value: {exc}{hint}"
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return where, line, f"template not found: {exc.name}"
+    return where, line, f"template fails to render: {type(exc).__name__}: {exc}"
+
+
+def _static_problems(
+    env: ImmutableSandboxedEnvironment, name: str, seen: set[str]
+) -> list[LoadError]:
+    """Problems visible without rendering, in this template and the ones it includes."""
+    if name in seen:
+        return []
+    seen.add(name)
+    assert env.loader is not None  # the environments made here always have a loader
+    source, filename, _ = env.loader.get_source(env, name)
+    where = filename or name
+    ast = env.parse(source, name, filename)
+    problems: list[LoadError] = []
+    # Unknown filters and tests, even in branches a render would not reach.
+    for node in ast.find_all((nodes.Filter, nodes.Test)):
+        kind, table = (
+            ("filter", env.filters) if isinstance(node, nodes.Filter) else ("test", env.tests)
+        )
+        if node.name not in table:
+            problems.append(LoadError(where, node.lineno, 1, f"unknown {kind} {node.name!r}"))
+    if problems:
+        return problems
+    known = set(CONTEXT_KEYS) | set(env.globals)
+    try:
+        undeclared = meta.find_undeclared_variables(ast)
+    except jinja2.TemplateSyntaxError as exc:  # an unknown filter or test
+        return [LoadError(where, exc.lineno or 1, 1, exc.message or str(exc))]
+    for var in sorted(undeclared - known):
+        line = next((n.lineno for n in ast.find_all(nodes.Name) if n.name == var), 1)
+        hint = difflib.get_close_matches(var, CONTEXT_KEYS, n=1)
+        tip = f" (did you mean {hint[0]!r}?)" if hint else ""
+        problems.append(
+            LoadError(where, line, 1, f"unknown variable {var!r}{tip}; the judge context has "
+                      + ", ".join(CONTEXT_KEYS))
+        )
+    for access in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        attr = (
+            access.attr
+            if isinstance(access, nodes.Getattr)
+            else (
+                access.arg.value
+                if isinstance(access, nodes.Getitem) and isinstance(access.arg, nodes.Const)
+                else None
+            )
+        )
+        if isinstance(attr, str) and attr.startswith("_"):
+            problems.append(
+                LoadError(where, access.lineno, 1,
+                          f"sandbox: access to {attr!r} is not allowed in a template")
+            )
+    for ref in meta.find_referenced_templates(ast):
+        if ref is None:
+            continue  # a computed name: checked when it renders
+        try:
+            problems.extend(_static_problems(env, ref, seen))
+        except jinja2.TemplateNotFound:
+            line = next(
+                (
+                    n.lineno
+                    for n in ast.find_all(
+                        (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+                    )
+                ),
+                1,
+            )
+            problems.append(LoadError(where, line, 1, f"template not found: {ref}"))
+        except jinja2.TemplateSyntaxError as exc:
+            problems.append(
+                LoadError(exc.filename or ref, exc.lineno or 1, 1, exc.message or str(exc))
+            )
+    return problems
+
+
+def validate_template(
+    path: str, *, rule_dir: str, template_dirs: list[str], each: str = "changeset"
+) -> list[LoadError]:
+    """Compile a template and render it against a synthetic payload; every problem found.
+
+    Strict undefined here, whatever the run-time rule: every field a payload can
+    carry is in the synthetic one, so a name it lacks is a mistake. The per-file
+    event fields are there only for ``each: file``, the one place they are sure.
+    """
+    target = os.path.abspath(path)
+    if not os.path.isfile(target):
+        return [LoadError(path, 1, 1, f"template not found: {path}")]
+    env, name = _locate(target, rule_dir, template_dirs, strict=True)
+    try:
+        problems = _static_problems(env, name, set())
+    except jinja2.TemplateSyntaxError as exc:
+        return [LoadError(exc.filename or target, exc.lineno or 1, 1, exc.message or str(exc))]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
+    if problems:
+        return problems
+    try:
+        template = env.get_template(name)
+        with _deadline(LOAD_TIME_LIMIT_S):
+            template.render(_render_context(synthetic_payload(rule_dir, each=each)))
+    except Exception as exc:
+        where, line, message = _explain(exc, target)
+        return [LoadError(where, line, 1, message)]
+    return []
+
+
+def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
+    # The rubric is trusted text (RUBRIC.md), kept verbatim.
+    ctx = dict(payload)
+    event = ctx.get("event")
+    ctx["transcriptPath"] = event.get("transcript_path") if isinstance(event, dict) else None
+    ctx["additionalContext"] = _prepared(ctx.get("additionalContext"))
+    if isinstance(ctx.get("rubric"), str):
+        ctx["rubric"] = Markup(ctx["rubric"])
+    return ctx

@@ -1,0 +1,113 @@
+"""``slopjudge-verify``: the answer checker the judge runner calls after each attempt.
+
+Contract (SPEC §5, sr-agent's ``--verify``): ``$1`` is the answer file's path,
+its bytes come on stdin. Exit 0 on a valid ``pass: true`` (stderr
+``JUDGE-PASS-REASON-JSON: <json string>`` when there is reasoning), 3 on a
+valid ``pass: false`` (``JUDGE-REASON-JSON: <json string>``; final), 1 on
+anything malformed (``JUDGE-REASON: <why>``; the runner asks again).
+
+With ``SLOPJUDGE_MIN_CONFIDENCE`` set, a pass without ``confidence`` is
+malformed (the instruction asked for it), so the runner asks again. A pass
+below the threshold is accepted here: slopjudge applies the threshold itself,
+so it can tell an unsure pass from a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from slopjudge.fsutil import write_atomic
+from slopjudge.judging.verdict import parse_verdict
+
+EXIT_PASS = 0
+EXIT_MALFORMED = 1
+EXIT_REFUSE = 3
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _read_answer(argv: list[str]) -> bytes:
+    data = b""
+    if not sys.stdin.isatty():
+        data = sys.stdin.buffer.read()
+    if not data and argv:
+        # Some runners give only the path; read the file then.
+        try:
+            data = Path(argv[0]).read_bytes()
+        except OSError:
+            data = b""
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    raw = _read_answer(args)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        print("JUDGE-REASON: the answer is not UTF-8 text", file=sys.stderr)
+        return EXIT_MALFORMED
+    verdict, problem = parse_verdict(text)
+    if verdict is None:
+        print(f"JUDGE-REASON: {_one_line(problem)}", file=sys.stderr)
+        return EXIT_MALFORMED
+    reasoning = verdict.get("reasoning", "")
+    if verdict["pass"] is True:
+        wanted = os.environ.get("SLOPJUDGE_MIN_CONFIDENCE", "").strip()
+        if wanted and "confidence" not in verdict:
+            print(
+                'JUDGE-REASON: the verdict lacks "confidence" (a number from 0 to 1), '
+                "which this check requires",
+                file=sys.stderr,
+            )
+            return EXIT_MALFORMED
+        if reasoning:
+            print(f"JUDGE-PASS-REASON-JSON: {json.dumps(reasoning)}", file=sys.stderr)
+        return EXIT_PASS
+    print(f"JUDGE-REASON-JSON: {json.dumps(reasoning)}", file=sys.stderr)
+    return EXIT_REFUSE
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "slopjudge" / "bin"
+
+
+def _installed() -> str | None:
+    """The console script installed beside this Python, if there is one."""
+    candidate = Path(sys.executable).parent / "slopjudge-verify"
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    return None
+
+
+def verifier_path() -> str:
+    """An absolute path to an executable verifier for the runner's ``--verify``."""
+    installed = _installed()
+    if installed:
+        return installed
+    script = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m slopjudge.judging.verifier "$@"\n'
+    import hashlib
+
+    tag = hashlib.sha256(script.encode()).hexdigest()[:12]
+    for root in (_cache_root(), Path(tempfile.gettempdir()) / f"slopjudge-{os.getuid()}" / "bin"):
+        target = root / f"slopjudge-verify-{tag}"
+        try:
+            if target.is_file() and target.read_text() == script and os.access(target, os.X_OK):
+                return str(target)
+            write_atomic(str(target), script, mode=0o755)
+            return str(target)
+        except OSError:
+            continue
+    raise RuntimeError("cannot write the slopjudge verifier wrapper to any cache folder")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

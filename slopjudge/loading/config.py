@@ -1,0 +1,424 @@
+"""Settings: where the rules, templates and state live, from ``slopjudge.yaml``
+or ``[tool.slopjudge]`` in pyproject.toml, with environment overrides.
+
+Standard library only at module level: every agent hook reads settings, and
+the PreToolUse fast path must not pay for ruamel.yaml. A config file in the
+usual flat shape is read by a small reader here; anything fancier falls back
+to ruamel.yaml.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from slopjudge.errors import SlopjudgeError
+from slopjudge.resources import data_path
+
+CONFIG_NAME = "slopjudge.yaml"
+# Data shipped inside the package (templates, rubric), if the build includes it.
+PACKAGED_TEMPLATES = data_path("templates")
+PACKAGED_RUBRIC = data_path("RUBRIC.md")
+
+
+class ConfigError(SlopjudgeError, ValueError):
+    """A settings file slopjudge cannot use; ``str()`` is ``path:line:col: message``."""
+
+    def __init__(self, path: str, line: int, col: int, message: str) -> None:
+        self.path, self.line, self.col, self.message = path, line, col, message
+        super().__init__(f"{display_path(path)}:{line}:{col}: {message}")
+
+
+@dataclass
+class Limits:
+    """Judge cost limits (see budget.py); None: no limit. ``session_``: per agent session."""
+
+    max_judge_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    session_max_judge_calls: int | None = None
+    session_max_tokens: int | None = None
+    session_max_cost_usd: float | None = None
+
+    def any(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    def session(self) -> bool:
+        return any(v is not None for v in (
+            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
+
+
+@dataclass(kw_only=True)
+class Settings(Limits):
+    """slopjudge.yaml as read, with defaults; the judge cost limits are its :class:`Limits`."""
+
+    workspace: str
+    rules_dir: str
+    template_dirs: list[str]
+    runner: str | None = None
+    stop_block_cap: int = 8
+    jobs: int = 0  # 0: the CPU count
+    state_dir: str = ""  # default <workspace>/.slopjudge
+    events_file: str = ""  # default <state_dir>/events.jsonl
+    cache_dir: str = ""  # verdict cache; default <state_dir>/cache
+    rubric_path: str | None = None
+    config_files: list[str] = field(default_factory=list)  # files read, for the rules cache key
+    max_prompt_tokens: int | None = None  # default for judge checks without their own
+    # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
+    model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.state_dir:
+            self.state_dir = os.path.join(self.workspace, ".slopjudge")
+        if not self.events_file:
+            self.events_file = os.path.join(self.state_dir, "events.jsonl")
+        if not self.cache_dir:
+            self.cache_dir = os.path.join(self.state_dir, "cache")
+
+
+# key -> kind; paths resolve against the workspace.
+_KEYS: dict[str, str] = {
+    "rules_dir": "path",
+    "template_dirs": "paths",
+    "runner": "str",
+    "stop_block_cap": "int",
+    "jobs": "int",
+    "state_dir": "path",
+    "events_file": "path",
+    "cache_dir": "path",
+    "rubric_path": "path",
+    "max_prompt_tokens": "int",
+    "max_judge_calls": "int",
+    "max_tokens": "int",
+    "max_cost_usd": "number",
+    "session_max_judge_calls": "int",
+    "session_max_tokens": "int",
+    "session_max_cost_usd": "number",
+    "model_aliases": "aliases",
+}
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the current directory when inside it, else absolute."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return path
+    full = os.path.normpath(os.path.join(cwd, path))
+    if full == cwd:
+        return "."
+    if full.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(full, cwd)
+    return full
+
+
+def find_workspace(start: str) -> str:
+    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``.
+
+    Walks up instead of running git: this runs on every hook call.
+    """
+    start = os.path.abspath(start)
+    here = start
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return start
+        here = parent
+
+
+# ---- reading slopjudge.yaml -------------------------------------------------
+
+# Patterns stay strings: `re` compiles them on first use, not on every import.
+_KEY_LINE = r"([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$"
+_ITEM_LINE = r"(\s+)-\s+(.*)$"
+_INT = r"-?[0-9]+"
+_PLAIN_BAD_START = tuple("[]{}&*!|>'\"%@`?,#")
+
+
+class _Fallback(Exception):
+    """The simple reader met YAML it does not handle; use ruamel.yaml."""
+
+
+def _strip_comment(text: str) -> str:
+    if text.startswith("#"):
+        return ""
+    i = text.find(" #")
+    return text if i < 0 else text[:i]
+
+
+def _scalar(text: str) -> Any:
+    text = text.strip()
+    if not text or text in ("~", "null"):
+        return None
+    if text[0] == "'" and text[-1] == "'" and len(text) >= 2:
+        inner = text[1:-1]
+        if "'" in inner.replace("''", ""):
+            raise _Fallback
+        return inner.replace("''", "'")
+    if text[0] == '"' and text[-1] == '"' and len(text) >= 2:
+        inner = text[1:-1]
+        if "\\" in inner or '"' in inner:
+            raise _Fallback
+        return inner
+    if text.startswith(_PLAIN_BAD_START) or text.startswith("- ") or ": " in text:
+        raise _Fallback
+    if re.fullmatch(_INT, text):
+        return int(text)
+    if text in ("true", "false", "True", "False", "TRUE", "FALSE"):
+        return text.lower() == "true"
+    if re.fullmatch(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|\.(inf|nan)", text):
+        raise _Fallback  # a float: let YAML decide
+    return text
+
+
+def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    """A flat mapping of scalars and lists, with each key's 1-based (line, col)."""
+    data: dict[str, Any] = {}
+    pos: dict[str, tuple[int, int]] = {}
+    list_key: str | None = None
+    block_keys: set[str] = set()
+    for n, raw in enumerate(text.splitlines(), 1):
+        if "\t" in raw:
+            raise _Fallback
+        line = _strip_comment(raw).rstrip()
+        if not line.strip() or line.strip() in ("---", "..."):
+            continue
+        if line[0] == " ":
+            m = re.match(_ITEM_LINE, line)
+            if not m or list_key is None:
+                raise _Fallback
+            data[list_key].append(_scalar(m.group(2)))
+            continue
+        m = re.match(_KEY_LINE, line)
+        if not m or m.group(1) in data:
+            raise _Fallback  # duplicate keys and odd shapes: ruamel reports them well
+        key, value = m.group(1), (m.group(2) or "").strip()
+        pos[key] = (n, 1)
+        list_key = None
+        if not value:
+            data[key] = []
+            list_key = key
+            block_keys.add(key)
+        elif value.startswith("[") and value.endswith("]"):
+            inner = value[1:-1]
+            if any(c in inner for c in "[]{}\"'"):
+                raise _Fallback
+            data[key] = [_scalar(v) for v in inner.split(",") if v.strip()]
+        else:
+            data[key] = _scalar(value)
+    # `key:` followed by no items is null, as in YAML.
+    for key in block_keys:
+        if data[key] == []:
+            data[key] = None
+    return data, pos
+
+
+def _ruamel_yaml(path: str, text: str) -> tuple[Any, dict[str, tuple[int, int]]]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise ConfigError(path, line, col, f"broken YAML: {exc.problem or exc}") from None
+    except YAMLError as exc:
+        raise ConfigError(path, 1, 1, f"broken YAML: {exc}") from None
+    pos: dict[str, tuple[int, int]] = {}
+    if isinstance(data, dict) and hasattr(data, "lc"):
+        for key in data:
+            line, col = data.lc.key(key)
+            pos[str(key)] = (line + 1, col + 1)
+    return data, pos
+
+
+def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
+    try:
+        data, pos = _simple_yaml(text)
+    except _Fallback:
+        data, pos = _ruamel_yaml(path, text)
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, 1, 1, "the settings file must be a mapping of `key: value`")
+    return dict(data), pos
+
+
+def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]] | None:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        raise ConfigError(path, line, col, f"broken TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
+    table = doc.get("tool", {}).get("slopjudge")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(path, 1, 1, "`tool.slopjudge` must be a table")
+    # tomllib keeps no positions: find each key's line inside the table by text.
+    pos: dict[str, tuple[int, int]] = {}
+    lines = raw.decode("utf-8").splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == "[tool.slopjudge]"), None)
+    if start is not None:
+        for i in range(start + 1, len(lines)):
+            stripped = lines[i].strip()
+            if stripped.startswith("["):
+                break
+            m = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", lines[i])
+            if m:
+                pos[m.group(1)] = (i + 1, lines[i].index(m.group(1)) + 1)
+    return table, pos
+
+
+def _resolve(workspace: str, value: str) -> str:
+    return os.path.normpath(os.path.join(workspace, os.path.expanduser(value)))
+
+
+def _apply(
+    path: str, data: dict[str, Any], pos: dict[str, tuple[int, int]], workspace: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        line, col = pos.get(str(key), (1, 1))
+        kind = _KEYS.get(str(key))
+        if kind is None:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), list(_KEYS), n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(_KEYS)}"
+            raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
+        if value is None:
+            continue
+        if kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(path, line, col, f"`{key}` must be a whole number >= 0")
+            out[key] = int(value)
+        elif kind in ("str", "path"):
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(path, line, col, f"`{key}` must be a non-empty string")
+            out[key] = _resolve(workspace, str(value)) if kind == "path" else str(value)
+        elif kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
+            out[key] = float(value)
+        elif kind == "aliases":
+            out[key] = _model_aliases(path, line, col, value)
+        elif kind == "paths":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
+            out[key] = [_resolve(workspace, str(v)) for v in value]
+    return out
+
+
+def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
+    """``model_aliases: {claude: {size-sm: claude-haiku-4-5}, codex: {...}}``."""
+    from slopjudge.judging.runner.harness import SIZE_ALIASES
+
+    shape = "`model_aliases` maps a harness (claude, codex) to {size-xs..size-xl: model}"
+    if not isinstance(value, dict):
+        raise ConfigError(path, line, col, shape)
+    out: dict[str, dict[str, str]] = {}
+    for harness, table in value.items():
+        if harness not in ("claude", "codex") or not isinstance(table, dict):
+            raise ConfigError(path, line, col, f"{shape}; not {harness!r}")
+        for alias, model in table.items():
+            if alias not in SIZE_ALIASES:
+                raise ConfigError(path, line, col, f"`model_aliases.{harness}`: {alias!r} is "
+                                  f"not a size alias ({', '.join(SIZE_ALIASES)})")
+            if not isinstance(model, str) or not model.strip():
+                raise ConfigError(path, line, col,
+                                  f"`model_aliases.{harness}.{alias}` must name a model")
+        out[str(harness)] = {str(a): str(m).strip() for a, m in table.items()}
+    return out
+
+
+def load_settings(workspace: str, rules_dir: str | None = None) -> Settings:
+    """Settings for ``workspace``: ``slopjudge.yaml``, else ``[tool.slopjudge]``.
+
+    ``rules_dir`` (the ``--rules`` flag, relative to the current directory)
+    beats the file. ``SLOPJUDGE_EVENTS_FILE`` and ``SLOPJUDGE_RUNNER`` beat
+    both. Raise :class:`ConfigError` for a settings file slopjudge cannot use.
+    """
+    workspace = os.path.abspath(workspace)
+    config_files: list[str] = []
+    values: dict[str, Any] = {}
+    yaml_path = os.path.join(workspace, CONFIG_NAME)
+    toml_path = os.path.join(workspace, "pyproject.toml")
+    if os.path.isfile(yaml_path):
+        config_files.append(yaml_path)
+        data, pos = _read_yaml_config(yaml_path)
+        values = _apply(yaml_path, data, pos, workspace)
+    elif os.path.isfile(toml_path):
+        # Listed even without a table: adding one must invalidate the rules cache.
+        config_files.append(toml_path)
+        found = _read_pyproject(toml_path)
+        if found is not None:
+            values = _apply(toml_path, found[0], found[1], workspace)
+
+    if rules_dir is not None:
+        values["rules_dir"] = os.path.abspath(rules_dir)
+    if "template_dirs" not in values:
+        local = os.path.join(workspace, "templates")
+        values["template_dirs"] = [local] if os.path.isdir(local) else []
+    if os.path.isdir(PACKAGED_TEMPLATES):
+        # In a checkout the packaged folder links to templates/: list it once.
+        real = {os.path.realpath(d) for d in values["template_dirs"]}
+        if os.path.realpath(PACKAGED_TEMPLATES) not in real:
+            values["template_dirs"].append(PACKAGED_TEMPLATES)
+    if "rubric_path" not in values:
+        local_rubric = os.path.join(workspace, "RUBRIC.md")
+        if os.path.isfile(local_rubric):
+            values["rubric_path"] = local_rubric
+        elif os.path.isfile(PACKAGED_RUBRIC):
+            values["rubric_path"] = PACKAGED_RUBRIC
+    env_events = os.environ.get("SLOPJUDGE_EVENTS_FILE")
+    if env_events:
+        values["events_file"] = os.path.abspath(env_events)
+    env_runner = os.environ.get("SLOPJUDGE_RUNNER")
+    if env_runner:
+        values["runner"] = env_runner
+    return Settings(
+        workspace=workspace,
+        rules_dir=values.pop("rules_dir", os.path.join(workspace, "rules")),
+        template_dirs=values.pop("template_dirs"),
+        config_files=config_files,
+        **values,
+    )
+
+
+def ensure_state_ignored(state_dir: str) -> None:
+    """Keep slopjudge's own files out of git's view of the work tree.
+
+    A work-tree changeset includes untracked files: the rules cache, the event
+    log and the verdict cache must never show up in it as changes. A
+    ``.gitignore`` holding ``*`` inside the state folder hides the folder
+    whatever the repository's own ignore rules say. One stat when present.
+    """
+    marker = os.path.join(state_dir, ".gitignore")
+    if os.path.exists(marker):
+        return
+    try:
+        from slopjudge.fsutil import write_atomic
+
+        write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
+    except OSError:
+        pass  # a read-only state folder: whatever writes there will say so itself

@@ -1,0 +1,872 @@
+"""Rule files into typed :class:`~slopjudge.model.Rule` objects, every problem reported.
+
+Order of work: find the files; per file, parse with ruamel.yaml (positions),
+validate the shape against ``schemas/rule.schema.json``, then the meaning
+(unknown fields, judge-only fields, durations, tool rules, scripts and
+templates on disk); across files, resolve ``needs``, refuse cycles, and
+disable rules that need a rule which does not load. Each problem is one
+:class:`~slopjudge.model.LoadError` (``path:line:col: message``); a broken
+rule disables only itself and the rules that need it.
+
+ruamel.yaml and jsonschema are imported inside :func:`load_rules`: the rules
+cache hands out :class:`LoadResult` without paying for them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from slopjudge.loading.config import display_path
+from slopjudge.model import EVENT_KINDS, Check, LoadError, LoadResult, Rule
+
+# Only what LoadResult needs is imported at module level: the rules cache
+# imports this module on every hook call. The rest is imported by the loading code.
+RULE_ID = r"[a-z0-9][a-z0-9-]*"
+RULE_FIELDS = (
+    "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
+)
+CHECK_FIELDS = (
+    "id", "needs", "timeout", "script", "prepare", "judge", "model",
+    "allowed_tools", "disallowed_tools", "each", "min_confidence", "max_prompt_tokens",
+)
+# Fields that only mean something on a judge check (`judge` itself is the "both" case).
+JUDGE_ONLY = (
+    "prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "max_prompt_tokens",
+)
+DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
+DEFAULT_ON = ["stop", "ci"]
+
+Pos = tuple[int, int]
+RULE_EXTENSIONS = (".yaml", ".yml")
+RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
+
+
+def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
+    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; nothing else.
+
+    ``.yml`` is the same format under the other common spelling: such a file is
+    loaded too, never skipped in silence (a rule a person wrote must not be
+    quietly out of force). Both spellings for one id are a duplicate id.
+    """
+    found: list[tuple[str, str]] = []
+    try:
+        entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # editor swap files, .git, hidden folders
+        stem, ext = os.path.splitext(entry.name)
+        if ext in RULE_EXTENSIONS and entry.is_file():
+            found.append((stem, entry.path))
+        elif entry.is_dir():
+            for name in RULE_FILE_NAMES:
+                inner = os.path.join(entry.path, name)
+                if os.path.isfile(inner):
+                    found.append((entry.name, inner))
+    found.sort()
+    return found
+
+
+# ---- helpers -----------------------------------------------------------------
+
+
+def _suggest(word: str, options: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _mark(where: Callable[[], tuple[int, int]], otherwise: Callable[[], Pos]) -> Pos:
+    """ruamel's 0-based mark as a 1-based position; ``otherwise()`` when there is none
+    (a node built by an alias or merge, or not from YAML at all)."""
+    try:
+        line, col = where()
+        return line + 1, col + 1
+    except Exception:
+        return otherwise()
+
+
+def _key_pos(node: Any, key: Any) -> Pos:
+    return _mark(lambda: node.lc.key(key), lambda: _node_pos(node))
+
+
+def _value_pos(node: Any, key: Any) -> Pos:
+    return _mark(lambda: node.lc.value(key), lambda: _key_pos(node, key))
+
+
+def _item_pos(node: Any, index: int) -> Pos:
+    return _mark(lambda: node.lc.item(index), lambda: _node_pos(node))
+
+
+def _node_pos(node: Any) -> Pos:
+    return _mark(lambda: (node.lc.line, node.lc.col), lambda: (1, 1))
+
+
+def _child_pos(parent: Any, key: Any) -> Pos:
+    """Where the value at ``parent[key]`` starts."""
+    if isinstance(parent, list) and isinstance(key, int):
+        return _item_pos(parent, key)
+    return _value_pos(parent, key)
+
+
+def _where(path: Iterable[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the rule"
+
+
+def _type_word(instance: Any) -> str:
+    if isinstance(instance, bool):
+        return "a boolean"
+    if isinstance(instance, int):
+        return "an integer"
+    if isinstance(instance, float):
+        return "a number"
+    if isinstance(instance, str):
+        return "a string"
+    if isinstance(instance, dict):
+        return "a mapping"
+    if isinstance(instance, list):
+        return "a list"
+    if instance is None:
+        return "empty (null)"
+    return type(instance).__name__
+
+
+_SCHEMA_TYPES = {
+    "string": "a string", "array": "a list", "object": "a mapping",
+    "number": "a number", "integer": "an integer", "boolean": "a boolean",
+}
+
+
+def _load_validator() -> Any:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        from jsonschema import Draft202012Validator
+
+        from slopjudge.loading.schemas import load_schema
+
+        _VALIDATOR = Draft202012Validator(load_schema("rule.schema.json"))
+    return _VALIDATOR
+
+
+_VALIDATOR: Any = None
+
+
+# ---- one file ----------------------------------------------------------------
+
+
+@dataclass
+class _Need:
+    check: Check
+    raw: str
+    pos: Pos
+
+
+@dataclass
+class _FileRule:
+    id: str
+    path: str  # absolute
+    disp: str  # as printed
+    rule: Rule | None = None
+    errors: list[LoadError] = field(default_factory=list)
+    needs: list[_Need] = field(default_factory=list)
+    check_ids: list[str] | None = None  # None: the checks could not be read
+    # The events and tools the rule concerns, as far as the file says them
+    # readably (see LoadError.on): unknown until the file parses.
+    on: list[str] | None = None
+    tools: list[str] = field(default_factory=list)
+
+    def err(self, pos: Pos, message: str) -> None:
+        one_line = " ".join(message.split())  # one problem, one line, whatever a parser said
+        self.errors.append(LoadError(self.disp, pos[0], pos[1], one_line, rule=self.id))
+
+
+def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
+    """The events and tools a rule concerns, read so that a doubt widens them:
+    an `on` that is not a list of known events is every event, and `tools`
+    with any item slopjudge cannot use is every tool."""
+    from slopjudge.loading.toolrules import tool_rule_problem
+
+    on = data.get("on", DEFAULT_ON)
+    known = isinstance(on, list) and bool(on) and all(x in EVENT_KINDS for x in on)
+    tools = data.get("tools", [])
+    usable = isinstance(tools, list) and all(
+        isinstance(t, str) and not tool_rule_problem(t) for t in tools)
+    return ([str(x) for x in on] if known else None), ([str(t) for t in tools] if usable else [])
+
+
+class _FileLoader:
+    """One rule file: parse it, check it against the schema, then read its meaning."""
+
+    def __init__(self, fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
+        self.fr = fr
+        self.refs = _Refs(fr, os.path.dirname(fr.path), template_dirs, watched)
+
+    def run(self) -> None:
+        data = _parse(self.fr)
+        if data is None:
+            return
+        self.fr.on, self.fr.tools = _scope(data)
+        _schema(self.fr, data)
+        self._rule(data)
+
+    def _rule(self, data: Any) -> None:
+        _read_rule(self.fr, data, self.refs)
+
+
+# -- parse --
+
+
+def _parse(fr: _FileRule) -> Any:
+    """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        with open(fr.path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return None
+    except OSError as exc:
+        fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
+        return None
+    try:
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or str(exc).splitlines()[0]
+        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        fr.err(pos, f"broken YAML: {problem}{context}")
+        return None
+    except YAMLError as exc:
+        fr.err((1, 1), f"broken YAML: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return None
+    if data is None:
+        fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
+        return None
+    if not isinstance(data, dict):
+        fr.err(
+            _node_pos(data),
+            f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
+        )
+        return None
+    return data
+
+
+# -- the schema --
+
+
+def _schema(fr: _FileRule, data: Any) -> None:
+    try:
+        validator = _load_validator()
+    except (OSError, ValueError) as exc:
+        fr.err((1, 1), f"cannot validate: {exc}")
+        return
+    for error in validator.iter_errors(data):
+        problem = _schema_problem(data, error)
+        if problem is not None:
+            fr.err(*problem)
+
+
+def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
+    """Where a schema error is and what to say; None when the meaning checks say it better."""
+    path = list(error.absolute_path)
+    v = error.validator
+    # These have better messages from the meaning checks below.
+    if v in (None, False, "additionalProperties", "oneOf", "if", "then", "false"):
+        return None
+    if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
+        return None
+    if (
+        v == "minLength"
+        and len(path) >= 2
+        and (
+            path[0] == "tools"
+            or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
+        )
+    ):
+        return None
+    # Where: the value at `path`.
+    node: Any = data
+    parent: Any = None
+    for part in path:
+        parent, node = node, node[part]
+    pos = _child_pos(parent, path[-1]) if path else (1, 1)
+    where = _where(path)
+    inst = error.instance
+    if v == "type":
+        expected = error.validator_value
+        names: list[str] = expected if isinstance(expected, list) else [expected]
+        want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
+        msg = f"`{where}` must be {want}, not {_type_word(inst)}"
+        if names == ["array"] and isinstance(inst, str):
+            msg += f"; write `[{inst}]`"
+    elif v == "enum":
+        options = [str(o) for o in error.validator_value]
+        msg = (
+            f"`{where}`: `{inst}` is not one of {', '.join(options)}"
+            + _suggest(str(inst), options)
+        )
+    elif v == "required":
+        missing = [r for r in error.validator_value if r not in inst]
+        name = missing[0] if missing else error.validator_value[0]
+        pos = pos if path else (1, 1)
+        owner = "the rule" if not path else f"`{where}`"
+        msg = f"{owner} is missing the required field `{name}`"
+    elif v in ("minItems", "minLength"):
+        msg = f"`{where}` must not be empty"
+    elif v in ("minimum", "maximum"):
+        msg = (
+            f"`{where}` must be between 0 and 1, not {inst}"
+            if path[-1] == "min_confidence"
+            else (f"`{where}`: {error.message}")
+        )
+    elif v == "pattern" and path[-1] == "id":
+        msg = (
+            f"`{where}`: `{inst}` is not a valid check id "
+            "(letters, digits, `_`, `.`, `-`; no `/`)"
+        )
+    elif v == "uniqueItems":
+        msg = f"`{where}` lists the same item twice"
+    else:
+        msg = f"`{where}`: {error.message}"
+    return pos, msg
+
+
+# -- the rule's meaning --
+
+
+def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
+    """The rule's fields as slopjudge means them; ``fr.rule`` set, problems recorded."""
+    _rule_id(fr)
+    _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
+    description = data.get("description")
+    if isinstance(description, str):
+        if not description.strip() and description:
+            fr.err(_value_pos(data, "description"), "`description` must not be empty")
+        elif "\n" in description.strip():
+            fr.err(
+                _value_pos(data, "description"),
+                "`description` must be one line (a refusal quotes it); put detail in `doc`",
+            )
+    on = data.get("on")
+    on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
+    tools = data.get("tools")
+    if isinstance(tools, list):
+        _tool_items(fr, "tools", tools, deny=False)
+    if "pre-tool" not in on_list:
+        for key in ("tools", "on_uncertain"):
+            if key in data:
+                fr.err(
+                    _key_pos(data, key),
+                    f"`{key}` has no effect: `on` lacks `pre-tool` "
+                    f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`",
+                )
+
+    checks_node = data.get("checks")
+    checks: list[Check] = []
+    if isinstance(checks_node, list):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(checks_node):
+            check = _read_check(fr, refs, checks_node, i, item, seen)
+            if check is not None:
+                checks.append(check)
+        fr.check_ids = [c.id for c in checks]
+
+    def strings(key: str) -> list[str]:
+        value = data.get(key)
+        return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
+
+    mode = data.get("mode")
+    on_uncertain = data.get("on_uncertain")
+    fr.rule = Rule(
+        id=fr.id,
+        path=fr.path,
+        dir=refs.rule_dir,
+        description=str(description).strip() if isinstance(description, str) else "",
+        on=[x for x in on_list if x in EVENT_KINDS]
+        if isinstance(on, list)
+        else list(DEFAULT_ON),
+        tools=strings("tools"),
+        paths=strings("paths"),
+        exclude=strings("exclude"),
+        mode="shadow" if mode == "shadow" else "enforce",
+        on_uncertain="ask" if on_uncertain == "ask" else "deny",
+        checks=checks,
+        doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
+    )
+
+
+def _rule_id(fr: _FileRule) -> None:
+    if not re.fullmatch(RULE_ID, fr.id):
+        fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
+        where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
+        fr.err(
+            (1, 1),
+            f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
+            f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
+        )
+
+
+def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple[str, ...],
+                    label: str) -> None:
+    """Keys of a rule (``label`` empty) or a check that are not its fields: the other
+    level's (said where they go) or unknown (with the closest known one)."""
+    for key in node:
+        if key in own:
+            continue
+        if key in other:
+            fr.err(_key_pos(node, key),
+                   f"`{key}` is a rule field, not a check field; move it to the top level"
+                   if label else f"`{key}` is a check field; put it under `checks:`")
+        else:
+            fr.err(
+                _key_pos(node, key),
+                f"unknown field `{key}`" + (f" in `{label}`" if label else "")
+                + _suggest(str(key), own),
+            )
+
+
+def _tool_items(
+    fr: _FileRule, key: str, items: list[Any], *, deny: bool, label: str = ""
+) -> list[str]:
+    from slopjudge.loading.toolrules import denies_verdict_write, tool_rule_problem
+
+    label = label or key
+    good: list[str] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            continue  # the schema reported the type
+        problem = tool_rule_problem(item)
+        if problem:
+            fr.err(_item_pos(items, i), f"`{label}[{i}]`: {problem}")
+            continue
+        if deny and denies_verdict_write(item):
+            fr.err(
+                _item_pos(items, i),
+                f"`{label}[{i}]`: `{item}` denies the judge writing its verdict file; "
+                "deny narrower paths instead, e.g. `Write(src/**)`",
+            )
+            continue
+        good.append(str(item))
+    return good
+
+
+# -- one check's meaning --
+
+
+def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
+                seen: dict[str, int]) -> Check | None:
+    if not isinstance(item, dict):
+        return None  # the schema reported the type
+    label = f"checks[{index}]"
+    _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
+    kind = _check_kind(fr, seq, index, item, label)
+    has_script = "script" in item
+    check_id = _check_id(fr, seq, index, item, seen)
+
+    timeout = DEFAULT_TIMEOUT[kind]
+    if "timeout" in item:
+        from slopjudge.loading.durations import DurationError, parse_duration
+
+        try:
+            timeout = parse_duration(item["timeout"])
+        except DurationError as exc:
+            fr.err(_value_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
+
+    check = Check(
+        id=check_id,
+        rule=fr.id,
+        kind=kind,
+        timeout=timeout,
+        line=_item_pos(seq, index)[0],
+        col=_item_pos(seq, index)[1],
+    )
+    for key in ("script", "prepare"):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
+            setattr(check, key, refs.executable(item, key, value))
+    judge = item.get("judge")
+    if isinstance(judge, str) and judge.strip() and not has_script:
+        check.judge = refs.template(item, judge)
+    _check_model(fr, item, label, check)
+    budget = item.get("max_prompt_tokens")
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+        check.max_prompt_tokens = budget
+    for key in ("allowed_tools", "disallowed_tools"):
+        value = item.get(key)
+        if isinstance(value, list):
+            good = _tool_items(
+                fr, key, value, deny=key == "disallowed_tools", label=f"{label}.{key}"
+            )
+            setattr(check, key, good)
+    if item.get("each") in ("changeset", "file"):
+        check.each = item["each"]
+    conf = item.get("min_confidence")
+    if isinstance(conf, (int, float)) and not isinstance(conf, bool):
+        check.min_confidence = float(conf)
+    needs = item.get("needs")
+    if isinstance(needs, list):
+        for i, raw in enumerate(needs):
+            if isinstance(raw, str) and raw:
+                fr.needs.append(_Need(check, str(raw), _item_pos(needs, i)))
+    return check
+
+
+def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+                label: str) -> Literal["script", "judge"]:
+    """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
+    has_script, has_judge = "script" in item, "judge" in item
+    if has_script and has_judge:
+        keys = list(item)
+        second = "judge" if keys.index("judge") > keys.index("script") else "script"
+        fr.err(
+            _key_pos(item, second),
+            f"`{label}` has both `script` and `judge`; a check is one or the other, "
+            "so split it into two checks",
+        )
+    elif not has_script and not has_judge:
+        fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+    if has_script and not has_judge:
+        for key in JUDGE_ONLY:
+            if key in item:
+                fr.err(
+                    _key_pos(item, key),
+                    f"`{key}` applies to judge checks only; `{label}` is a script check",
+                )
+    return "script" if has_script else "judge"
+
+
+def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+              seen: dict[str, int]) -> str:
+    """The check's id (``check-N`` by default), unique in the rule."""
+    raw_id = item.get("id")
+    check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
+    id_pos = _value_pos(item, "id") if "id" in item else _item_pos(seq, index)
+    if check_id in seen:
+        fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
+    else:
+        seen[check_id] = id_pos[0]
+    return check_id
+
+
+def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) -> None:
+    model = item.get("model")
+    if isinstance(model, str):
+        if model and not model.strip():
+            fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
+        elif model.strip():
+            check.model = model.strip()
+    elif isinstance(model, list):
+        # A preference list: the runner takes the first entry its harness can run.
+        names = [m.strip() for m in model if isinstance(m, str)]
+        if not names or any(not n or "," in n for n in names) or len(names) != len(model):
+            fr.err(_value_pos(item, "model"),
+                   f"`{label}.model` must list model names or size aliases (no commas)")
+        else:
+            check.model = ",".join(names)
+
+
+# -- the files a check names --
+
+
+class _Refs:
+    """Finds the scripts and templates a rule's checks name, and notes every path
+    looked at (``watched``: a change there invalidates the rules cache)."""
+
+    def __init__(self, fr: _FileRule, rule_dir: str, template_dirs: list[str],
+                 watched: set[str]) -> None:
+        self.fr = fr
+        self.rule_dir = rule_dir
+        self.template_dirs = template_dirs
+        self.watched = watched
+
+    def executable(self, item: Any, key: str, value: str) -> str | None:
+        import shutil
+
+        pos = _value_pos(item, key)
+        value = value.strip()
+        candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
+        if "/" not in value and not os.path.lexists(candidate):
+            # A bare name not beside the rule may be a command on PATH.
+            found = shutil.which(value)
+            if found:
+                self.watched.add(found)
+                return value
+            self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
+            self.fr.err(
+                pos,
+                f"{key} `{value}` not found: not in {display_path(self.rule_dir)}/ and "
+                "not a command on PATH",
+            )
+            return None
+        self.watched.add(candidate)
+        shown = display_path(candidate)
+        if not os.path.exists(candidate):
+            self.fr.err(pos, f"{key} `{value}` not found (looked for {shown})")
+            return None
+        if os.path.isdir(candidate):
+            self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
+            return None
+        if not os.access(candidate, os.X_OK):
+            from slopjudge.checks.procs import is_python_script
+
+            # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+            # it needs no run bit, which a wheel install does not keep.
+            if not is_python_script(candidate):
+                self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
+                return None
+        return candidate
+
+    def template(self, item: Any, value: str) -> str | None:
+        pos = _value_pos(item, "judge")
+        value = value.strip()
+        bases = [self.rule_dir, *self.template_dirs]
+        for base in bases:
+            candidate = os.path.normpath(os.path.join(base, value))
+            self.watched.add(candidate)
+            if os.path.isfile(candidate):
+                self._validate_template(candidate, item.get("each"))
+                return candidate
+        looked = ", ".join(f"{display_path(b)}/" for b in bases)
+        self.fr.err(pos, f"judge template `{value}` not found (looked in {looked})")
+        return None
+
+    def _validate_template(self, path: str, each: Any = None) -> None:
+        try:
+            from slopjudge.judging.templates import validate_template
+        except ImportError:
+            return
+        # A per-file judge's event carries the file's fields: load it with them.
+        per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
+        try:
+            problems = validate_template(
+                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs, **per_file
+            )
+        except Exception as exc:  # a template checker bug must not hide the rule's other problems
+            self.fr.err((1, 1), f"cannot check template {display_path(path)}: {exc}")
+            return
+        for p in problems or []:
+            if p.rule is None:
+                p.rule = self.fr.id
+            self.fr.errors.append(p)
+
+
+# ---- across files ------------------------------------------------------------
+
+
+def _tarjan(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components, iteratively (deep need chains must not recurse)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, [])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph.get(child, []))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                out.append(comp)
+    return out
+
+
+def _cycle_path(start: str, members: set[str], graph: dict[str, list[str]]) -> list[str]:
+    """One cycle through ``start`` inside a strongly connected component."""
+    prev: dict[str, str] = {}
+    queue = [start]
+    seen = {start}
+    while queue:
+        node = queue.pop(0)
+        for child in sorted(graph.get(node, [])):
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(prev[path[-1]])
+                return [start, *reversed(path[:-1]), start] if node != start else [start, start]
+            if child in members and child not in seen:
+                seen.add(child)
+                prev[child] = node
+                queue.append(child)
+    return [start, start]
+
+
+def _link(loaded: list[_FileRule]) -> None:
+    """Resolve needs, refuse cycles, disable rules that need a rule that does not load."""
+    by_id: dict[str, list[_FileRule]] = {}
+    for fr in loaded:
+        by_id.setdefault(fr.id, []).append(fr)
+    for rid, group in by_id.items():
+        if len(group) > 1:
+            shown = " and ".join(g.disp for g in group)
+            for fr in group:
+                fr.err((1, 1), f"rule id `{rid}` is defined twice ({shown}); keep one")
+
+    # edges: full id -> [(full id, the need that made it)]
+    graph: dict[str, list[str]] = {}
+    edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
+    resolved: dict[int, list[str]] = {}  # id(check) -> full ids
+    for fr in loaded:
+        for need in fr.needs:
+            raw = need.raw.strip()
+            if "/" in raw:
+                rid, cid = raw.split("/", 1)
+            else:
+                rid, cid = fr.id, raw
+            target = by_id.get(rid)
+            if not target:
+                fr.err(
+                    need.pos,
+                    f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id),
+                )
+                continue
+            tfr = target[0]
+            if tfr.check_ids is None:
+                fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({tfr.disp})")
+                continue
+            if cid not in tfr.check_ids:
+                if rid == fr.id:
+                    msg = f"unknown need `{raw}`: this rule has no check `{cid}`"
+                else:
+                    msg = f"unknown need `{raw}`: rule `{rid}` has no check `{cid}`"
+                fr.err(need.pos, msg + _suggest(cid, tfr.check_ids))
+                continue
+            src, dst = need.check.full_id, f"{rid}/{cid}"
+            resolved.setdefault(id(need.check), [])
+            if dst not in resolved[id(need.check)]:
+                resolved[id(need.check)].append(dst)
+            graph.setdefault(src, [])
+            if dst not in graph[src]:
+                graph[src].append(dst)
+                edge_need[(src, dst)] = (fr, need)
+
+    for comp in _tarjan(graph):
+        members = set(comp)
+        if len(comp) == 1 and comp[0] not in graph.get(comp[0], []):
+            continue
+        start = min(comp)
+        cycle = " -> ".join(_cycle_path(start, members, graph))
+        reported: set[str] = set()
+        for src in sorted(members):
+            for dst in graph.get(src, []):
+                if dst in members:
+                    fr, need = edge_need[(src, dst)]
+                    if fr.id not in reported:
+                        reported.add(fr.id)
+                        fr.err(need.pos, f"cycle in needs: {cycle}")
+
+    # A rule that needs a check of a rule that does not load cannot run: disable it too.
+    failed = {fr.id for fr in loaded if fr.errors or fr.rule is None}
+    changed = True
+    while changed:
+        changed = False
+        for fr in loaded:
+            if fr.id in failed:
+                continue
+            for (_src, dst), (efr, need) in edge_need.items():
+                if efr is fr and dst.split("/", 1)[0] in failed:
+                    dep = dst.split("/", 1)[0]
+                    fr.err(
+                        need.pos,
+                        f"needs `{dst}`, but rule `{dep}` does not load, so this rule is "
+                        "disabled too",
+                    )
+                    failed.add(fr.id)
+                    changed = True
+                    break
+
+    for fr in loaded:
+        if fr.rule is None:
+            continue
+        for check in fr.rule.checks:
+            check.needs = resolved.get(id(check), [])
+
+
+def load_rules(
+    rules_dir: str, *, workspace: str, template_dirs: list[str] | None = None
+) -> LoadResult:
+    """Every rule under ``rules_dir``; never raises. See :class:`LoadResult`."""
+    rules_dir = os.path.abspath(rules_dir)
+    template_dirs = [os.path.abspath(t) for t in (template_dirs or [])]
+    errors: list[LoadError] = []
+    watched: set[str] = set()
+    if not os.path.isdir(rules_dir):
+        errors.append(LoadError(display_path(rules_dir), 1, 1, "rules folder not found"))
+        return LoadResult(rules=[], errors=errors, files=[], watched=[rules_dir])
+    found = find_rule_files(rules_dir)
+    loaded: list[_FileRule] = []
+    for rule_id, path in found:
+        fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
+        try:
+            _FileLoader(fr, template_dirs, watched).run()
+        except Exception as exc:  # one broken file must not take the others down
+            fr.rule = None
+            fr.check_ids = None
+            fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
+        loaded.append(fr)
+    try:
+        _link(loaded)
+    except Exception as exc:  # fail closed: no rule is trusted if linking broke
+        errors.append(
+            LoadError(display_path(rules_dir), 1, 1, f"internal error linking rules: {exc}")
+        )
+        for fr in loaded:
+            errors.extend(fr.errors)
+        errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
+        return LoadResult(
+            rules=[], errors=errors, files=[p for _, p in found], watched=sorted(watched)
+        )
+    rules = []
+    for fr in loaded:
+        for err in fr.errors:
+            err.on, err.tools = fr.on, fr.tools
+        errors.extend(fr.errors)
+        if not fr.errors and fr.rule is not None:
+            rules.append(fr.rule)
+    rules.sort(key=lambda r: r.id)
+    errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
+    return LoadResult(
+        rules=rules, errors=errors, files=[p for _, p in found], watched=sorted(watched)
+    )

@@ -1,0 +1,217 @@
+"""The validated-rules cache: skip parsing and validating rules that did not change.
+
+Every agent hook loads the rules. Parsing YAML and validating it against the
+schema costs far more than the hook's own work, so the last
+:class:`~slopjudge.model.LoadResult` is kept in ``<state_dir>/cache/rules.json``
+under a key of file stats ``(path, size, mtime_ns, mode)``: every file under
+the rules folder and the template folders, RUBRIC.md, the settings files,
+the files the result depends on elsewhere (scripts, PATH folders), the code
+that validates, and the slopjudge version. The mode is in the key because
+``chmod +x`` fixes a "not executable" error without touching mtime.
+
+The file is signed (:mod:`slopjudge.records.cachesign`): one slopjudge did not write,
+such as a rules list an agent emptied, is a miss and the rules load afresh.
+
+Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from typing import Any
+
+from slopjudge import __version__
+from slopjudge.fsutil import write_atomic
+from slopjudge.loading.config import Settings, display_path
+from slopjudge.model import Check, LoadError, LoadResult, Rule
+from slopjudge.records import cachesign
+from slopjudge.resources import PACKAGE_DIR, data_path
+
+CACHE_FORMAT = 2
+# The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
+_CODE = ("loading/loader.py", "loading/toolrules.py", "loading/durations.py", "model.py",
+         "judging/templates.py", "loading/config.py", "checks/procs.py")
+_SCHEMA = (data_path("schemas", "rule.schema.json"),)
+_SKIP_DIRS = frozenset({"__pycache__", ".git"})
+# File systems stamp mtimes from a coarse clock. A file written within this
+# window before the key was taken could change again with the same size and
+# mtime, so such a result is not cached (git's "racily clean" index entries).
+RACY_WINDOW_NS = 50_000_000
+
+
+def cache_path(settings: Settings) -> str:
+    return os.path.join(settings.state_dir, "cache", "rules.json")
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_mode]
+
+
+def _walk(root: str, out: dict[str, Any]) -> None:
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            out[folder] = None
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if entry.name not in _SKIP_DIRS:
+                        stack.append(entry.path)
+                    continue
+                st = entry.stat()
+                out[entry.path] = [st.st_size, st.st_mtime_ns, st.st_mode]
+            except OSError:
+                out[entry.path] = None  # a dangling symlink: its appearing target must count
+
+
+def cache_key(settings: Settings) -> dict[str, Any]:
+    """Everything a load result depends on, as JSON-comparable data."""
+    files: dict[str, Any] = {}
+    _walk(settings.rules_dir, files)
+    for folder in settings.template_dirs:
+        _walk(folder, files)
+    extra = [*settings.config_files, *_SCHEMA]
+    if settings.rubric_path:
+        extra.append(settings.rubric_path)
+    for path in extra:
+        files[path] = _stat(path)
+    return {
+        "format": CACHE_FORMAT,
+        "version": __version__,
+        "code": {name: _stat(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
+        "workspace": settings.workspace,
+        "rules_dir": settings.rules_dir,
+        "template_dirs": list(settings.template_dirs),
+        "PATH": os.environ.get("PATH", ""),
+        "files": files,
+    }
+
+
+def _fields(cls: type[Rule] | type[Check]) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def _encode_rule(rule: Rule) -> list[Any]:
+    # Rows of values in field order: a third of the size of dicts, and faster to read.
+    row = [getattr(rule, name) for name in _fields(Rule) if name != "checks"]
+    checks = [[getattr(c, name) for name in _fields(Check)] for c in rule.checks]
+    return [*row, checks]
+
+
+def _decode_rule(names: list[str], row: list[Any]) -> Rule:
+    values = dict(zip(names, row, strict=False))  # by name: `checks` is not the last field
+    checks = [Check(*c) for c in values.pop("checks")]
+    return Rule(**values, checks=checks)
+
+
+def _decode(data: dict[str, Any]) -> LoadResult:
+    rule_fields = [n for n in _fields(Rule) if n != "checks"] + ["checks"]
+    if data["rule_fields"] != rule_fields or data["check_fields"] != _fields(Check):
+        raise ValueError("written by another model version")
+    errors = []
+    for e in data["errors"]:
+        err = LoadError(**e)
+        err.path = display_path(err.path)  # stored absolute; shown relative to the cwd now
+        errors.append(err)
+    return LoadResult(
+        rules=[_decode_rule(rule_fields, r) for r in data["rules"]],
+        errors=errors,
+        files=list(data["files"]),
+        watched=list(data["watched"]),
+    )
+
+
+_MAGIC = b"slopjudge-rules-cache "
+
+
+def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        head, _, body = raw.partition(b"\n")
+        # Only a file slopjudge signed counts: the agent can write the state folder.
+        if not head.startswith(_MAGIC) or not cachesign.verify(
+            body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
+        ):
+            return None
+        data = json.loads(body)
+        if data.get("key") != key:
+            return None
+        watched = data.get("watched_stats", {})
+        if any(_stat(p) != s for p, s in watched.items()):
+            return None
+        return _decode(data)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # unreadable or from another format: load afresh
+
+
+def _racy(key: dict[str, Any], watched: dict[str, Any], start_ns: int) -> bool:
+    stats = [*key["files"].values(), *watched.values()]
+    return any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS for s in stats)
+
+
+def _outside(paths: list[str], roots: list[str]) -> list[str]:
+    """Paths not under ``roots``: the walk already stats (and notices new) files there."""
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+    return [p for p in paths if not p.startswith(prefixes)]
+
+
+def _write(
+    path: str, key: dict[str, Any], result: LoadResult, start_ns: int, roots: list[str]
+) -> None:
+    watched = {p: _stat(p) for p in _outside(result.watched, roots)}
+    if _racy(key, watched, start_ns):
+        return
+    data = {
+        "key": key,
+        "watched": result.watched,
+        "watched_stats": watched,
+        "rule_fields": [n for n in _fields(Rule) if n != "checks"] + ["checks"],
+        "check_fields": _fields(Check),
+        "rules": [_encode_rule(r) for r in result.rules],
+        "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
+        "files": result.files,
+    }
+    body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    mac = cachesign.sign(body, "rules", key["workspace"])
+    if mac is None:
+        return  # no key to sign with: an unsigned cache would never be read
+    try:
+        write_atomic(path, _MAGIC + mac.encode("ascii") + b"\n" + body)
+    except OSError:
+        pass  # a read-only state folder only costs speed: the result is still right
+
+
+def load_rules_cached(settings: Settings) -> LoadResult:
+    """The rules for ``settings``, from the cache when nothing they depend on changed.
+
+    Every command and hook starts here, so this is also where the state folder
+    is first marked as ignored, before anything is written to it.
+    """
+    from slopjudge.loading.config import ensure_state_ignored
+
+    ensure_state_ignored(settings.state_dir)
+    path = cache_path(settings)
+    start_ns = time.time_ns()
+    key = cache_key(settings)
+    hit = _read(path, key)
+    if hit is not None:
+        return hit
+    from slopjudge.loading.loader import load_rules
+
+    result = load_rules(
+        settings.rules_dir, workspace=settings.workspace, template_dirs=settings.template_dirs
+    )
+    _write(path, key, result, start_ns, [settings.rules_dir, *settings.template_dirs])
+    return result

@@ -1,0 +1,1 @@
+"""Records: the event log, prompts, verdict caches and their signatures, agreement, cost."""

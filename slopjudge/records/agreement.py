@@ -1,0 +1,242 @@
+"""How far recorded verdicts agree with people, and where they wobble.
+
+**Verdicts.** An event is a verdict when its outcome is ``pass``,
+``refuse`` or ``would_refuse`` (a shadow-mode refusal: the check said
+refuse, it just did not block). Errors, skips and dry runs are not verdicts
+and never count; nor does a shadow ``would_refuse`` marked ``shadow_error``,
+nor a ``refuse`` whose reason says no verdict was reached (logs written
+before runner failures were recorded as ``error``: "judge unavailable: ...",
+"judge timed out ...", "the judge gave no verdict ...").
+
+**Labels.** ``labels.jsonl`` holds one object per line with ``label``
+(``pass`` or ``refuse``) and a key naming what was judged:
+
+1. ``prompt_sha256`` (preferred): the exact rendered prompt the check saw.
+   Optional ``rule``/``check`` (or ``id``) narrow it further.
+2. otherwise ``id`` (``<rule>/<check>``) or ``rule`` + ``check``, with an
+   optional ``session_id`` to pick one session's run.
+
+A label is compared with the **latest** matching verdict in the event log
+(file order, which is append order). A label with no matching verdict counts
+as ``missing``.
+
+**Counts.** A *false refusal* is a refusal the person labelled ``pass``; a
+*false pass* is a pass the person labelled ``refuse``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from slopjudge.records.record import json_problem
+
+VERDICT_OUTCOMES = {"pass": "pass", "refuse": "refuse", "would_refuse": "refuse"}
+LABELS = ("pass", "refuse")
+
+
+@dataclass
+class Agreement:
+    n: int  # labels matched with a recorded verdict
+    accuracy: float  # share of matched labels the verdict agrees with (0.0 when n == 0)
+    kappa: float  # Cohen's kappa between verdicts and labels
+    false_refusals: int  # verdict refuse, label pass
+    false_passes: int  # verdict pass, label refuse
+    missing: int  # labels with no recorded verdict
+    true_passes: int = 0
+    true_refusals: int = 0
+    skipped: int = 0  # judge records that are not verdicts (runner errors): never compared
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cohens_kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa of two raters over the same items: (po - pe) / (1 - pe).
+
+    Edge cases, chosen so no input divides by zero: no items gives 0.0 (no
+    evidence of agreement); when chance agreement is certain (both raters gave
+    every item the same single class) the raters agree perfectly and kappa is
+    1.0.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"cohens_kappa: {len(a)} ratings against {len(b)}")
+    total = len(a)
+    if total == 0:
+        return 0.0
+    observed = sum(1 for x, y in zip(a, b, strict=True) if x == y) / total
+    count_a, count_b = Counter(a), Counter(b)
+    expected = sum(count_a[c] * count_b[c] for c in set(count_a) | set(count_b)) / (total * total)
+    if expected >= 1.0:
+        return 1.0
+    return (observed - expected) / (1.0 - expected)
+
+
+# Reasons slopjudge gave when a judge reached no verdict (SPEC §5's fixed sentences).
+_NO_VERDICT = re.compile(
+    r"judge could not start|judge timed out after|the judge gave no (?:valid )?verdict"
+    r"|judge unavailable: |judge output over |judge mock |slopjudge failed while judging"
+    r"|judge template does not render|\(before the model was asked\)"
+)
+
+
+def verdict(event: dict[str, Any]) -> str | None:
+    """``pass`` or ``refuse`` for a verdict event, ``None`` for anything else."""
+    outcome = event.get("outcome")
+    found = VERDICT_OUTCOMES.get(outcome) if isinstance(outcome, str) else None
+    if found == "refuse":
+        if event.get("shadow_error") is True:
+            return None
+        reason = event.get("reason")
+        if event.get("kind") == "judge" and isinstance(reason, str) and _NO_VERDICT.search(reason):
+            return None
+    return found
+
+
+def not_verdicts(events: list[dict[str, Any]]) -> int:
+    """How many judge events are outcomes but not verdicts (errors, old-style crashes)."""
+    return sum(1 for e in events if e.get("kind") == "judge" and verdict(e) is None
+               and e.get("outcome") in ("refuse", "would_refuse", "error"))
+
+
+def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(rule, check) from ``rule``/``check`` or from ``id`` = ``<rule>/<check>``."""
+    rule, check = record.get("rule"), record.get("check")
+    full = record.get("id")
+    if (rule is None or check is None) and isinstance(full, str) and "/" in full:
+        head, _, tail = full.partition("/")
+        rule = head if rule is None else rule
+        check = tail if check is None else check
+    return rule, check
+
+
+def _matches(label: dict[str, Any], event: dict[str, Any]) -> bool:
+    rule, check = _rule_check(label)
+    ev_rule, ev_check = _rule_check(event)
+    if rule is not None and rule != ev_rule:
+        return False
+    if check is not None and check != ev_check:
+        return False
+    digest = label.get("prompt_sha256")
+    if digest is not None:
+        return bool(event.get("prompt_sha256") == digest)
+    if rule is None or check is None:
+        return False  # a label must name something
+    session = label.get("session_id")
+    return session is None or event.get("session_id") == session
+
+
+def check_label(label: Any, where: str) -> str | None:
+    """A one-line problem with one label line, or None when it is usable."""
+    if not isinstance(label, dict):
+        return f"{where}: a label must be a JSON object"
+    if label.get("label") not in LABELS:
+        return f'{where}: "label" must be "pass" or "refuse", not {json.dumps(label.get("label"))}'
+    rule, check = _rule_check(label)
+    if label.get("prompt_sha256") is None and (rule is None or check is None):
+        return f"{where}: a label needs \"prompt_sha256\", or \"id\", or \"rule\" and \"check\""
+    return None
+
+
+def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agreement:
+    """Compare the latest recorded verdict for each label with the label.
+
+    Raises ``ValueError`` naming the first unusable label (see :func:`check_label`).
+    """
+    verdicts = [e for e in events if verdict(e) is not None]
+    predicted: list[str] = []
+    expected: list[str] = []
+    missing = 0
+    for number, label in enumerate(labels, start=1):
+        problem = check_label(label, f"label {number}")
+        if problem:
+            raise ValueError(problem)
+        latest = next((e for e in reversed(verdicts) if _matches(label, e)), None)
+        if latest is None:
+            missing += 1
+            continue
+        predicted.append(verdict(latest) or "")
+        expected.append(label["label"])
+    pairs = list(zip(predicted, expected, strict=True))
+    n = len(pairs)
+    return Agreement(
+        n=n,
+        accuracy=(sum(1 for p, e in pairs if p == e) / n) if n else 0.0,
+        kappa=cohens_kappa(predicted, expected),
+        false_refusals=sum(1 for p, e in pairs if p == "refuse" and e == "pass"),
+        false_passes=sum(1 for p, e in pairs if p == "pass" and e == "refuse"),
+        missing=missing,
+        true_passes=sum(1 for p, e in pairs if p == e == "pass"),
+        true_refusals=sum(1 for p, e in pairs if p == e == "refuse"),
+        skipped=not_verdicts(events),
+    )
+
+
+def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Checks whose verdict changed for the same prompt (same ``prompt_sha256``).
+
+    One entry per (check, prompt) with both a pass and a refusal recorded, in
+    order of first appearance, listing every verdict recorded for it.
+    """
+    groups: dict[tuple[Any, Any, str], list[dict[str, Any]]] = {}
+    for event in events:
+        digest = event.get("prompt_sha256")
+        if verdict(event) is None or not isinstance(digest, str) or not digest:
+            continue
+        rule, check = _rule_check(event)
+        groups.setdefault((rule, check, digest), []).append(event)
+    found: list[dict[str, Any]] = []
+    for (rule, check, digest), group in groups.items():
+        seen = Counter(verdict(e) for e in group)
+        if len(seen) < 2:
+            continue
+        found.append({
+            "id": f"{rule}/{check}",
+            "rule": rule,
+            "check": check,
+            "prompt_sha256": digest,
+            "passes": seen["pass"],
+            "refusals": seen["refuse"],
+            "verdicts": [
+                {
+                    "time": e.get("time"),
+                    "verdict": verdict(e),
+                    "outcome": e.get("outcome"),
+                    "model": e.get("model"),
+                    "runner": e.get("runner"),
+                    "session_id": e.get("session_id"),
+                    "cache_hit": e.get("cache_hit"),
+                    "reason": e.get("reason"),
+                }
+                for e in group
+            ],
+        })
+    return found
+
+
+def read_labels(path: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Read ``labels.jsonl``: usable labels, and one ``path:line: problem`` per bad line.
+
+    Raises ``OSError`` when the file cannot be read.
+    """
+    labels: list[dict[str, Any]] = []
+    problems: list[str] = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{where}:{exc.colno}: not JSON: {json_problem(exc)}")
+                continue
+            problem = check_label(value, where)
+            if problem:
+                problems.append(problem)
+            else:
+                labels.append(value)
+    return labels, problems

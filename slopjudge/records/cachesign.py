@@ -1,0 +1,107 @@
+"""Signing what slopjudge caches, so a cache entry it did not write is never trusted.
+
+The caches live in the workspace's state folder, where the judged agent can
+write: a verdict file rewritten to a pass, or a rules cache with the rules
+list emptied, would otherwise be read as slopjudge's own work. Each entry
+carries a MAC (keyed BLAKE2b, hashlib's built-in MAC mode) under a key kept
+outside the workspace:
+``$XDG_STATE_HOME/slopjudge/key`` (default ``~/.local/state/slopjudge/key``),
+32 random bytes, created mode 0600 on first use. A key that cannot be made or
+read safely (wrong owner, readable by others, inside the workspace) means no
+cache: entries are neither read nor written, never trusted unsigned.
+
+Standard library only: the PreToolUse fast path verifies the rules cache with
+it, so BLAKE2b and the constant-time compare come from their C modules when
+present. ``import hashlib`` or ``hmac`` loads OpenSSL, a few ms the hook
+would pay on every tool call.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from slopjudge.fsutil import create_once
+
+try:
+    from _blake2 import blake2b
+except ImportError:  # another Python: the same function through hashlib
+    from hashlib import blake2b
+try:
+    from _operator import _compare_digest as compare_digest
+except ImportError:
+    from hmac import compare_digest  # type: ignore[no-redef]
+
+KEY_BYTES = 32
+_KEY: bytes | None = None
+_LOADED = False
+
+
+def key_path() -> str:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return os.path.join(os.path.abspath(state), "slopjudge", "key")
+
+
+def _read_key(path: str) -> bytes | None:
+    """The key if the file is ours alone and whole; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mode & 0o077 or st.st_size != KEY_BYTES):
+            return None
+        data = os.read(fd, KEY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def _create_key(path: str) -> None:
+    """Write a new key; two processes racing end up with the same one (link, not rename)."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
+
+
+def _inside(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def key(workspace: str | None = None) -> bytes | None:
+    """The signing key, made on first use; None when there is no safe one."""
+    global _KEY, _LOADED
+    if not _LOADED:
+        path = key_path()
+        found = _read_key(path)
+        if found is None and not os.path.lexists(path):
+            try:
+                _create_key(path)
+            except OSError:
+                pass
+            found = _read_key(path)
+        _KEY, _LOADED = found, True
+    if _KEY is not None and workspace and _inside(key_path(), workspace):
+        return None  # a key the agent can read and write signs nothing
+    return _KEY
+
+
+def sign(data: bytes, domain: str, workspace: str | None = None) -> str | None:
+    """The hex MAC of ``data`` in ``domain`` ("rules", "verdict"); None without a key."""
+    k = key(workspace)
+    if k is None:
+        return None
+    mac = blake2b(domain.encode() + b"\0" + data, key=k, digest_size=32)
+    return str(mac.hexdigest())
+
+
+def verify(data: bytes, domain: str, mac: str, workspace: str | None = None) -> bool:
+    expected = sign(data, domain, workspace)
+    return expected is not None and bool(compare_digest(expected, mac))

@@ -1,0 +1,115 @@
+"""`slopjudge report cost`: what judge calls cost, from the event log.
+
+Each judge event carries the calls its check made (``judge_calls``), the
+units answered from the verdict cache (``cached_calls``) and the summed
+usage the runner reported (``usage``). This sums them by rule, check, model
+(the model the runner says it used, else the model set asked for) and day
+(UTC), and estimates what the cache saved: each cached unit at its check's
+mean tokens and cost per call made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from slopjudge.judging.usage import TOKEN_FIELDS, total_tokens
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _usage(event: dict[str, Any]) -> dict[str, Any]:
+    usage = event.get("usage")
+    return usage if isinstance(usage, dict) else {}
+
+
+def _row(key: str) -> dict[str, Any]:
+    return {"key": key, "judge_calls": 0, "cached_calls": 0,
+            **{k: 0 for k in TOKEN_FIELDS}, "tokens": 0, "cost_usd": 0.0}
+
+
+def _add(row: dict[str, Any], event: dict[str, Any]) -> None:
+    usage = _usage(event)
+    row["judge_calls"] += _int(event.get("judge_calls"))
+    cached = event.get("cached_calls")
+    # Events from before per-unit counts: a cache hit was one unit.
+    row["cached_calls"] += (
+        _int(cached) if cached is not None else int(event.get("cache_hit") is True)
+    )
+    for k in TOKEN_FIELDS:
+        row[k] += _int(usage.get(k))
+    row["tokens"] += total_tokens({k: _int(usage.get(k)) for k in TOKEN_FIELDS})
+    cost = usage.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        row["cost_usd"] += float(cost)
+
+
+def _model(event: dict[str, Any]) -> str:
+    usage = _usage(event)
+    return str(usage.get("model") or event.get("model") or "(unknown)")
+
+
+def _group(
+    events: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for e in events:
+        k = key(e)
+        _add(rows.setdefault(k, _row(k)), e)
+    for r in rows.values():
+        r["cost_usd"] = round(r["cost_usd"], 6)
+    return sorted(rows.values(), key=lambda r: r["key"])
+
+
+def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
+    judges = [e for e in events if e.get("kind") == "judge"]
+    total = _row("total")
+    for e in judges:
+        _add(total, e)
+    total["cost_usd"] = round(total["cost_usd"], 6)
+    by_check = _group(judges, lambda e: str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"))
+    saved_tokens = 0.0
+    saved_cost = 0.0
+    for row in by_check:
+        if row["cached_calls"] and row["judge_calls"]:
+            saved_tokens += row["cached_calls"] * row["tokens"] / row["judge_calls"]
+            saved_cost += row["cached_calls"] * row["cost_usd"] / row["judge_calls"]
+    return {
+        "total": total,
+        "by_rule": _group(judges, lambda e: str(e.get("rule"))),
+        "by_check": by_check,
+        "by_model": _group(judges, _model),
+        "by_day": _group(judges, lambda e: str(e.get("time") or "")[:10] or "(no time)"),
+        "cache": {
+            "cached_calls": total["cached_calls"],
+            "saved_tokens": round(saved_tokens),
+            "saved_cost_usd": round(saved_cost, 6),
+        },
+    }
+
+
+def render_cost(path: str, report: dict[str, Any]) -> str:
+    total = report["total"]
+    calls = "call" if total["judge_calls"] == 1 else "calls"
+    lines = [f"{path}: {total['judge_calls']} judge {calls}, {total['cached_calls']} answered "
+             f"from cache, {total['tokens']:,} tokens, ${total['cost_usd']:.4f}"]
+    for title, key in (("rule", "by_rule"), ("check", "by_check"), ("model", "by_model"),
+                       ("day", "by_day")):
+        rows = report[key]
+        if not rows:
+            continue
+        width = max(len(title), *(len(r["key"]) for r in rows))
+        lines += ["", f"{title.ljust(width)}  {'calls':>6}  {'cached':>6}  {'input':>10}  "
+                      f"{'output':>9}  {'cache':>10}  {'cost USD':>10}"]
+        for r in rows:
+            cache = r["cache_creation_input_tokens"] + r["cache_read_input_tokens"]
+            lines.append(f"{r['key'].ljust(width)}  {r['judge_calls']:>6}  {r['cached_calls']:>6}"
+                         f"  {r['input_tokens']:>10,}  {r['output_tokens']:>9,}  {cache:>10,}"
+                         f"  {r['cost_usd']:>10.4f}")
+    saved = report["cache"]
+    lines += ["", f"cache: {saved['cached_calls']} answered from cache, saving about "
+                  f"{saved['saved_tokens']:,} tokens and ${saved['saved_cost_usd']:.4f} "
+                  "(at each check's mean per call)"]
+    return "\n".join(lines)

@@ -1,0 +1,248 @@
+"""The event log: one JSON line per check outcome, appended atomically.
+
+A record counts once its line, newline included, is in the file. Each line
+goes out in a single ``os.write`` on a descriptor opened with ``O_APPEND``,
+so concurrent writers never interleave (the kernel appends each write whole
+under the file's lock) and the newline is always the write's last byte.
+
+A killed writer is the hard case: Linux copies a write page by page and
+gives up between pages when a fatal signal arrives, so a SIGKILL can leave
+the start of a line without its newline (measured: about one kill in a
+hundred, for 300-byte lines too). Two rules keep the log clean anyway:
+
+- writers hold an exclusive ``flock`` while appending, so a line without its
+  newline at the end of the file can only come from a writer that died; the
+  next writer cuts it off before writing;
+- readers ignore an unterminated last line that does not parse (it is a
+  record never completed, or one being written right now).
+
+Readers take the file line by line and report, never crash on, any other
+line that does not parse.
+
+Standard library only: the hook fast path records events too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Any
+
+from slopjudge.model import CheckResult, Event
+
+
+def _now_iso() -> str:
+    """UTC now as ``2026-01-31T12:00:00.123Z``; without ``datetime``, which a hook
+    recording one check would import for this alone."""
+    now = time.time_ns()
+    seconds, rest = divmod(now, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
+
+
+def event_record(
+    result: CheckResult,
+    *,
+    event_kind: str,
+    session_id: str | None,
+    template_sha256: str | None = None,
+    keep_prompt: bool = False,
+) -> dict[str, Any]:
+    """The event-log record (SPEC §8) for one check outcome.
+
+    ``template_sha256`` overrides the digest carried by ``result``. The
+    rendered prompt is kept only with ``keep_prompt=True`` (for replay), as it
+    can be large and may quote the code under review.
+    """
+    record: dict[str, Any] = {
+        "time": _now_iso(),
+        "event": event_kind,
+        "id": result.id,
+        "rule": result.rule,
+        "check": result.check,
+        "kind": result.kind,
+        "outcome": result.outcome,
+        "reason": result.reason,
+        "duration_ms": result.duration_ms,
+        "runner": result.runner,
+        "model": result.model,
+        "prompt_sha256": result.prompt_sha256,
+        "template_sha256": template_sha256
+        if template_sha256 is not None
+        else result.template_sha256,
+        "cache_hit": result.cache_hit,
+        "confidence": result.confidence,
+        "tokens": result.tokens,
+        "cost": result.cost,
+        "session_id": session_id,
+    }
+    if result.shadow_error:
+        # Not a verdict: agreement and replay must not count it as a refusal.
+        record["shadow_error"] = True
+    if result.kind == "judge":
+        # What the judge calls cost (usage.py): summed over the check's calls.
+        record["usage"] = result.usage
+        record["judge_calls"] = result.judge_calls
+        record["cached_calls"] = result.cached_calls
+        record["units"] = result.units
+        record["prompt_tokens"] = result.prompt_tokens
+    if keep_prompt and result.prompt is not None:
+        record["prompt"] = result.prompt
+    return record
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    # default=str: a stray non-JSON value (a Path, a datetime) must not cost the record.
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    # json.dumps escapes newlines inside strings, so the record is one line.
+    # Lone surrogates (undecodable child output) become JSON \u escapes: the line stays UTF-8.
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+LOCK_WAIT_S = 5.0  # a writer stuck longer than this holding the lock is not normal
+
+
+def _lock(fd: int) -> None:
+    """Take an exclusive flock on ``fd``, waiting at most LOCK_WAIT_S (then OSError)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: appends stay atomic, tails are not repaired
+        return
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.0005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(f"the events file stayed locked for {LOCK_WAIT_S:g} s") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+
+
+def _cut_torn_tail(fd: int) -> None:
+    """Drop a last line that has no newline: under the lock, only a dead writer leaves one."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        block = os.pread(fd, end - start, start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            os.ftruncate(fd, start + newline + 1)
+            return
+        end = start
+    os.ftruncate(fd, 0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # pragma: no cover - os.write raises instead on Linux
+            raise OSError("short write to the events file")
+        view = view[written:]
+
+
+def append_events(path: str, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` to ``path``, one line each, creating folders as needed.
+
+    Raises ``OSError`` (unwritable folder, full disk); the caller decides
+    whether a run without its record should still count.
+    """
+    if not records:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        _lock(fd)  # released by close, or by the kernel if this process dies
+        _cut_torn_tail(fd)
+        for record in records:
+            # One write per line, newline last: O_APPEND makes it land at the end, whole.
+            _write_all(fd, _line(record))
+    finally:
+        os.close(fd)
+
+
+def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Read the event log: the records, and one ``path:line: problem`` per bad line.
+
+    A missing file is an empty log (no problems). Blank lines are skipped. A
+    last line without its newline counts when it parses and is ignored when
+    it does not (a record never completed, or being written right now).
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        return [], [f"{path}: cannot read: {exc.strerror or exc}"]
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        unterminated = number == len(lines)  # no newline after it: possibly never completed
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not unterminated:
+                problems.append(f"{path}:{number}: not UTF-8 (byte {exc.start + 1})")
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if not unterminated:
+                problems.append(f"{path}:{number}:{exc.colno}: not JSON: {json_problem(exc)}")
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{path}:{number}: not a JSON object")
+            continue
+        records.append(value)
+    return records, problems
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    # json's messages expect a position after "starting at"; the column is given already.
+    return exc.msg.removesuffix(" starting at").lower()
+
+
+class Recorder:
+    """Appends one event line per finished check of a run, as it finishes.
+
+    Lines go out one at a time so that a run killed half way leaves every
+    finished check on record. A failing disk never turns a refusal into a
+    pass: recording problems are reported on stderr and the run goes on.
+    """
+
+    def __init__(self, events_file: str | None, event: Event) -> None:
+        self.path = events_file  # None: record nothing
+        self.event = event
+        self.lock = threading.Lock()
+        self.warned = False
+
+    def record(self, result: CheckResult) -> None:
+        if not self.path or result.outcome == "not_applicable":
+            return
+        try:
+            if result.prompt and result.prompt_sha256:
+                from slopjudge.records.prompts import save_prompt
+
+                save_prompt(self.path, result.prompt_sha256, result.prompt)
+            rec = event_record(result, event_kind=self.event.kind, session_id=self.event.session_id)
+            append_events(self.path, [rec])
+        except OSError as exc:
+            with self.lock:
+                if not self.warned:
+                    self.warned = True
+                    import sys
+
+                    print(f"slopjudge: could not record events to {self.path}: {exc}",
+                          file=sys.stderr)
