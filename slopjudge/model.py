@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-EventKind = Literal["stop", "subagent-stop", "pre-tool", "ci"]
 EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
 
 # Outcomes of one check. Only "pass" lets a change through; "skipped" and
@@ -17,7 +16,6 @@ EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
 Outcome = Literal[
     "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
 ]
-PASSING_OUTCOMES = frozenset({"pass", "skipped", "not_applicable", "not_judged", "would_refuse"})
 
 
 @dataclass

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from slopjudge.checks.options import read_rubric
 from slopjudge.judging.templates import (
     TemplateRenderError,
-    load_rubric,
     render,
     synthetic_payload,
     validate_template,
@@ -215,9 +215,7 @@ def test_rubric_drops_hash_lines(tmp_path: Path) -> None:
     rubric = _write(
         tmp_path, "RUBRIC.md", "# Title\nKeep this.\n## Section\n  # indented stays\nAnd this.\n"
     )
-    assert load_rubric(rubric) == "Keep this.\n  # indented stays\nAnd this.\n"
-    assert load_rubric(None) == ""
-    assert load_rubric(str(tmp_path / "absent.md")) == ""
+    assert read_rubric(rubric) == "Keep this.\n  # indented stays\nAnd this.\n"
 
 
 def test_sloprail_filters(tmp_path: Path) -> None:

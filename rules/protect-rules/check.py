@@ -59,6 +59,26 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
     ]
 
 
+def slopjudge_table(text: object) -> list[str]:
+    """The lines of pyproject.toml's ``[tool.slopjudge]`` tables (settings live there too)."""
+    out: list[str] = []
+    inside = False
+    for line in str(text or "").splitlines():
+        head = line.strip()
+        if head.startswith("["):
+            name = head.strip("[] \t").split("#")[0].strip().strip("]").strip()
+            inside = name == "tool.slopjudge" or name.startswith("tool.slopjudge.")
+        if inside or "tool.slopjudge" in line.replace(" ", ""):
+            out.append(line.strip())
+    return out
+
+
+def settings_in_pyproject(f: dict) -> bool:
+    """A proposed change of the top-level pyproject.toml that changes slopjudge's settings."""
+    return (f.get("path") == "pyproject.toml"
+            and slopjudge_table(f.get("oldContent")) != slopjudge_table(f.get("newContent")))
+
+
 def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
     """The protected path (relative to the workspace) ``path`` names, or None.
 
@@ -140,6 +160,8 @@ def main() -> None:
             p = f.get(key) if isinstance(f, dict) else None
             if p and (r := hit(str(p), ws, ws, pats)):
                 touched.append(r)
+        if isinstance(f, dict) and settings_in_pyproject(f):
+            touched.append("pyproject.toml [tool.slopjudge]")
     command = ti.get("command")
     if isinstance(command, str):
         for s in sp.split(command, cwd):

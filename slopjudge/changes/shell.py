@@ -44,6 +44,10 @@ WRAPPER_ARG_OPTS = {
 }
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 SEPARATORS = {";", "&&", "||", "&", "\n", ";;", "(", ")", "{", "}"}
+# Reserved words that open or continue a compound command: the command after them is
+# what runs (`if true; then rm -rf ~; fi` runs `rm -rf ~`), so they are skipped as a
+# wrapper is. `!` negates a pipeline; `coproc` runs it in the background.
+RESERVED = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "{", "coproc"})
 REDIRECT_OPS = (">", ">>", ">|", "<", "&>", "&>>", "<<", "<<<", ">&")
 REDIRECT_FD_RE = re.compile(r"\d?[<>]{1,2}&?")  # 2>, 1>>, 2>& ...
 
@@ -197,7 +201,7 @@ def unwrap(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         word = argv[i]
-        if _ASSIGNMENT.match(word):
+        if _ASSIGNMENT.match(word) or word in RESERVED:
             i += 1
             continue
         base = os.path.basename(word)

@@ -51,7 +51,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         template_dirs=list(settings.template_dirs),
     )
     if settings.rubric_path and os.path.isfile(settings.rubric_path):
-        opts.rubric = _read_rubric(settings.rubric_path)
+        opts.rubric = read_rubric(settings.rubric_path)
     _cost_options(opts, settings)
     if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
         try:
@@ -73,7 +73,8 @@ def _cost_options(opts: RunOptions, settings: Settings) -> None:
     opts.budget = Budget.from_settings(settings)
 
 
-def _read_rubric(path: str) -> str:
+def read_rubric(path: str) -> str:
+    """RUBRIC.md as judges read it: every line that starts with ``#`` removed."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         return "".join(line for line in fh if not line.startswith("#"))
 

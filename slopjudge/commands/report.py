@@ -22,8 +22,6 @@ from typing import Any
 
 from slopjudge.commands._shared import fail
 
-SUBCOMMANDS = ("events", "agreement", "flips", "cost")
-
 
 def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument("--events", metavar="FILE", default=default,

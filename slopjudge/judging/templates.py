@@ -307,17 +307,6 @@ def _locate(
     return _environment(tuple(search), strict), os.path.basename(target)
 
 
-def load_rubric(path: str | None) -> str:
-    """RUBRIC.md with every line that starts with ``#`` removed ("" when there is none)."""
-    if not path:
-        return ""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError:
-        return ""
-    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
-
-
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
     """Render a judge template; raises :class:`TemplateRenderError` with file:line."""
     env, name = _locate(path, rule_dir, template_dirs)

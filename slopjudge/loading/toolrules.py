@@ -110,7 +110,3 @@ def denies_verdict_write(item: str) -> bool:
         return False
     return _covers_everything(spec)
 
-
-def join_tool_rules(rules: list[str]) -> str:
-    """The single argument sr-agent takes: rules joined by spaces."""
-    return " ".join(rules)
