@@ -47,11 +47,24 @@ def _name(path: str, source: bytes) -> bytes:
     return digest.hexdigest().encode("ascii")
 
 
+def _project_of(path: str) -> str:
+    """The repository holding ``path``: the nearest folder above it with a ``.git``
+    (the rules folder may be anywhere in it), else ``<project>/rules/<rule>/x.py``."""
+    here = os.path.dirname(os.path.abspath(path))
+    folder = here
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return os.path.dirname(os.path.dirname(here))
+        folder = parent
+
+
 def _outside_key(path: str) -> bool:
-    """The key is not inside the project holding ``path`` (``<project>/rules/<rule>/x.py``):
-    there the agent could read it and sign code of its own."""
-    project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(path))))
-    return cachesign.key(project) is not None
+    """The key is not inside the project holding ``path``: there the agent could read
+    it and sign code of its own."""
+    return cachesign.key(_project_of(path)) is not None
 
 
 def compile_source(source: bytes, path: str) -> types.CodeType:

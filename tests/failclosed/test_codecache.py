@@ -103,3 +103,18 @@ def test_edited_script_is_compiled_again(setup: tuple[Path, dict[str, str], Path
     check.write_text(CHECK.format("beta changed", 1), encoding="utf-8")
     os.utime(check, ns=(1, 1))  # same-looking stats do not matter: the source is the key
     assert reasons(repo, env)["beta/scan"] == ("refuse", "beta changed")
+
+
+def test_no_entry_is_kept_when_the_key_is_inside_the_project(tmp_path: Path) -> None:
+    # The rules folder deeper than rules/<rule>/ (rules_dir: ci/rules) and the state
+    # folder inside the repository: the agent could read that key and sign code.
+    if sys.platform != "linux":
+        pytest.skip("Python checks run in a fork on Linux only")
+    repo = script_repo(tmp_path)
+    (repo / "ci").mkdir()
+    os.rename(repo / "rules", repo / "ci" / "rules")
+    (repo / "slopjudge.yaml").write_text("rules_dir: ci/rules\n", encoding="utf-8")
+    env = {"XDG_STATE_HOME": str(repo / ".state")}
+    assert reasons(repo, env) == {"alpha/scan": ("refuse", "alpha ran"),
+                                  "beta/scan": ("pass", "beta ran")}
+    assert entries(repo / ".state") == []
