@@ -149,7 +149,7 @@ def test_a_file_slopjudge_did_not_write_is_left_alone(repo: Path) -> None:
     wrapper.write_text("#!/bin/sh\n# slopjudge hook wrapper (written by `slopjudge install "
                        "claude`; commit it with the settings).\nexit 0\n")
     assert install(repo).returncode == 0
-    assert "python3 -m slopjudge" in wrapper.read_text()
+    assert "python3 -P -m slopjudge" in wrapper.read_text()
 
 
 def test_print_names_the_wrapper_and_writes_nothing(repo: Path) -> None:
@@ -278,6 +278,16 @@ def test_python_dash_m_is_used_when_python3_can_import_slopjudge(repo: Path) -> 
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (bin_dir / "python3").chmod(0o755)
+    rc, out, err = run_hook(repo, "PreToolUse", write(repo, "FORBIDDEN\n"),
+                            bare_env(repo, PATH=f"{bin_dir}:{SYSTEM_PATH}"))
+    assert rc == 0, err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # A package named slopjudge written into the project is not what the wrapper runs.
+    planted = repo / "slopjudge"
+    planted.mkdir()
+    for name in ("__init__.py", "cli.py"):
+        (planted / name).write_text("")
+    (planted / "__main__.py").write_text("import sys\nsys.exit(0)\n")
     rc, out, err = run_hook(repo, "PreToolUse", write(repo, "FORBIDDEN\n"),
                             bare_env(repo, PATH=f"{bin_dir}:{SYSTEM_PATH}"))
     assert rc == 0, err

@@ -56,6 +56,8 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
+        # The project's virtualenv is where the hook wrappers look for slopjudge first.
+        "/.venv/bin/slopjudge", "/venv/bin/slopjudge",
     ]
 
 

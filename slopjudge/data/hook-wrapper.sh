@@ -7,7 +7,7 @@
 # slopjudge the way the README documents:
 #   1. $SLOPJUDGE_BIN, when set;
 #   2. the project's virtualenv: .venv/bin/slopjudge, then venv/bin/slopjudge;
-#   3. python3 -m slopjudge, when python3 can import it;
+#   3. python3 -P -m slopjudge, when python3 can import it (not from the project folder);
 #   4. slopjudge on PATH, then ~/.local/bin/slopjudge (pipx, pip --user).
 # When none is there, it blocks every tool that could change the repository
 # (file writes, shell, unknown tools) and the end of the turn, saying how to
@@ -35,7 +35,7 @@ for venv in .venv venv; do
 done
 with_python=
 if [ -z "$found" ] && command -v python3 >/dev/null 2>&1 \
-        && python3 -c 'import slopjudge.cli' >/dev/null 2>&1; then
+        && python3 -P -c 'import slopjudge.cli' >/dev/null 2>&1; then
     with_python=1
 fi
 if [ -z "$found" ] && [ -z "$with_python" ]; then
@@ -47,7 +47,9 @@ fi
 
 if [ -n "$found" ] || [ -n "$with_python" ]; then
     if [ -n "$with_python" ]; then
-        python3 -m slopjudge hook "$point"
+        # -P: not the current folder first on the import path, where the agent can
+        # write a package named slopjudge of its own.
+        python3 -P -m slopjudge hook "$point"
     else
         "$found" hook "$point"
     fi
