@@ -764,3 +764,31 @@ def test_range_from_the_empty_tree_is_the_whole_history(tmp_path: Path) -> None:
     assert [x.sha for x in c.commits] == [first, second]
     assert {(f.path, f.status) for f in c.files} >= {("a.txt", "A"), ("b.txt", "A")}
     assert c.base == empty and c.head == second
+
+
+def test_text_that_gitattributes_calls_binary_is_read_as_text(tmp_path: Path) -> None:
+    # `src/** binary` or `-diff` in .gitattributes makes git print "Binary files
+    # differ" for text: the rules would see no line of it. Content decides instead.
+    repo = init(tmp_path / "r")
+    write(repo, "src/keep.py", "a = 1\n")
+    base = commit(repo, "base")
+    write(repo, ".gitattributes", "src/** binary\n*.dat -diff\n")
+    write(repo, "src/keep.py", "a = 2\n")
+    write(repo, "src/b.py", "try:\n    f()\nexcept Exception:\n    pass\n")
+    write(repo, "notes.dat", "plain words\n")
+    write(repo, "src/real.bin", b"\x00\x01\x02 binary")
+    worktree = cs.from_working_tree(str(repo))
+    for got in (worktree, cs.from_git_range(str(repo), base, commit(repo, "c"))):
+        by = {f.path: f for f in got.files}
+        added = by["src/b.py"]
+        assert (added.status, added.binary, added.new_content) == (
+            "A", False, "try:\n    f()\nexcept Exception:\n    pass\n")
+        assert added.diff.startswith("diff --git a/src/b.py b/src/b.py\nnew file mode 100644\n")
+        assert [h["added"] for h in added.hunks] == [
+            [[1, "try:"], [2, "    f()"], [3, "except Exception:"], [4, "    pass"]]]
+        kept = by["src/keep.py"]
+        assert (kept.binary, kept.old_content, kept.new_content) == (False, "a = 1\n", "a = 2\n")
+        assert (kept.added, kept.removed) == (1, 1) and "-a = 1\n+a = 2\n" in kept.diff
+        assert by["notes.dat"].binary is False and by["notes.dat"].new_content == "plain words\n"
+        real = by["src/real.bin"]
+        assert real.binary and real.new_content is None and real.hunks == []

@@ -20,9 +20,9 @@ line endings (CRLF included) are kept as they are.
 from __future__ import annotations
 
 from slopjudge.changes import gitio, gitraw
-from slopjudge.changes.diffparse import decode, file_changes
+from slopjudge.changes.diffparse import decode, file_changes, hunks_of
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
-from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits
+from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.proposed import relative as _relative
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
@@ -80,7 +80,38 @@ def read_diff(data: bytes, name: str) -> Changeset:
 
 def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileChange]:
     recs, patch = gitraw.diff_records(gitio.diff(workspace, diff_args))
-    return gitraw.file_changes(recs, patch, gitio.cat_blobs(workspace, gitraw.wanted_blobs(recs)))
+    marked = [r for r in recs if r.binary]
+    wanted = gitraw.wanted_blobs(recs)
+    if marked:
+        wanted = sorted(set(wanted) | {sha for r in marked for sha in _sides(r)})
+    blobs = gitio.cat_blobs(workspace, wanted)
+    files = gitraw.file_changes(recs, patch, blobs)
+    for i, r in enumerate(recs):
+        if r.binary:
+            files[i] = _unless_text(files[i], r, blobs)
+    return files
+
+
+def _sides(r: gitraw.RawRecord) -> list[str]:
+    return [sha for mode, sha in ((r.old_mode, r.old_sha), (r.new_mode, r.new_sha))
+            if not gitraw.zero_id(sha) and mode != "160000"]
+
+
+def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -> FileChange:
+    """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
+    ``-diff``), though its content is text: judged as the text it is, or an
+    attributes line in the change would hide every file it names from the rules."""
+    sides = _sides(r)
+    if not sides or any(sha not in blobs or b"\0" in blobs[sha][:8000] for sha in sides):
+        return fc  # binary by content (git's own test), or no content to read
+    old = None if gitraw.zero_id(r.old_sha) or fc.status == "A" else decode(blobs[r.old_sha])
+    new = None if gitraw.zero_id(r.new_sha) or fc.status == "D" else decode(blobs[r.new_sha])
+    old_name = fc.old_path or fc.path
+    mode = r.new_mode if fc.status == "A" else r.old_mode
+    diff, added, removed = text_diff(old_name, fc.path, fc.status, mode, old, new)
+    return FileChange(path=fc.path, status=fc.status, old_path=fc.old_path, old_content=old,
+                      new_content=new, diff=diff, binary=False, added=added, removed=removed,
+                      hunks=hunks_of(diff))
 
 
 def from_trees(workspace: str, base_tree: str, head_tree: str) -> Changeset:

@@ -139,13 +139,28 @@ def _proposed_file(
         status = "A" if old_bytes is None else ("D" if new_content is None else "M")
     binary = old_bytes is not None and b"\0" in old_bytes[:8000]
     old_text = None if old_bytes is None else decode(old_bytes)
+    diff, added, removed = text_diff(old_name, name, status, mode, old_text, new_content, binary)
+    if not diff:
+        return None  # nothing would change
+    return FileChange(
+        path=name, status=status, old_path=old_name if status == "R" else None,
+        old_content=None if binary else old_text,
+        new_content=None if binary else new_content,
+        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks_of(diff),
+    )
+
+
+def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text: str | None,
+              new_text: str | None, binary: bool = False) -> tuple[str, int, int]:
+    """One file's diff as git prints it, with its added and removed line counts ("" for a
+    modification that changes nothing)."""
     head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
     if status == "A":
         head.append(f"new file mode {mode}\n")
     elif status == "D":
         head.append(f"deleted file mode {mode}\n")
     elif status == "R":
-        ratio = difflib.SequenceMatcher(None, old_text or "", new_content or "").ratio()
+        ratio = difflib.SequenceMatcher(None, old_text or "", new_text or "").ratio()
         head += [f"similarity index {int(ratio * 100)}%\n",
                  f"rename from {_quote(old_name)}\n", f"rename to {_quote(name)}\n"]
     minus = "/dev/null" if status == "A" else _dash_name("a/", old_name)
@@ -154,17 +169,11 @@ def _proposed_file(
     if binary:
         body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
     else:
-        hunks, added, removed = _synth_hunks(old_text or "", new_content or "")
+        hunks, added, removed = _synth_hunks(old_text or "", new_text or "")
         body = [f"--- {minus}\n", f"+++ {plus}\n", *hunks] if hunks else []
     if status == "M" and not body:
-        return None  # nothing would change
-    diff = "".join(head + body)
-    return FileChange(
-        path=name, status=status, old_path=old_name if status == "R" else None,
-        old_content=None if binary else old_text,
-        new_content=None if binary else new_content,
-        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks_of(diff),
-    )
+        return "", 0, 0
+    return "".join(head + body), added, removed
 
 
 def relative(ws: str, full: str) -> str:
