@@ -122,6 +122,15 @@ def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
             prog = os.path.basename(expr[k + 1])
             if prog in ("rm", "rmdir", "shred", "unlink"):
                 how = how or f"{a} {prog}"
+            if prog == "rm":
+                # `-exec rm -rf / \;`: paths written after rm are removed as they stand,
+                # whatever find matched ({} is find's match, judged by the start points).
+                end = next((j for j in range(k + 1, len(expr)) if expr[j] in (";", "+")),
+                           len(expr))
+                inner = [w for w in expr[k + 1 : end] if w != "{}"]
+                reason = check_rm(sp.Simple(inner, s.cwd), ws, home) if len(inner) > 1 else None
+                if reason:
+                    return reason
     if not how:
         return None
     filtered = any(a in FIND_FILTERS for a in expr)
