@@ -695,6 +695,24 @@ def main_guard(fn: Any) -> None:
         sys.exit(2)
 
 
+def check_files(
+    scan: Callable[[SourceFile, list[Finding]], None],
+    advice: str,
+    select: Callable[[dict[str, Any]], Iterable[SourceFile]] = files,
+) -> None:
+    """The whole run of a check that reads changed files one at a time: every file ``select``
+    takes from the payload through ``scan``, then :func:`finish` with what it found; a crash
+    fails closed (:func:`main_guard`)."""
+    def main() -> None:
+        payload = load_payload()
+        out: list[Finding] = []
+        for sf in select(payload):
+            scan(sf, out)
+        finish(out, advice)
+
+    main_guard(main)
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens, identifiers split on snake_case and camelCase."""
     out: list[str] = []

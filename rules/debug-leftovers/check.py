@@ -203,22 +203,18 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
-            continue
-        content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
-        cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
-        if sf.lang == "python":
-            ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
-        elif sf.lang == "js":
-            js_lines(sf, cli, out)
-        elif sf.lang == "go":
-            go_lines(sf, cli, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
+        return
+    content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
+    cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
+    if sf.lang == "python":
+        ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
+    elif sf.lang == "js":
+        js_lines(sf, cli, out)
+    elif sf.lang == "go":
+        go_lines(sf, cli, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

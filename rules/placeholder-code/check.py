@@ -261,29 +261,25 @@ def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, body[0].no, message))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        if sf.is_test or sf.path.endswith(".pyi"):
-            continue  # test doubles and type stubs are empty on purpose
-        for ll in sf.added_lexed():
-            text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
-            if ll.doc and not ll.strings and ll.in_string:
-                text = ll.text
-            # "you could implement this method in a subclass" documents an extension point
-            m = next((m for m in ADMISSION.finditer(text or "")
-                      if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
-            if m:
-                out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
-        todo_constant_stubs(sf, out)
-        if sf.lang == "python":
-            if ss.may_match(sf, PY_STUB):
-                ss.by_tree(sf, out, python_ast, python_lines)
-        else:
-            curly_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.is_test or sf.path.endswith(".pyi"):
+        return  # test doubles and type stubs are empty on purpose
+    for ll in sf.added_lexed():
+        text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
+        if ll.doc and not ll.strings and ll.in_string:
+            text = ll.text
+        # "you could implement this method in a subclass" documents an extension point
+        m = next((m for m in ADMISSION.finditer(text or "")
+                  if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
+        if m:
+            out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
+    todo_constant_stubs(sf, out)
+    if sf.lang == "python":
+        if ss.may_match(sf, PY_STUB):
+            ss.by_tree(sf, out, python_ast, python_lines)
+    else:
+        curly_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

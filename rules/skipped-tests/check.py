@@ -369,20 +369,16 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if not sf.is_test:
-            continue
-        if sf.lang == "python":
-            ss.by_tree(sf, out, python_ast, python_lines)
-        elif sf.lang == "js":
-            js_lines(sf, out)
-        elif sf.lang == "go":
-            go_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if not sf.is_test:
+        return
+    if sf.lang == "python":
+        ss.by_tree(sf, out, python_ast, python_lines)
+    elif sf.lang == "js":
+        js_lines(sf, out)
+    elif sf.lang == "go":
+        go_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

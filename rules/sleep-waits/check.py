@@ -143,18 +143,14 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, "fixed sleep papering over a race"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
-            continue
-        if sf.lang == "python":
-            ss.by_tree(sf, out, python_ast, curly_lines)
-        else:
-            curly_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
+        return
+    if sf.lang == "python":
+        ss.by_tree(sf, out, python_ast, curly_lines)
+    else:
+        curly_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

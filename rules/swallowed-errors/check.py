@@ -315,21 +315,17 @@ GO_SUCCESS_RETURN = re.compile(r"^\s*return\s+[^/]+,\s*nil\s*$")
 BENCH_PATH = re.compile(r"(^|/)(bench|benchmarks?)/|(^|/)[^/]*bench(mark)?s?[^/]*\.[cm]?[jt]sx?$")
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if BENCH_PATH.search(sf.path):
-            continue
-        if sf.lang == "python":
-            if ss.may_match(sf, PY_ANY):
-                ss.by_tree(sf, out, python_ast, python_lines)
-        elif sf.lang in ("js", "clike"):
-            js_lines(sf, out)
-        elif sf.lang == "go":
-            go_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if BENCH_PATH.search(sf.path):
+        return
+    if sf.lang == "python":
+        if ss.may_match(sf, PY_ANY):
+            ss.by_tree(sf, out, python_ast, python_lines)
+    elif sf.lang in ("js", "clike"):
+        js_lines(sf, out)
+    elif sf.lang == "go":
+        go_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)
