@@ -144,12 +144,10 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
-    if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
-        return
-    if sf.lang == "python":
-        ss.by_tree(sf, out, python_ast, curly_lines)
-    else:
+    if sf.lang != "python":
         curly_lines(sf, out)
+    elif ss.may_match(sf, PY_ANY):
+        ss.by_tree(sf, out, python_ast, curly_lines)
 
 
 if __name__ == "__main__":
