@@ -273,3 +273,32 @@ def test_a_rule_disabled_in_config_is_not_converted(ws: Path) -> None:
     assert "gate/no-curl: NOT converted" in proc.stdout
     assert "why: .sloprail/config.yaml:2: disabled in config.yaml" in proc.stdout
     assert not (ws / "rules" / "no-curl").exists() and (ws / "rules" / "doc-quality").is_dir()
+
+
+@pytest.mark.parametrize(("trigger", "on", "tools", "fatal_note"), [
+    ("{event: PreToolUse}", 'on: ["pre-tool"]', None, None),
+    ("{event: Stop}", 'on: ["stop"]', None, None),
+    ("{event: PreToolUse, match: 'tool == \"Bash\"'}", 'on: ["pre-tool"]', None,
+     "match `tool == \"Bash\"` on PreToolUse: not converted"),
+    ("{event: Stop, match: 'x'}", 'on: ["stop"]', None, "match `x` on Stop: not converted"),
+    ("{event: PreCommandInvoke}", 'on: ["pre-tool"]', 'tools: ["Bash"]', None),
+    ("{event: Nope}", "on: []", None, "event Nope: slopjudge has no such event"),
+])
+def test_gate_events(tmp_path: Path, trigger: str, on: str, tools: str | None,
+                     fatal_note: str | None) -> None:
+    from slopjudge.commands.import_sloprail import convert_gate
+
+    folder = tmp_path / "gate" / "g"
+    folder.mkdir(parents=True)
+    executable(folder / "ok.sh", "#!/bin/sh\nexit 0\n")
+    (folder / "gate.yaml").write_text(f"on: [{trigger}]\nchecks:\n  - script: ./ok.sh\n")
+    conv = convert_gate(str(folder), "g", ".sloprail")
+    notes = [f"{n.where}: {n.text}" for n in conv.notes]
+    assert conv.fatal == (fatal_note is not None), notes
+    if fatal_note is not None:
+        assert any(".sloprail/gate/g/gate.yaml:1" in n and fatal_note in n for n in notes), notes
+    lines = conv.yaml.splitlines()
+    assert lines[0] == ("# Converted from sloprail's .sloprail/gate/g/gate.yaml by "
+                        "`slopjudge import sloprail`.")
+    assert on in lines
+    assert (tools in lines) if tools else not any(ln.startswith("tools:") for ln in lines)

@@ -20,7 +20,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -443,12 +443,32 @@ def may_match(sf: SourceFile, rx: re.Pattern[str]) -> bool:
     return not text.isascii() or rx.search(text) is not None
 
 
+def by_tree(
+    sf: SourceFile,
+    out: list[Finding],
+    on_tree: Callable[[SourceFile, ast.Module, list[Finding]], None],
+    on_lines: Callable[[SourceFile, list[Finding]], None],
+) -> None:
+    """A Python file read through its syntax tree when the whole new file parses, else
+    line by line (a hunk alone, or a file that does not parse)."""
+    tree = sf.python_tree()
+    if tree is not None:
+        on_tree(sf, tree, out)
+    else:
+        on_lines(sf, out)
+
+
 def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
     """The changed files in a programming language (``CODE_LANGS``)."""
     return (sf for sf in files(payload) if sf.lang in CODE_LANGS)
 
 
 # --------------------------------------------------------------------------- added vs touched
+
+
+def indent(text: str) -> int:
+    """How far a line is indented (its leading whitespace characters)."""
+    return len(text) - len(text.lstrip())
 
 
 def norm(text: str) -> str:
@@ -609,6 +629,20 @@ def node_added(sf: SourceFile, node: ast.AST) -> bool:
     return any(n in sf.added for n in range(start, end + 1))
 
 
+def dotted(node: ast.expr, *, through_calls: bool = False) -> str:
+    """``a.b.c`` for the name or attribute chain ``node`` (what a call calls, a decorator);
+    "" for anything else. ``through_calls``: a call stands for what it calls
+    (``a().b`` is ``a.b``, ``@mark.skip(...)`` is ``mark.skip``)."""
+    if through_calls and isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value, through_calls=through_calls)
+        return f"{base}.{node.attr}" if base else node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
 def glob_match(path: str, pattern: str) -> bool:
     """Whether ``pattern`` matches ``path``, in the glob dialect of a rule's ``paths``
     (slopjudge's own matcher: ``src`` admits ``src/a.py``, ``*.py`` any folder)."""
@@ -659,6 +693,24 @@ def main_guard(fn: Any) -> None:
     except Exception as exc:  # the check must fail closed, with a readable cause
         print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
         sys.exit(2)
+
+
+def check_files(
+    scan: Callable[[SourceFile, list[Finding]], None],
+    advice: str,
+    select: Callable[[dict[str, Any]], Iterable[SourceFile]] = files,
+) -> None:
+    """The whole run of a check that reads changed files one at a time: every file ``select``
+    takes from the payload through ``scan``, then :func:`finish` with what it found; a crash
+    fails closed (:func:`main_guard`)."""
+    def main() -> None:
+        payload = load_payload()
+        out: list[Finding] = []
+        for sf in select(payload):
+            scan(sf, out)
+        finish(out, advice)
+
+    main_guard(main)
 
 
 def words(text: str) -> list[str]:

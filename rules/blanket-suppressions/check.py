@@ -76,38 +76,34 @@ def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
     return None
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang is None:
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang is None:
+        return
+    table = HASH if sf.lang in ("python", "hash") else SLASH + ERROR_CHECKS
+    # A suppression the old version already had, on a line the change only edits or
+    # moves, was not added by this change: a removed line with the same suppression
+    # and much the same code carries it over (each removed line once).
+    removed = [ss.NewLine(0, t, False) for t in sf.removed]
+    carried = [(ll.comment, ll.code.strip()) for ll in ss.lex(removed, sf.lang)
+               if ll.comment and _match(table, ll.comment)]
+    lexed = sf.lexed()
+    for i, ll in sf.added_indexed():
+        text = ll.comment
+        if not text:
             continue
-        table = HASH if sf.lang in ("python", "hash") else SLASH + ERROR_CHECKS
-        # A suppression the old version already had, on a line the change only edits or
-        # moves, was not added by this change: a removed line with the same suppression
-        # and much the same code carries it over (each removed line once).
-        removed = [ss.NewLine(0, t, False) for t in sf.removed]
-        carried = [(ll.comment, ll.code.strip()) for ll in ss.lex(removed, sf.lang)
-                   if ll.comment and _match(table, ll.comment)]
-        lexed = sf.lexed()
-        for i, ll in sf.added_indexed():
-            text = ll.comment
-            if not text:
-                continue
-            if sf.is_test and RAISES.search(" ".join(p.code for p in lexed[max(0, i - 4) : i + 1])):
-                continue  # a test passing a wrong type on purpose, to see it rejected
-            msg = _match(table, text)
-            if msg is None:
-                continue
-            code = ll.code.strip()
-            same = next((c for c in carried if c[0] == text
-                         and difflib.SequenceMatcher(None, c[1], code).ratio() >= 0.6), None)
-            if same is not None:
-                carried.remove(same)
-                continue
-            out.append(ss.Finding(sf.path, ll.no, msg))
-    ss.finish(out, ADVICE)
+        if sf.is_test and RAISES.search(" ".join(p.code for p in lexed[max(0, i - 4) : i + 1])):
+            continue  # a test passing a wrong type on purpose, to see it rejected
+        msg = _match(table, text)
+        if msg is None:
+            continue
+        code = ll.code.strip()
+        same = next((c for c in carried if c[0] == text
+                     and difflib.SequenceMatcher(None, c[1], code).ratio() >= 0.6), None)
+        if same is not None:
+            carried.remove(same)
+            continue
+        out.append(ss.Finding(sf.path, ll.no, msg))
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

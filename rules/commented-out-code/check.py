@@ -137,35 +137,31 @@ def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
                                                   cutoff=0.75))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        codey = _py_codey if sf.lang == "python" else _c_codey
-        lines = sf.lexed()
-        block: list[ss.LexLine] = []  # one comment block, old lines and new
-        sentinel = ss.LexLine(-1, "", False, code="x")
-        for ll in lines + [sentinel]:
-            # an empty comment line (`#`, `//`) belongs to the block: paragraphs of one comment
-            in_comment = ll.comment or ll.text.strip() in ("#", "//")
-            if in_comment and not ll.code.strip() and not ll.in_string and ll is not sentinel:
-                block.append(ll)
-                continue
-            if any(b.added for b in block):
-                doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
-                m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
-                              ll.code) if doc else None
-                name = m.group(1) + "(" if m else None  # a doc example calls what it documents
-                hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
-                        if h.added and not _edited_comment(sf, h.text)
-                        and not (name and name in h.text)]
-                if hits:
-                    more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
-                    message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
-                    out.append(ss.Finding(sf.path, hits[0].no, message))
-            block = []
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    codey = _py_codey if sf.lang == "python" else _c_codey
+    lines = sf.lexed()
+    block: list[ss.LexLine] = []  # one comment block, old lines and new
+    sentinel = ss.LexLine(-1, "", False, code="x")
+    for ll in lines + [sentinel]:
+        # an empty comment line (`#`, `//`) belongs to the block: paragraphs of one comment
+        in_comment = ll.comment or ll.text.strip() in ("#", "//")
+        if in_comment and not ll.code.strip() and not ll.in_string and ll is not sentinel:
+            block.append(ll)
+            continue
+        if any(b.added for b in block):
+            doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
+            m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
+                          ll.code) if doc else None
+            name = m.group(1) + "(" if m else None  # a doc example calls what it documents
+            hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
+                    if h.added and not _edited_comment(sf, h.text)
+                    and not (name and name in h.text)]
+            if hits:
+                more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""
+                message = f"commented-out code: {hits[0].text.strip()[:60]!r}" + more
+                out.append(ss.Finding(sf.path, hits[0].no, message))
+        block = []
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

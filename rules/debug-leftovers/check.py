@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -54,15 +55,6 @@ def _main_block_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def _call_name(f: ast.expr) -> str:
-    if isinstance(f, ast.Attribute):
-        base = _call_name(f.value)
-        return f"{base}.{f.attr}" if base else f.attr
-    if isinstance(f, ast.Name):
-        return f.id
-    return ""
-
-
 def _first_str(call: ast.Call) -> str | None:
     if not call.args:
         return None
@@ -99,7 +91,7 @@ def _all_literal(call: ast.Call) -> bool:
     return all(isinstance(a, ast.Constant) for a in call.args)
 
 
-def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Finding]) -> None:
+def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding], *, cli: bool) -> None:
     main_block = _main_block_lines(tree)
     owner = _enclosing_functions(tree)
     for node in ast.walk(tree):
@@ -113,7 +105,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
             continue
         if not isinstance(node, ast.Call) or not ss.node_added(sf, node):
             continue
-        name = _call_name(node.func)
+        name = ss.dotted(node.func)
         if name == "breakpoint" or name.endswith("set_trace") or name in DEBUGGER_CALLS:
             message = f"{name}() stops the program in a debugger"
             out.append(ss.Finding(sf.path, node.lineno, message))
@@ -121,7 +113,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
             if any(k.arg == "file" for k in node.keywords):
                 continue  # an explicit stream is deliberate output
             first = node.args[0] if node.args else None
-            if isinstance(first, ast.Call) and _call_name(first.func).endswith("dumps"):
+            if isinstance(first, ast.Call) and ss.dotted(first.func).endswith("dumps"):
                 continue  # a JSON document on stdout is a protocol, not a debug trace
             text = _first_str(node)
             line = sf.line_text(node.lineno)
@@ -146,7 +138,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, cli: bool, out: list[ss.Find
 
 def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
     """The name of the function the hunk shows around lines[i], if it shows one."""
-    indent = len(lines[i].text) - len(lines[i].text.lstrip())
+    indent = ss.indent(lines[i].text)
     for prev in reversed(lines[:i]):
         m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
         if m and len(m.group(1)) < indent:
@@ -211,26 +203,18 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
-            continue
-        content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
-        cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
-        if sf.lang == "python":
-            tree = sf.python_tree()
-            if tree is not None:
-                python_ast(sf, tree, cli, out)
-            else:
-                python_lines(sf, out)
-        elif sf.lang == "js":
-            js_lines(sf, cli, out)
-        elif sf.lang == "go":
-            go_lines(sf, cli, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
+        return
+    content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
+    cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
+    if sf.lang == "python":
+        ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
+    elif sf.lang == "js":
+        js_lines(sf, cli, out)
+    elif sf.lang == "go":
+        go_lines(sf, cli, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

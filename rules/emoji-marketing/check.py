@@ -34,29 +34,25 @@ MESSAGE_CALL = re.compile(
 )
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        for ll in sf.added_lexed():
-            doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
-            prose = " ".join(x for x in (ll.comment, doc_text) if x)
-            snippet = ll.text.strip()[:50]
-            if EMOJI.search(prose):
-                message = f"emoji in a comment or docstring: {snippet!r}"
-                out.append(ss.Finding(sf.path, ll.no, message))
-                continue
-            in_message = bool(ll.strings and MESSAGE_CALL.search(ll.code))
-            if not sf.is_test and in_message and any(EMOJI.search(s) for s in ll.strings):
-                out.append(ss.Finding(sf.path, ll.no, f"emoji in a message: {snippet!r}"))
-                continue
-            m = MARKETING.search(prose)
-            if m is None and in_message:
-                m = MARKETING.search(" ".join(ll.strings))
-            if m:
-                out.append(ss.Finding(sf.path, ll.no, f"marketing tone: {m.group(0)!r}"))
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    for ll in sf.added_lexed():
+        doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
+        prose = " ".join(x for x in (ll.comment, doc_text) if x)
+        snippet = ll.text.strip()[:50]
+        if EMOJI.search(prose):
+            message = f"emoji in a comment or docstring: {snippet!r}"
+            out.append(ss.Finding(sf.path, ll.no, message))
+            continue
+        in_message = bool(ll.strings and MESSAGE_CALL.search(ll.code))
+        if not sf.is_test and in_message and any(EMOJI.search(s) for s in ll.strings):
+            out.append(ss.Finding(sf.path, ll.no, f"emoji in a message: {snippet!r}"))
+            continue
+        m = MARKETING.search(prose)
+        if m is None and in_message:
+            m = MARKETING.search(" ".join(ll.strings))
+        if m:
+            out.append(ss.Finding(sf.path, ll.no, f"marketing tone: {m.group(0)!r}"))
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

@@ -95,46 +95,43 @@ def provider_key(text: str) -> str | None:
     return None
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload, include_test_data=True):  # a real key is real anywhere
-        if LOCKFILE.search(sf.path):
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if LOCKFILE.search(sf.path):
+        return
+    for no, text in sorted(sf.added.items()):
+        what = provider_key(text)
+        # a test CA's or server's key guards nothing outside the suite
+        test_key = what == "private key block" and (
+            sf.is_test or ss.FIXTURE_PATH_RE.search(sf.path)
+        )
+        if what is not None and not test_key:
+            out.append(ss.Finding(sf.path, no, f"{what} in source"))
             continue
-        for no, text in sorted(sf.added.items()):
-            what = provider_key(text)
-            # a test CA's or server's key guards nothing outside the suite
-            test_key = what == "private key block" and (
-                sf.is_test or ss.FIXTURE_PATH_RE.search(sf.path)
-            )
-            if what is not None and not test_key:
-                out.append(ss.Finding(sf.path, no, f"{what} in source"))
+        if not sf.is_test and JWT.search(text):
+            out.append(ss.Finding(sf.path, no, "JSON Web Token in source"))
+            continue
+        m = URL_CRED.search(text)
+        if (
+            m
+            and not sf.is_test
+            and not SAFE_HOSTS.match(m.group(3))
+            and not PLACEHOLDER.search(m.group(2))
+        ):
+            out.append(ss.Finding(sf.path, no, "password embedded in a URL"))
+            continue
+        if sf.is_test:
+            continue  # fake credentials in tests are fixtures; provider keys were checked above
+        for m in ASSIGN.finditer(text):
+            name, val = m.group("name"), m.group("val")
+            if NOT_A_SECRET_NAME.search(name):
                 continue
-            if not sf.is_test and JWT.search(text):
-                out.append(ss.Finding(sf.path, no, "JSON Web Token in source"))
-                continue
-            m = URL_CRED.search(text)
-            if (
-                m
-                and not sf.is_test
-                and not SAFE_HOSTS.match(m.group(3))
-                and not PLACEHOLDER.search(m.group(2))
-            ):
-                out.append(ss.Finding(sf.path, no, "password embedded in a URL"))
-                continue
-            if sf.is_test:
-                continue  # fake credentials in tests are fixtures; provider keys were checked above
-            for m in ASSIGN.finditer(text):
-                name, val = m.group("name"), m.group("val")
-                if NOT_A_SECRET_NAME.search(name):
-                    continue
-                if sf.lang in ss.CODE_LANGS and not m.group("q"):
-                    continue  # in code an unquoted value is an expression, not a literal
-                if looks_random(val):
-                    out.append(ss.Finding(sf.path, no, f"hard-coded secret assigned to {name}"))
-                    break
-    ss.finish(out, ADVICE)
+            if sf.lang in ss.CODE_LANGS and not m.group("q"):
+                continue  # in code an unquoted value is an expression, not a literal
+            if looks_random(val):
+                out.append(ss.Finding(sf.path, no, f"hard-coded secret assigned to {name}"))
+                break
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    # a real key is real anywhere, in the project's test data too
+    ss.check_files(scan, ADVICE, lambda payload: ss.files(payload, include_test_data=True))

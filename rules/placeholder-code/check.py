@@ -7,6 +7,7 @@ import ast
 import os
 import re
 import sys
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -147,57 +148,75 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
     visit(tree, None)
 
 
+def _report_unless_deliberate(
+    sf: ss.SourceFile,
+    lines: list[ss.LexLine],
+    idx: int,
+    decides: Callable[[ss.LexLine, int], bool | None],
+    message: str,
+    out: list[ss.Finding],
+) -> None:
+    """Report the not-implemented error at ``lines[idx]`` unless it is deliberate: its message
+    asks for an override, or ``decides`` (a line above it and the error's indent -> True or
+    False, None to read on up) finds it in an abstract or base class."""
+    ll = lines[idx]
+    if any(OVERRIDE_HINT.search(s) for s in ll.strings):
+        return
+    indent = ss.indent(ll.text)
+    for prev in reversed(lines[:idx]):
+        deliberate = decides(prev, indent)
+        if deliberate is not None:
+            if deliberate:
+                return
+            break
+    out.append(ss.Finding(sf.path, ll.no, message))
+
+
+def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
+    t = prev.text.strip()
+    if t.startswith("@") and re.search(r"abstract|overload", t):
+        return True
+    m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
+    if m and ss.indent(prev.text) < indent:
+        bases = m.group(3) or ""
+        return bool(
+            BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", bases)
+        )
+    return None
+
+
+def _curly_decides(prev: ss.LexLine, indent: int) -> bool | None:
+    m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
+    if m and ss.indent(prev.text) < indent:
+        return bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4)))
+    return None
+
+
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """No full file to parse: judge NotImplementedError lines by what the hunk shows above them."""
     lines = sf.lexed()
-    for idx, ll in enumerate(lines):
-        if not ll.added or not re.search(r"\braise\s+NotImplementedError\b", ll.code):
-            continue
-        if any(OVERRIDE_HINT.search(s) for s in ll.strings):
-            continue
-        indent = len(ll.text) - len(ll.text.lstrip())
-        deliberate = False
-        for prev in reversed(lines[:idx]):
-            t = prev.text.strip()
-            pind = len(prev.text) - len(prev.text.lstrip())
-            if t.startswith("@") and re.search(r"abstract|overload", t):
-                deliberate = True
-                break
-            m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
-            if m and pind < indent:
-                bases = m.group(3) or ""
-                deliberate = bool(
-                    BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", bases)
-                )
-                break
-        if not deliberate:
-            message = "raises NotImplementedError instead of implementing"
-            out.append(ss.Finding(sf.path, ll.no, message))
+    for idx, ll in sf.added_indexed():
+        if re.search(r"\braise\s+NotImplementedError\b", ll.code):
+            _report_unless_deliberate(sf, lines, idx, _python_decides,
+                                      "raises NotImplementedError instead of implementing", out)
+
+
+# What raises a not-implemented error, by language (others: Java, C#, Kotlin ...).
+THROW = {
+    "js": re.compile(r"\bthrow\s+new\s+\w*Error\s*\("),
+    "go": re.compile(r"\bpanic\s*\("),
+}
+THROW_OTHER = re.compile(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(")
 
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
+    throw = THROW.get(sf.lang or "", THROW_OTHER)
     for idx, ll in sf.added_indexed():
-        if sf.lang == "js":
-            hit = re.search(r"\bthrow\s+new\s+\w*Error\s*\(", ll.code)
-        elif sf.lang == "go":
-            hit = re.search(r"\bpanic\s*\(", ll.code)
-        else:
-            hit = re.search(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(", ll.code)
-        if not hit or not any(NOT_IMPL_MSG.search(s) for s in ll.strings):
-            continue
-        if any(OVERRIDE_HINT.search(s) for s in ll.strings):
-            continue
-        indent = len(ll.text) - len(ll.text.lstrip())
-        deliberate = False
-        for prev in reversed(lines[:idx]):
-            m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
-            if m and len(prev.text) - len(prev.text.lstrip()) < indent:
-                deliberate = bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4)))
-                break
-        if not deliberate:
-            message = "throws a not-implemented error instead of implementing"
-            out.append(ss.Finding(sf.path, ll.no, message))
+        if throw.search(ll.code) and any(NOT_IMPL_MSG.search(s) for s in ll.strings):
+            _report_unless_deliberate(sf, lines, idx, _curly_decides,
+                                      "throws a not-implemented error instead of implementing",
+                                      out)
 
 
 # A TODO or FIXME that says what the code should do but does not, or a comment that
@@ -234,42 +253,33 @@ def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         if not body or not CONST_RETURN.match(body[0].text.split("//")[0].split("#")[0]):
             continue
         end_ok = (len(body) == 1 or re.match(r"^\s*\}", body[1].code) is not None
-                  or (sf.lang == "python" and len(body[1].text) - len(body[1].text.lstrip())
-                      <= len(head.text) - len(head.text.lstrip())))
+                  or (sf.lang == "python" and ss.indent(body[1].text)
+                      <= ss.indent(head.text)))
         if end_ok and body[0].added:
             message = ("stub returns a constant under a TODO or a 'for now': "
                        f"{body[0].text.strip()[:40]!r}")
             out.append(ss.Finding(sf.path, body[0].no, message))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        if sf.is_test or sf.path.endswith(".pyi"):
-            continue  # test doubles and type stubs are empty on purpose
-        for ll in sf.added_lexed():
-            text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
-            if ll.doc and not ll.strings and ll.in_string:
-                text = ll.text
-            # "you could implement this method in a subclass" documents an extension point
-            m = next((m for m in ADMISSION.finditer(text or "")
-                      if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
-            if m:
-                out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
-        todo_constant_stubs(sf, out)
-        if sf.lang == "python":
-            if not ss.may_match(sf, PY_STUB):
-                continue
-            tree = sf.python_tree()
-            if tree is not None:
-                python_ast(sf, tree, out)
-            else:
-                python_lines(sf, out)
-        else:
-            curly_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.is_test or sf.path.endswith(".pyi"):
+        return  # test doubles and type stubs are empty on purpose
+    for ll in sf.added_lexed():
+        text = ll.comment or (" ".join(ll.strings) if ll.doc else "")
+        if ll.doc and not ll.strings and ll.in_string:
+            text = ll.text
+        # "you could implement this method in a subclass" documents an extension point
+        m = next((m for m in ADMISSION.finditer(text or "")
+                  if not OVERRIDE_HINT.search(text[m.end():m.end() + 60])), None)
+        if m:
+            out.append(ss.Finding(sf.path, ll.no, f"placeholder admitted: {m.group(0)!r}"))
+    todo_constant_stubs(sf, out)
+    if sf.lang == "python":
+        if ss.may_match(sf, PY_STUB):
+            ss.by_tree(sf, out, python_ast, python_lines)
+    else:
+        curly_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

@@ -19,15 +19,9 @@ ASSERTING_CALL = re.compile(
 )
 
 
-def _dotted(f: ast.expr) -> str:
-    if isinstance(f, ast.Call):
-        f = f.func
-    if isinstance(f, ast.Attribute):
-        base = _dotted(f.value)
-        return f"{base}.{f.attr}" if base else f.attr
-    if isinstance(f, ast.Name):
-        return f.id
-    return ""
+def _dotted(node: ast.expr) -> str:
+    # a decorator's or a base's call (`@mark.skip(...)`) stands for what it calls
+    return ss.dotted(node, through_calls=True)
 
 
 def _is_test_fn(fn: ast.AST, cls: ast.ClassDef | None) -> bool:
@@ -243,21 +237,17 @@ HUNK_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)")
 FULL_CONTEXT = 3  # git's default: a hunk that ends with fewer context lines ends the file
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
 def _hunk_function(hunk: list[ss.LexLine], start: int, at_eof: bool) -> str | None:
     """The source of the function defined at ``hunk[start]`` when the hunk shows all of it:
     its body ends at a dedented line inside the hunk, or the hunk runs to the file's end."""
-    indent = _indent(hunk[start].text)
+    indent = ss.indent(hunk[start].text)
     depth = 0
     body_started = False
     end = None
     for k in range(start, len(hunk)):
         ll = hunk[k]
         if k > start and body_started and ll.code.strip() and not ll.in_string \
-                and _indent(ll.text) <= indent:
+                and ss.indent(ll.text) <= indent:
             end = k
             break
         if not body_started:
@@ -271,7 +261,7 @@ def _hunk_function(hunk: list[ss.LexLine], start: int, at_eof: bool) -> str | No
         end = len(hunk)
     first = start
     while first > 0 and hunk[first - 1].code.strip().startswith("@") \
-            and _indent(hunk[first - 1].text) == indent:
+            and ss.indent(hunk[first - 1].text) == indent:
         first -= 1  # its decorators (a benchmark marker, a parametrisation)
     lines = [ll.text for ll in hunk[first:end]]
     while lines and not lines[-1].strip():
@@ -368,30 +358,27 @@ def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if not sf.is_test:
-            continue
-        if sf.lang == "python":
-            tree = sf.python_tree()
-            if tree is not None:
-                python_ast(sf, tree, out)
-            else:
-                if sf.new_content is None:
-                    python_hunks(sf, out)
-                for ll in sf.added_lexed():
-                    if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
-                        out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
-                    if re.match(r"^\s*assert\s+(True|1)\s*(,|$)", ll.code):
-                        out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
-        elif sf.lang == "js":
-            js_lines(sf, out)
-        elif sf.lang == "go":
-            go_lines(sf, out)
-    ss.finish(out, ADVICE)
+def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """A Python file that does not parse, or hunks alone: what its added lines show."""
+    if sf.new_content is None:
+        python_hunks(sf, out)
+    for ll in sf.added_lexed():
+        if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
+        if re.match(r"^\s*assert\s+(True|1)\s*(,|$)", ll.code):
+            out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
+
+
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if not sf.is_test:
+        return
+    if sf.lang == "python":
+        ss.by_tree(sf, out, python_ast, python_lines)
+    elif sf.lang == "js":
+        js_lines(sf, out)
+    elif sf.lang == "go":
+        go_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

@@ -32,13 +32,6 @@ PY_SLEEP = {
 }
 
 
-def _dotted(f: ast.expr) -> str:
-    if isinstance(f, ast.Attribute):
-        base = _dotted(f.value)
-        return f"{base}.{f.attr}" if base else f.attr
-    return f.id if isinstance(f, ast.Name) else ""
-
-
 def _nearby_comment(sf: ss.SourceFile, no: int) -> str:
     lexed = {ll.no: ll for ll in sf.lexed()}
     parts = [lexed[no].comment if no in lexed else ""]
@@ -75,7 +68,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
             loop = in_loop or isinstance(child, (ast.For, ast.While, ast.AsyncFor))
             if (
                 isinstance(child, ast.Call)
-                and _dotted(child.func) in PY_SLEEP
+                and ss.dotted(child.func) in PY_SLEEP
                 and ss.node_added(sf, child)
             ):
                 _py_sleep(sf, child, fn, in_loop, out)
@@ -100,28 +93,29 @@ TEST_DOUBLE = re.compile(r"\b(mockImplementation|mockResolvedValue|jest\.fn|vi\.
                          r"side_effect|Fake|Stub|Mock|Slow|Spy)\w*", re.I)
 
 
+# A fixed sleep, by language (others, and Python that does not parse: a call of a sleep).
+SLEEP = {
+    "go": re.compile(r"\btime\.Sleep\s*\("),
+    "js": re.compile(
+        r"\bawait\s+(new\s+Promise\s*\(.*setTimeout|(sleep|delay|wait|pause|timeout)\s*\(\s*\d|"
+        r"\w+\.(waitForTimeout|pause)\s*\(\s*\d)|\bcy\.wait\(\s*\d"),
+}
+SLEEP_OTHER = re.compile(r"\b(Thread\.sleep|sleep|usleep)\s*\(\s*\d")
+
+
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
+    sleep = SLEEP.get(sf.lang or "", SLEEP_OTHER)
     for i, ll in sf.added_indexed():
-        if sf.lang == "go":
-            hit = re.search(r"\btime\.Sleep\s*\(", ll.code)
-        elif sf.lang == "js":
-            hit = re.search(
-                r"\bawait\s+(new\s+Promise\s*\(.*setTimeout|(sleep|delay|wait|pause|timeout)\s*\(\s*\d|"
-                r"\w+\.(waitForTimeout|pause)\s*\(\s*\d)|\bcy\.wait\(\s*\d", ll.code)
-        else:
-            hit = re.search(r"\b(Thread\.sleep|sleep|usleep)\s*\(\s*\d", ll.code)
-        if not hit:
+        if not sleep.search(ll.code):
             continue
-        if sf.lang == "python":
-            hit = re.search(r"\b(time|asyncio)\.sleep\s*\(\s*(0\.0*[1-9]|[1-9])", ll.code)
-        indent = len(ll.text) - len(ll.text.lstrip())
+        indent = ss.indent(ll.text)
         in_loop, in_test = False, False
         test_name = ""
         for prev in reversed(lines[:i]):
             if not prev.code.strip():
                 continue
-            pind = len(prev.text) - len(prev.text.lstrip())
+            pind = ss.indent(prev.text)
             if pind >= indent:
                 continue
             if LOOP_START.search(prev.code):
@@ -149,19 +143,12 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, "fixed sleep papering over a race"))
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
-            continue
-        tree = sf.python_tree() if sf.lang == "python" else None
-        if tree is not None:
-            python_ast(sf, tree, out)
-        else:
-            curly_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang != "python":
+        curly_lines(sf, out)
+    elif ss.may_match(sf, PY_ANY):
+        ss.by_tree(sf, out, python_ast, curly_lines)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

@@ -179,12 +179,12 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             if _nothing(m.group("inline"), ll.strings):
                 out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
             continue
-        indent = len(ll.text) - len(ll.text.lstrip())
+        indent = ss.indent(ll.text)
         body = []
         for nxt in lines[i + 1 :]:
             if not nxt.text.strip():
                 continue
-            if len(nxt.text) - len(nxt.text.lstrip()) <= indent:
+            if ss.indent(nxt.text) <= indent:
                 break
             body.append(nxt)
         silent = all(
@@ -315,26 +315,17 @@ GO_SUCCESS_RETURN = re.compile(r"^\s*return\s+[^/]+,\s*nil\s*$")
 BENCH_PATH = re.compile(r"(^|/)(bench|benchmarks?)/|(^|/)[^/]*bench(mark)?s?[^/]*\.[cm]?[jt]sx?$")
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.files(payload):
-        if BENCH_PATH.search(sf.path):
-            continue
-        if sf.lang == "python":
-            if not ss.may_match(sf, PY_ANY):
-                continue
-            tree = sf.python_tree()
-            if tree is not None:
-                python_ast(sf, tree, out)
-            else:
-                python_lines(sf, out)
-        elif sf.lang in ("js", "clike"):
-            js_lines(sf, out)
-        elif sf.lang == "go":
-            go_lines(sf, out)
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if BENCH_PATH.search(sf.path):
+        return
+    if sf.lang == "python":
+        if ss.may_match(sf, PY_ANY):
+            ss.by_tree(sf, out, python_ast, python_lines)
+    elif sf.lang in ("js", "clike"):
+        js_lines(sf, out)
+    elif sf.lang == "go":
+        go_lines(sf, out)
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE)

@@ -84,20 +84,16 @@ def _marker(ll: ss.LexLine, lang: str | None) -> str | None:
     return None
 
 
-def main() -> None:
-    payload = ss.load_payload()
-    out: list[ss.Finding] = []
-    for sf in ss.code_files(payload):
-        if sf.lang not in ("python", "js", "go") or _is_testing_code(sf):
-            continue
-        for ll in sf.added_lexed():
-            what = _marker(ll, sf.lang)
-            if what:
-                out.append(ss.Finding(sf.path, ll.no,
-                                      f"production code checks whether it runs under a test "
-                                      f"({what}) to behave differently there"))
-    ss.finish(out, ADVICE)
+def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    if sf.lang not in ("python", "js", "go") or _is_testing_code(sf):
+        return
+    for ll in sf.added_lexed():
+        what = _marker(ll, sf.lang)
+        if what:
+            out.append(ss.Finding(sf.path, ll.no,
+                                  f"production code checks whether it runs under a test "
+                                  f"({what}) to behave differently there"))
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    ss.check_files(scan, ADVICE, ss.code_files)

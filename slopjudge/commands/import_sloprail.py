@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,11 @@ class Converted:
     yaml: str = ""
     notes: list[Note] = field(default_factory=list)  # what did not convert
     fatal: bool = False  # the rule itself could not be converted
+
+    def fail(self, where: str, message: str) -> None:
+        """A note on what makes the rule itself unconvertible."""
+        self.notes.append(Note(where, message))
+        self.fatal = True
 
 
 class _Reader:
@@ -249,29 +255,25 @@ def _convert_checks(
     out: list[str] = []
     checks = data.get("checks") or []
     if not isinstance(checks, list):
-        conv.notes.append(Note(reader.at(data, "checks"), "checks is not a list"))
-        conv.fatal = True
+        conv.fail(reader.at(data, "checks"), "checks is not a list")
         return out
     used: set[str] = set()
     prev: tuple[str, str] | None = None  # (id, kind) of the check before
     for n, item in enumerate(checks):
         where = reader.at(checks, n)
         if not isinstance(item, dict):
-            conv.notes.append(Note(where, f"check {n + 1} is not a mapping"))
-            conv.fatal = True
+            conv.fail(where, f"check {n + 1} is not a mapping")
             continue
         kinds = [k for k in ("script", "judge") if item.get(k)]
         if len(kinds) != 1:
-            conv.notes.append(Note(where, f"check {n + 1} needs exactly one of script, judge"))
-            conv.fatal = True
+            conv.fail(where, f"check {n + 1} needs exactly one of script, judge")
             continue
         kind = kinds[0]
         main = str(item[kind])
         local = _local(rule_dir, main)
         if local is None:
-            conv.notes.append(Note(reader.at(item, kind),
-                                   f"{kind} `{main}` is not a file inside the rule folder"))
-            conv.fatal = True
+            conv.fail(reader.at(item, kind),
+                      f"{kind} `{main}` is not a file inside the rule folder")
             continue
         cid = _check_id(main, used)
         name = os.path.relpath(local, rule_dir)
@@ -294,9 +296,8 @@ def _convert_checks(
                     continue
                 p = _local(rule_dir, str(value))
                 if p is None:
-                    conv.notes.append(Note(at, f"prepare `{value}` is not a file inside "
-                                           "the rule folder"))
-                    conv.fatal = True
+                    conv.fail(at, f"prepare `{value}` is not a file inside "
+                              "the rule folder")
                     continue
                 pname = os.path.relpath(p, rule_dir)
                 conv.files[pname] = p
@@ -342,12 +343,28 @@ def _header(description: str, source: str) -> list[str]:
     ]
 
 
+def _open_rule(folder: str, nature: str, name: str,
+               shown_root: str) -> tuple[Converted, _Reader, str, Any]:
+    """A file-guard's or gate's conversion begun: its result, the reader of its YAML, the
+    folder as shown in notes, and the YAML's mapping (None when unreadable: noted, fatal)."""
+    conv = Converted(f"{nature}/{name}")
+    rel_dir = f"{shown_root}/{nature}/{name}"
+    reader = _Reader(os.path.join(folder, f"{nature}.yaml"), f"{rel_dir}/{nature}.yaml")
+    return conv, reader, rel_dir, _load(reader, conv)
+
+
+def _add_paths(found: Sequence[list[tuple[str, str | None]] | None], paths: list[str],
+               exclude: list[str]) -> None:
+    """The ``paths`` and ``exclude`` of converted path tests (each a list of pairs)."""
+    for f in found:
+        for inc, exc in f or []:
+            paths.append(inc)
+            if exc:
+                exclude.append(exc)
+
+
 def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
-    source = f"file-guard/{name}"
-    conv = Converted(source)
-    rel_dir = f"{shown_root}/{source}"
-    reader = _Reader(os.path.join(folder, "file-guard.yaml"), f"{rel_dir}/file-guard.yaml")
-    data = _load(reader, conv)
+    conv, reader, rel_dir, data = _open_rule(folder, "file-guard", name, shown_root)
     if data is None:
         return conv
     paths: list[str] = []
@@ -360,10 +377,9 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
         if not re.search(r"[\s\"']", text):
             g = _glob(text)
             if g is None:
-                conv.notes.append(Note(reader.at(data, "match"), f"match glob `{text}` uses "
-                                       "`**` inside a name or a backslash, which slopjudge "
-                                       "globs read differently"))
-                conv.fatal = True
+                conv.fail(reader.at(data, "match"), f"match glob `{text}` uses "
+                          "`**` inside a name or a backslash, which slopjudge "
+                          "globs read differently")
             else:
                 paths.append(g[0])
                 if g[1]:
@@ -372,21 +388,15 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
             terms = _terms(text)
             found = [_path_test(t, "path") for t in terms] if terms else [None]
             if any(f is None for f in found):
-                conv.notes.append(Note(reader.at(data, "match"), f"match `{text}`: a sloprail "
-                                       "match expression (markers, contexts, trailers, and/not, "
-                                       "regexes) that slopjudge's paths cannot express"))
-                conv.fatal = True
+                conv.fail(reader.at(data, "match"), f"match `{text}`: a sloprail "
+                          "match expression (markers, contexts, trailers, and/not, "
+                          "regexes) that slopjudge's paths cannot express")
             else:
-                for f in found:
-                    for inc, exc in f or []:
-                        paths.append(inc)
-                        if exc:
-                            exclude.append(exc)
+                _add_paths(found, paths, exclude)
     deletions = str(data.get("deletions") or "skip")
     if deletions == "only":
-        conv.notes.append(Note(reader.at(data, "deletions"), "deletions: only: slopjudge "
-                               "cannot run a rule on deleted files alone"))
-        conv.fatal = True
+        conv.fail(reader.at(data, "deletions"), "deletions: only: slopjudge "
+                  "cannot run a rule on deleted files alone")
     elif deletions == "skip":
         conv.notes.append(Note(reader.at(data, "deletions") if "deletions" in data
                                else reader.at(data),
@@ -400,9 +410,8 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
     _require_notes(reader, data, conv)
     checks = _convert_checks(conv, reader, data, folder, rel_dir, each_file=True)
     if not checks:
-        conv.notes.append(Note(reader.at(data), "no check converted"))
-        conv.fatal = True
-    lines = _header(f"sloprail file-guard {name}", source + "/file-guard.yaml")
+        conv.fail(reader.at(data), "no check converted")
+    lines = _header(f"sloprail file-guard {name}", conv.source + "/file-guard.yaml")
     lines.append("on: [stop, ci]")
     if paths:
         lines.append(f"paths: {_yaml_list(paths)}")
@@ -418,11 +427,7 @@ _FILE_EVENTS = {"PreFileCreate", "PreFileUpdate", "PreFileWrite"}
 
 
 def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
-    source = f"gate/{name}"
-    conv = Converted(source)
-    rel_dir = f"{shown_root}/{source}"
-    reader = _Reader(os.path.join(folder, "gate.yaml"), f"{rel_dir}/gate.yaml")
-    data = _load(reader, conv)
+    conv, reader, rel_dir, data = _open_rule(folder, "gate", name, shown_root)
     if data is None:
         return conv
     on: list[str] = []
@@ -433,14 +438,12 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
     file_only = True
     triggers = data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
-        conv.notes.append(Note(reader.at(data), "a gate needs `on: [{event, match}]`"))
-        conv.fatal = True
+        conv.fail(reader.at(data), "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
         where = reader.at(triggers, n)
         if not isinstance(trig, dict) or not trig.get("event"):
-            conv.notes.append(Note(where, "a trigger needs `event`"))
-            conv.fatal = True
+            conv.fail(where, "a trigger needs `event`")
             continue
         event = str(trig["event"])
         match = str(trig.get("match") or "").strip()
@@ -456,15 +459,10 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
                 continue
             found = [_path_test(t, "event.path") for t in terms or []]
             if not terms or any(f is None for f in found):
-                conv.notes.append(Note(reader.at(trig, "match"), f"match `{match}`: a sloprail "
-                                       "match expression slopjudge's paths cannot express"))
-                conv.fatal = True
+                conv.fail(reader.at(trig, "match"), f"match `{match}`: a sloprail "
+                          "match expression slopjudge's paths cannot express")
                 continue
-            for f in found:
-                for inc, exc in f or []:
-                    paths.append(inc)
-                    if exc:
-                        exclude.append(exc)
+            _add_paths(found, paths, exclude)
         elif event == "PreCommandInvoke":
             file_only = False
             on.append("pre-tool")
@@ -473,36 +471,25 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
                 continue
             cmd = [_command_test(t) for t in terms or []]
             if not terms or any(c is None for c in cmd):
-                conv.notes.append(Note(reader.at(trig, "match"), f"match `{match}`: a sloprail "
-                                       "match expression slopjudge's `tools` patterns cannot "
-                                       "express"))
-                conv.fatal = True
+                conv.fail(reader.at(trig, "match"), f"match `{match}`: a sloprail "
+                          "match expression slopjudge's `tools` patterns cannot "
+                          "express")
                 continue
             for c in cmd:
                 tools += [t for t in c or [] if t not in tools]
             conv.notes.append(Note(reader.at(trig, "match"), "sloprail matched a program by "
                                    "its basename; `Bash(<cmd> *)` matches it as written (a "
                                    "full path such as /usr/bin/<cmd> is not the same)"))
-        elif event == "PreToolUse":
+        elif event in ("PreToolUse", "Stop"):
             file_only = False
-            on.append("pre-tool")
+            on.append("pre-tool" if event == "PreToolUse" else "stop")
             if match:
-                conv.notes.append(Note(reader.at(trig, "match"), f"match `{match}` on "
-                                       "PreToolUse: not converted"))
-                conv.fatal = True
-            else:
+                conv.fail(reader.at(trig, "match"), f"match `{match}` on {event}: not converted")
+            elif event == "PreToolUse":
                 tools.append("*")
-        elif event == "Stop":
-            file_only = False
-            on.append("stop")
-            if match:
-                conv.notes.append(Note(reader.at(trig, "match"), f"match `{match}` on Stop: "
-                                       "not converted"))
-                conv.fatal = True
         else:
-            conv.notes.append(Note(where, f"event {event}: slopjudge has no such event "
-                                   "(it judges pre-tool calls, stops and CI changes)"))
-            conv.fatal = True
+            conv.fail(where, f"event {event}: slopjudge has no such event "
+                      "(it judges pre-tool calls, stops and CI changes)")
     if data.get("enabled") is False:
         conv.notes.append(Note(reader.at(data, "enabled"), "enabled: false: slopjudge has no "
                                "off-by-default rules; the converted rule is on"))
@@ -510,11 +497,10 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
     checks = _convert_checks(conv, reader, data, folder, rel_dir,
                              each_file=file_only and bool(on))
     if not checks:
-        conv.notes.append(Note(reader.at(data), "no check converted"))
-        conv.fatal = True
+        conv.fail(reader.at(data), "no check converted")
     if any_file_without_match:
         paths, exclude = [], []
-    lines = _header(f"sloprail gate {name}", source + "/gate.yaml")
+    lines = _header(f"sloprail gate {name}", conv.source + "/gate.yaml")
     lines.append(f"on: {_yaml_list(sorted(set(on)))}")
     if tools and "*" not in tools:
         lines.append(f"tools: {_yaml_list(tools)}")
@@ -534,12 +520,10 @@ def _load(reader: _Reader, conv: Converted) -> Any:
         data = reader.load()
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        conv.notes.append(Note(f"{reader.shown}:1", f"cannot read: {first}"))
-        conv.fatal = True
+        conv.fail(f"{reader.shown}:1", f"cannot read: {first}")
         return None
     if not isinstance(data, dict):
-        conv.notes.append(Note(f"{reader.shown}:1", "not a YAML mapping"))
-        conv.fatal = True
+        conv.fail(f"{reader.shown}:1", "not a YAML mapping")
         return None
     if "preventive" in data:
         conv.notes.append(Note(reader.at(data, "preventive"), "preventive: retired in "

@@ -123,28 +123,25 @@ def _where(path: Iterable[Any]) -> str:
     return out or "the rule"
 
 
-def _type_word(instance: Any) -> str:
-    if isinstance(instance, bool):
-        return "a boolean"
-    if isinstance(instance, int):
-        return "an integer"
-    if isinstance(instance, float):
-        return "a number"
-    if isinstance(instance, str):
-        return "a string"
-    if isinstance(instance, dict):
-        return "a mapping"
-    if isinstance(instance, list):
-        return "a list"
-    if instance is None:
-        return "empty (null)"
-    return type(instance).__name__
-
-
+# The words a message uses for a JSON schema type, and the schema type of a loaded value
+# (bool before int: a bool is an int to isinstance).
 _SCHEMA_TYPES = {
     "string": "a string", "array": "a list", "object": "a mapping",
     "number": "a number", "integer": "an integer", "boolean": "a boolean",
 }
+_VALUE_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"), (int, "integer"), (float, "number"),
+    (str, "string"), (dict, "object"), (list, "array"),
+)
+
+
+def _type_word(instance: Any) -> str:
+    if instance is None:
+        return "empty (null)"
+    for py_type, schema_type in _VALUE_TYPES:
+        if isinstance(instance, py_type):
+            return _SCHEMA_TYPES[schema_type]
+    return type(instance).__name__
 
 
 def _load_validator() -> Any:
