@@ -318,11 +318,6 @@ def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -
     return _restore(body, bom, crlf)
 
 
-def apply_edit(text: str | None, old: str, new: str, replace_all: bool, path: str) -> str:
-    """One Edit step, with Claude Code's rules (empty ``old_string`` creates a file)."""
-    return edit_file(text, [(old, new, replace_all)], path)
-
-
 def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     if text is None:
         raise EditError(f"{path} does not exist")

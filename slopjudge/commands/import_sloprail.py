@@ -25,8 +25,6 @@ from typing import Any
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail
 
-_CHECK_KEYS = ("script", "judge", "prepare", "model", "timeout", "allowed_tools",
-               "disallowed_tools", "response_schema", "post_process")
 # A line of a script that runs one of sloprail's own programs.
 _SR_COMMAND = re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)")
 # A string literal of sloprail's expression language (expr-lang).
