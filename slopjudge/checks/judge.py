@@ -36,6 +36,7 @@ from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     confidence_problem,
     parse_verdict,
+    reads_as_pass,
     verdict_instruction,
 )
 from slopjudge.model import CheckResult, Finding
@@ -120,8 +121,8 @@ def _from_verdict(
             hit,
             findings=found,
         )
-    low = confidence_problem(verdict, min_conf)
-    if low is not None:
+    if not reads_as_pass(verdict, min_conf):
+        low = confidence_problem(verdict, min_conf) or "the judge's confidence does not suffice"
         return _Judgment(
             "refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit, True, found
         )
