@@ -50,15 +50,12 @@ def _name(path: str, source: bytes) -> bytes:
 def _project_of(path: str) -> str:
     """The repository holding ``path``: the nearest folder above it with a ``.git``
     (the rules folder may be anywhere in it), else ``<project>/rules/<rule>/x.py``."""
+    from slopjudge.loading.config import find_workspace
+
     here = os.path.dirname(os.path.abspath(path))
-    folder = here
-    while True:
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return os.path.dirname(os.path.dirname(here))
-        folder = parent
+    top = find_workspace(here)
+    return top if os.path.exists(os.path.join(top, ".git")) else os.path.dirname(
+        os.path.dirname(here))
 
 
 def _outside_key(path: str) -> bool:
