@@ -171,6 +171,30 @@ def for_rule(
     return files, payload
 
 
+def dumps_readable(payload: dict[str, Any]) -> str:
+    """``payload`` as JSON for a person (``slopjudge payload``): indented, but each
+    file's ``hunks`` array on one line. Indenting is done by json's pure-Python
+    encoder, and a large diff's hunk arrays hold one small list per line: indented
+    they cost seconds and a line per field; compact, the C encoder writes them."""
+    import json
+    import secrets
+
+    files = payload.get("changeset", {}).get("files") or []
+    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    compact: list[str] = []
+    shown = dict(payload, changeset=dict(payload["changeset"], files=[]))
+    for f in files:
+        if isinstance(f.get("hunks"), list):
+            shown["changeset"]["files"].append(dict(f, hunks=f"{token}:{len(compact)}"))
+            compact.append(json.dumps(f["hunks"], ensure_ascii=False))
+        else:
+            shown["changeset"]["files"].append(f)
+    text = json.dumps(shown, indent=2, ensure_ascii=False)
+    if not compact:
+        return text
+    return re.sub(f'"{token}:(\\d+)"', lambda m: compact[int(m.group(1))], text)
+
+
 def payload_keys() -> tuple[str, ...]:
     """The payload's top-level keys, in the schema's order."""
     from slopjudge.loading.schemas import load_schema

@@ -20,6 +20,7 @@ its one ``git diff`` per repository source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -398,6 +399,27 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     return (None if old_none else "".join(old)), (None if new_none else "".join(new))
 
 
+def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
+    """The hunk as unidiff is handed it: a header counting the body's own lines (the
+    starts kept: for a complete hunk it is the hunk's own header), then the body, every
+    ``\\`` line as the English end-of-file marker unidiff recognises."""
+    # One decode for the body: \n never ends inside a UTF-8 sequence, so this
+    # reads each line as decoding it alone would.
+    body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+    old = new = 0
+    for k, ln in enumerate(body):
+        c = ln[:1]
+        if c == "\\":
+            body[k] = "\\ No newline at end of file\n"
+            continue
+        if c != "+":
+            old += 1
+        if c != "-":
+            new += 1
+        body[k] = ln + "\n"
+    return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
+
+
 def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
     """unidiff's reading of the hunk the walk in :func:`_hunk` delimited: its lines, each
     with its type, text (newline kept) and old/new line numbers.
@@ -406,34 +428,38 @@ def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
     input that is cut off or miscounted (unidiff raises and names no line), the byte
     offsets, and :func:`check`'s errors. The one workaround: unidiff refuses a hunk whose
     body does not hold what its header counts, and the lenient reader keeps such a hunk
-    as its body has it, so unidiff is handed a header counting the body's own lines (the
-    starts kept: for a complete hunk it is the hunk's own header), and every ``\\`` line
-    as the English end-of-file marker unidiff recognises after a hunk's last line.
+    as its body has it, so unidiff is handed the hunk as :func:`_unidiff_body` writes it.
     """
     if h.read is None:
         from unidiff.patch import PatchSet
 
-        # One decode for the body: \n never ends inside a UTF-8 sequence, so this
-        # reads each line as decoding it alone would.
-        body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
-        old = new = 0
-        for k, ln in enumerate(body):
-            c = ln[:1]
-            if c == "\\":
-                body[k] = "\\ No newline at end of file\n"
-                continue
-            if c != "+":
-                old += 1
-            if c != "-":
-                new += 1
-            body[k] = ln + "\n"
-        head = f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n"
-        h.read = PatchSet(["--- a\n", "+++ b\n", head, *body])[0][0]
+        h.read = PatchSet(["--- a\n", "+++ b\n", *_unidiff_body(lines, h)])[0][0]
     return h.read
+
+
+def _read_part(part: FilePatch, lines: list[bytes]) -> None:
+    """unidiff's reading of every hunk of ``part`` from ONE PatchSet (a PatchSet per hunk
+    costs more than reading the lines). A hunk with no body line can only come last
+    there: unidiff would take the next hunk's header for its body, so a part with such a
+    hunk earlier is read hunk by hunk."""
+    todo = [h for h in part.hunks if h.read is None]
+    if len(todo) < 2 or any(h.first == h.last for h in todo[:-1]):
+        for h in todo:
+            _read_hunk(lines, h)
+        return
+    from unidiff.patch import PatchSet
+
+    text = ["--- a\n", "+++ b\n"]
+    for h in todo:
+        text += _unidiff_body(lines, h)
+    read = PatchSet(text)[0]
+    for h, got in zip(todo, read, strict=True):
+        h.read = got
 
 
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
+    _read_part(part, lines)
     out: list[dict[str, Any]] = []
     for h in part.hunks:
         added: list[list[Any]] = []
@@ -451,6 +477,16 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
                     "newLines": h.new_len, "added": added, "removed": removed,
                     "context": context})
     return out
+
+
+def lazy_hunks(a: FilePatch, b: FilePatch | None,
+               lines: list[bytes]) -> Callable[[], list[dict[str, Any]]]:
+    """What builds the payload hunks of ``a`` (and ``b``, a type change's second
+    section) when a payload first needs them (``FileChange.hunk_source``)."""
+    def build() -> list[dict[str, Any]]:
+        return hunk_payloads(a, lines) + (hunk_payloads(b, lines) if b is not None else [])
+
+    return build
 
 
 def hunks_of(diff: str) -> list[dict[str, Any]]:
@@ -526,7 +562,7 @@ def file_changes(
                 new_content=None if binary else new,
                 diff=decode(data[a.start : b.end]), binary=binary,
                 added=a.added + b.added, removed=a.removed + b.removed,
-                hunks=hunk_payloads(a, lines) + hunk_payloads(b, lines),
+                hunk_source=lazy_hunks(a, b, lines),
             ))
             continue
         if not a.git:
@@ -545,7 +581,7 @@ def file_changes(
             new_content=new,
             diff=decode(data[a.start : a.end]), binary=a.binary,
             added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
-            hunks=hunk_payloads(a, lines),
+            hunk_source=lazy_hunks(a, None, lines),
         ))
     return files
 
