@@ -59,3 +59,13 @@ def test_the_payload_command_prints_each_hunk_array_on_one_line() -> None:
     assert json.loads(text) == json.loads(json.dumps(payload))
     hunk_lines = [ln for ln in text.splitlines() if '"hunks":' in ln and "oldStart" in ln]
     assert len(hunk_lines) == 1 and text.startswith("{\n  \"event\"")
+
+
+def test_many_sections_read_together_equal_each_read_alone() -> None:
+    b = MIXED.replace("a.txt", "b.txt")
+    c = ("diff --git a/c.txt b/c.txt\nnew file mode 100644\n--- /dev/null\n+++ b/c.txt\n"
+         "@@ -0,0 +1 @@\n+-- x\n")
+    diff = MIXED + HEAD.replace("a.txt", "e.txt") + "@@ -4,2 +4,2 @@\n" + b + c
+    files = from_diff(diff.encode()).files
+    assert [f.to_payload()["hunks"] for f in files] == _alone(diff)
+    assert files[-1].new_content == "-- x\n" and files[1].to_payload()["hunks"][0]["context"] == []

@@ -14,7 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from slopjudge.changes.diffparse import FileStatus, decode, lazy_hunks, merge_typechanges, parse
+from slopjudge.changes.diffparse import (
+    FileStatus,
+    Reader,
+    decode,
+    lazy_hunks,
+    merge_typechanges,
+    parse,
+)
 from slopjudge.model import FileChange
 
 
@@ -114,6 +121,7 @@ def wanted_blobs(recs: list[RawRecord]) -> list[str]:
 def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its part of ``patch`` and its contents."""
     parts, lines = parse(patch)
+    reader = Reader(parts, lines)
     groups = merge_typechanges(parts)
     files: list[FileChange] = []
     g = 0
@@ -130,7 +138,7 @@ def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -
             part_path = a.old if a.status == "D" and b is None else (last.new or last.old)
             if part_path == (r.src if kind == "D" else new_path):
                 diff = decode(patch[a.start : last.end])
-                hunks, source = None, lazy_hunks(a, b, lines)
+                hunks, source = None, lazy_hunks(a, b, reader)
                 g += 1
         files.append(FileChange(
             path=decode(r.src if kind == "D" else new_path),
