@@ -111,7 +111,11 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
     # Unquoted: try every space; prefer the split whose halves agree.
-    candidates = [i for i in range(len(rest)) if rest[i] == 0x20]
+    candidates = []
+    at = rest.find(b" ")
+    while at >= 0:
+        candidates.append(at)
+        at = rest.find(b" ", at + 1)
     for i in candidates:
         a, b = rest[:i], rest[i + 1 :]
         stripped = _strip_pair(a, b)
@@ -465,14 +469,15 @@ def read_parts(parts: list[FilePatch], lines: list[bytes]) -> None:
         return
     from unidiff.patch import PatchSet
 
-    text: list[str] = []
-    for todo in batch:
-        text += ["--- a\n", "+++ b\n"]
-        for h in todo:
-            text += _unidiff_body(lines, h)
-    for todo, read in zip(batch, PatchSet(text), strict=True):
-        for h, got in zip(todo, read, strict=True):
-            h.read = got
+    # Every hunk under one file header: unidiff reads each hunk by its own header's
+    # counts and line numbers, so whose file a hunk is does not change its reading.
+    hunks = [h for todo in batch for h in todo]
+    text = ["--- a\n", "+++ b\n"]
+    for h in hunks:
+        text += _unidiff_body(lines, h)
+    [read] = PatchSet(text)
+    for h, got in zip(hunks, read, strict=True):
+        h.read = got
 
 
 class Reader:
