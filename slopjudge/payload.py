@@ -142,28 +142,35 @@ def for_rule(
     rule: Rule | None,
     carries_change: bool = True,
     check_id: str | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[list[FileChange], dict[str, Any]]:
     """The files ``rule`` sees and its payload: the one per-rule step.
 
     The rule's ``paths``/``exclude`` split the changeset into its files and
     ``others`` (no rule: every file is its); an event that carries no change
-    (a Bash call) gives no files at all.
+    (a Bash call) gives no files at all. ``memo``: one dict per run and changeset,
+    so rules with the same ``paths``/``exclude`` (most of a pack) split it once.
     """
     files: list[FileChange]
     others: list[dict[str, Any]]
+    change = ""
+    key = (tuple(rule.paths), tuple(rule.exclude)) if rule is not None else None
     if not carries_change:  # a Bash call carries none: no changeset code on its hook
         files, others = [], []
-    elif rule is None:
-        files, others = list(changeset.files), []
+    elif memo is not None and key in memo:
+        files, others, change = memo[key]
+        files, others = list(files), [dict(o) for o in others]
     else:
         from slopjudge.changes import changeset as cs
 
-        files, others = cs.split(changeset, rule.paths, rule.exclude)
-    change = ""
-    if files:
-        from slopjudge.changes import changeset as cs
-
-        change = cs.unified_diff(files)
+        if rule is None:
+            files, others = list(changeset.files), []
+        else:
+            files, others = cs.split(changeset, rule.paths, rule.exclude)
+        if files:
+            change = cs.unified_diff(files)
+        if memo is not None:
+            memo[key] = (list(files), [dict(o) for o in others], change)
     payload = build_payload(
         event=event, workspace=workspace, changeset=changeset, files=files, others=others,
         change=change, rule=rule, check_id=check_id,

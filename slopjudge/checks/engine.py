@@ -50,13 +50,15 @@ def run(
     preset: dict[str, CheckResult] = {}
     wanted = shard_checks(rules, *options.shard) if options.shard else None
     processes = procs.Registry()  # this run's children only
+    split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
         if not checks:
             continue
         files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
-                                       rule=rule, carries_change=carries_change)
+                                       rule=rule, carries_change=carries_change,
+                                       memo=split_memo)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
         shared = SharedPayload(base_payload)
         for check in checks:
