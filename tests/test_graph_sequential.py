@@ -77,3 +77,27 @@ def test_one_check_imports_no_thread_pool() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_change_no_rule_admits_starts_no_pool_and_no_process_machinery(tmp_path: object) -> None:
+    # Every check is answered "not applicable" before anything runs: nothing to run at once.
+    code = (
+        "import sys, json\n"
+        "from slopjudge.checks import engine\n"
+        "from slopjudge.checks.options import RunOptions\n"
+        "from slopjudge.model import Changeset, Check, Event, FileChange, Rule\n"
+        "rules = [Rule(id=f'r{n}', path='/x/rule.yaml', dir='/x', description='d', "
+        "paths=['*.py'], checks=[Check(id='scan', rule=f'r{n}', kind='script', "
+        "script='/bin/false')]) for n in range(3)]\n"
+        "cs = Changeset(files=[FileChange(path='README.md', status='M', diff='')])\n"
+        f"events = {str(tmp_path)!r} + '/events.jsonl'\n"
+        "out = engine.run(rules, Event(kind='ci'), cs, workspace='/x', "
+        "options=RunOptions(jobs=4, events_file=events))\n"
+        "print(json.dumps([[r.id, r.outcome] for r in out]))\n"
+        "print('concurrent.futures' in sys.modules, 'slopjudge.checks.procs' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == ('[["r0/scan", "not_applicable"], ["r1/scan", "not_applicable"], '
+                      '["r2/scan", "not_applicable"]]')
+    assert out[1] == "False False"
