@@ -40,7 +40,7 @@ print(f"{wall} {peak} {rc}")
 
 INPROC = r"""
 import json, sys
-from slopjudge import changeset as cs
+from slopjudge.changes import changeset as cs
 c = cs.from_diff(open(sys.argv[1], "rb").read())
 files = [f.to_payload() for f in c.files]
 out = json.dumps({"changeset": {"base": c.base, "head": c.head, "commits": [], "files": files,
@@ -50,7 +50,7 @@ sys.stdout.write(out)
 
 CHECKED = r"""
 import sys, time
-from slopjudge import changeset as cs
+from slopjudge.changes import changeset as cs
 data = open(sys.argv[1], "rb").read()
 def best(fn):
     times = []

@@ -7,7 +7,10 @@ fast path can use them without pulling in jinja2, jsonschema or ruamel.yaml.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
 
@@ -121,15 +124,22 @@ class FileChange:
     binary: bool = False
     added: int = 0  # added lines (0 for binary)
     removed: int = 0
-    # The payload's parsed hunks (schemas/payload.schema.json), filled by the parse
-    # that read ``diff``; None until then (parsed from ``diff`` on first use).
+    # The payload's parsed hunks (schemas/payload.schema.json); None until first use,
+    # then built by ``hunk_source`` (the parse that read ``diff``), else from ``diff``.
+    # Lazy: a file no rule admits never has its hunks built.
     hunks: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    hunk_source: Callable[[], list[dict[str, Any]]] | None = field(
+        default=None, compare=False, repr=False)
 
     def to_payload(self) -> dict[str, Any]:
         if self.hunks is None:
-            from slopjudge.changes.diffparse import hunks_of
+            if self.hunk_source is not None:
+                self.hunks = self.hunk_source()
+            else:
+                from slopjudge.changes.diffparse import hunks_of
 
-            self.hunks = hunks_of(self.diff)
+                self.hunks = hunks_of(self.diff)
+        self.hunk_source = None  # the parse it holds is freed once read
         return {
             "path": self.path,
             "status": self.status,

@@ -142,33 +142,64 @@ def for_rule(
     rule: Rule | None,
     carries_change: bool = True,
     check_id: str | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[list[FileChange], dict[str, Any]]:
     """The files ``rule`` sees and its payload: the one per-rule step.
 
     The rule's ``paths``/``exclude`` split the changeset into its files and
     ``others`` (no rule: every file is its); an event that carries no change
-    (a Bash call) gives no files at all.
+    (a Bash call) gives no files at all. ``memo``: one dict per run and changeset,
+    so rules with the same ``paths``/``exclude`` (most of a pack) split it once.
     """
     files: list[FileChange]
     others: list[dict[str, Any]]
+    change = ""
+    key = (tuple(rule.paths), tuple(rule.exclude)) if rule is not None else None
     if not carries_change:  # a Bash call carries none: no changeset code on its hook
         files, others = [], []
-    elif rule is None:
-        files, others = list(changeset.files), []
+    elif memo is not None and key in memo:
+        files, others, change = memo[key]
+        files, others = list(files), [dict(o) for o in others]
     else:
         from slopjudge.changes import changeset as cs
 
-        files, others = cs.split(changeset, rule.paths, rule.exclude)
-    change = ""
-    if files:
-        from slopjudge.changes import changeset as cs
-
-        change = cs.unified_diff(files)
+        if rule is None:
+            files, others = list(changeset.files), []
+        else:
+            files, others = cs.split(changeset, rule.paths, rule.exclude)
+        if files:
+            change = cs.unified_diff(files)
+        if memo is not None:
+            memo[key] = (list(files), [dict(o) for o in others], change)
     payload = build_payload(
         event=event, workspace=workspace, changeset=changeset, files=files, others=others,
         change=change, rule=rule, check_id=check_id,
     )
     return files, payload
+
+
+def dumps_readable(payload: dict[str, Any]) -> str:
+    """``payload`` as JSON for a person (``slopjudge payload``): indented, but each
+    file's ``hunks`` array on one line. Indenting is done by json's pure-Python
+    encoder, and a large diff's hunk arrays hold one small list per line: indented
+    they cost seconds and a line per field; compact, the C encoder writes them."""
+    import json
+    import secrets
+
+    files = payload.get("changeset", {}).get("files") or []
+    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    compact: list[str] = []
+    shown = dict(payload, changeset=dict(payload["changeset"], files=[]))
+    for f in files:
+        if isinstance(f.get("hunks"), list):
+            shown["changeset"]["files"].append(dict(f, hunks=f"{token}:{len(compact)}"))
+            compact.append(json.dumps(f["hunks"], ensure_ascii=False))
+        else:
+            shown["changeset"]["files"].append(f)
+    text = json.dumps(shown, indent=2, ensure_ascii=False)
+    if not compact:
+        return text
+    return re.sub(f'"{token}:(\\d+)"', lambda m: compact[int(m.group(1))], text)
 
 
 def payload_keys() -> tuple[str, ...]:

@@ -114,11 +114,15 @@ def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -
                       hunks=hunks_of(diff))
 
 
-def from_trees(workspace: str, base_tree: str, head_tree: str) -> Changeset:
-    """The change between two tree-ish objects (trees or commits)."""
+def from_trees(workspace: str, base_tree: str, head_tree: str, *,
+               head_is_tree: bool = False) -> Changeset:
+    """The change between two tree-ish objects (trees or commits).
+
+    ``head_is_tree``: ``head_tree`` is a tree id git just wrote (a work-tree
+    snapshot), so it is not asked of git again."""
     gitio.toplevel(workspace)
     base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
-    head = gitio.resolve(workspace, head_tree, "tree")
+    head = head_tree if head_is_tree else gitio.resolve(workspace, head_tree, "tree")
     files = _changeset_from_git_diff(workspace, [base, head])
     return Changeset(base=base_tree, head=head_tree, commits=[], files=files)
 

@@ -20,6 +20,7 @@ its one ``git diff`` per repository source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -110,7 +111,11 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
     # Unquoted: try every space; prefer the split whose halves agree.
-    candidates = [i for i in range(len(rest)) if rest[i] == 0x20]
+    candidates = []
+    at = rest.find(b" ")
+    while at >= 0:
+        candidates.append(at)
+        at = rest.find(b" ", at + 1)
     for i in candidates:
         a, b = rest[:i], rest[i + 1 :]
         stripped = _strip_pair(a, b)
@@ -338,6 +343,15 @@ def _mark(h: Hunk, prev: bytes) -> None:
         h.new_marked = True
 
 
+def _provable(part: FilePatch) -> bool:
+    """Whether the part's one hunk holds both sides whole (see :func:`_rebuild`)."""
+    if part.binary or len(part.hunks) != 1:
+        return False
+    h = part.hunks[0]
+    return (h.complete and h.old_start <= 1 and h.new_start <= 1
+            and (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked))
+
+
 def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
     """Old and new contents, where the hunks provably hold the whole file.
 
@@ -362,15 +376,9 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
         if part.status == "D" and part.old_mode != b"160000":
             return "", None
         return None, None
-    if len(part.hunks) != 1:
+    if not _provable(part):
         return None, None
     h = part.hunks[0]
-    if not h.complete:
-        return None, None
-    if h.old_start > 1 or h.new_start > 1:
-        return None, None
-    if not (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked):
-        return None, None
     old: list[str] = []
     new: list[str] = []
     last: list[str] | None = None
@@ -398,6 +406,27 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     return (None if old_none else "".join(old)), (None if new_none else "".join(new))
 
 
+def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
+    """The hunk as unidiff is handed it: a header counting the body's own lines (the
+    starts kept: for a complete hunk it is the hunk's own header), then the body, every
+    ``\\`` line as the English end-of-file marker unidiff recognises."""
+    # One decode for the body: \n never ends inside a UTF-8 sequence, so this
+    # reads each line as decoding it alone would.
+    body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+    old = new = 0
+    for k, ln in enumerate(body):
+        c = ln[:1]
+        if c == "\\":
+            body[k] = "\\ No newline at end of file\n"
+            continue
+        if c != "+":
+            old += 1
+        if c != "-":
+            new += 1
+        body[k] = ln + "\n"
+    return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
+
+
 def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
     """unidiff's reading of the hunk the walk in :func:`_hunk` delimited: its lines, each
     with its type, text (newline kept) and old/new line numbers.
@@ -406,34 +435,71 @@ def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
     input that is cut off or miscounted (unidiff raises and names no line), the byte
     offsets, and :func:`check`'s errors. The one workaround: unidiff refuses a hunk whose
     body does not hold what its header counts, and the lenient reader keeps such a hunk
-    as its body has it, so unidiff is handed a header counting the body's own lines (the
-    starts kept: for a complete hunk it is the hunk's own header), and every ``\\`` line
-    as the English end-of-file marker unidiff recognises after a hunk's last line.
+    as its body has it, so unidiff is handed the hunk as :func:`_unidiff_body` writes it.
     """
     if h.read is None:
         from unidiff.patch import PatchSet
 
-        # One decode for the body: \n never ends inside a UTF-8 sequence, so this
-        # reads each line as decoding it alone would.
-        body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
-        old = new = 0
-        for k, ln in enumerate(body):
-            c = ln[:1]
-            if c == "\\":
-                body[k] = "\\ No newline at end of file\n"
-                continue
-            if c != "+":
-                old += 1
-            if c != "-":
-                new += 1
-            body[k] = ln + "\n"
-        head = f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n"
-        h.read = PatchSet(["--- a\n", "+++ b\n", head, *body])[0][0]
+        h.read = PatchSet(["--- a\n", "+++ b\n", *_unidiff_body(lines, h)])[0][0]
     return h.read
+
+
+def _bodiless(h: Hunk, lines: list[bytes]) -> bool:
+    """No old or new line in the hunk (at most end-of-file markers)."""
+    return all(lines[k][:1] == b"\\" for k in range(h.first, h.last))
+
+
+def read_parts(parts: list[FilePatch], lines: list[bytes]) -> None:
+    """unidiff's reading of every hunk of ``parts`` not read yet, from ONE PatchSet (a
+    PatchSet per hunk or per file costs more than reading the lines: 10,000 small files
+    cost 0.6 s that way). A hunk holding no line would take what follows it (the next
+    header) for its body there, so a part with one is read hunk by hunk."""
+    batch: list[list[Hunk]] = []
+    for part in parts:
+        todo = [h for h in part.hunks if h.read is None]
+        if any(_bodiless(h, lines) for h in todo):
+            for h in todo:
+                _read_hunk(lines, h)
+        elif todo:
+            batch.append(todo)
+    if not batch:
+        return
+    if len(batch) == 1 and len(batch[0]) == 1:
+        _read_hunk(lines, batch[0][0])
+        return
+    from unidiff.patch import PatchSet
+
+    # Every hunk under one file header: unidiff reads each hunk by its own header's
+    # counts and line numbers, so whose file a hunk is does not change its reading.
+    hunks = [h for todo in batch for h in todo]
+    text = ["--- a\n", "+++ b\n"]
+    for h in hunks:
+        text += _unidiff_body(lines, h)
+    [read] = PatchSet(text)
+    for h, got in zip(hunks, read, strict=True):
+        h.read = got
+
+
+class Reader:
+    """One parse's parts, read by unidiff all at once when the first of them is needed
+    (``FileChange.hunk_source``): a payload that needs one file's hunks mostly needs
+    every file's."""
+
+    def __init__(self, parts: list[FilePatch], lines: list[bytes]) -> None:
+        self.parts: list[FilePatch] | None = parts
+        self.lines = lines
+
+    def hunks(self, a: FilePatch, b: FilePatch | None) -> list[dict[str, Any]]:
+        if self.parts is not None:
+            parts, self.parts = self.parts, None
+            read_parts(parts, self.lines)
+        return hunk_payloads(a, self.lines) + (hunk_payloads(b, self.lines)
+                                               if b is not None else [])
 
 
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
+    read_parts([part], lines)
     out: list[dict[str, Any]] = []
     for h in part.hunks:
         added: list[list[Any]] = []
@@ -451,6 +517,13 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
                     "newLines": h.new_len, "added": added, "removed": removed,
                     "context": context})
     return out
+
+
+def lazy_hunks(a: FilePatch, b: FilePatch | None,
+               reader: Reader) -> Callable[[], list[dict[str, Any]]]:
+    """What builds the payload hunks of ``a`` (and ``b``, a type change's second
+    section) when a payload first needs them (``FileChange.hunk_source``)."""
+    return lambda: reader.hunks(a, b)
 
 
 def hunks_of(diff: str) -> list[dict[str, Any]]:
@@ -514,6 +587,8 @@ def file_changes(
     """
     parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
+    reader = Reader(parts, lines)
+    read_parts([p for p in parts if _provable(p)], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
         if b is not None:
@@ -526,7 +601,7 @@ def file_changes(
                 new_content=None if binary else new,
                 diff=decode(data[a.start : b.end]), binary=binary,
                 added=a.added + b.added, removed=a.removed + b.removed,
-                hunks=hunk_payloads(a, lines) + hunk_payloads(b, lines),
+                hunk_source=lazy_hunks(a, b, reader),
             ))
             continue
         if not a.git:
@@ -545,7 +620,7 @@ def file_changes(
             new_content=new,
             diff=decode(data[a.start : a.end]), binary=a.binary,
             added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
-            hunks=hunk_payloads(a, lines),
+            hunk_source=lazy_hunks(a, None, reader),
         ))
     return files
 

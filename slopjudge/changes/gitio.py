@@ -45,31 +45,36 @@ def _first_line(err: bytes) -> str:
     return ""
 
 
-_TOPLEVELS: dict[str, str] = {}
+_TOPLEVELS: dict[str, tuple[str, str]] = {}
 
 
 def toplevel(workspace: str) -> str:
     """The work tree holding ``workspace``; asked of git once per process (a Stop
     asks for it several times, a git call each)."""
-    top = _TOPLEVELS.get(workspace)
-    if top is None:
-        top = _TOPLEVELS[workspace] = _ask_toplevel(workspace)
-    return top
+    return _ask_toplevel(workspace)[0]
 
 
-def _ask_toplevel(workspace: str) -> str:
+def _ask_toplevel(workspace: str) -> tuple[str, str]:
+    """The work tree holding ``workspace`` and its index file, from one git call."""
+    known = _TOPLEVELS.get(workspace)
+    if known is not None:
+        return known
     if not os.path.isdir(workspace):
         raise ChangesetError(f"not a directory: {workspace}")
     try:
-        out = git(workspace, ["rev-parse", "--show-toplevel"])
+        out = git(workspace, ["rev-parse", "--show-toplevel", "--git-path", "index"])
     except ChangesetError as exc:
         if "not a git repository" in str(exc).lower():
             raise ChangesetError(f"not a git repository: {workspace}") from None
         raise
-    top = decode(out).strip()
+    answer = decode(out).split("\n")
+    top = answer[0].strip() if len(answer) >= 3 else ""  # "<top>\n<index>\n"
     if not top:  # inside .git or a bare repository
         raise ChangesetError(f"not a git work tree: {workspace}")
-    return top
+    index = answer[1].rstrip("\r")
+    index = index if os.path.isabs(index) else os.path.join(workspace, index)
+    _TOPLEVELS[workspace] = (top, index)
+    return top, index
 
 
 def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
@@ -150,18 +155,12 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
     return commits
 
 
-def _index_path(workspace: str) -> str:
-    path = decode(git(workspace, ["rev-parse", "--git-path", "index"])).strip()
-    return path if os.path.isabs(path) else os.path.join(workspace, path)
-
-
 def snapshot_worktree(workspace: str) -> str:
     """A tree id for the work tree as it is now: tracked and untracked files,
     ignored ones left out. Written through a temporary copy of the index
     (``GIT_INDEX_FILE``), so the real index and the files are not touched; the
     blobs and trees it writes are ordinary unreferenced objects."""
-    top = toplevel(workspace)
-    real_index = _index_path(top)
+    top, real_index = _ask_toplevel(workspace)
     import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
     import tempfile
 
@@ -175,8 +174,10 @@ def snapshot_worktree(workspace: str) -> str:
             # the same second as the last commit.
             shutil.copy2(real_index, index)
         env = dict(os.environ, GIT_INDEX_FILE=index)
-        _unhide(top, env)
-        nested = _nested_repos(top, env)
+        # One listing for both: index entries with their flags, and untracked files.
+        listing = git(top, ["ls-files", "-c", "-o", "-v", "--exclude-standard", "-z"], env=env)
+        _unhide(top, env, listing)
+        nested = _nested_repos(listing)
         git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
                    "add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in nested)],
              env=env)
@@ -195,14 +196,16 @@ def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
     return sorted(decode(n) for n in out.split(b"\0") if n)
 
 
-def _nested_repos(top: str, env: dict[str, str]) -> list[str]:
-    """Untracked folders that hold a repository of their own (``git init sub``).
+def _nested_repos(listing: bytes) -> list[str]:
+    """Untracked folders that hold a repository of their own (``git init sub``), from
+    ``ls-files -c -o -v`` (untracked entries tagged ``?``; git lists such a folder,
+    not its files, with a trailing slash).
 
     ``git add`` would record such a folder as a bare commit pointer, hiding the
     files in it, or fail outright when it has no commit: either would let an
     agent put its change where the Stop hook cannot see it."""
-    out = git(top, ["ls-files", "-o", "--exclude-standard", "-z"], env=env)
-    return [decode(n).rstrip("/") for n in out.split(b"\0") if n.endswith(b"/")]
+    return [decode(n[2:]).rstrip("/") for n in listing.split(b"\0")
+            if n.startswith(b"? ") and n.endswith(b"/")]
 
 
 def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
@@ -235,24 +238,25 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
              input=b"".join(entries))
 
 
-def _unhide(top: str, env: dict[str, str]) -> None:
+def _unhide(top: str, env: dict[str, str], listing: bytes) -> None:
     """Clear ``assume-unchanged`` and ``skip-worktree`` in the copied index, so
     ``git add`` looks at those files: either flag would hide an edit (to a rule
     file, say) from the snapshot. A skip-worktree file absent from disk (a
     sparse checkout, ``core.sparseCheckout``) keeps its flag: it is not deleted."""
-    listing = git(top, ["ls-files", "-v", "-z"], env=env)
-    sparse = git(top, ["config", "--bool", "core.sparseCheckout"], env=env,
-                  ok=(0, 1)).strip() == b"true"
+    sparse: bool | None = None  # asked of git at the first skip-worktree entry
     flagged: dict[str, list[bytes]] = {"--no-assume-unchanged": [], "--no-skip-worktree": []}
     for entry in listing.split(b"\0"):
         tag, _, name = entry.partition(b" ")
-        if not name:
+        if not name or tag == b"?":
             continue
         if tag.islower():
             flagged["--no-assume-unchanged"].append(name)
-        if tag.upper() == b"S" and not (
-                sparse and not os.path.lexists(os.path.join(top, decode(name)))):
-            flagged["--no-skip-worktree"].append(name)
+        if tag.upper() == b"S":
+            if sparse is None:
+                sparse = git(top, ["config", "--bool", "core.sparseCheckout"], env=env,
+                             ok=(0, 1)).strip() == b"true"
+            if not (sparse and not os.path.lexists(os.path.join(top, decode(name)))):
+                flagged["--no-skip-worktree"].append(name)
     # One flag per call: given both, git applies only one of them.
     for flag, paths in flagged.items():
         if paths:

@@ -14,7 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from slopjudge.changes.diffparse import FileStatus, decode, hunk_payloads, merge_typechanges, parse
+from slopjudge.changes.diffparse import (
+    FileStatus,
+    Reader,
+    decode,
+    lazy_hunks,
+    merge_typechanges,
+    parse,
+)
 from slopjudge.model import FileChange
 
 
@@ -114,6 +121,7 @@ def wanted_blobs(recs: list[RawRecord]) -> list[str]:
 def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its part of ``patch`` and its contents."""
     parts, lines = parse(patch)
+    reader = Reader(parts, lines)
     groups = merge_typechanges(parts)
     files: list[FileChange] = []
     g = 0
@@ -122,14 +130,15 @@ def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -
         status = STATUS.get(kind, "M")
         new_path = r.dst if r.dst is not None else r.src
         diff = ""
-        hunks: list[dict[str, Any]] = []
+        hunks: list[dict[str, Any]] | None = []
+        source = None
         if g < len(groups):
             a, b = groups[g]
             last = b or a
             part_path = a.old if a.status == "D" and b is None else (last.new or last.old)
             if part_path == (r.src if kind == "D" else new_path):
                 diff = decode(patch[a.start : last.end])
-                hunks = hunk_payloads(a, lines) + (hunk_payloads(b, lines) if b else [])
+                hunks, source = None, lazy_hunks(a, b, reader)
                 g += 1
         files.append(FileChange(
             path=decode(r.src if kind == "D" else new_path),
@@ -138,5 +147,6 @@ def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -
             old_content=None if kind == "A" else blob_text(blobs, r, r.old_mode, r.old_sha),
             new_content=None if kind == "D" else blob_text(blobs, r, r.new_mode, r.new_sha),
             diff=diff, binary=r.binary, added=r.added, removed=r.removed, hunks=hunks,
+            hunk_source=source,
         ))
     return files

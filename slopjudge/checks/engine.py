@@ -40,7 +40,6 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
-    from slopjudge.checks import procs
     from slopjudge.loading import graph
     from slopjudge.payload import for_rule
 
@@ -49,14 +48,16 @@ def run(
     ordered: list[Check] = []
     preset: dict[str, CheckResult] = {}
     wanted = shard_checks(rules, *options.shard) if options.shard else None
-    processes = procs.Registry()  # this run's children only
+    processes: Registry | None = None  # this run's children only; made when a check runs
+    split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
         if not checks:
             continue
         files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
-                                       rule=rule, carries_change=carries_change)
+                                       rule=rule, carries_change=carries_change,
+                                       memo=split_memo)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
         shared = SharedPayload(base_payload)
         for check in checks:
@@ -67,6 +68,10 @@ def run(
                 )
                 continue
             payload = dict(base_payload, check={"id": check.id})
+            if processes is None:
+                from slopjudge.checks import procs
+
+                processes = procs.Registry()
             contexts[check.full_id] = CheckContext(
                 rule=rule, check=check, event=event, workspace=workspace,
                 changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
@@ -98,7 +103,10 @@ def run(
         if on_result is not None:
             on_result(result)
 
-    return graph.execute(ordered, run_one, jobs=options.jobs, on_result=finished,
+    # With at most one check to run (a change no other rule's files are in: the rest
+    # are not applicable, answered already) no pool is started.
+    jobs = options.jobs if len(contexts) > 1 else 1
+    return graph.execute(ordered, run_one, jobs=jobs, on_result=finished,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
 
 

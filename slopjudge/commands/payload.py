@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
@@ -21,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slopjudge.changes import changeset as cs
     from slopjudge.model import Event
-    from slopjudge.payload import for_rule
+    from slopjudge.payload import dumps_readable, for_rule
 
     settings, loaded = settings_and_rules(args)
     try:
@@ -41,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     event = Event(kind=args.event, cwd=os.getcwd())
     _, payload = for_rule(event=event, workspace=settings.workspace, changeset=changeset,
                           rule=rule, check_id=check_id)
-    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    print(dumps_readable(payload))
     return 0

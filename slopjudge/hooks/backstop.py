@@ -145,7 +145,8 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
         baseline = state.load_baseline(settings.state_dir, session_id)
         ws = settings.workspace
         if baseline is not None:
-            cs = changeset.from_trees(ws, baseline["tree"], changeset.snapshot_worktree(ws))
+            cs = changeset.from_trees(ws, baseline["tree"], changeset.snapshot_worktree(ws),
+                                      head_is_tree=True)
             tree = baseline["tree"]
         else:
             cs = changeset.from_working_tree(ws, base="HEAD")

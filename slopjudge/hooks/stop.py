@@ -62,7 +62,7 @@ def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[A
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is not None:
         head = changeset.snapshot_worktree(workspace)
-        return changeset.from_trees(workspace, baseline["tree"], head), ""
+        return changeset.from_trees(workspace, baseline["tree"], head, head_is_tree=True), ""
     return changeset.from_working_tree(workspace, base="HEAD"), HEAD_NOTE
 
 

@@ -8,11 +8,13 @@ fixed order (the order checks were given), whatever order they finish in.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 from slopjudge.model import Check, CheckResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def default_jobs() -> int:
@@ -52,11 +54,9 @@ def execute(
     by_id = {c.full_id: c for c in checks}
     results: dict[str, CheckResult] = {}
     waiting = {c.full_id: [n for n in c.needs] for c in checks}
-    lock = threading.Lock()
 
     def finish(result: CheckResult) -> None:
-        with lock:
-            results[result.id] = result
+        results[result.id] = result  # only ever called from this thread
         if on_result is not None:
             on_result(result)
 
@@ -67,6 +67,33 @@ def execute(
                 del waiting[cid]
                 yield by_id[cid]
 
+    def blockers_of(check: Check) -> list[tuple[str, str]]:
+        blockers = []
+        for n in check.needs:
+            got = results.get(n)
+            if got is None:
+                blockers.append((n, "not run"))
+            elif got.outcome != "pass":
+                blockers.append((n, got.outcome))
+        return blockers
+
+    def guarded(check: Check) -> CheckResult:
+        try:
+            return run_one(check)
+        except Exception as exc:  # a check kind must not crash the run
+            return crashed(check, exc)
+
+    if jobs <= 1 or len(checks) <= 1:
+        # One at a time, in this thread: no pool to start (a hook with one check, or
+        # --jobs 1). An interrupt lands in the running check, whose child process is
+        # killed on the way out (procs.run); nothing else is running.
+        for check in _dependency_order(checks, by_id):
+            blockers = blockers_of(check)
+            finish(skipped_for_needs(check, blockers) if blockers else guarded(check))
+        return [results[c.full_id] for c in checks]
+
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         running: dict[Future[CheckResult], Check] = {}
 
@@ -76,13 +103,7 @@ def execute(
                 progressed = False
                 for check in list(ready()):
                     progressed = True
-                    blockers = []
-                    for n in check.needs:
-                        got = results.get(n)
-                        if got is None:
-                            blockers.append((n, "not run"))
-                        elif got.outcome != "pass":
-                            blockers.append((n, got.outcome))
+                    blockers = blockers_of(check)
                     if blockers:
                         finish(skipped_for_needs(check, blockers))
                     else:
@@ -103,10 +124,7 @@ def execute(
                     try:
                         result = fut.result()
                     except Exception as exc:  # a check kind must not crash the run
-                        result = CheckResult(
-                            id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
-                            outcome="error", reason=f"internal error: {type(exc).__name__}: {exc}",
-                        )
+                        result = crashed(check, exc)
                     finish(result)
         except BaseException:
             # Interrupted: start nothing more, let the caller stop what runs, go on up.
@@ -115,3 +133,33 @@ def execute(
                 on_interrupt([f for f in running if not f.done()])
             raise
     return [results[c.full_id] for c in checks]
+
+
+def crashed(check: Check, exc: Exception) -> CheckResult:
+    return CheckResult(
+        id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
+        outcome="error", reason=f"internal error: {type(exc).__name__}: {exc}",
+    )
+
+
+def _dependency_order(checks: list[Check], by_id: dict[str, Check]) -> list[Check]:
+    """``checks`` in input order, each moved after the checks it needs (a cycle, which
+    the loader refuses, keeps input order: its checks are then skipped as not run)."""
+    out: list[Check] = []
+    placed: set[str] = set()
+    visiting: set[str] = set()
+
+    def place(check: Check) -> None:
+        if check.full_id in placed or check.full_id in visiting:
+            return
+        visiting.add(check.full_id)
+        for n in check.needs:
+            if n in by_id:
+                place(by_id[n])
+        visiting.discard(check.full_id)
+        placed.add(check.full_id)
+        out.append(check)
+
+    for check in checks:
+        place(check)
+    return out
