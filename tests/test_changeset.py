@@ -784,11 +784,11 @@ def test_text_that_gitattributes_calls_binary_is_read_as_text(tmp_path: Path) ->
         assert (added.status, added.binary, added.new_content) == (
             "A", False, "try:\n    f()\nexcept Exception:\n    pass\n")
         assert added.diff.startswith("diff --git a/src/b.py b/src/b.py\nnew file mode 100644\n")
-        assert [h["added"] for h in added.hunks] == [
+        assert [h["added"] for h in added.to_payload()["hunks"]] == [
             [[1, "try:"], [2, "    f()"], [3, "except Exception:"], [4, "    pass"]]]
         kept = by["src/keep.py"]
         assert (kept.binary, kept.old_content, kept.new_content) == (False, "a = 1\n", "a = 2\n")
         assert (kept.added, kept.removed) == (1, 1) and "-a = 1\n+a = 2\n" in kept.diff
         assert by["notes.dat"].binary is False and by["notes.dat"].new_content == "plain words\n"
         real = by["src/real.bin"]
-        assert real.binary and real.new_content is None and real.hunks == []
+        assert real.binary and real.new_content is None and real.to_payload()["hunks"] == []
