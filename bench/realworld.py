@@ -274,7 +274,9 @@ def gate_opens(script: Path, payload: dict[str, Any], files: list[str], env: dic
         return False
     one = {**payload, "changeset": {**payload["changeset"], "files": mine},
            "change": "".join(f.get("diff") or "" for f in mine)}
-    proc = subprocess.run([str(script)], input=json.dumps(one), cwd=script.parent, env=env,
+    # As slopjudge runs a Python check: on its own interpreter (the pack imports slopjudge).
+    proc = subprocess.run([sys.executable, str(script)], input=json.dumps(one),
+                          cwd=script.parent, env=env,
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         return True  # a failed prepare refuses: the judge would be in the way

@@ -11,9 +11,6 @@ detectable slop, the false-refusal rate on clean diffs, every miss and every
 false refusal, and the same figures for a naive keyword grep over added lines
 measured in the same run as the baseline.
 
-`--local` runs the scripts directly (a small diff parser builds the SPEC §3
-payload) instead of going through the CLI.
-
 Targets: precision >= 0.9, recall >= 0.8, false refusals <= 5%. Exit 1 when a
 target is missed.
 """
@@ -84,117 +81,6 @@ def run_cli(diff_path: str, rules: str) -> tuple[bool, list[str], str]:
     return bool(fired), fired, "; ".join(errors)
 
 
-# ----------------------------------------------------------------------------- local mode
-
-
-def split_diff(text: str) -> list[dict[str, Any]]:
-    files: list[dict[str, Any]] = []
-    for chunk in re.split(r"(?m)^(?=diff --git )", text):
-        if not chunk.startswith("diff --git "):
-            continue
-        m = re.match(r"diff --git a/(.+?) b/(.+)", chunk)
-        assert m, chunk[:80]
-        path = m.group(2)
-        status = (
-            "A" if "\nnew file mode" in chunk else "D" if "\ndeleted file mode" in chunk else "M"
-        )
-        new_content = None
-        if status == "A":
-            lines = [
-                ln[1:]
-                for ln in chunk.splitlines()
-                if ln.startswith("+") and not ln.startswith("+++ ")
-            ]
-            new_content = "\n".join(lines) + "\n"
-        files.append({"path": path, "status": status, "oldPath": None, "oldContent": None,
-                      "newContent": new_content, "diff": chunk, "binary": False})
-    return files
-
-
-def load_rules(rules: str) -> list[dict[str, Any]]:
-    from ruamel.yaml import YAML
-
-    rules = os.path.abspath(rules)
-    out = []
-    for name in sorted(os.listdir(rules)):
-        path = os.path.join(rules, name, "rule.yaml")
-        if name.startswith("_") or not os.path.isfile(path):
-            continue
-        data = YAML(typ="safe").load(open(path, encoding="utf-8"))
-        if "ci" not in (data.get("on") or ["stop", "ci"]):
-            continue
-        for c in data["checks"]:
-            if "script" in c:
-                out.append(
-                    {
-                        "id": name,
-                        "dir": os.path.join(rules, name),
-                        "script": c["script"],
-                        "check": c.get("id", "check-1"),
-                        "paths": data.get("paths") or [],
-                        "exclude": data.get("exclude") or [],
-                        "description": data["description"],
-                    }
-                )
-    return out
-
-
-def admitted(path: str, rule: dict[str, Any]) -> bool:
-    from slopjudge import pathglob
-
-    if rule["paths"] and not pathglob.match_any(rule["paths"], path):
-        return False
-    return not pathglob.match_any(rule["exclude"], path)
-
-
-def run_local(diff_path: str, rules: str) -> tuple[bool, list[str], str]:
-    files = split_diff(open(diff_path, encoding="utf-8").read())
-    fired, errors = [], []
-    for rule in load_rules(rules):
-        mine = [f for f in files if admitted(f["path"], rule)]
-        if not mine:
-            continue
-        payload = {
-            "event": {
-                "kind": "ci",
-                "tool_name": None,
-                "tool_input": None,
-                "session_id": None,
-                "transcript_path": None,
-                "cwd": None,
-            },
-            "rule": {"id": rule["id"], "dir": rule["dir"], "description": rule["description"]},
-            "check": {"id": rule["check"]},
-            "workspace": ROOT,
-            "changeset": {
-                "base": None,
-                "head": None,
-                "commits": [],
-                "files": mine,
-                "others": [
-                    {"path": f["path"], "status": f["status"]} for f in files if f not in mine
-                ],
-            },
-            "change": "".join(f["diff"] for f in mine),
-        }
-        proc = subprocess.run(
-            [os.path.join(rule["dir"], rule["script"])],
-            input=json.dumps(payload),
-            cwd=rule["dir"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if proc.returncode == 1:
-            fired.append(f'{rule["id"]}/{rule["check"]}')
-        elif proc.returncode != 0:
-            errors.append(f'{rule["id"]}: exit {proc.returncode}: {proc.stdout.strip()[:200]}')
-    return bool(fired or errors), fired, "; ".join(errors)
-
-
-# ----------------------------------------------------------------------------- scoring
-
-
 def naive_refuses(diff_text: str) -> bool:
     return any(NAIVE.search(ln[1:]) for ln in diff_text.splitlines()
                if ln.startswith("+") and not ln.startswith("+++"))
@@ -235,9 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rules", default=RULES)
     ap.add_argument("--corpus", default=CORPUS)
-    ap.add_argument(
-        "--local", action="store_true", help="run the scripts directly instead of through the CLI"
-    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
@@ -245,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     labels: dict[str, dict[str, Any]] = json.load(
         open(os.path.join(args.corpus, "labels.json"), encoding="utf-8")
     )
-    use_cli = not args.local and os.path.isfile(os.path.join(ROOT, "slopjudge", "cli.py"))
-    runner = run_cli if use_cli else run_local
+    runner = run_cli
     names = sorted(labels)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = pool.map(lambda n: runner(os.path.join(args.corpus, n), args.rules), names)
@@ -261,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
-        how = "slopjudge run --dry-run" if use_cli else "scripts run directly"
+        how = "slopjudge run --dry-run"
         print(f"slop corpus: {len(names)} diffs ({how})")
         c = figures["pack"]["counts"]
         print(f"  {c['slop']} slop ({c['mechanical']} mechanically detectable), {c['clean']} clean "
