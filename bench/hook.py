@@ -69,10 +69,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--files", type=int, default=10_000)
     args = parser.parse_args()
-    base_py = [sys.executable, "-c", "pass"]
     env = bench_env()
     with tempfile.TemporaryDirectory(prefix="slopjudge-bench-") as root:
         bin_dir = regular_install(root)
+        # The baseline is the interpreter the hook runs on, in the same venv: a
+        # bare start of it. The bench's own interpreter may carry an editable
+        # install's import finder, which makes its start two to three times slower.
+        base_py = [os.path.join(bin_dir, "python"), "-c", "pass"]
         sj = os.path.join(bin_dir, "slopjudge")
         ws = init_repo(bin_dir, os.path.join(root, "repo"))
         hook = [sj, "hook", "pre-tool"]
