@@ -286,13 +286,13 @@ def test_a_rule_disabled_in_config_is_not_converted(ws: Path) -> None:
 ])
 def test_gate_events(tmp_path: Path, trigger: str, on: str, tools: str | None,
                      fatal_note: str | None) -> None:
-    from slopjudge.commands.import_sloprail import convert_gate
+    from slopjudge.commands.import_sloprail import convert
 
     folder = tmp_path / "gate" / "g"
     folder.mkdir(parents=True)
     executable(folder / "ok.sh", "#!/bin/sh\nexit 0\n")
     (folder / "gate.yaml").write_text(f"on: [{trigger}]\nchecks:\n  - script: ./ok.sh\n")
-    conv = convert_gate(str(folder), "g", ".sloprail")
+    conv = convert("gate", str(folder), "g", ".sloprail")
     notes = [f"{n.where}: {n.text}" for n in conv.notes]
     assert conv.fatal == (fatal_note is not None), notes
     if fatal_note is not None:

@@ -18,9 +18,9 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail
@@ -341,32 +341,57 @@ def _header(description: str, source: str) -> list[str]:
     ]
 
 
-def _open_rule(folder: str, nature: str, name: str,
-               shown_root: str) -> tuple[Converted, _Reader, str, Any]:
-    """A file-guard's or gate's conversion begun: its result, the reader of its YAML, the
-    folder as shown in notes, and the YAML's mapping (None when unreadable: noted, fatal)."""
+def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
+    """One file-guard's or gate's conversion: its YAML read (unreadable: noted, fatal),
+    then the converter of its nature."""
     conv = Converted(f"{nature}/{name}")
     rel_dir = f"{shown_root}/{nature}/{name}"
     reader = _Reader(os.path.join(folder, f"{nature}.yaml"), f"{rel_dir}/{nature}.yaml")
-    return conv, reader, rel_dir, _load(reader, conv)
+    data = _load(reader, conv)
+    if data is not None:
+        _CONVERTERS[nature](_Opened(conv, reader, rel_dir, data, folder, name))
+    return conv
 
 
-def _add_paths(found: Sequence[list[tuple[str, str | None]] | None], paths: list[str],
-               exclude: list[str]) -> None:
-    """The ``paths`` and ``exclude`` of converted path tests (each a list of pairs)."""
-    for f in found:
-        for inc, exc in f or []:
-            paths.append(inc)
-            if exc:
-                exclude.append(exc)
+class _Opened(NamedTuple):
+    """A declaration being converted: its result, YAML reader, folder as shown, mapping."""
+
+    conv: Converted
+    reader: _Reader
+    rel_dir: str
+    data: Any
+    folder: str
+    name: str
 
 
-def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
-    conv, reader, rel_dir, data = _open_rule(folder, "file-guard", name, shown_root)
-    if data is None:
-        return conv
-    paths: list[str] = []
-    exclude: list[str] = []
+class _Selection:
+    """The ``paths`` and ``exclude`` a conversion builds from sloprail path tests."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.exclude: list[str] = []
+
+    def add(self, include: str, exclude: str | None) -> None:
+        self.paths.append(include)
+        if exclude:
+            self.exclude.append(exclude)
+
+    def add_all(self, found: Sequence[list[tuple[str, str | None]] | None]) -> None:
+        for f in found:
+            for inc, exc in f or []:
+                self.add(inc, exc)
+
+    def yaml_lines(self, exclude_note: str | None = None) -> list[str]:
+        lines = [f"paths: {_yaml_list(self.paths)}"] if self.paths else []
+        if self.exclude:
+            lines += [f"# {exclude_note}"] if exclude_note else []
+            lines.append(f"exclude: {_yaml_list(self.exclude)}")
+        return lines
+
+
+def _file_guard(o: _Opened) -> None:
+    conv, reader, data = o.conv, o.reader, o.data
+    sel = _Selection()
     match = data.get("match")
     if match is None or str(match).strip() == "":
         conv.notes.append(Note(reader.at(data), "no match: every file"))
@@ -379,9 +404,7 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
                           "`**` inside a name or a backslash, which slopjudge "
                           "globs read differently")
             else:
-                paths.append(g[0])
-                if g[1]:
-                    exclude.append(g[1])
+                sel.add(*g)
         else:
             terms = _terms(text)
             found = [_path_test(t, "path") for t in terms] if terms else [None]
@@ -390,7 +413,7 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
                           "match expression (markers, contexts, trailers, and/not, "
                           "regexes) that slopjudge's paths cannot express")
             else:
-                _add_paths(found, paths, exclude)
+                sel.add_all(found)
     deletions = str(data.get("deletions") or "skip")
     if deletions == "only":
         conv.fail(reader.at(data, "deletions"), "deletions: only: slopjudge "
@@ -406,32 +429,25 @@ def convert_file_guard(folder: str, name: str, shown_root: str) -> Converted:
             conv.notes.append(Note(reader.at(data, key), f"{key}: has no slopjudge meaning; "
                                    "left out"))
     _require_notes(reader, data, conv)
-    checks = _convert_checks(conv, reader, data, folder, rel_dir, each_file=True)
+    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir, each_file=True)
     if not checks:
         conv.fail(reader.at(data), "no check converted")
-    lines = _header(f"sloprail file-guard {name}", conv.source + "/file-guard.yaml")
+    lines = _header(f"sloprail file-guard {o.name}", conv.source + "/file-guard.yaml")
     lines.append("on: [stop, ci]")
-    if paths:
-        lines.append(f"paths: {_yaml_list(paths)}")
-    if exclude:
-        lines.append("# sloprail matched whole file paths: a folder matching is not enough.")
-        lines.append(f"exclude: {_yaml_list(exclude)}")
+    lines += sel.yaml_lines("sloprail matched whole file paths: a folder matching is not "
+                            "enough.")
     lines.append("checks:")
     conv.yaml = "\n".join(lines + checks) + "\n"
-    return conv
 
 
 _FILE_EVENTS = {"PreFileCreate", "PreFileUpdate", "PreFileWrite"}
 
 
-def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
-    conv, reader, rel_dir, data = _open_rule(folder, "gate", name, shown_root)
-    if data is None:
-        return conv
+def _gate(o: _Opened) -> None:
+    conv, reader, data = o.conv, o.reader, o.data
     on: list[str] = []
     tools: list[str] = []
-    paths: list[str] = []
-    exclude: list[str] = []
+    sel = _Selection()
     any_file_without_match = False
     file_only = True
     triggers = data.get("on") or []
@@ -460,7 +476,7 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
                 conv.fail(reader.at(trig, "match"), f"match `{match}`: a sloprail "
                           "match expression slopjudge's paths cannot express")
                 continue
-            _add_paths(found, paths, exclude)
+            sel.add_all(found)
         elif event == "PreCommandInvoke":
             file_only = False
             on.append("pre-tool")
@@ -492,23 +508,22 @@ def convert_gate(folder: str, name: str, shown_root: str) -> Converted:
         conv.notes.append(Note(reader.at(data, "enabled"), "enabled: false: slopjudge has no "
                                "off-by-default rules; the converted rule is on"))
     _require_notes(reader, data, conv)
-    checks = _convert_checks(conv, reader, data, folder, rel_dir,
+    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
                              each_file=file_only and bool(on))
     if not checks:
         conv.fail(reader.at(data), "no check converted")
     if any_file_without_match:
-        paths, exclude = [], []
-    lines = _header(f"sloprail gate {name}", conv.source + "/gate.yaml")
+        sel = _Selection()
+    lines = _header(f"sloprail gate {o.name}", conv.source + "/gate.yaml")
     lines.append(f"on: {_yaml_list(sorted(set(on)))}")
     if tools and "*" not in tools:
         lines.append(f"tools: {_yaml_list(tools)}")
-    if paths:
-        lines.append(f"paths: {_yaml_list(paths)}")
-    if exclude:
-        lines.append(f"exclude: {_yaml_list(exclude)}")
+    lines += sel.yaml_lines()
     lines.append("checks:")
     conv.yaml = "\n".join(lines + checks) + "\n"
-    return conv
+
+
+_CONVERTERS: dict[str, Callable[[_Opened], None]] = {"file-guard": _file_guard, "gate": _gate}
 
 
 def _load(reader: _Reader, conv: Converted) -> Any:
@@ -554,8 +569,8 @@ def discover(root: str, shown_root: str) -> list[Converted]:
     """Every sloprail declaration under ``root``, converted or named as not convertible."""
     out: list[Converted] = []
     disabled = _disabled(root, shown_root)
-    for nature, yaml_name, convert in (("file-guard", "file-guard.yaml", convert_file_guard),
-                                       ("gate", "gate.yaml", convert_gate)):
+    for nature in _CONVERTERS:
+        yaml_name = f"{nature}.yaml"
         base = os.path.join(root, nature)
         if not os.path.isdir(base):
             continue
@@ -583,7 +598,7 @@ def discover(root: str, shown_root: str) -> list[Converted]:
                                        "disabled in config.yaml: not converted"))
                 out.append(conv)
                 continue
-            out.append(convert(folder, name, shown_root))
+            out.append(convert(nature, folder, name, shown_root))
     for nature, why in (("context", "a context (a scope a session enters and leaves): "
                                     "slopjudge has no contexts"),
                         ("guardrails", "a legacy GUARDRAIL.md rule: convert it by hand")):
