@@ -56,14 +56,10 @@ class Verdict:
 HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
 
 
-def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[Any, str]:
+def _changeset(settings: Any, session_id: str | None) -> tuple[Any, str]:
     """The session's change and a note on what it compares (empty when the baseline is used)."""
-    workspace = settings.workspace
-    baseline = state.load_baseline(settings.state_dir, session_id)
-    if baseline is not None:
-        head = changeset.snapshot_worktree(workspace)
-        return changeset.from_trees(workspace, baseline["tree"], head, head_is_tree=True), ""
-    return changeset.from_working_tree(workspace, base="HEAD"), HEAD_NOTE
+    cs, tree = backstop.session_changeset(settings, session_id)
+    return cs, "" if tree is not None else HEAD_NOTE
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
@@ -106,7 +102,6 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
           session: tuple[Any, bool] | None = None) -> Verdict:
     """What this stop finds. ``session``: the changeset the backstop read and whether it
     ran from the recorded baseline; without it, it is read here."""
-    from slopjudge.changes import changeset
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules
@@ -118,7 +113,7 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
     if session is not None:
         cs, compared = session[0], "" if session[1] else HEAD_NOTE
     else:
-        cs, compared = _changeset(changeset, settings, event.session_id)
+        cs, compared = _changeset(settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
         options = options_from_settings(settings)
