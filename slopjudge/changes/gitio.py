@@ -33,7 +33,7 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
 
     argv = ["git", "-c", "core.quotepath=false", "-c", "color.ui=false", *args]
     res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
-              max_output=_UNLIMITED)
+              max_output=_UNLIMITED, registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
         raise ChangesetError(f"cannot run git: {res.start_error}")
     if res.timed_out:
@@ -303,17 +303,27 @@ def _unhide(top: str, env: dict[str, str], listing: bytes) -> None:
                  input=b"\0".join(paths) + b"\0")
 
 
+_BACKGROUND = threading.local()  # in a Background's thread: the registry of its git calls
+
+
 class Background(Generic[T]):
     """A git read run in a thread while this one runs another, so the two calls'
-    start-up and wait overlap (a Stop or a CI run pays for each git call in a row)."""
+    start-up and wait overlap (a Stop or a CI run pays for each git call in a row).
+
+    Interrupted while waiting for it (Ctrl-C, SIGTERM), the git it runs is killed, as
+    it would be were it read in this thread."""
 
     def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        from slopjudge.checks.procs import Registry
+
         self._value: T | None = None
         self._error: BaseException | None = None
+        self._registry = Registry()
         self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
         self._thread.start()
 
     def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        _BACKGROUND.registry = self._registry
         try:
             self._value = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
@@ -321,11 +331,17 @@ class Background(Generic[T]):
 
     def wait(self) -> None:
         """Until it is done (its git process too), whatever it answered."""
-        self._thread.join()
+        try:
+            self._thread.join()
+        except BaseException:
+            import signal
+
+            self._registry.signal_all(signal.SIGKILL)
+            raise
 
     def result(self) -> T:
         """Its answer, or what it raised, raised here."""
-        self._thread.join()
+        self.wait()
         if self._error is not None:
             raise self._error
         return cast(T, self._value)
