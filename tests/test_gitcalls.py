@@ -182,3 +182,29 @@ def test_a_failed_read_in_the_background_is_raised_where_asked() -> None:
     with pytest.raises(cs.ChangesetError, match="no such thing"):
         job.result()
     assert gitio.Background(lambda x: x + 1, 41).result() == 42
+
+
+def test_an_interrupt_while_waiting_kills_the_git_read(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    r = init(tmp_path / "i")
+    # A git call that does not end by itself: an alias running a shell.
+    job = gitio.Background(gitio.git, str(r), ["-c", "alias.wait=!sleep 30", "wait"])
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            job.result()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert job.wait(timeout=10)  # its git (and the shell under it) was killed
+    assert time.monotonic() - started < 10
+    with pytest.raises(cs.ChangesetError, match="exited with -9"):
+        job.result()  # and it reads as a git that did not finish

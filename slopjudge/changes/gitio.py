@@ -319,8 +319,10 @@ class Background(Generic[T]):
         self._value: T | None = None
         self._error: BaseException | None = None
         self._registry = Registry()
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
+        # An event, not Thread.join: a join cut short by a signal leaves the thread
+        # marked as ended while it runs on (CPython 3.11).
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(fn, args), daemon=True).start()
 
     def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
         _BACKGROUND.registry = self._registry
@@ -328,11 +330,14 @@ class Background(Generic[T]):
             self._value = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
             self._error = exc
+        finally:
+            self._done.set()
 
-    def wait(self) -> None:
-        """Until it is done (its git process too), whatever it answered."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until it is done (its git process too), whatever it answered; False when
+        ``timeout`` seconds passed first."""
         try:
-            self._thread.join()
+            return self._done.wait(timeout)
         except BaseException:
             import signal
 
