@@ -165,11 +165,12 @@ _RUN_IMPORTS = ("slopjudge.loading.graph", "slopjudge.payload", "slopjudge.recor
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 
-def import_ahead(kinds: Iterable[str] = ("script", "judge")) -> None:
-    """Import now what :func:`run` will, for checks of ``kinds``: a caller does it while
-    git reads the change, so the two overlap. Only slopjudge's own code (and its
-    libraries) is imported, never a rule's. A module that fails to import here is left
-    alone: it fails again where it always did."""
+def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = ()) -> None:
+    """Import now what :func:`run` will, for checks of ``kinds``, and compile the path
+    patterns of ``rules``: a caller does it while git reads the change, so the two
+    overlap. Only slopjudge's own code (and its libraries) is imported, never a rule's.
+    A module that fails to import here is left alone: it fails again where it always
+    did."""
     import importlib
     import sys
 
@@ -182,6 +183,14 @@ def import_ahead(kinds: Iterable[str] = ("script", "judge")) -> None:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
+                continue
+        from slopjudge.pathglob import matcher
+
+        for rule in rules:  # as the split asks for them (cached per pattern list)
+            try:
+                matcher(tuple(rule.paths))
+                matcher(tuple(rule.exclude))
+            except Exception:  # noqa: BLE001, S112 - the split meets it again
                 continue
     finally:
         sys.setswitchinterval(interval)

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     rules = applicable_rules(rules, event)
     reading = Background(changeset_from_args, args, settings.workspace)
     # While git reads the change. A judge's code waits until a judge has files to judge.
-    engine.import_ahead(("script",))
+    engine.import_ahead(("script",), rules)
     try:
         changeset = reading.result()
     except (cs.ChangesetError, OSError) as exc:
