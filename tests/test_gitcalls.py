@@ -57,15 +57,16 @@ def same(a: Any, b: Any) -> None:
 
 
 def two_branches(tmp_path: Path) -> tuple[Path, str, str, str]:
+    """One commit, then a commit on ``feature`` from it and one on ``main``: the
+    repository and the first commit's, main's and feature's ids."""
     r = init(tmp_path / "r")
-    write(r, "a.txt", "a\n")
-    first = commit(r, "one")
-    git(r, "checkout", "-q", "-b", "feature")
-    write(r, "feature.txt", "f\n")
-    feature = commit(r, "feature work")
-    git(r, "checkout", "-q", "main")
-    write(r, "main-only.txt", "m\n")
-    main = commit(r, "main moved on")
+    made = []
+    for branch, name in (("main", "a.txt"), ("feature", "feature.txt"), ("main", "main.txt")):
+        if made:  # the first commit starts main
+            git(r, "checkout", "-q", *(["-b", branch] if branch == "feature" else [branch]))
+        write(r, name, f"{name}\n")
+        made.append(commit(r, f"{branch}: {name}"))
+    first, feature, main = made
     return r, first, main, feature
 
 
@@ -74,7 +75,7 @@ def test_a_range_is_four_git_calls(tmp_path: Path, calls: list[list[str]]) -> No
     c = cs.from_git_range(str(r), main, feature)
     assert sorted(command(a) for a in calls) == ["cat-file", "diff", "log", "rev-parse"]
     assert c.base == first and c.head == feature
-    assert [x.subject for x in c.commits] == ["feature work"]
+    assert [x.subject for x in c.commits] == ["feature: feature.txt"]
 
 
 def test_a_session_change_is_six_git_calls(tmp_path: Path, calls: list[list[str]]) -> None:
@@ -161,9 +162,7 @@ def test_a_baseline_git_does_not_know_is_an_error(tmp_path: Path) -> None:
 
 def test_working_tree_and_index_read_as_step_by_step(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    r = init(tmp_path / "w")
-    write(r, "a.txt", "a\n")
-    commit(r, "one")
+    r, _first, _main, _feature = two_branches(tmp_path)
     write(r, "a.txt", "staged\n")
     git(r, "add", "a.txt")
     write(r, "b.txt", "untracked\n")
