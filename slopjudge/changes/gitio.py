@@ -339,10 +339,14 @@ class Background(Generic[T]):
         try:
             return self._done.wait(timeout)
         except BaseException:
-            import signal
-
-            self._registry.signal_all(signal.SIGKILL)
+            self.kill()
             raise
+
+    def kill(self) -> None:
+        """Kill the git it runs now (it then fails, as a killed git does)."""
+        import signal
+
+        self._registry.signal_all(signal.SIGKILL)
 
     def result(self) -> T:
         """Its answer, or what it raised, raised here."""

@@ -121,8 +121,12 @@ def run(args: argparse.Namespace) -> int:
     event = Event(kind=args.event, cwd=os.getcwd())
     rules = applicable_rules(rules, event)
     reading = Background(changeset_from_args, args, settings.workspace)
-    # While git reads the change. A judge's code waits until a judge has files to judge.
-    engine.import_ahead(("script",), rules)
+    try:
+        # While git reads the change. A judge's code waits until a judge has files to judge.
+        engine.import_ahead(("script",), rules)
+    except BaseException:  # Ctrl-C, SIGTERM: the git being read goes too
+        reading.kill()
+        raise
     try:
         changeset = reading.result()
     except (cs.ChangesetError, OSError) as exc:
