@@ -90,7 +90,7 @@ def _remember_toplevel(workspace: str, top: str, index: str) -> tuple[str, str]:
 def plain_rev(rev: str) -> bool:
     """A revision that reads one way only, alone or as a side of ``A...B`` (no range,
     no path, no option): one :func:`rev_parse` may ask about it."""
-    return bool(rev) and not rev.startswith("-") and not any(
+    return bool(rev) and not rev.startswith(("-", "^")) and not any(
         bad in rev for bad in ("..", ":", "\n", " ", "\t", "\r"))
 
 
