@@ -54,10 +54,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    base_py = [sys.executable, "-c", "pass"]
     env = bench_env()
     with tempfile.TemporaryDirectory(prefix="slopjudge-bench-stop-") as root:
         bin_dir = regular_install(root)
+        # As bench/hook.py: a bare start of the interpreter the hook runs on.
+        base_py = [os.path.join(bin_dir, "python"), "-c", "pass"]
         sj = os.path.join(bin_dir, "slopjudge")
         template = init_repo(bin_dir, os.path.join(root, "template"))
         mock = os.path.join(root, "mock-judge.sh")

@@ -37,6 +37,7 @@ __all__ = [
     "from_working_tree",
     "snapshot_worktree",
     "from_trees",
+    "from_tree_to_worktree",
     "from_proposed_edit",
     "from_proposed_edits",
     "ignored_paths",
@@ -127,6 +128,20 @@ def from_trees(workspace: str, base_tree: str, head_tree: str, *,
     return Changeset(base=base_tree, head=head_tree, commits=[], files=files)
 
 
+def from_tree_to_worktree(workspace: str, base_tree: str) -> Changeset:
+    """The change from ``base_tree`` (a session's baseline) to the work tree now,
+    untracked files included, ``.gitignore`` respected: :func:`from_trees` from it to
+    :func:`snapshot_worktree`, with the work tree's top and the base asked of git in
+    one call."""
+    known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
+        if gitio.plain_rev(base_tree) else None
+    snap = gitio.snapshot_worktree(workspace)
+    if known is None or len(known) != 1:  # asked again one by one, for git's own complaint
+        return from_trees(workspace, base_tree, snap, head_is_tree=True)
+    files = _changeset_from_git_diff(workspace, [known[0], snap])
+    return Changeset(base=base_tree, head=snap, commits=[], files=files)
+
+
 def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
     """Commits ``base..head`` (oldest first) and their change.
 
@@ -134,7 +149,19 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
     base...head`` does), so changes made on ``base`` after the branch point do
     not show up reversed; when ``base`` is an ancestor of ``head`` that is
     ``base`` itself. ``Changeset.base`` is that commit.
+
+    One ``git rev-parse base...head`` names the top, both commits and their merge
+    base; the commit list is read while the diff is.
     """
+    known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"]) \
+        if gitio.plain_rev(base) and gitio.plain_rev(head) else None
+    # "<head>\n<base>\n^<merge base>..." (no merge base line: unrelated histories)
+    # Two merge bases or more: `git merge-base` picks one, asked below.
+    if known is not None and len(known) in (2, 3) and "^" not in known[0] + known[1] \
+            and all(len(mb) > 1 and mb[0] == "^" for mb in known[2:]):
+        head_sha, base_sha = known[0], known[1]
+        start = known[2][1:] if len(known) == 3 else base_sha
+        return _range_change(workspace, start, base_sha, head_sha)
     gitio.toplevel(workspace)
     head_sha = gitio.resolve(workspace, head)
     try:
@@ -147,19 +174,29 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
         return Changeset(base=tree, head=head_sha, files=files,
                          commits=gitio.commits(workspace, head_sha))
     mb = decode(gitio.git(workspace, ["merge-base", base_sha, head_sha], ok=(0, 1))).split()
-    start = mb[0] if mb else base_sha
-    files = _changeset_from_git_diff(workspace, [start, head_sha])
-    return Changeset(base=start, head=head_sha, files=files,
-                     commits=gitio.commits(workspace, f"{base_sha}..{head_sha}"))
+    return _range_change(workspace, mb[0] if mb else base_sha, base_sha, head_sha)
+
+
+def _range_change(workspace: str, start: str, base_sha: str, head_sha: str) -> Changeset:
+    commits = gitio.Background(gitio.commits, workspace, f"{base_sha}..{head_sha}")
+    try:
+        files = _changeset_from_git_diff(workspace, [start, head_sha])
+    finally:
+        commits.wait()  # a failed diff still lets the log finish first: no git left running
+    return Changeset(base=start, head=head_sha, files=files, commits=commits.result())
 
 
 def from_staged(workspace: str) -> Changeset:
     """HEAD (the empty tree on an unborn branch) -> the index."""
-    gitio.toplevel(workspace)
-    try:
-        base = gitio.resolve(workspace, "HEAD")
-    except ChangesetError:
-        base = gitio.empty_tree(workspace)
+    known = gitio.rev_parse(workspace, ["HEAD^{commit}"])
+    if known is not None and len(known) == 1:
+        base = known[0]
+    else:
+        gitio.toplevel(workspace)
+        try:
+            base = gitio.resolve(workspace, "HEAD")
+        except ChangesetError:
+            base = gitio.empty_tree(workspace)
     files = _changeset_from_git_diff(workspace, ["--cached", base])
     return Changeset(base=base, head=None, commits=[], files=files)
 
@@ -167,12 +204,17 @@ def from_staged(workspace: str) -> Changeset:
 def from_working_tree(workspace: str, base: str = "HEAD") -> Changeset:
     """``base`` (a commit or tree id; HEAD of an unborn branch is the empty
     tree) -> the work tree, untracked files included, .gitignore respected."""
-    gitio.toplevel(workspace)
-    base_tree = gitio.head_tree(workspace, base)
-    try:
-        base_id = gitio.resolve(workspace, base, "commit")
-    except ChangesetError:
-        base_id = base_tree
+    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
+        if gitio.plain_rev(base) else None
+    if known is not None and len(known) == 2:
+        base_tree, base_id = known
+    else:
+        gitio.toplevel(workspace)
+        base_tree = gitio.head_tree(workspace, base)
+        try:
+            base_id = gitio.resolve(workspace, base, "commit")
+        except ChangesetError:
+            base_id = base_tree
     snap = gitio.snapshot_worktree(workspace)
     files = _changeset_from_git_diff(workspace, [base_tree, snap])
     return Changeset(base=base_id, head=None, commits=[], files=files)

@@ -11,10 +11,17 @@ means is :mod:`slopjudge.changes.gitraw`'s job; which sources exist,
 from __future__ import annotations
 
 import os
+import threading
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
 from slopjudge.model import Commit
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
 
 _UNLIMITED = 1 << 62  # git output must never be cut short silently
 _GIT_TIMEOUT_S = 600.0
@@ -26,7 +33,7 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
 
     argv = ["git", "-c", "core.quotepath=false", "-c", "color.ui=false", *args]
     res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
-              max_output=_UNLIMITED)
+              max_output=_UNLIMITED, registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
         raise ChangesetError(f"cannot run git: {res.start_error}")
     if res.timed_out:
@@ -71,10 +78,42 @@ def _ask_toplevel(workspace: str) -> tuple[str, str]:
     top = answer[0].strip() if len(answer) >= 3 else ""  # "<top>\n<index>\n"
     if not top:  # inside .git or a bare repository
         raise ChangesetError(f"not a git work tree: {workspace}")
-    index = answer[1].rstrip("\r")
+    return _remember_toplevel(workspace, top, answer[1].rstrip("\r"))
+
+
+def _remember_toplevel(workspace: str, top: str, index: str) -> tuple[str, str]:
     index = index if os.path.isabs(index) else os.path.join(workspace, index)
     _TOPLEVELS[workspace] = (top, index)
     return top, index
+
+
+def plain_rev(rev: str) -> bool:
+    """A revision that reads one way only, alone or as a side of ``A...B`` (no range,
+    no path, no option): one :func:`rev_parse` may ask about it."""
+    return bool(rev) and not rev.startswith(("-", "^")) and not any(
+        bad in rev for bad in ("..", ":", "\n", " ", "\t", "\r"))
+
+
+def rev_parse(workspace: str, revs: list[str]) -> list[str] | None:
+    """``git rev-parse revs``'s lines, asked in the same git call as the work tree's
+    top (which :func:`toplevel` then knows): one call where a change's source would
+    make two to four.
+
+    None when git does not answer plainly (a revision it does not know, a range, no
+    repository): the caller then asks step by step, and git's complaint reads as
+    it always did."""
+    if not revs or any(r.startswith("-") or "\n" in r for r in revs) \
+            or not os.path.isdir(workspace):
+        return None
+    try:
+        out = git(workspace, ["rev-parse", "--show-toplevel", "--git-path", "index", *revs])
+    except ChangesetError:
+        return None
+    answer = decode(out).split("\n")
+    if len(answer) < 3 + len(revs) or answer[-1] != "" or not answer[0].strip():
+        return None
+    _remember_toplevel(workspace, answer[0].strip(), answer[1].rstrip("\r"))
+    return [line.strip() for line in answer[2:-1]]
 
 
 def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
@@ -262,3 +301,56 @@ def _unhide(top: str, env: dict[str, str], listing: bytes) -> None:
         if paths:
             git(top, ["update-index", flag, "-z", "--stdin"], env=env,
                  input=b"\0".join(paths) + b"\0")
+
+
+_BACKGROUND = threading.local()  # in a Background's thread: the registry of its git calls
+
+
+class Background(Generic[T]):
+    """A git read run in a thread while this one runs another, so the two calls'
+    start-up and wait overlap (a Stop or a CI run pays for each git call in a row).
+
+    Interrupted while waiting for it (Ctrl-C, SIGTERM), the git it runs is killed, as
+    it would be were it read in this thread."""
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        from slopjudge.checks.procs import Registry
+
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._registry = Registry()
+        # An event, not Thread.join: a join cut short by a signal leaves the thread
+        # marked as ended while it runs on (CPython 3.11).
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(fn, args), daemon=True).start()
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        _BACKGROUND.registry = self._registry
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until it is done (its git process too), whatever it answered; False when
+        ``timeout`` seconds passed first."""
+        try:
+            return self._done.wait(timeout)
+        except BaseException:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        """Kill the git it runs now (it then fails, as a killed git does)."""
+        import signal
+
+        self._registry.signal_all(signal.SIGKILL)
+
+    def result(self) -> T:
+        """Its answer, or what it raised, raised here."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return cast(T, self._value)

@@ -9,7 +9,7 @@ kinds and the event log are imported when a check actually runs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from slopjudge.checks import CHECK_KINDS
@@ -156,3 +156,41 @@ def stop_running(futures: list[Any], grace: float = 2.0,
                 break  # a thread stuck outside a child process: give up waiting on it
             sig = signal.SIGKILL
             deadline = time.monotonic() + grace
+
+
+# What run() and each check kind import when they first run (slopjudge's own modules).
+_RUN_IMPORTS = ("slopjudge.loading.graph", "slopjudge.payload", "slopjudge.records.record",
+                "slopjudge.checks.procs", "slopjudge.judging.budget", "concurrent.futures",
+                "unidiff.patch")
+_KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
+
+
+def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = ()) -> None:
+    """Import now what :func:`run` will, for checks of ``kinds``, and compile the path
+    patterns of ``rules``: a caller does it while git reads the change, so the two
+    overlap. Only slopjudge's own code (and its libraries) is imported, never a rule's.
+    A module that fails to import here is left alone: it fails again where it always
+    did."""
+    import importlib
+    import sys
+
+    # The thread reading git needs the interpreter lock for a moment between its
+    # calls: imports hold it for up to the switch interval (5 ms) at a time.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0002))
+    try:
+        for name in (*_RUN_IMPORTS, *(m for k in kinds for m in _KIND_IMPORTS.get(k, ()))):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S112 - see the docstring
+                continue
+        from slopjudge.pathglob import matcher
+
+        for rule in rules:  # as the split asks for them (cached per pattern list)
+            try:
+                matcher(tuple(rule.paths))
+                matcher(tuple(rule.exclude))
+            except Exception:  # noqa: BLE001, S112 - the split meets it again
+                continue
+    finally:
+        sys.setswitchinterval(interval)

@@ -81,6 +81,7 @@ def parse_writes(values: list[str]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     from slopjudge import report
     from slopjudge.changes import changeset as cs
+    from slopjudge.changes.gitio import Background
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules, select_rules
@@ -119,8 +120,15 @@ def run(args: argparse.Namespace) -> int:
 
     event = Event(kind=args.event, cwd=os.getcwd())
     rules = applicable_rules(rules, event)
+    reading = Background(changeset_from_args, args, settings.workspace)
     try:
-        changeset = changeset_from_args(args, settings.workspace)
+        # While git reads the change. A judge's code waits until a judge has files to judge.
+        engine.import_ahead(("script",), rules)
+    except BaseException:  # Ctrl-C, SIGTERM: the git being read goes too
+        reading.kill()
+        raise
+    try:
+        changeset = reading.result()
     except (cs.ChangesetError, OSError) as exc:
         return fail(str(exc))
 

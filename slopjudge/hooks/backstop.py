@@ -133,35 +133,44 @@ def check(settings: Any, session_id: str | None) -> str | None:
     return check_session(settings, session_id)[0]
 
 
+def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str | None]:
+    """The session's change and the baseline tree it runs from; without a recorded
+    baseline, the change from HEAD and None."""
+    from slopjudge.changes import changeset
+
+    baseline = state.load_baseline(settings.state_dir, session_id)
+    if baseline is None:
+        return changeset.from_working_tree(settings.workspace, base="HEAD"), None
+    tree = baseline["tree"]
+    return changeset.from_tree_to_worktree(settings.workspace, tree), tree
+
+
 def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
     """:func:`check`'s answer, plus the session's changeset it compared (None when it
     could not be read) and whether that ran from a recorded baseline (else from HEAD).
 
     The Stop hook judges that same changeset: one snapshot of the work tree per stop.
     """
-    from slopjudge.changes import changeset
+    from slopjudge.changes.gitio import Background
 
+    # The ignored files are listed while the changeset is read: two git reads at once.
+    ignored = Background(ignored_files, settings)
     with common.fail_closed() as failure:
-        baseline = state.load_baseline(settings.state_dir, session_id)
-        ws = settings.workspace
-        if baseline is not None:
-            cs = changeset.from_trees(ws, baseline["tree"], changeset.snapshot_worktree(ws),
-                                      head_is_tree=True)
-            tree = baseline["tree"]
-        else:
-            cs = changeset.from_working_tree(ws, base="HEAD")
-            tree = None
+        try:
+            cs, tree = session_changeset(settings, session_id)
+        finally:
+            ignored.wait()
     if failure:
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
                 f"hook config) with the session baseline: {failure.why}. "
                 "A person must look at this."), None, False
     changes = changed_files(cs, settings)
     with common.fail_closed() as failure:
-        changes += ignored_files(settings)
+        changes += ignored.result()
     if failure:
         return ("slopjudge could not list the git-ignored files among the rules and templates: "
-                f"{failure.why}. A person must look at this."), cs, baseline is not None
-    return (message(changes, tree) if changes else None), cs, baseline is not None
+                f"{failure.why}. A person must look at this."), cs, tree is not None
+    return (message(changes, tree) if changes else None), cs, tree is not None
 
 
 def ignored_files(settings: Any) -> list[tuple[str, str]]:

@@ -19,10 +19,13 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import backstop, common, state
 from slopjudge.model import CheckResult, LoadError, Rule
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
@@ -56,14 +59,10 @@ class Verdict:
 HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
 
 
-def _changeset(changeset: Any, settings: Any, session_id: str | None) -> tuple[Any, str]:
+def _changeset(settings: Any, session_id: str | None) -> tuple[Any, str]:
     """The session's change and a note on what it compares (empty when the baseline is used)."""
-    workspace = settings.workspace
-    baseline = state.load_baseline(settings.state_dir, session_id)
-    if baseline is not None:
-        head = changeset.snapshot_worktree(workspace)
-        return changeset.from_trees(workspace, baseline["tree"], head, head_is_tree=True), ""
-    return changeset.from_working_tree(workspace, base="HEAD"), HEAD_NOTE
+    cs, tree = backstop.session_changeset(settings, session_id)
+    return cs, "" if tree is not None else HEAD_NOTE
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
@@ -102,11 +101,24 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
     return "\n".join(lines)
 
 
+def _run_frozen(run: Callable[..., list[CheckResult]], *args: Any,
+                **kwargs: Any) -> list[CheckResult]:
+    """``run(*args, **kwargs)`` with what this process holds now frozen for the collector:
+    a check forked from it turns its collector on, which then walks only what it
+    makes, not every object inherited (a walk that copies each page it touches)."""
+    import gc
+
+    gc.freeze()
+    try:
+        return run(*args, **kwargs)
+    finally:
+        gc.unfreeze()
+
+
 def judge(kind: str, payload: dict[str, Any], settings: Any,
           session: tuple[Any, bool] | None = None) -> Verdict:
     """What this stop finds. ``session``: the changeset the backstop read and whether it
     ran from the recorded baseline; without it, it is read here."""
-    from slopjudge.changes import changeset
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules
@@ -118,16 +130,28 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
     if session is not None:
         cs, compared = session[0], "" if session[1] else HEAD_NOTE
     else:
-        cs, compared = _changeset(changeset, settings, event.session_id)
+        cs, compared = _changeset(settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
         options = options_from_settings(settings)
-        results = engine.run(rules, event, cs, workspace=settings.workspace, options=options)
+        results = _run_frozen(engine.run, rules, event, cs, workspace=settings.workspace,
+                              options=options)
     return Verdict(
         refusals=common.refusals_of(results), errors=common.errors_of(results),
         broken=common.broken_rules(loaded.errors, settings.rules_dir, kind),
         rules=loaded.rules, compared=compared,
     )
+
+
+def _import_ahead() -> None:
+    """The judging code, imported while git reads the session's change (slopjudge's
+    own modules, not a rule's). Its import failing is judge()'s to report, as before."""
+    try:
+        from slopjudge.checks import engine
+
+        engine.import_ahead()
+    except Exception:  # noqa: BLE001, S110 - see the docstring
+        pass
 
 
 def counter_name(kind: str, payload: dict[str, Any]) -> str:
@@ -159,9 +183,13 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
         # The backstop runs first, before any rule's code is loaded into this
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
+        from slopjudge.changes.gitio import Background
+
         sid = (payload or {}).get("session_id")
-        protected, session_cs, from_baseline = backstop.check_session(
-            settings, sid if isinstance(sid, str) else None)
+        reading = Background(backstop.check_session, settings,
+                             sid if isinstance(sid, str) else None)
+        _import_ahead()
+        protected, session_cs, from_baseline = reading.result()
         verdict.protected = protected or ""
         # Rules a protected change may have rewritten are not run: their verdict
         # would be the agent's.
