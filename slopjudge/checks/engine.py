@@ -50,6 +50,7 @@ def run(
     wanted = shard_checks(rules, *options.shard) if options.shard else None
     processes: Registry | None = None  # this run's children only; made when a check runs
     split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
+    encoded_files: dict[Any, Any] = {}  # and each file entry is serialised once
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -59,7 +60,7 @@ def run(
                                        rule=rule, carries_change=carries_change,
                                        memo=split_memo)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
-        shared = SharedPayload(base_payload)
+        shared = SharedPayload(base_payload, encoded_files)
         for check in checks:
             ordered.append(check)
             if carries_change and not files:
@@ -114,23 +115,26 @@ class SharedPayload:
     """A rule's payload as JSON, serialised once for all its checks: each check's
     bytes are the rule's with its own ``check`` key in front."""
 
-    def __init__(self, base: dict[str, Any]) -> None:
+    def __init__(self, base: dict[str, Any], files_cache: dict[Any, Any] | None = None) -> None:
         self.base = {k: v for k, v in base.items() if k != "check"}
         self.encoded: dict[bool, bytes] = {}
         self.lock = threading.Lock()
+        self.files_cache = files_cache  # the run's: file entries rules share, encoded once
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
         import json
 
+        from slopjudge.payload import encode
+
         with self.lock:
             body = self.encoded.get(ensure_ascii)
             if body is None:
-                body = self.encoded[ensure_ascii] = json.dumps(
-                    self.base, ensure_ascii=ensure_ascii).encode("utf-8")
+                body = self.encoded[ensure_ascii] = encode(self.base, ensure_ascii,
+                                                           self.files_cache)
         head = json.dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
         if body == b"{}":
             return head.encode("utf-8")
-        return head[:-1].encode("utf-8") + b", " + body[1:]
+        return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))
 
 
 def stop_running(futures: list[Any], grace: float = 2.0,
