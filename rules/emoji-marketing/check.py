@@ -30,7 +30,7 @@ MARKETING_PHRASES = (
 MARKETING = re.compile(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I)
 # Each phrase's first word, which a match holds within one comment or string, so within
 # the line's text: a file with none of them (and no emoji: ASCII only) is not read.
-FIRST_WORDS = re.compile("|".join(re.sub(r"[^a-z].*", "", p) for p in MARKETING_PHRASES), re.I)
+FIRST_WORDS = tuple(re.sub(r"[^a-z].*", "", p) for p in MARKETING_PHRASES)
 # Where a string's words reach a person as the program's own voice.
 MESSAGE_CALL = re.compile(
     r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
@@ -39,7 +39,7 @@ MESSAGE_CALL = re.compile(
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
-    if not ss.may_match(sf, FIRST_WORDS):
+    if not ss.may_hold(sf, FIRST_WORDS):
         return
     for ll in sf.added_lexed():
         doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""

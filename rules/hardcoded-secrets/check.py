@@ -101,7 +101,7 @@ ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, re.compile(SECR
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
-    if LOCKFILE.search(sf.path) or not ANY_FLAG.search("\n".join(sf.added.values())):
+    if not ANY_FLAG.search("\n".join(sf.added.values())) or LOCKFILE.search(sf.path):
         return
     for no, text in sorted(sf.added.items()):
         what = provider_key(text)

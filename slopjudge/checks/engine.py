@@ -40,6 +40,31 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
+    import gc
+
+    # A run builds every rule's payload (and the pack's helpers their parsed files) and
+    # holds them to its end: the cycle collector would walk them over and over and free
+    # nothing. Python checks forked from here collect as usual (procs turns it on there).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(rules, event, changeset, workspace=workspace, options=options,
+                    on_result=on_result, on_start=on_start)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(
+    rules: list[Rule],
+    event: Event,
+    changeset: Changeset,
+    *,
+    workspace: str,
+    options: RunOptions,
+    on_result: Callable[[CheckResult], None] | None,
+    on_start: Callable[[str], None] | None,
+) -> list[CheckResult]:
     from slopjudge.loading import graph
     from slopjudge.payload import for_rule
 
