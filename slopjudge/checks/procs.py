@@ -962,7 +962,7 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     atexit._clear()
     import gc
 
-    gc.freeze()  # what the worker held is not the check's: its collections leave it (and its pages) alone
+    gc.freeze()  # what the worker held is not the check's garbage: left alone, its pages shared
     gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
     code = 0
     try:
