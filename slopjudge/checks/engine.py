@@ -76,6 +76,7 @@ def _run(
     processes: Registry | None = None  # this run's children only; made when a check runs
     split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
     encoded_files: dict[Any, Any] = {}  # and each file entry is serialised once
+    encoding = threading.Lock()
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -85,7 +86,7 @@ def _run(
                                        rule=rule, carries_change=carries_change,
                                        memo=split_memo)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
-        shared = SharedPayload(base_payload, encoded_files)
+        shared = SharedPayload(base_payload, encoded_files, encoding)
         for check in checks:
             ordered.append(check)
             if carries_change and not files:
@@ -140,11 +141,14 @@ class SharedPayload:
     """A rule's payload as JSON, serialised once for all its checks: each check's
     bytes are the rule's with its own ``check`` key in front."""
 
-    def __init__(self, base: dict[str, Any], files_cache: dict[Any, Any] | None = None) -> None:
+    def __init__(self, base: dict[str, Any], files_cache: dict[Any, Any] | None = None,
+                 lock: threading.Lock | None = None) -> None:
         self.base = {k: v for k, v in base.items() if k != "check"}
         self.encoded: dict[bool, bytes] = {}
-        self.lock = threading.Lock()
-        self.files_cache = files_cache  # the run's: file entries rules share, encoded once
+        # The run's cache of what rules share (file entries, encoded once) and its lock:
+        # two rules' first encodings would otherwise both encode every file.
+        self.lock = lock or threading.Lock()
+        self.files_cache = files_cache
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
         import json
