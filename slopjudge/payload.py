@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
@@ -195,14 +194,14 @@ def for_rule(
 
 
 _ENTRIES = "file entries"  # for_rule's memo: id(FileChange) -> (it, its payload entry)
-_ENCODING = "encoding"  # encode's cache: (token, encoders); else id(entry) -> (it, texts)
+_ENCODING = "encoding"  # encode's cache: (token, encoders); else (key, ascii) -> (value, text)
 
 
 def encode(payload: dict[str, Any], ensure_ascii: bool = True,
            cache: dict[Any, Any] | None = None) -> bytes:
     """``json.dumps(payload)`` as UTF-8, byte for byte. ``cache``: one dict per run, in
     which ``changeset.files`` and ``change`` are encoded once for every rule whose payload
-    shares them, and each file entry once for every list it is in (:func:`for_rule`)."""
+    holds the same ones (:func:`for_rule`: the same file entries, the same text)."""
     import json
 
     given = payload.get("changeset")
@@ -219,21 +218,20 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
             a: json.JSONEncoder(ensure_ascii=a).encode for a in (True, False)})
     token, dump = setup[0], setup[1][ensure_ascii]
 
-    def encoded(value: Any, build: Callable[[], bytes]) -> bytes:
-        # Keyed by identity, the value kept alive so that its id is not reused.
-        hit = cache.get((id(value), ensure_ascii))
-        if hit is None or hit[0] is not value:
-            hit = cache[(id(value), ensure_ascii)] = (value, build())
+    def encoded(key: Any, value: Any) -> bytes:
+        # Keyed by identity; the value kept with its text, so no id in the key is reused.
+        hit = cache.get((key, ensure_ascii))
+        if hit is None:
+            hit = cache[(key, ensure_ascii)] = (value, dump(value).encode("utf-8"))
         return bytes(hit[1])
 
-    def entry(f: Any) -> bytes:
-        return encoded(f, lambda: dump(f).encode("utf-8"))
-
-    spliced = {token + "f": encoded(files, lambda: b"[" + b", ".join(map(entry, files)) + b"]")}
+    # Rules with other paths but the same files (all of a change in Python, say) have
+    # lists of their own holding the same entries: one encoding serves them all.
+    spliced = {token + "f": encoded(("files", *map(id, files)), files)}
     shown = dict(payload, changeset=dict(changeset, files=token + "f"))
     change = payload.get("change")
     if isinstance(change, str) and len(change) > 4096:
-        spliced[token + "c"] = encoded(change, lambda: dump(change).encode("utf-8"))
+        spliced[token + "c"] = encoded(("change", id(change)), change)
         shown["change"] = token + "c"
     pieces = re.split(f'"({token}[fc])"', dump(shown))
     return b"".join(spliced[p] if i % 2 else p.encode("utf-8") for i, p in enumerate(pieces))
