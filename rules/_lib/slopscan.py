@@ -18,6 +18,7 @@ import atexit
 import difflib
 import functools
 import json
+import operator
 import os
 import re
 import sys
@@ -96,7 +97,7 @@ def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- diff
 
 
-@dataclass
+@dataclass(slots=True)
 class NewLine:
     no: int  # 1-based line number in the new file
     text: str
@@ -118,10 +119,13 @@ def file_hunks(f: dict[str, Any]) -> tuple[list[list[NewLine]], list[str]]:
     for h in f["hunks"] or []:
         lines = [NewLine(no, _text(t), False) for no, t in h["context"]]
         lines += [NewLine(no, _text(t), True) for no, t in h["added"]]
-        lines.sort(key=lambda nl: nl.no)
+        lines.sort(key=_LINE_NO)
         hunks.append(lines)
         removed += [_text(t) for _, t in h["removed"]]
     return hunks, removed
+
+
+_LINE_NO = operator.attrgetter("no")
 
 
 def _text(line: str) -> str:
@@ -131,7 +135,7 @@ def _text(line: str) -> str:
 # --------------------------------------------------------------------------- lexer
 
 
-@dataclass
+@dataclass(slots=True)
 class LexLine:
     no: int
     text: str
