@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slopjudge.changes import changeset as cs
 from slopjudge.checks import engine, procs
@@ -212,3 +215,29 @@ def test_a_file_without_parsed_hunks_still_fails_the_check_after_a_prefork(
     ss.slopjudge_prefork(payload)  # what it cannot build it leaves to the check
     with pytest.raises(ValueError, match="no parsed hunks"):
         list(ss.files(payload))
+
+
+def test_prefork_past_its_budget_leaves_the_rest_to_the_checks(tmp_path: Path) -> None:
+    ss = _slopscan()
+    [payload] = _payloads(_changeset(), [_rule("a", [])], str(tmp_path))
+    fresh = _seen(ss, payload, include_deleted=True, include_test_data=True)
+    setattr(ss, "PREFORK_BUDGET_S", -1.0)  # spent before the first file
+    ss.slopjudge_prefork(payload)
+    assert ss._PREPARED is not None and not ss._PREPARED.entries
+    setattr(ss, "PREFORK_BUDGET_S", 60.0)
+    ss.slopjudge_prefork(payload)  # the list was not finished: it is prepared now
+    assert len(ss._PREPARED.entries) == 6
+    assert _seen(ss, payload, include_deleted=True, include_test_data=True) == fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=" \tabcdefhinoprstuvwy(=/;", max_size=7), max_size=8))
+def test_a_regex_may_start_where_it_could_before_reading_only_the_end(code: list[str]) -> None:
+    ss = _SS
+    prev = "".join(code).rstrip()  # what the whole line's code so far decides
+    whole = (not prev or prev[-1] in "(,=:[!&|?{};+-*%<>~^" or bool(
+        re.search(r"\b(return|typeof|case|in|of|delete|void|throw)$", prev)))
+    assert ss._regex_can_start(code) == whole
+
+
+_SS = _slopscan()

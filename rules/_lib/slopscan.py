@@ -22,6 +22,7 @@ import operator
 import os
 import re
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
@@ -298,7 +299,15 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
 
 
 def _regex_can_start(code: list[str]) -> bool:
-    prev = "".join(code).rstrip()
+    # Only the end of the line's code so far decides: joining all of it for every slash
+    # would make a long minified line quadratic. Eight characters after the strip hold
+    # the longest keyword below and the boundary before it.
+    tail = ""
+    for piece in reversed(code):
+        tail = piece + tail
+        if len(tail.rstrip()) >= 8:
+            break
+    prev = tail.rstrip()
     if not prev:
         return True
     if prev[-1] in "(,=:[!&|?{};+-*%<>~^":
@@ -464,6 +473,7 @@ class _Prepared:
 
 
 _PREPARED: _Prepared | None = None
+PREFORK_BUDGET_S = 2.0  # the most one slopjudge_prefork call works in slopjudge's process
 
 
 def slopjudge_prefork(payload: dict[str, Any]) -> None:
@@ -482,7 +492,13 @@ def slopjudge_prefork(payload: dict[str, Any]) -> None:
     context = _context(payload)
     if done is None or done.context != context:
         done = _Prepared(context)
+    # No check's deadline covers this: past the budget, the checks build the rest.
+    stop = time.monotonic() + PREFORK_BUDGET_S
+    complete = True
     for f in listed:
+        if time.monotonic() > stop:
+            complete = False
+            break
         if not isinstance(f, dict) or f.get("binary"):
             continue
         hit = done.entries.get(id(f))
@@ -494,7 +510,8 @@ def slopjudge_prefork(payload: dict[str, Any]) -> None:
         except Exception:  # noqa: BLE001 - the check builds it again and fails itself
             continue
         done.entries[id(f)] = (f, sf, test_data)
-    done.lists[id(listed)] = listed
+    if complete:
+        done.lists[id(listed)] = listed
     _PREPARED = done
 
 
