@@ -221,10 +221,10 @@ def test_prefork_past_its_budget_leaves_the_rest_to_the_checks(tmp_path: Path) -
     ss = _slopscan()
     [payload] = _payloads(_changeset(), [_rule("a", [])], str(tmp_path))
     fresh = _seen(ss, payload, include_deleted=True, include_test_data=True)
-    setattr(ss, "PREFORK_BUDGET_S", -1.0)  # spent before the first file
+    vars(ss)["PREFORK_BUDGET_S"] = -1.0  # spent before the first file
     ss.slopjudge_prefork(payload)
     assert ss._PREPARED is not None and not ss._PREPARED.entries
-    setattr(ss, "PREFORK_BUDGET_S", 60.0)
+    vars(ss)["PREFORK_BUDGET_S"] = 60.0
     ss.slopjudge_prefork(payload)  # the list was not finished: it is prepared now
     assert len(ss._PREPARED.entries) == 6
     assert _seen(ss, payload, include_deleted=True, include_test_data=True) == fresh
