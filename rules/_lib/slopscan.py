@@ -356,6 +356,8 @@ class SourceFile:
     _lexed: list[LexLine] | None = None
     _tree: Any = False
     touched: dict[int, str] = field(default_factory=dict)  # + lines that are not new content
+    _texts: dict[int, str] | None = None  # line_text's lines by number
+    _by_no: dict[int, LexLine] | None = None
 
     @functools.cached_property
     def is_test(self) -> bool:
@@ -378,6 +380,13 @@ class SourceFile:
                 self._lexed = [ll for h in self.hunks for ll in lex(h, self.lang)]
         return self._lexed
 
+    def lexed_by_no(self) -> dict[int, LexLine]:
+        """:meth:`lexed` by line number (built once; in hunks joined, the last line of a
+        number)."""
+        if self._by_no is None:
+            self._by_no = {ll.no: ll for ll in self.lexed()}
+        return self._by_no
+
     def added_lexed(self) -> list[LexLine]:
         return [ll for ll in self.lexed() if ll.added]
 
@@ -396,10 +405,11 @@ class SourceFile:
         return self._tree
 
     def line_text(self, no: int) -> str:
-        for nl in self.new_lines():
-            if nl.no == no:
-                return nl.text
-        return ""
+        if self._texts is None:  # built once: a check asks line by line
+            self._texts = {}
+            for nl in self.new_lines():
+                self._texts.setdefault(nl.no, nl.text)
+        return self._texts.get(no, "")
 
 
 def lang_of(path: str) -> str | None:
