@@ -35,7 +35,7 @@ index 1111111..2222222 100644
 @@ -1,3 +1,5 @@
  def main():
 -    return compute(1, 2)
-+    # Résumé: "naïve" ✅
++    # Résumé: "naïve" → ok
 +    return compute(1,
 +                   2)
      pass
