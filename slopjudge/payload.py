@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import Any
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
@@ -99,9 +100,12 @@ def build_payload(
     change: str,
     rule: Rule | None = None,
     check_id: str | None = None,
+    file_payloads: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``."""
-    file_payloads = [f.to_payload() for f in files]
+    """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``
+    (``file_payloads``: their entries, when already built)."""
+    if file_payloads is None:
+        file_payloads = [f.to_payload() for f in files]
     event_data = event_payload(event)
     if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
         # A tool call about one file: its event reads as sloprail's gate event for it.
@@ -149,16 +153,19 @@ def for_rule(
     The rule's ``paths``/``exclude`` split the changeset into its files and
     ``others`` (no rule: every file is its); an event that carries no change
     (a Bash call) gives no files at all. ``memo``: one dict per run and changeset,
-    so rules with the same ``paths``/``exclude`` (most of a pack) split it once.
+    so rules with the same ``paths``/``exclude`` (most of a pack) split it once, and a
+    file's entry is built once for every rule that sees it: the rules' payloads share
+    those entries (read them, never change them in place).
     """
     files: list[FileChange]
     others: list[dict[str, Any]]
+    entries: list[dict[str, Any]] | None = None
     change = ""
     key = (tuple(rule.paths), tuple(rule.exclude)) if rule is not None else None
     if not carries_change:  # a Bash call carries none: no changeset code on its hook
         files, others = [], []
     elif memo is not None and key in memo:
-        files, others, change = memo[key]
+        files, others, change, entries = memo[key]
         files, others = list(files), [dict(o) for o in others]
     else:
         from slopjudge.changes import changeset as cs
@@ -170,12 +177,73 @@ def for_rule(
         if files:
             change = cs.unified_diff(files)
         if memo is not None:
-            memo[key] = (list(files), [dict(o) for o in others], change)
+            built: dict[int, tuple[FileChange, dict[str, Any]]] = memo.setdefault(
+                _ENTRIES, {})
+            entries = []
+            for f in files:
+                hit = built.get(id(f))
+                if hit is None or hit[0] is not f:
+                    hit = built[id(f)] = (f, f.to_payload())
+                entries.append(hit[1])
+            memo[key] = (list(files), [dict(o) for o in others], change, entries)
     payload = build_payload(
         event=event, workspace=workspace, changeset=changeset, files=files, others=others,
-        change=change, rule=rule, check_id=check_id,
+        change=change, rule=rule, check_id=check_id, file_payloads=entries,
     )
     return files, payload
+
+
+_ENTRIES = "file entries"  # for_rule's memo: id(FileChange) -> (it, its payload entry)
+_ENCODING = "encoding"  # encode's cache: (token, encoders); else (key, ascii) -> (value, text)
+
+
+def encode(payload: dict[str, Any], ensure_ascii: bool = True,
+           cache: dict[Any, Any] | None = None) -> bytes:
+    """``json.dumps(payload)`` as UTF-8, byte for byte. ``cache``: one dict per run, in
+    which ``changeset.files`` and ``change`` are encoded once for every rule whose payload
+    holds the same ones (:func:`for_rule`: the same file entries, the same text)."""
+    import json
+
+    given = payload.get("changeset")
+    changeset: dict[str, Any] = given if isinstance(given, dict) else {}
+    files = changeset.get("files")
+    if cache is None or not isinstance(files, list) or len(files) < 2:
+        return json.dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
+    setup = cache.get(_ENCODING)
+    if setup is None:
+        import secrets
+
+        # A token that cannot occur in the payload's own text marks where the files go.
+        setup = cache[_ENCODING] = (secrets.token_hex(16), {
+            a: json.JSONEncoder(ensure_ascii=a).encode for a in (True, False)})
+    token, dump = setup[0], setup[1][ensure_ascii]
+
+    def encoded(key: Any, value: Any) -> bytes:
+        # Keyed by identity; the value kept with its text, so no id in the key is reused.
+        hit = cache.get((key, ensure_ascii))
+        if hit is None:
+            hit = cache[(key, ensure_ascii)] = (value, dump(value).encode("utf-8"))
+        return bytes(hit[1])
+
+    # Rules with other paths but the same files (all of a change in Python, say) have
+    # lists of their own holding the same entries: one encoding serves them all.
+    spliced = {token + "f": encoded(("files", *map(id, files)), files)}
+    shown = dict(payload, changeset=dict(changeset, files=token + "f"))
+    change = payload.get("change")
+    if isinstance(change, str) and len(change) > 4096:
+        spliced[token + "c"] = encoded(("change", id(change)), change)
+        shown["change"] = token + "c"
+    pieces = re.split(f'"({token}[fc])"', dump(shown))
+    return b"".join(spliced[p] if i % 2 else p.encode("utf-8") for i, p in enumerate(pieces))
+
+
+def inherited() -> dict[str, Any] | None:
+    """In a Python check forked from slopjudge's worker: the payload on its stdin as the
+    worker held it (this process's own copy, equal to what decoding stdin gives), so it
+    need not be decoded again; None in any other process."""
+    procs = sys.modules.get("slopjudge.checks.procs")
+    held = getattr(procs, "INHERITED", None)
+    return held if isinstance(held, dict) else None
 
 
 def dumps_readable(payload: dict[str, Any]) -> str:

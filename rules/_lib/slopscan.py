@@ -14,13 +14,18 @@ for code, and a comment is not mistaken for a call.
 from __future__ import annotations
 
 import ast
+import atexit
 import difflib
+import functools
 import json
+import operator
 import os
 import re
 import sys
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +60,24 @@ FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
 
 
 def load_payload() -> dict[str, Any]:
+    """The payload on stdin. In a check slopjudge forked from its worker, the worker's
+    own decoded copy of those same bytes (this process's private copy): not decoded
+    again, and the files the worker prepared (:func:`slopjudge_prefork`) are found."""
+    held = _inherited()
+    if held is not None:
+        return held
     raw = sys.stdin.read()
     if not raw.strip():
         return {}
     data = json.loads(raw)
     return data if isinstance(data, dict) else {}
+
+
+def _inherited() -> dict[str, Any] | None:
+    # Only slopjudge's worker has its payload module loaded before a check starts.
+    module = sys.modules.get("slopjudge.payload")
+    held = getattr(module, "inherited", None)
+    return held() if callable(held) else None
 
 
 def workspace(payload: dict[str, Any]) -> str:
@@ -80,7 +98,7 @@ def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- diff
 
 
-@dataclass
+@dataclass(slots=True)
 class NewLine:
     no: int  # 1-based line number in the new file
     text: str
@@ -102,10 +120,13 @@ def file_hunks(f: dict[str, Any]) -> tuple[list[list[NewLine]], list[str]]:
     for h in f["hunks"] or []:
         lines = [NewLine(no, _text(t), False) for no, t in h["context"]]
         lines += [NewLine(no, _text(t), True) for no, t in h["added"]]
-        lines.sort(key=lambda nl: nl.no)
+        lines.sort(key=_LINE_NO)
         hunks.append(lines)
         removed += [_text(t) for _, t in h["removed"]]
     return hunks, removed
+
+
+_LINE_NO = operator.attrgetter("no")
 
 
 def _text(line: str) -> str:
@@ -115,7 +136,7 @@ def _text(line: str) -> str:
 # --------------------------------------------------------------------------- lexer
 
 
-@dataclass
+@dataclass(slots=True)
 class LexLine:
     no: int
     text: str
@@ -162,6 +183,9 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     triple = False
     code_stop = _CODE_STOPS[lang]
     for nl in lines:
+        if state is None and code_stop.search(nl.text) is None:
+            out.append(LexLine(nl.no, nl.text, nl.added, code=nl.text))  # all of it is code
+            continue
         ll = LexLine(nl.no, nl.text, nl.added, in_string=state not in (None, "block"))
         code: list[str] = []
         comment: list[str] = []
@@ -275,7 +299,15 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
 
 
 def _regex_can_start(code: list[str]) -> bool:
-    prev = "".join(code).rstrip()
+    # Only the end of the line's code so far decides: joining all of it for every slash
+    # would make a long minified line quadratic. Eight characters after the strip hold
+    # the longest keyword below and the boundary before it.
+    tail = ""
+    for piece in reversed(code):
+        tail = piece + tail
+        if len(tail.rstrip()) >= 8:
+            break
+    prev = tail.rstrip()
     if not prev:
         return True
     if prev[-1] in "(,=:[!&|?{};+-*%<>~^":
@@ -324,8 +356,10 @@ class SourceFile:
     _lexed: list[LexLine] | None = None
     _tree: Any = False
     touched: dict[int, str] = field(default_factory=dict)  # + lines that are not new content
+    _texts: dict[int, str] | None = None  # line_text's lines by number
+    _by_no: dict[int, LexLine] | None = None
 
-    @property
+    @functools.cached_property
     def is_test(self) -> bool:
         return is_test_path(self.path)
 
@@ -346,6 +380,13 @@ class SourceFile:
                 self._lexed = [ll for h in self.hunks for ll in lex(h, self.lang)]
         return self._lexed
 
+    def lexed_by_no(self) -> dict[int, LexLine]:
+        """:meth:`lexed` by line number (built once; in hunks joined, the last line of a
+        number)."""
+        if self._by_no is None:
+            self._by_no = {ll.no: ll for ll in self.lexed()}
+        return self._by_no
+
     def added_lexed(self) -> list[LexLine]:
         return [ll for ll in self.lexed() if ll.added]
 
@@ -364,10 +405,11 @@ class SourceFile:
         return self._tree
 
     def line_text(self, no: int) -> str:
-        for nl in self.new_lines():
-            if nl.no == no:
-                return nl.text
-        return ""
+        if self._texts is None:  # built once: a check asks line by line
+            self._texts = {}
+            for nl in self.new_lines():
+                self._texts.setdefault(nl.no, nl.text)
+        return self._texts.get(no, "")
 
 
 def lang_of(path: str) -> str | None:
@@ -381,6 +423,113 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_PATH_RE.search(path.replace("\\", "/")))
 
 
+def _source_file(f: dict[str, Any], all_paths: AbstractSet[str], ws: str,
+                 globs: Sequence[str]) -> tuple[SourceFile, bool]:
+    """One changed file's :class:`SourceFile`, and whether it is test data."""
+    status = str(f.get("status") or "M")
+    path = str(f.get("path") or "")
+    diff = f.get("diff") or ""
+    hunks, removed = file_hunks(f)
+    new_content = f.get("newContent")
+    new_content = new_content if isinstance(new_content, str) else None
+    old_content = f.get("oldContent") if isinstance(f.get("oldContent"), str) else None
+    test_data = is_test_data(path, new_content, all_paths, ws, globs)
+    added = {nl.no: nl.text for h in hunks for nl in h if nl.added}
+    if not hunks and status == "A" and new_content is not None:
+        added = {i: t for i, t in enumerate(new_content.splitlines(), start=1)}
+    fresh = new_line_numbers(hunks, removed, added, old_content, new_content)
+    touched = {no: t for no, t in added.items() if no not in fresh}
+    added = {no: t for no, t in added.items() if no in fresh}
+    for h in hunks:
+        for nl in h:
+            if nl.added and nl.no in touched:
+                nl.added = False
+    sf = SourceFile(
+        path=path,
+        status=status,
+        old_path=f.get("oldPath"),
+        new_content=new_content,
+        old_content=old_content,
+        diff=diff,
+        lang=lang_of(path),
+        hunks=hunks,
+        removed=removed,
+        added=added,
+    )
+    sf.touched = touched
+    return sf, test_data
+
+
+def _context(payload: dict[str, Any]) -> tuple[str, frozenset[str], tuple[str, ...]]:
+    """What a file's SourceFile depends on besides the file: the workspace, every path of
+    the change (a test case's expected-output sibling) and the test-data globs."""
+    cs = payload.get("changeset") or {}
+    all_paths = frozenset(str(f.get("path") or "")
+                          for f in (cs.get("files") or []) + (cs.get("others") or [])
+                          if isinstance(f, dict))
+    return workspace(payload), all_paths, tuple(test_data_globs())
+
+
+class _Prepared:
+    """Files prepared in slopjudge's worker before it forks a check (slopjudge_prefork):
+    the context they were built in and, by id of the payload's file entry, (entry, file,
+    test data). The forked check reads the payload the worker held, so its entries are
+    these; it checks the context itself (:func:`files`)."""
+
+    def __init__(self, context: tuple[str, frozenset[str], tuple[str, ...]]) -> None:
+        self.context = context
+        self.entries: dict[int, tuple[dict[str, Any], SourceFile, bool]] = {}
+        self.lists: dict[int, list[Any]] = {}  # the ``files`` lists done, by id (kept alive)
+
+
+_PREPARED: _Prepared | None = None
+PREFORK_BUDGET_S = 2.0  # the most one slopjudge_prefork call works in slopjudge's process
+
+
+def slopjudge_prefork(payload: dict[str, Any]) -> None:
+    """Called by slopjudge's worker with the payload of a check it is about to fork:
+    every file's :class:`SourceFile` built (and lexed) here once, not in each check.
+    Rules' payloads share their file entries (and a ``files`` list, where their paths
+    are the same), so a file is built once for the run."""
+    global _PREPARED
+    listed = (payload.get("changeset") or {}).get("files") or []
+    done = _PREPARED
+    if done is None:
+        # Let go of them before the interpreter's last collection walks them all.
+        atexit.register(_forget_prepared)
+    if done is not None and done.lists.get(id(listed)) is listed:
+        return  # a rule with the same files as one before: its context is the same
+    context = _context(payload)
+    if done is None or done.context != context:
+        done = _Prepared(context)
+    # No check's deadline covers this: past the budget, the checks build the rest.
+    stop = time.monotonic() + PREFORK_BUDGET_S
+    complete = True
+    for f in listed:
+        if time.monotonic() > stop:
+            complete = False
+            break
+        if not isinstance(f, dict) or f.get("binary"):
+            continue
+        hit = done.entries.get(id(f))
+        if hit is not None and hit[0] is f:
+            continue
+        try:
+            sf, test_data = _source_file(f, context[1], context[0], context[2])
+            sf.lexed()  # most of the pack's checks read the lexed lines
+        except Exception:  # noqa: BLE001 - the check builds it again and fails itself
+            continue
+        done.entries[id(f)] = (f, sf, test_data)
+    if complete:
+        done.lists[id(listed)] = listed
+    _PREPARED = done
+
+
+def _forget_prepared() -> None:
+    global _PREPARED
+    _PREPARED = None
+
+
 def files(
     payload: dict[str, Any], *, include_deleted: bool = False, include_test_data: bool = False
 ) -> Iterator[SourceFile]:
@@ -388,47 +537,23 @@ def files(
     the file (see :func:`new_line_numbers`). Files that are data for the project's own tests
     (:func:`is_test_data`) are left out unless ``include_test_data``."""
     cs = payload.get("changeset") or {}
-    all_paths = {str(f.get("path") or "") for f in (cs.get("files") or []) + (cs.get("others")
-                                                                             or [])
-                 if isinstance(f, dict)}
-    ws = workspace(payload)
+    ws, all_paths, globs = _context(payload)
+    done = _PREPARED
+    prepared = done.entries if done is not None and done.context == (ws, all_paths,
+                                                                     globs) else {}
     for f in cs.get("files") or []:
         if not isinstance(f, dict) or f.get("binary"):
             continue
         status = str(f.get("status") or "M")
         if status == "D" and not include_deleted:
             continue
-        path = str(f.get("path") or "")
-        diff = f.get("diff") or ""
-        hunks, removed = file_hunks(f)
-        new_content = f.get("newContent")
-        new_content = new_content if isinstance(new_content, str) else None
-        old_content = f.get("oldContent") if isinstance(f.get("oldContent"), str) else None
-        if not include_test_data and is_test_data(path, new_content, all_paths, ws):
+        hit = prepared.get(id(f))
+        if hit is not None and hit[0] is f:
+            sf, test_data = hit[1], hit[2]
+        else:
+            sf, test_data = _source_file(f, all_paths, ws, globs)
+        if test_data and not include_test_data:
             continue
-        added = {nl.no: nl.text for h in hunks for nl in h if nl.added}
-        if not hunks and status == "A" and new_content is not None:
-            added = {i: t for i, t in enumerate(new_content.splitlines(), start=1)}
-        fresh = new_line_numbers(hunks, removed, added, old_content, new_content)
-        touched = {no: t for no, t in added.items() if no not in fresh}
-        added = {no: t for no, t in added.items() if no in fresh}
-        for h in hunks:
-            for nl in h:
-                if nl.added and nl.no in touched:
-                    nl.added = False
-        sf = SourceFile(
-            path=path,
-            status=status,
-            old_path=f.get("oldPath"),
-            new_content=new_content,
-            old_content=old_content,
-            diff=diff,
-            lang=lang_of(path),
-            hunks=hunks,
-            removed=removed,
-            added=added,
-        )
-        sf.touched = touched
         yield sf
 
 
@@ -437,10 +562,34 @@ def may_match(sf: SourceFile, rx: re.Pattern[str]) -> bool:
     string): False only when the text is ASCII and has none. Python reads identifiers
     through NFKC, so a text with other characters may spell a name in them. A check
     skips the parse of a file that cannot hold what it looks for."""
-    text = sf.new_content
-    if text is None:
-        text = "\n".join(nl.text for h in sf.hunks for nl in h)
+    text = _new_text(sf)
     return not text.isascii() or rx.search(text) is not None
+
+
+def may_hold(sf: SourceFile, words: Iterable[str]) -> bool:
+    """Whether the file's new text could hold one of ``words`` (lower case), in any
+    case: as :func:`may_match`, for words, where a plain search is many times faster
+    than a regex that ignores case."""
+    text = _new_text(sf)
+    if not text.isascii():
+        return True
+    text = text.lower()
+    return any(w in text for w in words)
+
+
+def _new_text(sf: SourceFile) -> str:
+    if sf.new_content is not None:
+        return sf.new_content
+    return "\n".join(nl.text for h in sf.hunks for nl in h)
+
+
+def any_of(*patterns: re.Pattern[str]) -> re.Pattern[str]:
+    """One regex that finds a match in a text of lines wherever any of ``patterns``
+    (each with its own case flag) matches one of its lines (``^`` and ``$`` at every
+    line): a file none of them can match is not read line by line (:func:`may_match`).
+    A pattern that looks past the end of a line (``x(?!\\s)``) needs the line alone."""
+    return re.compile("|".join(
+        f"(?{'i' if p.flags & re.IGNORECASE else ''}m:{p.pattern})" for p in patterns))
 
 
 def by_tree(
@@ -585,28 +734,24 @@ def test_data_globs() -> list[str]:
     return [g.strip() for g in globs if g.strip() and not g.strip().startswith("#")]
 
 
-_GLOBS: dict[str, list[str]] = {}
-
-
-def is_test_data(path: str, content: str | None, others: set[str], ws: str) -> bool:
+def is_test_data(path: str, content: str | None, others: AbstractSet[str], ws: str,
+                 globs: Sequence[str]) -> bool:
     """Whether a file is data for the project's own tests, by its role: under a test-data
     folder, one of a pair of input and expected-output files, a test case that carries its
     tool's flags or expected output, a Python file in a test tree that no one can import
-    (its name is not an identifier), or named by the repository's setting."""
+    (its name is not an identifier), or named by the repository's setting (``globs``:
+    :func:`test_data_globs`)."""
     p = path.replace("\\", "/")
-    if "" not in _GLOBS:
-        _GLOBS[""] = test_data_globs()
-    if pathglob.match_any(_GLOBS[""], p):
+    if pathglob.matcher(tuple(globs))(p):
         return True
     if TEST_DATA_DIR.search(p):
         return True
-    in_tests = is_test_path(p) or bool(FIXTURE_PATH_RE.search(p))
+    if not (is_test_path(p) or FIXTURE_PATH_RE.search(p)):
+        return False
     folder, base = os.path.split(p)
     stem, ext = os.path.splitext(base)
-    if in_tests and ext == ".py" and not stem.isidentifier():
+    if ext == ".py" and not stem.isidentifier():
         return True
-    if not in_tests:
-        return False
     siblings = [os.path.join(folder, stem + s) for s in PAIR_SUFFIXES]
     siblings += [os.path.join(folder, base + s) for s in PAIR_SUFFIXES]
     m = PAIR_STEMS.search(stem)

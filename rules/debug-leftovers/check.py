@@ -139,7 +139,8 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding], *, cl
 def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
     """The name of the function the hunk shows around lines[i], if it shows one."""
     indent = ss.indent(lines[i].text)
-    for prev in reversed(lines[:i]):
+    for k in range(i - 1, -1, -1):  # walking back, no copy of the lines before
+        prev = lines[k]
         m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
         if m and len(m.group(1)) < indent:
             return m.group(3)

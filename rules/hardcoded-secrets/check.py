@@ -95,8 +95,13 @@ def provider_key(text: str) -> str | None:
     return None
 
 
+# Whatever a line is flagged for starts with one of these: lines none of them matches
+# are not read one by one.
+ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, re.compile(SECRET_NAME, re.I))
+
+
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
-    if LOCKFILE.search(sf.path):
+    if not ANY_FLAG.search("\n".join(sf.added.values())) or LOCKFILE.search(sf.path):
         return
     for no, text in sorted(sf.added.items()):
         what = provider_key(text)

@@ -133,7 +133,7 @@ def _says_why(comment: str) -> bool:
 def explained(sf: ss.SourceFile, first: int, last: int) -> bool:
     """Whether a comment on the handler's lines, or on the line just above it, says why the
     error may be dropped: an explained empty handler is not silent."""
-    by_no = {ll.no: ll for ll in sf.lexed()}
+    by_no = sf.lexed_by_no()
     above = by_no.get(first - 1)
     if above is not None and not above.code.strip() and _says_why(above.comment):
         return True

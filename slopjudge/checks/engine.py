@@ -40,6 +40,31 @@ def run(
     on_start: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
+    import gc
+
+    # A run builds every rule's payload (and the pack's helpers their parsed files) and
+    # holds them to its end: the cycle collector would walk them over and over and free
+    # nothing. Python checks forked from here collect as usual (procs turns it on there).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(rules, event, changeset, workspace=workspace, options=options,
+                    on_result=on_result, on_start=on_start)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(
+    rules: list[Rule],
+    event: Event,
+    changeset: Changeset,
+    *,
+    workspace: str,
+    options: RunOptions,
+    on_result: Callable[[CheckResult], None] | None,
+    on_start: Callable[[str], None] | None,
+) -> list[CheckResult]:
     from slopjudge.loading import graph
     from slopjudge.payload import for_rule
 
@@ -50,6 +75,8 @@ def run(
     wanted = shard_checks(rules, *options.shard) if options.shard else None
     processes: Registry | None = None  # this run's children only; made when a check runs
     split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
+    encoded_files: dict[Any, Any] = {}  # and each file entry is serialised once
+    encoding = threading.Lock()
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -59,7 +86,7 @@ def run(
                                        rule=rule, carries_change=carries_change,
                                        memo=split_memo)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
-        shared = SharedPayload(base_payload)
+        shared = SharedPayload(base_payload, encoded_files, encoding)
         for check in checks:
             ordered.append(check)
             if carries_change and not files:
@@ -114,23 +141,29 @@ class SharedPayload:
     """A rule's payload as JSON, serialised once for all its checks: each check's
     bytes are the rule's with its own ``check`` key in front."""
 
-    def __init__(self, base: dict[str, Any]) -> None:
+    def __init__(self, base: dict[str, Any], files_cache: dict[Any, Any] | None = None,
+                 lock: threading.Lock | None = None) -> None:
         self.base = {k: v for k, v in base.items() if k != "check"}
         self.encoded: dict[bool, bytes] = {}
-        self.lock = threading.Lock()
+        # The run's cache of what rules share (file entries, encoded once) and its lock:
+        # two rules' first encodings would otherwise both encode every file.
+        self.lock = lock or threading.Lock()
+        self.files_cache = files_cache
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
         import json
 
+        from slopjudge.payload import encode
+
         with self.lock:
             body = self.encoded.get(ensure_ascii)
             if body is None:
-                body = self.encoded[ensure_ascii] = json.dumps(
-                    self.base, ensure_ascii=ensure_ascii).encode("utf-8")
+                body = self.encoded[ensure_ascii] = encode(self.base, ensure_ascii,
+                                                           self.files_cache)
         head = json.dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
         if body == b"{}":
             return head.encode("utf-8")
-        return head[:-1].encode("utf-8") + b", " + body[1:]
+        return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))
 
 
 def stop_running(futures: list[Any], grace: float = 2.0,

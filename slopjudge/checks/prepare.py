@@ -82,7 +82,8 @@ def run_prepare(ctx: CheckContext) -> PrepareResult:
     payload = payload_bytes(ctx, ensure_ascii=False)
     timeout = ctx.check.timeout
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
-                               env=check_env(ctx), registry=ctx.processes)
+                               env=check_env(ctx), registry=ctx.processes,
+                               decoded=ctx.payload)
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")
     if result.timed_out:

@@ -736,9 +736,11 @@ def run_python(
     env: dict[str, str] | None = None,
     max_output: int = 64 * 1024 * 1024,
     registry: Registry | None = None,
+    inherit: object = None,
 ) -> ProcResult:
     """Run the Python script ``path`` in a fork of this process; as :func:`run` would
-    run ``[sys.executable, path]``."""
+    run ``[sys.executable, path]``. ``inherit``: ``input`` as this process holds it
+    decoded, left to the fork as :data:`INHERITED`."""
     started = time.monotonic()
     full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
     if not os.path.isfile(full):
@@ -775,6 +777,8 @@ def run_python(
         jail.close()
         return _not_started(f"{path}: {exc.strerror or exc}", started)
     if pid == 0:  # pragma: no cover - the child never returns (coverage cannot see it)
+        global INHERITED
+        INHERITED = inherit
         _forked_child(full, script_code, in_r, out_w, err_w, cwd_fd, child_env, jail.cgroup)
     for fd in (in_r, out_w, err_w, *([cwd_fd] if cwd_fd >= 0 else [])):
         os.close(fd)
@@ -794,7 +798,10 @@ def run_python(
 
 _FORK_READY = False
 _FORK_LOCK = threading.Lock()
-_PRELOADED: set[str] = set()
+_PRELOADED: dict[str, list[types.ModuleType]] = {}  # helper folder -> its modules
+# In a forked check: its stdin as the worker held it decoded (run_python's
+# ``inherit``), so a helper need not decode it again; None in any other process.
+INHERITED: object = None
 
 
 def preload_helpers(folder: str) -> None:
@@ -810,7 +817,7 @@ def preload_helpers(folder: str) -> None:
     with _FORK_LOCK:
         if folder in _PRELOADED:
             return
-        _PRELOADED.add(folder)
+        loaded = _PRELOADED[folder] = []
         try:
             names = sorted(n[:-3] for n in os.listdir(folder)
                            if n.endswith(".py") and n[:-3].isidentifier())
@@ -841,11 +848,27 @@ def preload_helpers(folder: str) -> None:
                 sys.modules[name] = module
                 try:
                     spec.loader.exec_module(module)
+                    loaded.append(module)
                 except Exception:  # noqa: BLE001 - the check reports it itself
                     sys.modules.pop(name, None)
         finally:
             sys.path.remove(folder)
             sys.dont_write_bytecode = no_bytecode
+
+
+def prefork_helpers(folder: str, payload: object) -> None:
+    """Let the helpers preloaded from ``folder`` prepare, before a fork, what every
+    check of the run would compute alike from ``payload`` (a helper's
+    ``slopjudge_prefork(payload)``); the fork inherits it. Under the fork lock, as
+    an import. A hook that fails is ignored: each check then does the work itself."""
+    with _FORK_LOCK:
+        for module in _PRELOADED.get(folder, ()):
+            hook = getattr(module, "slopjudge_prefork", None)
+            if callable(hook):
+                try:
+                    hook(payload)
+                except Exception:  # noqa: BLE001 - the checks compute it themselves
+                    pass
 
 
 def _prepare_fork() -> None:
@@ -939,6 +962,7 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     atexit._clear()
     import gc
 
+    gc.freeze()  # what the worker held is not the check's garbage: left alone, its pages shared
     gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
     code = 0
     try:

@@ -17,6 +17,7 @@ from slopjudge.checks.procs import (
     ProcResult,
     Registry,
     forks_python,
+    prefork_helpers,
     preload_helpers,
     run,
     run_python,
@@ -85,16 +86,20 @@ def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
 
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
-                      env: dict[str, str], registry: Registry | None = None) -> ProcResult:
+                      env: dict[str, str], registry: Registry | None = None,
+                      decoded: dict[str, Any] | None = None) -> ProcResult:
     """A rule's script or prepare: a Python one in a fork of this process (no new
-    interpreter), anything else as its own command."""
+    interpreter), anything else as its own command. ``decoded``: ``payload`` as a
+    dict, which a forked Python check inherits (``slopjudge.payload.inherited``)."""
     argv = script_argv(command)
     if len(argv) == 2 and argv[0] == sys.executable and forks_python():
         lib = os.path.join(os.path.dirname(cwd), "_lib")
         if os.path.isdir(lib):
             preload_helpers(lib)
+            if decoded is not None:
+                prefork_helpers(lib, decoded)
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,
-                          registry=registry)
+                          registry=registry, inherit=decoded)
     if len(argv) == 2 and argv[0] == sys.executable:
         # No __pycache__ beside the rules: a protected file changed by the run itself.
         env = dict(env, PYTHONDONTWRITEBYTECODE="1")
@@ -106,7 +111,8 @@ def run_script(ctx: CheckContext) -> CheckResult:
     assert check.script is not None
     started = time.monotonic()
     proc = run_check_command(check.script, payload_bytes(ctx), timeout=check.timeout,
-                             cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes)
+                             cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes,
+                             decoded=ctx.payload)
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)
