@@ -9,9 +9,12 @@ this is on the PreToolUse fast path.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from slopjudge.model import Changeset, Event
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _str(payload: dict[str, Any], key: str) -> str | None:

@@ -28,10 +28,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
 
 from slopjudge.changes.shell import SHELLS
 from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 

@@ -36,12 +36,15 @@ import fnmatch
 import json
 import os
 from functools import lru_cache
-from typing import Any
 
 from slopjudge import pathglob
 from slopjudge.changes.shell import shell_text
 from slopjudge.changes.shell import split as split_shell
 from slopjudge.changes.tools import PATH_TOOLS
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 

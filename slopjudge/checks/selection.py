@@ -6,10 +6,12 @@ Standard library only at module level: the PreToolUse fast path calls
 
 from __future__ import annotations
 
-from typing import Any
-
 from slopjudge.changes.tools import CHANGE_TOOLS, SHELL_TOOLS
 from slopjudge.model import Event, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _shell_patch(event: Event) -> bool:

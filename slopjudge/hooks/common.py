@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from slopjudge.changes.agentevent import event_from_payload as event_from_payload
 from slopjudge.changes.tools import PATH_FIELDS
 from slopjudge.model import CheckResult, Finding, LoadError, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well

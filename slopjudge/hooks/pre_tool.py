@@ -22,11 +22,13 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
-from typing import Any
-
 from slopjudge.changes.agentevent import proposed_changeset
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
