@@ -7,13 +7,12 @@ fast path pays for nothing it does not use.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from slopjudge.errors import SlopjudgeError
 
+TYPE_CHECKING = False  # not typing's: `slopjudge hook` imports this module first
 if TYPE_CHECKING:
     import argparse
 
@@ -36,6 +35,7 @@ HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     import argparse  # not at the top: `slopjudge hook` never builds a parser
+    import importlib
 
     parser = argparse.ArgumentParser(
         prog="slopjudge", description="Keep AI slop out of a repository."
@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(args_list)
+    import importlib
+
     name = MODULES.get(args.command, args.command)
     module = importlib.import_module(f"slopjudge.commands.{name}")
     _terminate_like_ctrl_c()

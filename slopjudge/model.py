@@ -127,7 +127,8 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
                 getattr(other, n) for n in compared)
 
         cls.__repr__, cls.__eq__, cls.__hash__ = __repr__, __eq__, None
-        setattr(cls, "__match_args__", tuple(f.name for f in ordered if not f.kw_only))
+        cls.__match_args__ = tuple(  # type: ignore[misc]
+            f.name for f in ordered if not f.kw_only)
         return cls
 
     return wrap if cls is None else wrap(cls)

@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 def _shell_patch(event: Event) -> bool:
     """A shell call running Codex's ``apply_patch``: judged as that edit."""
+    if (event.tool_name or "") not in SHELL_TOOLS:
+        return False
     from slopjudge.changes.edits import patch_text
 
-    return (event.tool_name or "") in SHELL_TOOLS and patch_text(
-        event.tool_name, event.tool_input) is not None
+    return patch_text(event.tool_name, event.tool_input) is not None
 
 
 def event_carries_change(event: Event) -> bool:
