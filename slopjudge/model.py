@@ -63,32 +63,45 @@ def fields(cls_or_obj: Any) -> tuple[Field, ...]:
 
 
 def _make_init(cls: type, flds: list[Field]) -> Any:
-    names: dict[str, Any] = {"_MISSING": _MISSING}
-    params: list[str] = []
-    kw: list[str] = []
-    body: list[str] = []
-    for f in flds:
-        if f.factory is not _MISSING:
-            names[f"_f_{f.name}"] = f.factory
-            param = f"{f.name}=_MISSING"
-            body.append(f"    self.{f.name} = _f_{f.name}() if {f.name} is _MISSING "
-                        f"else {f.name}")
-        else:
-            if f.default is _MISSING:
-                param = f.name
+    """``__init__`` binding arguments as the generated one of a dataclass would. Not
+    compiled from source: compiling a dozen of them cost the hook more than the rest."""
+    qual = cls.__qualname__
+    names = frozenset(f.name for f in flds)
+    positional = tuple(f.name for f in flds if not f.kw_only)
+    post = hasattr(cls, "__post_init__")
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(positional):
+            raise TypeError(f"{qual}.__init__() takes {len(positional) + 1} positional "
+                            f"arguments but {len(args) + 1} were given")
+        values = dict(zip(positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{qual}.__init__() got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"{qual}.__init__() got multiple values for argument {key!r}")
+            values[key] = value
+        missing = []
+        for f in flds:
+            if f.name in values:
+                value = values[f.name]
+            elif f.factory is not _MISSING:
+                value = f.factory()
+            elif f.default is not _MISSING:
+                value = f.default
             else:
-                names[f"_d_{f.name}"] = f.default
-                param = f"{f.name}=_d_{f.name}"
-            body.append(f"    self.{f.name} = {f.name}")
-        (kw if f.kw_only else params).append(param)
-    if hasattr(cls, "__post_init__"):
-        body.append("    self.__post_init__()")
-    signature = ", ".join(["self", *params, *(["*", *kw] if kw else [])])
-    source = f"def __init__({signature}) -> None:\n" + ("\n".join(body) or "    pass") + "\n"
-    exec(source, names)  # as dataclasses does: a real signature, and its TypeErrors
-    init = names["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
+                missing.append(f.name)
+                continue
+            setattr(self, f.name, value)
+        if missing:
+            raise TypeError(f"{qual}.__init__() missing {len(missing)} required argument"
+                            f"{'s' if len(missing) > 1 else ''}: "
+                            + ", ".join(repr(n) for n in missing))
+        if post:
+            self.__post_init__()
+
+    __init__.__qualname__ = f"{qual}.__init__"
+    return __init__
 
 
 @dataclass_transform(field_specifiers=(field, Field))

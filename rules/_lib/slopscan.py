@@ -24,6 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+# The payload's reading and the crash guard live in hookio (the PreToolUse rules
+# import only that); slopscan's users keep reaching them here.
+from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
+
 try:
     from slopjudge import pathglob
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
@@ -49,32 +53,6 @@ TEST_PATH_RE = re.compile(
     r"|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$"
 )
 FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
-
-
-# --------------------------------------------------------------------------- payload
-
-
-def load_payload() -> dict[str, Any]:
-    raw = sys.stdin.read()
-    if not raw.strip():
-        return {}
-    data = json.loads(raw)
-    return data if isinstance(data, dict) else {}
-
-
-def workspace(payload: dict[str, Any]) -> str:
-    ws = payload.get("workspace") or os.environ.get("SLOPJUDGE_WORKSPACE") or os.getcwd()
-    return str(ws)
-
-
-def event(payload: dict[str, Any]) -> dict[str, Any]:
-    ev = payload.get("event")
-    return ev if isinstance(ev, dict) else {}
-
-
-def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
-    ti = event(payload).get("tool_input")
-    return ti if isinstance(ti, dict) else {}
 
 
 # --------------------------------------------------------------------------- diff
@@ -682,17 +660,6 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         "findings": [{"path": f.path, "line": f.line, "message": f.message} for f in unique],
     }))
     sys.exit(1)
-
-
-def main_guard(fn: Any) -> None:
-    """Run a check; a crash refuses with a one-line reason rather than a traceback."""
-    try:
-        fn()
-    except SystemExit:
-        raise
-    except Exception as exc:  # the check must fail closed, with a readable cause
-        print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
-        sys.exit(2)
 
 
 def check_files(

@@ -8,8 +8,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import hookio as hio  # noqa: E402
 import shellparse as sp  # noqa: E402
-import slopscan as ss  # noqa: E402
 
 FETCHERS = {"curl", "wget", "fetch", "http", "https", "iwr", "Invoke-WebRequest"}
 INTERPRETERS = sp.SHELLS | {
@@ -244,12 +244,12 @@ def check_git(s: sp.Simple) -> str | None:
 
 
 def main() -> None:
-    payload = ss.load_payload()
-    command = ss.tool_input(payload).get("command")
+    payload = hio.load_payload()
+    command = hio.tool_input(payload).get("command")
     if not isinstance(command, str) or not command.strip():
         sys.exit(0)
-    ws = os.path.normpath(ss.workspace(payload))
-    cwd = ss.event(payload).get("cwd") or ws
+    ws = os.path.normpath(hio.workspace(payload))
+    cwd = hio.event(payload).get("cwd") or ws
     home = os.path.expanduser("~")
     problems: list[str] = []
     if SHELL_RUNS_DOWNLOAD.search(command):
@@ -283,4 +283,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    hio.main_guard(main)

@@ -31,9 +31,13 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import IO
+
+from slopjudge.model import record
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO, Any
 
 KILL_GRACE_S = 2.0
 TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
@@ -447,7 +451,7 @@ def _rmtree_cgroup(path: str) -> None:
     os.rmdir(path)
 
 
-@dataclass
+@record
 class ProcResult:
     returncode: int | None  # None when it could not start or timed out
     stdout: bytes
@@ -794,58 +798,104 @@ def run_python(
 
 _FORK_READY = False
 _FORK_LOCK = threading.Lock()
-_PRELOADED: set[str] = set()
+_PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
 
 
-def preload_helpers(folder: str) -> None:
+def preload_helpers(folder: str, script: str | None = None) -> None:
     """Import once, in this process, the modules of a pack's shared helper folder
-    (``rules/_lib``): every forked check then finds them imported.
+    (``rules/_lib``) that ``script`` imports, and the helpers those import (every
+    one without ``script``): every forked check then finds them imported, and a
+    check pays for no helper it does not use.
 
     Under the fork lock: a fork while another thread is inside an import would
     leave that module locked in the child for good. A helper that fails to
     import is left to each check, which then fails as it would anyway.
     """
-    if folder in _PRELOADED:
+    try:
+        available = {n[:-3] for n in os.listdir(folder)
+                     if n.endswith(".py") and n[:-3].isidentifier()}
+    except OSError:
         return
+    wanted = sorted(available) if script is None else _helpers_of(script, folder, available)
+    if all((folder, name) in _PRELOADED for name in wanted):
+        return
+    import importlib
+
     with _FORK_LOCK:
-        if folder in _PRELOADED:
-            return
-        _PRELOADED.add(folder)
-        try:
-            names = sorted(n[:-3] for n in os.listdir(folder)
-                           if n.endswith(".py") and n[:-3].isidentifier())
-        except OSError:
-            return
-        import importlib.util
-        from importlib.machinery import SourceFileLoader
-
-        class SourceOnly(SourceFileLoader):
-            def get_code(self, fullname: str) -> types.CodeType:
-                from slopjudge.checks.codecache import compile_source
-
-                path = self.get_filename(fullname)
-                return compile_source(self.get_data(path), path)
-
+        hook = _source_only_hook((os.path.realpath(folder),))
+        sys.path_hooks.insert(0, hook)
         sys.path.insert(0, folder)
         no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
         try:
-            for name in names:
+            for name in wanted:
+                if (folder, name) in _PRELOADED:
+                    continue
+                _PRELOADED.add((folder, name))
                 if name in sys.modules:
                     continue  # never shadow a module this process already has
-                path = os.path.join(folder, name + ".py")
-                spec = importlib.util.spec_from_file_location(
-                    name, path, loader=SourceOnly(name, path))
-                if spec is None or spec.loader is None:
-                    continue
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
                 try:
-                    spec.loader.exec_module(module)
+                    importlib.import_module(name)
                 except Exception:  # noqa: BLE001 - the check reports it itself
                     sys.modules.pop(name, None)
         finally:
             sys.path.remove(folder)
+            sys.path_hooks.remove(hook)
+            sys.path_importer_cache.pop(folder, None)
             sys.dont_write_bytecode = no_bytecode
+
+
+# `import a, b as c` and `from a import ...`, indented or not: the helpers a script names.
+_IMPORT_LINE = rb"^[ \t]*(?:import[ \t]+([\w., \t]+)|from[ \t]+(\w+)[ \t]+import\b)"
+
+
+def _helpers_of(script: str, folder: str, available: set[str]) -> list[str]:
+    """The helpers of ``folder`` that ``script`` imports, directly or through another
+    helper; each after the helpers it imports."""
+    import re
+
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(path: str) -> None:
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+        except OSError:
+            return
+        for m in re.finditer(_IMPORT_LINE, source, re.M):
+            words = m.group(2) and [m.group(2)] or [
+                part.split()[0] for part in m.group(1).split(b",") if part.split()]
+            for word in words:
+                name = word.decode("ascii", "replace")
+                if name in available and name not in seen:
+                    seen.add(name)
+                    visit(os.path.join(folder, name + ".py"))
+                    order.append(name)
+
+    visit(script)
+    return order
+
+
+def _source_only_hook(roots: tuple[str, ...]) -> Any:
+    """A ``sys.path_hooks`` entry for folders under ``roots``: modules there load from
+    their source (through the signed code cache), never from a ``__pycache__`` beside
+    them (see _CODE); other folders are left to the usual finders."""
+    from importlib.machinery import FileFinder, SourceFileLoader
+
+    class SourceOnly(SourceFileLoader):
+        def get_code(self, fullname: str) -> types.CodeType:
+            from slopjudge.checks.codecache import compile_source
+
+            path = self.get_filename(fullname)
+            return compile_source(self.get_data(path), path)
+
+    def hook(entry: str) -> FileFinder:
+        real = os.path.realpath(entry or ".")
+        if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return FileFinder(entry, (SourceOnly, [".py"]))
+        raise ImportError("not a rule folder")
+
+    return hook
 
 
 def _prepare_fork() -> None:
@@ -936,6 +986,9 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     started_in = {"", ".", os.path.abspath(os.curdir)}
     sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
         p for p in sys.path if p not in started_in]
+    # What the script imports from its rules folder (its own folder, rules/_lib) loads
+    # from source, as the preloaded helpers did.
+    sys.path_hooks.insert(0, _source_only_hook((os.path.dirname(sys.path[0]),)))
     atexit._clear()
     import gc
 

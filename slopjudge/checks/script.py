@@ -92,7 +92,7 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     if len(argv) == 2 and argv[0] == sys.executable and forks_python():
         lib = os.path.join(os.path.dirname(cwd), "_lib")
         if os.path.isdir(lib):
-            preload_helpers(lib)
+            preload_helpers(lib, argv[1])
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,
                           registry=registry)
     if len(argv) == 2 and argv[0] == sys.executable:
