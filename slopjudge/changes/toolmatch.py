@@ -33,7 +33,6 @@ Pattern forms:
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from functools import lru_cache
 
@@ -79,6 +78,8 @@ def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any]
     if tool_name in PATH_TOOLS:
         path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)
         return path is not None and path_matches(arg_glob, path, workspace)
+    import json
+
     try:
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):

@@ -17,12 +17,12 @@ Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from slopjudge import __version__
 from slopjudge.fsutil import write_atomic
+from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Settings, display_path
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.records import cachesign
@@ -147,7 +147,7 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
             body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
         ):
             return None
-        data = json.loads(body)
+        data = loads(body)
         if data.get("key") != key:
             return None
         watched = data.get("watched_stats", {})
@@ -185,6 +185,8 @@ def _write(
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
+    import json
+
     body = json.dumps(data, separators=(",", ":")).encode("utf-8")
     mac = cachesign.sign(body, "rules", key["workspace"])
     if mac is None:
