@@ -62,13 +62,18 @@ def fields(cls_or_obj: Any) -> tuple[Field, ...]:
     return found
 
 
-def _make_init(cls: type, flds: list[Field]) -> Any:
+class FrozenInstanceError(AttributeError):
+    """A field of a frozen record was assigned or deleted (as ``dataclasses``' own)."""
+
+
+def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
     """``__init__`` binding arguments as the generated one of a dataclass would. Not
     compiled from source: compiling a dozen of them cost the hook more than the rest."""
     qual = cls.__qualname__
     names = frozenset(f.name for f in flds)
     positional = tuple(f.name for f in flds if not f.kw_only)
     post = hasattr(cls, "__post_init__")
+    assign = object.__setattr__ if frozen else setattr
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(positional):
@@ -92,7 +97,7 @@ def _make_init(cls: type, flds: list[Field]) -> Any:
             else:
                 missing.append(f.name)
                 continue
-            setattr(self, f.name, value)
+            assign(self, f.name, value)
         if missing:
             raise TypeError(f"{qual}.__init__() missing {len(missing)} required argument"
                             f"{'s' if len(missing) > 1 else ''}: "
@@ -105,8 +110,8 @@ def _make_init(cls: type, flds: list[Field]) -> Any:
 
 
 @dataclass_transform(field_specifiers=(field, Field))
-def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
-    """As ``@dataclass`` (``eq``, ``repr``, not frozen), without importing it."""
+def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -> Any:
+    """As ``@dataclass`` (``eq``, ``repr``, ``kw_only``, ``frozen``), without importing it."""
 
     def wrap(cls: Any) -> Any:
         flds: dict[str, Field] = {}
@@ -125,7 +130,7 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
             flds[name] = f
         ordered = tuple(flds.values())
         cls.__record_fields__ = ordered
-        cls.__init__ = _make_init(cls, list(ordered))
+        cls.__init__ = _make_init(cls, list(ordered), frozen)
         shown = tuple(f.name for f in ordered if f.repr)
         compared = tuple(f.name for f in ordered if f.compare)
 
@@ -140,6 +145,17 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
                 getattr(other, n) for n in compared)
 
         cls.__repr__, cls.__eq__, cls.__hash__ = __repr__, __eq__, None
+        if frozen:
+            def __setattr__(self: Any, name: str, value: Any) -> None:
+                raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+            def __delattr__(self: Any, name: str) -> None:
+                raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+            def __hash__(self: Any) -> int:
+                return hash(tuple(getattr(self, n) for n in compared))
+
+            cls.__setattr__, cls.__delattr__, cls.__hash__ = __setattr__, __delattr__, __hash__
         cls.__match_args__ = tuple(  # type: ignore[misc]
             f.name for f in ordered if not f.kw_only)
         return cls

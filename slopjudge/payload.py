@@ -161,7 +161,7 @@ def for_rule(
         files, others, change = memo[key]
         files, others = list(files), [dict(o) for o in others]
     else:
-        from slopjudge.changes import changeset as cs
+        from slopjudge.changes import rulefilter as cs
 
         if rule is None:
             files, others = list(changeset.files), []

@@ -64,6 +64,6 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
     # A file outside the workspace keeps its absolute path: rules with
     # workspace-relative ``paths`` do not see it; a rule guarding where files
     # are written does.
-    from slopjudge.changes import changeset
+    from slopjudge.changes.proposed import from_proposed_edits
 
-    return changeset.from_proposed_edits(workspace, proposed)
+    return from_proposed_edits(workspace, proposed)

@@ -586,18 +586,19 @@ def unapplied_changeset(
     """The changeset a call that cannot be reproduced is judged on
     (:func:`unapplied_items`). Every named file is in it, even one with no
     new text (a header-only entry), so rules with ``paths`` still see it."""
-    from slopjudge.changes import changeset
+    from slopjudge.changes.proposed import from_proposed_edits, relative
+    from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
 
     items = unapplied_items(tool_name, tool_input, workspace, cwd)
     try:
-        cs = changeset.from_proposed_edits(workspace, items)
-    except changeset.ChangesetError:
-        cs = changeset.from_proposed_edits(workspace, [])
+        cs = from_proposed_edits(workspace, items)
+    except ChangesetError:
+        cs = from_proposed_edits(workspace, [])
     ws = os.path.abspath(workspace)
     seen = {f.path for f in cs.files}
     for path, _, _ in items:
-        name = changeset._relative(ws, path)
+        name = relative(ws, path)
         if name not in seen:
             seen.add(name)
             cs.files.append(FileChange(path=name, status="M",
