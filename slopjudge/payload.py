@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "payload.schema.json"
 CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"

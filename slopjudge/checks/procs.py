@@ -26,7 +26,6 @@ import os
 import re
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ from slopjudge.model import record
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Iterator
     from typing import IO, Any
 
@@ -476,8 +476,9 @@ def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     if _killpg(proc.pid, signal.SIGTERM):
         try:
             proc.wait(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
+        except Exception as exc:
+            if not _timed_out(exc):
+                raise
     _reap_group(proc, jail)
 
 
@@ -519,6 +520,13 @@ _SH = "/bin/sh"
 _ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """``subprocess.TimeoutExpired``, without importing subprocess to ask (a forked
+    Python check never needs it)."""
+    module = sys.modules.get("subprocess")
+    return module is not None and isinstance(exc, module.TimeoutExpired)
+
+
 def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
     """Raise what Popen would for a command that cannot start (the shell would hide it)."""
     import errno
@@ -553,6 +561,8 @@ def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | Non
 def _spawn(
     argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None
 ) -> subprocess.Popen[bytes]:
+    import subprocess
+
     def popen(args: list[str], preexec: bool = False) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             args,
@@ -669,8 +679,10 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
                 return False
     try:
         proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False
+    except Exception as exc:
+        if _timed_out(exc):
+            return False
+        raise
     return True
 
 
@@ -724,6 +736,8 @@ class _Forked:
                 if pid:
                     break
                 if time.monotonic() >= deadline:
+                    import subprocess
+
                     raise subprocess.TimeoutExpired(self.args, timeout)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)

@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 import time
-from typing import Any
 
 from slopjudge.checks.procs import (
     ProcResult,
@@ -25,6 +24,10 @@ from slopjudge.checks.procs import (
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.model import CheckResult, Finding
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:

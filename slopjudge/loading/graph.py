@@ -8,12 +8,12 @@ fixed order (the order checks were given), whatever order they finish in.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from slopjudge.model import Check, CheckResult
 
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from concurrent.futures import Future
 
 
