@@ -145,14 +145,21 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
-    changeset = proposed_changeset(event, workspace)
-    if changeset is None:
-        return 0
-    from slopjudge.checks import engine
-    from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks import procs
 
-    options = options_from_settings(settings)
-    results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+    # The checks' containment gets ready while the change and payloads are built.
+    stop_warming = procs.warm_cgroups()
+    try:
+        changeset = proposed_changeset(event, workspace)
+        if changeset is None:
+            return 0
+        from slopjudge.checks import engine
+        from slopjudge.checks.options import options_from_settings
+
+        options = options_from_settings(settings)
+        results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+    finally:
+        stop_warming()
     answer = decide(results, loaded.rules, event, workspace, settings.events_file)
     if answer is not None:
         common.emit(answer)
