@@ -19,6 +19,7 @@ HEAVY = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "tenacity",
     "argparse", "subprocess", "concurrent", "logging", "asyncio", "email", "tempfile",
     "hashlib", "hmac", "ssl", "uuid", "pathlib", "difflib", "pickle", "decimal", "zipfile",
+    "typing", "dataclasses", "inspect", "signal", "json.decoder", "slopjudge.changes.edits",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.checks.procs",
     "slopjudge.payload", "slopjudge.records.record", "slopjudge.loading.graph",
     "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
@@ -74,7 +75,7 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
 NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
-    "slopjudge.changes.diffparse",
+    "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
     "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands",
 }
 
@@ -99,3 +100,40 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
     assert found == [], f"imported for a Bash call: {found}"
+
+
+# A Write the pack's checks judge: its change is built and the checks run, but the
+# proposed edit's hunks come without the diff parser, and nothing loads that only
+# git changesets, judges, typing or dataclasses need; the forks import only the
+# helpers their scripts name (not slopscan).
+NOT_FOR_A_FILE_TOOL = {
+    "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
+    "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "subprocess",
+    "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
+    "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
+    "slopjudge.commands", "slopscan",
+}
+
+
+def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    res = sj("init", cwd=repo)
+    assert res.returncode == 0, res.stderr
+    commit_all(repo, "init")
+    event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                        "tool_name": "Write",
+                        "tool_input": {"file_path": str(repo / "src" / "prices.py"),
+                                       "content": "def total(x: int) -> int:\n    return x\n"}})
+    first = sj("hook", "pre-tool", cwd=repo, input=event)
+    assert (first.returncode, first.stdout) == (0, ""), first.stderr
+    import subprocess
+
+    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=_product_env(), input=event,
+                         capture_output=True, text=True, timeout=60)
+    got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
+    assert got["code"] == 0 and res.stdout == ""
+    new = set(got["new"])
+    assert {"slopjudge.checks.procs", "slopjudge.changes.proposed", "hookio"} <= new
+    found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
+                   or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
+    assert found == [], f"imported for a Write call: {found}"
