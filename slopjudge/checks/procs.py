@@ -326,7 +326,10 @@ class _Jail:
         self.tag = f"{os.getpid()}.{next(_COUNTER)}"
         self.cgroup: str | None = None
         base = _CGROUPS.available()
-        if base is not None:
+        made = _take_made() if base is not None else None
+        if made is not None:
+            self.tag, self.cgroup = made
+        elif base is not None:
             path = os.path.join(base, f"slopjudge-{self.tag}")
             try:
                 os.mkdir(path)
@@ -713,20 +716,57 @@ def forks_python() -> bool:
             and not os.environ.get(NO_FORK_ENV) and _CGROUPS.available() is not None)
 
 
-def warm_cgroups() -> Callable[[], None]:
-    """Start paying, in the background, the wait the first cgroup move of a process
-    costs (the kernel lets a grace period pass, several milliseconds), so the checks
-    forked later enter theirs at once. Returns what stops it.
+# Cgroups made ahead by warm_cgroups, (tag, path), for the next jails to take.
+_MADE: list[tuple[str, str]] = []
+_MADE_LOCK = threading.Lock()
+
+
+def _take_made() -> tuple[str, str] | None:
+    with _MADE_LOCK:
+        return _MADE.pop(0) if _MADE else None
+
+
+def warm_cgroups(checks: int) -> Callable[[], None]:
+    """Get containment ready for ``checks`` children about to start: make their
+    cgroups now, and start paying, in the background, the wait the first cgroup move
+    of a process costs (the kernel lets a grace period pass, several milliseconds), so
+    the checks forked later enter theirs at once. Returns what stops it (and removes
+    the cgroups no check took).
 
     The move is of this process into the cgroup it is already in: nothing moves, but
     the kernel takes the same path, and moves made while one is recent wait for no
-    new grace period. Containment is unchanged: each check still enters its own
-    cgroup before it runs a line. Without cgroups (or on any error) it does nothing.
+    new grace period. The cgroups are made first: a cgroup made during that wait
+    would wait for it too. Containment is unchanged: each check still enters a cgroup
+    of its own before it runs a line. Without cgroups (or on any error) it does nothing.
     """
     stop = threading.Event()
     base = _CGROUPS.available() if forks_python() else None
     if base is None:
         return stop.set
+    made: list[tuple[str, str]] = []
+    for _ in range(min(checks, 16)):
+        tag = f"{os.getpid()}.{next(_COUNTER)}"
+        path = os.path.join(base, f"slopjudge-{tag}")
+        try:
+            os.mkdir(path)
+        except OSError:
+            break  # the jails make their own
+        made.append((tag, path))
+    with _MADE_LOCK:
+        _MADE.extend(made)
+
+    def stop_and_clean() -> None:
+        stop.set()
+        mine = {path for _, path in made}
+        with _MADE_LOCK:
+            left = [path for _, path in _MADE if path in mine]
+            _MADE[:] = [m for m in _MADE if m[1] not in mine]
+        for path in left:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
     procs_file = os.path.join(base, "cgroup.procs")
     me = str(os.getpid()).encode()
 
@@ -744,7 +784,7 @@ def warm_cgroups() -> Callable[[], None]:
             stop.wait(0.002)
 
     threading.Thread(target=keep_warm, name="slopjudge-warm-cgroups", daemon=True).start()
-    return stop.set
+    return stop_and_clean
 
 
 class _Forked:

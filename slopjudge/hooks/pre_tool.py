@@ -148,7 +148,8 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     from slopjudge.checks import procs
 
     # The checks' containment gets ready while the change and payloads are built.
-    stop_warming = procs.warm_cgroups()
+    stop_warming = procs.warm_cgroups(
+        sum(c.kind == "script" for rule in rules for c in rule.checks))
     try:
         changeset = proposed_changeset(event, workspace)
         if changeset is None:
