@@ -21,8 +21,7 @@ MUTATORS = {
     "rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee",
     "dd", "shred", "unlink", "patch", "rsync",
 }
-INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
-           "ruby": re.compile(r"^-[a-zA-Z]*i")}
+INPLACE = {"sed": r"^-[a-zA-Z]*i|^--in-place", "perl": r"^-[a-zA-Z]*i", "ruby": r"^-[a-zA-Z]*i"}
 GIT_MUTATING = {"rm", "mv", "checkout", "restore", "apply", "am", "stash", "reset", "clean"}
 # Interpreters and the option that takes inline code; their heredoc bodies are code too.
 INTERPRETERS = {
@@ -175,7 +174,7 @@ def main() -> None:
                 cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "mv":
                     cands += args
-            elif name in INPLACE and any(INPLACE[name].match(a) for a in s.argv[1:]):
+            elif name in INPLACE and any(re.match(INPLACE[name], a) for a in s.argv[1:]):
                 cands += args
             elif name == "git" and args and args[0] in GIT_MUTATING:
                 staged_only = args[0] == "restore" and (
