@@ -1005,7 +1005,6 @@ def _prepare_fork() -> None:
         return
     import atexit  # noqa: F401
     import io  # noqa: F401
-    import traceback  # noqa: F401
     import warnings
     from importlib import machinery  # noqa: F401
 
@@ -1052,9 +1051,7 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
         code = _run_as_main(path, script_code, env)
     except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
         try:
-            import traceback
-
-            traceback.print_exc()
+            sys.__excepthook__(*sys.exc_info())
         except BaseException:  # noqa: BLE001
             pass
         code = 70
@@ -1065,7 +1062,6 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
 def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, str]) -> int:
     import atexit
     import io
-    import traceback
 
     os.environ.clear()
     os.environ.update(env)
@@ -1096,7 +1092,8 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
-        traceback.print_exc()
+        # The interpreter's own printer (C): no `traceback` module to import in a fork.
+        sys.__excepthook__(*sys.exc_info())
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
