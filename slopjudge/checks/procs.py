@@ -20,13 +20,13 @@ slopjudge (:func:`kill_all`).
 
 from __future__ import annotations
 
+import _signal as signal  # `signal` builds its enums on import; a hook needs none
 import contextlib
 import gc
 import itertools
 import os
 import re
 import select
-import signal
 import sys
 import threading
 import time

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -51,6 +50,8 @@ def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
         return f"timed out after {timeout:g} s"
     sig = proc.signal
     if sig is not None:
+        import signal
+
         try:
             name = signal.Signals(sig).name
         except ValueError:
