@@ -80,13 +80,15 @@ NOT_FOR_A_COMMAND = {
 }
 
 
-def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
+def _imports_of_a_judged_call(tmp_path: Path, tool: str, tool_input: dict[str, str]
+                               ) -> set[str]:
+    """The modules a second pre-tool call (the rules cached) imports, after init."""
     repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
     res = sj("init", cwd=repo)
     assert res.returncode == 0, res.stderr
     commit_all(repo, "init")
     event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
-                        "tool_name": "Bash", "tool_input": {"command": "ls"}})
+                        "tool_name": tool, "tool_input": tool_input})
     first = sj("hook", "pre-tool", cwd=repo, input=event)
     assert (first.returncode, first.stdout) == (0, ""), first.stderr
     import subprocess
@@ -95,7 +97,11 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
-    new = set(got["new"])
+    return set(got["new"])
+
+
+def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
+    new = _imports_of_a_judged_call(tmp_path, "Bash", {"command": "ls"})
     assert "slopjudge.checks.procs" in new  # the pack's checks really ran
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
@@ -116,23 +122,9 @@ NOT_FOR_A_FILE_TOOL = {
 
 
 def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
-    res = sj("init", cwd=repo)
-    assert res.returncode == 0, res.stderr
-    commit_all(repo, "init")
-    event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
-                        "tool_name": "Write",
-                        "tool_input": {"file_path": str(repo / "src" / "prices.py"),
-                                       "content": "def total(x: int) -> int:\n    return x\n"}})
-    first = sj("hook", "pre-tool", cwd=repo, input=event)
-    assert (first.returncode, first.stdout) == (0, ""), first.stderr
-    import subprocess
-
-    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=_product_env(), input=event,
-                         capture_output=True, text=True, timeout=60)
-    got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
-    assert got["code"] == 0 and res.stdout == ""
-    new = set(got["new"])
+    new = _imports_of_a_judged_call(tmp_path, "Write", {
+        "file_path": str(tmp_path / "repo" / "src" / "prices.py"),
+        "content": "def total(x: int) -> int:\n    return x\n"})
     assert {"slopjudge.checks.procs", "slopjudge.changes.proposed", "hookio"} <= new
     found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
                    or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
