@@ -37,9 +37,8 @@ def _product_env() -> dict[str, str]:
 PROBE = r"""
 import json, sys
 before = set(sys.modules)
-sys.argv = ["slopjudge", "hook", "pre-tool"]
 from slopjudge.cli import main
-code = main()
+code = main(["hook", "pre-tool"])  # given: run as the program, the hook would exit at once
 json.dump({"code": code, "new": sorted(set(sys.modules) - before)}, sys.stderr)
 """
 
