@@ -979,7 +979,12 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
     """A ``sys.path_hooks`` entry for folders under ``roots``: modules there load from
     their source (through the signed code cache), never from a ``__pycache__`` beside
     them (see _CODE); other folders are left to the usual finders."""
-    from importlib.machinery import FileFinder, SourceFileLoader
+    from importlib.machinery import (
+        EXTENSION_SUFFIXES,
+        ExtensionFileLoader,
+        FileFinder,
+        SourceFileLoader,
+    )
 
     class SourceOnly(SourceFileLoader):
         def get_code(self, fullname: str) -> types.CodeType:
@@ -991,7 +996,9 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
     def hook(entry: str) -> FileFinder:
         real = os.path.realpath(entry or ".")
         if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
-            return FileFinder(entry, (SourceOnly, [".py"]))
+            # Extension modules as usual; Python modules from source only.
+            return FileFinder(entry, (ExtensionFileLoader, EXTENSION_SUFFIXES),
+                              (SourceOnly, [".py"]))
         raise ImportError("not a rule folder")
 
     return hook
