@@ -20,6 +20,10 @@ def main_fast(sub: str) -> int:
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
+    if sub == "pre-tool":
+        import gc
+
+        gc.disable()  # before the imports, whose allocations would set collections off
     from slopjudge.hooks import common
 
     if common.reentered():
