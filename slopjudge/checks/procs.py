@@ -21,7 +21,6 @@ slopjudge (:func:`kill_all`).
 from __future__ import annotations
 
 import _signal as signal  # `signal` builds its enums on import; a hook needs none
-import contextlib
 import gc
 import itertools
 import os
@@ -37,7 +36,7 @@ from slopjudge.model import record
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import IO, Any
 
 KILL_GRACE_S = 2.0
@@ -96,19 +95,24 @@ class Registry:
 EVERYONE = Registry()
 
 
-@contextlib.contextmanager
-def _running(pid: int, jail: _Jail, registry: Registry | None) -> Iterator[None]:
+class _running:  # noqa: N801 - used as a statement: ``with _running(pid, jail, registry):``
     """``pid`` is listed (in ``registry`` and :data:`EVERYONE`) while the block runs;
-    after it, whatever it left is killed and its containment removed."""
-    listed = [EVERYONE] if registry is None or registry is EVERYONE else [EVERYONE, registry]
-    for reg in listed:
-        reg.add(pid, jail)
-    try:
-        yield
-    finally:
-        for reg in listed:
-            reg.discard(pid)
-        jail.close()
+    after it, whatever it left is killed and its containment removed. (A class, not a
+    ``contextlib`` generator: importing contextlib costs a hook more than this.)"""
+
+    def __init__(self, pid: int, jail: _Jail, registry: Registry | None) -> None:
+        self.pid, self.jail = pid, jail
+        self.listed = ([EVERYONE] if registry is None or registry is EVERYONE
+                       else [EVERYONE, registry])
+
+    def __enter__(self) -> None:
+        for reg in self.listed:
+            reg.add(self.pid, self.jail)
+
+    def __exit__(self, *exc: object) -> None:
+        for reg in self.listed:
+            reg.discard(self.pid)
+        self.jail.close()
 
 
 def signal_all(sig: int) -> int:
