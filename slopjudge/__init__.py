@@ -6,8 +6,9 @@ cheap because every agent hook starts by importing this package.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+TYPE_CHECKING = False  # not ``typing``'s: every hook imports this package
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
@@ -36,4 +37,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'slopjudge' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(module), name)

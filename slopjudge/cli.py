@@ -7,13 +7,12 @@ fast path pays for nothing it does not use.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from slopjudge.errors import SlopjudgeError
 
+TYPE_CHECKING = False  # not typing's: `slopjudge hook` imports this module first
 if TYPE_CHECKING:
     import argparse
 
@@ -36,6 +35,7 @@ HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     import argparse  # not at the top: `slopjudge hook` never builds a parser
+    import importlib
 
     parser = argparse.ArgumentParser(
         prog="slopjudge", description="Keep AI slop out of a repository."
@@ -67,6 +67,20 @@ def _terminate_like_ctrl_c() -> None:
         pass
 
 
+def _exit_now(code: int) -> None:
+    """End the hook process without tearing the interpreter down: its answer is out
+    (stdout flushed, events written with single writes), its checks reaped, and the
+    teardown (a full garbage collection, every module's cleanup) would cost an agent's
+    every tool call a few milliseconds more."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: the descriptor was closed at start
+                stream.flush()
+        except (OSError, ValueError):
+            os._exit(120)  # as the interpreter when its output cannot be flushed
+    os._exit(code)
+
+
 def _version() -> str:
     from slopjudge import __version__
 
@@ -78,10 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
         from slopjudge.hooks import main_fast
 
-        return main_fast(args_list[1])
+        code = main_fast(args_list[1])
+        if argv is None:
+            _exit_now(code)
+        return code
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(args_list)
+    import importlib
+
     name = MODULES.get(args.command, args.command)
     module = importlib.import_module(f"slopjudge.commands.{name}")
     _terminate_like_ctrl_c()

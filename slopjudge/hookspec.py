@@ -30,19 +30,22 @@ How a run behaves (:class:`~slopjudge.checks.options.RunOptions`) lives in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from slopjudge.model import record
 
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
+    from typing import Any, Protocol
 
     from slopjudge.checks.options import RunOptions
     from slopjudge.checks.procs import Registry
     from slopjudge.model import Changeset, Check, CheckResult, Event, Rule, RunReport
+else:
+    Protocol = object  # the protocols are for the type checker; at run time, plain classes
 
 
-@dataclass
+@record
 class CheckContext:
     """Everything one check needs to run."""
 
@@ -75,7 +78,7 @@ class ReportFormat(Protocol):
     def __call__(self, report: RunReport, *, color: bool = False) -> str: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class JudgeAttempt:
     """What one judge attempt asks of a harness. ``writable_dirs[0]``, when there is
     one, is the private answer folder."""

@@ -1,13 +1,61 @@
-"""A child process's whole output read as one JSON object, or nothing.
+"""JSON read without importing :mod:`json` on the way that succeeds, and a child
+process's whole output read as one JSON object, or nothing.
 
 Script checks, the harness replies of ``slopjudge-agent`` and its answer file
-all answer this way; a reply that is not exactly one object is not an answer.
+all answer with one object; a reply that is not exactly one object is not an
+answer. The hooks read their payload and the rules cache through :func:`loads`:
+``json`` costs a PreToolUse hook its decoder's regular expressions, while the
+C scanner under it needs none.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+TYPE_CHECKING = False  # not typing's: the hooks' fast path reads JSON through here
+if TYPE_CHECKING:
+    from typing import Any
+
+_BLANKS = " \t\n\r"
+_SCAN: Any = None
+
+
+def _scanner() -> Any:
+    """``json``'s own C scanner, set up as ``json.loads`` sets it up; None without it."""
+    global _SCAN
+    if _SCAN is None:
+        try:
+            from _json import make_scanner
+        except ImportError:
+            _SCAN = False
+            return _SCAN
+
+        class Context:  # what JSONDecoder() passes the scanner by default
+            strict = True
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+            parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                              "NaN": float("nan")}.__getitem__
+            memo: dict[str, str] = {}
+
+        _SCAN = make_scanner(Context())  # type: ignore[arg-type]
+    return _SCAN
+
+
+def loads(data: str | bytes) -> Any:
+    """``json.loads(data)``: the same value, and the same error (``json`` reports it)."""
+    scan = _scanner()
+    if scan:
+        try:
+            text = data.decode("utf-8") if isinstance(data, bytes) else data
+            value, end = scan(text, len(text) - len(text.lstrip(_BLANKS)))
+            if not text[end:].strip(_BLANKS):
+                return value
+        except Exception:  # noqa: BLE001 - json says what is wrong, below
+            pass
+    import json
+
+    return json.loads(data)
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -16,7 +64,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        value = json.loads(text)
+        value = loads(text)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

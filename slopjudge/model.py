@@ -1,27 +1,189 @@
 """The data every part of slopjudge passes around.
 
-Plain dataclasses with no imports beyond the standard library, so the hook
+Plain record classes with no imports beyond the standard library, so the hook
 fast path can use them without pulling in jinja2, jsonschema or ruamel.yaml.
+They are not dataclasses: importing ``dataclasses`` (and the ``inspect`` it
+loads) and building a dozen classes with it cost a PreToolUse hook more than
+its own work. :func:`record` gives them what the rest of slopjudge relies on,
+the same way: ``__init__`` with defaults and factories (keyword-only where
+asked), ``__post_init__``, ``__repr__`` and ``__eq__`` over the fields (and no
+``__hash__``), and :func:`asdict`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
+TYPE_CHECKING = False  # not ``typing``'s: importing typing costs the fast path too
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, Literal, dataclass_transform
+
+    # Outcomes of one check. Only "pass" lets a change through; "skipped" and
+    # "not_applicable" abstain; everything else refuses or reports an error.
+    Outcome = Literal[
+        "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
+    ]
+else:
+    def dataclass_transform(**_kw: object) -> Callable[[Any], Any]:
+        return lambda f: f
 
 EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
 
-# Outcomes of one check. Only "pass" lets a change through; "skipped" and
-# "not_applicable" abstain; everything else refuses or reports an error.
-Outcome = Literal[
-    "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
-]
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<no default>"
 
 
-@dataclass
+_MISSING: Any = _Missing()
+
+
+class Field:
+    """One field of a record: its name, default or factory, and whether it counts
+    in ``__eq__`` and ``__repr__``."""
+
+    __slots__ = ("name", "default", "factory", "compare", "repr", "kw_only")
+
+    def __init__(self, default: Any = _MISSING, factory: Any = _MISSING, compare: bool = True,
+                 repr: bool = True) -> None:
+        self.name = ""
+        self.default, self.factory = default, factory
+        self.compare, self.repr, self.kw_only = compare, repr, False
+
+
+def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True,
+          repr: bool = True) -> Any:
+    """As ``dataclasses.field``: a default or a factory, and what the field counts in."""
+    return Field(default, default_factory, compare, repr)
+
+
+def fields(cls_or_obj: Any) -> tuple[Field, ...]:
+    """A record's fields, in ``__init__`` order."""
+    found: tuple[Field, ...] = cls_or_obj.__record_fields__
+    return found
+
+
+class FrozenInstanceError(AttributeError):
+    """A field of a frozen record was assigned or deleted (as ``dataclasses``' own)."""
+
+
+def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
+    """``__init__`` binding arguments as the generated one of a dataclass would. Not
+    compiled from source: compiling a dozen of them cost the hook more than the rest."""
+    qual = cls.__qualname__
+    names = frozenset(f.name for f in flds)
+    positional = tuple(f.name for f in flds if not f.kw_only)
+    post = hasattr(cls, "__post_init__")
+    assign = object.__setattr__ if frozen else setattr
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(positional):
+            raise TypeError(f"{qual}.__init__() takes {len(positional) + 1} positional "
+                            f"arguments but {len(args) + 1} were given")
+        values = dict(zip(positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{qual}.__init__() got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"{qual}.__init__() got multiple values for argument {key!r}")
+            values[key] = value
+        missing = []
+        for f in flds:
+            if f.name in values:
+                value = values[f.name]
+            elif f.factory is not _MISSING:
+                value = f.factory()
+            elif f.default is not _MISSING:
+                value = f.default
+            else:
+                missing.append(f.name)
+                continue
+            assign(self, f.name, value)
+        if missing:
+            raise TypeError(f"{qual}.__init__() missing {len(missing)} required argument"
+                            f"{'s' if len(missing) > 1 else ''}: "
+                            + ", ".join(repr(n) for n in missing))
+        if post:
+            self.__post_init__()
+
+    __init__.__qualname__ = f"{qual}.__init__"
+    return __init__
+
+
+@dataclass_transform(field_specifiers=(field, Field))
+def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -> Any:
+    """As ``@dataclass`` (``eq``, ``repr``, ``kw_only``, ``frozen``), without importing it."""
+
+    def wrap(cls: Any) -> Any:
+        flds: dict[str, Field] = {}
+        for base in reversed(cls.__mro__[1:]):
+            for f in getattr(base, "__record_fields__", ()):
+                flds[f.name] = f
+        for name in cls.__dict__.get("__annotations__", {}):
+            value = cls.__dict__.get(name, _MISSING)
+            f = value if isinstance(value, Field) else Field(default=value)
+            f.name, f.kw_only = name, kw_only
+            if isinstance(value, Field):
+                if f.default is _MISSING:
+                    delattr(cls, name)
+                else:
+                    setattr(cls, name, f.default)
+            flds[name] = f
+        ordered = tuple(flds.values())
+        cls.__record_fields__ = ordered
+        cls.__init__ = _make_init(cls, list(ordered), frozen)
+        shown = tuple(f.name for f in ordered if f.repr)
+        compared = tuple(f.name for f in ordered if f.compare)
+
+        def __repr__(self: Any) -> str:
+            inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
+            return f"{type(self).__qualname__}({inner})"
+
+        def __eq__(self: Any, other: object) -> bool:
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return tuple(getattr(self, n) for n in compared) == tuple(
+                getattr(other, n) for n in compared)
+
+        cls.__repr__, cls.__eq__, cls.__hash__ = __repr__, __eq__, None
+        if frozen:
+            def __setattr__(self: Any, name: str, value: Any) -> None:
+                raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+            def __delattr__(self: Any, name: str) -> None:
+                raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+            def __hash__(self: Any) -> int:
+                return hash(tuple(getattr(self, n) for n in compared))
+
+            cls.__setattr__, cls.__delattr__, cls.__hash__ = __setattr__, __delattr__, __hash__
+        cls.__match_args__ = tuple(  # type: ignore[misc]
+            f.name for f in ordered if not f.kw_only)
+        return cls
+
+    return wrap if cls is None else wrap(cls)
+
+
+def asdict(obj: Any) -> dict[str, Any]:
+    """As ``dataclasses.asdict``: a record as a dict, records, lists and dicts in it
+    copied through; any other value deep-copied."""
+    return {f.name: _copy(getattr(obj, f.name)) for f in fields(obj)}
+
+
+def _copy(obj: Any) -> Any:
+    if getattr(type(obj), "__record_fields__", None) is not None:
+        return asdict(obj)
+    if isinstance(obj, (str, int, float, bool, type(None))):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_copy(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((_copy(k), _copy(v)) for k, v in obj.items())
+    import copy
+
+    return copy.deepcopy(obj)
+
+
+@record
 class LoadError:
     """One problem found while loading rules, printed as ``path:line:col: message``."""
 
@@ -43,7 +205,7 @@ class LoadError:
         return asdict(self)
 
 
-@dataclass
+@record
 class LoadResult:
     """What loading a rules folder gives: the good rules, and every problem."""
 
@@ -55,7 +217,7 @@ class LoadResult:
     watched: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Check:
     id: str  # short id, unique in its rule
     rule: str  # rule id
@@ -79,7 +241,7 @@ class Check:
         return f"{self.rule}/{self.id}"
 
 
-@dataclass
+@record
 class Rule:
     id: str
     path: str  # absolute path of the rule file
@@ -104,14 +266,14 @@ class Rule:
         return cls(**data)
 
 
-@dataclass
+@record
 class Commit:
     sha: str
     subject: str
     body: str
 
 
-@dataclass
+@record
 class FileChange:
     """One changed file, named as git names it (paths relative to the repo root)."""
 
@@ -152,7 +314,7 @@ class FileChange:
         }
 
 
-@dataclass
+@record
 class Changeset:
     base: str | None = None
     head: str | None = None  # None for a work tree or a bare diff
@@ -160,7 +322,7 @@ class Changeset:
     files: list[FileChange] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Event:
     kind: str
     tool_name: str | None = None
@@ -173,14 +335,14 @@ class Event:
         return asdict(self)
 
 
-@dataclass
+@record
 class Finding:
     path: str | None = None
     line: int | None = None
     message: str = ""
 
 
-@dataclass
+@record
 class CheckResult:
     id: str  # "<rule>/<check>"
     rule: str
@@ -230,7 +392,7 @@ class CheckResult:
                           **(self.usage or {})}}
 
 
-@dataclass
+@record
 class RunReport:
     outcome: Literal["pass", "refuse", "error"]
     checks: list[CheckResult] = field(default_factory=list)

@@ -119,7 +119,20 @@ def match(pattern: str, path: str) -> bool:
         return False
     if path.startswith("./"):
         path = path[2:]
+    pieces = _literal_pieces(pattern)
+    if pieces is not None and not all(piece in path for piece in pieces):
+        return False  # asked of a path it cannot match, a pattern is never compiled
     return compile_pattern(pattern).fullmatch(path) is not None
+
+
+@lru_cache(maxsize=1024)
+def _literal_pieces(pattern: str) -> tuple[str, ...] | None:
+    """Text every path ``pattern`` matches contains: its runs between ``*``, ``?`` and
+    ``/`` (a match has each, as written). None for a pattern with a class or an escape."""
+    if "[" in pattern or "\\" in pattern:
+        return None
+    text = pattern[1:] if pattern.startswith("./") else pattern
+    return tuple(p for p in text.replace("*", "/").replace("?", "/").split("/") if p)
 
 
 def match_any(patterns: list[str], path: str) -> bool:

@@ -22,9 +22,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "payload.schema.json"
 CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
@@ -168,7 +171,7 @@ def for_rule(
         files, others, change, entries = memo[key]
         files, others = list(files), [dict(o) for o in others]
     else:
-        from slopjudge.changes import changeset as cs
+        from slopjudge.changes import rulefilter as cs
 
         if rule is None:
             files, others = list(changeset.files), []

@@ -19,6 +19,7 @@ HEAVY = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "tenacity",
     "argparse", "subprocess", "concurrent", "logging", "asyncio", "email", "tempfile",
     "hashlib", "hmac", "ssl", "uuid", "pathlib", "difflib", "pickle", "decimal", "zipfile",
+    "typing", "dataclasses", "inspect", "signal", "json.decoder", "slopjudge.changes.edits",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.checks.procs",
     "slopjudge.payload", "slopjudge.records.record", "slopjudge.loading.graph",
     "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
@@ -36,9 +37,8 @@ def _product_env() -> dict[str, str]:
 PROBE = r"""
 import json, sys
 before = set(sys.modules)
-sys.argv = ["slopjudge", "hook", "pre-tool"]
 from slopjudge.cli import main
-code = main()
+code = main(["hook", "pre-tool"])  # given: run as the program, the hook would exit at once
 json.dump({"code": code, "new": sorted(set(sys.modules) - before)}, sys.stderr)
 """
 
@@ -74,18 +74,20 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
 NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
-    "slopjudge.changes.diffparse",
+    "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
     "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands",
 }
 
 
-def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
+def _imports_of_a_judged_call(tmp_path: Path, tool: str, tool_input: dict[str, str]
+                               ) -> set[str]:
+    """The modules a second pre-tool call (the rules cached) imports, after init."""
     repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
     res = sj("init", cwd=repo)
     assert res.returncode == 0, res.stderr
     commit_all(repo, "init")
     event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
-                        "tool_name": "Bash", "tool_input": {"command": "ls"}})
+                        "tool_name": tool, "tool_input": tool_input})
     first = sj("hook", "pre-tool", cwd=repo, input=event)
     assert (first.returncode, first.stdout) == (0, ""), first.stderr
     import subprocess
@@ -94,8 +96,35 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
-    new = set(got["new"])
+    return set(got["new"])
+
+
+def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
+    new = _imports_of_a_judged_call(tmp_path, "Bash", {"command": "ls"})
     assert "slopjudge.checks.procs" in new  # the pack's checks really ran
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
     assert found == [], f"imported for a Bash call: {found}"
+
+
+# A Write the pack's checks judge: its change is built and the checks run, but the
+# proposed edit's hunks come without the diff parser, and nothing loads that only
+# git changesets, judges, typing or dataclasses need; the forks import only the
+# helpers their scripts name (not slopscan).
+NOT_FOR_A_FILE_TOOL = {
+    "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
+    "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "subprocess",
+    "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
+    "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
+    "slopjudge.commands", "slopscan",
+}
+
+
+def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) -> None:
+    new = _imports_of_a_judged_call(tmp_path, "Write", {
+        "file_path": str(tmp_path / "repo" / "src" / "prices.py"),
+        "content": "def total(x: int) -> int:\n    return x\n"})
+    assert {"slopjudge.checks.procs", "slopjudge.changes.proposed", "hookio"} <= new
+    found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
+                   or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
+    assert found == [], f"imported for a Write call: {found}"

@@ -19,7 +19,7 @@ from slopjudge.checks.judge import run_judge
 from slopjudge.checks.options import RunOptions
 from slopjudge.hookspec import CheckContext
 from slopjudge.judging.templates import validate_template
-from slopjudge.model import Changeset, Check, Event, FileChange, Rule
+from slopjudge.model import Changeset, Check, Event, FileChange, Rule, fields
 from slopjudge.payload import for_rule
 
 TEMPLATE = """\
@@ -89,7 +89,7 @@ def make_ctx(
     runner: str | None = None,
     **check_fields: Any,
 ) -> CheckContext:
-    option_names = set(RunOptions.__dataclass_fields__)
+    option_names = {f.name for f in fields(RunOptions)}
     options_fields = {k: check_fields.pop(k) for k in list(check_fields) if k in option_names}
     rule_dir = tmp_path / "rules" / "demo"
     rule_dir.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+# The payload's reading and the crash guard live in hookio (the PreToolUse rules
+# import only that); slopscan's users keep reaching them here.
+from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
+
 try:
     from slopjudge import pathglob
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
@@ -54,45 +58,6 @@ TEST_PATH_RE = re.compile(
     r"|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$"
 )
 FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
-
-
-# --------------------------------------------------------------------------- payload
-
-
-def load_payload() -> dict[str, Any]:
-    """The payload on stdin. In a check slopjudge forked from its worker, the worker's
-    own decoded copy of those same bytes (this process's private copy): not decoded
-    again, and the files the worker prepared (:func:`slopjudge_prefork`) are found."""
-    held = _inherited()
-    if held is not None:
-        return held
-    raw = sys.stdin.read()
-    if not raw.strip():
-        return {}
-    data = json.loads(raw)
-    return data if isinstance(data, dict) else {}
-
-
-def _inherited() -> dict[str, Any] | None:
-    # Only slopjudge's worker has its payload module loaded before a check starts.
-    module = sys.modules.get("slopjudge.payload")
-    held = getattr(module, "inherited", None)
-    return held() if callable(held) else None
-
-
-def workspace(payload: dict[str, Any]) -> str:
-    ws = payload.get("workspace") or os.environ.get("SLOPJUDGE_WORKSPACE") or os.getcwd()
-    return str(ws)
-
-
-def event(payload: dict[str, Any]) -> dict[str, Any]:
-    ev = payload.get("event")
-    return ev if isinstance(ev, dict) else {}
-
-
-def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
-    ti = event(payload).get("tool_input")
-    return ti if isinstance(ti, dict) else {}
 
 
 # --------------------------------------------------------------------------- diff
@@ -827,17 +792,6 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         "findings": [{"path": f.path, "line": f.line, "message": f.message} for f in unique],
     }))
     sys.exit(1)
-
-
-def main_guard(fn: Any) -> None:
-    """Run a check; a crash refuses with a one-line reason rather than a traceback."""
-    try:
-        fn()
-    except SystemExit:
-        raise
-    except Exception as exc:  # the check must fail closed, with a readable cause
-        print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
-        sys.exit(2)
 
 
 def check_files(

@@ -8,8 +8,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import hookio as hio  # noqa: E402
 import shellparse as sp  # noqa: E402
-import slopscan as ss  # noqa: E402
 
 FETCHERS = {"curl", "wget", "fetch", "http", "https", "iwr", "Invoke-WebRequest"}
 INTERPRETERS = sp.SHELLS | {
@@ -17,9 +17,11 @@ INTERPRETERS = sp.SHELLS | {
 }
 SAFE_VARS = {"HOME", "PWD", "TMPDIR"}
 FORCE_PUSH_OPTS = ("--force", "--force-with-lease", "--force-if-includes", "--mirror")
-SHORT_FORCE_OPT = re.compile(r"-[a-zA-Z]*f[a-zA-Z]*")
+# Patterns stay strings: compiled on first use (`re` keeps them), so a call that
+# needs none does not pay for them.
+SHORT_FORCE_OPT = r"-[a-zA-Z]*f[a-zA-Z]*"
 # `sh <(curl ...)` and `sh -c "$(curl ...)"`
-SHELL_RUNS_DOWNLOAD = re.compile(
+SHELL_RUNS_DOWNLOAD = (
     r"\b(ba|z|da|k)?sh\s+(-\w+\s+)*<\(\s*(curl|wget)\b"
     r"|\b(ba|z|da|k)?sh\s+-c\s+[\"']?\$\(\s*(curl|wget)\b"
 )
@@ -64,7 +66,7 @@ def check_rm(s: sp.Simple, ws: str, home: str) -> str | None:
             return f"`rm {' '.join(opts)} {t}` would delete {p}"
         if not recursive:
             continue
-        if GLOB.search(t):
+        if re.search(GLOB, t):
             reason = glob_at_root(t, p, ws, home)
             if reason:
                 return f"`rm -r {t}` {reason}"
@@ -82,14 +84,14 @@ def check_rm(s: sp.Simple, ws: str, home: str) -> str | None:
     return None
 
 
-GLOB = re.compile(r"[*?\[]")
+GLOB = r"[*?\[]"
 
 
 def glob_at_root(t: str, p: str, ws: str, home: str) -> str | None:
     """Why a glob matches the whole of a protected folder (the workspace or an
     ancestor, home, /), or None: the folder is the part before the first glob."""
     parts = p.split("/")
-    k = next(i for i, part in enumerate(parts) if GLOB.search(part))
+    k = next(i for i, part in enumerate(parts) if re.search(GLOB, part))
     folder = "/".join(parts[:k]) or "/"
     if sp.inside(ws, folder) or folder == os.path.normpath(home):
         return f"matches everything in {folder}"
@@ -157,15 +159,15 @@ def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
 
 
 # Device files that are safe to write to.
-HARMLESS_DEVICES = re.compile(r"^/dev/(null|zero|full|stdout|stderr|stdin|tty|fd/\d+|"
-                              r"pts/\d+|random|urandom)$")
+HARMLESS_DEVICES = (r"^/dev/(null|zero|full|stdout|stderr|stdin|tty|fd/\d+|"
+                    r"pts/\d+|random|urandom)$")
 DISK_TOOLS = ("mkfs", "mke2fs", "mkswap", "wipefs", "mkdosfs", "mkntfs", "fdisk", "sfdisk",
               "parted", "sgdisk", "blkdiscard")
 
 
 def device(path: str) -> bool:
     path = os.path.normpath(path)
-    return path.startswith("/dev/") and not HARMLESS_DEVICES.match(path)
+    return path.startswith("/dev/") and not re.match(HARMLESS_DEVICES, path)
 
 
 def check_devices(s: sp.Simple, name: str) -> str | None:
@@ -204,7 +206,7 @@ def check_git(s: sp.Simple) -> str | None:
         for a in rest:
             if a in FORCE_PUSH_OPTS or a.startswith("--force-with-lease="):
                 return f"`git push {a}` {REWRITES_HISTORY}"
-            if SHORT_FORCE_OPT.fullmatch(a):
+            if re.fullmatch(SHORT_FORCE_OPT, a):
                 return f"`git push -f` {REWRITES_HISTORY}"
             if a.startswith("+") and len(a) > 1:
                 return (
@@ -214,7 +216,7 @@ def check_git(s: sp.Simple) -> str | None:
     if sub == "clean":
         if "-n" in rest or "--dry-run" in rest:
             return None
-        if "--force" in rest or any(SHORT_FORCE_OPT.fullmatch(a) for a in rest):
+        if "--force" in rest or any(re.fullmatch(SHORT_FORCE_OPT, a) for a in rest):
             return (
                 "`git clean -f` deletes untracked files for good; "
                 "delete the specific files by name, or ask the person"
@@ -244,15 +246,15 @@ def check_git(s: sp.Simple) -> str | None:
 
 
 def main() -> None:
-    payload = ss.load_payload()
-    command = ss.tool_input(payload).get("command")
+    payload = hio.load_payload()
+    command = hio.tool_input(payload).get("command")
     if not isinstance(command, str) or not command.strip():
         sys.exit(0)
-    ws = os.path.normpath(ss.workspace(payload))
-    cwd = ss.event(payload).get("cwd") or ws
+    ws = os.path.normpath(hio.workspace(payload))
+    cwd = hio.event(payload).get("cwd") or ws
     home = os.path.expanduser("~")
     problems: list[str] = []
-    if SHELL_RUNS_DOWNLOAD.search(command):
+    if ("curl" in command or "wget" in command) and re.search(SHELL_RUNS_DOWNLOAD, command):
         problems.append(RUNS_DOWNLOAD)
     for s in sp.split(command, str(cwd), home):
         name = os.path.basename(s.argv[0])
@@ -283,4 +285,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    hio.main_guard(main)

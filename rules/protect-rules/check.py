@@ -9,8 +9,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import hookio as hio  # noqa: E402
 import shellparse as sp  # noqa: E402
-import slopscan as ss  # noqa: E402
 
 from slopjudge import pathglob  # noqa: E402
 from slopjudge.changes.tools import CHANGE_TOOLS  # noqa: E402
@@ -21,8 +21,7 @@ MUTATORS = {
     "rm", "rmdir", "mv", "cp", "ln", "install", "truncate", "chmod", "chown", "touch", "tee",
     "dd", "shred", "unlink", "patch", "rsync",
 }
-INPLACE = {"sed": re.compile(r"^-[a-zA-Z]*i|^--in-place"), "perl": re.compile(r"^-[a-zA-Z]*i"),
-           "ruby": re.compile(r"^-[a-zA-Z]*i")}
+INPLACE = {"sed": r"^-[a-zA-Z]*i|^--in-place", "perl": r"^-[a-zA-Z]*i", "ruby": r"^-[a-zA-Z]*i"}
 GIT_MUTATING = {"rm", "mv", "checkout", "restore", "apply", "am", "stash", "reset", "clean"}
 # Interpreters and the option that takes inline code; their heredoc bodies are code too.
 INTERPRETERS = {
@@ -32,14 +31,15 @@ INTERPRETERS = {
     "lua": ("-e",), "Rscript": ("-e",), "awk": (), "gawk": (), "osascript": ("-e",),
 }
 # Words in code that change files: a protected path named in code that also
-# has one of these is a write.
-CODE_WRITES = re.compile(
+# has one of these is a write. Patterns stay strings: compiled on first use (`re`
+# keeps them), so a file tool's call does not pay for them.
+CODE_WRITES = (
     r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][rbtU]*[wax+]|\.write|write_text|write_bytes|writeFile|appendFile"""
     r"""|createWriteStream|unlink|remove|rmtree|rmdir|rename|replace\s*\(|truncate|chmod"""
     r"""|copy|move|symlink|touch|dump\s*\(|File\.write|IO\.write|File\.delete|fopen"""
     r"""|file_put_contents|print\s*>|>>?\s*["']|system\s*\(|subprocess|os\.system|exec\w*\s*\(""")
 # A quoted string (not a mapping key) or a bare path-like word.
-CODE_WORD = re.compile(r"""['"]([^'"\n]+)['"](?!\s*:)|([\w.~/-]*[\w~][\w.~/-]*)(?!['"\w])""")
+CODE_WORD = r"""['"]([^'"\n]+)['"](?!\s*:)|([\w.~/-]*[\w~][\w.~/-]*)(?!['"\w])"""
 
 
 def protected_patterns(payload: dict, ws: str) -> list[str]:
@@ -92,17 +92,17 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
             continue
         rel = os.path.relpath(cand, root)
         for pat in patterns:
-            if ss.glob_match(rel, pat):
+            if pathglob.match(pat, rel):
                 return rel
     return None
 
 
 def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
     """Protected paths that inline code names, when the code writes files."""
-    if not CODE_WRITES.search(code):
+    if not re.search(CODE_WRITES, code):
         return []
     found = []
-    for m in CODE_WORD.finditer(code):
+    for m in re.finditer(CODE_WORD, code):
         text = (m.group(1) or m.group(2) or "").strip()
         # a quoted string may be a whole shell command (`os.system('rm rules/a.yaml')`)
         for word in [text, *text.split()] if " " in text else [text]:
@@ -143,10 +143,10 @@ def runs_hook(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    payload = ss.load_payload()
-    ev = ss.event(payload)
-    ti = ss.tool_input(payload)
-    ws = os.path.normpath(ss.workspace(payload))
+    payload = hio.load_payload()
+    ev = hio.event(payload)
+    ti = hio.tool_input(payload)
+    ws = os.path.normpath(hio.workspace(payload))
     cwd = str(ev.get("cwd") or ws)
     pats = protected_patterns(payload, ws)
     touched: list[str] = []
@@ -174,7 +174,7 @@ def main() -> None:
                 cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "mv":
                     cands += args
-            elif name in INPLACE and any(INPLACE[name].match(a) for a in s.argv[1:]):
+            elif name in INPLACE and any(re.match(INPLACE[name], a) for a in s.argv[1:]):
                 cands += args
             elif name == "git" and args and args[0] in GIT_MUTATING:
                 staged_only = args[0] == "restore" and (
@@ -206,4 +206,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    hio.main_guard(main)

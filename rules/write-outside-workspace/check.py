@@ -8,8 +8,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import hookio as hio  # noqa: E402
 import shellparse as sp  # noqa: E402
-import slopscan as ss  # noqa: E402
 
 
 def real(path: str) -> str:
@@ -21,10 +21,10 @@ def real(path: str) -> str:
 
 
 def main() -> None:
-    payload = ss.load_payload()
-    ti = ss.tool_input(payload)
-    ws = ss.workspace(payload)
-    cwd = ss.event(payload).get("cwd") or ws
+    payload = hio.load_payload()
+    ti = hio.tool_input(payload)
+    ws = hio.workspace(payload)
+    cwd = hio.event(payload).get("cwd") or ws
     targets = [
         ti[k]
         for k in ("file_path", "notebook_path", "path")
@@ -59,4 +59,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    ss.main_guard(main)
+    hio.main_guard(main)

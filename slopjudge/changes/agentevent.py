@@ -9,9 +9,12 @@ this is on the PreToolUse fast path.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from slopjudge.model import Changeset, Event
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _str(payload: dict[str, Any], key: str) -> str | None:
@@ -61,6 +64,6 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
     # A file outside the workspace keeps its absolute path: rules with
     # workspace-relative ``paths`` do not see it; a rule guarding where files
     # are written does.
-    from slopjudge.changes import changeset
+    from slopjudge.changes.proposed import from_proposed_edits
 
-    return changeset.from_proposed_edits(workspace, proposed)
+    return from_proposed_edits(workspace, proposed)

@@ -28,10 +28,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
 
 from slopjudge.changes.shell import SHELLS
 from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 
@@ -75,8 +78,8 @@ def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> st
 
 _CURLY = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
 _LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
-_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
-_ESCAPE_OR_BACKSLASHES = re.compile(r"(\\\\)|\\u([0-9a-fA-F]{4})")
+_ESCAPE = r"\\u[0-9a-fA-F]{4}"  # patterns stay strings: compiled on first use
+_ESCAPE_OR_BACKSLASHES = r"(\\\\)|\\u([0-9a-fA-F]{4})"
 # Abbreviated tags the model may write for the harness's own; spelled out when
 # only the spelled-out form is in the file.
 _DESANITIZE = (
@@ -107,7 +110,7 @@ def _unescape(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         return m.group(0) if m.group(1) else chr(int(m.group(2), 16))
 
-    out = _ESCAPE_OR_BACKSLASHES.sub(sub, text)
+    out = re.sub(_ESCAPE_OR_BACKSLASHES, sub, text)
     return out.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
@@ -162,7 +165,7 @@ def find_actual(text: str, old: str) -> str | None:
     at = normalize_quotes(text).find(normalize_quotes(old))
     if at != -1:
         return text[at:at + len(old)]
-    if _ESCAPE.search(old):
+    if re.search(_ESCAPE, old):
         decoded = _unescape(old)
         if decoded != old and decoded in text:
             return decoded
@@ -227,7 +230,7 @@ def preserve_style(old: str, actual: str, new: str) -> str:
                 return "".join(parts)
 
             return "".join(esc(ch) for ch in new)
-    if _ESCAPE.search(old) and _unescape(old) == actual:
+    if re.search(_ESCAPE, old) and _unescape(old) == actual:
         return _unescape(new)
     return new
 
@@ -496,8 +499,8 @@ def proposed_changes(
 
 # --- edits that cannot be reproduced ---------------------------------------------
 
-_PATCH_FILE = re.compile(r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$")
-_PATCH_MOVE = re.compile(r"^\s*\*\*\* Move to: (.*)$")
+_PATCH_FILE = r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$"  # compiled on first use
+_PATCH_MOVE = r"^\s*\*\*\* Move to: (.*)$"
 
 
 def _with_added(path: str, lines: list[str]) -> str:
@@ -557,10 +560,10 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
         line = line.rstrip("\r")
-        if m := _PATCH_FILE.match(line):
+        if m := re.match(_PATCH_FILE, line):
             if m.group(2).strip():
                 files.append([m.group(1), full(m.group(2)), None, []])
-        elif (m := _PATCH_MOVE.match(line)) and files and m.group(1).strip():
+        elif (m := re.match(_PATCH_MOVE, line)) and files and m.group(1).strip():
             files[-1][2] = full(m.group(1))
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
@@ -583,18 +586,19 @@ def unapplied_changeset(
     """The changeset a call that cannot be reproduced is judged on
     (:func:`unapplied_items`). Every named file is in it, even one with no
     new text (a header-only entry), so rules with ``paths`` still see it."""
-    from slopjudge.changes import changeset
+    from slopjudge.changes.proposed import from_proposed_edits, relative
+    from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
 
     items = unapplied_items(tool_name, tool_input, workspace, cwd)
     try:
-        cs = changeset.from_proposed_edits(workspace, items)
-    except changeset.ChangesetError:
-        cs = changeset.from_proposed_edits(workspace, [])
+        cs = from_proposed_edits(workspace, items)
+    except ChangesetError:
+        cs = from_proposed_edits(workspace, [])
     ws = os.path.abspath(workspace)
     seen = {f.path for f in cs.files}
     for path, _, _ in items:
-        name = changeset._relative(ws, path)
+        name = relative(ws, path)
         if name not in seen:
             seen.add(name)
             cs.files.append(FileChange(path=name, status="M",

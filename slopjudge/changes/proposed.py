@@ -3,6 +3,8 @@
 Old content comes from disk, new content from the tool's input; the diff is
 written the way git prints it (C-quoted names, ``new file mode``, rename
 headers, ``\\ No newline at end of file``), so rules read it like any other.
+Its payload hunks are read off the same lines as it is written, so a
+PreToolUse hook never loads the diff parser.
 """
 
 from __future__ import annotations
@@ -11,18 +13,24 @@ import difflib
 import os
 import re
 
-from slopjudge.changes.diffparse import FileStatus, decode, hunks_of
 from slopjudge.errors import ChangesetError
 from slopjudge.model import Changeset, FileChange
 
-_NEEDS_QUOTE = re.compile(r'["\\\x00-\x1f\x7f]')
+TYPE_CHECKING = False  # not typing's: a file tool's PreToolUse hook builds its change here
+if TYPE_CHECKING:
+    from typing import Any
+
+    from slopjudge.changes.diffparse import FileStatus
+
+# A pattern string: compiled on first use (`re` keeps it), not on every import.
+_NEEDS_QUOTE = r'["\\\x00-\x1f\x7f]'
 _QUOTE_MAP = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
               "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
 
 def _quote(name: str) -> str:
     """Quote a path as git does with core.quotepath=false."""
-    if not _NEEDS_QUOTE.search(name):
+    if not re.search(_NEEDS_QUOTE, name):
         return name
     body = "".join(
         _QUOTE_MAP.get(ch, f"\\{ord(ch):03o}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
@@ -47,26 +55,54 @@ def _split_keep(text: str) -> list[str]:
     return out
 
 
-def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int]:
+def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str, Any]]]:
+    """The hunk lines of the diff, the added and removed counts, and the payload hunks
+    (``hunk`` in payload.schema.json) of the same lines."""
     a, b = _split_keep(old), _split_keep(new)
     out: list[str] = []
+    hunks: list[dict[str, Any]] = []
     added = removed = 0
+    old_no = new_no = 0
     lines = difflib.unified_diff(a, b, lineterm="", n=3)
     for _ in range(2):  # difflib's own ---/+++ lines; the caller writes git's
         next(lines, None)
     for line in lines:
         if line.startswith("@@"):
             out.append(line + "\n")
+            hunk = _hunk_head(line)
+            hunks.append(hunk)
+            old_no, new_no = hunk["oldStart"], hunk["newStart"]
             continue
-        if line[:1] == "+":
+        kind, text = line[:1], line[1:]
+        text = text[:-1] if text.endswith("\n") else text
+        if kind == "+":
             added += 1
-        elif line[:1] == "-":
+            hunk["added"].append([new_no, text])
+            new_no += 1
+        elif kind == "-":
             removed += 1
+            hunk["removed"].append([old_no, text])
+            old_no += 1
+        else:
+            hunk["context"].append([new_no, text])
+            old_no += 1
+            new_no += 1
         if line.endswith("\n"):
             out.append(line)
         else:
             out.append(line + "\n\\ No newline at end of file\n")
-    return out, added, removed
+    return out, added, removed, hunks
+
+
+def _hunk_head(line: str) -> dict[str, Any]:
+    """``@@ -1,3 +1,4 @@`` as a payload hunk with no lines yet (a range without a
+    count has one line)."""
+    _, old, new = line.split(" ", 3)[:3]
+    old_start, _, old_len = old[1:].partition(",")
+    new_start, _, new_len = new[1:].partition(",")
+    return {"oldStart": int(old_start), "oldLines": int(old_len or 1),
+            "newStart": int(new_start), "newLines": int(new_len or 1),
+            "added": [], "removed": [], "context": []}
 
 
 def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Changeset:
@@ -138,15 +174,16 @@ def _proposed_file(
     else:
         status = "A" if old_bytes is None else ("D" if new_content is None else "M")
     binary = old_bytes is not None and b"\0" in old_bytes[:8000]
-    old_text = None if old_bytes is None else decode(old_bytes)
-    diff, added, removed = text_diff(old_name, name, status, mode, old_text, new_content, binary)
+    old_text = None if old_bytes is None else old_bytes.decode("utf-8", errors="replace")
+    diff, added, removed, hunks = _text_diff(old_name, name, status, mode, old_text,
+                                             new_content, binary)
     if not diff:
         return None  # nothing would change
     return FileChange(
         path=name, status=status, old_path=old_name if status == "R" else None,
         old_content=None if binary else old_text,
         new_content=None if binary else new_content,
-        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks_of(diff),
+        diff=diff, binary=binary, added=added, removed=removed, hunks=hunks,
     )
 
 
@@ -154,6 +191,11 @@ def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text:
               new_text: str | None, binary: bool = False) -> tuple[str, int, int]:
     """One file's diff as git prints it, with its added and removed line counts ("" for a
     modification that changes nothing)."""
+    return _text_diff(old_name, name, status, mode, old_text, new_text, binary)[:3]
+
+
+def _text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text: str | None,
+               new_text: str | None, binary: bool) -> tuple[str, int, int, list[dict[str, Any]]]:
     head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
     if status == "A":
         head.append(f"new file mode {mode}\n")
@@ -166,14 +208,15 @@ def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text:
     minus = "/dev/null" if status == "A" else _dash_name("a/", old_name)
     plus = "/dev/null" if status == "D" else _dash_name("b/", name)
     added = removed = 0
+    hunks: list[dict[str, Any]] = []
     if binary:
         body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
     else:
-        hunks, added, removed = _synth_hunks(old_text or "", new_text or "")
-        body = [f"--- {minus}\n", f"+++ {plus}\n", *hunks] if hunks else []
+        lines, added, removed, hunks = _synth_hunks(old_text or "", new_text or "")
+        body = [f"--- {minus}\n", f"+++ {plus}\n", *lines] if lines else []
     if status == "M" and not body:
-        return "", 0, 0
-    return "".join(head + body), added, removed
+        return "", 0, 0, []
+    return "".join(head + body), added, removed, hunks
 
 
 def relative(ws: str, full: str) -> str:

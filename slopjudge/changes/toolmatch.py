@@ -33,17 +33,18 @@ Pattern forms:
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from functools import lru_cache
-from typing import Any
 
 from slopjudge import pathglob
-from slopjudge.changes.shell import shell_text
-from slopjudge.changes.shell import split as split_shell
 from slopjudge.changes.tools import PATH_TOOLS
 
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
+
 _PATH_KEYS = ("file_path", "notebook_path", "path")
+_GLOBBY = frozenset("*?[")
 
 
 def split_pattern(pattern: str) -> tuple[str, str | None]:
@@ -61,17 +62,24 @@ def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any]
     if not tool_name:
         return False
     name_glob, arg_glob = split_pattern(pattern)
-    if not fnmatch.fnmatchcase(tool_name, name_glob or "*"):
+    name_glob = name_glob or "*"
+    # A plain name is compared, not compiled: most patterns are one (`Write`, `Bash`).
+    if name_glob != tool_name and (not _GLOBBY.intersection(name_glob)
+                                   or not fnmatch.fnmatchcase(tool_name, name_glob)):
         return False
     if arg_glob is None:
         return True
     data = tool_input if isinstance(tool_input, dict) else {}
     if tool_name == "Bash":
+        from slopjudge.changes.shell import shell_text
+
         command = shell_text(data.get("command"))
         return command is not None and command_matches(arg_glob, command)
     if tool_name in PATH_TOOLS:
         path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)
         return path is not None and path_matches(arg_glob, path, workspace)
+    import json
+
     try:
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):
@@ -109,6 +117,8 @@ def command_matches(glob: str, command: str) -> bool:
 @lru_cache(maxsize=64)
 def _candidates(command: str) -> tuple[str, ...]:
     """The texts a command glob is tried on; split once for all of a call's patterns."""
+    from slopjudge.changes.shell import split as split_shell
+
     candidates = {" ".join(command.split())}
     simples = split_shell(command)
     for s in simples:  # grows: a here-document's commands follow

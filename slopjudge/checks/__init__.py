@@ -7,8 +7,7 @@ script checks never loads the judge's code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # not typing's: rule selection on the hook fast path imports this
 if TYPE_CHECKING:
     from slopjudge.hookspec import CheckContext, CheckKind
     from slopjudge.model import CheckResult

@@ -9,8 +9,6 @@ kinds and the event log are imported when a check actually runs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
 from slopjudge.checks import CHECK_KINDS
 from slopjudge.checks.options import RunOptions
@@ -18,7 +16,11 @@ from slopjudge.checks.selection import event_carries_change, shard_checks
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import Changeset, Check, CheckResult, Event, Rule
 
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
     from slopjudge.checks.procs import Registry
 
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from slopjudge.model import field, record
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from slopjudge.loading.config import Settings
 
 
-@dataclass
+@record
 class RunOptions:
     """How one engine run behaves; filled from CLI flags, config and environment."""
 
@@ -68,6 +71,11 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
 def _cost_options(opts: RunOptions, settings: Settings) -> None:
     opts.max_prompt_tokens = settings.max_prompt_tokens
     opts.model_aliases = dict(settings.model_aliases)
+    from slopjudge.loading.config import Limits
+    from slopjudge.model import fields
+
+    if all(getattr(settings, f.name, None) is None for f in fields(Limits)):
+        return  # no limit set: no budget (and no budget code loaded)
     from slopjudge.judging.budget import Budget
 
     opts.budget = Budget.from_settings(settings)

@@ -20,20 +20,24 @@ slopjudge (:func:`kill_all`).
 
 from __future__ import annotations
 
-import contextlib
+import _signal as signal  # `signal` builds its enums on import; a hook needs none
+import gc
 import itertools
 import os
 import re
 import select
-import signal
-import subprocess
 import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import IO
+
+from slopjudge.model import record
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
+    from typing import IO, Any
 
 KILL_GRACE_S = 2.0
 TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
@@ -91,19 +95,24 @@ class Registry:
 EVERYONE = Registry()
 
 
-@contextlib.contextmanager
-def _running(pid: int, jail: _Jail, registry: Registry | None) -> Iterator[None]:
+class _running:  # noqa: N801 - used as a statement: ``with _running(pid, jail, registry):``
     """``pid`` is listed (in ``registry`` and :data:`EVERYONE`) while the block runs;
-    after it, whatever it left is killed and its containment removed."""
-    listed = [EVERYONE] if registry is None or registry is EVERYONE else [EVERYONE, registry]
-    for reg in listed:
-        reg.add(pid, jail)
-    try:
-        yield
-    finally:
-        for reg in listed:
-            reg.discard(pid)
-        jail.close()
+    after it, whatever it left is killed and its containment removed. (A class, not a
+    ``contextlib`` generator: importing contextlib costs a hook more than this.)"""
+
+    def __init__(self, pid: int, jail: _Jail, registry: Registry | None) -> None:
+        self.pid, self.jail = pid, jail
+        self.listed = ([EVERYONE] if registry is None or registry is EVERYONE
+                       else [EVERYONE, registry])
+
+    def __enter__(self) -> None:
+        for reg in self.listed:
+            reg.add(self.pid, self.jail)
+
+    def __exit__(self, *exc: object) -> None:
+        for reg in self.listed:
+            reg.discard(self.pid)
+        self.jail.close()
 
 
 def signal_all(sig: int) -> int:
@@ -321,7 +330,10 @@ class _Jail:
         self.tag = f"{os.getpid()}.{next(_COUNTER)}"
         self.cgroup: str | None = None
         base = _CGROUPS.available()
-        if base is not None:
+        made = _take_made() if base is not None else None
+        if made is not None:
+            self.tag, self.cgroup = made
+        elif base is not None:
             path = os.path.join(base, f"slopjudge-{self.tag}")
             try:
                 os.mkdir(path)
@@ -447,7 +459,7 @@ def _rmtree_cgroup(path: str) -> None:
     os.rmdir(path)
 
 
-@dataclass
+@record
 class ProcResult:
     returncode: int | None  # None when it could not start or timed out
     stdout: bytes
@@ -472,8 +484,9 @@ def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     if _killpg(proc.pid, signal.SIGTERM):
         try:
             proc.wait(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
+        except Exception as exc:
+            if not _timed_out(exc):
+                raise
     _reap_group(proc, jail)
 
 
@@ -515,6 +528,13 @@ _SH = "/bin/sh"
 _ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """``subprocess.TimeoutExpired``, without importing subprocess to ask (a forked
+    Python check never needs it)."""
+    module = sys.modules.get("subprocess")
+    return module is not None and isinstance(exc, module.TimeoutExpired)
+
+
 def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
     """Raise what Popen would for a command that cannot start (the shell would hide it)."""
     import errno
@@ -549,6 +569,8 @@ def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | Non
 def _spawn(
     argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None
 ) -> subprocess.Popen[bytes]:
+    import subprocess
+
     def popen(args: list[str], preexec: bool = False) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             args,
@@ -665,8 +687,10 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
                 return False
     try:
         proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False
+    except Exception as exc:
+        if _timed_out(exc):
+            return False
+        raise
     return True
 
 
@@ -696,6 +720,77 @@ def forks_python() -> bool:
             and not os.environ.get(NO_FORK_ENV) and _CGROUPS.available() is not None)
 
 
+# Cgroups made ahead by warm_cgroups, (tag, path), for the next jails to take.
+_MADE: list[tuple[str, str]] = []
+_MADE_LOCK = threading.Lock()
+
+
+def _take_made() -> tuple[str, str] | None:
+    with _MADE_LOCK:
+        return _MADE.pop(0) if _MADE else None
+
+
+def warm_cgroups(checks: int) -> Callable[[], None]:
+    """Get containment ready for ``checks`` children about to start: make their
+    cgroups now, and start paying, in the background, the wait the first cgroup move
+    of a process costs (the kernel lets a grace period pass, several milliseconds), so
+    the checks forked later enter theirs at once. Returns what stops it (and removes
+    the cgroups no check took).
+
+    The move is of this process into the cgroup it is already in: nothing moves, but
+    the kernel takes the same path, and moves made while one is recent wait for no
+    new grace period. The cgroups are made first: a cgroup made during that wait
+    would wait for it too. Containment is unchanged: each check still enters a cgroup
+    of its own before it runs a line. Without cgroups (or on any error) it does nothing.
+    """
+    stop = threading.Event()
+    base = _CGROUPS.available() if forks_python() else None
+    if base is None:
+        return stop.set
+    made: list[tuple[str, str]] = []
+    for _ in range(min(checks, 16)):
+        tag = f"{os.getpid()}.{next(_COUNTER)}"
+        path = os.path.join(base, f"slopjudge-{tag}")
+        try:
+            os.mkdir(path)
+        except OSError:
+            break  # the jails make their own
+        made.append((tag, path))
+    with _MADE_LOCK:
+        _MADE.extend(made)
+
+    def stop_and_clean() -> None:
+        stop.set()
+        mine = {path for _, path in made}
+        with _MADE_LOCK:
+            left = [path for _, path in _MADE if path in mine]
+            _MADE[:] = [m for m in _MADE if m[1] not in mine]
+        for path in left:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+    procs_file = os.path.join(base, "cgroup.procs")
+    me = str(os.getpid()).encode()
+
+    def keep_warm() -> None:
+        deadline = time.monotonic() + 1.0  # a hook's checks have started well before
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                fd = os.open(procs_file, os.O_WRONLY)
+                try:
+                    os.write(fd, me)
+                finally:
+                    os.close(fd)
+            except OSError:
+                return  # not allowed here: the checks pay the wait themselves
+            stop.wait(0.002)
+
+    threading.Thread(target=keep_warm, name="slopjudge-warm-cgroups", daemon=True).start()
+    return stop_and_clean
+
+
 class _Forked:
     """A forked check as :func:`_collect` sees a Popen: pid, pipes, wait, returncode."""
 
@@ -720,6 +815,8 @@ class _Forked:
                 if pid:
                     break
                 if time.monotonic() >= deadline:
+                    import subprocess
+
                     raise subprocess.TimeoutExpired(self.args, timeout)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
@@ -770,7 +867,17 @@ def run_python(
         err_r, err_w = os.pipe()
         pipes += [err_r, err_w]
         with _FORK_LOCK:  # never while this process imports a shared helper
-            pid = os.fork()
+            # Frozen, this process's objects are skipped by the fork's garbage
+            # collector, which would otherwise write to (and so copy) most of the
+            # memory the two processes share.
+            gc.freeze()
+            try:
+                pid = os.fork()
+            except BaseException:
+                gc.unfreeze()
+                raise
+            if pid != 0:
+                gc.unfreeze()
     except OSError as exc:
         for fd in pipes:
             os.close(fd)
@@ -798,62 +905,114 @@ def run_python(
 
 _FORK_READY = False
 _FORK_LOCK = threading.Lock()
-_PRELOADED: dict[str, list[types.ModuleType]] = {}  # helper folder -> its modules
+_PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
 # In a forked check: its stdin as the worker held it decoded (run_python's
 # ``inherit``), so a helper need not decode it again; None in any other process.
 INHERITED: object = None
 
 
-def preload_helpers(folder: str) -> None:
+def preload_helpers(folder: str, script: str | None = None) -> None:
     """Import once, in this process, the modules of a pack's shared helper folder
-    (``rules/_lib``): every forked check then finds them imported.
+    (``rules/_lib``) that ``script`` imports, and the helpers those import (every
+    one without ``script``): every forked check then finds them imported, and a
+    check pays for no helper it does not use.
 
     Under the fork lock: a fork while another thread is inside an import would
     leave that module locked in the child for good. A helper that fails to
     import is left to each check, which then fails as it would anyway.
     """
-    if folder in _PRELOADED:
+    try:
+        available = {n[:-3] for n in os.listdir(folder)
+                     if n.endswith(".py") and n[:-3].isidentifier()}
+    except OSError:
         return
+    wanted = sorted(available) if script is None else _helpers_of(script, folder, available)
+    if all((folder, name) in _PRELOADED for name in wanted):
+        return
+    import importlib
+
     with _FORK_LOCK:
-        if folder in _PRELOADED:
-            return
-        loaded = _PRELOADED[folder] = []
-        try:
-            names = sorted(n[:-3] for n in os.listdir(folder)
-                           if n.endswith(".py") and n[:-3].isidentifier())
-        except OSError:
-            return
-        import importlib.util
-        from importlib.machinery import SourceFileLoader
-
-        class SourceOnly(SourceFileLoader):
-            def get_code(self, fullname: str) -> types.CodeType:
-                from slopjudge.checks.codecache import compile_source
-
-                path = self.get_filename(fullname)
-                return compile_source(self.get_data(path), path)
-
+        hook = _source_only_hook((os.path.realpath(folder),))
+        sys.path_hooks.insert(0, hook)
         sys.path.insert(0, folder)
         no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # see _CODE
         try:
-            for name in names:
+            for name in wanted:
+                if (folder, name) in _PRELOADED:
+                    continue
+                _PRELOADED.add((folder, name))
                 if name in sys.modules:
                     continue  # never shadow a module this process already has
-                path = os.path.join(folder, name + ".py")
-                spec = importlib.util.spec_from_file_location(
-                    name, path, loader=SourceOnly(name, path))
-                if spec is None or spec.loader is None:
-                    continue
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
                 try:
-                    spec.loader.exec_module(module)
-                    loaded.append(module)
+                    importlib.import_module(name)
                 except Exception:  # noqa: BLE001 - the check reports it itself
                     sys.modules.pop(name, None)
         finally:
             sys.path.remove(folder)
+            sys.path_hooks.remove(hook)
+            sys.path_importer_cache.pop(folder, None)
             sys.dont_write_bytecode = no_bytecode
+
+
+# `import a, b as c` and `from a import ...`, indented or not: the helpers a script names.
+_IMPORT_LINE = rb"^[ \t]*(?:import[ \t]+([\w., \t]+)|from[ \t]+(\w+)[ \t]+import\b)"
+
+
+def _helpers_of(script: str, folder: str, available: set[str]) -> list[str]:
+    """The helpers of ``folder`` that ``script`` imports, directly or through another
+    helper; each after the helpers it imports."""
+    import re
+
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(path: str) -> None:
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+        except OSError:
+            return
+        for m in re.finditer(_IMPORT_LINE, source, re.M):
+            words = m.group(2) and [m.group(2)] or [
+                part.split()[0] for part in m.group(1).split(b",") if part.split()]
+            for word in words:
+                name = word.decode("ascii", "replace")
+                if name in available and name not in seen:
+                    seen.add(name)
+                    visit(os.path.join(folder, name + ".py"))
+                    order.append(name)
+
+    visit(script)
+    return order
+
+
+def _source_only_hook(roots: tuple[str, ...]) -> Any:
+    """A ``sys.path_hooks`` entry for folders under ``roots``: modules there load from
+    their source (through the signed code cache), never from a ``__pycache__`` beside
+    them (see _CODE); other folders are left to the usual finders."""
+    from importlib.machinery import (
+        EXTENSION_SUFFIXES,
+        ExtensionFileLoader,
+        FileFinder,
+        SourceFileLoader,
+    )
+
+    class SourceOnly(SourceFileLoader):
+        def get_code(self, fullname: str) -> types.CodeType:
+            from slopjudge.checks.codecache import compile_source
+
+            path = self.get_filename(fullname)
+            return compile_source(self.get_data(path), path)
+
+    def hook(entry: str) -> FileFinder:
+        real = os.path.realpath(entry or ".")
+        if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            # Extension modules as usual; Python modules from source only.
+            return FileFinder(entry, (ExtensionFileLoader, EXTENSION_SUFFIXES),
+                              (SourceOnly, [".py"]))
+        raise ImportError("not a rule folder")
+
+    return hook
 
 
 def prefork_helpers(folder: str, payload: object) -> None:
@@ -862,7 +1021,8 @@ def prefork_helpers(folder: str, payload: object) -> None:
     ``slopjudge_prefork(payload)``); the fork inherits it. Under the fork lock, as
     an import. A hook that fails is ignored: each check then does the work itself."""
     with _FORK_LOCK:
-        for module in _PRELOADED.get(folder, ()):
+        for where, name in sorted(_PRELOADED):
+            module = sys.modules.get(name) if where == folder else None
             hook = getattr(module, "slopjudge_prefork", None)
             if callable(hook):
                 try:
@@ -879,7 +1039,6 @@ def _prepare_fork() -> None:
         return
     import atexit  # noqa: F401
     import io  # noqa: F401
-    import traceback  # noqa: F401
     import warnings
     from importlib import machinery  # noqa: F401
 
@@ -926,9 +1085,7 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
         code = _run_as_main(path, script_code, env)
     except BaseException:  # noqa: BLE001 - whatever happens, the fork must not return
         try:
-            import traceback
-
-            traceback.print_exc()
+            sys.__excepthook__(*sys.exc_info())
         except BaseException:  # noqa: BLE001
             pass
         code = 70
@@ -939,7 +1096,6 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
 def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, str]) -> int:
     import atexit
     import io
-    import traceback
 
     os.environ.clear()
     os.environ.update(env)
@@ -959,10 +1115,10 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     started_in = {"", ".", os.path.abspath(os.curdir)}
     sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
         p for p in sys.path if p not in started_in]
+    # What the script imports from its rules folder (its own folder, rules/_lib) loads
+    # from source, as the preloaded helpers did.
+    sys.path_hooks.insert(0, _source_only_hook((os.path.dirname(sys.path[0]),)))
     atexit._clear()
-    import gc
-
-    gc.freeze()  # what the worker held is not the check's garbage: left alone, its pages shared
     gc.enable()  # as a fresh interpreter, whatever the hook that forked this chose
     code = 0
     try:
@@ -970,7 +1126,8 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException:  # noqa: BLE001 - as the interpreter: traceback, status 1
-        traceback.print_exc()
+        # The interpreter's own printer (C): no `traceback` module to import in a fork.
+        sys.__excepthook__(*sys.exc_info())
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
-from typing import Any
 
 from slopjudge.checks.procs import (
     ProcResult,
@@ -26,6 +24,10 @@ from slopjudge.checks.procs import (
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.model import CheckResult, Finding
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
@@ -49,6 +51,8 @@ def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
         return f"timed out after {timeout:g} s"
     sig = proc.signal
     if sig is not None:
+        import signal
+
         try:
             name = signal.Signals(sig).name
         except ValueError:
@@ -95,7 +99,7 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     if len(argv) == 2 and argv[0] == sys.executable and forks_python():
         lib = os.path.join(os.path.dirname(cwd), "_lib")
         if os.path.isdir(lib):
-            preload_helpers(lib)
+            preload_helpers(lib, argv[1])
             if decoded is not None:
                 prefork_helpers(lib, decoded)
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,

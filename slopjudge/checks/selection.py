@@ -6,18 +6,21 @@ Standard library only at module level: the PreToolUse fast path calls
 
 from __future__ import annotations
 
-from typing import Any
-
 from slopjudge.changes.tools import CHANGE_TOOLS, SHELL_TOOLS
 from slopjudge.model import Event, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _shell_patch(event: Event) -> bool:
     """A shell call running Codex's ``apply_patch``: judged as that edit."""
+    if (event.tool_name or "") not in SHELL_TOOLS:
+        return False
     from slopjudge.changes.edits import patch_text
 
-    return (event.tool_name or "") in SHELL_TOOLS and patch_text(
-        event.tool_name, event.tool_input) is not None
+    return patch_text(event.tool_name, event.tool_input) is not None
 
 
 def event_carries_change(event: Event) -> bool:

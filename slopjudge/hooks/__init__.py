@@ -20,6 +20,10 @@ def main_fast(sub: str) -> int:
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
+    if sub == "pre-tool":
+        import gc
+
+        gc.disable()  # before the imports, whose allocations would set collections off
     from slopjudge.hooks import common
 
     if common.reentered():
@@ -64,7 +68,9 @@ def _stop_children_on_signals(sub: str) -> None:
     in sessions of their own: left alone they would outlive the hook. A hook
     that can still block does (exit 2): it was stopped before it could decide.
     """
-    import signal
+    import _signal as signal  # `signal` builds its enums on import: a cost on every hook call
+
+    names = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT", signal.SIGHUP: "SIGHUP"}
 
     def handler(signum: int, frame: object) -> None:
         import os
@@ -73,7 +79,7 @@ def _stop_children_on_signals(sub: str) -> None:
         procs = sys.modules.get("slopjudge.checks.procs")  # none started unless it was imported
         if procs is not None:
             procs.kill_all()
-        name = signal.Signals(signum).name
+        name = names.get(signum, f"signal {signum}")
         verdict = "" if sub == "start" else ", so this call is blocked"
         os.write(2, f"slopjudge: hook {sub} stopped by {name}{verdict}\n".encode())
         os._exit(0 if sub == "start" else 2)

@@ -6,14 +6,17 @@ Standard library only (plus ``model``): this is on the PreToolUse fast path.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Any
 
 from slopjudge.changes.agentevent import event_from_payload as event_from_payload
 from slopjudge.changes.tools import PATH_FIELDS
+from slopjudge.jsonobject import loads
 from slopjudge.model import CheckResult, Finding, LoadError, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 GUARD_VARS = ("SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY")
 # Claude Code spills hook strings over 10,000 characters to a file; stay well
@@ -102,7 +105,7 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise PayloadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as exc:  # JSONDecodeError says line and column
         raise PayloadError(f"not JSON ({' '.join(str(exc).split())})") from None
     except RecursionError:
@@ -173,6 +176,8 @@ def find_workspace() -> str:
 
 def emit(obj: dict[str, Any]) -> None:
     """The one JSON object a hook prints on stdout."""
+    import json
+
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 

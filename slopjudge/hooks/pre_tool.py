@@ -22,11 +22,13 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
-from typing import Any
-
 from slopjudge.changes.agentevent import proposed_changeset
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
+
+TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
@@ -143,14 +145,22 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
-    changeset = proposed_changeset(event, workspace)
-    if changeset is None:
-        return 0
-    from slopjudge.checks import engine
-    from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks import procs
 
-    options = options_from_settings(settings)
-    results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+    # The checks' containment gets ready while the change and payloads are built.
+    stop_warming = procs.warm_cgroups(
+        sum(c.kind == "script" for rule in rules for c in rule.checks))
+    try:
+        changeset = proposed_changeset(event, workspace)
+        if changeset is None:
+            return 0
+        from slopjudge.checks import engine
+        from slopjudge.checks.options import options_from_settings
+
+        options = options_from_settings(settings)
+        results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+    finally:
+        stop_warming()
     answer = decide(results, loaded.rules, event, workspace, settings.events_file)
     if answer is not None:
         common.emit(answer)

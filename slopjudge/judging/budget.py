@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.judging.usage import total_tokens
 from slopjudge.loading.config import Limits
+from slopjudge.model import fields
 from slopjudge.records.sessions import session_key, state_dir
 
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, fields
-from typing import Any
 
 from slopjudge.errors import SlopjudgeError
+from slopjudge.model import field, fields, record
 from slopjudge.resources import data_path
+
+TYPE_CHECKING = False  # not typing's: every hook reads settings
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAME = "slopjudge.yaml"
 # Data shipped inside the package (templates, rubric), if the build includes it.
@@ -31,7 +34,7 @@ class ConfigError(SlopjudgeError, ValueError):
         super().__init__(f"{display_path(path)}:{line}:{col}: {message}")
 
 
-@dataclass
+@record
 class Limits:
     """Judge cost limits (see budget.py); None: no limit. ``session_``: per agent session."""
 
@@ -50,7 +53,7 @@ class Limits:
             self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class Settings(Limits):
     """slopjudge.yaml as read, with defaults; the judge cost limits are its :class:`Limits`."""
 

@@ -8,12 +8,12 @@ fixed order (the order checks were given), whatever order they finish in.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from slopjudge.model import Check, CheckResult
 
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from concurrent.futures import Future
 
 
@@ -92,6 +92,9 @@ def execute(
             finish(skipped_for_needs(check, blockers) if blockers else guarded(check))
         return [results[c.full_id] for c in checks]
 
+    if len(checks) <= jobs and not any(c.needs for c in checks) and not _interruptible():
+        return _all_at_once(checks, guarded, finish)
+
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -132,6 +135,46 @@ def execute(
             if on_interrupt is not None:
                 on_interrupt([f for f in running if not f.done()])
             raise
+    return [results[c.full_id] for c in checks]
+
+
+def _interruptible() -> bool:
+    """Whether Ctrl-C can land in this thread as KeyboardInterrupt: then running checks
+    must be stoppable, which the pool's futures allow. A hook's own signal handlers stop
+    its checks themselves."""
+    import _signal
+    import threading
+
+    return (threading.current_thread() is threading.main_thread()
+            and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler)
+
+
+def _all_at_once(checks: list[Check], guarded: Callable[[Check], CheckResult],
+                 finish: Callable[[CheckResult], None]) -> list[CheckResult]:
+    """Every check in a thread of its own, at once (none needs another, there are no
+    more than the jobs allowed, and no Ctrl-C can land here): no executor to import,
+    which costs a hook more than its checks' own work."""
+    import threading
+    from _queue import SimpleQueue
+
+    done: SimpleQueue[tuple[Check, CheckResult | None, BaseException | None]] = SimpleQueue()
+
+    def run(check: Check) -> None:
+        try:
+            done.put((check, guarded(check), None))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            done.put((check, None, exc))
+
+    for check in checks:
+        threading.Thread(target=run, args=(check,), daemon=True).start()
+    results: dict[str, CheckResult] = {}
+    for _ in checks:
+        check, result, exc = done.get()
+        if exc is not None:
+            raise exc
+        assert result is not None
+        results[check.full_id] = result
+        finish(result)
     return [results[c.full_id] for c in checks]
 
 

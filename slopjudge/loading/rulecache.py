@@ -17,18 +17,20 @@ Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import time
-from typing import Any
 
 from slopjudge import __version__
 from slopjudge.fsutil import write_atomic
+from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Settings, display_path
-from slopjudge.model import Check, LoadError, LoadResult, Rule
+from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.records import cachesign
 from slopjudge.resources import PACKAGE_DIR, data_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_FORMAT = 2
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
@@ -99,7 +101,7 @@ def cache_key(settings: Settings) -> dict[str, Any]:
 
 
 def _fields(cls: type[Rule] | type[Check]) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls)]
+    return [f.name for f in fields(cls)]
 
 
 def _encode_rule(rule: Rule) -> list[Any]:
@@ -145,7 +147,7 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
             body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
         ):
             return None
-        data = json.loads(body)
+        data = loads(body)
         if data.get("key") != key:
             return None
         watched = data.get("watched_stats", {})
@@ -183,6 +185,8 @@ def _write(
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
+    import json
+
     body = json.dumps(data, separators=(",", ":")).encode("utf-8")
     mac = cachesign.sign(body, "rules", key["workspace"])
     if mac is None:

@@ -28,9 +28,12 @@ import json
 import os
 import threading
 import time
-from typing import Any
 
 from slopjudge.model import CheckResult, Event
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _now_iso() -> str:

@@ -1,0 +1,63 @@
+"""What every script of the default rule pack does first and last: read the SPEC §3
+payload from stdin, pick the event's parts, and fail closed on a crash.
+
+Standard library only, and nothing else: the PreToolUse rules import just this
+and ``shellparse``, so a file tool or Bash call does not pay for ``slopscan``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def load_payload() -> dict[str, Any]:
+    """The payload on stdin. In a check slopjudge forked from its worker, the worker's
+    own decoded copy of those same bytes (this process's private copy): not decoded
+    again, and the files the worker prepared (``slopscan.slopjudge_prefork``) are found."""
+    held = _inherited()
+    if held is not None:
+        return held
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else {}
+
+
+def _inherited() -> dict[str, Any] | None:
+    # Only slopjudge's worker has its payload module loaded before a check starts.
+    module = sys.modules.get("slopjudge.payload")
+    held = getattr(module, "inherited", None)
+    return held() if callable(held) else None
+
+
+def workspace(payload: dict[str, Any]) -> str:
+    ws = payload.get("workspace") or os.environ.get("SLOPJUDGE_WORKSPACE") or os.getcwd()
+    return str(ws)
+
+
+def event(payload: dict[str, Any]) -> dict[str, Any]:
+    ev = payload.get("event")
+    return ev if isinstance(ev, dict) else {}
+
+
+def tool_input(payload: dict[str, Any]) -> dict[str, Any]:
+    ti = event(payload).get("tool_input")
+    return ti if isinstance(ti, dict) else {}
+
+
+def main_guard(fn: Any) -> None:
+    """Run a check; a crash refuses with a one-line reason rather than a traceback."""
+    try:
+        fn()
+    except SystemExit:
+        raise
+    except Exception as exc:  # the check must fail closed, with a readable cause
+        print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
+        sys.exit(2)
