@@ -160,6 +160,8 @@ def test_a_process_slopjudge_did_not_fork_inherits_nothing() -> None:
 def _slopscan() -> ModuleType:
     """A fresh copy of the pack's helper (nothing prepared yet)."""
     path = ROOT / "rules" / "_lib" / "slopscan.py"
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))  # slopscan imports its sibling hookio
     name = f"slopscan_under_test_{len(sys.modules)}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
