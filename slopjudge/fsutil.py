@@ -1,4 +1,5 @@
-"""Writing a file so that readers see the old content or the new, never half.
+"""Writing a file so that readers see the old content or the new, never half,
+and reading one that may not exist.
 
 The one home for slopjudge's atomic writes (state, caches, prompts, hook files,
 the signing key). Only ``os`` is imported: the hook fast path writes through it.
@@ -81,3 +82,21 @@ def create_once(path: str, data: str | bytes, *, mode: int | None = None,
     finally:
         _unlink_quietly(tmp)
     return True
+
+
+class Unreadable(Exception):
+    """A file that exists but cannot be read; ``str()`` says why in a few words."""
+
+
+def read_if_present(path: str) -> bytes | None:
+    """A file's bytes as they are on disk, None when there is no such file;
+    :class:`Unreadable` when it is a directory or cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise Unreadable("it is a directory") from None
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None

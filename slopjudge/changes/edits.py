@@ -31,6 +31,7 @@ import re
 
 from slopjudge.changes.shell import SHELLS
 from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+from slopjudge.fsutil import Unreadable, read_if_present
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
@@ -57,14 +58,10 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
 def read_text(path: str) -> str | None:
     """A file's text as it is on disk (None when absent); EditError when unreadable."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise EditError(f"{path} is a directory") from None
-    except OSError as exc:
-        raise EditError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_if_present(path)
+    except Unreadable as exc:
+        raise EditError(f"cannot read {path}: {exc}") from None
+    return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
 def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> str:

@@ -14,6 +14,7 @@ import os
 import re
 
 from slopjudge.errors import ChangesetError
+from slopjudge.fsutil import Unreadable, read_if_present
 from slopjudge.model import Changeset, FileChange
 
 TYPE_CHECKING = False  # not typing's: a file tool's PreToolUse hook builds its change here
@@ -138,14 +139,9 @@ def _abs(ws: str, path: str) -> str:
 
 def _read_old(full: str, name: str) -> bytes | None:
     try:
-        with open(full, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ChangesetError(f"is a directory: {name}") from None
-    except OSError as exc:
-        raise ChangesetError(f"cannot read {name}: {exc.strerror or exc}") from None
+        return read_if_present(full)
+    except Unreadable as exc:
+        raise ChangesetError(f"cannot read {name}: {exc}") from None
 
 
 def _proposed_file(
