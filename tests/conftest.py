@@ -7,19 +7,22 @@ cleared. Tests that need another key or state set their own (monkeypatch or env=
 
 Every payload slopjudge builds while the suite runs, in this process and in every
 subprocess it starts (hooks, `slopjudge run`, `slopjudge test`), is validated against
-``schemas/payload.schema.json``: a payload of the wrong shape raises where it is built.
+``schemas/payload.schema.json`` after the test that built it (tests/payloadcheck.py):
+a payload of the wrong shape fails that test.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from slopjudge.payload import CHECK_ENV
+from slopjudge.payload import PayloadShapeError
+from tests.payloadcheck import PayloadCheck
 
-os.environ[CHECK_ENV] = "1"
+_PAYLOADS = pytest.StashKey[PayloadCheck]()
 
 # From the caller's shell, these would change what slopjudge does in every test.
 _SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
@@ -52,3 +55,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order inside each file is kept
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_PAYLOADS] = PayloadCheck()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> Iterator[None]:
+    # Payloads kept after their test had finished (a process that outlived it).
+    try:
+        session.config.stash[_PAYLOADS].close()
+    except PayloadShapeError as exc:
+        # Printed, and under xdist what makes the controller fail the run.
+        session.shouldfail = str(exc)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # Before any fixture: what a module fixture builds for this test is this test's.
+    item.stash[_FOLDER] = item.config.stash[_PAYLOADS].start(item.nodeid)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        if _FOLDER in item.stash:
+            item.config.stash[_PAYLOADS].finish(item.stash[_FOLDER])
+
+
+_FOLDER = pytest.StashKey[Path]()
