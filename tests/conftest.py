@@ -14,6 +14,7 @@ a payload of the wrong shape fails that test.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,15 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture
+def verifier(tmp_path: Path) -> str:
+    """slopjudge-verify (a judge runner's verifier), run from this checkout's interpreter."""
+    path = tmp_path / "slopjudge-verify"
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
+    path.chmod(0o755)
+    return str(path)
 
 
 # The files that take longest start first, so no worker is left running one of them
