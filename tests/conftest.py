@@ -13,7 +13,9 @@ a payload of the wrong shape fails that test.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from slopjudge.payload import PayloadShapeError
 from tests.payloadcheck import PayloadCheck
 
 _PAYLOADS = pytest.StashKey[PayloadCheck]()
+_ROOT = Path(__file__).resolve().parent.parent
 
 # From the caller's shell, these would change what slopjudge does in every test.
 _SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
@@ -53,10 +56,36 @@ def verifier(tmp_path: Path) -> str:
     return str(path)
 
 
-# The files that take longest start first, so no worker is left running one of them
-# alone at the end (each file stays on one worker). Order only: nothing is skipped.
-_LONGEST_FIRST = ("test_self.py", "test_action.py", "test_split.py", "test_precommit.py",
-                  "test_hooks_fuzz.py")
+@pytest.fixture(scope="session")
+def slopjudge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout built as a wheel once per run: the first worker to ask builds it
+    (under a lock, in the folder all xdist workers' temporary folders share), the
+    others wait for it. Two builds in one source tree at once would race on ``build/``."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "slopjudge-wheel"
+    with open(shared / "slopjudge-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not list(out.glob("slopjudge-*.whl")):
+            build = subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                 "--disable-pip-version-check", "-w", str(out), str(_ROOT)],
+                capture_output=True, text=True, timeout=600)
+            assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("slopjudge-*.whl")
+    return wheel
+
+
+# Each file runs on one worker (`--dist loadfile`: its module fixtures are built once);
+# files are handed out in this order (`--no-loadscope-reorder`, else xdist orders them
+# by their number of tests): the ones that take longest first, so the run does not end
+# with one worker still in a long file while the other waits. Order only: nothing is
+# skipped.
+_LONGEST_FIRST = ("test_self_history.py", "test_hooks_fuzz.py", "test_action.py",
+                  "test_precommit.py", "test_packaging.py", "test_split.py",
+                  "test_procs_leaks.py", "test_hooks_outcomes.py", "test_protect_hooks.py",
+                  "test_verdict.py", "test_agent.py", "test_self.py", "test_lint.py",
+                  "test_loading_limits.py", "test_graph.py", "test_registries.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
