@@ -12,9 +12,11 @@ strict undefined. The one exception is the per-file view of ``event``
 are absent where the file has none, so ``is defined`` tells a delete from an
 emptied file.
 
-With ``SLOPJUDGE_CHECK_PAYLOADS=1`` in the environment (the test suite sets it,
-so payloads built in subprocesses are checked too) every payload built is
+With ``SLOPJUDGE_CHECK_PAYLOADS=1`` in the environment every payload built is
 validated against the schema and a wrong shape raises :class:`PayloadShapeError`.
+With a folder there instead, every payload built is kept in it (one file per
+distinct payload, named by its hash) for the caller to validate later: the test
+suite does so for every process it starts without each one loading the validator.
 """
 
 from __future__ import annotations
@@ -136,9 +138,25 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
-    if os.environ.get(CHECK_ENV) == "1":
+    check = os.environ.get(CHECK_ENV)
+    if check == "1":
         check_shape(payload)
+    elif check:
+        keep_for_check(payload, check)
     return payload
+
+
+def keep_for_check(payload: dict[str, Any], folder: str) -> None:
+    """Keep ``payload`` in ``folder`` as ``<sha256>.json``; the same payload twice is one file."""
+    import hashlib
+    import json
+
+    from slopjudge.fsutil import write_atomic
+
+    data = json.dumps(payload, sort_keys=True).encode("utf-8")
+    path = os.path.join(folder, hashlib.sha256(data).hexdigest() + ".json")
+    if not os.path.exists(path):
+        write_atomic(path, data)
 
 
 def for_rule(

@@ -7,19 +7,26 @@ cleared. Tests that need another key or state set their own (monkeypatch or env=
 
 Every payload slopjudge builds while the suite runs, in this process and in every
 subprocess it starts (hooks, `slopjudge run`, `slopjudge test`), is validated against
-``schemas/payload.schema.json``: a payload of the wrong shape raises where it is built.
+``schemas/payload.schema.json`` after the test that built it (tests/payloadcheck.py):
+a payload of the wrong shape fails that test.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from slopjudge.payload import CHECK_ENV
+from slopjudge.payload import PayloadShapeError
+from tests.payloadcheck import PayloadCheck
 
-os.environ[CHECK_ENV] = "1"
+_PAYLOADS = pytest.StashKey[PayloadCheck]()
+_ROOT = Path(__file__).resolve().parent.parent
 
 # From the caller's shell, these would change what slopjudge does in every test.
 _SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
@@ -40,10 +47,45 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ[name] = value
 
 
-# The files that take longest start first, so no worker is left running one of them
-# alone at the end (each file stays on one worker). Order only: nothing is skipped.
-_LONGEST_FIRST = ("test_self.py", "test_action.py", "test_split.py", "test_precommit.py",
-                  "test_hooks_fuzz.py")
+@pytest.fixture
+def verifier(tmp_path: Path) -> str:
+    """slopjudge-verify (a judge runner's verifier), run from this checkout's interpreter."""
+    path = tmp_path / "slopjudge-verify"
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def slopjudge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout built as a wheel once per run: the first worker to ask builds it
+    (under a lock, in the folder all xdist workers' temporary folders share), the
+    others wait for it. Two builds in one source tree at once would race on ``build/``."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "slopjudge-wheel"
+    with open(shared / "slopjudge-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not list(out.glob("slopjudge-*.whl")):
+            build = subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                 "--disable-pip-version-check", "-w", str(out), str(_ROOT)],
+                capture_output=True, text=True, timeout=600)
+            assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("slopjudge-*.whl")
+    return wheel
+
+
+# Each file runs on one worker (`--dist loadfile`: its module fixtures are built once);
+# files are handed out in this order (`--no-loadscope-reorder`, else xdist orders them
+# by their number of tests): the ones that take longest first, so the run does not end
+# with one worker still in a long file while the other waits. Order only: nothing is
+# skipped.
+_LONGEST_FIRST = ("test_self_history.py", "test_hooks_fuzz.py", "test_action.py",
+                  "test_precommit.py", "test_packaging.py", "test_split.py",
+                  "test_procs_leaks.py", "test_hooks_outcomes.py", "test_protect_hooks.py",
+                  "test_verdict.py", "test_agent.py", "test_self.py", "test_lint.py",
+                  "test_loading_limits.py", "test_graph.py", "test_registries.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -52,3 +94,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order inside each file is kept
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_PAYLOADS] = PayloadCheck()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> Iterator[None]:
+    # Payloads kept after their test had finished (a process that outlived it).
+    try:
+        session.config.stash[_PAYLOADS].close()
+    except PayloadShapeError as exc:
+        # Printed, and under xdist what makes the controller fail the run.
+        session.shouldfail = str(exc)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # Before any fixture: what a module fixture builds for this test is this test's.
+    item.stash[_FOLDER] = item.config.stash[_PAYLOADS].start(item.nodeid)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        if _FOLDER in item.stash:
+            item.config.stash[_PAYLOADS].finish(item.stash[_FOLDER])
+
+
+_FOLDER = pytest.StashKey[Path]()

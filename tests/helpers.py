@@ -20,6 +20,15 @@ PY = sys.executable
 # Variables from the caller's shell that would change what slopjudge does.
 _SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
           "SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY", "SLOPJUDGE_DEBUG")
+# A rule for hook tests: its script scan.py refuses added lines holding FORBIDDEN.
+SCAN_RULE = """\
+description: No FORBIDDEN markers in added lines
+on: [pre-tool, stop, subagent-stop]
+tools: [Write, Edit, MultiEdit, NotebookEdit, apply_patch]
+checks:
+  - id: scan
+    script: scan.py
+"""
 
 
 def git(repo: Path, *args: str) -> str:

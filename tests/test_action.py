@@ -137,13 +137,9 @@ def python_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> str:
+def wheel(slopjudge_wheel: Path) -> str:
     """This repository built once, for the `install` input of the later runs (quicker)."""
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True, timeout=600)
-    (built,) = out.glob("slopjudge-*.whl")
-    return str(built)
+    return str(slopjudge_wheel)
 
 
 @pytest.fixture()

@@ -75,14 +75,6 @@ def bindir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def verifier(tmp_path: Path) -> str:
-    path = tmp_path / "verify"
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
-    path.chmod(0o755)
-    return str(path)
-
-
-@pytest.fixture
 def ro(tmp_path: Path) -> Path:
     d = tmp_path / "repo"
     d.mkdir()

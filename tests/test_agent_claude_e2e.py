@@ -42,15 +42,6 @@ def repo(tmp_path: Path) -> Path:
     return r
 
 
-@pytest.fixture
-def verifier(tmp_path: Path) -> str:
-    """slopjudge-verify, run from this checkout's interpreter."""
-    path = tmp_path / "slopjudge-verify"
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} -m slopjudge.judging.verifier "$@"\n')
-    path.chmod(0o755)
-    return str(path)
-
-
 def _snapshot(root: Path) -> dict[str, str]:
     """Every file under root (``.git`` included) with its hash: byte-identical means equal."""
     out: dict[str, str] = {}

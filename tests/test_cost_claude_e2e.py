@@ -9,7 +9,6 @@ the json report and the text summary; ``report cost`` sums the log.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.claude_cli import claude_bin
-from tests.fakeapi import FakeMessagesAPI, claude_env
-from tests.test_judge_claude_e2e import TEMPLATE, writes
+from tests.fakeapi import FakeMessagesAPI
+from tests.test_judge_claude_e2e import documented_repo, judge_env, writes
 
 pytestmark = pytest.mark.claude
 
@@ -36,29 +34,8 @@ EXPECTED_COST = TURNS * sum(TURN[k] * PRICE[k] for k in TURN) / 1e6
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    (r / "rules" / "documented").mkdir(parents=True)
-    (r / "rules" / "documented" / "rule.yaml").write_text(
-        "description: Public functions keep their docstrings\n"
-        "paths: ['*.py']\n"
-        "checks:\n  - id: judge\n    judge: documented.md.j2\n    model: [size-md]\n"
-        "    allowed_tools: [Read, Grep]\n")
-    (r / "rules" / "documented" / "documented.md.j2").write_text(TEMPLATE)
-    (r / "app.py").write_text('def add(a, b):\n    """Sum."""\n    return a + b\n')
-    git = ["git", "-C", str(r), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run(["git", "init", "-q", str(r)], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], check=True)
-    (r / "app.py").write_text("def add(a, b):\n    return a + b\n")
-    return r
-
-
-def _env(tmp_path: Path, url: str) -> dict[str, str]:
-    env = claude_env(url, str(tmp_path / "home"))
-    env["SLOPJUDGE_CLAUDE_BIN"] = claude_bin()
-    env["SLOPJUDGE_EVENTS_FILE"] = str(tmp_path / "events.jsonl")
-    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])
-    return env
+    return documented_repo(tmp_path, "def add(a, b):\n    return a + b\n",
+                           "    model: [size-md]\n")
 
 
 def _slopjudge(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -70,7 +47,7 @@ def test_run_records_exact_tokens_and_cost_and_report_cost_sums_them(
     tmp_path: Path, repo: Path
 ) -> None:
     with FakeMessagesAPI(writes({"pass": True, "reasoning": "fine"}), usage=TURN) as api:
-        env = _env(tmp_path, api.url)
+        env = judge_env(tmp_path, api.url)
         first = _slopjudge(repo, env, "run", "--format", "json")
         # The same change again: answered from the verdict cache, at no cost.
         second = _slopjudge(repo, env, "run")
@@ -129,7 +106,7 @@ def test_a_preference_list_that_fits_no_harness_model_is_an_error_not_a_default(
     rule = repo / "rules" / "documented" / "rule.yaml"
     rule.write_text(rule.read_text().replace("model: [size-md]", "model: [gpt-9, o9-mini]"))
     with FakeMessagesAPI(writes({"pass": True, "reasoning": "fine"})) as api:
-        proc = _slopjudge(repo, _env(tmp_path, api.url), "run", "--format", "json")
+        proc = _slopjudge(repo, judge_env(tmp_path, api.url), "run", "--format", "json")
     assert api.requests == []  # no model was asked
     check = _first(json.loads(proc.stdout))
     assert proc.returncode != 0 and check["outcome"] in ("refuse", "error")
@@ -140,7 +117,7 @@ def test_settings_map_a_size_alias_to_another_model(tmp_path: Path, repo: Path) 
     (repo / "slopjudge.yaml").write_text(
         "model_aliases:\n  claude:\n    size-md: claude-opus-5-1\n")
     with FakeMessagesAPI(writes({"pass": True, "reasoning": "fine"})) as api:
-        proc = _slopjudge(repo, _env(tmp_path, api.url), "run", "--format", "json")
+        proc = _slopjudge(repo, judge_env(tmp_path, api.url), "run", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert {r.get("model") for r in api.requests} == {"claude-opus-5-1"}
     assert _first(json.loads(proc.stdout))["usage"]["model"] == "claude-opus-5-1"

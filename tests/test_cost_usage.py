@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_agent import PASS, Run, bindir, run, verifier  # noqa: F401  (fixtures)
+from test_agent import PASS, Run, bindir, run  # noqa: F401  (fixtures)
 
 from slopjudge.judging.runner.client import call_runner
 from slopjudge.judging.runner.harness import alias_overrides

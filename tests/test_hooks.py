@@ -6,7 +6,6 @@ concurrent calls, the fast path's imports)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -18,7 +17,8 @@ import pytest
 
 from slopjudge.hooks import common, pre_tool
 from slopjudge.model import Check, CheckResult, Event, Finding, Rule
-from tests.helpers import hook_in_process
+from tests.failclosed.hooks_kit import NOTEBOOK, clean_env, make_ws
+from tests.helpers import SCAN_RULE, executable, git, hook_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hook_payloads"
 SLOPJUDGE = str(Path(sys.executable).parent / "slopjudge")
@@ -45,31 +45,11 @@ if findings:
     sys.exit(1)
 '''
 
-RULE = """\
-description: No FORBIDDEN markers in added lines
-on: [pre-tool, stop, subagent-stop]
-tools: [Write, Edit, MultiEdit, NotebookEdit, apply_patch]
-checks:
-  - id: scan
-    script: scan.py
-"""
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def write_script(path: Path, text: str) -> None:
-    path.write_text(text)
-    path.chmod(0o755)
-
-
 def add_refusing_rule(ws: Path, rule_id: str, reason: str, on: str = "[pre-tool]",
                       tools: str = "[Bash]") -> None:
     folder = ws / "rules" / rule_id
     folder.mkdir(parents=True)
-    write_script(folder / "refuse.sh", f"#!/bin/sh\necho '{reason}'\nexit 1\n")
+    executable(folder / "refuse.sh", f"#!/bin/sh\necho '{reason}'\nexit 1\n")
     (folder / "rule.yaml").write_text(
         f"description: {rule_id} refuses\non: {on}\ntools: {tools}\n"
         "checks:\n  - script: refuse.sh\n")
@@ -77,30 +57,7 @@ def add_refusing_rule(ws: Path, rule_id: str, reason: str, on: str = "[pre-tool]
 
 @pytest.fixture()
 def ws(tmp_path: Path) -> Path:
-    ws = tmp_path / "repo"
-    ws.mkdir()
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "config", "user.email", "t@example.com")
-    git(ws, "config", "user.name", "T")
-    (ws / ".gitignore").write_text("*.pyc\n")  # slopjudge hides its own state folder
-    (ws / "a.txt").write_text("hello\nworld\n")
-    nb = {"cells": [{"cell_type": "code", "id": "abc1", "metadata": {}, "source": ["x=1\n"],
-                     "execution_count": None, "outputs": []}],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (ws / "nb.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
-    (ws / "rules" / "no-forbidden").mkdir(parents=True)
-    write_script(ws / "rules" / "no-forbidden" / "scan.py", SCAN)
-    (ws / "rules" / "no-forbidden" / "rule.yaml").write_text(RULE)
-    git(ws, "add", "-A")
-    git(ws, "commit", "-q", "-m", "init")
-    return ws
-
-
-def env(**extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_"))}
-    out.update(extra)
-    return out
+    return make_ws(tmp_path, scan=SCAN, pack=(), files={"nb.ipynb": NOTEBOOK})
 
 
 def payload(name: str, ws: Path, **changes: Any) -> dict[str, Any]:
@@ -121,11 +78,11 @@ def hook(point: str, ws: Path, data: Any, *, raw: str | None = None,
     stdin = raw if raw is not None else json.dumps(data)
     if process:
         proc = subprocess.run([SLOPJUDGE, "hook", point], input=stdin, cwd=ws, text=True,
-                              capture_output=True, env=env(**(extra_env or {})), timeout=60)
+                              capture_output=True, env=clean_env(**(extra_env or {})), timeout=60)
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     else:
         rc, stdout, stderr = hook_in_process(point, stdin.encode(), cwd=ws,
-                                             env=env(**(extra_env or {})))
+                                             env=clean_env(**(extra_env or {})))
     out = json.loads(stdout) if stdout.strip() else None
     return rc, out, stderr
 
@@ -211,7 +168,7 @@ def test_read_and_agent_calls_pass_without_a_rule(ws: Path) -> None:
 def test_bash_payload_reaches_the_script(ws: Path) -> None:
     folder = ws / "rules" / "echo-event"
     folder.mkdir()
-    write_script(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
+    executable(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
                  "p=json.load(sys.stdin)\nprint(json.dumps({'reason': json.dumps("
                  "[p['event'], p['changeset']['files']])}))\nsys.exit(1)\n")
     (folder / "rule.yaml").write_text("description: shows the event\non: [pre-tool]\n"
@@ -242,7 +199,7 @@ def test_long_reason_is_bounded_and_kept_whole_in_the_event_log(ws: Path) -> Non
     long = "x" * 9000
     folder = ws / "rules" / "verbose"
     folder.mkdir()
-    write_script(folder / "r.sh", f"#!/bin/sh\necho '{{\"reason\": \"{long}\"}}'\nexit 1\n")
+    executable(folder / "r.sh", f"#!/bin/sh\necho '{{\"reason\": \"{long}\"}}'\nexit 1\n")
     (folder / "rule.yaml").write_text("description: verbose\non: [pre-tool]\ntools: [Bash]\n"
                                       "checks:\n  - script: r.sh\n")
     reason = deny_reason(hook("pre-tool", ws, payload("pre_tool_bash", ws))[1])
@@ -384,7 +341,7 @@ def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
     for i in range(30):  # rules no pre-tool call can match
         (ws / "rules" / f"stop-only-{i}.yaml").write_text(
             "description: stop only\non: [stop]\nchecks:\n  - script: \"true\"\n")
-    check = subprocess.run([SLOPJUDGE, "validate"], cwd=ws, env=env(), capture_output=True,
+    check = subprocess.run([SLOPJUDGE, "validate"], cwd=ws, env=clean_env(), capture_output=True,
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
     probe = textwrap.dedent("""
@@ -398,7 +355,7 @@ def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
     """)
     data = json.dumps(payload("pre_tool_bash", ws))
     for _ in range(2):  # the first run fills the rules cache; the second must stay light
-        proc = subprocess.run([sys.executable, "-c", probe, data], cwd=ws, env=env(),
+        proc = subprocess.run([sys.executable, "-c", probe, data], cwd=ws, env=clean_env(),
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == {"rc": 0, "heavy": []}
@@ -437,7 +394,7 @@ def test_clean_apply_patch_passes_and_the_script_sees_every_file(ws: Path) -> No
     assert [e["outcome"] for e in events(ws)] == ["pass"]
     folder = ws / "rules" / "show-files"
     folder.mkdir()
-    write_script(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
+    executable(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
                  "p=json.load(sys.stdin)\nprint(json.dumps({'reason': json.dumps("
                  "[[f['path'], f['status'], f['oldPath'], f['newContent']] "
                  "for f in p['changeset']['files']])}))\nsys.exit(1)\n")
@@ -459,16 +416,16 @@ def test_apply_patch_respects_paths_and_reaches_outside_rules(ws: Path, tmp_path
     data = payload("codex_apply_patch", ws)
     patch = data["tool_input"]["command"].replace("+there", "+FORBIDDEN")
     assert hook("pre-tool", ws, with_patch(data, patch))[:2] == (0, None)
-    rule.write_text(RULE.replace("checks:", 'paths: ["*.txt"]\nchecks:'))
+    rule.write_text(SCAN_RULE.replace("checks:", 'paths: ["*.txt"]\nchecks:'))
     assert "a.txt:2: FORBIDDEN marker" in deny_reason(
         hook("pre-tool", ws, with_patch(data, patch))[1])
-    rule.write_text(RULE.replace("checks:", 'paths: ["**"]\nchecks:'))
+    rule.write_text(SCAN_RULE.replace("checks:", 'paths: ["**"]\nchecks:'))
     # A file outside the workspace keeps its absolute path: `paths` never
     # admit it, a rule without `paths` sees it.
     outside = tmp_path / "elsewhere.txt"
     patch = f"*** Begin Patch\n*** Add File: {outside}\n+FORBIDDEN\n*** End Patch"
     assert hook("pre-tool", ws, with_patch(data, patch))[:2] == (0, None)
-    rule.write_text(RULE)
+    rule.write_text(SCAN_RULE)
     assert f"{outside}:1: FORBIDDEN marker" in deny_reason(
         hook("pre-tool", ws, with_patch(data, patch))[1])
     assert not outside.exists()
@@ -529,7 +486,7 @@ def test_start_records_the_baseline_and_stays_quiet_when_rules_load(ws: Path) ->
     assert state["tree"] == git(ws, "rev-parse", "HEAD^{tree}").strip()
     # Standalone use: no stdin at all.
     proc = subprocess.run([SLOPJUDGE, "hook", "start"], stdin=subprocess.DEVNULL, cwd=ws,
-                          env=env(), capture_output=True, text=True, timeout=60)
+                          env=clean_env(), capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout) == (0, "")
     assert (ws / ".slopjudge" / "state" / "default.json").exists()
 
@@ -580,7 +537,9 @@ def test_stop_judges_baseline_to_work_tree_including_untracked(ws: Path) -> None
     assert "No session baseline" not in reason
     (ws / "made.txt").write_text("fine\n")
     assert hook("stop", ws, dict(stop, stop_hook_active=True))[:2] == (0, None)
-    assert git(ws, "status", "--porcelain", "--untracked-files=no") == " M a.txt\n"
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ws,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == " M a.txt\n"  # changed in the work tree only: nothing was staged
 
 
 def test_stop_without_a_baseline_compares_with_head(ws: Path) -> None:
@@ -658,7 +617,7 @@ def add_judge_rule(ws: Path, on_uncertain: str, verdict: dict[str, Any]) -> dict
         f"on_uncertain: {on_uncertain}\n"
         "checks:\n  - id: judge\n    judge: ask.md.j2\n    min_confidence: 0.8\n")
     mock = ws.parent / "mock-judge.sh"
-    write_script(mock, f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(verdict)}'\n")
+    executable(mock, f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(verdict)}'\n")
     return {"SLOPJUDGE_JUDGE_MOCKS": json.dumps({"careful/judge": str(mock)})}
 
 
@@ -683,7 +642,7 @@ def test_confident_judge_refusal_denies_even_when_asking(ws: Path) -> None:
                             extra_env=mocks)[1]).startswith("careful: sloppy")
     # And a confident pass lets the call through.
     mocks = {"SLOPJUDGE_JUDGE_MOCKS": mocks["SLOPJUDGE_JUDGE_MOCKS"]}
-    write_script(ws.parent / "mock-judge.sh", "#!/bin/sh\ncat >/dev/null\n"
+    executable(ws.parent / "mock-judge.sh", "#!/bin/sh\ncat >/dev/null\n"
                  "echo '{\"pass\": true, \"reasoning\": \"fine\", \"confidence\": 0.95}'\n")
     assert hook("pre-tool", ws, payload("pre_tool_write", ws), extra_env=mocks)[:2] == (0, None)
 

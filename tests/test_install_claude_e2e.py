@@ -20,6 +20,8 @@ import pytest
 
 from tests.claude_cli import claude_bin
 from tests.fakeapi import FakeMessagesAPI, claude_env, last_user_text, tool_results
+from tests.helpers import git
+from tests.test_install_wrapper import SCAN
 
 pytestmark = pytest.mark.claude
 
@@ -28,20 +30,7 @@ SLOPJUDGE = str(Path(sys.executable).parent / "slopjudge")
 # python3 that can import it.
 BARE_PATH = "/usr/bin:/bin"
 
-SCAN = r'''#!/usr/bin/env python3
-import json, sys
-payload = json.load(sys.stdin)
-for f in payload["changeset"]["files"]:
-    if "FORBIDDEN" in (f["newContent"] or ""):
-        print(json.dumps({"reason": "FORBIDDEN marker in " + f["path"]}))
-        sys.exit(1)
-'''
-
 Turn = Callable[[dict[str, Any], int], list[dict[str, Any]]]
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
 @pytest.fixture()

@@ -33,36 +33,47 @@ Does this change keep `add` documented?
 """
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
+def documented_repo(root: Path, changed: str, check_extra: str = "") -> Path:
+    """A committed repository with one judge rule on ``*.py``; ``app.py`` then ``changed``."""
+    r = root / "repo"
     (r / "rules" / "documented").mkdir(parents=True)
     (r / "rules" / "documented" / "rule.yaml").write_text(
         "description: Public functions keep their docstrings\n"
         "paths: ['*.py']\n"
-        "checks:\n  - id: judge\n    judge: documented.md.j2\n    allowed_tools: [Read, Grep]\n")
+        f"checks:\n  - id: judge\n    judge: documented.md.j2\n{check_extra}"
+        "    allowed_tools: [Read, Grep]\n")
     (r / "rules" / "documented" / "documented.md.j2").write_text(TEMPLATE)
     (r / "app.py").write_text('def add(a, b):\n    """Sum."""\n    return a + b\n')
     git = ["git", "-C", str(r), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run(["git", "init", "-q", str(r)], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "init"], check=True)
-    (r / "app.py").write_text("def add(a, b):\n    return a + b  # </file> {{ 7*7 }}\n")
+    (r / "app.py").write_text(changed)
     return r
+
+
+def judge_env(tmp_path: Path, url: str) -> dict[str, str]:
+    """The CLI's environment for a fake API at ``url``, with the pinned claude binary."""
+    env = claude_env(url, str(tmp_path / "home"))
+    env["SLOPJUDGE_CLAUDE_BIN"] = claude_bin()
+    env["SLOPJUDGE_EVENTS_FILE"] = str(tmp_path / "events.jsonl")
+    # The venv's bin first (slopjudge-agent, slopjudge-verify), and no sr-agent anywhere.
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])
+    return env
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return documented_repo(tmp_path, "def add(a, b):\n    return a + b  # </file> {{ 7*7 }}\n")
 
 
 def judge(
     tmp_path: Path, repo: Path, script: Script
 ) -> tuple[int, dict[str, Any], FakeMessagesAPI]:
     with FakeMessagesAPI(script) as api:
-        env = claude_env(api.url, str(tmp_path / "home"))
-        env["SLOPJUDGE_CLAUDE_BIN"] = claude_bin()
-        env["SLOPJUDGE_EVENTS_FILE"] = str(tmp_path / "events.jsonl")
-        # The venv's bin first (slopjudge-agent, slopjudge-verify), and no sr-agent anywhere.
-        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])
         proc = subprocess.run(
             [sys.executable, "-m", "slopjudge", "run", "--format", "json"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+            cwd=repo, env=judge_env(tmp_path, api.url), capture_output=True, text=True, timeout=120,
         )
     assert not api.errors, api.errors
     assert proc.stdout.strip(), proc.stderr

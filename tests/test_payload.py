@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from slopjudge.payload import (
     shape_problems,
 )
 from tests.helpers import script_rule, sj
+from tests.payloadcheck import PayloadCheck
 
 KEYS = {"event", "rule", "check", "workspace", "changeset", "change", "additionalContext", "rubric"}
 EVENT_KEYS = {"kind", "tool_name", "tool_input", "session_id", "transcript_path", "cwd", "argv"}
@@ -69,12 +71,53 @@ def test_other_tools_have_no_argv_and_files_use_spec_names() -> None:
 # ---- one shape: schemas/payload.schema.json ------------------------------------------------
 
 
-def test_every_payload_built_in_the_suite_is_checked_against_the_schema() -> None:
-    # tests/conftest.py switches checking on for this process and every subprocess.
-    assert os.environ.get(CHECK_ENV) == "1"
+def test_with_checking_on_a_payload_of_the_wrong_shape_raises_where_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(CHECK_ENV, "1")
     bad = FileChange(path="a.py", status="X", diff="")  # type: ignore[arg-type]
     with pytest.raises(PayloadShapeError, match=r"at /changeset/files/0/status: 'X' is not one"):
         payload(Event(kind="ci"), [bad])
+
+
+KEEP_PAYLOADS = """
+import sys
+from slopjudge.model import Changeset, Event, FileChange
+from slopjudge.payload import build_payload
+for status in sys.argv[1:]:
+    build_payload(event=Event(kind="ci"), workspace="/ws", changeset=Changeset(), others=[],
+                  files=[FileChange(path="a.py", status=status, diff="")], change="")
+"""
+
+
+def test_every_payload_a_subprocess_builds_is_checked_after_its_test(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tests/conftest.py hands this process and every subprocess a folder to keep payloads in.
+    assert os.path.isdir(os.path.dirname(os.environ[CHECK_ENV]))
+    monkeypatch.setenv(CHECK_ENV, os.environ[CHECK_ENV])  # restored after this test
+    check = PayloadCheck()
+    try:
+        folder = check.start("tests/x.py::t")
+
+        def build(*statuses: str) -> None:
+            subprocess.run([sys.executable, "-c", KEEP_PAYLOADS, *statuses], check=True)
+
+        build("A", "A", "M")
+        assert len(os.listdir(folder)) == 2  # the same payload twice is kept once
+        check.finish(folder)  # valid: nothing raised
+        other = check.start("tests/x.py::u")
+        build("X")
+        with pytest.raises(PayloadShapeError,
+                           match=r"tests/x.py::u: .* at /changeset/files/0/status: 'X' is not one"):
+            check.finish(other)
+        # a payload kept after its test had finished is checked when the session ends
+        os.environ[CHECK_ENV] = str(folder)
+        build("Y")
+        with pytest.raises(PayloadShapeError, match=r"tests/x.py::t: .* 'Y' is not one"):
+            check.close()
+    finally:
+        shutil.rmtree(check.root, ignore_errors=True)  # close() keeps it after a failure
 
 
 @pytest.mark.parametrize("break_it,where", [

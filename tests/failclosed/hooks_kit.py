@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import hook_in_process
+from tests.helpers import SCAN_RULE, executable, git, hook_in_process, write_files
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+# The shipped rule that guards the rules folder, as make_ws commits it.
+RULE_FILE = "rules/protect-rules/rule.yaml"
 SESSION = "0b4de96f-c67c-4e10-ae34-a9539e2abcfb"
 
 # Refuses added lines holding FORBIDDEN, naming file and line.
@@ -33,42 +35,29 @@ if findings:
     sys.exit(1)
 '''
 
-SCAN_RULE = """\
-description: No FORBIDDEN markers in added lines
-on: [pre-tool, stop, subagent-stop]
-tools: [Write, Edit, MultiEdit, NotebookEdit, apply_patch]
-checks:
-  - id: scan
-    script: scan.py
-"""
+
+# A notebook of one code cell, for NotebookEdit calls.
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "id": "abc1", "metadata": {},
+                                  "source": ["x=1\n"], "execution_count": None, "outputs": []}],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def executable(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(0o755)
-
-
-def make_ws(root: Path) -> Path:
-    """A committed repository with protect-rules (shipped) and no-forbidden (a script)."""
+def make_ws(root: Path, *, scan: str = SCAN, pack: tuple[str, ...] = ("protect-rules", "_lib"),
+            files: dict[str, str] | None = None) -> Path:
+    """A committed repository with the shipped rules in ``pack`` (protect-rules by default),
+    no-forbidden (a script, ``scan``) and ``files``."""
     ws = root / "repo"
     ws.mkdir(parents=True)
     git(ws, "init", "-q", "-b", "main")
     git(ws, "config", "user.email", "t@example.com")
     git(ws, "config", "user.name", "T")
     git(ws, "config", "commit.gpgsign", "false")
-    (ws / ".gitignore").write_text("*.pyc\n")
-    (ws / "a.txt").write_text("hello\nworld\n")
+    write_files(ws, {".gitignore": "*.pyc\n", "a.txt": "hello\nworld\n", **(files or {})})
     rules = ws / "rules"
-    for name in ("protect-rules", "_lib"):
+    for name in pack:
         shutil.copytree(REPO_ROOT / "rules" / name, rules / name,
                         ignore=shutil.ignore_patterns("__pycache__"))
-    executable(rules / "no-forbidden" / "scan.py", SCAN)
+    executable(rules / "no-forbidden" / "scan.py", scan)
     (rules / "no-forbidden" / "rule.yaml").write_text(SCAN_RULE)
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "init")

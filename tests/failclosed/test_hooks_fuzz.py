@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from slopjudge.hooks import run_point
-from tests.failclosed.hooks_kit import REPO_ROOT, executable, git
+from tests.failclosed.hooks_kit import NOTEBOOK, REPO_ROOT, executable, git
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hook_payloads"
 BASES = ["pre_tool_write", "pre_tool_edit", "pre_tool_multiedit", "pre_tool_notebookedit",
@@ -44,10 +44,7 @@ def fuzz_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     ws.mkdir()
     git(ws, "init", "-q", "-b", "main")
     (ws / "a.txt").write_text("hello\nworld\n")
-    nb = {"cells": [{"cell_type": "code", "id": "abc1", "metadata": {}, "source": ["x=1\n"],
-                     "execution_count": None, "outputs": []}],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    (ws / "nb.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
+    (ws / "nb.ipynb").write_text(NOTEBOOK)
     folder = ws / "rules" / "no-forbidden"
     executable(folder / "grep.sh", GREP)
     (folder / "rule.yaml").write_text(

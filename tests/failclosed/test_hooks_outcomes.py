@@ -21,18 +21,12 @@ from tests.failclosed.hooks_kit import (
     executable,
     git,
     hook,
-    make_ws,
     one_line_block,
     pre_tool,
     start,
     stop,
 )
 from tests.helpers import kill_quietly, wait_gone
-
-
-@pytest.fixture()
-def ws(tmp_path: Path) -> Path:
-    return make_ws(tmp_path)
 
 
 def judge_rule(ws: Path, on: str = "[pre-tool, stop]") -> dict[str, str]:

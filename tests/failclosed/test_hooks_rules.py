@@ -10,22 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.failclosed.hooks_kit import (
+    RULE_FILE,
     block_reason,
     deny_reason,
     git,
     hook,
-    make_ws,
     pre_tool,
     start,
     stop,
 )
-
-RULE_FILE = "rules/protect-rules/rule.yaml"
-
-
-@pytest.fixture()
-def ws(tmp_path: Path) -> Path:
-    return make_ws(tmp_path)
 
 
 def write(ws: Path, rel: str, content: str = "x\n") -> dict[str, object]:

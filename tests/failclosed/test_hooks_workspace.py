@@ -7,27 +7,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from slopjudge.changes import toolmatch
 from tests.failclosed.hooks_kit import (
+    RULE_FILE,
     block_reason,
     clean_env,
     deny_reason,
     git,
     hook,
-    make_ws,
     pre_tool,
     start,
     stop,
 )
-
-RULE_FILE = "rules/protect-rules/rule.yaml"
-
-
-@pytest.fixture()
-def ws(tmp_path: Path) -> Path:
-    return make_ws(tmp_path)
 
 
 def write(ws: Path, path: str | Path, content: str = "FORBIDDEN\n", **fields: object

@@ -36,10 +36,10 @@ def _pip(*args: str, cwd: Path | None = None) -> None:
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def dist(tmp_path_factory: pytest.TempPathFactory,
+         slopjudge_wheel: Path) -> Iterator[dict[str, Path]]:
     """The wheel built from the checkout, and the wheel pip builds from the sdist."""
     out = tmp_path_factory.mktemp("dist")
-    _pip("wheel", str(REPO_ROOT), "--no-deps", "-w", str(out / "wheel"))
     sdist_dir = out / "sdist"
     build = subprocess.run(
         [sys.executable, "-c",
@@ -51,7 +51,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     sdist = sdist_dir / build.stdout.strip().splitlines()[-1]
     _pip("wheel", str(sdist), "--no-deps", "-w", str(out / "from-sdist"))
     yield {
-        "wheel": next((out / "wheel").glob("slopjudge-*.whl")),
+        "wheel": slopjudge_wheel,
         "sdist": next((out / "from-sdist").glob("slopjudge-*.whl")),
     }
 
