@@ -866,7 +866,12 @@ def run_python(
         pipes += [out_r, out_w]
         err_r, err_w = os.pipe()
         pipes += [err_r, err_w]
-        with _FORK_LOCK:  # never while this process imports a shared helper
+        # Never while this process imports a shared helper; one that does not finish
+        # within the check's time is the check's error, not a hook that never ends.
+        if not _FORK_LOCK.acquire(timeout=-1 if timeout is None else timeout):
+            raise OSError(f"not started within {timeout:g} s: shared helpers are still "
+                          "loading")
+        try:
             # Frozen, this process's objects are skipped by the fork's garbage
             # collector, which would otherwise write to (and so copy) most of the
             # memory the two processes share.
@@ -878,6 +883,8 @@ def run_python(
                 raise
             if pid != 0:
                 gc.unfreeze()
+        finally:
+            _FORK_LOCK.release()
     except OSError as exc:
         for fd in pipes:
             os.close(fd)
@@ -911,6 +918,33 @@ _PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
 INHERITED: object = None
 
 
+def prepare_helpers(folder: str, script: str, payload: object,
+                    timeout: float | None) -> ProcResult | None:
+    """Get a pack's shared helper folder (``rules/_lib``) ready for the forked check
+    ``script``: its helpers imported (:func:`preload_helpers`) and, with ``payload``,
+    their shared work done (:func:`prefork_helpers`). Helper code runs in this
+    process, so it is held to the check's ``timeout``: past it, or while another
+    check's helpers are still loading, the check does not start (an error, never a
+    pass) instead of the hook waiting without end. None when ready."""
+    started = time.monotonic()
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            preload_helpers(folder, script)
+            if payload is not None:
+                prefork_helpers(folder, payload)
+        finally:
+            done.set()
+
+    # A thread of its own only to be able to stop waiting: an import cannot be cut short.
+    threading.Thread(target=work, name="slopjudge-helpers", daemon=True).start()
+    if done.wait(timeout):
+        return None
+    return _not_started(f"the shared helpers in {folder} did not load within "
+                        f"{timeout:g} s", started)
+
+
 def preload_helpers(folder: str, script: str | None = None) -> None:
     """Import once, in this process, the modules of a pack's shared helper folder
     (``rules/_lib``) that ``script`` imports, and the helpers those import (every
@@ -919,7 +953,8 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
 
     Under the fork lock: a fork while another thread is inside an import would
     leave that module locked in the child for good. A helper that fails to
-    import is left to each check, which then fails as it would anyway.
+    import, ``sys.exit()`` included, is left to each check, which then fails (or
+    exits) as ``python script`` would.
     """
     try:
         available = {n[:-3] for n in os.listdir(folder)
@@ -945,7 +980,7 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
                     continue  # never shadow a module this process already has
                 try:
                     importlib.import_module(name)
-                except Exception:  # noqa: BLE001 - the check reports it itself
+                except BaseException:  # noqa: BLE001 - SystemExit too: the check meets it
                     sys.modules.pop(name, None)
         finally:
             sys.path.remove(folder)
@@ -1027,7 +1062,7 @@ def prefork_helpers(folder: str, payload: object) -> None:
             if callable(hook):
                 try:
                     hook(payload)
-                except Exception:  # noqa: BLE001 - the checks compute it themselves
+                except BaseException:  # noqa: BLE001 - the checks compute it themselves
                     pass
 
 
@@ -1093,6 +1128,17 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
         os._exit(code)
 
 
+def _unshadow(own: str) -> None:
+    """Forget the preloaded helpers that a module in the script's own folder would
+    shadow: under ``python script`` the folder comes first, so its module is the one
+    imported."""
+    for where, name in _PRELOADED:
+        if where != own and name in sys.modules and (
+                os.path.exists(os.path.join(own, name + ".py"))
+                or os.path.isdir(os.path.join(own, name))):
+            del sys.modules[name]
+
+
 def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, str]) -> int:
     import atexit
     import io
@@ -1115,6 +1161,7 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     started_in = {"", ".", os.path.abspath(os.curdir)}
     sys.path[:] = [os.path.dirname(os.path.realpath(path))] + [
         p for p in sys.path if p not in started_in]
+    _unshadow(sys.path[0])
     # What the script imports from its rules folder (its own folder, rules/_lib) loads
     # from source, as the preloaded helpers did.
     sys.path_hooks.insert(0, _source_only_hook((os.path.dirname(sys.path[0]),)))

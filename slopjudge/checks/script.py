@@ -15,8 +15,7 @@ from slopjudge.checks.procs import (
     ProcResult,
     Registry,
     forks_python,
-    prefork_helpers,
-    preload_helpers,
+    prepare_helpers,
     run,
     run_python,
     script_argv,
@@ -99,9 +98,9 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     if len(argv) == 2 and argv[0] == sys.executable and forks_python():
         lib = os.path.join(os.path.dirname(cwd), "_lib")
         if os.path.isdir(lib):
-            preload_helpers(lib, argv[1])
-            if decoded is not None:
-                prefork_helpers(lib, decoded)
+            not_ready = prepare_helpers(lib, argv[1], decoded, timeout)
+            if not_ready is not None:
+                return not_ready
         return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,
                           registry=registry, inherit=decoded)
     if len(argv) == 2 and argv[0] == sys.executable:

@@ -1,0 +1,97 @@
+"""A pack's shared helpers (``rules/_lib``) are imported in the hook before its Python
+checks fork. Whatever a helper does while it loads (exits, hangs), the hook still
+decides on every rule, and a forked check imports what ``python script`` would."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from slopjudge.checks import procs
+from tests.failclosed.hooks_kit import deny_reason, hook, make_ws, pre_tool
+from tests.helpers import commit_all, executable
+
+USES_HELPER = """\
+description: Uses a helper of the pack's shared folder
+on: [pre-tool]
+tools: [Bash]
+checks:
+  - id: check
+    script: check.py
+    timeout: 2s
+"""
+
+CHECK = """\
+#!/usr/bin/env python3
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import needsdep  # noqa: E402
+"""
+
+# A Bash call protect-rules refuses: whatever the helper does, that refusal stands.
+WRITES_RULES = {"command": "echo x > rules/a.yaml"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_forks() -> None:
+    if not procs.forks_python():
+        pytest.skip("Python checks are not forked here (no writable cgroup v2)")
+
+
+def _ws_with_helper(tmp_path: Path, helper: str) -> Path:
+    ws = make_ws(tmp_path)
+    (ws / "rules" / "_lib" / "needsdep.py").write_text(helper)
+    (ws / "rules" / "uses-helper").mkdir()
+    (ws / "rules" / "uses-helper" / "rule.yaml").write_text(USES_HELPER)
+    executable(ws / "rules" / "uses-helper" / "check.py", CHECK)
+    commit_all(ws)
+    return ws
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_a_helper_that_exits_while_loading_does_not_end_the_hook(tmp_path: Path,
+                                                                  code: int) -> None:
+    ws = _ws_with_helper(tmp_path, f"import sys\nsys.exit({code})\n")
+    rc, out, err = hook("pre-tool", ws, pre_tool(ws, "Bash", WRITES_RULES), process=True)
+    assert rc == 0, err
+    assert "protect-rules" in deny_reason(out)
+
+
+def test_a_helper_that_hangs_while_loading_is_an_error_at_the_check_timeout(
+        tmp_path: Path) -> None:
+    ws = _ws_with_helper(tmp_path, "import time\ntime.sleep(60)\n")
+    started = time.monotonic()
+    rc, out, err = hook("pre-tool", ws, pre_tool(ws, "Bash", {"command": "ls"}),
+                        process=True, timeout=50)
+    assert time.monotonic() - started < 30
+    assert rc == 0, err
+    reason = deny_reason(out)
+    assert "uses-helper" in reason and "did not load within 2 s" in reason
+    assert "could not decide" in reason
+
+
+def test_a_module_beside_the_script_wins_over_a_preloaded_helper(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    folder = ws / "rules" / "own-module"
+    folder.mkdir()
+    (folder / "rule.yaml").write_text(USES_HELPER.replace("Uses a helper", "Own module"))
+    # Same name as the pack's helper rules/_lib/shellparse.py, which is preloaded.
+    (folder / "shellparse.py").write_text('BANNED = ("danger",)\n')
+    executable(folder / "check.py", """\
+#!/usr/bin/env python3
+import json, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shellparse  # noqa: E402
+command = json.load(sys.stdin)["event"]["tool_input"]["command"]
+if any(word in command for word in getattr(shellparse, "BANNED", ())):
+    print(json.dumps({"reason": "a banned word"}))
+    sys.exit(1)
+""")
+    commit_all(ws)
+    rc, out, err = hook("pre-tool", ws, pre_tool(ws, "Bash", {"command": "echo danger"}),
+                        process=True)
+    assert rc == 0, err
+    assert "a banned word" in deny_reason(out)
