@@ -13,13 +13,13 @@ import os
 import sys
 
 try:
-    from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, resolve, split
+    from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, resolve, shell_text, split
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
     print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
     sys.exit(2)
 
-__all__ = ["SHELLS", "SUBST_MARK", "Simple", "inside", "is_scratch", "resolve", "split",
-           "temp_roots"]
+__all__ = ["SHELLS", "SUBST_MARK", "Simple", "inside", "is_scratch", "resolve", "shell_text",
+           "split", "temp_roots"]
 
 
 def inside(path: str, root: str) -> bool:

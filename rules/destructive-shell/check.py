@@ -247,8 +247,9 @@ def check_git(s: sp.Simple) -> str | None:
 
 def main() -> None:
     payload = hio.load_payload()
-    command = hio.tool_input(payload).get("command")
-    if not isinstance(command, str) or not command.strip():
+    # Codex may send the command as an argv list: judged as the line it runs.
+    command = sp.shell_text(hio.tool_input(payload).get("command"))
+    if not command or not command.strip():
         sys.exit(0)
     ws = os.path.normpath(hio.workspace(payload))
     cwd = hio.event(payload).get("cwd") or ws

@@ -164,14 +164,16 @@ def main() -> None:
                 touched.append(r)
         if isinstance(f, dict) and settings_in_pyproject(f):
             touched.append("pyproject.toml [tool.slopjudge]")
-    command = ti.get("command")
-    if isinstance(command, str):
+    command = sp.shell_text(ti.get("command"))  # an argv list (Codex): the line it runs
+    if command is not None:
         for s in sp.split(command, cwd):
             name = os.path.basename(s.argv[0])
             args = [a for a in s.argv[1:] if not a.startswith("-")]
             cands: list[str] = [t for op, t in s.redirects if ">" in op]
             if name in MUTATORS:
                 cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
+                if name == "dd":  # dd writes where `of=` says
+                    cands += [a[3:] for a in args if a.startswith("of=")]
                 if name == "mv":
                     cands += args
             elif name in INPLACE and any(re.match(INPLACE[name], a) for a in s.argv[1:]):
