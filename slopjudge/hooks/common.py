@@ -175,9 +175,11 @@ def find_workspace() -> str:
 
 
 def emit(obj: dict[str, Any]) -> None:
-    """The one JSON object a hook prints on stdout."""
+    """The one JSON object a hook prints on stdout; OSError when it cannot be written."""
     import json
 
+    if sys.stdout is None:  # the descriptor was closed when the hook started
+        raise OSError("stdout is closed")
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 

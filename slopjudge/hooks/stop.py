@@ -236,7 +236,10 @@ def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = 
     with common.fail_closed() as failure:
         return handle(kind, payload, problem)
     # even the state files failed: still block
-    common.emit({"decision": "block",
-                 "reason": f"slopjudge could not check this session's changes: "
-                           f"{failure.why}. {UNDECIDED}"})
+    reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
+    try:
+        common.emit({"decision": "block", "reason": reason})
+    except (OSError, ValueError) as exc:  # stdout closed or full: exit 2 blocks as well
+        common.note(f"{reason} (the answer could not be written: {common.one_line(exc)})")
+        return 2
     return 0

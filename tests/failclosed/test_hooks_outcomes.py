@@ -246,3 +246,26 @@ def test_an_outage_is_never_blamed_on_the_change(ws: Path, tmp_path: Path, runne
     reason = block_reason(hook("stop", ws, stop(ws), env=env)[1])
     assert f"- careful/judge: the judge could not run: {cause}" in reason
     assert "Fix each of these" not in reason
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed"])
+def test_stop_that_cannot_write_its_block_exits_2(ws: Path, stdout: str) -> None:
+    """A block Claude Code cannot read (stdout full or closed) is still a block: exit 2
+    with the reason on stderr, never a traceback and an exit 1 (which lets the turn end)."""
+    hook("start", ws, start(ws))
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    out = open(stdout, "w") if stdout != "closed" else None  # noqa: SIM115
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "slopjudge", "hook", "stop"],
+            input=json.dumps(stop(ws)).encode(), cwd=ws, env=clean_env(), timeout=60,
+            stdout=out, stderr=subprocess.PIPE,
+            # a closed descriptor 1 in the hook, as `slopjudge hook stop >&-` gives it
+            preexec_fn=(lambda: os.close(1)) if out is None else None)
+    finally:
+        if out is not None:
+            out.close()
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err
+    assert "the answer could not be written" in err
