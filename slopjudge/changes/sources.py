@@ -36,9 +36,14 @@ def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
 
     Raises ChangesetError or OSError with a one-line message.
     """
-    if args.head and not args.base:
-        from slopjudge.changes.changeset import ChangesetError
+    from slopjudge.changes.changeset import ChangesetError
 
+    for flag in ("diff", "base", "head"):
+        value = getattr(args, flag, None)
+        if isinstance(value, str) and not value.strip():
+            # An empty value (an unset CI variable) must not fall back to another source.
+            raise ChangesetError(f"--{flag} was given an empty value")
+    if args.head and not args.base:
         raise ChangesetError("--head goes with --base")
     chosen = next((name for name in SOURCES if getattr(args, name, None)), DEFAULT_SOURCE)
     return SOURCES[chosen](args, workspace)

@@ -168,3 +168,15 @@ def test_replay_with_only_errors_recorded_exits_2(tmp_path: Path) -> None:
     res = sj("replay", "--runner", str(tmp_path / "refuse.sh"), "--rule", "one", cwd=repo)
     assert res.returncode == 2
     assert "no recorded judge verdict with a kept prompt to replay" in res.stderr
+
+
+@pytest.mark.parametrize("argv", [["--base", ""], ["--diff", ""],
+                                  ["--base", "HEAD", "--head", " "]])
+def test_an_empty_source_value_is_refused_not_read_as_the_work_tree(tmp_path: Path,
+                                                                     argv: list[str]) -> None:
+    """``--base "$UNSET_VAR"`` in a CI script: a usage error, never "nothing to check"."""
+    repo = marked_repo(tmp_path)
+    res = sj("run", *argv, cwd=repo)
+    assert res.returncode == 2, res.stdout
+    assert res.stderr == f"slopjudge: --{argv[-2][2:]} was given an empty value\n"
+    assert not (tmp_path / "ran").exists()
