@@ -35,11 +35,14 @@ def _product_env() -> dict[str, str]:
 
 
 PROBE = r"""
-import json, sys
+import sys
 before = set(sys.modules)
 from slopjudge.cli import main
 code = main(["hook", "pre-tool"])  # given: run as the program, the hook would exit at once
-json.dump({"code": code, "new": sorted(set(sys.modules) - before)}, sys.stderr)
+new = sorted(set(sys.modules) - before)
+import json  # after: the hook must not have needed it
+
+json.dump({"code": code, "new": new}, sys.stderr)
 """
 
 
@@ -76,6 +79,8 @@ NOT_FOR_A_COMMAND = {
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
     "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
     "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands", "difflib",
+    # json's import compiles six regular expressions: its C scanner and encoder serve.
+    "json", "importlib", "warnings",
 }
 
 
@@ -116,7 +121,7 @@ NOT_FOR_A_FILE_TOOL = {
     "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "subprocess",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
     "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
-    "slopjudge.commands", "slopscan", "difflib",
+    "slopjudge.commands", "slopscan", "difflib", "json", "importlib", "warnings",
 }
 
 

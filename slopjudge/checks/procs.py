@@ -929,8 +929,6 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
     wanted = sorted(available) if script is None else _helpers_of(script, folder, available)
     if all((folder, name) in _PRELOADED for name in wanted):
         return
-    import importlib
-
     with _FORK_LOCK:
         hook = _source_only_hook((os.path.realpath(folder),))
         sys.path_hooks.insert(0, hook)
@@ -944,7 +942,7 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
                 if name in sys.modules:
                     continue  # never shadow a module this process already has
                 try:
-                    importlib.import_module(name)
+                    __import__(name)  # a top-level name: importlib.import_module's import
                 except Exception:  # noqa: BLE001 - the check reports it itself
                     sys.modules.pop(name, None)
         finally:
@@ -990,12 +988,10 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
     """A ``sys.path_hooks`` entry for folders under ``roots``: modules there load from
     their source (through the signed code cache), never from a ``__pycache__`` beside
     them (see _CODE); other folders are left to the usual finders."""
-    from importlib.machinery import (
-        EXTENSION_SUFFIXES,
-        ExtensionFileLoader,
-        FileFinder,
-        SourceFileLoader,
-    )
+    # importlib.machinery's own classes, where it takes them from: importing importlib
+    # (and warnings with it) would cost a hook's checks more than their helpers.
+    from _frozen_importlib_external import ExtensionFileLoader, FileFinder, SourceFileLoader
+    from _imp import extension_suffixes
 
     class SourceOnly(SourceFileLoader):
         def get_code(self, fullname: str) -> types.CodeType:
@@ -1008,7 +1004,7 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
         real = os.path.realpath(entry or ".")
         if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
             # Extension modules as usual; Python modules from source only.
-            return FileFinder(entry, (ExtensionFileLoader, EXTENSION_SUFFIXES),
+            return FileFinder(entry, (ExtensionFileLoader, extension_suffixes()),
                               (SourceOnly, [".py"]))
         raise ImportError("not a rule folder")
 
@@ -1039,13 +1035,14 @@ def _prepare_fork() -> None:
         return
     import atexit  # noqa: F401
     import io  # noqa: F401
-    import warnings
-    from importlib import machinery  # noqa: F401
 
-    # Python 3.12+ warns on every fork of a process with threads; the child
-    # here only runs the script and exits, and touches no lock of the parent.
-    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
-                            category=DeprecationWarning)
+    if sys.version_info >= (3, 12):
+        import warnings
+
+        # Python 3.12+ warns on every fork of a process with threads; the child
+        # here only runs the script and exits, and touches no lock of the parent.
+        warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
+                                category=DeprecationWarning)
     _FORK_READY = True
 
 
@@ -1141,7 +1138,7 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
 def _exec_main(path: str, code: types.CodeType | None) -> None:
     """Run ``path`` as ``__main__``: ``code`` compiled by the parent when it could."""
     import builtins
-    from importlib.machinery import SourceFileLoader
+    from _frozen_importlib_external import SourceFileLoader
 
     loader = SourceFileLoader("__main__", path)
     if code is None:
