@@ -641,8 +641,26 @@ def _collect(
             except OSError:
                 pass
 
-    writer = threading.Thread(target=_feed, daemon=True)
-    writer.start()
+    writer = None
+    if input and proc.stdin is not None:
+        # A payload the pipe can hold (most: it holds 64 KiB) is written here, without
+        # blocking, so no thread is started to feed it; the rest, if any, is fed by one.
+        fd = proc.stdin.fileno()
+        try:
+            os.set_blocking(fd, False)
+            try:
+                input = input[os.write(fd, input):]
+            except BlockingIOError:
+                pass
+            finally:
+                os.set_blocking(fd, True)
+        except OSError:
+            input = b""  # the child does not read its input (EPIPE): that is its business
+    if input:
+        writer = threading.Thread(target=_feed, daemon=True)
+        writer.start()
+    elif proc.stdin is not None:
+        _feed()  # closes the pipe: the child reads its end of input
 
     timed_out = False
     try:
@@ -654,7 +672,8 @@ def _collect(
     # The leader may have exited while children it forked still hold the pipes
     # or keep running; a check owns all it started, so none outlive it.
     _kill_group(proc, jail) if timed_out else _reap_group(proc, jail)
-    writer.join(timeout=1)
+    if writer is not None:
+        writer.join(timeout=1)
     for t in readers:
         t.join(timeout=KILL_GRACE_S + 1)
     return ProcResult(
