@@ -1,11 +1,12 @@
-"""JSON read without importing :mod:`json` on the way that succeeds, and a child
-process's whole output read as one JSON object, or nothing.
+"""JSON read and written without importing :mod:`json` on the way that succeeds, and
+a child process's whole output read as one JSON object, or nothing.
 
 Script checks, the harness replies of ``slopjudge-agent`` and its answer file
 all answer with one object; a reply that is not exactly one object is not an
 answer. The hooks read their payload and the rules cache through :func:`loads`:
 ``json`` costs a PreToolUse hook its decoder's regular expressions, while the
-C scanner under it needs none.
+C scanner under it needs none. They write the payloads of their checks and their
+event records through :func:`dumps`, json's C encoder, for the same reason.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 _BLANKS = " \t\n\r"
 _SCAN: Any = None
+_ENCODERS: dict[Any, Any] = {}
 
 
 def _scanner() -> Any:
@@ -56,6 +58,41 @@ def loads(data: str | bytes) -> Any:
     import json
 
     return json.loads(data)
+
+
+def _not_serializable(value: object) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def dumps(value: Any, *, ensure_ascii: bool = True,
+          separators: tuple[str, str] = (", ", ": "), default: Any = None) -> str:
+    """``json.dumps(value, ensure_ascii=..., separators=..., default=...)``: the same
+    text, through the C encoder ``json.dumps`` uses, set up as it sets it up
+    (``json`` itself where that encoder is missing)."""
+    key = (ensure_ascii, separators, default)
+    encode = _ENCODERS.get(key)
+    if encode is None:
+        try:
+            from _json import encode_basestring, encode_basestring_ascii, make_encoder
+
+            quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+            args = (default or _not_serializable, quote, None, separators[1], separators[0],
+                    False, False, True)  # indent, ..., sort_keys, skipkeys, allow_nan
+            make_encoder({}, *args)  # this Python's signature, checked once
+
+            def encode(value: Any) -> str:
+                if isinstance(value, str):
+                    return str(quote(value))
+                # A new encoder per call: its circular-reference markers are per call in json.
+                return "".join(make_encoder({}, *args)(value, 0))
+        except (ImportError, TypeError):
+            import json
+
+            def encode(value: Any) -> str:
+                return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators,
+                                  default=default)
+        _ENCODERS[key] = encode
+    return str(encode(value))
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

@@ -223,20 +223,20 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
     """``json.dumps(payload)`` as UTF-8, byte for byte. ``cache``: one dict per run, in
     which ``changeset.files`` and ``change`` are encoded once for every rule whose payload
     holds the same ones (:func:`for_rule`: the same file entries, the same text)."""
-    import json
+    from slopjudge.jsonobject import dumps
 
     given = payload.get("changeset")
     changeset: dict[str, Any] = given if isinstance(given, dict) else {}
     files = changeset.get("files")
     if cache is None or not isinstance(files, list) or len(files) < 2:
-        return json.dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
+        return dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
     setup = cache.get(_ENCODING)
     if setup is None:
         import secrets
 
         # A token that cannot occur in the payload's own text marks where the files go.
         setup = cache[_ENCODING] = (secrets.token_hex(16), {
-            a: json.JSONEncoder(ensure_ascii=a).encode for a in (True, False)})
+            a: (lambda v, a=a: dumps(v, ensure_ascii=a)) for a in (True, False)})
     token, dump = setup[0], setup[1][ensure_ascii]
 
     def encoded(key: Any, value: Any) -> bytes:

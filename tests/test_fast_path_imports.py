@@ -35,11 +35,14 @@ def _product_env() -> dict[str, str]:
 
 
 PROBE = r"""
-import json, sys
+import sys
 before = set(sys.modules)
 from slopjudge.cli import main
 code = main(["hook", "pre-tool"])  # given: run as the program, the hook would exit at once
-json.dump({"code": code, "new": sorted(set(sys.modules) - before)}, sys.stderr)
+new = sorted(set(sys.modules) - before)
+import json  # after: the hook must not have needed it
+
+json.dump({"code": code, "new": new}, sys.stderr)
 """
 
 
@@ -75,7 +78,9 @@ NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
     "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
-    "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands",
+    "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands", "difflib",
+    # json's import compiles six regular expressions: its C scanner and encoder serve.
+    "json", "importlib", "warnings",
 }
 
 
@@ -110,13 +115,13 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
 # A Write the pack's checks judge: its change is built and the checks run, but the
 # proposed edit's hunks come without the diff parser, and nothing loads that only
 # git changesets, judges, typing or dataclasses need; the forks import only the
-# helpers their scripts name (not slopscan).
+# helpers their scripts name (not slopscan); a new file's diff is one hunk, without difflib.
 NOT_FOR_A_FILE_TOOL = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "subprocess",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
     "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
-    "slopjudge.commands", "slopscan",
+    "slopjudge.commands", "slopscan", "difflib", "json", "importlib", "warnings",
 }
 
 

@@ -47,3 +47,18 @@ def test_rename_and_absolute_path_hunks(tmp_path: Path) -> None:
     assert [f.status for f in cs.files] == ["R", "A"]
     for f in cs.files:
         assert f.hunks and f.hunks == hunks_of(f.diff), f.diff
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=LINES, final_newline=st.booleans(), added=st.booleans())
+def test_an_added_or_deleted_file_is_difflibs_hunk(lines: list[str], final_newline: bool,
+                                                   added: bool) -> None:
+    """The hunk of a file added or deleted is written without difflib: it must be
+    exactly difflib's."""
+    import difflib
+
+    from slopjudge.changes.proposed import _split_keep, _unified
+
+    side = _split_keep(_text(lines, final_newline))
+    a, b = ([], side) if added else (side, [])
+    assert list(_unified(a, b)) == list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]

@@ -7,7 +7,6 @@ and ``shellparse``, so a file tool or Bash call does not pay for ``slopscan``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -26,6 +25,8 @@ def load_payload() -> dict[str, Any]:
     raw = sys.stdin.read()
     if not raw.strip():
         return {}
+    import json  # json's import is paid only by a check that reads its stdin
+
     data = json.loads(raw)
     return data if isinstance(data, dict) else {}
 
@@ -59,5 +60,7 @@ def main_guard(fn: Any) -> None:
     except SystemExit:
         raise
     except Exception as exc:  # the check must fail closed, with a readable cause
+        import json
+
         print(json.dumps({"reason": f"the check crashed: {type(exc).__name__}: {exc}"}))
         sys.exit(2)

@@ -8,13 +8,14 @@ The splitter is slopjudge's, so a rule sees a command as ``tools:`` patterns and
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 try:
     from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, resolve, shell_text, split
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
+    import json
+
     print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
     sys.exit(2)
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -53,6 +52,8 @@ def main() -> None:
             "ask the person to change files elsewhere."
         )
         findings = [{"path": t, "line": None, "message": "outside the workspace"} for t in targets]
+        import json  # a refusal only: a call let through never pays for its import
+
         print(json.dumps({"reason": reason, "findings": findings}))
         sys.exit(1)
     sys.exit(0)

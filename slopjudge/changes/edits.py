@@ -25,7 +25,6 @@ let through because the edit did not apply.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -321,6 +320,8 @@ def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -
 def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     if text is None:
         raise EditError(f"{path} does not exist")
+    import json
+
     try:
         nb = json.loads(text)
     except ValueError as exc:

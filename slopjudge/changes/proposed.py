@@ -9,7 +9,6 @@ PreToolUse hook never loads the diff parser.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 
@@ -19,6 +18,7 @@ from slopjudge.model import Changeset, FileChange
 
 TYPE_CHECKING = False  # not typing's: a file tool's PreToolUse hook builds its change here
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from slopjudge.changes.diffparse import FileStatus
@@ -64,10 +64,7 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
     hunks: list[dict[str, Any]] = []
     added = removed = 0
     old_no = new_no = 0
-    lines = difflib.unified_diff(a, b, lineterm="", n=3)
-    for _ in range(2):  # difflib's own ---/+++ lines; the caller writes git's
-        next(lines, None)
-    for line in lines:
+    for line in _unified(a, b):
         if line.startswith("@@"):
             out.append(line + "\n")
             hunk = _hunk_head(line)
@@ -93,6 +90,27 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return out, added, removed, hunks
+
+
+def _unified(a: list[str], b: list[str]) -> Iterator[str]:
+    """The hunk lines of ``difflib.unified_diff(a, b, lineterm="", n=3)``, without its
+    ---/+++ lines (the caller writes git's). A file added or deleted is one hunk of all
+    its lines, written here: difflib's import costs a Write of a new file more than
+    its diff does."""
+    if a and b:
+        import difflib
+
+        lines = difflib.unified_diff(a, b, lineterm="", n=3)
+        for _ in range(2):
+            next(lines, None)
+        return lines
+    if not a and not b:
+        return iter(())
+    # difflib's ranges: an empty side is "0,0"; a one-line side is its start alone.
+    count = f"1,{len(a or b)}" if len(a or b) > 1 else "1"
+    if a:
+        return iter([f"@@ -{count} +0,0 @@", *("-" + line for line in a)])
+    return iter([f"@@ -0,0 +{count} @@", *("+" + line for line in b)])
 
 
 def _hunk_head(line: str) -> dict[str, Any]:
@@ -198,6 +216,8 @@ def _text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text
     elif status == "D":
         head.append(f"deleted file mode {mode}\n")
     elif status == "R":
+        import difflib
+
         ratio = difflib.SequenceMatcher(None, old_text or "", new_text or "").ratio()
         head += [f"similarity index {int(ratio * 100)}%\n",
                  f"rename from {_quote(old_name)}\n", f"rename to {_quote(name)}\n"]

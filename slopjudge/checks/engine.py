@@ -153,8 +153,7 @@ class SharedPayload:
         self.files_cache = files_cache
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
-        import json
-
+        from slopjudge.jsonobject import dumps
         from slopjudge.payload import encode
 
         with self.lock:
@@ -162,7 +161,7 @@ class SharedPayload:
             if body is None:
                 body = self.encoded[ensure_ascii] = encode(self.base, ensure_ascii,
                                                            self.files_cache)
-        head = json.dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
+        head = dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
         if body == b"{}":
             return head.encode("utf-8")
         return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))

@@ -7,7 +7,6 @@ adds what only a run needs: the rubric text, judge mocks and the cost limits.
 
 from __future__ import annotations
 
-import json
 import os
 
 from slopjudge.model import field, record
@@ -100,7 +99,9 @@ def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str
         return {}
     shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
     try:
-        data = json.loads(raw)
+        from slopjudge.jsonobject import loads
+
+        data = loads(raw)
     except ValueError as exc:
         raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None
     if not isinstance(data, dict):

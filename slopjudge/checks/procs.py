@@ -641,8 +641,26 @@ def _collect(
             except OSError:
                 pass
 
-    writer = threading.Thread(target=_feed, daemon=True)
-    writer.start()
+    writer = None
+    if input and proc.stdin is not None:
+        # A payload the pipe can hold (most: it holds 64 KiB) is written here, without
+        # blocking, so no thread is started to feed it; the rest, if any, is fed by one.
+        fd = proc.stdin.fileno()
+        try:
+            os.set_blocking(fd, False)
+            try:
+                input = input[os.write(fd, input):]
+            except BlockingIOError:
+                pass
+            finally:
+                os.set_blocking(fd, True)
+        except OSError:
+            input = b""  # the child does not read its input (EPIPE): that is its business
+    if input:
+        writer = threading.Thread(target=_feed, daemon=True)
+        writer.start()
+    elif proc.stdin is not None:
+        _feed()  # closes the pipe: the child reads its end of input
 
     timed_out = False
     try:
@@ -654,7 +672,8 @@ def _collect(
     # The leader may have exited while children it forked still hold the pipes
     # or keep running; a check owns all it started, so none outlive it.
     _kill_group(proc, jail) if timed_out else _reap_group(proc, jail)
-    writer.join(timeout=1)
+    if writer is not None:
+        writer.join(timeout=1)
     for t in readers:
         t.join(timeout=KILL_GRACE_S + 1)
     return ProcResult(
@@ -964,8 +983,6 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
     wanted = sorted(available) if script is None else _helpers_of(script, folder, available)
     if all((folder, name) in _PRELOADED for name in wanted):
         return
-    import importlib
-
     with _FORK_LOCK:
         hook = _source_only_hook((os.path.realpath(folder),))
         sys.path_hooks.insert(0, hook)
@@ -979,7 +996,7 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
                 if name in sys.modules:
                     continue  # never shadow a module this process already has
                 try:
-                    importlib.import_module(name)
+                    __import__(name)  # a top-level name: importlib.import_module's import
                 except BaseException:  # noqa: BLE001 - SystemExit too: the check meets it
                     sys.modules.pop(name, None)
         finally:
@@ -1025,12 +1042,10 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
     """A ``sys.path_hooks`` entry for folders under ``roots``: modules there load from
     their source (through the signed code cache), never from a ``__pycache__`` beside
     them (see _CODE); other folders are left to the usual finders."""
-    from importlib.machinery import (
-        EXTENSION_SUFFIXES,
-        ExtensionFileLoader,
-        FileFinder,
-        SourceFileLoader,
-    )
+    # importlib.machinery's own classes, where it takes them from: importing importlib
+    # (and warnings with it) would cost a hook's checks more than their helpers.
+    from _frozen_importlib_external import ExtensionFileLoader, FileFinder, SourceFileLoader
+    from _imp import extension_suffixes
 
     class SourceOnly(SourceFileLoader):
         def get_code(self, fullname: str) -> types.CodeType:
@@ -1043,7 +1058,7 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
         real = os.path.realpath(entry or ".")
         if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
             # Extension modules as usual; Python modules from source only.
-            return FileFinder(entry, (ExtensionFileLoader, EXTENSION_SUFFIXES),
+            return FileFinder(entry, (ExtensionFileLoader, extension_suffixes()),
                               (SourceOnly, [".py"]))
         raise ImportError("not a rule folder")
 
@@ -1074,13 +1089,14 @@ def _prepare_fork() -> None:
         return
     import atexit  # noqa: F401
     import io  # noqa: F401
-    import warnings
-    from importlib import machinery  # noqa: F401
 
-    # Python 3.12+ warns on every fork of a process with threads; the child
-    # here only runs the script and exits, and touches no lock of the parent.
-    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
-                            category=DeprecationWarning)
+    if sys.version_info >= (3, 12):
+        import warnings
+
+        # Python 3.12+ warns on every fork of a process with threads; the child
+        # here only runs the script and exits, and touches no lock of the parent.
+        warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork",
+                                category=DeprecationWarning)
     _FORK_READY = True
 
 
@@ -1188,7 +1204,7 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
 def _exec_main(path: str, code: types.CodeType | None) -> None:
     """Run ``path`` as ``__main__``: ``code`` compiled by the parent when it could."""
     import builtins
-    from importlib.machinery import SourceFileLoader
+    from _frozen_importlib_external import SourceFileLoader
 
     loader = SourceFileLoader("__main__", path)
     if code is None:

@@ -6,7 +6,6 @@ killed by a signal decided nothing: that is an ``error`` (it blocks too).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -21,7 +20,7 @@ from slopjudge.checks.procs import (
     script_argv,
 )
 from slopjudge.hookspec import CheckContext
-from slopjudge.jsonobject import parse_json_object
+from slopjudge.jsonobject import dumps, parse_json_object
 from slopjudge.model import CheckResult, Finding
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
@@ -85,7 +84,7 @@ def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
             and len(ctx.payload) == len(shared.base) + 1
             and all(ctx.payload.get(k) is v for k, v in shared.base.items())):
         return bytes(shared.for_check(ctx.check.id, ensure_ascii))
-    return json.dumps(ctx.payload, ensure_ascii=ensure_ascii).encode("utf-8")
+    return dumps(ctx.payload, ensure_ascii=ensure_ascii).encode("utf-8")
 
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,

@@ -24,15 +24,16 @@ Standard library only: the hook fast path records events too.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 
+from slopjudge.jsonobject import dumps
 from slopjudge.model import CheckResult, Event
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    import json
     from typing import Any
 
 
@@ -97,7 +98,8 @@ def event_record(
 
 def _line(record: dict[str, Any]) -> bytes:
     # default=str: a stray non-JSON value (a Path, a datetime) must not cost the record.
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    # json.dumps's text without its import (a hook records without it).
+    text = dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
     # json.dumps escapes newlines inside strings, so the record is one line.
     # Lone surrogates (undecodable child output) become JSON \u escapes: the line stays UTF-8.
     return text.encode("utf-8", "backslashreplace") + b"\n"
@@ -179,6 +181,8 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     last line without its newline counts when it parses and is ignored when
     it does not (a record never completed, or being written right now).
     """
+    import json
+
     try:
         with open(path, "rb") as handle:
             data = handle.read()
