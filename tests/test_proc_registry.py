@@ -39,8 +39,8 @@ def _start(kind: str, registry: procs.Registry, tmp_path: Path, out: dict[str, p
         if kind == "fork":
             script = tmp_path / f"{name}.py"
             script.write_text("import time\ntime.sleep(60)\n")
-            out[name] = procs.run_python(str(script), timeout=120, cwd=str(tmp_path),
-                                         registry=registry)
+            out[name] = procs.run([sys.executable, str(script)], fork=True, timeout=120,
+                                  cwd=str(tmp_path), registry=registry)
         else:
             out[name] = procs.run(["sleep", "60"], timeout=120, registry=registry)
 
@@ -108,7 +108,7 @@ def test_a_forked_check_runs_in_its_folder_and_the_parent_stays(tmp_path: Path) 
     script = folder / "check.py"
     script.write_text("import os, sys\nsys.stdout.write(os.getcwd())\n")
     before = os.getcwd()
-    res = procs.run_python(str(script), timeout=30, cwd=str(folder))
+    res = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=str(folder))
     assert (res.returncode, res.stdout.decode()) == (0, str(folder))
     assert os.getcwd() == before
 
@@ -117,7 +117,7 @@ def test_a_missing_folder_is_a_start_error_forked_or_not(tmp_path: Path) -> None
     script = tmp_path / "check.py"
     script.write_text("print('ran')\n")
     gone = str(tmp_path / "gone")
-    forked = procs.run_python(str(script), timeout=30, cwd=gone)
+    forked = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=gone)
     execed = procs.run([sys.executable, str(script)], timeout=30, cwd=gone)
     assert forked.start_error == execed.start_error == f"{gone}: not found"
     assert forked.stdout == execed.stdout == b""

@@ -56,7 +56,7 @@ def _killpg(pgid: int, sig: int) -> bool:
 
 
 class Registry:
-    """Children started by run() / run_python() and still running: leader pid -> its
+    """Children started by run() and still running: leader pid -> its
     containment.
 
     Each child gets its own session, so a Ctrl-C at the terminal never reaches
@@ -499,10 +499,18 @@ def run(
     env: dict[str, str] | None = None,
     max_output: int = 64 * 1024 * 1024,
     registry: Registry | None = None,
+    fork: bool = False,
+    inherit: object = None,
 ) -> ProcResult:
     """Run ``argv`` directly (never through a shell) and collect its output.
 
-    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it)."""
+    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it).
+    ``fork``: ``argv`` is ``[sys.executable, script]``, and the script runs in a fork
+    of this process instead of a new interpreter, as the interpreter would run it;
+    ``inherit`` is ``input`` as this process holds it decoded, left to the fork as
+    :data:`INHERITED`."""
+    if fork:
+        return _run_forked(argv[-1], input, timeout, cwd, env, max_output, registry, inherit)
     started = time.monotonic()
     jail = _Jail()
     try:
@@ -843,20 +851,10 @@ class _Forked:
         return self.returncode
 
 
-def run_python(
-    path: str,
-    *,
-    input: bytes = b"",
-    timeout: float | None = None,
-    cwd: str | None = None,
-    env: dict[str, str] | None = None,
-    max_output: int = 64 * 1024 * 1024,
-    registry: Registry | None = None,
-    inherit: object = None,
-) -> ProcResult:
-    """Run the Python script ``path`` in a fork of this process; as :func:`run` would
-    run ``[sys.executable, path]``. ``inherit``: ``input`` as this process holds it
-    decoded, left to the fork as :data:`INHERITED`."""
+def _run_forked(path: str, input: bytes, timeout: float | None, cwd: str | None,
+                env: dict[str, str] | None, max_output: int, registry: Registry | None,
+                inherit: object) -> ProcResult:
+    """:func:`run` with ``fork``: the Python script ``path`` in a fork of this process."""
     started = time.monotonic()
     full = path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
     if not os.path.isfile(full):
@@ -932,7 +930,7 @@ def run_python(
 _FORK_READY = False
 _FORK_LOCK = threading.Lock()
 _PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
-# In a forked check: its stdin as the worker held it decoded (run_python's
+# In a forked check: its stdin as the worker held it decoded (run's
 # ``inherit``), so a helper need not decode it again; None in any other process.
 INHERITED: object = None
 

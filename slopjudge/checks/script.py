@@ -16,7 +16,6 @@ from slopjudge.checks.procs import (
     forks_python,
     prepare_helpers,
     run,
-    run_python,
     script_argv,
 )
 from slopjudge.hookspec import CheckContext
@@ -100,8 +99,8 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
             not_ready = prepare_helpers(lib, argv[1], decoded, timeout)
             if not_ready is not None:
                 return not_ready
-        return run_python(argv[1], input=payload, timeout=timeout, cwd=cwd, env=env,
-                          registry=registry, inherit=decoded)
+        return run(argv, fork=True, input=payload, timeout=timeout, cwd=cwd, env=env,
+                   registry=registry, inherit=decoded)
     if len(argv) == 2 and argv[0] == sys.executable:
         # No __pycache__ beside the rules: a protected file changed by the run itself.
         env = dict(env, PYTHONDONTWRITEBYTECODE="1")

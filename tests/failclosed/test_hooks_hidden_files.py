@@ -17,7 +17,6 @@ import slopjudge.checks.script as s
 import slopjudge.hooks.backstop as b
 from slopjudge.checks.procs import ProcResult
 def _ok(*a, **k): return ProcResult(0, b'{"skip": true}', b"")
-s.run_python = _ok
 s.run = _ok
 b.check = lambda *a, **k: None
 """

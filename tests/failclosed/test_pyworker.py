@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -162,7 +163,8 @@ while not os.path.exists({str(pidfile)!r}) or not open({str(pidfile)!r}).read():
 def test_huge_output_is_bounded(tmp_path: Path) -> None:
     script = tmp_path / "loud.py"
     script.write_text("import sys\nfor _ in range(64):\n    sys.stdout.write('x' * (1 << 20))\n")
-    res = procs.run_python(str(script), timeout=30, cwd=str(tmp_path), max_output=1 << 20)
+    res = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=str(tmp_path),
+                    max_output=1 << 20)
     assert res.returncode == 0, res.stderr
     assert 1 << 20 <= len(res.stdout) < (1 << 20) + 65536 * 2
 
@@ -175,7 +177,7 @@ def test_a_slow_check_does_not_hold_a_fast_one(tmp_path: Path) -> None:
 
 
 def test_missing_script_could_not_start(tmp_path: Path) -> None:
-    res = procs.run_python(str(tmp_path / "gone.py"), timeout=5)
+    res = procs.run([sys.executable, str(tmp_path / "gone.py")], fork=True, timeout=5)
     assert res.start_error is not None and "not found" in res.start_error
 
 
