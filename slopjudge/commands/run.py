@@ -79,14 +79,6 @@ def parse_writes(values: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge import report
-    from slopjudge.changes import changeset as cs
-    from slopjudge.changes.gitio import Background
-    from slopjudge.checks import engine
-    from slopjudge.checks.options import options_from_settings
-    from slopjudge.checks.selection import applicable_rules, select_rules
-    from slopjudge.model import Event, RunReport, overall_outcome
-
     try:
         writes = parse_writes(args.write)
     except ValueError as exc:
@@ -103,6 +95,27 @@ def run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         return fail(str(exc))
+    from slopjudge.checks import procs
+
+    # Before the imports: the first cgroup move of a process waits for a kernel grace
+    # period, paid here in the background, not by the git reads and checks after it.
+    # Six cgroups made ahead: the git reads of a commit range, and two checks.
+    stop_warming = procs.warm_cgroups(6)
+    try:
+        return _run(args, writes, shard)
+    finally:
+        stop_warming()
+
+
+def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
+         shard: tuple[int, int] | None) -> int:
+    from slopjudge import report
+    from slopjudge.changes import changeset as cs
+    from slopjudge.changes.gitio import Background
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks.selection import applicable_rules, select_rules
+    from slopjudge.model import Event, RunReport, overall_outcome
 
     settings, loaded = settings_and_rules(args)
     if not os.path.isdir(settings.rules_dir):
