@@ -44,6 +44,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, help_text in COMMANDS.items():
+        # A named command parses with its own parser only; the others' would only
+        # be listed in the top-level help, which it never prints.
+        if command is not None and name != command:
+            continue
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
             module = importlib.import_module(f"slopjudge.commands.{MODULES.get(name, name)}")
