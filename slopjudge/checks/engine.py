@@ -195,8 +195,7 @@ def stop_running(futures: list[Any], grace: float = 2.0,
 
 # What run() and each check kind import when they first run (slopjudge's own modules).
 _RUN_IMPORTS = ("slopjudge.loading.graph", "slopjudge.payload", "slopjudge.records.record",
-                "slopjudge.checks.procs", "slopjudge.judging.budget", "concurrent.futures",
-                "unidiff.patch")
+                "slopjudge.checks.procs", "slopjudge.judging.budget", "unidiff.patch")
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 
