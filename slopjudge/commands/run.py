@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     reading = Background(changeset_from_args, args, settings.workspace)
     try:
         # While git reads the change. A judge's code waits until a judge has files to judge.
-        engine.import_ahead(("script",), rules)
+        engine.import_ahead(("script",), rules, helpers=True)
     except BaseException:  # Ctrl-C, SIGTERM: the git being read goes too
         reading.kill()
         raise
