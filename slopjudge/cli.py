@@ -15,6 +15,7 @@ from slopjudge.errors import SlopjudgeError
 TYPE_CHECKING = False  # not typing's: `slopjudge hook` imports this module first
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 COMMANDS: dict[str, str] = {
     "init": "copy the default rule pack, templates and RUBRIC.md into a repository",
@@ -108,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     name = MODULES.get(args.command, args.command)
     module = importlib.import_module(f"slopjudge.commands.{name}")
     _terminate_like_ctrl_c()
+    code = _run_command(module, args)
+    if argv is None and args.command == "run":
+        # As a hook: the report is out and its files closed, its checks reaped; the
+        # teardown (a full collection of the run's payloads, every module's cleanup)
+        # would only make a CI run slower.
+        _exit_now(code)
+    return code
+
+
+def _run_command(module: Any, args: argparse.Namespace) -> int:
     try:
         return int(module.run(args))
     except Terminated:
