@@ -202,13 +202,14 @@ _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.ch
 
 def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = (),
                  helpers: bool = False) -> None:
-    """Import now what :func:`run` will, for checks of ``kinds``, and compile the path
-    patterns of ``rules``: a caller does it while git reads the change, so the two
-    overlap. Only slopjudge's own code (and its libraries) is imported; with
-    ``helpers`` also the pack helpers (``rules/_lib``) that the Python scripts of
-    ``rules`` import, which their forks would load first (``run`` asks for it; a Stop
-    hook's backstop decides before any rule code loads). A module that fails to
-    import here is left alone: it fails again where it always did."""
+    """Import now what :func:`run` will, for checks of ``kinds``: a caller does it
+    while git reads the change, so the two overlap. Only slopjudge's own code (and
+    its libraries) is imported; with ``helpers`` also the pack helpers (``rules/_lib``)
+    that the Python scripts of ``rules`` import, which their forks would load first
+    (``run`` asks for it; a Stop hook's backstop decides before any rule code loads).
+    Path patterns are not compiled here: a pattern list compiles when a changed path
+    could match it (``pathglob.matcher``). A module that fails to import here is left
+    alone: it fails again where it always did."""
     import importlib
     import sys
 
@@ -221,14 +222,6 @@ def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rul
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
-                continue
-        from slopjudge.pathglob import matcher
-
-        for rule in rules:  # as the split asks for them (cached per pattern list)
-            try:
-                matcher(tuple(rule.paths))
-                matcher(tuple(rule.exclude))
-            except Exception:  # noqa: BLE001, S112 - the split meets it again
                 continue
         if helpers and "script" in kinds:
             _preload_helpers(rules)
