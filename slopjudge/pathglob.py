@@ -82,6 +82,13 @@ def _class_end(seg: str, start: int) -> int:
 @lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """The regex a pattern stands for (full match against a relative path)."""
+    return re.compile(regex_source(pattern), re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def regex_source(pattern: str) -> str:
+    """The source of :func:`compile_pattern`'s regex, not compiled: a pattern list
+    compiles its patterns' sources once, together."""
     if pattern.startswith("./"):
         pattern = pattern[1:]
     dir_only = pattern.endswith("/") and pattern.strip("/") != ""
@@ -105,7 +112,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
         body = "(?:.*/)?" + body
     # Matching a directory matches everything below it (gitignore semantics).
     tail = "/.+" if dir_only else "(?:/.+)?"
-    return re.compile(f"{body}{tail}", re.DOTALL)
+    return f"{body}{tail}"
 
 
 def escape(text: str) -> str:
@@ -142,11 +149,19 @@ def match_any(patterns: list[str], path: str) -> bool:
 
 class _Matcher:
     """One pattern list as one regex, with each path's answer remembered: a rule's
-    ``paths`` are asked about every changed file, and rules share lists."""
+    ``paths`` are asked about every changed file, and rules share lists.
+
+    The regex is compiled the first time a path holds one pattern's literal text
+    (as :func:`match` does for one pattern), or once a few paths have been asked: a
+    small change asks about paths most lists cannot match (a README against
+    ``**/*.py``), and compiling would cost more than the answers."""
+
+    _PREFILTERED = 32  # paths answered by the literal text before the regex is compiled
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
-        pats = [compile_pattern(p).pattern for p in patterns if p]
-        self.regex = re.compile("|".join(f"(?:{p})" for p in pats), re.DOTALL) if pats else None
+        self.patterns = tuple(p for p in patterns if p)
+        self.pieces = [_literal_pieces(p) for p in self.patterns]
+        self.regex: re.Pattern[str] | None = None
         self.seen: dict[str, bool] = {}
 
     def __call__(self, path: str) -> bool:
@@ -155,9 +170,20 @@ class _Matcher:
             if len(self.seen) > 200_000:  # a long-lived process: stay bounded
                 self.seen.clear()
             key = path[2:] if path.startswith("./") else path
-            hit = self.seen[path] = (self.regex is not None
-                                     and self.regex.fullmatch(key) is not None)
+            hit = self.seen[path] = self._match(key)
         return hit
+
+    def _match(self, key: str) -> bool:
+        if not self.patterns:
+            return False
+        if self.regex is None:
+            if len(self.seen) < self._PREFILTERED and not any(
+                    pieces is None or all(piece in key for piece in pieces)
+                    for pieces in self.pieces):
+                return False  # no pattern's literal text is in it
+            self.regex = re.compile(
+                "|".join(f"(?:{regex_source(p)})" for p in self.patterns), re.DOTALL)
+        return self.regex.fullmatch(key) is not None
 
 
 @lru_cache(maxsize=256)

@@ -1,12 +1,14 @@
-"""Where no Ctrl-C can land (a hook's own signal handlers are set), independent checks
-run a thread each, without the executor: same results, same order, really parallel."""
+"""Checks run on the graph's own pool of threads, not concurrent.futures' executor: same
+results, same order, really parallel, and a Ctrl-C stops it as it stopped the executor."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -28,7 +30,6 @@ def _checks(n: int) -> list[Check]:
 
 
 def test_independent_checks_run_at_once_in_order(hook_signals: None) -> None:
-    assert not graph._interruptible()
     started: list[str] = []
     barrier = threading.Barrier(3, timeout=10)  # all three must be running together
 
@@ -59,9 +60,34 @@ def test_a_crashing_check_is_an_error_and_an_escape_is_raised(hook_signals: None
     assert only.outcome == "error" and "boom" in only.reason
 
 
-def test_with_ctrl_c_live_the_pool_is_used() -> None:
+def test_ctrl_c_stops_queued_checks_and_hands_over_the_running_ones() -> None:
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    started: list[str] = []
+    release = threading.Event()
+    both = threading.Barrier(2, timeout=10)
+    handed: list[int] = []
+
+    def run_one(check: Check) -> CheckResult:
+        started.append(check.id)
+        both.wait()  # c0 and c1 run together; c2..c4 wait in the queue
+        if check.id == "c0":
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C: the waiting main thread takes it
+        release.wait(10)
+        return CheckResult(id=check.full_id, rule="r", check=check.id, kind="script",
+                           outcome="pass")
+
+    def on_interrupt(running: list[Any]) -> None:
+        handed.append(len(running))
+        assert sum(not f.done() for f in running) >= 2  # c0 and c1 are still in run_one
+        release.set()
+        for f in running:
+            f.result(timeout=10)  # done once the check returned (or was never started)
+
     try:
-        assert graph._interruptible()
+        with pytest.raises(KeyboardInterrupt):
+            graph.execute(_checks(5), run_one, jobs=2, on_interrupt=on_interrupt)
     finally:
         signal.signal(signal.SIGINT, old)
+    # on_interrupt waited for every handed check, the queued ones included (each is
+    # done once a worker drained it unstarted): nothing can start after this.
+    assert handed == [5] and sorted(started) == ["c0", "c1"]

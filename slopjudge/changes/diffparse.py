@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from slopjudge.model import FileChange
@@ -148,40 +147,48 @@ _GIT_HEADERS = (
 )
 
 
-@dataclass
+# Plain slotted classes, not dataclasses: importing dataclasses (and the inspect it
+# loads) cost a short run more than its diff; a large diff makes one of each per file,
+# which a generated ``__init__`` makes several times faster than ``model.record``'s.
 class Hunk:
-    old_start: int
-    old_len: int
-    new_start: int
-    new_len: int
-    first: int  # index of the first body line
-    last: int  # index past the last body line (marker lines included)
-    complete: bool = True
-    old_marked: bool = False  # "\ No newline at end of file" after an old-side line
-    new_marked: bool = False
-    read: Any = field(default=None, repr=False)  # unidiff's reading (:func:`_read_hunk`)
+    __slots__ = ("old_start", "old_len", "new_start", "new_len", "first", "last", "complete",
+                 "old_marked", "new_marked", "read")
+
+    def __init__(self, old_start: int, old_len: int, new_start: int, new_len: int,
+                 first: int, last: int) -> None:
+        self.old_start, self.old_len = old_start, old_len
+        self.new_start, self.new_len = new_start, new_len
+        self.first = first  # index of the first body line
+        self.last = last  # index past the last body line (marker lines included)
+        self.complete = True
+        self.old_marked = False  # "\ No newline at end of file" after an old-side line
+        self.new_marked = False
+        self.read: Any = None  # unidiff's reading (:func:`_read_hunk`)
 
 
-@dataclass
 class FilePatch:
     """One file's section of a diff, before it becomes a FileChange."""
 
-    start: int  # byte offsets into the diff
-    end: int
-    git: bool
-    old: bytes | None = None  # paths as written (prefixes stripped for git parts)
-    new: bytes | None = None
-    status: FileStatus = "M"
-    copy: bool = False
-    binary: bool = False
-    old_mode: bytes | None = None
-    new_mode: bytes | None = None
-    added: int = 0
-    removed: int = 0
-    hunks: list[Hunk] = field(default_factory=list)
-    old_epoch: bool = False  # plain diffs: a 1970 timestamp marks a missing file
-    new_epoch: bool = False
-    has_dashes: bool = False  # saw ---/+++ lines
+    __slots__ = ("start", "end", "git", "old", "new", "status", "copy", "binary", "old_mode",
+                 "new_mode", "added", "removed", "hunks", "old_epoch", "new_epoch",
+                 "has_dashes")
+
+    def __init__(self, start: int, end: int, git: bool, has_dashes: bool = False) -> None:
+        self.start, self.end = start, end  # byte offsets into the diff
+        self.git = git
+        self.old: bytes | None = None  # paths as written (prefixes stripped for git parts)
+        self.new: bytes | None = None
+        self.status: FileStatus = "M"
+        self.copy = False
+        self.binary = False
+        self.old_mode: bytes | None = None
+        self.new_mode: bytes | None = None
+        self.added = 0
+        self.removed = 0
+        self.hunks: list[Hunk] = []
+        self.old_epoch = False  # plain diffs: a 1970 timestamp marks a missing file
+        self.new_epoch = False
+        self.has_dashes = has_dashes  # saw ---/+++ lines
 
 
 def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:

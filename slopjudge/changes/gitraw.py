@@ -11,7 +11,6 @@ mode-only change are ``M``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from slopjudge.changes.diffparse import (
@@ -25,18 +24,20 @@ from slopjudge.changes.diffparse import (
 from slopjudge.model import FileChange
 
 
-@dataclass
 class RawRecord:
-    old_mode: str
-    new_mode: str
-    old_sha: str
-    new_sha: str
-    status: str
-    src: bytes
-    dst: bytes | None
-    added: int = 0
-    removed: int = 0
-    binary: bool = False
+    """One file's raw record, numstat attached (a slotted class: see diffparse.Hunk)."""
+
+    __slots__ = ("old_mode", "new_mode", "old_sha", "new_sha", "status", "src", "dst",
+                 "added", "removed", "binary")
+
+    def __init__(self, old_mode: str, new_mode: str, old_sha: str, new_sha: str, status: str,
+                 src: bytes, dst: bytes | None) -> None:
+        self.old_mode, self.new_mode = old_mode, new_mode
+        self.old_sha, self.new_sha = old_sha, new_sha
+        self.status, self.src, self.dst = status, src, dst
+        self.added = 0
+        self.removed = 0
+        self.binary = False
 
 
 def diff_records(data: bytes) -> tuple[list[RawRecord], bytes]:

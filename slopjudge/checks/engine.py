@@ -193,18 +193,22 @@ def stop_running(futures: list[Any], grace: float = 2.0,
 
 
 # What run() and each check kind import when they first run (slopjudge's own modules).
+# The judges' budget is not among them: it is loaded only where a limit is set.
 _RUN_IMPORTS = ("slopjudge.loading.graph", "slopjudge.payload", "slopjudge.records.record",
-                "slopjudge.checks.procs", "slopjudge.judging.budget", "concurrent.futures",
-                "unidiff.patch")
+                "slopjudge.checks.procs", "unidiff.patch")
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 
-def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = ()) -> None:
-    """Import now what :func:`run` will, for checks of ``kinds``, and compile the path
-    patterns of ``rules``: a caller does it while git reads the change, so the two
-    overlap. Only slopjudge's own code (and its libraries) is imported, never a rule's.
-    A module that fails to import here is left alone: it fails again where it always
-    did."""
+def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = (),
+                 helpers: bool = False) -> None:
+    """Import now what :func:`run` will, for checks of ``kinds``: a caller does it
+    while git reads the change, so the two overlap. Only slopjudge's own code (and
+    its libraries) is imported; with ``helpers`` also the pack helpers (``rules/_lib``)
+    that the Python scripts of ``rules`` import, which their forks would load first
+    (``run`` asks for it; a Stop hook's backstop decides before any rule code loads).
+    Path patterns are not compiled here: a pattern list compiles when a changed path
+    could match it (``pathglob.matcher``). A module that fails to import here is left
+    alone: it fails again where it always did."""
     import importlib
     import sys
 
@@ -218,13 +222,28 @@ def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rul
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
                 continue
-        from slopjudge.pathglob import matcher
-
-        for rule in rules:  # as the split asks for them (cached per pattern list)
-            try:
-                matcher(tuple(rule.paths))
-                matcher(tuple(rule.exclude))
-            except Exception:  # noqa: BLE001, S112 - the split meets it again
-                continue
+        if helpers and "script" in kinds:
+            _preload_helpers(rules)
     finally:
         sys.setswitchinterval(interval)
+
+
+def _preload_helpers(rules: Iterable[Rule]) -> None:
+    """The helpers the scripts of ``rules`` import, as their checks preload them
+    (``script.run_check_command``): only where Python checks fork."""
+    import os
+    import sys
+
+    from slopjudge.checks import procs
+
+    if not procs.forks_python():
+        return
+    for rule in rules:
+        lib = os.path.join(os.path.dirname(rule.dir), "_lib")
+        for check in rule.checks:
+            if check.kind != "script" or not check.script or not os.path.isdir(lib):
+                continue
+            argv = procs.script_argv(check.script)
+            if len(argv) == 2 and argv[0] == sys.executable:
+                # Held to the check's timeout: past it, the check itself is the error.
+                procs.prepare_helpers(lib, argv[1], None, check.timeout)

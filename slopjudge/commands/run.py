@@ -6,9 +6,14 @@ import argparse
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+
+if TYPE_CHECKING:
+    from slopjudge.loading.config import Settings
+    from slopjudge.model import Event, LoadError, Rule
 
 EXIT = {"pass": 0, "refuse": 1, "error": 2}
 
@@ -79,14 +84,6 @@ def parse_writes(values: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge import report
-    from slopjudge.changes import changeset as cs
-    from slopjudge.changes.gitio import Background
-    from slopjudge.checks import engine
-    from slopjudge.checks.options import options_from_settings
-    from slopjudge.checks.selection import applicable_rules, select_rules
-    from slopjudge.model import Event, RunReport, overall_outcome
-
     try:
         writes = parse_writes(args.write)
     except ValueError as exc:
@@ -103,33 +100,47 @@ def run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         return fail(str(exc))
+    from slopjudge.checks import procs
 
-    settings, loaded = settings_and_rules(args)
-    if not os.path.isdir(settings.rules_dir):
-        return fail(f"no rules folder at {settings.rules_dir}")
-    rules = loaded.rules
-    load_errors = loaded.errors
-    if args.rule:
-        rules, unknown = select_rules(rules, args.rule)
-        broken = {e.rule for e in loaded.errors}
-        missing = [u for u in unknown if u not in broken]
-        if missing:
-            return fail("no such rule: " + ", ".join(missing))
-        chosen = set(args.rule) | {r.id for r in rules}
-        load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]
-
-    event = Event(kind=args.event, cwd=os.getcwd())
-    rules = applicable_rules(rules, event)
-    reading = Background(changeset_from_args, args, settings.workspace)
+    # Before the imports: the first cgroup move of a process waits for a kernel grace
+    # period, paid here in the background, not by the git reads and checks after it.
+    # Six cgroups made ahead: the git reads of a commit range, and two checks.
+    stop_warming = procs.warm_cgroups(6)
     try:
-        # While git reads the change. A judge's code waits until a judge has files to judge.
-        engine.import_ahead(("script",), rules)
-    except BaseException:  # Ctrl-C, SIGTERM: the git being read goes too
+        return _run(args, writes, shard)
+    finally:
+        stop_warming()
+
+
+def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
+         shard: tuple[int, int] | None) -> int:
+    from slopjudge.changes.gitio import Background
+    from slopjudge.loading.config import find_workspace
+
+    # git reads the change from the start: the settings, the rules and the check
+    # code load meanwhile. The settings' workspace is this same folder.
+    reading = Background(changeset_from_args, args,
+                         os.path.abspath(find_workspace(os.getcwd())))
+    try:
+        from slopjudge import report
+        from slopjudge.checks import engine
+        from slopjudge.checks.options import options_from_settings
+        from slopjudge.errors import ChangesetError
+        from slopjudge.model import RunReport, overall_outcome
+
+        prepared = _rules_to_run(args)
+        if isinstance(prepared, int):  # a usage error: it is told, the git read ends
+            reading.wait()
+            return prepared
+        settings, rules, load_errors, event = prepared
+        # A judge's code waits until a judge has files to judge.
+        engine.import_ahead(("script",), rules, helpers=True)
+    except BaseException:  # Ctrl-C, SIGTERM, bad settings: the git being read goes too
         reading.kill()
         raise
     try:
         changeset = reading.result()
-    except (cs.ChangesetError, OSError) as exc:
+    except (ChangesetError, OSError) as exc:
         return fail(str(exc))
 
     options = options_from_settings(
@@ -171,3 +182,27 @@ def run(args: argparse.Namespace) -> int:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
     return EXIT[outcome]
+
+
+def _rules_to_run(args: argparse.Namespace) -> tuple[Settings, list[Rule], list[LoadError],
+                                                      Event] | int:
+    """The settings, the rules ``args`` ask for and their load errors, and the event;
+    an exit code when they name no rules folder or an unknown rule."""
+    from slopjudge.checks.selection import applicable_rules, select_rules
+    from slopjudge.model import Event
+
+    settings, loaded = settings_and_rules(args)
+    if not os.path.isdir(settings.rules_dir):
+        return fail(f"no rules folder at {settings.rules_dir}")
+    rules = loaded.rules
+    load_errors = loaded.errors
+    if args.rule:
+        rules, unknown = select_rules(rules, args.rule)
+        broken = {e.rule for e in loaded.errors}
+        missing = [u for u in unknown if u not in broken]
+        if missing:
+            return fail("no such rule: " + ", ".join(missing))
+        chosen = set(args.rule) | {r.id for r in rules}
+        load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]
+    event = Event(kind=args.event, cwd=os.getcwd())
+    return settings, applicable_rules(rules, event), load_errors, event

@@ -24,17 +24,16 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.judging.usage import total_tokens
 from slopjudge.loading.config import Limits
-from slopjudge.model import fields
+from slopjudge.model import fields, record
 from slopjudge.records.sessions import session_key, state_dir
 
 
-@dataclass
+@record
 class Spend:
     judge_calls: int = 0
     tokens: int = 0

@@ -13,6 +13,7 @@ from slopjudge.model import Check, CheckResult
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Iterable
     from concurrent.futures import Future
 
@@ -39,7 +40,7 @@ def execute(
     *,
     jobs: int = 0,
     on_result: Callable[[CheckResult], None] | None = None,
-    on_interrupt: Callable[[list[Future[CheckResult]]], None] | None = None,
+    on_interrupt: Callable[[list[Future[None]]], None] | None = None,
 ) -> list[CheckResult]:
     """Run ``checks`` (needs already validated and acyclic) and return results in input order.
 
@@ -92,90 +93,93 @@ def execute(
             finish(skipped_for_needs(check, blockers) if blockers else guarded(check))
         return [results[c.full_id] for c in checks]
 
-    if len(checks) <= jobs and not any(c.needs for c in checks) and not _interruptible():
-        return _all_at_once(checks, guarded, finish)
-
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        running: dict[Future[CheckResult], Check] = {}
-
-        def submit_ready() -> None:
-            progressed = True
-            while progressed:  # skipping one check can make others ready
-                progressed = False
-                for check in list(ready()):
-                    progressed = True
-                    blockers = blockers_of(check)
-                    if blockers:
-                        finish(skipped_for_needs(check, blockers))
-                    else:
-                        running[pool.submit(run_one, check)] = check
-
-        try:
-            while waiting or running:
-                submit_ready()
-                if not running:
-                    # Only reachable with a cycle, which the loader refuses; never hang.
-                    for cid in list(waiting):
-                        del waiting[cid]
-                        finish(skipped_for_needs(by_id[cid], [("(a cycle)", "not run")]))
-                    continue
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    check = running.pop(fut)
-                    try:
-                        result = fut.result()
-                    except Exception as exc:  # a check kind must not crash the run
-                        result = crashed(check, exc)
-                    finish(result)
-        except BaseException:
-            # Interrupted: start nothing more, let the caller stop what runs, go on up.
-            pool.shutdown(wait=False, cancel_futures=True)
-            if on_interrupt is not None:
-                on_interrupt([f for f in running if not f.done()])
-            raise
-    return [results[c.full_id] for c in checks]
-
-
-def _interruptible() -> bool:
-    """Whether Ctrl-C can land in this thread as KeyboardInterrupt: then running checks
-    must be stoppable, which the pool's futures allow. A hook's own signal handlers stop
-    its checks themselves."""
-    import _signal
-    import threading
-
-    return (threading.current_thread() is threading.main_thread()
-            and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler)
-
-
-def _all_at_once(checks: list[Check], guarded: Callable[[Check], CheckResult],
-                 finish: Callable[[CheckResult], None]) -> list[CheckResult]:
-    """Every check in a thread of its own, at once (none needs another, there are no
-    more than the jobs allowed, and no Ctrl-C can land here): no executor to import,
-    which costs a hook more than its checks' own work."""
     import threading
     from _queue import SimpleQueue
 
+    # A pool of `jobs` threads of its own: concurrent.futures (logging with it) cost a
+    # short run more to import than its checks' own work.
+    todo: SimpleQueue[Check | None] = SimpleQueue()
     done: SimpleQueue[tuple[Check, CheckResult | None, BaseException | None]] = SimpleQueue()
+    running: dict[str, threading.Event] = {}  # set once the check's run_one returned
+    stopping = threading.Event()
 
-    def run(check: Check) -> None:
-        try:
-            done.put((check, guarded(check), None))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            done.put((check, None, exc))
+    def worker() -> None:
+        while True:
+            check = todo.get()
+            if check is None:
+                return
+            ended = running[check.full_id]
+            if stopping.is_set():  # after an interrupt no queued check starts
+                ended.set()
+                continue
+            try:
+                done.put((check, guarded(check), None))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                done.put((check, None, exc))
+            finally:
+                ended.set()
 
-    for check in checks:
-        threading.Thread(target=run, args=(check,), daemon=True).start()
-    results: dict[str, CheckResult] = {}
-    for _ in checks:
-        check, result, exc = done.get()
-        if exc is not None:
-            raise exc
-        assert result is not None
-        results[check.full_id] = result
-        finish(result)
+    workers = min(jobs, len(checks))
+    for _ in range(workers):
+        threading.Thread(target=worker, name="slopjudge-check", daemon=True).start()
+
+    def submit_ready() -> None:
+        progressed = True
+        while progressed:  # skipping one check can make others ready
+            progressed = False
+            for check in list(ready()):
+                progressed = True
+                blockers = blockers_of(check)
+                if blockers:
+                    finish(skipped_for_needs(check, blockers))
+                else:
+                    running[check.full_id] = threading.Event()
+                    todo.put(check)
+
+    try:
+        while waiting or running:
+            submit_ready()
+            if not running:
+                # Only reachable with a cycle, which the loader refuses; never hang.
+                for cid in list(waiting):
+                    del waiting[cid]
+                    finish(skipped_for_needs(by_id[cid], [("(a cycle)", "not run")]))
+                continue
+            check, result, exc = done.get()  # a Ctrl-C lands here
+            del running[check.full_id]
+            if exc is not None:
+                raise exc
+            assert result is not None
+            finish(result)
+    except BaseException:
+        # Interrupted: start nothing more, let the caller stop what runs, go on up.
+        stopping.set()
+        if on_interrupt is not None:
+            on_interrupt(_as_futures(list(running.values())))
+        raise
+    finally:
+        for _ in range(workers):
+            todo.put(None)
     return [results[c.full_id] for c in checks]
+
+
+def _as_futures(ended: list[threading.Event]) -> list[Future[None]]:
+    """Futures done when each running check has returned, for ``on_interrupt``; made
+    only after an interrupt, the one time concurrent.futures is imported."""
+    import threading
+    from concurrent.futures import Future
+
+    futures: list[Future[None]] = []
+    for event in ended:
+        future: Future[None] = Future()
+
+        def settle(event: threading.Event = event, future: Future[None] = future) -> None:
+            event.wait()
+            future.set_result(None)
+
+        threading.Thread(target=settle, daemon=True).start()
+        futures.append(future)
+    return futures
 
 
 def crashed(check: Check, exc: Exception) -> CheckResult:

@@ -11,7 +11,7 @@ import pytest
 
 from slopjudge.checks import procs
 from tests.failclosed.hooks_kit import deny_reason, hook, make_ws, pre_tool
-from tests.helpers import commit_all, executable
+from tests.helpers import commit_all, executable, sj
 
 USES_HELPER = """\
 description: Uses a helper of the pack's shared folder
@@ -95,3 +95,18 @@ if any(word in command for word in getattr(shellparse, "BANNED", ())):
                         process=True)
     assert rc == 0, err
     assert "a banned word" in deny_reason(out)
+
+
+def test_a_ci_run_with_a_helper_that_hangs_ends_in_an_error(tmp_path: Path) -> None:
+    ws = _ws_with_helper(tmp_path, "import time\ntime.sleep(60)\n")
+    rule = ws / "rules" / "uses-helper" / "rule.yaml"
+    rule.write_text(rule.read_text().replace("on: [pre-tool]\ntools: [Bash]\n", "on: [ci]\n"))
+    commit_all(ws, "on ci")
+    (ws / "a.txt").write_text("changed\n")
+    commit_all(ws, "a change")
+    started = time.monotonic()
+    # A process of its own: the import left hanging must not stay in this one.
+    res = sj("run", "--base", "HEAD~1", cwd=ws, timeout=50, process=True)
+    assert time.monotonic() - started < 30
+    assert res.returncode not in (0, 1), res.stdout  # not a pass, not the code's refusal
+    assert "did not load within 2 s" in res.stdout + res.stderr
