@@ -60,7 +60,9 @@ def test_a_crashing_check_is_an_error_and_an_escape_is_raised(hook_signals: None
     assert only.outcome == "error" and "boom" in only.reason
 
 
-def test_ctrl_c_stops_queued_checks_and_hands_over_the_running_ones() -> None:
+@pytest.mark.parametrize("to_thread", [False, True])
+def test_ctrl_c_stops_queued_checks_and_hands_over_the_running_ones(to_thread: bool) -> None:
+    """``to_thread``: the kernel hands the signal to a check's thread, not the main one."""
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     started: list[str] = []
     release = threading.Event()
@@ -71,7 +73,10 @@ def test_ctrl_c_stops_queued_checks_and_hands_over_the_running_ones() -> None:
         started.append(check.id)
         both.wait()  # c0 and c1 run together; c2..c4 wait in the queue
         if check.id == "c0":
-            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C: the waiting main thread takes it
+            if to_thread:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            else:
+                os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C
         release.wait(10)
         return CheckResult(id=check.full_id, rule="r", check=check.id, kind="script",
                            outcome="pass")

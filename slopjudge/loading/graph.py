@@ -94,7 +94,7 @@ def execute(
         return [results[c.full_id] for c in checks]
 
     import threading
-    from _queue import SimpleQueue
+    from _queue import Empty, SimpleQueue
 
     # A pool of `jobs` threads of its own: concurrent.futures (logging with it) cost a
     # short run more to import than its checks' own work.
@@ -145,7 +145,15 @@ def execute(
                     del waiting[cid]
                     finish(skipped_for_needs(by_id[cid], [("(a cycle)", "not run")]))
                 continue
-            check, result, exc = done.get()  # a Ctrl-C lands here
+            while True:  # a Ctrl-C lands here
+                try:
+                    # With a timeout: a signal the kernel hands to a check's thread does
+                    # not wake a wait without one, and the main thread would only see
+                    # the Ctrl-C once a check ended (letting queued checks start).
+                    check, result, exc = done.get(timeout=0.05)
+                    break
+                except Empty:
+                    continue
             del running[check.full_id]
             if exc is not None:
                 raise exc
