@@ -118,8 +118,13 @@ def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -
         for base in reversed(cls.__mro__[1:]):
             for f in getattr(base, "__record_fields__", ()):
                 flds[f.name] = f
-        for name in cls.__dict__.get("__annotations__", {}):
+        for name, note in cls.__dict__.get("__annotations__", {}).items():
+            if str(note).startswith(("ClassVar", "typing.ClassVar")):
+                continue  # a class attribute, as dataclasses reads it
             value = cls.__dict__.get(name, _MISSING)
+            if isinstance(value, (list, dict, set)):  # one object shared by every instance
+                raise ValueError(f"mutable default {type(value).__name__} for field {name} "
+                                 "is not allowed: use field(default_factory=...)")
             f = value if isinstance(value, Field) else Field(default=value)
             f.name, f.kw_only = name, kw_only
             if isinstance(value, Field):
