@@ -40,8 +40,10 @@ def _needs_forks() -> None:
         pytest.skip("Python checks are not forked here (no writable cgroup v2)")
 
 
-def _ws_with_helper(tmp_path: Path, helper: str) -> Path:
-    ws = make_ws(tmp_path)
+def _ws_with_helper(tmp_path: Path, helper: str, *, protect: bool = True) -> Path:
+    # Without protect-rules, no other check waits (up to its own 10 s) for the fork
+    # lock a hanging import holds.
+    ws = make_ws(tmp_path, pack=("protect-rules", "_lib") if protect else ("_lib",))
     (ws / "rules" / "_lib" / "needsdep.py").write_text(helper)
     (ws / "rules" / "uses-helper").mkdir()
     (ws / "rules" / "uses-helper" / "rule.yaml").write_text(USES_HELPER)
@@ -61,7 +63,7 @@ def test_a_helper_that_exits_while_loading_does_not_end_the_hook(tmp_path: Path,
 
 def test_a_helper_that_hangs_while_loading_is_an_error_at_the_check_timeout(
         tmp_path: Path) -> None:
-    ws = _ws_with_helper(tmp_path, "import time\ntime.sleep(60)\n")
+    ws = _ws_with_helper(tmp_path, "import time\ntime.sleep(60)\n", protect=False)
     started = time.monotonic()
     rc, out, err = hook("pre-tool", ws, pre_tool(ws, "Bash", {"command": "ls"}),
                         process=True, timeout=50)
