@@ -43,6 +43,15 @@ def entries(state: Path) -> list[Path]:
     return sorted(folder.glob("*.code")) if folder.is_dir() else []
 
 
+def written_entries(repo: Path, env: dict[str, str], state: Path) -> list[Path]:
+    """The code cache's entries after one run; skips where checks are not forked."""
+    reasons(repo, env)
+    found = entries(state)
+    if not found:
+        pytest.skip("this machine runs Python checks in a fresh interpreter (no cgroup)")
+    return found
+
+
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
     if sys.platform != "linux":
@@ -65,10 +74,7 @@ def test_entries_are_written_and_reused(setup: tuple[Path, dict[str, str], Path]
 def test_swapped_entries_are_not_run(setup: tuple[Path, dict[str, str], Path]) -> None:
     """beta's signed code under alpha's name would turn alpha's refusal into a pass."""
     repo, env, state = setup
-    reasons(repo, env)
-    found = entries(state)
-    if not found:
-        pytest.skip("this machine runs Python checks in a fresh interpreter (no cgroup)")
+    found = written_entries(repo, env, state)
     # Which entry is whose: the one whose body mentions "beta ran".
     beta = [p for p in found if b"beta ran" in p.read_bytes()]
     alpha = [p for p in found if b"alpha ran" in p.read_bytes()]
@@ -79,10 +85,7 @@ def test_swapped_entries_are_not_run(setup: tuple[Path, dict[str, str], Path]) -
 
 def test_rewritten_entry_is_not_run(setup: tuple[Path, dict[str, str], Path]) -> None:
     repo, env, state = setup
-    reasons(repo, env)
-    found = entries(state)
-    if not found:
-        pytest.skip("this machine runs Python checks in a fresh interpreter (no cgroup)")
+    found = written_entries(repo, env, state)
     # An attacker without the key: valid marshal data of code that passes, old MAC kept.
     passing = subprocess.run(
         [sys.executable, "-c",
