@@ -615,110 +615,151 @@ def _collect(
     proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
     max_output: int, started: float,
 ) -> ProcResult:
-    out_chunks: list[bytes] = []
-    err_chunks: list[bytes] = []
-
-    def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
-        size = 0
-        read = stream.read
-        while True:
-            chunk = read(65536)
-            if not chunk:
-                break
-            if size < max_output:
-                sink.append(chunk)
-                size += len(chunk)
-
-    readers = [
-        threading.Thread(target=_drain, args=(proc.stdout, out_chunks), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, err_chunks), daemon=True),
-    ]
-    for t in readers:
-        t.start()
-
-    def _feed() -> None:
-        assert proc.stdin is not None
-        try:
-            if input:
-                proc.stdin.write(input)
-        except (BrokenPipeError, OSError):
-            pass  # the child does not read its input: that is its business
-        finally:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-
-    writer = None
-    if input and proc.stdin is not None:
-        # A payload the pipe can hold (most: it holds 64 KiB) is written here, without
-        # blocking, so no thread is started to feed it; the rest, if any, is fed by one.
-        fd = proc.stdin.fileno()
-        try:
+    """Feed ``input``, read stdout and stderr, and wait for the child, all in this
+    thread: one ``poll`` on the pipes and a pidfd (no reader or writer threads to
+    start). Past ``timeout`` the group gets TERM, and KILL after a grace period;
+    its output is still read meanwhile, so a child that writes while it stops is
+    not left blocked on a full pipe."""
+    sinks: dict[int, list[bytes]] = {}
+    sizes: dict[int, int] = {}
+    poller = select.poll()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            fd = stream.fileno()
             os.set_blocking(fd, False)
-            try:
-                input = input[os.write(fd, input):]
-            except BlockingIOError:
-                pass
-            finally:
-                os.set_blocking(fd, True)
-        except OSError:
-            input = b""  # the child does not read its input (EPIPE): that is its business
-    if input:
-        writer = threading.Thread(target=_feed, daemon=True)
-        writer.start()
-    elif proc.stdin is not None:
-        _feed()  # closes the pipe: the child reads its end of input
-
-    timed_out = False
+            sinks[fd], sizes[fd] = [], 0
+            poller.register(fd, select.POLLIN)
+    reading = set(sinks)
+    feed = memoryview(input)
+    in_fd = -1
+    if proc.stdin is not None:
+        in_fd = proc.stdin.fileno()
+        feed = feed[_write_some(in_fd, feed):]
+        if feed:
+            poller.register(in_fd, select.POLLOUT)
+        else:
+            in_fd = _close_input(proc)  # the child reads its end of input
+    pidfd = _pidfd(proc.pid)
+    if pidfd >= 0:
+        poller.register(pidfd, select.POLLIN)
+    now = time.monotonic()
+    deadline = None if timeout is None else now + timeout
+    kill_at: float | None = None  # after the TERM of a timeout
+    timed_out = exited = False
+    delay = 0.0005  # without a pidfd: how long until waitpid is asked again
     try:
-        timed_out = not _wait(proc, timeout)
+        while not exited:
+            until = kill_at if kill_at is not None else deadline
+            wait = None if until is None else max(0.0, until - now)
+            if pidfd < 0:
+                wait = delay if wait is None else min(wait, delay)
+                delay = min(delay * 2, 0.05)
+            for fd, _event in poller.poll(None if wait is None else wait * 1000):
+                if fd == pidfd:
+                    continue  # the leader exited: asked below
+                if fd == in_fd:
+                    feed = feed[_write_some(in_fd, feed):]
+                    if not feed:
+                        poller.unregister(in_fd)
+                        in_fd = _close_input(proc)
+                elif not _read_some(fd, sinks, sizes, max_output):
+                    poller.unregister(fd)
+                    reading.discard(fd)
+            exited = proc.poll() is not None
+            now = time.monotonic()
+            if exited or until is None or now < until:
+                continue
+            if kill_at is None:  # the deadline: TERM, then KILL after the grace period
+                timed_out = True
+                if not _killpg(proc.pid, signal.SIGTERM):
+                    break
+                kill_at = now + KILL_GRACE_S
+            else:
+                break
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
         _kill_group(proc, jail)
         raise
-    # The leader may have exited while children it forked still hold the pipes
-    # or keep running; a check owns all it started, so none outlive it.
-    _kill_group(proc, jail) if timed_out else _reap_group(proc, jail)
-    if writer is not None:
-        writer.join(timeout=1)
-    for t in readers:
-        t.join(timeout=KILL_GRACE_S + 1)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+        if in_fd >= 0:
+            _close_input(proc)
+    # The leader may have exited while children it forked still hold the pipes or
+    # keep running; a check owns all it started, so none outlive it. With every
+    # writer killed the pipes end; what is left in them is read.
+    _reap_group(proc, jail)
+    if timed_out or not exited:
+        proc.wait()  # killed: it cannot outlast the KILL
+    ends = time.monotonic() + KILL_GRACE_S + 1
+    while reading and time.monotonic() < ends:
+        for fd, _event in poller.poll(max(0.0, ends - time.monotonic()) * 1000):
+            if fd in reading and not _read_some(fd, sinks, sizes, max_output):
+                poller.unregister(fd)
+                reading.discard(fd)
+    out_fd = proc.stdout.fileno() if proc.stdout is not None else -1
+    err_fd = proc.stderr.fileno() if proc.stderr is not None else -1
     return ProcResult(
         None if timed_out else proc.returncode,
-        b"".join(out_chunks),
-        b"".join(err_chunks),
+        b"".join(sinks.get(out_fd, ())),
+        b"".join(sinks.get(err_fd, ())),
         timed_out=timed_out,
         duration_s=time.monotonic() - started,
     )
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
-    """Wait for the child; False on timeout.
-
-    Popen.wait(timeout) polls with sleeps of up to 50 ms, which would add to
-    every check; a pidfd wakes the moment the child exits (Linux 5.3+).
-    """
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is not None:
-        try:
-            fd = pidfd_open(proc.pid)
-        except OSError:
-            fd = -1
-        if fd >= 0:
-            try:
-                ready, _, _ = select.select([fd], [], [], timeout)
-            finally:
-                os.close(fd)
-            if not ready:
-                return False
+def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
+               max_output: int) -> bool:
+    """Read what ``fd`` has (past ``max_output`` it is read and dropped); False at its end."""
     try:
-        proc.wait(timeout=timeout)
-    except Exception as exc:
-        if _timed_out(exc):
-            return False
-        raise
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        return True
+    except OSError:
+        chunk = b""
+    if not chunk:
+        return False
+    if sizes[fd] < max_output:
+        sinks[fd].append(chunk)
+        sizes[fd] += len(chunk)
     return True
+
+
+def _write_some(fd: int, data: memoryview) -> int:
+    """Write what the pipe takes now; all of it when the child does not read its input
+    (EPIPE: that is its business)."""
+    if not data:
+        return 0
+    try:
+        os.set_blocking(fd, False)
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+    except OSError:
+        return len(data)
+
+
+def _close_input(proc: subprocess.Popen[bytes]) -> int:
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    return -1
+
+
+def _pidfd(pid: int) -> int:
+    """A descriptor that polls ready once ``pid`` exits (Linux 5.3+), else -1: the
+    caller then asks waitpid at short intervals. Popen.wait(timeout) would sleep up
+    to 50 ms between asks, which would add to every check."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return -1
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:
+        return -1
+    return fd
 
 
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
@@ -850,6 +891,13 @@ class _Forked:
         self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
 
 def _run_forked(path: str, input: bytes, timeout: float | None, cwd: str | None,
                 env: dict[str, str] | None, max_output: int, registry: Registry | None,
@@ -930,6 +978,7 @@ def _run_forked(path: str, input: bytes, timeout: float | None, cwd: str | None,
 _FORK_READY = False
 _FORK_LOCK = threading.Lock()
 _PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
+_SETTLED: set[tuple[str, str]] = set()  # of those, the ones whose import has ended
 # In a forked check: its stdin as the worker held it decoded (run's
 # ``inherit``), so a helper need not decode it again; None in any other process.
 INHERITED: object = None
@@ -944,6 +993,8 @@ def prepare_helpers(folder: str, script: str, payload: object,
     check's helpers are still loading, the check does not start (an error, never a
     pass) instead of the hook waiting without end. None when ready."""
     started = time.monotonic()
+    if _helpers_ready(folder, script, payload):
+        return None  # the usual case after a run's first check: no thread to start
     done = threading.Event()
 
     def work() -> None:
@@ -962,6 +1013,26 @@ def prepare_helpers(folder: str, script: str, payload: object,
                         f"{timeout:g} s", started)
 
 
+def _helpers_ready(folder: str, script: str, payload: object) -> bool:
+    """Whether ``script``'s helpers have all been imported (or failed to) and none of
+    the folder's has work to do before a fork (``slopjudge_prefork``) for ``payload``."""
+    available = _available_helpers(folder)
+    if available is None:
+        return False
+    if not all((folder, name) in _SETTLED for name in _helpers_of(script, folder, available)):
+        return False
+    return payload is None or not any(
+        where == folder and callable(getattr(sys.modules.get(name), "slopjudge_prefork", None))
+        for where, name in _PRELOADED)
+
+
+def _available_helpers(folder: str) -> set[str] | None:
+    try:
+        return {n[:-3] for n in os.listdir(folder) if n.endswith(".py") and n[:-3].isidentifier()}
+    except OSError:
+        return None
+
+
 def preload_helpers(folder: str, script: str | None = None) -> None:
     """Import once, in this process, the modules of a pack's shared helper folder
     (``rules/_lib``) that ``script`` imports, and the helpers those import (every
@@ -973,10 +1044,8 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
     import, ``sys.exit()`` included, is left to each check, which then fails (or
     exits) as ``python script`` would.
     """
-    try:
-        available = {n[:-3] for n in os.listdir(folder)
-                     if n.endswith(".py") and n[:-3].isidentifier()}
-    except OSError:
+    available = _available_helpers(folder)
+    if available is None:
         return
     wanted = sorted(available) if script is None else _helpers_of(script, folder, available)
     if all((folder, name) in _PRELOADED for name in wanted):
@@ -991,12 +1060,13 @@ def preload_helpers(folder: str, script: str | None = None) -> None:
                 if (folder, name) in _PRELOADED:
                     continue
                 _PRELOADED.add((folder, name))
-                if name in sys.modules:
-                    continue  # never shadow a module this process already has
                 try:
-                    __import__(name)  # a top-level name: importlib.import_module's import
+                    if name not in sys.modules:  # never shadow a module this process has
+                        __import__(name)  # a top-level name: importlib.import_module's import
                 except BaseException:  # noqa: BLE001 - SystemExit too: the check meets it
                     sys.modules.pop(name, None)
+                finally:
+                    _SETTLED.add((folder, name))
         finally:
             sys.path.remove(folder)
             sys.path_hooks.remove(hook)

@@ -1,0 +1,96 @@
+"""procs.run feeds a child's input and reads its two outputs in one thread (a poll on
+the pipes and a pidfd): no order of reads and writes may block either side, and a
+child stopped at its deadline is still read while it stops. Each case runs both
+ways a check runs: a new process (any command) and a fork (a Python script)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slopjudge.checks import procs
+
+MiB = 1024 * 1024
+Start = Callable[..., procs.ProcResult]  # (script body, **run options) -> result
+
+
+@pytest.fixture(params=["command", "fork"])
+def start(request: pytest.FixtureRequest, tmp_path: Path) -> Start:
+    if request.param == "fork" and not procs.forks_python():
+        pytest.skip("Python checks are not forked here (no writable cgroup v2)")
+
+    def run(body: str, **kw: Any) -> procs.ProcResult:
+        script = tmp_path / "child.py"
+        script.write_text(body, encoding="utf-8")
+        return procs.run([sys.executable, str(script)], cwd=str(tmp_path),
+                         fork=request.param == "fork", **kw)
+
+    return run
+
+
+def test_input_and_output_larger_than_a_pipe_both_ways_at_once(start: Start) -> None:
+    # The child echoes while it reads: neither pipe's 64 KiB may fill and stall both.
+    data = bytes(range(256)) * (3 * MiB // 256)
+    res = start("import sys\n"
+                "while chunk := sys.stdin.buffer.read(4096):\n"
+                "    sys.stdout.buffer.write(chunk)\n"
+                "    sys.stderr.buffer.write(chunk[:16])\n",
+                input=data, timeout=60)
+    assert res.returncode == 0, res.stderr[-500:]
+    assert res.stdout == data
+    assert len(res.stderr) == 16 * (len(data) // 4096)
+
+
+def test_a_child_that_never_reads_its_large_input_still_ends(start: Start) -> None:
+    began = time.monotonic()
+    res = start("import sys\nprint('done')\nsys.exit(3)\n", input=b"x" * (4 * MiB), timeout=30)
+    assert (res.returncode, res.stdout, res.timed_out) == (3, b"done\n", False)
+    assert time.monotonic() - began < 20
+
+
+def test_a_child_that_closes_its_outputs_early_is_waited_for(start: Start) -> None:
+    res = start("import os, time\nprint('early', flush=True)\nos.close(1)\nos.close(2)\n"
+                "time.sleep(0.5)\nos._exit(4)\n", timeout=30)
+    assert (res.returncode, res.stdout, res.timed_out) == (4, b"early\n", False)
+
+
+def test_at_the_deadline_output_written_while_stopping_is_read(start: Start) -> None:
+    # On TERM it writes more than a pipe holds, then exits: nothing may wait on a
+    # full pipe until the KILL, and what it wrote is kept.
+    body = ("import signal, sys, time\n"
+            "def bye(*_):\n"
+            "    sys.stdout.buffer.write(b'z' * (1024 * 1024))\n"
+            "    sys.stdout.flush()\n"
+            "    sys.exit(0)\n"
+            "signal.signal(signal.SIGTERM, bye)\n"
+            "print('started', flush=True)\n"
+            "time.sleep(60)\n")
+    began = time.monotonic()
+    res = start(body, timeout=1.0)
+    took = time.monotonic() - began
+    assert res.timed_out and res.returncode is None
+    assert res.stdout.startswith(b"started\n") and res.stdout.count(b"z") == 1024 * 1024
+    assert took < 1.0 + procs.KILL_GRACE_S - 0.5, took  # ended on its own, not by the KILL
+
+
+def test_a_child_that_ignores_term_is_killed_after_the_grace_period(start: Start) -> None:
+    body = ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print('up', flush=True)\ntime.sleep(60)\n")
+    began = time.monotonic()
+    res = start(body, timeout=0.5)
+    took = time.monotonic() - began
+    assert res.timed_out and res.returncode is None and res.stdout == b"up\n"
+    assert 0.5 + procs.KILL_GRACE_S - 0.2 < took < 0.5 + procs.KILL_GRACE_S + 5, took
+
+
+def test_output_past_the_bound_is_dropped_but_the_child_runs_to_its_end(start: Start) -> None:
+    res = start("import sys\nsys.stdout.buffer.write(b'a' * (8 * 1024 * 1024))\n"
+                "sys.stderr.write('end')\n", timeout=60, max_output=MiB)
+    assert res.returncode == 0
+    assert MiB <= len(res.stdout) < MiB + 65536 + 1
+    assert res.stderr == b"end"
