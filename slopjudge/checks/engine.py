@@ -132,6 +132,9 @@ def _run(
         if on_result is not None:
             on_result(result)
 
+    # The pack's shared helpers load here, once, before any check starts: each check
+    # then forks at once rather than waiting on another's import (or starting its own).
+    _preload_helpers({id(ctx.rule): ctx.rule for ctx in contexts.values()}.values())
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
     jobs = options.jobs if len(contexts) > 1 else 1

@@ -979,6 +979,7 @@ _FORK_READY = False
 _FORK_LOCK = threading.Lock()
 _PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
 _SETTLED: set[tuple[str, str]] = set()  # of those, the ones whose import has ended
+_STUCK: dict[str, float] = {}  # helper folders whose loading outlived a timeout (seconds)
 # In a forked check: its stdin as the worker held it decoded (run's
 # ``inherit``), so a helper need not decode it again; None in any other process.
 INHERITED: object = None
@@ -995,6 +996,11 @@ def prepare_helpers(folder: str, script: str, payload: object,
     started = time.monotonic()
     if _helpers_ready(folder, script, payload):
         return None  # the usual case after a run's first check: no thread to start
+    if folder in _STUCK:
+        # An import from this folder outlived a check's timeout and may never end:
+        # every later check that needs the folder is an error at once.
+        return _not_started(f"the shared helpers in {folder} did not load within "
+                            f"{_STUCK[folder]:g} s", started)
     done = threading.Event()
 
     def work() -> None:
@@ -1009,6 +1015,7 @@ def prepare_helpers(folder: str, script: str, payload: object,
     threading.Thread(target=work, name="slopjudge-helpers", daemon=True).start()
     if done.wait(timeout):
         return None
+    _STUCK.setdefault(folder, timeout if timeout is not None else 0.0)
     return _not_started(f"the shared helpers in {folder} did not load within "
                         f"{timeout:g} s", started)
 
@@ -1227,8 +1234,12 @@ def _run_as_main(path: str, script_code: types.CodeType | None, env: dict[str, s
     import atexit
     import io
 
-    os.environ.clear()
-    os.environ.update(env)
+    environ = os.environ
+    for name in [n for n in environ if n not in env]:
+        del environ[name]
+    for name, value in env.items():  # only what differs: each change is a putenv
+        if environ.get(name) != value:
+            environ[name] = value
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
                                  encoding="utf-8", errors="strict")
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
