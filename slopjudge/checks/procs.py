@@ -453,6 +453,11 @@ def _remove_stale(base: str) -> None:
 
 def _rmtree_cgroup(path: str) -> None:
     """rmdir a cgroup and the ones a nested slopjudge made inside it, deepest first."""
+    try:
+        os.rmdir(path)  # the usual case, nothing nested: no listing of its files
+        return
+    except OSError:
+        pass
     for folder, dirs, _files in os.walk(path, topdown=False):
         for d in dirs:
             os.rmdir(os.path.join(folder, d))
@@ -1119,25 +1124,37 @@ def _source_only_hook(roots: tuple[str, ...]) -> Any:
     them (see _CODE); other folders are left to the usual finders."""
     # importlib.machinery's own classes, where it takes them from: importing importlib
     # (and warnings with it) would cost a hook's checks more than their helpers.
-    from _frozen_importlib_external import ExtensionFileLoader, FileFinder, SourceFileLoader
+    from _frozen_importlib_external import ExtensionFileLoader, FileFinder
     from _imp import extension_suffixes
 
-    class SourceOnly(SourceFileLoader):
-        def get_code(self, fullname: str) -> types.CodeType:
-            from slopjudge.checks.codecache import compile_source
-
-            path = self.get_filename(fullname)
-            return compile_source(self.get_data(path), path)
+    loaders = ((ExtensionFileLoader, extension_suffixes()), (_source_only_loader(), [".py"]))
 
     def hook(entry: str) -> FileFinder:
         real = os.path.realpath(entry or ".")
         if any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
             # Extension modules as usual; Python modules from source only.
-            return FileFinder(entry, (ExtensionFileLoader, extension_suffixes()),
-                              (SourceOnly, [".py"]))
+            return FileFinder(entry, *loaders)
         raise ImportError("not a rule folder")
 
     return hook
+
+
+_SOURCE_ONLY: list[type] = []  # the loader class, made once (forks inherit it)
+
+
+def _source_only_loader() -> type:
+    if not _SOURCE_ONLY:
+        from _frozen_importlib_external import SourceFileLoader
+
+        class SourceOnly(SourceFileLoader):
+            def get_code(self, fullname: str) -> types.CodeType:
+                from slopjudge.checks.codecache import compile_source
+
+                path = self.get_filename(fullname)
+                return compile_source(self.get_data(path), path)
+
+        _SOURCE_ONLY.append(SourceOnly)
+    return _SOURCE_ONLY[0]
 
 
 def prefork_helpers(folder: str, payload: object) -> None:
