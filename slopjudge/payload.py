@@ -40,7 +40,7 @@ CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
 # so it is here too (Python's ``\s`` would end it).
 _WS = "[\t\n\f\r ]"
 _NWS = "[^\t\n\f\r ]"
-_MARKER = re.compile(f"{_WS}*(?://|#|--){_WS}*sr:({_NWS}+){_WS}+({_NWS}+){_WS}*")
+_MARKER = f"{_WS}*(?://|#|--){_WS}*sr:({_NWS}+){_WS}+({_NWS}+){_WS}*"  # compiled on use
 
 # sloprail's event kinds for one file; it has no rename kind (its changeset
 # calls a rename status R), so a rename gets the same pattern's name for it.
@@ -63,7 +63,7 @@ def scan_markers(text: str | None) -> list[dict[str, Any]]:
         end = len(text) if end == -1 else end
         number += text.count("\n", counted, start)
         counted = start
-        m = _MARKER.fullmatch(text, start, end)
+        m = re.compile(_MARKER).fullmatch(text, start, end)  # re's cache holds it
         if m is not None:
             out.append({"kind": m.group(1), "fqn": m.group(2), "line": number})
         at = text.find("sr:", end)

@@ -196,3 +196,38 @@ def test_a_file_tool_pattern_names_a_folder_as_paths_does(tmp_path) -> None:
     assert tool_matches("Edit(./src)", "Edit", {"file_path": "src/a.py"}, ws)
     assert not tool_matches("Edit(./src)", "Edit", {"file_path": "lib/src/a.py"}, ws)
     assert not tool_matches("Write(a**b.py)", "Write", {"file_path": "a/x/b.py"}, ws)
+
+
+@given(st.text(alphabet="${}HOMEPWD/~.ax", max_size=14),
+       st.sampled_from(["/home/me", "/h"]), st.sampled_from(["/work/ws", "/w"]))
+def test_resolve_expands_home_and_pwd_as_the_leading_patterns_did(
+        path: str, home: str, cwd: str) -> None:
+    # The expansion's old form: ^\$\{?HOME\}? then ^\$\{?PWD\}?, replaced by the value.
+    import os
+    import re
+
+    from slopjudge.changes.shell import resolve
+
+    p = home + path[1:] if path == "~" or path.startswith("~/") else path
+    p = re.sub(r"^\$\{?HOME\}?", lambda _m: home, p)
+    p = re.sub(r"^\$\{?PWD\}?", lambda _m: cwd, p)
+    expected = os.path.normpath(p if os.path.isabs(p) else os.path.join(cwd, p))
+    assert resolve(path, cwd, home) == expected
+
+
+@pytest.mark.parametrize(("name", "python"), [
+    ("python", True), ("python3", True), ("python3.11", True), ("python3.", False),
+    ("python2", False), ("python3.x", False), ("pythonw", False), ("ipython3", False),
+    ("python3.1a", False), ("python3.١", False),
+])
+def test_a_script_is_python_by_its_interpreter_line(tmp_path: object, name: str,
+                                                    python: bool) -> None:
+    from pathlib import Path
+
+    from slopjudge.checks.procs import is_python_script
+
+    script = Path(str(tmp_path)) / "check"
+    script.write_text(f"#!/usr/bin/env {name}\nprint(1)\n", encoding="utf-8")
+    assert is_python_script(str(script)) is python
+    script.write_text(f"#!/usr/bin/{name} -u\nprint(1)\n", encoding="utf-8")
+    assert is_python_script(str(script)) is python

@@ -287,8 +287,19 @@ def resolve(path: str, cwd: str, home: str) -> str:
     p = path
     if p == "~" or p.startswith("~/"):
         p = home + p[1:]
-    p = re.sub(r"^\$\{?HOME\}?", home, p)
-    p = re.sub(r"^\$\{?PWD\}?", cwd, p)
+    p = _expand_leading(p, "HOME", home)
+    p = _expand_leading(p, "PWD", cwd)
     if not os.path.isabs(p):
         p = os.path.join(cwd, p)
     return os.path.normpath(p)
+
+
+def _expand_leading(path: str, name: str, value: str) -> str:
+    """``$NAME`` or ``${NAME}`` at the start of ``path`` replaced by ``value`` (a brace
+    on either side alone is taken too, as the pack always has). String steps, not a
+    regular expression: each pattern compiled would cost a file tool's hook more."""
+    at = 2 if path.startswith("${") else 1 if path.startswith("$") else 0
+    if not at or not path.startswith(name, at):
+        return path
+    at += len(name)
+    return value + path[at + 1 if path.startswith("}", at) else at:]

@@ -24,7 +24,6 @@ import _signal as signal  # `signal` builds its enums on import; a hook needs no
 import gc
 import itertools
 import os
-import re
 import select
 import sys
 import threading
@@ -135,7 +134,6 @@ def kill_all() -> int:
 
 # ---- how a rule's script is started ----------------------------------------
 
-_PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?")
 
 
 def is_python_script(path: str) -> bool:
@@ -154,7 +152,10 @@ def is_python_script(path: str) -> bool:
     if prog == "env":
         rest = [w for w in words[1:] if not w.startswith("-")]
         prog = rest[0] if rest else ""
-    return _PYTHON_NAME.fullmatch(prog) is not None
+    # python, python3 or python3.N (a regular expression would be compiled on every hook)
+    version = prog[len("python3."):]
+    return prog in ("python", "python3") or (
+        prog.startswith("python3.") and version.isascii() and version.isdigit())
 
 
 def script_argv(path: str) -> list[str]:
