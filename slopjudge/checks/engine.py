@@ -134,7 +134,8 @@ def _run(
 
     # The pack's shared helpers load here, once, before any check starts: each check
     # then forks at once rather than waiting on another's import (or starting its own).
-    _preload_helpers({id(ctx.rule): ctx.rule for ctx in contexts.values()}.values())
+    if contexts:
+        _preload_helpers({id(ctx.rule): ctx.rule for ctx in contexts.values()}.values())
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
     jobs = options.jobs if len(contexts) > 1 else 1
