@@ -660,9 +660,11 @@ def _collect(
             if pidfd < 0:
                 wait = delay if wait is None else min(wait, delay)
                 delay = min(delay * 2, 0.05)
+            gone = False
             for fd, _event in poller.poll(None if wait is None else wait * 1000):
                 if fd == pidfd:
-                    continue  # the leader exited: asked below
+                    gone = True  # the leader exited: its status is there to take
+                    continue
                 if fd == in_fd:
                     feed = feed[_write_some(in_fd, feed):]
                     if not feed:
@@ -671,7 +673,7 @@ def _collect(
                 elif not _read_some(fd, sinks, sizes, max_output):
                     poller.unregister(fd)
                     reading.discard(fd)
-            exited = proc.poll() is not None
+            exited = (proc.wait() if gone else proc.poll()) is not None
             now = time.monotonic()
             if exited or until is None or now < until:
                 continue
