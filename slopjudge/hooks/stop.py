@@ -240,6 +240,7 @@ def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = 
     try:
         common.emit({"decision": "block", "reason": reason})
     except (OSError, ValueError) as exc:  # stdout closed or full: exit 2 blocks as well
-        common.note(f"{reason} (the answer could not be written: {common.one_line(exc)})")
+        common.note(f"{reason.removeprefix('slopjudge ')} (the answer could not be written: "
+                    f"{common.one_line(exc)})")
         return 2
     return 0

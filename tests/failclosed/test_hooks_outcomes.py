@@ -269,3 +269,4 @@ def test_stop_that_cannot_write_its_block_exits_2(ws: Path, stdout: str) -> None
     assert proc.returncode == 2, err
     assert "Traceback" not in err
     assert "the answer could not be written" in err
+    assert "slopjudge: slopjudge" not in err  # one prefix: "slopjudge: could not check ..."
