@@ -94,3 +94,19 @@ def test_output_past_the_bound_is_dropped_but_the_child_runs_to_its_end(start: S
     assert res.returncode == 0
     assert MiB <= len(res.stdout) < MiB + 65536 + 1
     assert res.stderr == b"end"
+
+
+def test_reaping_kills_a_leader_that_leads_no_group_and_is_in_no_cgroup() -> None:
+    # As a child just after the fork, before setsid and its cgroup: killing its
+    # group or its cgroup would miss it, so it is killed by its pid too.
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        jail = procs._Jail.__new__(procs._Jail)  # no cgroup, no tag: nothing to sweep
+        jail.tag, jail.cgroup = "not-a-tag", None
+        procs._reap_group(child, jail)  # type: ignore[arg-type]
+        assert child.wait(timeout=10) == -9
+    finally:
+        child.kill()
+        child.wait()

@@ -772,6 +772,13 @@ def _pidfd(pid: int) -> int:
 
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     """After the leader exits (or is told to), kill anything it left behind."""
+    if proc.returncode is None:
+        # The leader itself, by its pid (ours until it is waited for): just after the
+        # fork it may not yet lead a group of its own nor be in its cgroup.
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     _killpg(proc.pid, signal.SIGKILL)
     jail.kill()
 
