@@ -105,7 +105,7 @@ def test_reaping_kills_a_leader_that_leads_no_group_and_is_in_no_cgroup() -> Non
     try:
         jail = procs._Jail.__new__(procs._Jail)  # no cgroup, no tag: nothing to sweep
         jail.tag, jail.cgroup = "not-a-tag", None
-        procs._reap_group(child, jail)  # type: ignore[arg-type]
+        procs._reap_group(child, jail)
         assert child.wait(timeout=10) == -9
     finally:
         child.kill()
