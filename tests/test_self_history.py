@@ -6,7 +6,7 @@ file the history added), and every judge check (prepare, split into parts, promp
 rendered, no model) over the history's code files, the only files those checks show.
 The pack's rules are read with the loader, so a rule added later lands in one of them.
 
-A file of its own, the longest of the suite: it starts first and runs on one worker
+A file of its own, among the longest of the suite: it starts early, on one worker,
 while the others take the rest (see tests/conftest.py).
 """
 
