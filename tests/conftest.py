@@ -80,11 +80,14 @@ def slopjudge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: one worker more than this process may use cores. Many tests wait more
     than they compute (a check's timeout, a pip install from the index, process starts):
     with one worker per core a core idles while its worker waits. On 2 cores the suite
-    took 194 s with 2 workers, 134 s with 3 (same machine, same load, CPU time the same)."""
+    took 194 s with 2 workers, 134 s with 3 (same machine, same load, CPU time the same).
+    PYTEST_XDIST_AUTO_NUM_WORKERS still wins (xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0)) + 1
     return (os.cpu_count() or 1) + 1
