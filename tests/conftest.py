@@ -67,8 +67,11 @@ def slopjudge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open(shared / "slopjudge-wheel.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not list(out.glob("slopjudge-*.whl")):
+            # With this venv's setuptools (the `test` extra holds the build-system's
+            # requirement): an isolated build would fetch setuptools from the index each
+            # run, six seconds of waiting for the same wheel.
             build = subprocess.run(
-                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                  "--disable-pip-version-check", "-w", str(out), str(_ROOT)],
                 capture_output=True, text=True, timeout=600)
             assert build.returncode == 0, build.stdout + build.stderr
@@ -76,16 +79,31 @@ def slopjudge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wheel
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: one worker more than this process may use cores. Many tests wait more
+    than they compute (a check's timeout, a pip install from the index, process starts):
+    with one worker per core a core idles while its worker waits. On 2 cores the suite
+    took 194 s with 2 workers, 134 s with 3 (same machine, same load, CPU time the same).
+    PYTEST_XDIST_AUTO_NUM_WORKERS still wins (xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) + 1
+    return (os.cpu_count() or 1) + 1
+
+
 # Each file runs on one worker (`--dist loadfile`: its module fixtures are built once);
 # files are handed out in this order (`--no-loadscope-reorder`, else xdist orders them
-# by their number of tests): the ones that take longest first, so the run does not end
-# with one worker still in a long file while the other waits. Order only: nothing is
-# skipped.
-_LONGEST_FIRST = ("test_self_history.py", "test_hooks_fuzz.py", "test_action.py",
-                  "test_precommit.py", "test_packaging.py", "test_split.py",
-                  "test_procs_leaks.py", "test_hooks_outcomes.py", "test_protect_hooks.py",
-                  "test_verdict.py", "test_agent.py", "test_self.py", "test_lint.py",
-                  "test_loading_limits.py", "test_graph.py", "test_registries.py")
+# by their number of tests): the ones that take longest first (wall-clock, 3 workers on
+# 2 cores), so the run does not end with one worker still in a long file while the
+# others wait. Order only: nothing is skipped.
+_LONGEST_FIRST = ("test_action.py", "test_procs_leaks.py", "test_split.py", "test_precommit.py",
+                  "test_hooks_fuzz.py", "test_self_history.py", "test_self.py",
+                  "test_packaging.py", "test_hooks_claude_e2e.py", "test_agent.py",
+                  "test_protect_hooks.py", "test_agent_claude_e2e.py", "test_hooks_outcomes.py",
+                  "test_hooks.py", "test_loading_limits.py", "test_outcomes_run.py",
+                  "test_hooks_helper_loading.py", "test_pyworker.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -180,7 +180,11 @@ def check_outcome(raw: bytes, rc: int, out: str, err: str) -> str:
     return "allow"
 
 
-@settings(max_examples=2000, deadline=None, derandomize=True,
+# 1000 fixed examples (derandomized: the same ones each run): the rarest of the 17 weighted
+# forms of payload_bytes still comes about 60 times, each outcome kind (exit 2, deny/ask,
+# allow) 90 times or more; test_the_fuzzer_reaches_both_blocks_and_allows below pins
+# that the oracle sees both sides.
+@settings(max_examples=1000, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(data=st.data())
