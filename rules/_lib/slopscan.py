@@ -62,6 +62,33 @@ TEST_PATH_RE = re.compile(
 FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
 
 
+class Later:
+    """A regular expression compiled when it is first searched with: a check's module
+    compiles on every run what it defines, and most changes never reach most of a
+    check's expressions (compiling one costs more than searching a change with it)."""
+
+    __slots__ = ("pattern", "flags", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._rx: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled().search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled().match(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text)
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -720,10 +747,10 @@ TEST_DATA_DIR = re.compile(
     r"expected|golden|snapshots?|samples?|resources|corpus|examples?|files)/"
 )
 PAIR_SUFFIXES = (".out", ".expected", ".output", ".golden", ".exp", ".ref", ".result")
-PAIR_STEMS = re.compile(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
+PAIR_STEMS = Later(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
 # A file that carries its own expected output or its tool's flags is a test case, not code.
-DATA_MARKERS = re.compile(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
-                          r"args|options)\s*(:|$)")
+DATA_MARKERS = Later(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
+                     r"args|options)\s*(:|$)")
 # The repository's own list, beside the rules (so an agent cannot widen it: the rules folder
 # is protected like the rules themselves).
 TEST_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_config",
