@@ -10,6 +10,7 @@ plainly, each part is asked alone, so what an unknown revision says is unchanged
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,35 @@ def test_an_interrupt_while_waiting_kills_the_git_read(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     with pytest.raises(cs.ChangesetError, match="exited with -9"):
         job.result()  # and it reads as a git that did not finish
+
+
+def test_git_is_found_on_path_once_and_started_by_its_full_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "git").mkdir()  # a folder named git is not a program: passed over
+    monkeypatch.setattr(gitio, "_PROGRAMS", {})
+    path = os.pathsep.join([str(shadow), os.path.dirname(real)])
+    monkeypatch.setenv("PATH", path)
+    assert gitio._program(None) == real
+    assert gitio._PROGRAMS == {path: real}
+    # Another PATH (a call's own environment) is looked up on its own.
+    assert gitio._program({"PATH": str(shadow)}) == "git"
+    # No PATH, or a relative folder before git's: the starter looks, as it always did.
+    assert gitio._program({}) == "git"
+    assert gitio._program({"PATH": os.pathsep.join(["bin", os.path.dirname(real)])}) == "git"
+    r = init(tmp_path / "r")
+    assert gitio.toplevel(str(r)) == str(r)
+
+
+def test_a_missing_git_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = init(tmp_path / "r")
+    monkeypatch.setattr(gitio, "_PROGRAMS", {})
+    monkeypatch.setattr(gitio, "_TOPLEVELS", {})
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    with pytest.raises(cs.ChangesetError, match="cannot run git: git: not found"):
+        gitio.toplevel(str(r))

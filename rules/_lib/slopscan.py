@@ -13,30 +13,32 @@ for code, and a comment is not mistaken for a call.
 
 from __future__ import annotations
 
-import ast
 import atexit
-import difflib
-import functools
-import json
 import operator
 import os
 import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
-from typing import Any
 
 # The payload's reading and the crash guard live in hookio (the PreToolUse rules
 # import only that); slopscan's users keep reaching them here.
 from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
 
+# Imported where they are used (ast, difflib, json), and no dataclasses: slopjudge
+# loads this module before it forks the checks of every run, a CI run of a docs-only
+# commit included, and those imports would cost it more than its checks' work.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import ast
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Set as AbstractSet
+    from typing import Any
+
 try:
     from slopjudge import pathglob
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
-    print(json.dumps({"reason": "the rule pack runs on the Python slopjudge is installed in"}))
+    print('{"reason": "the rule pack runs on the Python slopjudge is installed in"}')
     sys.exit(2)
 
 LANG_BY_EXT = {
@@ -60,14 +62,64 @@ TEST_PATH_RE = re.compile(
 FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
 
 
+class Later:
+    """A regular expression compiled when it is first searched with: a check's module
+    compiles on every run what it defines, and most changes never reach most of a
+    check's expressions (compiling one costs more than searching a change with it)."""
+
+    __slots__ = ("pattern", "flags", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._rx: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled().search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled().match(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text)
+
+
+# --------------------------------------------------------------------------- records
+
+
+class _Record:
+    """A plain record: its fields are its ``__slots__``; equal to a record of the same
+    class with equal fields, shown with them (as a dataclass, without its import)."""
+
+    __slots__: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__
+                          if not n.startswith("_"))
+        return f"{type(self).__name__}({shown})"
+
+
 # --------------------------------------------------------------------------- diff
 
 
-@dataclass(slots=True)
-class NewLine:
-    no: int  # 1-based line number in the new file
-    text: str
-    added: bool
+class NewLine(_Record):
+    __slots__ = ("no", "text", "added")
+
+    def __init__(self, no: int, text: str, added: bool) -> None:
+        self.no = no  # 1-based line number in the new file
+        self.text = text
+        self.added = added
 
 
 def file_hunks(f: dict[str, Any]) -> tuple[list[list[NewLine]], list[str]]:
@@ -101,16 +153,21 @@ def _text(line: str) -> str:
 # --------------------------------------------------------------------------- lexer
 
 
-@dataclass(slots=True)
-class LexLine:
-    no: int
-    text: str
-    added: bool
-    code: str = ""  # the code part, string contents removed (quotes kept)
-    comment: str = ""  # comment text on this line, markers stripped
-    strings: list[str] = field(default_factory=list)  # literals that start on this line
-    doc: bool = False  # the line lies (partly) inside a Python triple-quoted string
-    in_string: bool = False  # the line starts inside a multi-line string
+class LexLine(_Record):
+    __slots__ = ("no", "text", "added", "code", "comment", "strings", "doc", "in_string")
+
+    def __init__(self, no: int, text: str, added: bool, code: str = "", comment: str = "",
+                 strings: list[str] | None = None, doc: bool = False,
+                 in_string: bool = False) -> None:
+        self.no = no
+        self.text = text
+        self.added = added
+        self.code = code  # the code part, string contents removed (quotes kept)
+        self.comment = comment  # comment text on this line, markers stripped
+        # literals that start on this line
+        self.strings: list[str] = [] if strings is None else strings
+        self.doc = doc  # the line lies (partly) inside a Python triple-quoted string
+        self.in_string = in_string  # the line starts inside a multi-line string
 
 
 _PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
@@ -306,27 +363,38 @@ def _scan_regex(s: str, i: int) -> int:
 # --------------------------------------------------------------------------- files
 
 
-@dataclass
-class SourceFile:
-    path: str
-    status: str
-    old_path: str | None
-    new_content: str | None
-    old_content: str | None
-    diff: str
-    lang: str | None
-    hunks: list[list[NewLine]]
-    removed: list[str]
-    added: dict[int, str]
-    _lexed: list[LexLine] | None = None
-    _tree: Any = False
-    touched: dict[int, str] = field(default_factory=dict)  # + lines that are not new content
-    _texts: dict[int, str] | None = None  # line_text's lines by number
-    _by_no: dict[int, LexLine] | None = None
+class SourceFile(_Record):
+    __slots__ = ("path", "status", "old_path", "new_content", "old_content", "diff", "lang",
+                 "hunks", "removed", "added", "_lexed", "_tree", "touched", "_texts", "_by_no",
+                 "_is_test")
 
-    @functools.cached_property
+    def __init__(self, path: str, status: str, old_path: str | None, new_content: str | None,
+                 old_content: str | None, diff: str, lang: str | None,
+                 hunks: list[list[NewLine]], removed: list[str], added: dict[int, str],
+                 touched: dict[int, str] | None = None) -> None:
+        self.path = path
+        self.status = status
+        self.old_path = old_path
+        self.new_content = new_content
+        self.old_content = old_content
+        self.diff = diff
+        self.lang = lang
+        self.hunks = hunks
+        self.removed = removed
+        self.added = added
+        # + lines that are not new content
+        self.touched: dict[int, str] = {} if touched is None else touched
+        self._lexed: list[LexLine] | None = None
+        self._tree: Any = False
+        self._texts: dict[int, str] | None = None  # line_text's lines by number
+        self._by_no: dict[int, LexLine] | None = None
+        self._is_test: bool | None = None
+
+    @property
     def is_test(self) -> bool:
-        return is_test_path(self.path)
+        if self._is_test is None:
+            self._is_test = is_test_path(self.path)
+        return self._is_test
 
     def new_lines(self) -> list[NewLine]:
         """The new file's lines when known, else the hunks' new-side lines (hunks joined)."""
@@ -363,6 +431,8 @@ class SourceFile:
         if self._tree is False:
             self._tree = None
             if self.lang == "python" and self.new_content is not None:
+                import ast
+
                 try:
                     self._tree = ast.parse(self.new_content)
                 except (SyntaxError, ValueError):
@@ -648,6 +718,8 @@ def edited_from(sf: SourceFile, text: str, cutoff: float = 0.75) -> str | None:
     key = norm(text)
     if not key:
         return None
+    import difflib
+
     best = difflib.get_close_matches(key, [norm(r) for r in sf.removed], n=1, cutoff=cutoff)
     return best[0] if best else None
 
@@ -675,10 +747,10 @@ TEST_DATA_DIR = re.compile(
     r"expected|golden|snapshots?|samples?|resources|corpus|examples?|files)/"
 )
 PAIR_SUFFIXES = (".out", ".expected", ".output", ".golden", ".exp", ".ref", ".result")
-PAIR_STEMS = re.compile(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
+PAIR_STEMS = Later(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
 # A file that carries its own expected output or its tool's flags is a test case, not code.
-DATA_MARKERS = re.compile(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
-                          r"args|options)\s*(:|$)")
+DATA_MARKERS = Later(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
+                     r"args|options)\s*(:|$)")
 # The repository's own list, beside the rules (so an agent cannot widen it: the rules folder
 # is protected like the rules themselves).
 TEST_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_config",
@@ -743,14 +815,19 @@ def dotted(node: ast.expr, *, through_calls: bool = False) -> str:
     """``a.b.c`` for the name or attribute chain ``node`` (what a call calls, a decorator);
     "" for anything else. ``through_calls``: a call stands for what it calls
     (``a().b`` is ``a.b``, ``@mark.skip(...)`` is ``mark.skip``)."""
-    if through_calls and isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        base = dotted(node.value, through_calls=through_calls)
-        return f"{base}.{node.attr}" if base else node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
+    import ast
+
+    names: list[str] = []  # from the last name back
+    while True:
+        if through_calls and isinstance(node, ast.Call):
+            node = node.func
+        if isinstance(node, ast.Attribute):
+            names.append(node.attr)
+            node = node.value
+            continue
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        return ".".join(reversed(names))
 
 
 def glob_match(path: str, pattern: str) -> bool:
@@ -762,11 +839,13 @@ def glob_match(path: str, pattern: str) -> bool:
 # --------------------------------------------------------------------------- output
 
 
-@dataclass
-class Finding:
-    path: str
-    line: int | None
-    message: str
+class Finding(_Record):
+    __slots__ = ("path", "line", "message")
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
 
 
 def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
@@ -786,6 +865,8 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         for f in unique[:limit]
     ]
     more = f" (and {len(unique) - limit} more)" if len(unique) > limit else ""
+    import json
+
     reason = "; ".join(parts) + more + ". " + advice
     print(json.dumps({
         "reason": reason,

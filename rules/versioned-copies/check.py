@@ -15,22 +15,23 @@ ADVICE = ("Edit the original file in place and delete the copy; "
           "version control keeps the old version. If both versions must be served, "
           "put them in versioned packages (api/v1/, api/v2/) instead.")
 
+# Compiled where first used (ss.Later): only an added or renamed file is asked about.
 # Backup artefacts: never meant to be committed.
-BACKUP_NAME = re.compile(
+BACKUP_NAME = ss.Later(
     r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$",
     re.I,
 )
 # Suffixes that only ever mean "another take on the same file".
-ALWAYS = re.compile(
+ALWAYS = ss.Later(
     r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
     r"enhanced|optimi[sz]ed|cleaned)$",
     re.I,
 )
 # Suffixes with legitimate uses elsewhere: a copy only when the original sits beside it.
-IF_ORIGINAL = re.compile(
+IF_ORIGINAL = ss.Later(
     r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$", re.I
 )
-VERSIONED_DIR = re.compile(
+VERSIONED_DIR = ss.Later(
     r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I
 )
 

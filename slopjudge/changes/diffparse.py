@@ -20,12 +20,15 @@ its one ``git diff`` per repository source.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Literal
 
 from slopjudge.model import FileChange
 
-FileStatus = Literal["A", "M", "D", "R"]
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Literal
+
+    FileStatus = Literal["A", "M", "D", "R"]
 
 
 def decode(data: bytes) -> str:

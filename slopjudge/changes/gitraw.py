@@ -11,10 +11,7 @@ mode-only change are ``M``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from slopjudge.changes.diffparse import (
-    FileStatus,
     Reader,
     decode,
     lazy_hunks,
@@ -22,6 +19,12 @@ from slopjudge.changes.diffparse import (
     parse,
 )
 from slopjudge.model import FileChange
+
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from slopjudge.changes.diffparse import FileStatus
 
 
 class RawRecord:

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from slopjudge.model import Changeset
 
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
+    import argparse
+
     from slopjudge.hookspec import ChangesetSource
 
 

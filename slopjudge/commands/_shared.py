@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
+    import argparse
+
     from slopjudge.loading.config import Settings
     from slopjudge.model import LoadResult
 

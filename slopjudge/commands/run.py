@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
+    import argparse
+
     from slopjudge.loading.config import Settings
     from slopjudge.model import Event, LoadError, Rule
 
 EXIT = {"pass": 0, "refuse": 1, "error": 2}
+EVENTS = ("ci", "stop")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_rules_argument(parser)
     add_source_arguments(parser)
-    parser.add_argument("--event", choices=("ci", "stop"), default="ci",
+    parser.add_argument("--event", choices=EVENTS, default="ci",
                         help="run the rules whose `on` has this event (default ci)")
     parser.add_argument("--rule", metavar="ID", action="append", default=[],
                         help="run only this rule (and what its checks need); repeatable")
@@ -46,6 +48,77 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="ask judges again; ignore cached verdicts"
     )
+
+
+# The options a CI job usually gives `run`, read without argparse: its import, its
+# help formatter's look-ups of the terminal and the locale, and building the parser
+# cost more than the rest of a docs-only run's start. Flag -> (dest, kind); the
+# defaults are add_arguments' (a test holds the two readings to each other).
+_PLAIN_OPTIONS: dict[str, tuple[str, str]] = {
+    "--base": ("base", "value"), "--head": ("head", "value"), "--diff": ("diff", "value"),
+    "--rules": ("rules", "value"), "--output": ("output", "value"),
+    "--runner": ("runner", "value"), "--format": ("format", "value"),
+    "--event": ("event", "value"), "--rule": ("rule", "append"),
+    "--write": ("write", "append"), "--staged": ("staged", "flag"),
+    "--working-tree": ("working_tree", "flag"), "--dry-run": ("dry_run", "flag"),
+    "--no-cache": ("no_cache", "flag"),
+}
+_PLAIN_DEFAULTS: dict[str, object] = {
+    "command": "run", "rules": None, "diff": None, "base": None, "staged": False,
+    "working_tree": False, "head": None, "event": "ci", "rule": None, "dry_run": False,
+    "prompts_dir": None, "format": "text", "output": None, "write": None, "jobs": None,
+    "shard": None, "runner": None, "no_cache": False,
+}
+_SOURCE_FLAGS = {"--diff", "--base", "--staged", "--working-tree"}  # mutually exclusive
+
+
+def plain_args(argv: list[str]) -> argparse.Namespace | None:
+    """``argv`` (``run`` and its options) as argparse reads it, when it holds only the
+    options of :data:`_PLAIN_OPTIONS`, each value given plainly; None for anything
+    else (an option not listed, help, a value starting with ``-``, a value not among
+    the choices, a repeated or conflicting option): argparse then reads the whole
+    command line, and says what is wrong with it, as it always did."""
+    if not argv or argv[0] != "run":
+        return None
+    from slopjudge.report import FORMATS
+
+    choices = {"event": EVENTS, "format": tuple(FORMATS)}
+    values = dict(_PLAIN_DEFAULTS, rule=[], write=[])
+    seen: set[str] = set()
+    i = 1
+    while i < len(argv):
+        flag, eq, value = argv[i].partition("=")
+        spec = _PLAIN_OPTIONS.get(flag)
+        if spec is None:
+            return None
+        dest, kind = spec
+        if kind != "append":
+            if flag in seen:
+                return None
+            seen.add(flag)
+        i += 1
+        if kind == "flag":
+            if eq:
+                return None
+            values[dest] = True
+            continue
+        if not eq:
+            if i >= len(argv):
+                return None
+            value = argv[i]
+            i += 1
+        if value.startswith("-") or value not in choices.get(dest, (value,)):
+            return None
+        if kind == "append":
+            values[dest].append(value)  # type: ignore[attr-defined]
+        else:
+            values[dest] = value
+    if len(seen & _SOURCE_FLAGS) > 1:
+        return None
+    from types import SimpleNamespace
+
+    # The commands read its attributes only, as they read argparse's Namespace.
+    return SimpleNamespace(**values)  # type: ignore[return-value]
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -118,30 +191,38 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     from slopjudge.loading.config import find_workspace
 
     # git reads the change from the start: the settings, the rules and the check
-    # code load meanwhile. The settings' workspace is this same folder.
-    reading = Background(changeset_from_args, args,
-                         os.path.abspath(find_workspace(os.getcwd())))
+    # code load meanwhile. The settings' workspace is this same folder. Meanwhile
+    # the interpreter lock changes hands often: the reading thread needs it for a
+    # moment after each git call, and waiting out this thread's imports at the
+    # default interval (5 ms a time) would add to every call.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0002))
     try:
-        from slopjudge import report
-        from slopjudge.checks import engine
-        from slopjudge.checks.options import options_from_settings
-        from slopjudge.errors import ChangesetError
-        from slopjudge.model import RunReport, overall_outcome
+        reading = Background(changeset_from_args, args,
+                             os.path.abspath(find_workspace(os.getcwd())))
+        try:
+            from slopjudge import report
+            from slopjudge.checks import engine
+            from slopjudge.checks.options import options_from_settings
+            from slopjudge.errors import ChangesetError
+            from slopjudge.model import RunReport, overall_outcome
 
-        prepared = _rules_to_run(args)
-        if isinstance(prepared, int):  # a usage error: it is told, the git read ends
-            reading.wait()
-            return prepared
-        settings, rules, load_errors, event = prepared
-        # A judge's code waits until a judge has files to judge.
-        engine.import_ahead(("script",), rules, helpers=True)
-    except BaseException:  # Ctrl-C, SIGTERM, bad settings: the git being read goes too
-        reading.kill()
-        raise
-    try:
-        changeset = reading.result()
-    except (ChangesetError, OSError) as exc:
-        return fail(str(exc))
+            prepared = _rules_to_run(args)
+            if isinstance(prepared, int):  # a usage error: it is told, the git read ends
+                reading.wait()
+                return prepared
+            settings, rules, load_errors, event = prepared
+            # A judge's code waits until a judge has files to judge.
+            engine.import_ahead(("script",), rules, helpers=True)
+        except BaseException:  # Ctrl-C, SIGTERM, bad settings: the git being read goes too
+            reading.kill()
+            raise
+        try:
+            changeset = reading.result()
+        except (ChangesetError, OSError) as exc:
+            return fail(str(exc))
+    finally:
+        sys.setswitchinterval(interval)
 
     options = options_from_settings(
         settings,

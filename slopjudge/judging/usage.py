@@ -17,9 +17,12 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from typing import Any
+# json, typing: imported where used, as the text report's judge cost line (every CI
+# run prints one) needs neither.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 USAGE_MARKER = "JUDGE-USAGE-JSON:"
 
@@ -58,6 +61,8 @@ def clean(raw: Any) -> dict[str, Any] | None:
 
 def parse_usage_line(text: str) -> dict[str, Any] | None:
     """The last well-formed ``JUDGE-USAGE-JSON:`` line of a runner's stderr."""
+    import json
+
     found: dict[str, Any] | None = None
     for raw in text.splitlines():
         line = raw.strip()
@@ -74,6 +79,8 @@ def parse_usage_line(text: str) -> dict[str, Any] | None:
 
 
 def usage_line(usage: dict[str, Any]) -> str:
+    import json
+
     return f"{USAGE_MARKER} {json.dumps(usage, separators=(',', ':'), sort_keys=True)}"
 
 
@@ -133,6 +140,8 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
 def codex_events(text: str) -> list[dict[str, Any]]:
     """The events of ``codex exec --json`` output: JSON objects with a string ``type``, one a
     line; other lines (a banner, a warning) are skipped."""
+    import json
+
     events = []
     for line in text.splitlines():
         line = line.strip()

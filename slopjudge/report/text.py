@@ -7,14 +7,16 @@ long run.
 from __future__ import annotations
 
 import re
-import shutil
 import threading
 import time
 from collections import Counter
-from typing import TextIO
 
 from slopjudge.model import CheckResult, Finding, LoadError, RunReport
 from slopjudge.report import OUTCOME_ORDER, encodable, first_line, outcome_label
+
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _RESET = "\x1b[0m"
 _COLORS = {
@@ -252,6 +254,8 @@ class Progress:
                 self._drawn = False
 
     def _draw(self, result: CheckResult | None) -> None:
+        import shutil  # only on a terminal: a CI log never draws
+
         width = shutil.get_terminal_size((80, 24)).columns
         now = time.monotonic()
         elapsed = format_duration((now - self._started) * 1000)

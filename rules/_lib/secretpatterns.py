@@ -1,0 +1,73 @@
+"""The patterns of the hardcoded-secrets rule (its check.py reads them from here).
+
+A helper beside slopscan, not the check's own module: slopjudge imports a pack's
+helpers once before it forks the checks, so :data:`ANY_FLAG`, which every changed
+file is searched with, is compiled once in slopjudge's process, not again in every
+check it starts. The others are compiled where first used: most changes hold no
+line any of them is asked about.
+"""
+
+from __future__ import annotations
+
+import re
+
+import slopscan as ss
+
+PROVIDER = [
+    (ss.Later(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS access key id"),
+    (ss.Later(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I),
+     "AWS secret access key"),
+    (ss.Later(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----"),
+     "private key block"),
+    (ss.Later(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}"), "GitHub token"),
+    (ss.Later(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "GitLab token"),
+    (ss.Later(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "Slack token"),
+    (ss.Later(r"\b[sr]k_live_[A-Za-z0-9]{20,}"), "Stripe live key"),
+    (ss.Later(r"\bAIza[0-9A-Za-z_\-]{35}\b"), "Google API key"),
+    (ss.Later(r"\bsk-(proj-|ant-(api\d\d-)?)?[A-Za-z0-9_\-]{32,}"), "API secret key"),
+    (ss.Later(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), "SendGrid key"),
+    (ss.Later(r"\bnpm_[A-Za-z0-9]{36}\b"), "npm token"),
+    (ss.Later(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+     "Slack webhook URL"),
+]
+JWT = ss.Later(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
+URL_CRED = ss.Later(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", re.I)
+SECRET_NAME = (
+    r"(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
+    r"private[_-]?key|client[_-]?secret|credentials?|signing[_-]?key|encryption[_-]?key)"
+)
+NOT_A_SECRET_NAME = ss.Later(
+    r"(_|-)?(url|uri|endpoint|path|file|name|type|header|field|len|length|prefix|env|var|id|"
+    r"key_id|count|expiry|expires|ttl|timeout|format|pattern|regex|re|label|hint|policy|mode|"
+    r"method|kind|param|column|placeholder)$",
+    re.I)
+ASSIGN = ss.Later(
+    r"(?P<name>[A-Za-z_][\w.\-]*" + SECRET_NAME + r"[\w\-]*|" + SECRET_NAME + r")"
+    r"[\"']?\s*"
+    r"(?::\s*[A-Za-z_][\w\[\], .|]*?\s*(?==))?"  # a type annotation before `=`
+    r"(?::=|=>|==|=|:)\s*"
+    r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`,;)}]+)(?P=q)",
+    re.I,
+)
+PLACEHOLDER = ss.Later(
+    r"x{3,}|\*{3,}|\.{3}|change[_-]?me|example|dummy|fake|mock|sample|placeholder|your[_-]|replace|redacted|"
+    r"^<.*>$|\$\{|\{\{|%\(|^\$|process\.env|os\.environ|getenv|^none$|^null$|^nil$|^true$|^false$|todo|"
+    r"insert|here$|test|secret$|password$|^(.)\1+$|"
+    # an interpolation, not a value: f"{password}", "{}".format, "%s", "<%= pw %>"
+    r"^\{[^{}]*\}$|^%[sdv]$|^<%.*%>$",
+    re.I,
+)
+SAFE_HOSTS = ss.Later(
+    r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|example\.(com|org)|db|postgres|redis|mysql|"
+    r".*\.local|host)$",
+    re.I,
+)
+LOCKFILE = re.compile(
+    r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
+    r"uv\.lock|Pipfile\.lock|composer\.lock|[^/]*\.lock)$"
+)
+
+
+# Whatever a line is flagged for starts with one of these: lines none of them matches
+# are not read one by one.
+ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, ss.Later(SECRET_NAME, re.I))
