@@ -20,7 +20,7 @@ OFF_THE_RUN_PATH = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "tenacity",
     "slopjudge.checks.judge", "slopjudge.records.cache", "slopjudge.judging.budget",
     "slopjudge.judging.templates", "slopjudge.judging.verdict", "slopjudge.loading.loader",
-    "argparse", "gettext", "dataclasses", "inspect", "ast", "difflib",
+    "argparse", "gettext", "dataclasses", "inspect", "ast", "difflib", "shutil",
 }
 
 PROBE = r"""

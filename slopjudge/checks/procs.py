@@ -552,12 +552,13 @@ def _timed_out(exc: BaseException) -> bool:
 def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
     """Raise what Popen would for a command that cannot start (the shell would hide it)."""
     import errno
-    import shutil
 
     prog = argv[0]
     if "/" in prog:
         path: str | None = os.path.join(cwd or os.getcwd(), prog)
     else:
+        import shutil  # only here: git and the pack's scripts are started by their path
+
         path = shutil.which(prog, path=(os.environ if env is None else env).get("PATH"))
     if path is None or not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, "not found", prog)
