@@ -1104,29 +1104,44 @@ _IMPORT_LINE = rb"^[ \t]*(?:import[ \t]+([\w., \t]+)|from[ \t]+(\w+)[ \t]+import
 def _helpers_of(script: str, folder: str, available: set[str]) -> list[str]:
     """The helpers of ``folder`` that ``script`` imports, directly or through another
     helper; each after the helpers it imports."""
-    import re
-
     order: list[str] = []
     seen: set[str] = set()
 
     def visit(path: str) -> None:
-        try:
-            with open(path, "rb") as fh:
-                source = fh.read()
-        except OSError:
-            return
-        for m in re.finditer(_IMPORT_LINE, source, re.M):
-            words = m.group(2) and [m.group(2)] or [
-                part.split()[0] for part in m.group(1).split(b",") if part.split()]
-            for word in words:
-                name = word.decode("ascii", "replace")
-                if name in available and name not in seen:
-                    seen.add(name)
-                    visit(os.path.join(folder, name + ".py"))
-                    order.append(name)
+        for name in _imported_names(path):
+            if name in available and name not in seen:
+                seen.add(name)
+                visit(os.path.join(folder, name + ".py"))
+                order.append(name)
 
     visit(script)
     return order
+
+
+# The top-level names a file imports, by path: (mtime_ns, size, names). A run asks for
+# each check's helpers twice, and the pack's largest helper is imported by most checks.
+_IMPORTS: dict[str, tuple[int, int, list[str]]] = {}
+
+
+def _imported_names(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            hit = _IMPORTS.get(path)
+            if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
+                return hit[2]
+            source = fh.read()
+    except OSError:
+        return []
+    import re
+
+    names: list[str] = []
+    for m in re.finditer(_IMPORT_LINE, source, re.M):
+        words = m.group(2) and [m.group(2)] or [
+            part.split()[0] for part in m.group(1).split(b",") if part.split()]
+        names += [word.decode("ascii", "replace") for word in words]
+    _IMPORTS[path] = (st.st_mtime_ns, st.st_size, names)
+    return names
 
 
 def _source_only_hook(roots: tuple[str, ...]) -> Any:
