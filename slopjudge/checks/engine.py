@@ -132,8 +132,8 @@ def _run(
         if on_result is not None:
             on_result(result)
 
-    # The pack's shared helpers load here, once, before any check starts: each check
-    # then forks at once rather than waiting on another's import (or starting its own).
+    # The pack's shared helpers start loading here, once, before any check starts: a
+    # check then waits on that load rather than starting its own thread for it.
     if contexts:
         _preload_helpers({id(ctx.rule): ctx.rule for ctx in contexts.values()}.values())
     # With at most one check to run (a change no other rule's files are in: the rest
@@ -249,5 +249,6 @@ def _preload_helpers(rules: Iterable[Rule]) -> None:
                 continue
             argv = procs.script_argv(check.script)
             if len(argv) == 2 and argv[0] == sys.executable:
-                # Held to the check's timeout: past it, the check itself is the error.
-                procs.prepare_helpers(lib, argv[1], None, check.timeout)
+                # Not waited for here: each check waits for it its own time (a helper
+                # slower than one check's timeout is that check's error, not the next's).
+                procs.load_helpers_ahead(lib, argv[1])

@@ -690,6 +690,11 @@ def _collect(
         _kill_group(proc, jail)
         raise
     finally:
+        # Out of the poll before they are closed: a closed descriptor still registered
+        # would poll as ready (POLLNVAL) at once, every time, while the outputs drain.
+        for fd in (pidfd, in_fd):
+            if fd >= 0:
+                poller.unregister(fd)
         if pidfd >= 0:
             os.close(pidfd)
         if in_fd >= 0:
@@ -995,7 +1000,6 @@ _FORK_READY = False
 _FORK_LOCK = threading.Lock()
 _PRELOADED: set[tuple[str, str]] = set()  # (folder, module) imported or tried
 _SETTLED: set[tuple[str, str]] = set()  # of those, the ones whose import has ended
-_STUCK: dict[str, float] = {}  # helper folders whose loading outlived a timeout (seconds)
 # In a forked check: its stdin as the worker held it decoded (run's
 # ``inherit``), so a helper need not decode it again; None in any other process.
 INHERITED: object = None
@@ -1006,18 +1010,41 @@ def prepare_helpers(folder: str, script: str, payload: object,
     """Get a pack's shared helper folder (``rules/_lib``) ready for the forked check
     ``script``: its helpers imported (:func:`preload_helpers`) and, with ``payload``,
     their shared work done (:func:`prefork_helpers`). Helper code runs in this
-    process, so it is held to the check's ``timeout``: past it, or while another
-    check's helpers are still loading, the check does not start (an error, never a
-    pass) instead of the hook waiting without end. None when ready."""
+    process, so the check waits for it (its own load, or one of the folder's already
+    running) no longer than its own ``timeout``: past it the check does not start (an
+    error, never a pass) instead of the hook waiting without end. None when ready."""
     started = time.monotonic()
+    while not _helpers_ready(folder, script, payload):
+        done, ours = load_helpers_ahead(folder, script, payload)
+        left = None if timeout is None else max(0.0, started + timeout - time.monotonic())
+        if not done.wait(left):
+            return _not_started(f"the shared helpers in {folder} did not load within "
+                                f"{timeout:g} s", started)
+        if ours:
+            break  # all it could load is loaded; a helper that failed, the check meets
+    return None
+
+
+# A helper folder's load running now, by folder: its event is set once it ends.
+_LOADS: dict[str, threading.Event] = {}
+_LOADS_LOCK = threading.Lock()
+
+
+def load_helpers_ahead(folder: str, script: str, payload: object = None
+                       ) -> tuple[threading.Event, bool]:
+    """Start loading, in a thread, the helpers ``script`` imports (and with ``payload``
+    their work before a fork), unless a load of ``folder`` is running already: the
+    event set once the running load ends, and whether it is this call's. A caller
+    that does not wait (a run getting ready) leaves each check to wait its own time."""
     if _helpers_ready(folder, script, payload):
-        return None  # the usual case after a run's first check: no thread to start
-    if folder in _STUCK:
-        # An import from this folder outlived a check's timeout and may never end:
-        # every later check that needs the folder is an error at once.
-        return _not_started(f"the shared helpers in {folder} did not load within "
-                            f"{_STUCK[folder]:g} s", started)
-    done = threading.Event()
+        done = threading.Event()
+        done.set()
+        return done, True
+    with _LOADS_LOCK:
+        running = _LOADS.get(folder)
+        if running is not None and not running.is_set():
+            return running, False
+        done = _LOADS[folder] = threading.Event()
 
     def work() -> None:
         try:
@@ -1029,11 +1056,7 @@ def prepare_helpers(folder: str, script: str, payload: object,
 
     # A thread of its own only to be able to stop waiting: an import cannot be cut short.
     threading.Thread(target=work, name="slopjudge-helpers", daemon=True).start()
-    if done.wait(timeout):
-        return None
-    _STUCK.setdefault(folder, timeout if timeout is not None else 0.0)
-    return _not_started(f"the shared helpers in {folder} did not load within "
-                        f"{timeout:g} s", started)
+    return done, True
 
 
 def _helpers_ready(folder: str, script: str, payload: object) -> bool:

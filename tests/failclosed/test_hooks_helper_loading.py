@@ -4,6 +4,7 @@ decides on every rule, and a forked check imports what ``python script`` would."
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -112,3 +113,26 @@ def test_a_ci_run_with_a_helper_that_hangs_ends_in_an_error(tmp_path: Path) -> N
     assert time.monotonic() - started < 30
     assert res.returncode not in (0, 1), res.stdout  # not a pass, not the code's refusal
     assert "did not load within 2 s" in res.stdout + res.stderr
+
+
+def test_a_slow_helper_fails_only_the_checks_whose_own_timeout_it_outlives(
+        tmp_path: Path) -> None:
+    # Two rules share a helper that takes ~1.5 s to load: the one with 1 s to run is an
+    # error, the one with 20 s waits its own time on the same load and passes.
+    ws = make_ws(tmp_path, pack=("_lib",))
+    (ws / "rules" / "_lib" / "slowhelper.py").write_text("import time\ntime.sleep(1.5)\n")
+    for rid, timeout in (("quick", "1s"), ("patient", "20s")):
+        (ws / "rules" / rid).mkdir()
+        (ws / "rules" / rid / "rule.yaml").write_text(
+            f"description: Uses a slow helper\non: [ci]\nchecks:\n  - id: check\n"
+            f"    script: check.py\n    timeout: {timeout}\n")
+        executable(ws / "rules" / rid / "check.py",
+                   CHECK.replace("import needsdep", "import slowhelper"))
+    commit_all(ws, "rules")
+    (ws / "a.txt").write_text("changed\n")
+    commit_all(ws, "a change")
+    res = sj("run", "--base", "HEAD~1", "--format", "json", cwd=ws, timeout=60, process=True)
+    outcomes = {c["id"]: (c["outcome"], c["reason"]) for c in json.loads(res.stdout)["checks"]}
+    assert outcomes["quick/check"][0] == "error", outcomes
+    assert "did not load within 1 s" in outcomes["quick/check"][1]
+    assert outcomes["patient/check"] == ("pass", ""), outcomes
