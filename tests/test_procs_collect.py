@@ -5,6 +5,7 @@ ways a check runs: a new process (any command) and a fork (a Python script)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from slopjudge.checks import procs
+from tests.helpers import kill_quietly
 
 MiB = 1024 * 1024
 Start = Callable[..., procs.ProcResult]  # (script body, **run options) -> result
@@ -110,3 +112,36 @@ def test_reaping_kills_a_leader_that_leads_no_group_and_is_in_no_cgroup() -> Non
     finally:
         child.kill()
         child.wait()
+
+
+def test_output_held_open_by_an_escaped_process_is_waited_for_without_spinning(
+        tmp_path: Path) -> None:
+    # A grandchild that left the check's cgroup (only root may) holds stdout open: the
+    # output is waited for a bounded time, asleep in poll, not by polling closed
+    # descriptors over and over.
+    own = procs._Cgroups._own_dir()
+    if own is None or not procs.forks_python() or not os.access(
+            os.path.join(own, "cgroup.procs"), os.W_OK):
+        pytest.skip("needs a writable cgroup v2 to leave")
+    pidfile = tmp_path / "escaped.pid"
+    body = ("import os, sys, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            f"        open({os.path.join(own, 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
+            f"        open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+            "        time.sleep(30)\n"
+            "    os._exit(0)\n"
+            "time.sleep(0.5)\n"
+            "print('ok', flush=True)\n")
+    script = tmp_path / "child.py"
+    script.write_text(body, encoding="utf-8")
+    cpu = time.process_time()
+    try:
+        res = procs.run([sys.executable, str(script)], cwd=str(tmp_path), timeout=20, fork=True)
+        spent = time.process_time() - cpu
+    finally:
+        if pidfile.exists():
+            kill_quietly([int(pidfile.read_text())])
+    assert res.returncode == 0 and res.stdout == b"ok\n"
+    assert spent < 0.5, f"{spent:.2f} s of CPU while waiting on the held output"
