@@ -93,6 +93,7 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
     if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
         from slopjudge.hooks import main_fast
@@ -126,6 +127,20 @@ def main(argv: list[str] | None = None) -> int:
         # would only make a CI run slower.
         _exit_now(code)
     return code
+
+
+def _child_exits_reported() -> None:
+    """SIGCHLD back to its default when slopjudge was started with it ignored (a parent
+    can hand that down): the kernel would then reap every child itself and each wait
+    would read exit status 0, a check's refusal taken for a pass (its own children,
+    a shell check's commands, inherit the default again too)."""
+    import _signal
+
+    try:
+        if _signal.getsignal(_signal.SIGCHLD) == _signal.SIG_IGN:
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    except (ValueError, OSError):  # not the main thread: the caller owns signals
+        pass
 
 
 def _run_command(module: Any, args: argparse.Namespace) -> int:
