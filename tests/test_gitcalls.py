@@ -226,9 +226,12 @@ def test_git_is_found_on_path_once_and_started_by_its_full_path(
     assert gitio._PROGRAMS == {path: real}
     # Another PATH (a call's own environment) is looked up on its own.
     assert gitio._program({"PATH": str(shadow)}) == "git"
-    # No PATH, or a relative folder before git's: the starter looks, as it always did.
+    # No PATH: the starter looks, as it always did. A relative folder (or an empty entry,
+    # the current folder) is passed over: it would be the judged repository's own.
     assert gitio._program({}) == "git"
-    assert gitio._program({"PATH": os.pathsep.join(["bin", os.path.dirname(real)])}) == "git"
+    for relative in ("bin", ".", ""):
+        assert gitio._program({"PATH": os.pathsep.join([relative, os.path.dirname(real)])}) \
+            == real
     r = init(tmp_path / "r")
     assert gitio.toplevel(str(r)) == str(r)
 
@@ -240,3 +243,38 @@ def test_a_missing_git_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     with pytest.raises(cs.ChangesetError, match="cannot run git: git: not found"):
         gitio.toplevel(str(r))
+
+
+def test_a_git_planted_in_the_repository_is_not_run_with_a_relative_path_entry(
+        tmp_path: Path) -> None:
+    # PATH starting with "." (or ":"): a `git` in the repository, which the judged agent
+    # can write, would report no change and let everything pass.
+    import shutil
+    import subprocess
+    import sys
+
+    real = shutil.which("git")
+    assert real is not None
+    r = init(tmp_path / "r")
+    (r / "rules" / "always-no").mkdir(parents=True)
+    (r / "rules" / "always-no" / "rule.yaml").write_text(
+        "description: refuses every change\non: [ci]\nchecks:\n  - id: check\n"
+        "    script: check.py\n")
+    (r / "rules" / "always-no" / "check.py").write_text("import sys\nsys.exit(1)\n")
+    ran = tmp_path / "planted-git-ran"
+    (r / "git").write_text(f"#!/bin/sh\ntouch {ran}\nexit 0\n")
+    (r / "git").chmod(0o755)
+    subprocess.run([real, "add", "-A"], cwd=r, check=True)
+    subprocess.run([real, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "c"],
+                   cwd=r, check=True)
+    (r / "a.txt").write_text("x\n")
+    subprocess.run([real, "add", "-A"], cwd=r, check=True)
+    subprocess.run([real, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "d"],
+                   cwd=r, check=True)
+    for path in (os.pathsep.join([".", os.environ["PATH"]]), os.pathsep + os.environ["PATH"]):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SLOPJUDGE_")}
+        env["PATH"] = path
+        res = subprocess.run([sys.executable, "-m", "slopjudge", "run", "--base", "HEAD~1"],
+                             cwd=r, env=env, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 1, res.stdout + res.stderr  # the rule refused the change
+        assert not ran.exists()

@@ -62,8 +62,10 @@ _PROGRAMS: dict[str, str] = {}  # PATH -> the git on it
 def _program(env: dict[str, str] | None) -> str:
     """The git on the PATH git is started with, found once per PATH: not again by the
     shell that starts each call and the checks before it (whose ``shutil`` costs a
-    CI run more than its git calls). Plain "git" where the lookup is not this simple
-    (no PATH, a relative folder before git's): the starter finds it, as it always did."""
+    CI run more than its git calls). Only absolute folders count: a relative one (``.``,
+    an empty entry) names the folder a hook runs in, the judged repository, where the
+    agent could put a ``git`` of its own that reports no change. Plain "git" where no
+    absolute folder has one (or there is no PATH): the starter looks, as it always did."""
     path = (os.environ if env is None else env).get("PATH")
     if not path:
         return "git"
@@ -72,7 +74,7 @@ def _program(env: dict[str, str] | None) -> str:
         found = "git"
         for folder in path.split(os.pathsep):
             if not os.path.isabs(folder):
-                break
+                continue
             candidate = os.path.join(folder, "git")
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 found = candidate
