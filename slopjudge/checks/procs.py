@@ -515,6 +515,9 @@ def run(
     of this process instead of a new interpreter, as the interpreter would run it;
     ``inherit`` is ``input`` as this process holds it decoded, left to the fork as
     :data:`INHERITED`."""
+    if not _exits_readable():
+        return _not_started("SIGCHLD is ignored in this process, so no exit status can be "
+                            "read (a refusal would read as a pass)", time.monotonic())
     if fork:
         return _run_forked(argv[-1], input, timeout, cwd, env, max_output, registry, inherit)
     started = time.monotonic()
@@ -533,6 +536,19 @@ def run(
 
     with _running(proc.pid, jail, registry):
         return _collect(proc, jail, input, timeout, max_output, started)
+
+
+def _exits_readable() -> bool:
+    """Whether waiting for a child reads its exit status: not with SIGCHLD ignored (a
+    parent can hand that down), where the kernel reaps children itself and a wait reads
+    0. Put back to the default where this thread may (``cli.main`` does it at start)."""
+    if signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN:
+        return True
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    except (ValueError, OSError):  # not the main thread: the caller owns signals
+        return False
+    return True
 
 
 # Enters the cgroup, then becomes the command: the child is inside before it runs

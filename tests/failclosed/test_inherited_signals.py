@@ -51,3 +51,31 @@ def test_a_pre_tool_hook_started_with_sigchld_ignored_still_denies(tmp_path: Pat
                      json.dumps(pre_tool(ws, "Bash", {"command": "ls"})).encode())
     assert res.returncode == 0, res.stderr.decode()
     assert "no-bash" in deny_reason(json.loads(res.stdout))
+
+
+def test_a_check_run_where_sigchld_stays_ignored_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    # slopjudge used as a library from a thread, which may not change signals: a check
+    # whose exit cannot be read does not run (an error), rather than read as exit 0.
+    import threading
+
+    from slopjudge.checks import procs
+
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    got: list[procs.ProcResult] = []
+    try:
+        worker = threading.Thread(target=lambda: got.append(
+            procs.run(["/bin/sh", "-c", "exit 1"], timeout=10, cwd=str(tmp_path))))
+        worker.start()
+        worker.join(30)
+    finally:
+        signal.signal(signal.SIGCHLD, old)
+    [res] = got
+    assert res.returncode is None and res.start_error is not None
+    assert "SIGCHLD is ignored" in res.start_error
+    # In the main thread it is put back to the default, and the exit is read.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert procs.run(["/bin/sh", "-c", "exit 1"], timeout=10, cwd=str(tmp_path)).returncode == 1
+        assert signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGCHLD, old)
