@@ -7,6 +7,8 @@ into a fresh venv (not editable), then ``slopjudge init`` in a new git repo.
 
 Rows (goal in brackets):
 1. pre-tool, Read: no rule applies                         [<= 2.5x python -c pass]
+   (rows 1-3 through the hook server a first call starts, as in an agent's session; each
+   also measured in its own process, SLOPJUDGE_SERVER=0)
 2. pre-tool, Write of a small clean .py: the pack's checks [<= 3x]
 3. pre-tool, Bash ``ls``                                   [<= 3x]
 4. ``run --dry-run --diff`` over 10,000 changed files     [<= 3 s, <= 200 MB peak]
@@ -22,10 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from _common import bench_env, git, init_repo, paired, regular_install
 
@@ -87,13 +91,26 @@ def main() -> int:
                                       "content": CLEAN_PY})),
             ("pre-tool, Bash `ls`", 3.0, hook_event(ws, "Bash", {"command": "ls"})),
         ]
-        for _name, _goal, event in rows:  # warm-up: rules cache, bytecode
+        # The hook server a first call starts (README: "The PreToolUse hook server"), in
+        # a folder of this run's; each row is also measured without it, for comparison.
+        servers = os.path.join(root, "srv")
+        os.mkdir(servers, 0o700)
+        env = dict(env, SLOPJUDGE_SERVER_DIR=servers)
+        env.pop("SLOPJUDGE_SERVER", None)
+        alone = dict(env, SLOPJUDGE_SERVER="0")
+        for _name, _goal, event in rows:  # warm-up: rules cache, bytecode, the server
             paired(1, base_py, hook, stdin=event, cwd=ws, env=env, expect_out="")
+        server = wait_for_server(servers)
         for name, goal, event in rows:
             base, took, ratio = paired(args.runs, base_py, hook, stdin=event, cwd=ws, env=env,
                                        expect_out="")
+            _, own, own_ratio = paired(args.runs, base_py, hook, stdin=event, cwd=ws,
+                                       env=alone, expect_out="")
             print(f"{name}: {took:.1f} ms, python -c pass {base:.1f} ms, ratio {ratio:.2f}x "
-                  f"(goal <= {goal:g}x) {verdict(ratio <= goal)}", flush=True)
+                  f"(goal <= {goal:g}x) {verdict(ratio <= goal)}; in its own process "
+                  f"(SLOPJUDGE_SERVER=0) {own:.1f} ms, {own_ratio:.2f}x", flush=True)
+        if server_pid(servers) != server:
+            sys.exit("the hook server did not serve every call of the rows above")
 
         diff = os.path.join(root, "big.diff")
         big_diff(diff, args.files)
@@ -122,7 +139,37 @@ def main() -> int:
               f"{verdict(took <= 100)}")
         load = os.getloadavg()[0]
         print(f"machine load average while measuring: {load:.2f} on {os.cpu_count()} CPUs")
+        os.kill(server, signal.SIGTERM)
     return 0
+
+
+def server_pid(folder: str) -> int | None:
+    """The pid of the hook server running in ``folder`` (it holds its lock), if any."""
+    import fcntl
+
+    for name in os.listdir(folder):
+        if not name.endswith(".lock"):
+            continue
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            text = os.pread(fd, 32, 0).decode().strip()
+            return int(text) if text.isdigit() else None
+        finally:
+            os.close(fd)
+    return None
+
+
+def wait_for_server(folder: str) -> int:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        pid = server_pid(folder)
+        if pid is not None and any(n.endswith(".sock") for n in os.listdir(folder)):
+            time.sleep(0.5)  # its first spare ready
+            return pid
+        time.sleep(0.05)
+    sys.exit("no hook server started")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
         from slopjudge.hooks import main_fast
 
+        if argv is None and args_list[1] == "pre-tool":
+            # Every tool call: a running hook server takes it (no new imports here).
+            from slopjudge.hooks import server
+
+            code = server.call("pre-tool")
+            if code is None:
+                code = main_fast("pre-tool")
+                server.start_if_wanted()
+            _exit_now(code)
         code = main_fast(args_list[1])
         if argv is None:
             _exit_now(code)

@@ -23,23 +23,31 @@ from pathlib import Path
 import pytest
 
 from slopjudge.payload import PayloadShapeError
+from tests.helpers import stop_servers
 from tests.payloadcheck import PayloadCheck
 
 _PAYLOADS = pytest.StashKey[PayloadCheck]()
 _ROOT = Path(__file__).resolve().parent.parent
 
 # From the caller's shell, these would change what slopjudge does in every test.
-_SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
+_SERVER = ("SLOPJUDGE_SERVER", "SLOPJUDGE_SERVER_DIR", "SLOPJUDGE_SERVER_IDLE")
+_SCRUB = ("SLOPJUDGE_SERVER", "SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
           "SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY", "SLOPJUDGE_DEBUG")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", *_SCRUB)}
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", *_SERVER, *_SCRUB)}
     os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
     for name in _SCRUB:
         os.environ.pop(name, None)
+    # The PreToolUse hook servers the suite's hooks start: this worker's own, and gone
+    # soon after its last call (and at the end, below).
+    servers = tmp_path_factory.mktemp("servers")
+    servers.chmod(0o700)
+    os.environ.update(SLOPJUDGE_SERVER_DIR=str(servers), SLOPJUDGE_SERVER_IDLE="20")
     yield
+    stop_servers(servers)
     for name, value in saved.items():
         if value is None:
             os.environ.pop(name, None)

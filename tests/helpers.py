@@ -289,3 +289,27 @@ def hook_in_process(
     from slopjudge.hooks import main_fast
 
     return in_process(lambda: main_fast(point), stdin, cwd=cwd, env=env)
+
+
+def stop_servers(folder: Path) -> list[int]:
+    """TERM every PreToolUse hook server still running with its lock in ``folder``
+    (a server holds its lock while it runs and writes its pid there); the pids."""
+    import fcntl
+
+    pids = []
+    for lock in folder.glob("*.lock"):
+        fd = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            continue  # no server holds it
+        except OSError:
+            text = lock.read_text().strip()
+        finally:
+            os.close(fd)
+        if text.isdigit():
+            try:
+                os.kill(int(text), signal.SIGTERM)
+                pids.append(int(text))
+            except OSError:
+                pass
+    return pids

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, cli_env, git
+from tests.helpers import REPO_ROOT, cli_env, git, kill_quietly, stop_servers, wait_gone
 
 PACK_RULES = 17
 
@@ -150,3 +150,91 @@ def test_python_scripts_without_run_bits_still_run(
                               capture_output=True, text=True, timeout=300)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert "not executable" not in validate.stdout + validate.stderr
+
+
+def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
+    tmp_path: Path, dist: dict[str, Path]
+) -> None:
+    """As a user gets it: the wheel's `slopjudge` is the plain script (pip's launcher
+    would import `re` first); a served call imports none of the hook's code in the
+    caller; a slopjudge file changed under a running server (an upgrade, an edit) is
+    never served by the old code: the server declines, exits, and the next one serves."""
+    import fcntl
+    import shutil
+    import tempfile
+    import time
+
+    slopjudge = _venv(tmp_path / "venv", dist["wheel"])
+    first_line = slopjudge.read_text().splitlines()[0]
+    assert first_line.startswith("#!") and first_line.endswith("python"), first_line
+    assert "import re" not in slopjudge.read_text()
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    folder = Path(tempfile.mkdtemp(prefix="sj-"))
+    env = cli_env({"SLOPJUDGE_SERVER_DIR": str(folder), "SLOPJUDGE_SERVER_IDLE": "30"})
+    env.pop("PYTHONPATH", None)
+    env.pop("SLOPJUDGE_SERVER", None)
+    py = slopjudge.parent / "python"
+
+    def server() -> int | None:
+        for lock in folder.glob("*.lock"):
+            fd = os.open(lock, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                pid = lock.read_text().strip()
+                return int(pid) if pid.isdigit() and lock.with_suffix(".sock").exists() else None
+            finally:
+                os.close(fd)
+        return None
+
+    def wait_server(other_than: int | None = None) -> int:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            pid = server()
+            if pid is not None and pid != other_than:
+                return pid
+            time.sleep(0.05)
+        raise AssertionError("no hook server started")
+
+    def call(target: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+        payload = json.dumps({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(repo),
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(repo / target), "content": "x: 1\n"},
+        })
+        res = subprocess.run([str(py), "-X", "importtime", str(slopjudge), "hook", "pre-tool"],
+                             cwd=repo, env=env, input=payload, capture_output=True, text=True,
+                             timeout=300)
+        imported = {line.split("|")[-1].strip() for line in res.stderr.splitlines()
+                    if line.startswith("import time:")}
+        return res, imported
+
+    try:
+        assert subprocess.run([str(slopjudge), "init"], cwd=repo, env=env,
+                              capture_output=True, timeout=300).returncode == 0
+        call("rules/protect-rules/rule.yaml")  # no server yet: answered here, one started
+        pid = wait_server()
+        res, imported = call("rules/protect-rules/rule.yaml")
+        assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "slopjudge.hooks.server" in imported
+        assert not {"re", "slopjudge.hooks.pre_tool", "slopjudge.loading.rulecache",
+                    "json"} & imported, sorted(imported)
+        # An edit to an installed module the server imported.
+        module = Path(subprocess.run(
+            [str(py), "-c", "import slopjudge.hooks.pre_tool as m; print(m.__file__)"],
+            capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip())
+        module.write_text(module.read_text() + "\n# changed\n")
+        res, imported = call("rules/protect-rules/rule.yaml")
+        assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "slopjudge.hooks.pre_tool" in imported  # answered by the caller itself
+        assert not wait_gone([pid], within=10)  # the old server went
+        new = wait_server(other_than=pid)
+        res, imported = call("rules/protect-rules/rule.yaml")
+        assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "slopjudge.hooks.pre_tool" not in imported  # served by the new one
+        assert server() == new
+    finally:
+        kill_quietly(stop_servers(folder))
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,727 @@
+"""The PreToolUse hook server: a long-lived process that has imported slopjudge once
+and forks, per tool call, a child that runs the hook exactly as a new process would.
+
+Why: PreToolUse runs on every tool call, and most of a call's cost was starting
+Python and importing slopjudge again. The server holds only imported code (no
+workspace, rule or payload: each child reads them as the hook always does), so a
+child is the hook's own process in all that matters:
+
+- The client (``slopjudge hook pre-tool``) passes its stdin, stdout, stderr and
+  working folder as descriptors, and its environment, umask and stream encodings;
+  the child takes its resource limits, ignored and blocked signals, niceness and
+  CPU set from the client's ``/proc`` entries. Where it cannot be the same process
+  (another user, groups, capabilities, namespace or cgroup, a limit it cannot
+  raise) it declines and the client runs the hook itself, as before.
+- Nothing passes by accident. The child touches the client's descriptors only after
+  the client said go (a client that gave up waiting runs the hook itself and the
+  child does nothing); a child that ends without its exit status (killed, the
+  server gone mid-call) is a block the client reports as slopjudge's, never the
+  code's; a signal to the client is passed on to the child, whose hook stops its
+  checks and blocks as it would in-process; a client that dies stops its child.
+- A server is found by a socket in a folder only this user can enter, named by what
+  the client would import (interpreter, slopjudge's folder, PYTHONPATH) and where
+  it runs (cgroup, namespaces); the client checks the server is this user's and
+  this interpreter. A server whose slopjudge files changed since it started
+  (an upgrade, an edit) declines and exits. One runs per name (a lock), and it
+  exits after ``IDLE_SECONDS`` without a call.
+- ``SLOPJUDGE_SERVER=0`` turns it off: every call starts its own process.
+
+The client half imports nothing beyond ``os``, ``sys`` and C modules: it runs on
+every tool call before anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing's: the client runs on every tool call
+if TYPE_CHECKING:
+    from typing import Any
+
+MAGIC = b"slopjudge-hook-1"
+IDLE_SECONDS = 600.0
+# How long a client waits for a child to say it started before running the hook
+# itself; the go-ahead handshake makes giving up safe (no double answer).
+START_WAIT = 3.0
+# Namespaces a client and the server must share: paths, processes, user ids, network.
+_NAMESPACES = ("mnt", "pid", "user", "net", "ipc", "uts", "cgroup")
+_OFF = ("0", "off", "no", "false")
+
+
+# --- where a server is ----------------------------------------------------------
+
+
+def _folder(create: bool) -> str | None:
+    """The socket folder: this user's alone (a folder others can enter, or one that
+    is not this user's, is never used)."""
+    base = os.environ.get("SLOPJUDGE_SERVER_DIR")
+    if not base:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        base = (os.path.join(runtime, "slopjudge") if runtime and os.path.isabs(runtime)
+                else f"/tmp/slopjudge-{os.geteuid()}")
+    if create:
+        try:
+            os.mkdir(base, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    try:
+        st = os.lstat(base)
+    except OSError:
+        return None
+    if (st.st_mode & 0o170000) != 0o040000 or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        return None
+    return base
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b"?"
+
+
+def identity() -> bytes:
+    """What a server must share with a client: the code it imports and where it runs."""
+    import slopjudge
+
+    parts = [os.path.realpath(sys.executable), sys.prefix, sys.version,
+             os.path.dirname(os.path.abspath(slopjudge.__file__)),
+             str(os.geteuid()), os.environ.get("PYTHONPATH", ""),
+             os.environ.get("PYTHONHOME", "")]
+    out = [p.encode("utf-8", "surrogateescape") for p in parts]
+    out.append(_read("/proc/self/cgroup"))
+    for ns in _NAMESPACES:
+        try:
+            out.append(os.readlink(f"/proc/self/ns/{ns}").encode())
+        except OSError:
+            out.append(b"?")
+    return b"\0".join(out)
+
+
+def _name(ident: bytes) -> str:
+    from _blake2 import blake2b
+
+    return "h-" + blake2b(ident, digest_size=10).hexdigest()
+
+
+# --- the client ------------------------------------------------------------------
+
+_START_AFTER: list[str] = []  # a socket path to start a server on once this call is over
+
+
+def enabled() -> bool:
+    return os.environ.get("SLOPJUDGE_SERVER", "1").strip().lower() not in _OFF
+
+
+def call(sub: str) -> int | None:
+    """Run hook point ``sub`` in a server's child: its exit code, or None when no server
+    took the call (the caller runs the hook itself; :func:`start_if_wanted` after)."""
+    if not enabled() or not sys.platform.startswith("linux"):
+        return None
+    _on_signals(sub)
+    try:
+        name = _name(identity())
+        folder = _folder(create=False)
+    except Exception:  # noqa: BLE001 - no server then; the hook runs here
+        return None
+    if folder is None:
+        _START_AFTER.append("")
+        return None
+    path = os.path.join(folder, name + ".sock")
+    if len(path.encode()) > 107:  # what a socket address holds
+        return None
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    try:
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            _START_AFTER.append(path)
+            return None
+        except OSError:
+            return None
+        if not _is_our_server(sock, _socket):
+            return None
+        return _talk(sock, sub, name, path)
+    finally:
+        sock.close()
+
+
+# The child running this call, once known: a signal to the client goes on to it.
+_CHILD: list[int] = []
+_STOPPED: list[int] = []
+
+
+def _on_signals(sub: str) -> None:
+    """Set at once: until a handler is set, a signal ends the process, which Claude
+    Code reads as an allow. Before a child runs the call, the client blocks (exit 2);
+    after, the child's own hook stops its checks and blocks."""
+    import _signal
+
+    def handler(signum: int, frame: object) -> None:
+        if _CHILD:
+            _STOPPED.append(signum)
+            os.kill(_CHILD[0], signum)
+            return
+        name = {_signal.SIGTERM: "SIGTERM", _signal.SIGINT: "SIGINT"}.get(signum, "SIGHUP")
+        os.write(2, f"slopjudge: hook {sub} stopped by {name}, so this call is blocked\n"
+                 .encode())
+        os._exit(2)
+
+    for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+        try:
+            _signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread: the caller owns signals
+            pass
+
+
+def _peer(sock: Any, _socket: Any) -> tuple[int, int, int]:
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return tuple(int.from_bytes(raw[i:i + 4], sys.byteorder) for i in (0, 4, 8))  # type: ignore[return-value]
+
+
+def _is_our_server(sock: Any, _socket: Any) -> bool:
+    """This user's process, running this interpreter."""
+    try:
+        pid, uid, _ = _peer(sock, _socket)
+        exe, ours = os.stat(f"/proc/{pid}/exe"), os.stat(sys.executable)
+    except OSError:
+        return False
+    return uid == os.geteuid() and (exe.st_dev, exe.st_ino) == (ours.st_dev, ours.st_ino)
+
+
+def _stream(stream: Any) -> bytes:
+    if stream is None:
+        return b"-"
+    line = int(bool(getattr(stream, "line_buffering", False)))
+    return f"{stream.encoding}:{stream.errors}:{line}".encode()
+
+
+def _request(sub: str, name: str) -> tuple[bytes, list[int]] | None:
+    """The call as bytes, and the descriptors that go with it (None: cannot be sent)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            return None  # a closed descriptor: the hook here says what that means
+    try:
+        cwd_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    mask = os.umask(0o022)
+    os.umask(mask)
+    fields = [MAGIC, name.encode(), sub.encode(), b"%o" % mask, _stream(sys.stdin),
+              _stream(sys.stdout), _stream(sys.stderr),
+              *(k + b"=" + v for k, v in os.environb.items())]
+    if any(b"\0" in f for f in fields):
+        os.close(cwd_fd)
+        return None
+    return b"\0".join(fields), [0, 1, 2, cwd_fd]
+
+
+class _Lines:
+    """Reply lines from the server, read as they come."""
+
+    def __init__(self, sock: Any) -> None:
+        self.sock, self.buf = sock, b""
+
+    def next(self) -> bytes | None:
+        while b"\n" not in self.buf:
+            try:
+                got = self.sock.recv(4096)
+            except TimeoutError:
+                raise
+            except OSError:
+                return None
+            if not got:
+                return None
+            self.buf += got
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line
+
+
+def _talk(sock: Any, sub: str, name: str, path: str) -> int | None:
+    import _socket
+
+    request = _request(sub, name)
+    if request is None:
+        return None
+    body, fds = request
+    data = len(body).to_bytes(8, "big") + body
+    try:
+        fd_bytes = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+        sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fd_bytes)])
+        sock.sendall(data[sent:])
+    except OSError:
+        return None
+    finally:
+        os.close(fds[-1])
+    sock.settimeout(START_WAIT)
+    lines = _Lines(sock)
+    try:
+        first = lines.next()
+    except TimeoutError:
+        _stop_stuck_server(sock, _socket)
+        return None  # no child in time: the hook runs here (the child never got a go)
+    if first is None or not first.startswith(b"P") or not first[1:].isdigit():
+        if first == b"D stale":
+            _START_AFTER.append(path)
+        return None  # declined: the hook runs here
+    _CHILD.append(int(first[1:]))
+    try:
+        sock.sendall(b"G")
+    except OSError:
+        return None  # the child saw no go-ahead: it touched nothing
+    sock.settimeout(None)
+    while True:
+        try:
+            last = lines.next()
+            break
+        except TimeoutError:
+            continue
+    if last is not None and last.startswith(b"X") and last[1:].lstrip(b"-").isdigit():
+        return int(last[1:])
+    if not _STOPPED:
+        os.write(2, b"slopjudge: the hook server's process for this call ended without an "
+                    b"answer (killed?), so the tool call is blocked; this is not a finding "
+                    b"in the call\n")
+    return 2
+
+
+def _stop_stuck_server(sock: Any, _socket: Any) -> None:
+    """A server that started no child in time: a busy one is left alone (the call was
+    only queued), a stopped one (SIGSTOP) is ended, so the next call starts afresh
+    instead of waiting on it again."""
+    import _signal
+
+    try:
+        pid = _peer(sock, _socket)[0]
+        state = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[:1]
+        if pid > 1 and state in ([b"T"], [b"t"]):
+            os.kill(pid, _signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def start_if_wanted() -> None:
+    """Start a server for the next call, when this one found none: a detached process
+    (its own session, no descriptor of this one), so the agent never waits for it."""
+    if not _START_AFTER:
+        return
+    try:
+        folder = _folder(create=True)
+        if folder is None:
+            return
+        pid = os.fork()
+    except Exception:  # noqa: BLE001 - the next call tries again
+        return
+    if pid == 0:  # pragma: no cover - the child never returns
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.closerange(3, 1 << 16)
+                os.chdir("/")
+                os.execv(sys.executable, [
+                    sys.executable, "-P", "-c",
+                    "import sys; from slopjudge.hooks.server import serve; "
+                    "sys.exit(serve(sys.argv[1]))", folder])
+        finally:
+            os._exit(0)
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+# --- the server ------------------------------------------------------------------
+
+
+def serve(folder: str) -> int:
+    """Serve calls on this interpreter's socket in ``folder`` until idle for
+    ``IDLE_SECONDS``. A spare child, forked ahead and with its memory already its
+    own, waits for the next call; the server forks the next spare when it is taken."""
+    import fcntl
+    import gc
+    import select
+    import signal
+    import socket
+    import time
+
+    if _folder(create=False) != folder:
+        return 1
+    own = _name(identity())
+    name = os.path.join(folder, own)
+    lock = os.open(name + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server has this name
+    os.ftruncate(lock, 0)
+    os.write(lock, b"%d\n" % os.getpid())
+    _warm()
+    stamps = _stamps()
+    path = name + ".sock"
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    bound = os.stat(path).st_ino
+    taken_r, taken_w = os.pipe2(os.O_CLOEXEC)
+    spare: list[int] = []
+
+    def leave(*_: object) -> None:
+        try:
+            if os.stat(path).st_ino == bound:
+                os.unlink(path)
+        except OSError:
+            pass
+        for pid in spare:
+            try:
+                os.kill(pid, signal.SIGTERM)  # a spare that has not taken a call goes
+            except OSError:
+                pass
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, leave)
+    signal.signal(signal.SIGINT, leave)
+    gc.collect()
+    gc.freeze()  # children share the imported code without copying it
+    gc.disable()
+    idle = IDLE_SECONDS
+    if os.environ.get("SLOPJUDGE_SERVER_IDLE"):
+        idle = float(os.environ["SLOPJUDGE_SERVER_IDLE"])
+    poller = select.poll()
+    poller.register(taken_r, select.POLLIN)
+    last = time.monotonic()
+    serving: set[int] = set()  # spares that took a call and still run it
+    while True:
+        # The next spare once the calls running end (or after a while): making one
+        # costs a few milliseconds of CPU a call on two cores would otherwise wait for.
+        if not spare and (not serving or time.monotonic() > last + 0.1):
+            pid = os.fork()
+            if pid == 0:
+                os.close(lock)
+                os.close(taken_r)
+                os._exit(_spare(listener, taken_w, stamps, own))
+            spare.append(pid)
+        left = last + idle - time.monotonic()
+        ready = poller.poll(max(0.0, min(left, 0.005 if serving else 1.0)) * 1000)
+        if ready:
+            os.read(taken_r, 4096)
+            last = time.monotonic()
+            serving.update(spare)  # the spare said it took a call
+            spare.clear()
+        for pid, stopped in _reap():
+            if stopped:  # SIGSTOP: a stopped spare would hold every call in the queue
+                if pid in spare:
+                    os.kill(pid, signal.SIGKILL)
+                continue
+            serving.discard(pid)
+            if pid in spare:
+                spare.remove(pid)  # died before a call: another is made
+        if _stamps() != stamps or time.monotonic() >= last + idle:
+            leave()
+
+
+def _reap() -> list[tuple[int, bool]]:
+    """Children that ended, and those stopped: (pid, stopped)."""
+    done: list[tuple[int, bool]] = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:
+            return done
+        if not pid:
+            return done
+        done.append((pid, os.WIFSTOPPED(status)))
+
+
+def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: str) -> int:
+    """A spare child: its memory made its own ahead (no copy-on-write faults during a
+    call), then one call. Told to go (the server leaving) before a call, it goes."""
+    import signal
+
+    busy: list[bool] = []
+
+    def go(*_: object) -> None:
+        if not busy:
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, go)
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    _prefault()
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return 0
+    busy.append(True)
+    os.write(taken, b".")
+    os.close(taken)
+    listener.close()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _stamps() != stamps:
+        _send(conn, b"D stale\n")  # slopjudge changed since the server started
+        return 0
+    return _child(conn, own)
+
+
+def _prefault() -> None:
+    """Make this process's writable memory its own now (Linux 5.14's
+    MADV_POPULATE_WRITE), so a call does not pay for copying each page the first time
+    it writes one; nothing happens where the kernel lacks it."""
+    import ctypes
+
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        with open("/proc/self/maps", "rb") as fh:
+            maps = fh.read().splitlines()
+    except (OSError, AttributeError):
+        return
+    for line in maps:
+        fields = line.split()
+        if len(fields) < 2 or not fields[1].startswith(b"rw"):
+            continue
+        if len(fields) > 5 and fields[5].startswith((b"[v", b"[stack", b"/dev/")):
+            continue
+        lo, hi = (int(x, 16) for x in fields[0].split(b"-"))
+        if hi - lo <= 64 << 20:  # never a large reservation made whole
+            madvise(lo, hi - lo, 23)  # MADV_POPULATE_WRITE
+
+
+def _warm() -> None:
+    """Import what a pre-tool call imports (not the rules' helpers: they belong to
+    one workspace and are loaded by each call, as always)."""
+    import importlib
+
+    for name in ("ctypes", "slopjudge.cli", "slopjudge.hooks.common", "slopjudge.hooks.pre_tool",
+                 "slopjudge.loading.config", "slopjudge.loading.rulecache",
+                 "slopjudge.checks.selection", "slopjudge.changes.toolmatch",
+                 "slopjudge.changes.proposed", "slopjudge.checks.options", "json", "io",
+                 "resource", "threading"):
+        importlib.import_module(name)
+    from slopjudge.checks import engine
+
+    engine.import_ahead(kinds=("script",))
+
+
+def _stamps() -> list[tuple[str, int, int]]:
+    """slopjudge's own files as imported: a change (an upgrade, an edit) retires the server."""
+    import slopjudge
+
+    root = os.path.dirname(os.path.abspath(slopjudge.__file__))
+    out = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if name.startswith("slopjudge") and where and where.startswith(root):
+            try:
+                st = os.stat(where)
+            except OSError:
+                out.append((where, -1, -1))
+                continue
+            out.append((where, st.st_mtime_ns, st.st_size))
+    return sorted(out)
+
+
+def _send(conn: Any, data: bytes) -> bool:
+    try:
+        conn.sendall(data)
+        return True
+    except OSError:
+        return False
+
+
+def _child(conn: Any, own: str) -> int:
+    """One call, in a fork of the server: 0 and nothing done unless the client said go."""
+    import socket
+
+    conn.settimeout(5.0)
+    got = _receive(conn, socket, own)
+    if got is None:
+        return 0
+    fields, fds, client = got
+    why = _become(client, fields, fds)
+    if why is not None:
+        _send(conn, b"D " + why.encode() + b"\n")
+        return 0
+    if not _send(conn, b"P%d\n" % os.getpid()):
+        return 0
+    try:
+        go = conn.recv(1)
+    except OSError:
+        go = b""
+    if go != b"G":
+        return 0
+    conn.settimeout(None)
+    _watch_client(conn)
+    return _run_hook(conn, fields[2].decode())
+
+
+def _receive(conn: Any, socket: Any, own: str) -> tuple[list[bytes], list[int], int] | None:
+    try:
+        pid, uid, _ = _peer(conn, socket)
+        if uid != os.geteuid():
+            return None
+        data, anc, flags, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
+        fds: list[int] = []
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += [int.from_bytes(raw[i:i + 4], sys.byteorder)
+                        for i in range(0, len(raw) - len(raw) % 4, 4)]
+        if flags & socket.MSG_CTRUNC or len(fds) != 4 or len(data) < 8:
+            return None
+        size = int.from_bytes(data[:8], "big")
+        body = bytearray(data[8:])
+        while len(body) < size:
+            more = conn.recv(min(1 << 20, size - len(body)))
+            if not more:
+                return None
+            body += more
+    except OSError:
+        return None
+    fields = bytes(body).split(b"\0")
+    if len(fields) < 7 or fields[0] != MAGIC or fields[1] != own.encode():
+        return None
+    return fields, fds, pid
+
+
+def _status(pid: int | str) -> dict[str, str]:
+    out = {}
+    for line in _read(f"/proc/{pid}/status").decode("ascii", "replace").splitlines():
+        key, _, value = line.partition(":")
+        out[key] = value.strip()
+    return out
+
+
+def _become(client: int, fields: list[bytes], fds: list[int]) -> str | None:
+    """Take the client's descriptors, folder, environment and process settings; None
+    when done, else why this process cannot stand in for the client's own."""
+    import resource
+    import signal
+
+    theirs, ours = _status(client), _status("self")
+    for key in ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
+                "NoNewPrivs", "Seccomp"):
+        if theirs.get(key) != ours.get(key):
+            return f"another {key}"
+    try:
+        if os.readlink(f"/proc/{client}/root") != "/":
+            return "another root"
+        for ns in _NAMESPACES:
+            if os.readlink(f"/proc/{client}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"):
+                return f"another {ns} namespace"
+        if _read(f"/proc/{client}/cgroup") != _read("/proc/self/cgroup"):
+            return "another cgroup"
+        for limit in [getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_")]:
+            wanted = resource.prlimit(client, limit)
+            if resource.getrlimit(limit) != wanted:
+                resource.setrlimit(limit, wanted)
+        nice = os.getpriority(os.PRIO_PROCESS, client)
+        if os.getpriority(os.PRIO_PROCESS, 0) != nice:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        cpus = os.sched_getaffinity(client)
+        if os.sched_getaffinity(0) != cpus:
+            os.sched_setaffinity(0, cpus)
+        blocked = int(theirs.get("SigBlk", "0"), 16)
+        ignored = int(theirs.get("SigIgn", "0"), 16)
+    except (OSError, ValueError) as exc:
+        return f"cannot match the client ({exc})"
+    for sig in range(1, signal.NSIG):
+        if sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(sig, signal.SIG_IGN if ignored >> (sig - 1) & 1 else signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    signal.pthread_sigmask(signal.SIG_SETMASK,
+                           {s for s in range(1, signal.NSIG) if blocked >> (s - 1) & 1})
+    os.umask(int(fields[3], 8))
+    for i, fd in enumerate(fds[:3]):
+        os.dup2(fd, i)
+    os.fchdir(fds[3])
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.environb.clear()
+    for item in fields[7:]:
+        var, eq, value = item.partition(b"=")
+        if eq and var:
+            os.environb[var] = value
+    _streams(fields[4:7])
+    return None
+
+
+def _streams(specs: list[bytes]) -> None:
+    """sys.stdin/stdout/stderr on descriptors 0-2, as the client's were."""
+    import io
+
+    made: list[Any] = []
+    for fd, spec in enumerate(specs):
+        if spec == b"-":
+            made.append(None)
+            continue
+        encoding, errors, line = spec.decode().rsplit(":", 2)
+        raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+        buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        made.append(io.TextIOWrapper(buffered, encoding=encoding, errors=errors,
+                                     line_buffering=line == "1"))
+    sys.stdin, sys.stdout, sys.stderr = made
+
+
+def _watch_client(conn: Any) -> None:
+    """A client that dies (its socket closes) takes its call with it: the checks are
+    stopped and the child goes. The kernel signals it (SIGIO), so no thread waits."""
+    import fcntl
+    import signal
+
+    def gone(*_: object) -> None:
+        import select
+
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+        if not poller.poll(0):
+            return  # not the client's socket (SIGIO from elsewhere)
+        procs = sys.modules.get("slopjudge.checks.procs")
+        if procs is not None:
+            procs.kill_all()
+        os._exit(2)
+
+    signal.signal(signal.SIGIO, gone)
+    fd = conn.fileno()
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+    gone()  # the client may have gone already
+
+
+def _run_hook(conn: Any, sub: str) -> int:
+    from slopjudge import cli
+    from slopjudge.hooks import main_fast
+
+    cli._child_exits_reported()
+    try:
+        code = main_fast(sub)
+    except BaseException as exc:  # noqa: BLE001 - never an allow for an error
+        os.write(2, f"slopjudge: pre-tool hook failed, so the tool call is blocked: {exc!r}\n"
+                 .encode())
+        code = 2
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            code = 120
+    _send(conn, b"X%d\n" % code)
+    return code
