@@ -109,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
             _exit_now(code)
         code = main_fast(args_list[1])
         if argv is None:
+            if args_list[1] == "start":  # the session's tool calls will find a server
+                from slopjudge.hooks import server
+
+                server.start_for_session()
             _exit_now(code)
         return code
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None

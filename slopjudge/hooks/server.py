@@ -308,6 +308,32 @@ def _stop_stuck_server(sock: Any, _socket: Any) -> None:
         pass
 
 
+def start_for_session() -> None:
+    """At a session's start: a server for its tool calls, unless one runs already."""
+    if not enabled() or not sys.platform.startswith("linux"):
+        return
+    try:
+        folder = _folder(create=True)
+        if folder is None:
+            return
+        path = os.path.join(folder, _name(identity()) + ".sock")
+        if len(path.encode()) > 107:
+            return
+        import _socket
+
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+        try:
+            sock.connect(path)
+            return  # one runs (a connection closed unsent is not a call)
+        except (FileNotFoundError, ConnectionRefusedError):
+            _START_AFTER.append(path)
+        finally:
+            sock.close()
+    except Exception:  # noqa: BLE001 - the first tool call starts one instead
+        return
+    start_if_wanted()
+
+
 def start_if_wanted() -> None:
     """Start a server for the next call, when this one found none: a detached process
     (its own session, no descriptor of this one), so the agent never waits for it."""

@@ -364,3 +364,24 @@ def test_a_stopped_server_is_not_waited_on_for_good(setup: tuple) -> None:
             os.killpg(group, signal.SIGKILL)
         except OSError:
             pass
+
+
+def test_the_session_start_starts_a_server_for_the_first_tool_call(setup: tuple) -> None:
+    repo, folder, env = setup
+    start = subprocess.run([PY, "-m", "slopjudge", "hook", "start"], cwd=repo, env=env,
+                           input=json.dumps({"session_id": "s", "cwd": str(repo),
+                                             "hook_event_name": "SessionStart"}),
+                           capture_output=True, text=True, timeout=60)
+    assert start.returncode == 0, start.stderr
+    pid = server_pid(folder)
+    time.sleep(0.5)  # its first spare ready
+    res, ran_in = hook(repo, env, write(repo, "FORBIDDEN\n"))
+    assert ran_in > 0, res.stderr  # the first call was served
+    assert answer(res)["permissionDecision"] == "deny"
+    off = dict(env, SLOPJUDGE_SERVER="0", SLOPJUDGE_SERVER_DIR=tempfile.mkdtemp(prefix="sj-"))
+    subprocess.run([PY, "-m", "slopjudge", "hook", "start"], cwd=repo, env=off,
+                   input=b"{}", capture_output=True, timeout=60)
+    time.sleep(0.5)
+    assert not os.listdir(off["SLOPJUDGE_SERVER_DIR"])  # turned off: none started
+    shutil.rmtree(off["SLOPJUDGE_SERVER_DIR"])
+    assert server_pid(folder) == pid
