@@ -100,3 +100,12 @@ def read_if_present(path: str) -> bytes | None:
         raise Unreadable("it is a directory") from None
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
+
+
+def read_or(path: str, default: bytes) -> bytes:
+    """A file's bytes, or ``default`` when it cannot be read for any reason."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return default

@@ -77,11 +77,9 @@ def _folder(create: bool) -> str | None:
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b"?"
+    from slopjudge.fsutil import read_or
+
+    return read_or(path, b"?")
 
 
 def identity() -> bytes:
@@ -302,7 +300,14 @@ def _stop_stuck_server(sock: Any, _socket: Any) -> None:
     try:
         pid = _peer(sock, _socket)[0]
         state = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[:1]
-        if pid > 1 and state in ([b"T"], [b"t"]):
+        if pid <= 1 or state not in ([b"T"], [b"t"]):
+            return
+        group = os.getpgid(pid)
+        if group == os.getsid(pid) and group != os.getpgid(0):
+            # The server's own session (it is started in one): its spares, stopped with
+            # it, may hold a call's descriptors; none of them will ever answer.
+            os.killpg(group, _signal.SIGKILL)
+        else:
             os.kill(pid, _signal.SIGKILL)
     except OSError:
         pass
@@ -488,11 +493,18 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
     signal.signal(signal.SIGTERM, go)
     for sig in (signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
+    # A spare never outlives its server (killed, OOM): it would hold the socket and
+    # take calls no server looks after. Once it has a call, the call is its own.
+    server = os.getppid()
+    _parent_death_signal(signal.SIGKILL)
+    if os.getppid() != server:
+        return 0
     _prefault()
     try:
         conn, _ = listener.accept()
     except OSError:
         return 0
+    _parent_death_signal(0)
     busy.append(True)
     os.write(taken, b".")
     os.close(taken)
@@ -502,6 +514,15 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
         _send(conn, b"D stale\n")  # slopjudge changed since the server started
         return 0
     return _child(conn, own)
+
+
+def _parent_death_signal(sig: int) -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, sig, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _prefault() -> None:

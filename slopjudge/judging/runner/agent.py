@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from slopjudge.checks import procs
+from slopjudge.fsutil import read_or
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.judging import usage as usage_mod
@@ -460,11 +461,7 @@ def _verify_loop(
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
+    return read_or(path, b"")
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
