@@ -166,8 +166,7 @@ def wait_for_server(folder: str) -> int:
     while time.monotonic() < deadline:
         pid = server_pid(folder)
         if pid is not None and any(n.endswith(".sock") for n in os.listdir(folder)):
-            time.sleep(0.5)  # its first spare ready
-            return pid
+            return pid  # a call queues on the socket until its first spare takes it
         time.sleep(0.05)
     sys.exit("no hook server started")
 

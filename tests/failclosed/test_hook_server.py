@@ -296,7 +296,8 @@ def test_a_folder_others_can_enter_is_never_used(setup: tuple) -> None:
         res, ran_in = hook(repo, env, write(repo, "FORBIDDEN\n"))
         assert ran_in == -1
         assert answer(res)["permissionDecision"] == "deny"
-    time.sleep(0.5)
+    # A folder that fails the check is never created into or started in: the caller
+    # returns before it forks anything, so there is nothing to wait for.
     assert not list(folder.iterdir())
 
 
@@ -374,14 +375,13 @@ def test_the_session_start_starts_a_server_for_the_first_tool_call(setup: tuple)
                            capture_output=True, text=True, timeout=60)
     assert start.returncode == 0, start.stderr
     pid = server_pid(folder)
-    time.sleep(0.5)  # its first spare ready
+    # No wait for its first spare: a call queues on the socket until the spare takes it.
     res, ran_in = hook(repo, env, write(repo, "FORBIDDEN\n"))
     assert ran_in > 0, res.stderr  # the first call was served
     assert answer(res)["permissionDecision"] == "deny"
     off = dict(env, SLOPJUDGE_SERVER="0", SLOPJUDGE_SERVER_DIR=tempfile.mkdtemp(prefix="sj-"))
     subprocess.run([PY, "-m", "slopjudge", "hook", "start"], cwd=repo, env=off,
                    input=b"{}", capture_output=True, timeout=60)
-    time.sleep(0.5)
-    assert not os.listdir(off["SLOPJUDGE_SERVER_DIR"])  # turned off: none started
+    assert not os.listdir(off["SLOPJUDGE_SERVER_DIR"])  # off: it returns before any fork
     shutil.rmtree(off["SLOPJUDGE_SERVER_DIR"])
     assert server_pid(folder) == pid
