@@ -47,6 +47,11 @@ START_WAIT = 3.0
 # Namespaces a client and the server must share: paths, processes, user ids, network.
 _NAMESPACES = ("mnt", "pid", "user", "net", "ipc", "uts", "cgroup")
 _OFF = ("0", "off", "no", "false")
+# What an interpreter reads once, as it starts (module paths, user site, warnings, the
+# locale's encoding): a caller whose values differ needs a server started with them.
+_STARTUP_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "HOME",
+                 "PYTHONWARNINGS", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONSAFEPATH",
+                 "PYTHONHASHSEED", "LC_ALL", "LC_CTYPE", "LANG")
 
 
 # --- where a server is ----------------------------------------------------------
@@ -56,6 +61,8 @@ def _folder(create: bool) -> str | None:
     """The socket folder: this user's alone (a folder others can enter, or one that
     is not this user's, is never used)."""
     base = os.environ.get("SLOPJUDGE_SERVER_DIR")
+    if base and not os.path.isabs(base):
+        return None  # never a folder relative to wherever the hook runs (the repository)
     if not base:
         runtime = os.environ.get("XDG_RUNTIME_DIR")
         base = (os.path.join(runtime, "slopjudge") if runtime and os.path.isabs(runtime)
@@ -87,9 +94,8 @@ def identity() -> bytes:
     import slopjudge
 
     parts = [os.path.realpath(sys.executable), sys.prefix, sys.version,
-             os.path.dirname(os.path.abspath(slopjudge.__file__)),
-             str(os.geteuid()), os.environ.get("PYTHONPATH", ""),
-             os.environ.get("PYTHONHOME", "")]
+             os.path.dirname(os.path.abspath(slopjudge.__file__)), str(os.geteuid()),
+             *(os.environ.get(v, "") for v in _STARTUP_VARS)]
     out = [p.encode("utf-8", "surrogateescape") for p in parts]
     out.append(_read("/proc/self/cgroup"))
     for ns in _NAMESPACES:
@@ -135,19 +141,40 @@ def call(sub: str) -> int | None:
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    # Connecting and sending can wait too (a full queue, a stopped server): all of it
+    # within START_WAIT, then the hook runs here.
+    sock.settimeout(START_WAIT)
     try:
         try:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             _START_AFTER.append(path)
             return None
+        except TimeoutError:
+            _stop_stuck_server(_lock_pid(path))
+            return None
         except OSError:
             return None
         if not _is_our_server(sock, _socket):
             return None
-        return _talk(sock, sub, name, path)
+        code = _talk(sock, sub, name, path)
+        if code is None and _STOPPED:
+            return _stopped_before_answer(sub)
+        return code
     finally:
         sock.close()
+
+
+def _stopped_before_answer(sub: str) -> int:
+    names = {15: "SIGTERM", 2: "SIGINT", 1: "SIGHUP"}
+    name = names.get(_STOPPED[0], f"signal {_STOPPED[0]}")
+    os.write(2, f"slopjudge: hook {sub} stopped by {name}, so this call is blocked\n".encode())
+    return 2
+
+
+def _lock_pid(socket_path: str) -> int:
+    text = _read(socket_path[:-len(".sock")] + ".lock").strip()
+    return int(text) if text.isdigit() else 0
 
 
 # The child running this call, once known: a signal to the client goes on to it.
@@ -187,10 +214,17 @@ def _is_our_server(sock: Any, _socket: Any) -> bool:
     """This user's process, running this interpreter."""
     try:
         pid, uid, _ = _peer(sock, _socket)
+    except OSError:
+        return False
+    return uid == os.geteuid() and _runs_this_interpreter(pid)
+
+
+def _runs_this_interpreter(pid: int) -> bool:
+    try:
         exe, ours = os.stat(f"/proc/{pid}/exe"), os.stat(sys.executable)
     except OSError:
         return False
-    return uid == os.geteuid() and (exe.st_dev, exe.st_ino) == (ours.st_dev, ours.st_ino)
+    return (exe.st_dev, exe.st_ino) == (ours.st_dev, ours.st_ino)
 
 
 def _stream(stream: Any) -> bytes:
@@ -200,26 +234,21 @@ def _stream(stream: Any) -> bytes:
     return f"{stream.encoding}:{stream.errors}:{line}".encode()
 
 
-def _request(sub: str, name: str) -> tuple[bytes, list[int]] | None:
-    """The call as bytes, and the descriptors that go with it (None: cannot be sent)."""
+def _request(sub: str, name: str) -> bytes | None:
+    """The call as bytes (None: it cannot be sent, the hook runs here)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
             return None  # a closed descriptor: the hook here says what that means
-    try:
-        cwd_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
     mask = os.umask(0o022)
     os.umask(mask)
     fields = [MAGIC, name.encode(), sub.encode(), b"%o" % mask, _stream(sys.stdin),
               _stream(sys.stdout), _stream(sys.stderr),
               *(k + b"=" + v for k, v in os.environb.items())]
     if any(b"\0" in f for f in fields):
-        os.close(cwd_fd)
         return None
-    return b"\0".join(fields), [0, 1, 2, cwd_fd]
+    return b"\0".join(fields)
 
 
 class _Lines:
@@ -244,37 +273,43 @@ class _Lines:
 
 
 def _talk(sock: Any, sub: str, name: str, path: str) -> int | None:
+    """The call, then (once a child says it has started) the go-ahead with the
+    caller's descriptors: a server that never gets that far never holds them."""
     import _socket
 
     request = _request(sub, name)
     if request is None:
         return None
-    body, fds = request
-    data = len(body).to_bytes(8, "big") + body
     try:
-        fd_bytes = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
-        sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fd_bytes)])
-        sock.sendall(data[sent:])
-    except OSError:
-        return None
-    finally:
-        os.close(fds[-1])
-    sock.settimeout(START_WAIT)
-    lines = _Lines(sock)
-    try:
+        sock.sendall(len(request).to_bytes(8, "big") + request)
+        lines = _Lines(sock)
         first = lines.next()
     except TimeoutError:
-        _stop_stuck_server(sock, _socket)
-        return None  # no child in time: the hook runs here (the child never got a go)
+        _stop_stuck_server(_peer(sock, _socket)[0])
+        return None  # no child in time: the hook runs here
+    except OSError:
+        return None
     if first is None or not first.startswith(b"P") or not first[1:].isdigit():
         if first == b"D stale":
             _START_AFTER.append(path)
         return None  # declined: the hook runs here
     _CHILD.append(int(first[1:]))
     try:
-        sock.sendall(b"G")
+        cwd_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        cwd_fd = -1
+    if cwd_fd < 0:
+        sock.close()  # the child sees no go-ahead and goes; the hook runs here
+        return None
+    try:
+        if _STOPPED:
+            return None  # stopped before the go-ahead: the child touched nothing
+        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd_fd))
+        sock.sendmsg([b"G"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
     except OSError:
         return None  # the child saw no go-ahead: it touched nothing
+    finally:
+        os.close(cwd_fd)
     sock.settimeout(None)
     while True:
         try:
@@ -291,22 +326,19 @@ def _talk(sock: Any, sub: str, name: str, path: str) -> int | None:
     return 2
 
 
-def _stop_stuck_server(sock: Any, _socket: Any) -> None:
+def _stop_stuck_server(pid: int) -> None:
     """A server that started no child in time: a busy one is left alone (the call was
-    only queued), a stopped one (SIGSTOP) is ended, so the next call starts afresh
-    instead of waiting on it again."""
+    only queued), a stopped one (SIGSTOP) is ended with its session, whose spares will
+    never answer either, so the next call starts afresh."""
     import _signal
 
     try:
-        pid = _peer(sock, _socket)[0]
         state = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[:1]
-        if pid <= 1 or state not in ([b"T"], [b"t"]):
+        if pid <= 1 or state not in ([b"T"], [b"t"]) or not _runs_this_interpreter(pid):
             return
         group = os.getpgid(pid)
         if group == os.getsid(pid) and group != os.getpgid(0):
-            # The server's own session (it is started in one): its spares, stopped with
-            # it, may hold a call's descriptors; none of them will ever answer.
-            os.killpg(group, _signal.SIGKILL)
+            os.killpg(group, _signal.SIGKILL)  # the server's own session (started so)
         else:
             os.kill(pid, _signal.SIGKILL)
     except OSError:
@@ -397,8 +429,12 @@ def serve(folder: str) -> int:
         return 0  # another server has this name
     os.ftruncate(lock, 0)
     os.write(lock, b"%d\n" % os.getpid())
+    idle = _idle_seconds()
+    began = time.time_ns()
     _warm()
     stamps = _stamps()
+    if any(mtime >= began for _, mtime, _ in stamps):
+        return 0  # changed while it was imported: what runs may not be what is there
     path = name + ".sock"
     try:
         os.unlink(path)
@@ -430,9 +466,6 @@ def serve(folder: str) -> int:
     gc.collect()
     gc.freeze()  # children share the imported code without copying it
     gc.disable()
-    idle = IDLE_SECONDS
-    if os.environ.get("SLOPJUDGE_SERVER_IDLE"):
-        idle = float(os.environ["SLOPJUDGE_SERVER_IDLE"])
     poller = select.poll()
     poller.register(taken_r, select.POLLIN)
     last = time.monotonic()
@@ -448,7 +481,7 @@ def serve(folder: str) -> int:
                 os._exit(_spare(listener, taken_w, stamps, own))
             spare.append(pid)
         left = last + idle - time.monotonic()
-        ready = poller.poll(max(0.0, min(left, 0.005 if serving else 1.0)) * 1000)
+        ready = poller.poll(max(0.0, min(left, 0.005 if serving else 0.25)) * 1000)
         if ready:
             os.read(taken_r, 4096)
             last = time.monotonic()
@@ -464,6 +497,14 @@ def serve(folder: str) -> int:
                 spare.remove(pid)  # died before a call: another is made
         if _stamps() != stamps or time.monotonic() >= last + idle:
             leave()
+
+
+def _idle_seconds() -> float:
+    try:
+        idle = float(os.environ.get("SLOPJUDGE_SERVER_IDLE") or IDLE_SECONDS)
+    except ValueError:
+        return IDLE_SECONDS
+    return idle if 0 < idle < float("inf") else IDLE_SECONDS
 
 
 def _reap() -> list[tuple[int, bool]]:
@@ -595,43 +636,58 @@ def _child(conn: Any, own: str) -> int:
     """One call, in a fork of the server: 0 and nothing done unless the client said go."""
     import socket
 
-    conn.settimeout(5.0)
+    conn.settimeout(1.0)  # a caller sends its call at once; a silent one is not a caller
     got = _receive(conn, socket, own)
     if got is None:
         return 0
-    fields, fds, client = got
-    why = _become(client, fields, fds)
+    fields, client = got
+    why = _match(client)
     if why is not None:
         _send(conn, b"D " + why.encode() + b"\n")
         return 0
+    from slopjudge.hooks import _stop_children_on_signals
+
+    sub = fields[2].decode()
+    _stop_children_on_signals(sub)  # before P: a signal passed on from now on blocks
     if not _send(conn, b"P%d\n" % os.getpid()):
         return 0
+    conn.settimeout(START_WAIT)
     try:
-        go = conn.recv(1)
+        go, anc, flags, _ = conn.recvmsg(1, socket.CMSG_SPACE(4 * 4))
     except OSError:
-        go = b""
-    if go != b"G":
+        return 0
+    fds = [int.from_bytes(raw[i:i + 4], sys.byteorder)
+           for level, kind, raw in anc
+           if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+           for i in range(0, len(raw) - len(raw) % 4, 4)]
+    if go != b"G" or flags & socket.MSG_CTRUNC or len(fds) != 4:
         return 0
     conn.settimeout(None)
+    why = _take(fields, fds)
+    if why is not None:
+        os.write(2, f"slopjudge: the hook server could not take this call ({why}), so the "
+                    "tool call is blocked; this is not a finding in the call\n".encode())
+        _send(conn, b"X2\n")
+        return 2
     _watch_client(conn)
-    return _run_hook(conn, fields[2].decode())
+    return _run_hook(conn, sub)
 
 
-def _receive(conn: Any, socket: Any, own: str) -> tuple[list[bytes], list[int], int] | None:
+def _receive(conn: Any, socket: Any, own: str) -> tuple[list[bytes], int] | None:
     try:
         pid, uid, _ = _peer(conn, socket)
         if uid != os.geteuid():
             return None
-        data, anc, flags, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
-        fds: list[int] = []
-        for level, kind, raw in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds += [int.from_bytes(raw[i:i + 4], sys.byteorder)
-                        for i in range(0, len(raw) - len(raw) % 4, 4)]
-        if flags & socket.MSG_CTRUNC or len(fds) != 4 or len(data) < 8:
+        head = b""
+        while len(head) < 8:
+            more = conn.recv(8 - len(head))
+            if not more:
+                return None
+            head += more
+        size = int.from_bytes(head, "big")
+        if size > 64 << 20:
             return None
-        size = int.from_bytes(data[:8], "big")
-        body = bytearray(data[8:])
+        body = bytearray()
         while len(body) < size:
             more = conn.recv(min(1 << 20, size - len(body)))
             if not more:
@@ -642,7 +698,7 @@ def _receive(conn: Any, socket: Any, own: str) -> tuple[list[bytes], list[int], 
     fields = bytes(body).split(b"\0")
     if len(fields) < 7 or fields[0] != MAGIC or fields[1] != own.encode():
         return None
-    return fields, fds, pid
+    return fields, pid
 
 
 def _status(pid: int | str) -> dict[str, str]:
@@ -653,15 +709,15 @@ def _status(pid: int | str) -> dict[str, str]:
     return out
 
 
-def _become(client: int, fields: list[bytes], fds: list[int]) -> str | None:
-    """Take the client's descriptors, folder, environment and process settings; None
-    when done, else why this process cannot stand in for the client's own."""
+def _match(client: int) -> str | None:
+    """Make this process the caller's in its limits, signals, niceness and CPU set;
+    None when done, else why it cannot stand in for the caller's own process."""
     import resource
     import signal
 
     theirs, ours = _status(client), _status("self")
     for key in ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
-                "NoNewPrivs", "Seccomp"):
+                "NoNewPrivs", "Seccomp", "Seccomp_filters"):
         if theirs.get(key) != ours.get(key):
             return f"another {key}"
     try:
@@ -672,6 +728,10 @@ def _become(client: int, fields: list[bytes], fds: list[int]) -> str | None:
                 return f"another {ns} namespace"
         if _read(f"/proc/{client}/cgroup") != _read("/proc/self/cgroup"):
             return "another cgroup"
+        if _read(f"/proc/{client}/attr/current") != _read("/proc/self/attr/current"):
+            return "another security label"
+        if os.sched_getscheduler(client) != os.sched_getscheduler(0):
+            return "another scheduling policy"
         for limit in [getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_")]:
             wanted = resource.prlimit(client, limit)
             if resource.getrlimit(limit) != wanted:
@@ -695,13 +755,24 @@ def _become(client: int, fields: list[bytes], fds: list[int]) -> str | None:
             pass
     signal.pthread_sigmask(signal.SIG_SETMASK,
                            {s for s in range(1, signal.NSIG) if blocked >> (s - 1) & 1})
+    return None
+
+
+def _take(fields: list[bytes], fds: list[int]) -> str | None:
+    """The caller's descriptors, folder, umask and environment (after the go-ahead);
+    None when done, else why not (said on the caller's stderr, and the call blocks)."""
+    try:
+        os.dup2(fds[2], 2)  # first: what goes wrong after is said where the caller reads
+        os.fchdir(fds[3])
+        os.dup2(fds[0], 0)
+        os.dup2(fds[1], 1)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
     os.umask(int(fields[3], 8))
-    for i, fd in enumerate(fds[:3]):
-        os.dup2(fd, i)
-    os.fchdir(fds[3])
-    for fd in fds:
-        if fd > 2:
-            os.close(fd)
     os.environb.clear()
     for item in fields[7:]:
         var, eq, value = item.partition(b"=")

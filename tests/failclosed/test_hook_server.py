@@ -385,3 +385,71 @@ def test_the_session_start_starts_a_server_for_the_first_tool_call(setup: tuple)
     assert not os.listdir(off["SLOPJUDGE_SERVER_DIR"])  # off: it returns before any fork
     shutil.rmtree(off["SLOPJUDGE_SERVER_DIR"])
     assert server_pid(folder) == pid
+
+
+def test_a_stopped_server_and_a_large_environment_still_end_in_time(setup: tuple) -> None:
+    """With an environment larger than a socket's buffer, sending the call to a stopped
+    server waits too: that wait is bounded as well, and the caller's descriptors were
+    never sent, so its output ends with its answer."""
+    repo, folder, env = setup
+    served(repo, env, write(repo, "x = 2\n"))
+    group = os.getpgid(server_pid(folder))
+    big = dict(env, **{f"BIG_{i}": "x" * 120_000 for i in range(8)})
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        res, ran_in = hook(repo, big, write(repo, "FORBIDDEN\n"))
+        assert time.monotonic() - started < 20
+        assert ran_in == -1
+        assert answer(res)["permissionDecision"] == "deny"
+    finally:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+STOP_BETWEEN = r"""
+import os, signal, sys
+from slopjudge.hooks import server
+
+class Stop(list):
+    # The moment the child has said it started, before the go-ahead: SIGTERM.
+    def append(self, pid):
+        super().append(pid)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+server._CHILD = Stop()
+from slopjudge.cli import main
+main()
+"""
+
+
+def test_a_signal_between_start_and_go_ahead_blocks(setup: tuple) -> None:
+    repo, _, env = setup
+    served(repo, env, write(repo, "x = 2\n"))
+    res = subprocess.run([PY, "-c", STOP_BETWEEN, "hook", "pre-tool"], cwd=repo, env=env,
+                         input=write(repo, "x = 3\n"), capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "stopped by SIGTERM, so this call is blocked" in res.stderr
+
+
+def test_odd_settings_do_not_make_a_server_spin_or_land_in_the_repository(
+        setup: tuple) -> None:
+    repo, folder, env = setup
+    res, _ = hook(repo, dict(env, SLOPJUDGE_SERVER_DIR="srv"), write(repo, "FORBIDDEN\n"))
+    assert answer(res)["permissionDecision"] == "deny"
+    assert not (repo / "srv").exists()  # a relative folder is never used
+    served(repo, dict(env, SLOPJUDGE_SERVER_IDLE="nan"), write(repo, "x = 2\n"))
+    pid = server_pid(folder)
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    before = cpu()
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # a second of the server alone
+        time.sleep(0.1)
+    assert cpu() - before < 0.3  # waiting, not polling without end

@@ -235,6 +235,15 @@ def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
         assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert "slopjudge.hooks.pre_tool" not in imported  # served by the new one
         assert server() == new
+        # A file newer than a server's start (changed while it imported) retires it and
+        # keeps the next one from serving: what runs may not be what is on disk.
+        later = time.time() + 3600
+        os.utime(module, (later, later))
+        for _ in range(3):
+            res, imported = call("rules/protect-rules/rule.yaml")
+            assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+            assert "slopjudge.hooks.pre_tool" in imported  # never served
+        assert not wait_gone([new], within=10)
     finally:
         kill_quietly(stop_servers(folder))
         shutil.rmtree(folder, ignore_errors=True)
