@@ -37,17 +37,22 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout
 
 
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "repo"
+def write_forbidden_rule(ws: Path) -> None:
     rule = ws / "rules" / "no-forbidden"
     rule.mkdir(parents=True)
-    git(ws, "init", "-q")
     (rule / "scan.py").write_text(SCAN)
     (rule / "scan.py").chmod(0o755)
     (rule / "rule.yaml").write_text(
         "description: No FORBIDDEN markers\non: [pre-tool]\ntools: [Write]\n"
         "checks:\n  - id: scan\n    script: scan.py\n")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    write_forbidden_rule(ws)
     (ws / "sub").mkdir()
     return ws
 
@@ -270,6 +275,28 @@ def test_the_projects_virtualenv_is_used_and_judges(repo: Path, venv: str) -> No
     assert decision["permissionDecision"] == "deny"
     assert "FORBIDDEN marker in a.py" in decision["permissionDecisionReason"]
     assert run_hook(repo, "PreToolUse", write(repo), env)[:2] == (0, "")
+
+
+def test_a_virtualenv_python_runs_slopjudge_even_in_a_folder_with_spaces(
+        tmp_path: Path) -> None:
+    """With the project virtualenv's python beside its slopjudge, the wrapper runs
+    slopjudge through that python (pip's launcher would import `re` first), and quotes
+    a project path with spaces."""
+    ws = tmp_path / "my projects" / "app"
+    ws.mkdir(parents=True)
+    git(ws, "init", "-q")
+    write_forbidden_rule(ws)
+    assert install(ws).returncode == 0
+    bin_dir = ws / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    fake_slopjudge(bin_dir, "echo launcher run >&2; exit 2")  # not the one that runs
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    rc, out, err = run_hook(ws, "PreToolUse", write(ws, "FORBIDDEN\n"), bare_env(ws))
+    assert rc == 0, err
+    assert "launcher run" not in err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert run_hook(ws, "PreToolUse", write(ws), bare_env(ws))[:2] == (0, "")
 
 
 def test_python_dash_m_is_used_when_python3_can_import_slopjudge(repo: Path) -> None:

@@ -1287,7 +1287,7 @@ def _forked_child(path: str, script_code: types.CodeType | None, in_r: int, out_
                 except OSError:
                     pass
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                    signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
+                    signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD, signal.SIGIO):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         code = _run_as_main(path, script_code, env)

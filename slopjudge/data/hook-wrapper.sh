@@ -6,7 +6,8 @@
 # call would go through unjudged. So the settings call this file, which finds
 # slopjudge the way the README documents:
 #   1. $SLOPJUDGE_BIN, when set;
-#   2. the project's virtualenv: .venv/bin/slopjudge, then venv/bin/slopjudge;
+#   2. the project's virtualenv: .venv/bin/slopjudge, then venv/bin/slopjudge (run
+#      through the virtualenv's own python when it has one);
 #   3. python3 -P -m slopjudge, when python3 can import it (not from the project folder);
 #   4. slopjudge on PATH, then ~/.local/bin/slopjudge (pipx, pip --user).
 # When none is there, it blocks every tool that could change the repository
@@ -25,12 +26,16 @@ here=$(CDPATH='' cd -- "$(dirname -- "$0")" 2>/dev/null && pwd -P) || here=.
 root=$(CDPATH='' cd -- "$here/../.." 2>/dev/null && pwd -P) || root=.
 
 found=
+venv_python=
 if [ -n "${SLOPJUDGE_BIN-}" ] && [ -x "$SLOPJUDGE_BIN" ]; then
     found=$SLOPJUDGE_BIN
 fi
 for venv in .venv venv; do
     if [ -z "$found" ] && [ -x "$root/$venv/bin/slopjudge" ]; then
         found=$root/$venv/bin/slopjudge
+        if [ -x "$root/$venv/bin/python" ]; then
+            venv_python=$root/$venv/bin/python
+        fi
     fi
 done
 with_python=
@@ -50,6 +55,11 @@ if [ -n "$found" ] || [ -n "$with_python" ]; then
         # -P: not the current folder first on the import path, where the agent can
         # write a package named slopjudge of its own.
         python3 -P -m slopjudge hook "$point"
+    elif [ -n "$venv_python" ]; then
+        # The virtualenv's Python itself: the `slopjudge` launcher pip writes imports `re`
+        # first, a third of a PreToolUse call the hook server answers. -P as above.
+        "$venv_python" -P -c 'import sys; from slopjudge.cli import main; sys.exit(main())' \
+            hook "$point"
     else
         "$found" hook "$point"
     fi

@@ -49,9 +49,8 @@ _NAMESPACES = ("mnt", "pid", "user", "net", "ipc", "uts", "cgroup")
 _OFF = ("0", "off", "no", "false")
 # What an interpreter reads once, as it starts (module paths, user site, warnings, the
 # locale's encoding): a caller whose values differ needs a server started with them.
-_STARTUP_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "HOME",
-                 "PYTHONWARNINGS", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONSAFEPATH",
-                 "PYTHONHASHSEED", "LC_ALL", "LC_CTYPE", "LANG")
+# Every PYTHON* variable counts, and the interpreter's flags; besides those:
+_STARTUP_VARS = ("HOME", "LC_ALL", "LC_CTYPE", "LANG", "TZ")
 
 
 # --- where a server is ----------------------------------------------------------
@@ -93,8 +92,13 @@ def identity() -> bytes:
     """What a server must share with a client: the code it imports and where it runs."""
     import slopjudge
 
+    flags = [f"{n}={getattr(sys.flags, n)}" for n in type(sys.flags).__match_args__
+             if n != "safe_path"]  # the server's own -P
     parts = [os.path.realpath(sys.executable), sys.prefix, sys.version,
              os.path.dirname(os.path.abspath(slopjudge.__file__)), str(os.geteuid()),
+             *flags, repr(sorted(sys._xoptions.items())), repr(sys.warnoptions),
+             str(sys.get_int_max_str_digits()),
+             *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("PYTHON")),
              *(os.environ.get(v, "") for v in _STARTUP_VARS)]
     out = [p.encode("utf-8", "surrogateescape") for p in parts]
     out.append(_read("/proc/self/cgroup"))
@@ -336,9 +340,8 @@ def _stop_stuck_server(pid: int) -> None:
         state = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[:1]
         if pid <= 1 or state not in ([b"T"], [b"t"]) or not _runs_this_interpreter(pid):
             return
-        group = os.getpgid(pid)
-        if group == os.getsid(pid) and group != os.getpgid(0):
-            os.killpg(group, _signal.SIGKILL)  # the server's own session (started so)
+        if os.getpgid(pid) == pid != os.getpgid(0):
+            os.killpg(pid, _signal.SIGKILL)  # the group it leads (started so): its spares
         else:
             os.kill(pid, _signal.SIGKILL)
     except OSError:
@@ -380,6 +383,10 @@ def start_if_wanted() -> None:
         folder = _folder(create=True)
         if folder is None:
             return
+        from subprocess import _args_from_interpreter_flags  # type: ignore[attr-defined]
+
+        flags = _args_from_interpreter_flags()  # -O, -X, -W ...: it starts as this one did
+        name = _name(identity())
         pid = os.fork()
     except Exception:  # noqa: BLE001 - the next call tries again
         return
@@ -387,15 +394,16 @@ def start_if_wanted() -> None:
         try:
             os.setsid()
             if os.fork() == 0:
+                os.setpgid(0, 0)  # its own group, with its spares: `kill -- -PID` ends all
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
                 os.closerange(3, 1 << 16)
                 os.chdir("/")
                 os.execv(sys.executable, [
-                    sys.executable, "-P", "-c",
+                    sys.executable, *flags, "-P", "-c",
                     "import sys; from slopjudge.hooks.server import serve; "
-                    "sys.exit(serve(sys.argv[1]))", folder])
+                    "sys.exit(serve(sys.argv[1], sys.argv[2]))", folder, name])
         finally:
             os._exit(0)
     try:
@@ -407,7 +415,7 @@ def start_if_wanted() -> None:
 # --- the server ------------------------------------------------------------------
 
 
-def serve(folder: str) -> int:
+def serve(folder: str, expected: str | None = None) -> int:
     """Serve calls on this interpreter's socket in ``folder`` until idle for
     ``IDLE_SECONDS``. A spare child, forked ahead and with its memory already its
     own, waits for the next call; the server forks the next spare when it is taken."""
@@ -421,6 +429,8 @@ def serve(folder: str) -> int:
     if _folder(create=False) != folder:
         return 1
     own = _name(identity())
+    if expected is not None and own != expected:
+        return 1  # it would serve no caller like the one that started it
     name = os.path.join(folder, own)
     lock = os.open(name + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -732,6 +742,14 @@ def _match(client: int) -> str | None:
             return "another security label"
         if os.sched_getscheduler(client) != os.sched_getscheduler(0):
             return "another scheduling policy"
+        if _read(f"/proc/{client}/personality") != _read("/proc/self/personality"):
+            return "another personality"
+        if _io_priority(client) != _io_priority(0):
+            return "another I/O priority"
+        adj = _read(f"/proc/{client}/oom_score_adj")
+        if adj != _read("/proc/self/oom_score_adj"):
+            with open("/proc/self/oom_score_adj", "wb") as fh:  # lowering it may be refused
+                fh.write(adj)
         for limit in [getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_")]:
             wanted = resource.prlimit(client, limit)
             if resource.getrlimit(limit) != wanted:
@@ -758,6 +776,20 @@ def _match(client: int) -> str | None:
     return None
 
 
+# ioprio_get by architecture (no libc wrapper); elsewhere the priority is not compared
+# and the server is not used.
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31, "i686": 290, "armv7l": 315}
+
+
+def _io_priority(pid: int) -> int | None:
+    import ctypes
+
+    number = _IOPRIO_GET.get(os.uname().machine)
+    if number is None:
+        raise OSError("I/O priority unknown here")
+    return int(ctypes.CDLL(None, use_errno=True).syscall(number, 1, pid))  # IOPRIO_WHO_PROCESS
+
+
 def _take(fields: list[bytes], fds: list[int]) -> str | None:
     """The caller's descriptors, folder, umask and environment (after the go-ahead);
     None when done, else why not (said on the caller's stderr, and the call blocks)."""
@@ -778,6 +810,9 @@ def _take(fields: list[bytes], fds: list[int]) -> str | None:
         var, eq, value = item.partition(b"=")
         if eq and var:
             os.environb[var] = value
+    import time
+
+    time.tzset()  # the caller's TZ, as the time module read it at the caller's start
     _streams(fields[4:7])
     return None
 

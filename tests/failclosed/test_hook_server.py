@@ -51,7 +51,18 @@ if "SLEEP" in text:
         fh.write(str(os.getpid()))
     import time
     time.sleep(60)
+if "ASSERT" in text:
+    assert "ASSERT" not in text, "assert refused"  # gone under python -O
+def proc(name):
+    with open("/proc/self/" + name) as fh:
+        return fh.read().strip()
+def ioprio():
+    import ctypes
+    number = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+    return number and ctypes.CDLL(None).syscall(number, 1, 0)
 state = {
+    "oom": proc("oom_score_adj"), "personality": proc("personality"), "io": ioprio(),
+    "tz": time.tzname[0] if (time := __import__("time")) else "",
     "marker": os.environ.get("CLIENT_MARKER"),
     "umask": oct(os.umask(0)),
     "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
@@ -95,12 +106,13 @@ def write(repo: Path, content: str) -> str:
     })
 
 
-def hook(repo: Path, env: dict[str, str], payload: str, **kw: object
-         ) -> tuple[subprocess.CompletedProcess[str], int]:
-    """The hook as Claude Code starts it; (result, pid of the process that ran the check)."""
+def hook(repo: Path, env: dict[str, str], payload: str, *, python: tuple[str, ...] = (PY,),
+         **kw: object) -> tuple[subprocess.CompletedProcess[str], int]:
+    """The hook as Claude Code starts it; (result, pid of the process that ran the check,
+    -1 when it was the hook's own process)."""
     parent = Path(env["PARENT_FILE"])
     parent.unlink(missing_ok=True)
-    proc = subprocess.Popen([PY, "-m", "slopjudge", "hook", "pre-tool"], cwd=repo, env=env,
+    proc = subprocess.Popen([*python, "-m", "slopjudge", "hook", "pre-tool"], cwd=repo, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)  # type: ignore[call-overload]
     out, err = proc.communicate(payload, timeout=60)
@@ -453,3 +465,45 @@ def test_odd_settings_do_not_make_a_server_spin_or_land_in_the_repository(
     while time.monotonic() < deadline:  # a second of the server alone
         time.sleep(0.1)
     assert cpu() - before < 0.3  # waiting, not polling without end
+
+
+def test_a_caller_started_with_other_interpreter_settings_gets_its_own_server(
+        setup: tuple) -> None:
+    """A server started by a caller with PYTHONOPTIMIZE (asserts gone) never serves a
+    plain caller, whose own process would deny; a -O caller is served as -O."""
+    repo, folder, env = setup
+    optimized = dict(env, PYTHONOPTIMIZE="1")
+    served(repo, optimized, write(repo, "x = 2\n"))
+    res, ran_in = hook(repo, env, write(repo, "ASSERT\n"))
+    assert ran_in == -1  # not that server's caller
+    assert "assert refused" in answer(res)["permissionDecisionReason"]
+    for _ in range(5):
+        res, ran_in = hook(repo, env, write(repo, "ASSERT\n"), python=(PY, "-O"))
+        assert (res.returncode, res.stdout) == (0, ""), res.stderr  # -O: no assert
+        if ran_in > 0:
+            break  # served, by a -O server
+        deadline = time.monotonic() + 15
+        while len(list(folder.glob("*.sock"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the -O server this call started: PYTHONOPTIMIZE's, plain, -O
+    else:
+        raise AssertionError("no -O call was served")
+    assert len(list(folder.glob("*.sock"))) == 3
+
+
+@pytest.mark.parametrize("wrapper", [
+    ["ionice", "-c", "3"], ["choom", "-n", "500", "--"], ["setarch", os.uname().machine, "-R"],
+])
+def test_process_settings_a_wrapper_gives_are_the_callers(setup: tuple,
+                                                         wrapper: list[str]) -> None:
+    repo, _, env = setup
+    if shutil.which(wrapper[0]) is None:
+        pytest.skip(f"{wrapper[0]} is not installed")
+    served(repo, env, write(repo, "x = 2\n"))  # a server runs, started plainly
+    argv = [*wrapper, PY, "-m", "slopjudge", "hook", "pre-tool"]
+    got = {}
+    for mode in ("server", "own"):
+        run_env = env if mode == "server" else dict(env, SLOPJUDGE_SERVER="0")
+        proc = subprocess.run(argv, cwd=repo, env=run_env, input=write(repo, "FORBIDDEN\n"),
+                              capture_output=True, text=True, timeout=60)
+        got[mode] = answer(proc)["permissionDecisionReason"]
+    assert got["server"] == got["own"]

@@ -152,22 +152,29 @@ def test_python_scripts_without_run_bits_still_run(
     assert "not executable" not in validate.stdout + validate.stderr
 
 
+# What the hook wrapper runs with a project virtualenv's python (data/hook-wrapper.sh).
+WRAPPER_MAIN = "import sys; from slopjudge.cli import main; sys.exit(main())"
+
+
+def test_the_wrapper_runs_the_command_it_documents() -> None:
+    text = (REPO_ROOT / "slopjudge" / "data" / "hook-wrapper.sh").read_text()
+    assert f"-P -c '{WRAPPER_MAIN}'" in text
+
+
 def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
     tmp_path: Path, dist: dict[str, Path]
 ) -> None:
-    """As a user gets it: the wheel's `slopjudge` is the plain script (pip's launcher
-    would import `re` first); a served call imports none of the hook's code in the
-    caller; a slopjudge file changed under a running server (an upgrade, an edit) is
-    never served by the old code: the server declines, exits, and the next one serves."""
+    """As a user gets it, called as the hook wrapper calls a virtualenv's slopjudge (its
+    python, not pip's launcher, which imports `re` first): a served call imports none
+    of the hook's code in the caller; a slopjudge file changed under a running server
+    (an upgrade, an edit) is never served by the old code: the server declines, exits,
+    and the next one serves."""
     import fcntl
     import shutil
     import tempfile
     import time
 
     slopjudge = _venv(tmp_path / "venv", dist["wheel"])
-    first_line = slopjudge.read_text().splitlines()[0]
-    assert first_line.startswith("#!") and first_line.endswith("python"), first_line
-    assert "import re" not in slopjudge.read_text()
     repo = tmp_path / "project"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -204,7 +211,8 @@ def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
             "tool_name": "Write",
             "tool_input": {"file_path": str(repo / target), "content": "x: 1\n"},
         })
-        res = subprocess.run([str(py), "-X", "importtime", str(slopjudge), "hook", "pre-tool"],
+        res = subprocess.run([str(py), "-X", "importtime", "-P", "-c", WRAPPER_MAIN, "hook",
+                              "pre-tool"],
                              cwd=repo, env=env, input=payload, capture_output=True, text=True,
                              timeout=300)
         imported = {line.split("|")[-1].strip() for line in res.stderr.splitlines()
