@@ -7,8 +7,9 @@ into a fresh venv (not editable), then ``slopjudge init`` in a new git repo.
 
 Rows (goal in brackets):
 1. pre-tool, Read: no rule applies                         [<= 2.5x python -c pass]
-   (rows 1-3 through the hook server a first call starts, as in an agent's session; each
-   also measured in its own process, SLOPJUDGE_SERVER=0)
+   (rows 1-3: the hook command `slopjudge install claude` writes, as Claude Code runs it,
+   served by the hook server a first call starts; each also in its own process,
+   SLOPJUDGE_SERVER=0)
 2. pre-tool, Write of a small clean .py: the pack's checks [<= 3x]
 3. pre-tool, Bash ``ls``                                   [<= 3x]
 4. ``run --dry-run --diff`` over 10,000 changed files     [<= 3 s, <= 200 MB peak]
@@ -82,7 +83,13 @@ def main() -> int:
         base_py = [os.path.join(bin_dir, "python"), "-c", "pass"]
         sj = os.path.join(bin_dir, "slopjudge")
         ws = init_repo(bin_dir, os.path.join(root, "repo"))
-        hook = [sj, "hook", "pre-tool"]
+        # The hook as Claude Code runs it: the wrapper `slopjudge install claude` writes,
+        # finding the project's virtualenv (here a link to the bench venv).
+        os.symlink(os.path.dirname(bin_dir), os.path.join(ws, ".venv"))
+        with open(os.path.join(ws, ".git", "info", "exclude"), "a", encoding="utf-8") as fh:
+            fh.write(".venv\n.claude/\n")
+        subprocess.run([sj, "install", "claude"], cwd=ws, check=True, capture_output=True)
+        hook = [os.path.join(ws, ".claude", "hooks", "slopjudge"), "hook", "pre-tool"]
         rows = [
             ("pre-tool, Read (no rule applies)", 2.5,
              hook_event(ws, "Read", {"file_path": os.path.join(ws, "src", "app.py")})),

@@ -22,8 +22,9 @@ if [ "${1-}" != hook ] || [ -z "${2-}" ]; then
 fi
 point=$2
 
-here=$(CDPATH='' cd -- "$(dirname -- "$0")" 2>/dev/null && pwd -P) || here=.
-root=$(CDPATH='' cd -- "$here/../.." 2>/dev/null && pwd -P) || root=.
+# One subshell and no dirname: this runs before every tool call.
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+root=$(CDPATH='' cd -P -- "$here/../.." 2>/dev/null && pwd -P) || root=.
 
 found=
 venv_python=
