@@ -608,12 +608,17 @@ def _warm() -> None:
     for name in ("ctypes", "slopjudge.cli", "slopjudge.hooks.common", "slopjudge.hooks.pre_tool",
                  "slopjudge.loading.config", "slopjudge.loading.rulecache",
                  "slopjudge.checks.selection", "slopjudge.changes.toolmatch",
-                 "slopjudge.changes.proposed", "slopjudge.checks.options", "json", "io",
-                 "resource", "threading"):
+                 "slopjudge.changes.proposed", "slopjudge.changes.edits",
+                 "slopjudge.changes.shell", "slopjudge.changes.rulefilter",
+                 "slopjudge.checks.codecache", "slopjudge.checks.options", "json", "io",
+                 "resource", "threading", "queue", "atexit", "shlex"):
         importlib.import_module(name)
-    from slopjudge.checks import engine
+    import re
+
+    from slopjudge.checks import engine, procs
 
     engine.import_ahead(kinds=("script",))
+    re.compile(procs._IMPORT_LINE, re.M)  # compiled once here, in re's cache every call has
 
 
 def _stamps() -> list[tuple[str, int, int]]:
