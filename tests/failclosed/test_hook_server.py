@@ -8,6 +8,7 @@ check's parent (the process running the hook) is not the client that was started
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -360,11 +361,7 @@ def test_a_stopped_server_is_not_waited_on_for_good(setup: tuple) -> None:
     """SIGSTOP on the server and its spare: the call waits 3 s, is answered by the
     caller itself, and the stopped server is ended so the next calls start afresh."""
     repo, folder, env = setup
-    served(repo, env, write(repo, "x = 2\n"))
-    pid = server_pid(folder)
-    group = os.getpgid(pid)
-    os.killpg(group, signal.SIGSTOP)
-    try:
+    with stopped_server(repo, folder, env) as pid:
         started = time.monotonic()
         res, ran_in = hook(repo, env, write(repo, "FORBIDDEN\n"))
         assert ran_in == -1 and time.monotonic() - started >= 2.5
@@ -372,6 +369,17 @@ def test_a_stopped_server_is_not_waited_on_for_good(setup: tuple) -> None:
         assert not wait_gone([pid], within=10)
         again = served(repo, env, write(repo, "FORBIDDEN\n"))
         assert answer(again)["permissionDecision"] == "deny"
+
+
+@contextlib.contextmanager
+def stopped_server(repo: Path, folder: Path, env: dict[str, str]) -> Iterator[int]:
+    """A running server and its spare, SIGSTOPped (the pid of the server); killed after."""
+    served(repo, env, write(repo, "x = 2\n"))
+    pid = server_pid(folder)
+    group = os.getpgid(pid)
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        yield pid
     finally:
         try:
             os.killpg(group, signal.SIGKILL)
@@ -404,21 +412,13 @@ def test_a_stopped_server_and_a_large_environment_still_end_in_time(setup: tuple
     server waits too: that wait is bounded as well, and the caller's descriptors were
     never sent, so its output ends with its answer."""
     repo, folder, env = setup
-    served(repo, env, write(repo, "x = 2\n"))
-    group = os.getpgid(server_pid(folder))
     big = dict(env, **{f"BIG_{i}": "x" * 120_000 for i in range(8)})
-    os.killpg(group, signal.SIGSTOP)
-    try:
+    with stopped_server(repo, folder, env):
         started = time.monotonic()
         res, ran_in = hook(repo, big, write(repo, "FORBIDDEN\n"))
         assert time.monotonic() - started < 20
         assert ran_in == -1
         assert answer(res)["permissionDecision"] == "deny"
-    finally:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 STOP_BETWEEN = r"""
