@@ -161,8 +161,8 @@ def server_pid(folder: str) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
-            text = os.pread(fd, 32, 0).decode().strip()
-            return int(text) if text.isdigit() else None
+            first = (os.pread(fd, 64, 0).split() or [b""])[0]  # the server, then its spare
+            return int(first) if first.isdigit() else None
         finally:
             os.close(fd)
     return None

@@ -291,9 +291,9 @@ def hook_in_process(
     return in_process(lambda: main_fast(point), stdin, cwd=cwd, env=env)
 
 
-def stop_servers(folder: Path) -> list[int]:
-    """TERM every PreToolUse hook server still running with its lock in ``folder``
-    (a server holds its lock while it runs and writes its pid there); the pids."""
+def running_servers(folder: Path) -> list[int]:
+    """The PreToolUse hook servers running with their lock in ``folder``: a server holds
+    its lock while it runs and writes its pid there first (its spare's after)."""
     import fcntl
 
     pids = []
@@ -303,13 +303,21 @@ def stop_servers(folder: Path) -> list[int]:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             continue  # no server holds it
         except OSError:
-            text = lock.read_text().strip()
+            first = (lock.read_text().split() or [""])[0]
         finally:
             os.close(fd)
-        if text.isdigit():
-            try:
-                os.kill(int(text), signal.SIGTERM)
-                pids.append(int(text))
-            except OSError:
-                pass
+        if first.isdigit():
+            pids.append(int(first))
+    return pids
+
+
+def stop_servers(folder: Path) -> list[int]:
+    """TERM every hook server running in ``folder`` (its spare goes with it); the pids."""
+    pids = []
+    for pid in running_servers(folder):
+        try:
+            os.kill(pid, signal.SIGTERM)
+            pids.append(pid)
+        except OSError:
+            pass
     return pids

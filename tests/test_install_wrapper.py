@@ -266,6 +266,10 @@ def fake_slopjudge(folder: Path, body: str) -> Path:
 def test_the_projects_virtualenv_is_used_and_judges(repo: Path, venv: str) -> None:
     assert install(repo).returncode == 0
     link_venv(repo, venv)
+    # A python beside it that is not the launcher's (a link into another install): the
+    # wrapper runs the launcher itself, not that python.
+    (repo / venv / "bin" / "python").write_text("#!/bin/sh\nexit 1\n")
+    (repo / venv / "bin" / "python").chmod(0o755)
     # A slopjudge on PATH comes after the project's own.
     other = fake_slopjudge(repo.parent / "elsewhere", "echo wrong one >&2; exit 2")
     env = bare_env(repo, PATH=f"{other.parent}:{SYSTEM_PATH}")
@@ -289,7 +293,11 @@ def test_a_virtualenv_python_runs_slopjudge_even_in_a_folder_with_spaces(
     assert install(ws).returncode == 0
     bin_dir = ws / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    fake_slopjudge(bin_dir, "echo launcher run >&2; exit 2")  # not the one that runs
+    # The virtualenv's launcher, as pip writes it: its first line names that python
+    # (here in a folder with a space, where the kernel cannot run it at all).
+    launcher = bin_dir / "slopjudge"
+    launcher.write_text(f"#!{bin_dir}/python\nimport sys\nsys.exit('launcher run')\n")
+    launcher.chmod(0o755)
     (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (bin_dir / "python").chmod(0o755)
     rc, out, err = run_hook(ws, "PreToolUse", write(ws, "FORBIDDEN\n"), bare_env(ws))

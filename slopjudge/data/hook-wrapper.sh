@@ -34,9 +34,14 @@ fi
 for venv in .venv venv; do
     if [ -z "$found" ] && [ -x "$root/$venv/bin/slopjudge" ]; then
         found=$root/$venv/bin/slopjudge
-        if [ -x "$root/$venv/bin/python" ]; then
-            venv_python=$root/$venv/bin/python
-        fi
+        # Its own python, when the launcher is that virtualenv's (not, say, a link to
+        # a slopjudge installed elsewhere, which that python could not import).
+        first=
+        IFS= read -r first < "$found" 2>/dev/null || :
+        case $first in
+            "#!$root/$venv/bin/python"*) [ -x "$root/$venv/bin/python" ] \
+                && venv_python=$root/$venv/bin/python ;;
+        esac
     fi
 done
 with_python=

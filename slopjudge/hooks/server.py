@@ -98,6 +98,9 @@ def identity() -> bytes:
              os.path.dirname(os.path.abspath(slopjudge.__file__)), str(os.geteuid()),
              *flags, repr(sorted(sys._xoptions.items())), repr(sys.warnoptions),
              str(sys.get_int_max_str_digits()),
+             # Where imports come from, relative PYTHONPATH entries resolved; the entry a
+             # script or -c puts first is left out (the server starts with -P).
+             repr(sys.path if sys.flags.safe_path else sys.path[1:]),
              *(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("PYTHON")),
              *(os.environ.get(v, "") for v in _STARTUP_VARS)]
     out = [p.encode("utf-8", "surrogateescape") for p in parts]
@@ -117,27 +120,75 @@ def _name(ident: bytes) -> str:
 
 
 # --- the client ------------------------------------------------------------------
+#
+# The conversation, one connection per call:
+#   client -> child   the call: 8-byte length, then NUL-separated fields (MAGIC, server
+#                     name, hook point, umask, three stream encodings, the environment)
+#   child -> client   "D <why>": declined, nothing taken; the client runs the hook itself
+#                     "P<pid>": started, and its signal handlers are the hook's
+#   client -> child   "G" with descriptors 0, 1, 2 and the working folder (SCM_RIGHTS):
+#                     from here the client never runs the hook itself
+#   child -> client   "A": the descriptors are taken (its messages reach the caller)
+#                     "X<code>": the hook's exit code, once its output is flushed
+# Until "G" the child has touched nothing of the caller's, so giving up is safe; after
+# it, anything but "X" is a block.
 
-_START_AFTER: list[str] = []  # a socket path to start a server on once this call is over
+
+class _Client:
+    """What a call's signal handler and the client share (set once, read anywhere)."""
+
+    start_server = False  # no server answered: start one once this call is over
+    child = 0  # the process running the call, once it said so
+    stopped = 0  # the signal that stopped the call, if one did
+    went_ahead = False  # "G" was sent
 
 
 def enabled() -> bool:
     return os.environ.get("SLOPJUDGE_SERVER", "1").strip().lower() not in _OFF
 
 
+def _say(text: str) -> None:
+    try:
+        os.write(2, f"slopjudge: {text}\n".encode())
+    except OSError:
+        pass  # no stderr to say it on: the exit code still blocks
+
+
 def call(sub: str) -> int | None:
     """Run hook point ``sub`` in a server's child: its exit code, or None when no server
-    took the call (the caller runs the hook itself; :func:`start_if_wanted` after)."""
+    took the call (the caller runs the hook itself; :func:`start_if_wanted` after).
+    Never raises: before the go-ahead a failure runs the hook here, after it blocks."""
     if not enabled() or not sys.platform.startswith("linux"):
         return None
     _on_signals(sub)
     try:
-        name = _name(identity())
-        folder = _folder(create=False)
-    except Exception:  # noqa: BLE001 - no server then; the hook runs here
-        return None
+        code = _call(sub)
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        if _Client.stopped or not _Client.went_ahead:
+            code = None  # stopped: blocked below; else nothing was taken: run here
+        else:
+            _say(f"the hook server failed ({type(exc).__name__}: {exc}), so the tool call is "
+                 "blocked; this is not a finding in the call")
+            code = 2
+    finally:
+        _Client.child = 0  # from here a signal is this process's own again
+    if _Client.stopped and code != 2:
+        # Stopped before an answer came (or the answer is in but the hook was stopped
+        # anyway): as the hook's own process, block.
+        _say(f"hook {sub} stopped by {_signal_name(_Client.stopped)}, so this call is blocked")
+        return 2
+    return code
+
+
+def _signal_name(signum: int) -> str:
+    return {15: "SIGTERM", 2: "SIGINT", 1: "SIGHUP"}.get(signum, f"signal {signum}")
+
+
+def _call(sub: str) -> int | None:
+    name = _name(identity())
+    folder = _folder(create=False)
     if folder is None:
-        _START_AFTER.append("")
+        _Client.start_server = True
         return None
     path = os.path.join(folder, name + ".sock")
     if len(path.encode()) > 107:  # what a socket address holds
@@ -145,61 +196,55 @@ def call(sub: str) -> int | None:
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
-    # Connecting and sending can wait too (a full queue, a stopped server): all of it
-    # within START_WAIT, then the hook runs here.
-    sock.settimeout(START_WAIT)
     try:
+        deadline = _Deadline(START_WAIT, sock)
         try:
+            deadline.arm()
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
-            _START_AFTER.append(path)
+            _Client.start_server = True
             return None
-        except TimeoutError:
-            _stop_stuck_server(_lock_pid(path))
-            return None
-        except OSError:
+        except (TimeoutError, BlockingIOError):  # a full queue: nobody takes calls
+            _stop_stuck_server(path)
             return None
         if not _is_our_server(sock, _socket):
             return None
-        code = _talk(sock, sub, name, path)
-        if code is None and _STOPPED:
-            return _stopped_before_answer(sub)
-        return code
+        return _talk(sock, sub, name, path, deadline)
     finally:
         sock.close()
 
 
-def _stopped_before_answer(sub: str) -> int:
-    names = {15: "SIGTERM", 2: "SIGINT", 1: "SIGHUP"}
-    name = names.get(_STOPPED[0], f"signal {_STOPPED[0]}")
-    os.write(2, f"slopjudge: hook {sub} stopped by {name}, so this call is blocked\n".encode())
-    return 2
+class _Deadline:
+    """One time limit over several socket operations (connect, send, the first reply)."""
 
+    def __init__(self, seconds: float, sock: Any) -> None:
+        import time
 
-def _lock_pid(socket_path: str) -> int:
-    text = _read(socket_path[:-len(".sock")] + ".lock").strip()
-    return int(text) if text.isdigit() else 0
+        self.clock, self.sock = time.monotonic, sock
+        self.end = self.clock() + seconds
 
-
-# The child running this call, once known: a signal to the client goes on to it.
-_CHILD: list[int] = []
-_STOPPED: list[int] = []
+    def arm(self) -> None:
+        left = self.end - self.clock()
+        if left <= 0:
+            raise TimeoutError("no answer in time")
+        self.sock.settimeout(left)
 
 
 def _on_signals(sub: str) -> None:
     """Set at once: until a handler is set, a signal ends the process, which Claude
-    Code reads as an allow. Before a child runs the call, the client blocks (exit 2);
-    after, the child's own hook stops its checks and blocks."""
+    Code reads as an allow. With no child running the call, the client blocks (exit 2);
+    with one, the signal goes on to it: its hook stops its checks and blocks."""
     import _signal
 
     def handler(signum: int, frame: object) -> None:
-        if _CHILD:
-            _STOPPED.append(signum)
-            os.kill(_CHILD[0], signum)
+        if _Client.child:
+            _Client.stopped = _Client.stopped or signum
+            try:
+                os.kill(_Client.child, signum)
+            except OSError:
+                pass  # it has ended: the client blocks for it
             return
-        name = {_signal.SIGTERM: "SIGTERM", _signal.SIGINT: "SIGINT"}.get(signum, "SIGHUP")
-        os.write(2, f"slopjudge: hook {sub} stopped by {name}, so this call is blocked\n"
-                 .encode())
+        _say(f"hook {sub} stopped by {_signal_name(signum)}, so this call is blocked")
         os._exit(2)
 
     for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
@@ -256,19 +301,16 @@ def _request(sub: str, name: str) -> bytes | None:
 
 
 class _Lines:
-    """Reply lines from the server, read as they come."""
+    """Reply lines from the server, read as they come; None at the end of the stream."""
 
     def __init__(self, sock: Any) -> None:
         self.sock, self.buf = sock, b""
 
-    def next(self) -> bytes | None:
+    def next(self, deadline: _Deadline | None = None) -> bytes | None:
         while b"\n" not in self.buf:
-            try:
-                got = self.sock.recv(4096)
-            except TimeoutError:
-                raise
-            except OSError:
-                return None
+            if deadline is not None:
+                deadline.arm()
+            got = self.sock.recv(4096)  # TimeoutError past the deadline
             if not got:
                 return None
             self.buf += got
@@ -276,76 +318,78 @@ class _Lines:
         return line
 
 
-def _talk(sock: Any, sub: str, name: str, path: str) -> int | None:
-    """The call, then (once a child says it has started) the go-ahead with the
-    caller's descriptors: a server that never gets that far never holds them."""
+def _talk(sock: Any, sub: str, name: str, path: str, deadline: _Deadline) -> int | None:
     import _socket
 
     request = _request(sub, name)
     if request is None:
         return None
+    lines = _Lines(sock)
     try:
-        sock.sendall(len(request).to_bytes(8, "big") + request)
-        lines = _Lines(sock)
-        first = lines.next()
+        data = len(request).to_bytes(8, "big") + request
+        while data:  # sendall, with the deadline armed before each part
+            deadline.arm()
+            data = data[sock.send(data):]
+        first = lines.next(deadline)
     except TimeoutError:
-        _stop_stuck_server(_peer(sock, _socket)[0])
+        _stop_stuck_server(path)
         return None  # no child in time: the hook runs here
     except OSError:
         return None
     if first is None or not first.startswith(b"P") or not first[1:].isdigit():
         if first == b"D stale":
-            _START_AFTER.append(path)
+            _Client.start_server = True
         return None  # declined: the hook runs here
-    _CHILD.append(int(first[1:]))
+    _Client.child = int(first[1:])
+    if _Client.stopped:
+        return None  # stopped before the go-ahead: nothing was taken; call() blocks
+    cwd_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # OSError: here
     try:
-        cwd_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        cwd_fd = -1
-    if cwd_fd < 0:
-        sock.close()  # the child sees no go-ahead and goes; the hook runs here
-        return None
-    try:
-        if _STOPPED:
-            return None  # stopped before the go-ahead: the child touched nothing
         fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd_fd))
+        _Client.went_ahead = True
+        sock.settimeout(None)
         sock.sendmsg([b"G"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
-    except OSError:
-        return None  # the child saw no go-ahead: it touched nothing
     finally:
         os.close(cwd_fd)
-    sock.settimeout(None)
+    taken = False
     while True:
         try:
-            last = lines.next()
-            break
-        except TimeoutError:
+            line = lines.next()
+        except OSError:
+            line = None
+        if line == b"A":
+            taken = True
             continue
-    if last is not None and last.startswith(b"X") and last[1:].lstrip(b"-").isdigit():
-        return int(last[1:])
-    if not _STOPPED:
-        os.write(2, b"slopjudge: the hook server's process for this call ended without an "
-                    b"answer (killed?), so the tool call is blocked; this is not a finding "
-                    b"in the call\n")
+        if line is not None and line.startswith(b"X") and line[1:].lstrip(b"-").isdigit():
+            return int(line[1:])
+        break
+    if _Client.stopped:
+        if taken:
+            return 2  # the child had the caller's stderr: it said why itself
+        return None  # call() says it and blocks
+    _say("the hook server's process for this call ended without an answer (killed?), so "
+         "the tool call is blocked; this is not a finding in the call")
     return 2
 
 
-def _stop_stuck_server(pid: int) -> None:
-    """A server that started no child in time: a busy one is left alone (the call was
-    only queued), a stopped one (SIGSTOP) is ended with its session, whose spares will
-    never answer either, so the next call starts afresh."""
+def _stop_stuck_server(path: str) -> None:
+    """A server that took no call in time: a busy one is left alone (the call was only
+    queued), a stopped one (SIGSTOP) is ended with its spare, which would never answer
+    either, so the next call starts afresh. Calls it is running are left to end."""
     import _signal
 
-    try:
-        state = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()[:1]
-        if pid <= 1 or state not in ([b"T"], [b"t"]) or not _runs_this_interpreter(pid):
-            return
-        if os.getpgid(pid) == pid != os.getpgid(0):
-            os.killpg(pid, _signal.SIGKILL)  # the group it leads (started so): its spares
-        else:
-            os.kill(pid, _signal.SIGKILL)
-    except OSError:
-        pass
+    pids = [int(w) for w in _read(path[:-len(".sock")] + ".lock").split() if w.isdigit()]
+    if not pids:
+        return
+    state = _read(f"/proc/{pids[0]}/stat").rsplit(b")", 1)[-1].split()[:1]
+    if state not in ([b"T"], [b"t"]):
+        return
+    for pid in pids:  # the server, then its spare (which a stop may have caught unarmed)
+        if pid > 1 and _runs_this_interpreter(pid):
+            try:
+                os.kill(pid, _signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def start_for_session() -> None:
@@ -362,11 +406,12 @@ def start_for_session() -> None:
         import _socket
 
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+        sock.settimeout(START_WAIT)
         try:
             sock.connect(path)
             return  # one runs (a connection closed unsent is not a call)
         except (FileNotFoundError, ConnectionRefusedError):
-            _START_AFTER.append(path)
+            _Client.start_server = True
         finally:
             sock.close()
     except Exception:  # noqa: BLE001 - the first tool call starts one instead
@@ -377,7 +422,7 @@ def start_for_session() -> None:
 def start_if_wanted() -> None:
     """Start a server for the next call, when this one found none: a detached process
     (its own session, no descriptor of this one), so the agent never waits for it."""
-    if not _START_AFTER:
+    if not _Client.start_server:
         return
     try:
         folder = _folder(create=True)
@@ -387,6 +432,7 @@ def start_if_wanted() -> None:
 
         flags = _args_from_interpreter_flags()  # -O, -X, -W ...: it starts as this one did
         name = _name(identity())
+        sys.stdout.flush()  # the answer is out before anything else happens
         pid = os.fork()
     except Exception:  # noqa: BLE001 - the next call tries again
         return
@@ -394,7 +440,6 @@ def start_if_wanted() -> None:
         try:
             os.setsid()
             if os.fork() == 0:
-                os.setpgid(0, 0)  # its own group, with its spares: `kill -- -PID` ends all
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
@@ -431,21 +476,29 @@ def serve(folder: str, expected: str | None = None) -> int:
     own = _name(identity())
     if expected is not None and own != expected:
         return 1  # it would serve no caller like the one that started it
-    name = os.path.join(folder, own)
-    lock = os.open(name + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    base = os.path.join(folder, own)  # + ".lock", + ".sock"
+    lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server has this name
-    os.ftruncate(lock, 0)
-    os.write(lock, b"%d\n" % os.getpid())
+    spare: list[int] = []
+
+    def note_pids() -> None:
+        """The lock says who runs: this server, then its spare (what a stuck-server
+        check kills, and nothing else: calls running are left to end)."""
+        os.ftruncate(lock, 0)
+        os.pwrite(lock, b"".join(b"%d\n" % p for p in (os.getpid(), *spare)), 0)
+
+    note_pids()
     idle = _idle_seconds()
     began = time.time_ns()
     _warm()
     stamps = _stamps()
     if any(mtime >= began for _, mtime, _ in stamps):
+        os.ftruncate(lock, 0)
         return 0  # changed while it was imported: what runs may not be what is there
-    path = name + ".sock"
+    path = base + ".sock"
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -455,7 +508,6 @@ def serve(folder: str, expected: str | None = None) -> int:
     listener.listen(64)
     bound = os.stat(path).st_ino
     taken_r, taken_w = os.pipe2(os.O_CLOEXEC)
-    spare: list[int] = []
 
     def leave(*_: object) -> None:
         try:
@@ -463,6 +515,7 @@ def serve(folder: str, expected: str | None = None) -> int:
                 os.unlink(path)
         except OSError:
             pass
+        os.ftruncate(lock, 0)  # no pid left behind for a later check to signal
         for pid in spare:
             try:
                 os.kill(pid, signal.SIGTERM)  # a spare that has not taken a call goes
@@ -478,7 +531,7 @@ def serve(folder: str, expected: str | None = None) -> int:
     gc.disable()
     poller = select.poll()
     poller.register(taken_r, select.POLLIN)
-    last = time.monotonic()
+    last = checked = time.monotonic()
     serving: set[int] = set()  # spares that took a call and still run it
     while True:
         # The next spare once the calls running end (or after a while): making one
@@ -486,27 +539,47 @@ def serve(folder: str, expected: str | None = None) -> int:
         if not spare and (not serving or time.monotonic() > last + 0.1):
             pid = os.fork()
             if pid == 0:
-                os.close(lock)
-                os.close(taken_r)
-                os._exit(_spare(listener, taken_w, stamps, own))
+                code = 2
+                try:
+                    os.close(lock)
+                    os.close(taken_r)
+                    code = _spare(listener, taken_w, stamps, own)
+                finally:  # never back into this loop, whatever happened
+                    os._exit(code)
             spare.append(pid)
+            note_pids()
         left = last + idle - time.monotonic()
-        ready = poller.poll(max(0.0, min(left, 0.005 if serving else 0.25)) * 1000)
-        if ready:
-            os.read(taken_r, 4096)
-            last = time.monotonic()
-            serving.update(spare)  # the spare said it took a call
-            spare.clear()
-        for pid, stopped in _reap():
-            if stopped:  # SIGSTOP: a stopped spare would hold every call in the queue
+        ready = poller.poll(max(0.0, min(left, 0.05 if serving else 0.25)) * 1000)
+        if ready:  # spares that took a connection say so by pid
+            data = os.read(taken_r, 4096)
+            for i in range(0, len(data) - 3, 4):
+                pid = int.from_bytes(data[i:i + 4], sys.byteorder)
+                if pid in spare:
+                    spare.remove(pid)
+                    serving.add(pid)
+            note_pids()
+        for pid, status in _reap():
+            if status is None:  # SIGSTOP: a stopped spare would hold every call queued
                 if pid in spare:
                     os.kill(pid, signal.SIGKILL)
                 continue
+            if pid in serving and status != NOT_A_CALL:
+                last = time.monotonic()  # a call was served: idle counts from here
             serving.discard(pid)
             if pid in spare:
                 spare.remove(pid)  # died before a call: another is made
-        if _stamps() != stamps or time.monotonic() >= last + idle:
+        now = time.monotonic()
+        if now >= last + idle and not serving:
             leave()
+        if now - checked >= 0.25:
+            checked = now
+            if _stamps() != stamps:
+                leave()
+
+
+# A spare's exit status when its connection was not a call it ran (declined, stale, a
+# probe): that does not keep the server from going idle.
+NOT_A_CALL = 75
 
 
 def _idle_seconds() -> float:
@@ -517,9 +590,9 @@ def _idle_seconds() -> float:
     return idle if 0 < idle < float("inf") else IDLE_SECONDS
 
 
-def _reap() -> list[tuple[int, bool]]:
-    """Children that ended, and those stopped: (pid, stopped)."""
-    done: list[tuple[int, bool]] = []
+def _reap() -> list[tuple[int, int | None]]:
+    """Children that ended, with their exit status, and those stopped (None)."""
+    done: list[tuple[int, int | None]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
@@ -527,7 +600,7 @@ def _reap() -> list[tuple[int, bool]]:
             return done
         if not pid:
             return done
-        done.append((pid, os.WIFSTOPPED(status)))
+        done.append((pid, None if os.WIFSTOPPED(status) else os.waitstatus_to_exitcode(status)))
 
 
 def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: str) -> int:
@@ -557,13 +630,16 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
         return 0
     _parent_death_signal(0)
     busy.append(True)
-    os.write(taken, b".")
+    os.write(taken, os.getpid().to_bytes(4, sys.byteorder))
     os.close(taken)
     listener.close()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if _stamps() != stamps:
-        _send(conn, b"D stale\n")  # slopjudge changed since the server started
-        return 0
+        # slopjudge changed since the server started: the server goes now (its lock
+        # free for the one this caller starts), and the caller runs the hook itself.
+        os.kill(os.getppid(), signal.SIGTERM)
+        _send(conn, b"D stale\n")
+        return NOT_A_CALL
     return _child(conn, own)
 
 
@@ -654,29 +730,33 @@ def _child(conn: Any, own: str) -> int:
     conn.settimeout(1.0)  # a caller sends its call at once; a silent one is not a caller
     got = _receive(conn, socket, own)
     if got is None:
-        return 0
+        return NOT_A_CALL
     fields, client = got
-    why = _match(client)
+    why = _adopt_caller(client)
     if why is not None:
         _send(conn, b"D " + why.encode() + b"\n")
-        return 0
+        return NOT_A_CALL
     from slopjudge.hooks import _stop_children_on_signals
 
     sub = fields[2].decode()
     _stop_children_on_signals(sub)  # before P: a signal passed on from now on blocks
     if not _send(conn, b"P%d\n" % os.getpid()):
-        return 0
-    conn.settimeout(START_WAIT)
+        return NOT_A_CALL
+    # The caller sends the go-ahead at once; a caller that is slow to (a loaded machine)
+    # still gets its call, and after this long it has gone anyway.
+    conn.settimeout(30.0)
     try:
         go, anc, flags, _ = conn.recvmsg(1, socket.CMSG_SPACE(4 * 4))
     except OSError:
-        return 0
+        return NOT_A_CALL
     fds = [int.from_bytes(raw[i:i + 4], sys.byteorder)
            for level, kind, raw in anc
            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
            for i in range(0, len(raw) - len(raw) % 4, 4)]
     if go != b"G" or flags & socket.MSG_CTRUNC or len(fds) != 4:
-        return 0
+        for fd in fds:
+            os.close(fd)
+        return NOT_A_CALL
     conn.settimeout(None)
     why = _take(fields, fds)
     if why is not None:
@@ -684,6 +764,7 @@ def _child(conn: Any, own: str) -> int:
                     "tool call is blocked; this is not a finding in the call\n".encode())
         _send(conn, b"X2\n")
         return 2
+    _send(conn, b"A\n")  # its messages now reach the caller
     _watch_client(conn)
     return _run_hook(conn, sub)
 
@@ -724,9 +805,10 @@ def _status(pid: int | str) -> dict[str, str]:
     return out
 
 
-def _match(client: int) -> str | None:
-    """Make this process the caller's in its limits, signals, niceness and CPU set;
-    None when done, else why it cannot stand in for the caller's own process."""
+def _adopt_caller(client: int) -> str | None:
+    """Why this process cannot stand in for the caller's own, or None once it has taken
+    the caller's limits, signals, niceness, CPU set and OOM score (what it changed
+    before a refusal does not matter: the child then ends)."""
     import resource
     import signal
 

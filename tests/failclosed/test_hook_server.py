@@ -9,7 +9,6 @@ check's parent (the process running the hook) is not the client that was started
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import resource
@@ -33,6 +32,7 @@ from tests.helpers import (
     make_repo,
     pid_alive,
     py,
+    running_servers,
     stop_servers,
     wait_gone,
     write_rule,
@@ -126,17 +126,9 @@ def server_pid(folder: Path, within: float = 15.0) -> int:
     """The pid of the server running in ``folder`` once it listens."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        for lock in folder.glob("*.lock"):
-            fd = os.open(lock, os.O_RDONLY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            except OSError:
-                text = lock.read_text().strip()
-                if text.isdigit() and lock.with_suffix(".sock").exists():
-                    return int(text)
-            finally:
-                os.close(fd)
+        pids = running_servers(folder)
+        if pids and list(folder.glob("*.sock")):
+            return pids[0]
         time.sleep(0.05)
     raise AssertionError(f"no server started in {folder}")
 
@@ -423,15 +415,17 @@ def test_a_stopped_server_and_a_large_environment_still_end_in_time(setup: tuple
 
 STOP_BETWEEN = r"""
 import os, signal, sys
-from slopjudge.hooks import server
 
-class Stop(list):
-    # The moment the child has said it started, before the go-ahead: SIGTERM.
-    def append(self, pid):
-        super().append(pid)
+real_open = os.open
+
+def open_then_stop(path, *args, **kw):
+    # The client opens its working folder right after the child said it started, to
+    # send it with the go-ahead: the moment to be stopped.
+    if path == ".":
         os.kill(os.getpid(), signal.SIGTERM)
+    return real_open(path, *args, **kw)
 
-server._CHILD = Stop()
+os.open = open_then_stop
 from slopjudge.cli import main
 main()
 """

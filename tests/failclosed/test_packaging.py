@@ -24,7 +24,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, cli_env, git, kill_quietly, stop_servers, wait_gone
+from tests.helpers import (
+    REPO_ROOT,
+    cli_env,
+    git,
+    kill_quietly,
+    running_servers,
+    stop_servers,
+    wait_gone,
+)
 
 PACK_RULES = 17
 
@@ -169,7 +177,6 @@ def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
     of the hook's code in the caller; a slopjudge file changed under a running server
     (an upgrade, an edit) is never served by the old code: the server declines, exits,
     and the next one serves."""
-    import fcntl
     import shutil
     import tempfile
     import time
@@ -185,16 +192,8 @@ def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
     py = slopjudge.parent / "python"
 
     def server() -> int | None:
-        for lock in folder.glob("*.lock"):
-            fd = os.open(lock, os.O_RDONLY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                pid = lock.read_text().strip()
-                return int(pid) if pid.isdigit() and lock.with_suffix(".sock").exists() else None
-            finally:
-                os.close(fd)
-        return None
+        pids = running_servers(folder)
+        return pids[0] if pids and list(folder.glob("*.sock")) else None
 
     def wait_server(other_than: int | None = None) -> int:
         deadline = time.monotonic() + 20
