@@ -14,6 +14,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -501,3 +502,78 @@ def test_process_settings_a_wrapper_gives_are_the_callers(setup: tuple,
                               capture_output=True, text=True, timeout=60)
         got[mode] = answer(proc)["permissionDecisionReason"]
     assert got["server"] == got["own"]
+
+
+SIGNAL_AFTER = r"""
+import os, signal, sys
+from slopjudge.hooks import server
+server._on_signals("pre-tool")
+server._Client.child = int(sys.argv[1])  # a process that has ended
+os.kill(os.getpid(), signal.SIGTERM)
+print("stopped by", server._Client.stopped)
+"""
+
+
+def test_a_signal_for_a_child_that_has_ended_does_not_crash_the_caller(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    res = subprocess.run([PY, "-c", SIGNAL_AFTER, str(gone.pid)], capture_output=True,
+                         text=True, timeout=60)
+    assert (res.returncode, res.stdout) == (0, "stopped by 15\n"), res.stderr
+
+
+FAIL_AT = r"""
+import sys
+from slopjudge.hooks import server
+
+def broken(*args, **kw):
+    raise RuntimeError("broken on purpose")
+
+if sys.argv[1] == "before":
+    server._request = broken  # before the go-ahead
+else:
+    server._Lines.next = lambda self, deadline=None: (
+        b"P%d" % server.os.getpid() if deadline is not None else broken())
+sys.argv[1:] = ["hook", "pre-tool"]
+from slopjudge.cli import main
+main()
+"""
+
+
+def test_a_client_that_fails_runs_the_hook_itself_before_the_go_ahead_and_blocks_after(
+        setup: tuple) -> None:
+    repo, _, env = setup
+    served(repo, env, write(repo, "x = 2\n"))
+    before = subprocess.run([PY, "-c", FAIL_AT, "before"], cwd=repo, env=env,
+                            input=write(repo, "FORBIDDEN\n"), capture_output=True, text=True,
+                            timeout=60)
+    assert answer(before)["permissionDecision"] == "deny"  # answered by the caller itself
+    after = subprocess.run([PY, "-c", FAIL_AT, "after"], cwd=repo, env=env,
+                           input=write(repo, "x = 2\n"), capture_output=True, text=True,
+                           timeout=60)
+    assert after.returncode == 2, (after.stdout, after.stderr)
+    assert "the hook server failed (RuntimeError: broken on purpose)" in after.stderr
+    assert "Traceback" not in after.stderr
+
+
+def test_a_stopped_server_with_a_full_queue_is_not_waited_on(setup: tuple) -> None:
+    repo, folder, env = setup
+    with stopped_server(repo, folder, env) as pid:
+        sock_path = str(next(folder.glob("*.sock")))
+        held = []
+        for _ in range(200):  # more than the queue holds
+            s = socket.socket(socket.AF_UNIX)
+            s.setblocking(False)
+            try:
+                s.connect(sock_path)
+            except BlockingIOError:
+                s.close()
+                break
+            held.append(s)
+        started = time.monotonic()
+        res, ran_in = hook(repo, env, write(repo, "FORBIDDEN\n"))
+        assert time.monotonic() - started < 20 and ran_in == -1
+        assert answer(res)["permissionDecision"] == "deny"
+        assert not wait_gone([pid], within=10)
+        for s in held:
+            s.close()
