@@ -537,13 +537,14 @@ def serve(folder: str, expected: str | None = None) -> int:
         # The next spare once the calls running end (or after a while): making one
         # costs a few milliseconds of CPU a call on two cores would otherwise wait for.
         if not spare and (not serving or time.monotonic() > last + 0.1):
+            me = os.getpid()
             pid = os.fork()
             if pid == 0:
                 code = 2
                 try:
                     os.close(lock)
                     os.close(taken_r)
-                    code = _spare(listener, taken_w, stamps, own)
+                    code = _spare(listener, taken_w, stamps, own, me)
                 finally:  # never back into this loop, whatever happened
                     os._exit(code)
             spare.append(pid)
@@ -603,7 +604,8 @@ def _reap() -> list[tuple[int, int | None]]:
         done.append((pid, None if os.WIFSTOPPED(status) else os.waitstatus_to_exitcode(status)))
 
 
-def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: str) -> int:
+def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: str,
+           server: int) -> int:
     """A spare child: its memory made its own ahead (no copy-on-write faults during a
     call), then one call. Told to go (the server leaving) before a call, it goes."""
     import signal
@@ -619,9 +621,8 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
         signal.signal(sig, signal.SIG_DFL)
     # A spare never outlives its server (killed, OOM): it would hold the socket and
     # take calls no server looks after. Once it has a call, the call is its own.
-    server = os.getppid()
     _parent_death_signal(signal.SIGKILL)
-    if os.getppid() != server:
+    if os.getppid() != server:  # it went before the signal was armed
         return 0
     _prefault()
     try:
