@@ -337,7 +337,9 @@ def _talk(sock: Any, sub: str, name: str, path: str, deadline: _Deadline) -> int
     except OSError:
         return None
     if first is None or not first.startswith(b"P") or not first[1:].isdigit():
-        if first == b"D stale":
+        if first is None or first == b"D stale":
+            # The server went (retired, killed) with the call unanswered: the next call
+            # needs a new one (if one runs after all, the new one finds its lock taken).
             _Client.start_server = True
         return None  # declined: the hook runs here
     _Client.child = int(first[1:])
@@ -516,11 +518,8 @@ def serve(folder: str, expected: str | None = None) -> int:
         except OSError:
             pass
         os.ftruncate(lock, 0)  # no pid left behind for a later check to signal
-        for pid in spare:
-            try:
-                os.kill(pid, signal.SIGTERM)  # a spare that has not taken a call goes
-            except OSError:
-                pass
+        # A spare waiting for a call dies with this process (its parent-death signal);
+        # one that has taken a call, just now or long ago, finishes it.
         os._exit(0)
 
     signal.signal(signal.SIGTERM, leave)
@@ -613,6 +612,8 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
     busy: list[bool] = []
 
     def go(*_: object) -> None:
+        # The server leaving: a spare with no call goes; one that took a call keeps it
+        # (the hook's own handlers replace this one before the caller is told it started).
         if not busy:
             os._exit(0)
 
@@ -634,7 +635,6 @@ def _spare(listener: Any, taken: int, stamps: list[tuple[str, int, int]], own: s
     os.write(taken, os.getpid().to_bytes(4, sys.byteorder))
     os.close(taken)
     listener.close()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if _stamps() != stamps:
         # slopjudge changed since the server started: the server goes now (its lock
         # free for the one this caller starts), and the caller runs the hook itself.

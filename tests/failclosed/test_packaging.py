@@ -202,7 +202,8 @@ def test_an_installed_hook_server_serves_and_a_changed_install_retires_it(
             if pid is not None and pid != other_than:
                 return pid
             time.sleep(0.05)
-        raise AssertionError("no hook server started")
+        raise AssertionError(f"no hook server started: {sorted(os.listdir(folder))}, "
+                             f"locks {[p.read_text() for p in folder.glob('*.lock')]}")
 
     def call(target: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
         payload = json.dumps({
