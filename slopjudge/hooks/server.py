@@ -138,6 +138,8 @@ class _Client:
     """What a call's signal handler and the client share (set once, read anywhere)."""
 
     start_server = False  # no server answered: start one once this call is over
+    name = ""  # the server this caller needs, named before the hook ran here (it may
+    # change what identity() reads: a helper folder on sys.path while it loads)
     child = 0  # the process running the call, once it said so
     stopped = 0  # the signal that stopped the call, if one did
     went_ahead = False  # "G" was sent
@@ -185,7 +187,7 @@ def _signal_name(signum: int) -> str:
 
 
 def _call(sub: str) -> int | None:
-    name = _name(identity())
+    name = _Client.name = _name(identity())
     folder = _folder(create=False)
     if folder is None:
         _Client.start_server = True
@@ -433,7 +435,7 @@ def start_if_wanted() -> None:
         from subprocess import _args_from_interpreter_flags  # type: ignore[attr-defined]
 
         flags = _args_from_interpreter_flags()  # -O, -X, -W ...: it starts as this one did
-        name = _name(identity())
+        name = _Client.name or _name(identity())
         sys.stdout.flush()  # the answer is out before anything else happens
         pid = os.fork()
     except Exception:  # noqa: BLE001 - the next call tries again
@@ -480,10 +482,14 @@ def serve(folder: str, expected: str | None = None) -> int:
         return 1  # it would serve no caller like the one that started it
     base = os.path.join(folder, own)  # + ".lock", + ".sock"
     lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # another server has this name
+    for _ in range(100):  # a server that is leaving (retired, stale) lets go within moments
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            time.sleep(0.02)
+    else:
+        return 0  # another server has this name, and keeps it
     spare: list[int] = []
 
     def note_pids() -> None:
