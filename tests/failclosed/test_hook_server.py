@@ -370,6 +370,12 @@ def stopped_server(repo: Path, folder: Path, env: dict[str, str]) -> Iterator[in
     served(repo, env, write(repo, "x = 2\n"))
     pid = server_pid(folder)
     group = os.getpgid(pid)
+    # The server first: stopped after its spare, it would make a new one at once.
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        assert time.monotonic() < deadline, "the server did not stop"
+        time.sleep(0.01)
     os.killpg(group, signal.SIGSTOP)
     try:
         yield pid
