@@ -6,28 +6,26 @@ Python and importing slopjudge again. The server holds only imported code (no
 workspace, rule or payload: each child reads them as the hook always does), so a
 child is the hook's own process in all that matters:
 
-- The client (``slopjudge hook pre-tool``) passes its stdin, stdout, stderr and
-  working folder as descriptors, and its environment, umask and stream encodings;
-  the child takes its resource limits, ignored and blocked signals, niceness and
-  CPU set from the client's ``/proc`` entries. Where it cannot be the same process
-  (another user, groups, capabilities, namespace or cgroup, a limit it cannot
-  raise) it declines and the client runs the hook itself, as before.
-- Nothing passes by accident. The child touches the client's descriptors only after
-  the client said go (a client that gave up waiting runs the hook itself and the
-  child does nothing); a child that ends without its exit status (killed, the
-  server gone mid-call) is a block the client reports as slopjudge's, never the
-  code's; a signal to the client is passed on to the child, whose hook stops its
-  checks and blocks as it would in-process; a client that dies stops its child.
+- The client (``slopjudge hook pre-tool``) sends its environment, umask and stream
+  encodings; the child takes the caller's resource limits, ignored and blocked
+  signals, niceness, CPU set and OOM score from its ``/proc`` entries, and declines
+  (the client runs the hook itself) where it cannot be the caller's process. Only
+  after the client's go-ahead does it get stdin, stdout, stderr and the working
+  folder, as descriptors (the conversation: the comment at "the client" below).
+- Nothing passes by accident: before the go-ahead, any failure or a 3 s deadline
+  runs the hook in the client; after it, anything but the hook's exit status blocks,
+  reported as slopjudge's failure, never the code's. A signal to the client goes on
+  to the child, whose hook stops its checks and blocks; a client that dies stops it.
 - A server is found by a socket in a folder only this user can enter, named by what
-  the client would import (interpreter, slopjudge's folder, PYTHONPATH) and where
-  it runs (cgroup, namespaces); the client checks the server is this user's and
-  this interpreter. A server whose slopjudge files changed since it started
-  (an upgrade, an edit) declines and exits. One runs per name (a lock), and it
-  exits after ``IDLE_SECONDS`` without a call.
+  the client would import and how its interpreter started (flags, PYTHON* and locale
+  variables, import path) and where it runs (cgroup, namespaces); the client checks
+  the server is this user's and this interpreter. A changed slopjudge file retires
+  it. One runs per name (a lock), and it exits after ``IDLE_SECONDS`` without a
+  served call.
 - ``SLOPJUDGE_SERVER=0`` turns it off: every call starts its own process.
 
-The client half imports nothing beyond ``os``, ``sys`` and C modules: it runs on
-every tool call before anything else.
+The client half imports nothing beyond ``os``, ``sys``, C modules and two small
+slopjudge modules: it runs on every tool call before anything else.
 """
 
 from __future__ import annotations
@@ -436,7 +434,8 @@ def start_if_wanted() -> None:
 
         flags = _args_from_interpreter_flags()  # -O, -X, -W ...: it starts as this one did
         name = _Client.name or _name(identity())
-        sys.stdout.flush()  # the answer is out before anything else happens
+        if sys.stdout is not None:
+            sys.stdout.flush()  # the answer is out before anything else happens
         pid = os.fork()
     except Exception:  # noqa: BLE001 - the next call tries again
         return
@@ -877,7 +876,7 @@ def _adopt_caller(client: int) -> str | None:
 _IOPRIO_GET = {"x86_64": 252, "aarch64": 31, "i686": 290, "armv7l": 315}
 
 
-def _io_priority(pid: int) -> int | None:
+def _io_priority(pid: int) -> int:
     import ctypes
 
     number = _IOPRIO_GET.get(os.uname().machine)
