@@ -110,3 +110,50 @@ def paired(runs: int, base: list[str], argv: list[str], *, stdin: str = "", cwd:
         alls.append(t * 1000)
         ratios.append(t / b)
     return statistics.median(bases), statistics.median(alls), statistics.median(ratios)
+
+
+def ratios(runs: int, base: list[str], argv: list[str], *, stdin: str = "",
+           cwd: str | None = None, env: dict[str, str] | None = None,
+           expect_out: str | None = None) -> list[float]:
+    """The ratio of ``argv``'s wall time to ``base``'s for each of ``runs`` pairs, the
+    two run one after the other so both see the same load."""
+    import sys
+
+    out = []
+    for _ in range(runs):
+        b, _cpu, _p = timed(base, stdin="", env=env)
+        t, _cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
+        if proc.returncode != 0 or (expect_out is not None and proc.stdout != expect_out):
+            sys.exit(f"unexpected result from {argv}: rc={proc.returncode} "
+                     f"stdout={proc.stdout[:300]!r} stderr={proc.stderr[:300]!r}")
+        out.append(t / b)
+    return out
+
+
+def p95(values: list[float]) -> float:
+    """The 95th percentile (nearest rank): with fewer than 20 values, the largest."""
+    import math
+
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+class BusyLoops:
+    """Context manager: ``n`` processes spinning on a CPU each, killed on exit."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> BusyLoops:
+        import sys
+
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.wait()

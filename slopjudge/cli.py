@@ -98,21 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
         from slopjudge.hooks import main_fast
 
-        if argv is None and args_list[1] == "pre-tool":
-            # Every tool call: a running hook server takes it (no new imports here).
-            from slopjudge.hooks import server
-
-            code = server.call("pre-tool")
-            if code is None:
-                code = main_fast("pre-tool")
-                server.start_if_wanted()
-            _exit_now(code)
         code = main_fast(args_list[1])
         if argv is None:
-            if args_list[1] == "start":  # the session's tool calls will find a server
-                from slopjudge.hooks import server
-
-                server.start_for_session()
             _exit_now(code)
         return code
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None

@@ -23,39 +23,23 @@ from pathlib import Path
 import pytest
 
 from slopjudge.payload import PayloadShapeError
-from tests.helpers import stop_servers
 from tests.payloadcheck import PayloadCheck
 
 _PAYLOADS = pytest.StashKey[PayloadCheck]()
 _ROOT = Path(__file__).resolve().parent.parent
 
 # From the caller's shell, these would change what slopjudge does in every test.
-_SERVER = ("SLOPJUDGE_SERVER", "SLOPJUDGE_SERVER_DIR", "SLOPJUDGE_SERVER_IDLE")
-_SCRUB = ("SLOPJUDGE_SERVER", "SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
+_SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
           "SLOPJUDGE_LAUNCHED_BY", "SLOPRAIL_LAUNCHED_BY", "SLOPJUDGE_DEBUG")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", *_SERVER,
-                                            *_SCRUB)}
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", *_SCRUB)}
     os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
     for name in _SCRUB:
         os.environ.pop(name, None)
-    # The PreToolUse hook servers the suite's hooks start: this worker's own, and gone
-    # soon after its last call (and at the end, below).
-    servers = tmp_path_factory.mktemp("servers")
-    servers.chmod(0o700)
-    os.environ.update(SLOPJUDGE_SERVER_DIR=str(servers), SLOPJUDGE_SERVER_IDLE="20")
-    # Tests that drop SLOPJUDGE_* variables start theirs in the default folder: a
-    # private one too ($XDG_RUNTIME_DIR/slopjudge).
-    runtime = tmp_path_factory.mktemp("run")
-    runtime.chmod(0o700)
-    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     yield
-    stop_servers(servers)
-    if (runtime / "slopjudge").is_dir():
-        stop_servers(runtime / "slopjudge")
     for name, value in saved.items():
         if value is None:
             os.environ.pop(name, None)

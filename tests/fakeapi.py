@@ -214,8 +214,6 @@ def claude_env(url: str, home: str, base: dict[str, str] | None = None) -> dict[
         if k not in _DROP and not k.startswith(_DROP_PREFIXES)
     }
     os.makedirs(home, exist_ok=True)
-    # The suite's own PreToolUse hook servers (tests/conftest.py), not the user's folder.
-    env.update({k: v for k, v in src.items() if k.startswith("SLOPJUDGE_SERVER_")})
     env.update(
         {
             "HOME": home,

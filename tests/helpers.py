@@ -290,34 +290,3 @@ def hook_in_process(
 
     return in_process(lambda: main_fast(point), stdin, cwd=cwd, env=env)
 
-
-def running_servers(folder: Path) -> list[int]:
-    """The PreToolUse hook servers running with their lock in ``folder``: a server holds
-    its lock while it runs and writes its pid there first (its spare's after)."""
-    import fcntl
-
-    pids = []
-    for lock in folder.glob("*.lock"):
-        fd = os.open(lock, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            continue  # no server holds it
-        except OSError:
-            first = (lock.read_text().split() or [""])[0]
-        finally:
-            os.close(fd)
-        if first.isdigit():
-            pids.append(int(first))
-    return pids
-
-
-def stop_servers(folder: Path) -> list[int]:
-    """TERM every hook server running in ``folder`` (its spare goes with it); the pids."""
-    pids = []
-    for pid in running_servers(folder):
-        try:
-            os.kill(pid, signal.SIGTERM)
-            pids.append(pid)
-        except OSError:
-            pass
-    return pids

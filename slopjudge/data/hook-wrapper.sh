@@ -63,7 +63,7 @@ if [ -n "$found" ] || [ -n "$with_python" ]; then
         python3 -P -m slopjudge hook "$point"
     elif [ -n "$venv_python" ]; then
         # The virtualenv's Python itself: the `slopjudge` launcher pip writes imports `re`
-        # first, a third of a PreToolUse call the hook server answers. -P as above.
+        # first, a tenth of a PreToolUse call. -P as above.
         "$venv_python" -P -c 'import sys; from slopjudge.cli import main; sys.exit(main())' \
             hook "$point"
     else

@@ -65,10 +65,8 @@ def make_ws(root: Path, *, scan: str = SCAN, pack: tuple[str, ...] = ("protect-r
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    # The suite's own hook server folder stays (tests/conftest.py), not the user's.
     out = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_"))
-           or k.startswith("SLOPJUDGE_SERVER_")}
+           if not k.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_"))}
     out.update(extra)
     return out
 

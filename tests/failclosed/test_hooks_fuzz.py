@@ -52,8 +52,7 @@ def fuzz_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         "checks:\n  - script: grep.sh\n")
     saved = dict(os.environ)
     for key in list(os.environ):
-        if key.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_")) and not key.startswith(
-                "SLOPJUDGE_SERVER_"):  # the suite's own hook servers
+        if key.startswith(("SLOPJUDGE_", "SLOPRAIL_", "CLAUDE_")):
             del os.environ[key]
     os.environ["CLAUDE_PROJECT_DIR"] = str(ws)
     try:
