@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from slopjudge.judging.templates import render, synthetic_payload  # noqa: E402
+from slopjudge.loading.templates import render, synthetic_payload  # noqa: E402
 from slopjudge.payload import file_event  # noqa: E402
 
 TEMPLATE = """\

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from slopjudge.checks import procs  # noqa: E402
+from slopjudge import procs  # noqa: E402
 from slopjudge.checks.judge import run_judge  # noqa: E402
 from slopjudge.checks.options import RunOptions  # noqa: E402
 from slopjudge.hookspec import CheckContext  # noqa: E402

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from slopjudge.checks.options import RunOptions
-    from slopjudge.checks.procs import Registry
     from slopjudge.model import Changeset, Check, CheckResult, Event, Rule, RunReport
+    from slopjudge.procs import Registry
 else:
     Protocol = object  # the protocols are for the type checker; at run time, plain classes
 

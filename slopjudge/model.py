@@ -415,7 +415,7 @@ class RunReport:
 
 def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
     """The run's judge cost: calls made, calls answered from the cache, summed usage."""
-    from slopjudge.judging.usage import total, total_tokens
+    from slopjudge.usage import total, total_tokens
 
     summed = total(c.usage for c in checks) or {}
     return {

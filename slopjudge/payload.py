@@ -262,7 +262,7 @@ def inherited() -> dict[str, Any] | None:
     """In a Python check forked from slopjudge's worker: the payload on its stdin as the
     worker held it (this process's own copy, equal to what decoding stdin gives), so it
     need not be decoded again; None in any other process."""
-    procs = sys.modules.get("slopjudge.checks.procs")
+    procs = sys.modules.get("slopjudge.procs")
     held = getattr(procs, "INHERITED", None)
     return held if isinstance(held, dict) else None
 

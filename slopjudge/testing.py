@@ -376,8 +376,8 @@ def _git_env(tmp: str) -> dict[str, str]:
 def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                       options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
+    from slopjudge import procs
     from slopjudge.changes import changeset as cs
-    from slopjudge.checks import procs
 
     data, problems, why_not = _read_sloprail_case(folder)
     if data is None:

@@ -243,7 +243,7 @@ def in_process(
     the working folder, stdin/stdout/stderr and the signal handlers. One call at a
     time: concurrent calls are tested as real processes.
     """
-    from slopjudge.records import cachesign
+    from slopjudge import cachesign
 
     with _IN_PROCESS:
         saved_env, saved_cwd = dict(os.environ), os.getcwd()

@@ -14,7 +14,8 @@ from test_agent import PASS, Run, bindir, run  # noqa: F401  (fixtures)
 
 from slopjudge.judging.runner.client import call_runner
 from slopjudge.judging.runner.harness import alias_overrides
-from slopjudge.judging.usage import (
+from slopjudge.records.costreport import cost_report, render_cost
+from slopjudge.usage import (
     add,
     from_claude_result,
     from_codex_events,
@@ -22,7 +23,6 @@ from slopjudge.judging.usage import (
     summary,
     usage_line,
 )
-from slopjudge.records.costreport import cost_report, render_cost
 
 RESULT = {
     "type": "result", "subtype": "success", "is_error": False, "duration_ms": 3547,

@@ -20,8 +20,8 @@ HEAVY = {
     "argparse", "subprocess", "concurrent", "logging", "asyncio", "email", "tempfile",
     "hashlib", "hmac", "ssl", "uuid", "pathlib", "difflib", "pickle", "decimal", "zipfile",
     "typing", "dataclasses", "inspect", "signal", "json.decoder", "slopjudge.changes.edits",
-    "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.checks.procs",
-    "slopjudge.payload", "slopjudge.records.record", "slopjudge.loading.graph",
+    "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.procs",
+    "slopjudge.payload", "slopjudge.records.record", "slopjudge.checks.graph",
     "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
     "slopjudge.checks.prepare", "slopjudge.commands",
 }
@@ -78,7 +78,7 @@ NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
     "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
-    "slopjudge.judging.templates", "slopjudge.checks.judge", "slopjudge.commands", "difflib",
+    "slopjudge.loading.templates", "slopjudge.checks.judge", "slopjudge.commands", "difflib",
     # json's import compiles six regular expressions: its C scanner and encoder serve.
     "json", "importlib", "warnings",
 }
@@ -106,7 +106,7 @@ def _imports_of_a_judged_call(tmp_path: Path, tool: str, tool_input: dict[str, s
 
 def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
     new = _imports_of_a_judged_call(tmp_path, "Bash", {"command": "ls"})
-    assert "slopjudge.checks.procs" in new  # the pack's checks really ran
+    assert "slopjudge.procs" in new  # the pack's checks really ran
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
     assert found == [], f"imported for a Bash call: {found}"
@@ -129,7 +129,7 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
     new = _imports_of_a_judged_call(tmp_path, "Write", {
         "file_path": str(tmp_path / "repo" / "src" / "prices.py"),
         "content": "def total(x: int) -> int:\n    return x\n"})
-    assert {"slopjudge.checks.procs", "slopjudge.changes.proposed", "hookio"} <= new
+    assert {"slopjudge.procs", "slopjudge.changes.proposed", "hookio"} <= new
     found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
                    or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
     assert found == [], f"imported for a Write call: {found}"

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from slopjudge.loading import graph
+from slopjudge.checks import graph
 from slopjudge.model import Check, CheckResult
 from tests.helpers import by_id, commit_all, make_repo, py, run_json, write_files, write_rule
 

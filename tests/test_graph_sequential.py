@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from slopjudge.loading import graph
+from slopjudge.checks import graph
 from slopjudge.model import Check, CheckResult
 
 
@@ -69,7 +69,7 @@ def test_an_interrupt_goes_up_and_starts_nothing_more() -> None:
 
 
 def test_one_check_imports_no_thread_pool() -> None:
-    code = ("import sys\nfrom slopjudge.loading import graph\nfrom slopjudge.model import "
+    code = ("import sys\nfrom slopjudge.checks import graph\nfrom slopjudge.model import "
             "Check, CheckResult\nc = Check(id='x', rule='r', kind='script')\n"
             "graph.execute([c], lambda c: CheckResult(id=c.full_id, rule='r', check='x', "
             "kind='script', outcome='pass'), jobs=4)\n"
@@ -94,7 +94,7 @@ def test_a_change_no_rule_admits_starts_no_pool_and_no_process_machinery(tmp_pat
         "out = engine.run(rules, Event(kind='ci'), cs, workspace='/x', "
         "options=RunOptions(jobs=4, events_file=events))\n"
         "print(json.dumps([[r.id, r.outcome] for r in out]))\n"
-        "print('concurrent.futures' in sys.modules, 'slopjudge.checks.procs' in sys.modules)\n"
+        "print('concurrent.futures' in sys.modules, 'slopjudge.procs' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from slopjudge.loading import graph
+from slopjudge.checks import graph
 from slopjudge.model import Check, CheckResult
 
 

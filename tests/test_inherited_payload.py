@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slopjudge import procs
 from slopjudge.changes import changeset as cs
-from slopjudge.checks import engine, procs
+from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.model import Changeset, Check, Event, Rule
 from slopjudge.payload import encode, for_rule

@@ -8,7 +8,7 @@ import pytest
 from test_judge_check import PASS, calls, fake_runner, make_ctx, write_exe
 
 from slopjudge.checks.judge import run_judge
-from slopjudge.records.cache import VerdictCache, cache_key
+from slopjudge.judging.cache import VerdictCache, cache_key
 
 BASE = dict(instruction_version="1", model="size-md", allowed_tools=["Read"], disallowed_tools=[],
             runner_identity="sr-agent")

@@ -18,7 +18,7 @@ import pytest
 from slopjudge.checks.judge import run_judge
 from slopjudge.checks.options import RunOptions
 from slopjudge.hookspec import CheckContext
-from slopjudge.judging.templates import validate_template
+from slopjudge.loading.templates import validate_template
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule, fields
 from slopjudge.payload import for_rule
 

@@ -538,9 +538,9 @@ def test_template_validation_errors_join_the_rule_errors(
             raise ValueError("checker bug")
         return [LoadError("rules/t.md.j2", 1, 4, "`nope` is not in the template context")]
 
-    fake = types.ModuleType("slopjudge.judging.templates")
+    fake = types.ModuleType("slopjudge.loading.templates")
     fake.validate_template = validate_template  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "slopjudge.judging.templates", fake)
+    monkeypatch.setitem(sys.modules, "slopjudge.loading.templates", fake)
     result = load_rules("rules", workspace=str(tmp_path), template_dirs=[])
     assert calls[0] == (str(tmp_path / "rules" / "t.md.j2"), str(tmp_path / "rules"), [])
     msgs = {(e.rule, str(e)) for e in result.errors}

@@ -144,8 +144,8 @@ def test_a_payload_of_the_wrong_shape_fails_validation(
 
 
 def test_the_schema_is_the_one_list_of_top_level_keys() -> None:
-    from slopjudge.judging.templates import CONTEXT_KEYS, synthetic_payload
     from slopjudge.loading.schemas import load_schema
+    from slopjudge.loading.templates import CONTEXT_KEYS, synthetic_payload
 
     schema = load_schema("payload.schema.json")
     assert set(schema["required"]) == KEYS == set(payload_keys())

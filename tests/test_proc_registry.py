@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from slopjudge.checks.engine import stop_running
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from tests.helpers import kill_quietly
 
 MiB = 1024 * 1024

@@ -18,8 +18,8 @@ from tests.helpers import PY, cli_env, commit_all, make_repo, sj
 OFF_THE_RUN_PATH = {
     "concurrent", "logging", "traceback", "hashlib", "hmac", "pathlib", "tempfile",
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "tenacity",
-    "slopjudge.checks.judge", "slopjudge.records.cache", "slopjudge.judging.budget",
-    "slopjudge.judging.templates", "slopjudge.judging.verdict", "slopjudge.loading.loader",
+    "slopjudge.checks.judge", "slopjudge.judging.cache", "slopjudge.judging.budget",
+    "slopjudge.loading.templates", "slopjudge.judging.verdict", "slopjudge.loading.loader",
     "argparse", "gettext", "dataclasses", "inspect", "ast", "difflib", "shutil",
 }
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_judge_check import PASS, make_ctx, write_exe
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from slopjudge.checks.judge import run_judge
 from slopjudge.judging.runner import client
 from slopjudge.judging.runner.client import build_argv, call_runner, read_outcome, resolve_runner

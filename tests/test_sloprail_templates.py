@@ -17,13 +17,13 @@ import pytest
 from slopjudge.changes import changeset as cs
 from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
-from slopjudge.judging.templates import (
+from slopjudge.loading.loader import load_rules
+from slopjudge.loading.templates import (
     TemplateRenderError,
     render,
     synthetic_payload,
     validate_template,
 )
-from slopjudge.loading.loader import load_rules
 from slopjudge.model import Event, FileChange
 from slopjudge.payload import file_event, scan_markers
 from tests.helpers import commit_all, executable, git, make_repo, py, write_files

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from slopjudge.checks.options import read_rubric
-from slopjudge.judging.templates import (
+from slopjudge.loading.templates import (
     TemplateRenderError,
     render,
     synthetic_payload,

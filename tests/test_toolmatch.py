@@ -224,7 +224,7 @@ def test_a_script_is_python_by_its_interpreter_line(tmp_path: object, name: str,
                                                     python: bool) -> None:
     from pathlib import Path
 
-    from slopjudge.checks.procs import is_python_script
+    from slopjudge.procs import is_python_script
 
     script = Path(str(tmp_path)) / "check"
     script.write_text(f"#!/usr/bin/env {name}\nprint(1)\n", encoding="utf-8")

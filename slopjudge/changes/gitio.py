@@ -41,7 +41,7 @@ _GIT_TIMEOUT_S = 600.0
 
 def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
          input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
-    from slopjudge.checks.procs import run
+    from slopjudge.procs import run
 
     argv = [_program(env), "-c", "core.quotepath=false", "-c", "color.ui=false", *args]
     res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
@@ -353,7 +353,7 @@ class Background(_Generic[T]):
     it would be were it read in this thread."""
 
     def __init__(self, fn: Callable[..., T], *args: Any) -> None:
-        from slopjudge.checks.procs import Registry
+        from slopjudge.procs import Registry
 
         self._value: T | None = None
         self._error: BaseException | None = None

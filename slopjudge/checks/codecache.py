@@ -8,7 +8,7 @@ the default pack costs more than the rest of a PreToolUse hook, so the code
 objects are kept here, outside the workspace, beside the signing key
 (``$XDG_STATE_HOME/slopjudge/code/``). Each entry is named by a digest of the
 script's path, its source and the interpreter, and carries a MAC under
-:mod:`slopjudge.records.cachesign`'s key: an entry slopjudge did not write, or one for
+:mod:`slopjudge.cachesign`'s key: an entry slopjudge did not write, or one for
 other source, is never run. Without a key, or on any problem reading or
 writing, the source is compiled as before.
 
@@ -23,7 +23,7 @@ import sys
 import threading
 import types
 
-from slopjudge.records import cachesign
+from slopjudge import cachesign
 
 try:
     from _blake2 import blake2b

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-    from slopjudge.checks.procs import Registry
+    from slopjudge.procs import Registry
 
 
 def _not_applicable(check: Check, reason: str) -> CheckResult:
@@ -67,7 +67,7 @@ def _run(
     on_result: Callable[[CheckResult], None] | None,
     on_start: Callable[[str], None] | None,
 ) -> list[CheckResult]:
-    from slopjudge.loading import graph
+    from slopjudge.checks import graph
     from slopjudge.payload import for_rule
 
     carries_change = event_carries_change(event)
@@ -98,7 +98,7 @@ def _run(
                 continue
             payload = dict(base_payload, check={"id": check.id})
             if processes is None:
-                from slopjudge.checks import procs
+                from slopjudge import procs
 
                 processes = procs.Registry()
             contexts[check.full_id] = CheckContext(
@@ -182,7 +182,7 @@ def stop_running(futures: list[Any], grace: float = 2.0,
 
     deadline = time.monotonic() + grace
     sig = signal.SIGTERM
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     registry = processes if processes is not None else procs.EVERYONE
     while futures:
@@ -198,8 +198,8 @@ def stop_running(futures: list[Any], grace: float = 2.0,
 
 # What run() and each check kind import when they first run (slopjudge's own modules).
 # The judges' budget is not among them: it is loaded only where a limit is set.
-_RUN_IMPORTS = ("slopjudge.loading.graph", "slopjudge.payload", "slopjudge.records.record",
-                "slopjudge.checks.procs", "unidiff.patch")
+_RUN_IMPORTS = ("slopjudge.checks.graph", "slopjudge.payload", "slopjudge.records.record",
+                "slopjudge.procs", "unidiff.patch")
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 
@@ -238,7 +238,7 @@ def _preload_helpers(rules: Iterable[Rule]) -> None:
     import os
     import sys
 
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     if not procs.forks_python():
         return

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from slopjudge.checks.prepare import run_prepare
 from slopjudge.hookspec import CheckContext
+from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner.client import (
     OUTPUT_LIMIT,
     OVER_LIMIT,
@@ -40,7 +41,6 @@ from slopjudge.judging.verdict import (
     verdict_instruction,
 )
 from slopjudge.model import CheckResult, Finding
-from slopjudge.records.cache import VerdictCache, cache_key
 
 if TYPE_CHECKING:
     from slopjudge.checks.options import RunOptions
@@ -313,7 +313,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
     # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
-    from slopjudge.judging.templates import TemplateRenderError, template_sha256
+    from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
     base = dict(ctx.payload)
     base["additionalContext"] = prep.additional_context
@@ -387,7 +387,7 @@ def _fit_units(
 ) -> tuple[list[_Unit], list[str]]:
     """Render each unit; split what is over the prompt budget (checks/split.py)."""
     from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
-    from slopjudge.judging.templates import render
+    from slopjudge.loading.templates import render
 
     check, opts = ctx.check, ctx.options
     budget = check.max_prompt_tokens or opts.max_prompt_tokens or DEFAULT_MAX_PROMPT_TOKENS
@@ -416,7 +416,7 @@ def _fit_units(
 
 
 def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
-    from slopjudge.judging.usage import total, total_tokens
+    from slopjudge.usage import total, total_tokens
 
     result.judge_calls = sum(1 for j in judgments if j.called)
     result.cached_calls = sum(1 for j in judgments if j.cache_hit)

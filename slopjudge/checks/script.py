@@ -10,7 +10,10 @@ import os
 import sys
 import time
 
-from slopjudge.checks.procs import (
+from slopjudge.hookspec import CheckContext
+from slopjudge.jsonobject import dumps, parse_json_object
+from slopjudge.model import CheckResult, Finding
+from slopjudge.procs import (
     ProcResult,
     Registry,
     forks_python,
@@ -18,9 +21,6 @@ from slopjudge.checks.procs import (
     run,
     script_argv,
 )
-from slopjudge.hookspec import CheckContext
-from slopjudge.jsonobject import dumps, parse_json_object
-from slopjudge.model import CheckResult, Finding
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:

@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         return fail(str(exc))
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     # Before the imports: the first cgroup move of a process waits for a kernel grace
     # period, paid here in the background, not by the git reads and checks after it.

@@ -76,7 +76,7 @@ def _stop_children_on_signals(sub: str) -> None:
         import os
         import sys
 
-        procs = sys.modules.get("slopjudge.checks.procs")  # none started unless it was imported
+        procs = sys.modules.get("slopjudge.procs")  # none started unless it was imported
         if procs is not None:
             procs.kill_all()
         name = names.get(signum, f"signal {signum}")

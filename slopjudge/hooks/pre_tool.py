@@ -145,7 +145,7 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     # The checks' containment gets ready while the change and payloads are built.
     stop_warming = procs.warm_cgroups(

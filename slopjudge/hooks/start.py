@@ -25,8 +25,8 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
                 return
         except state.BaselineError:
             return  # kept for Stop to report: re-recording would accept what changed it
+    from slopjudge import procs
     from slopjudge.changes import changeset
-    from slopjudge.checks import procs
 
     head_proc = procs.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
                           cwd=settings.workspace, timeout=30)

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
-from slopjudge.records.sessions import session_key, state_dir
+from slopjudge.sessions import session_key, state_dir
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
@@ -50,7 +50,7 @@ def _session_mark(base: str, session_id: str | None) -> str | None:
         return None
     import hashlib
 
-    from slopjudge.records import cachesign
+    from slopjudge import cachesign
 
     digest = hashlib.sha256(f"{os.path.realpath(base)}\0{session_id}".encode()).hexdigest()
     return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
@@ -62,7 +62,7 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     The file sits in the workspace, where the agent can write: a baseline rewritten
     to the agent's own tree would hide every change. So it carries a MAC under the key
     kept outside the workspace, and one that does not verify raises BaselineError."""
-    from slopjudge.records import cachesign
+    from slopjudge import cachesign
 
     path = baseline_path(base, session_id)
     data = _read_json(path)
@@ -85,7 +85,7 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
 
 
 def save_baseline(base: str, session_id: str | None, head: str | None, tree: str) -> None:
-    from slopjudge.records import cachesign
+    from slopjudge import cachesign
 
     record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
                               "time": time.time()}

@@ -27,10 +27,10 @@ import threading
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
-from slopjudge.judging.usage import total_tokens
 from slopjudge.loading.config import Limits
 from slopjudge.model import fields, record
-from slopjudge.records.sessions import session_key, state_dir
+from slopjudge.sessions import session_key, state_dir
+from slopjudge.usage import total_tokens
 
 
 @record

@@ -617,7 +617,7 @@ class _Refs:
             self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
             return None
         if not os.access(candidate, os.X_OK):
-            from slopjudge.checks.procs import is_python_script
+            from slopjudge.procs import is_python_script
 
             # A Python script runs on slopjudge's own interpreter (procs.script_argv):
             # it needs no run bit, which a wheel install does not keep.
@@ -642,7 +642,7 @@ class _Refs:
 
     def _validate_template(self, path: str, each: Any = None) -> None:
         try:
-            from slopjudge.judging.templates import validate_template
+            from slopjudge.loading.templates import validate_template
         except ImportError:
             return
         # A per-file judge's event carries the file's fields: load it with them.

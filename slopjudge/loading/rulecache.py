@@ -9,7 +9,7 @@ the files the result depends on elsewhere (scripts, PATH folders), the code
 that validates, and the slopjudge version. The mode is in the key because
 ``chmod +x`` fixes a "not executable" error without touching mtime.
 
-The file is signed (:mod:`slopjudge.records.cachesign`): one slopjudge did not write,
+The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write,
 such as a rules list an agent emptied, is a miss and the rules load afresh.
 
 Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
@@ -20,12 +20,11 @@ from __future__ import annotations
 import os
 import time
 
-from slopjudge import __version__
+from slopjudge import __version__, cachesign
 from slopjudge.fsutil import write_atomic
 from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Settings, display_path
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
-from slopjudge.records import cachesign
 from slopjudge.resources import PACKAGE_DIR, data_path
 
 TYPE_CHECKING = False
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 CACHE_FORMAT = 2
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
 _CODE = ("loading/loader.py", "loading/toolrules.py", "loading/durations.py", "model.py",
-         "judging/templates.py", "loading/config.py", "checks/procs.py")
+         "loading/templates.py", "loading/config.py", "procs.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 # File systems stamp mtimes from a coarse clock. A file written within this

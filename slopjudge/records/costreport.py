@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.judging.usage import TOKEN_FIELDS, total_tokens
+from slopjudge.usage import TOKEN_FIELDS, total_tokens
 
 
 def _int(value: Any) -> int:

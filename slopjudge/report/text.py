@@ -123,7 +123,7 @@ def _summary_lines(report: RunReport, color: bool) -> list[str]:
 def cost_line(checks: list[CheckResult]) -> str:
     """``judge cost: 3 judge calls (1 from cache), 5,400 tokens (...), $0.0123``; empty
     when the run had no judge check."""
-    from slopjudge.judging.usage import summary, total
+    from slopjudge.usage import summary, total
 
     judges = [c for c in checks if c.kind == "judge"]
     if not judges:

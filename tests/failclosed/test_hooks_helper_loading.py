@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from tests.failclosed.hooks_kit import deny_reason, hook, make_ws, pre_tool
 from tests.helpers import commit_all, executable, sj
 

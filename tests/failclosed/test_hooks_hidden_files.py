@@ -15,7 +15,7 @@ from tests.failclosed.hooks_kit import block_reason, hook, make_ws, start, stop
 PATCH = """
 import slopjudge.checks.script as s
 import slopjudge.hooks.backstop as b
-from slopjudge.checks.procs import ProcResult
+from slopjudge.procs import ProcResult
 def _ok(*a, **k): return ProcResult(0, b'{"skip": true}', b"")
 s.run = _ok
 b.check = lambda *a, **k: None

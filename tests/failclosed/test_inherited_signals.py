@@ -58,7 +58,7 @@ def test_a_check_run_where_sigchld_stays_ignored_is_an_error_not_a_pass(tmp_path
     # whose exit cannot be read does not run (an error), rather than read as exit 0.
     import threading
 
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     got: list[procs.ProcResult] = []

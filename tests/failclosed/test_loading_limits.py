@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.judging import templates
+from slopjudge.loading import templates
 from tests.helpers import commit_all, executable, make_repo, sj, write_files
 
 NESTED_LOOPS = (

@@ -79,7 +79,7 @@ def mode(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
 
 
 def _cgroups_writable() -> bool:
-    from slopjudge.checks import procs
+    from slopjudge import procs
 
     return procs._Cgroups()._probe() is not None
 

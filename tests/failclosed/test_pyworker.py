@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.checks import engine, procs
+from slopjudge import procs
+from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
 from tests.helpers import (
@@ -75,7 +76,7 @@ def test_runs_in_the_worker_with_the_plain_protocol(tmp_path: Path) -> None:
     body = f"""
 import json, os, sys
 data = json.load(sys.stdin)
-json.dump({{"worker": "slopjudge.checks.procs" in sys.modules, "argv": sys.argv, "cwd": os.getcwd(),
+json.dump({{"worker": "slopjudge.procs" in sys.modules, "argv": sys.argv, "cwd": os.getcwd(),
            "path0": sys.path[0], "rule": os.environ.get("SLOPJUDGE_RULE"),
            "main": __name__, "check": data["check"],
            "files": [f["path"] for f in data["changeset"]["files"]]}}, open({str(seen)!r}, "w"))
@@ -93,7 +94,7 @@ print("looked")
 def test_no_fork_setting_runs_a_fresh_interpreter(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(procs.NO_FORK_ENV, "1")
-    body = "import sys\nsys.exit(3 if 'slopjudge.checks.procs' in sys.modules else 0)"
+    body = "import sys\nsys.exit(3 if 'slopjudge.procs' in sys.modules else 0)"
     assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
 
 

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, NoReturn
 
-from slopjudge.checks import procs
+from slopjudge import procs
+from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
-from slopjudge.judging import usage as usage_mod
 from slopjudge.judging.runner import failure
 from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
 from slopjudge.judging.runner.harness_claude import claude_harness

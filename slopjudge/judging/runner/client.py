@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from slopjudge.checks import procs
+from slopjudge import procs
 from slopjudge.judging.verdict import confidence_problem, parse_verdict
 
 # Harness-failure causes a retry can fix; the others never change on a retry.
@@ -208,8 +208,8 @@ def call_runner(
     ``registry``: the engine run the runner's process belongs to."""
     import tenacity  # lazily: only a real judge call needs it
 
-    from slopjudge.judging.usage import add as add_usage
-    from slopjudge.judging.usage import parse_usage_line
+    from slopjudge.usage import add as add_usage
+    from slopjudge.usage import parse_usage_line
 
     env = runner_env(launched_by, min_confidence)
     env.update(extra_env or {})

@@ -104,7 +104,7 @@ class ClaudeHarness(CommandHarness):
 
         Output that is not that object (an older CLI) is the reply itself, with no usage.
         """
-        from slopjudge.judging.usage import from_claude_result
+        from slopjudge.usage import from_claude_result
 
         obj = parse_json_object(stdout.decode("utf-8", "replace"))
         if obj is not None and obj.get("type") == "result":

@@ -90,7 +90,7 @@ class CodexHarness(CommandHarness):
         """The reply (the last agent message) and the usage of the ``turn.completed``
         events of ``codex exec --json``; output that is no such event stream is the reply
         itself."""
-        from slopjudge.judging.usage import codex_events, from_codex_events
+        from slopjudge.usage import codex_events, from_codex_events
 
         text = stdout.decode("utf-8", "replace")
         events = codex_events(text)

@@ -3,7 +3,7 @@
 Key: sha256 over the rendered prompt, the verdict instruction version, the
 model set, the tool rules and the runner's identity. Only real verdicts are
 stored (never errors or missing verdicts), one JSON file per key, written
-atomically, signed with a MAC bound to its key (:mod:`slopjudge.records.cachesign`).
+atomically, signed with a MAC bound to its key (:mod:`slopjudge.cachesign`).
 A file that no longer reads as a verdict, or that slopjudge did not sign (an
 agent rewrote it to a pass, or copied another key's entry), is a miss.
 """
@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from slopjudge import cachesign
 from slopjudge.fsutil import write_atomic
-from slopjudge.records import cachesign
 
 # First line of an entry: this, then the entry's MAC (cachesign); the verdict JSON follows.
 _MAGIC = b"slopjudge-verdict "
