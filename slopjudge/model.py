@@ -27,6 +27,9 @@ else:
         return lambda f: f
 
 EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
+# The model sizes a rule or the settings may name instead of a model (each harness maps
+# them to its own models).
+SIZE_ALIASES = ("size-xs", "size-sm", "size-md", "size-lg", "size-xl", "size-xxl")
 
 
 class _Missing:
@@ -291,32 +294,12 @@ class FileChange:
     binary: bool = False
     added: int = 0  # added lines (0 for binary)
     removed: int = 0
-    # The payload's parsed hunks (schemas/payload.schema.json); None until first use,
-    # then built by ``hunk_source`` (the parse that read ``diff``), else from ``diff``.
-    # Lazy: a file no rule admits never has its hunks built.
+    # The payload's parsed hunks (schemas/payload.schema.json); None until first use
+    # (``payload.file_payload``), then built by ``hunk_source`` (the parse that read
+    # ``diff``), else from ``diff``. Lazy: a file no rule admits never has them built.
     hunks: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
     hunk_source: Callable[[], list[dict[str, Any]]] | None = field(
         default=None, compare=False, repr=False)
-
-    def to_payload(self) -> dict[str, Any]:
-        if self.hunks is None:
-            if self.hunk_source is not None:
-                self.hunks = self.hunk_source()
-            else:
-                from slopjudge.changes.diffparse import hunks_of
-
-                self.hunks = hunks_of(self.diff)
-        self.hunk_source = None  # the parse it holds is freed once read
-        return {
-            "path": self.path,
-            "status": self.status,
-            "oldPath": self.old_path,
-            "oldContent": self.old_content,
-            "newContent": self.new_content,
-            "diff": self.diff,
-            "binary": self.binary,
-            "hunks": self.hunks,
-        }
 
 
 @record

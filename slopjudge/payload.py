@@ -95,6 +95,28 @@ def file_event(event: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def file_payload(f: FileChange) -> dict[str, Any]:
+    """One changed file as the payload carries it; its hunks parsed on first use."""
+    if f.hunks is None:
+        if f.hunk_source is not None:
+            f.hunks = f.hunk_source()
+        else:
+            from slopjudge.changes.diffparse import hunks_of
+
+            f.hunks = hunks_of(f.diff)
+    f.hunk_source = None  # the parse it holds is freed once read
+    return {
+        "path": f.path,
+        "status": f.status,
+        "oldPath": f.old_path,
+        "oldContent": f.old_content,
+        "newContent": f.new_content,
+        "diff": f.diff,
+        "binary": f.binary,
+        "hunks": f.hunks,
+    }
+
+
 def build_payload(
     *,
     event: Event,
@@ -110,7 +132,7 @@ def build_payload(
     """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``
     (``file_payloads``: their entries, when already built)."""
     if file_payloads is None:
-        file_payloads = [f.to_payload() for f in files]
+        file_payloads = [file_payload(f) for f in files]
     event_data = event_payload(event)
     if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
         # A tool call about one file: its event reads as sloprail's gate event for it.
@@ -204,7 +226,7 @@ def for_rule(
             for f in files:
                 hit = built.get(id(f))
                 if hit is None or hit[0] is not f:
-                    hit = built[id(f)] = (f, f.to_payload())
+                    hit = built[id(f)] = (f, file_payload(f))
                 entries.append(hit[1])
             memo[key] = (list(files), [dict(o) for o in others], change, entries)
     payload = build_payload(

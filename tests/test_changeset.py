@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from slopjudge.changes import changeset as cs
 from slopjudge.model import Changeset, FileChange
+from slopjudge.payload import file_payload
 
 GIT_ENV = {
     **os.environ,
@@ -250,7 +251,7 @@ def assert_same(c: Changeset, view: dict[str, dict]) -> None:
     assert ours(c) == view
     for f in c.files:
         assert f.status in ("A", "M", "D", "R")
-        json.dumps(f.to_payload(), ensure_ascii=False).encode("utf-8")  # valid JSON text
+        json.dumps(file_payload(f), ensure_ascii=False).encode("utf-8")  # valid JSON text
 
 
 CASE_IDS = [name for name, _ in EDGE_CASES]
@@ -784,11 +785,11 @@ def test_text_that_gitattributes_calls_binary_is_read_as_text(tmp_path: Path) ->
         assert (added.status, added.binary, added.new_content) == (
             "A", False, "try:\n    f()\nexcept Exception:\n    pass\n")
         assert added.diff.startswith("diff --git a/src/b.py b/src/b.py\nnew file mode 100644\n")
-        assert [h["added"] for h in added.to_payload()["hunks"]] == [
+        assert [h["added"] for h in file_payload(added)["hunks"]] == [
             [[1, "try:"], [2, "    f()"], [3, "except Exception:"], [4, "    pass"]]]
         kept = by["src/keep.py"]
         assert (kept.binary, kept.old_content, kept.new_content) == (False, "a = 1\n", "a = 2\n")
         assert (kept.added, kept.removed) == (1, 1) and "-a = 1\n+a = 2\n" in kept.diff
         assert by["notes.dat"].binary is False and by["notes.dat"].new_content == "plain words\n"
         real = by["src/real.bin"]
-        assert real.binary and real.new_content is None and real.to_payload()["hunks"] == []
+        assert real.binary and real.new_content is None and file_payload(real)["hunks"] == []

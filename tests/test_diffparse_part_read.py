@@ -6,6 +6,7 @@ from typing import Any
 
 from slopjudge.changes import diffparse
 from slopjudge.changes.changeset import from_diff
+from slopjudge.payload import file_payload
 
 HEAD = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n"
 MIXED = (HEAD + "@@ -1,2 +1,2 @@ def f():\n a\n-b\n\\ Kein Zeilenumbruch\n+c\n"
@@ -23,7 +24,7 @@ def _alone(diff: str) -> list[list[dict[str, Any]]]:
 
 
 def test_one_read_per_section_equals_one_read_per_hunk() -> None:
-    together = [f.to_payload()["hunks"] for f in from_diff(MIXED.encode()).files]
+    together = [file_payload(f)["hunks"] for f in from_diff(MIXED.encode()).files]
     assert together == _alone(MIXED)
     [[first, second, third]] = together
     assert first["removed"] == [[2, "b"]] and first["added"] == [[2, "c"]]
@@ -34,7 +35,7 @@ def test_a_hunk_with_no_body_before_another_is_still_read_alone() -> None:
     # unidiff would take the next header as the empty hunk's body: read hunk by hunk.
     diff = HEAD + "@@ -1,2 +1,2 @@\n@@ -5 +5 @@\n-a\n+b\n"
     [f] = from_diff(diff.encode()).files
-    empty, real = f.to_payload()["hunks"]
+    empty, real = file_payload(f)["hunks"]
     assert (empty["added"], empty["removed"], empty["context"]) == ([], [], [])
     assert real["removed"] == [[5, "a"]] and real["added"] == [[5, "b"]]
 
@@ -42,7 +43,7 @@ def test_a_hunk_with_no_body_before_another_is_still_read_alone() -> None:
 def test_hunks_are_built_only_when_a_payload_asks() -> None:
     [f] = from_diff(MIXED.encode()).files
     assert f.hunks is None and f.hunk_source is not None
-    f.to_payload()
+    file_payload(f)
     assert f.hunks is not None and len(f.hunks) == 3 and f.hunk_source is None
 
 
@@ -67,5 +68,5 @@ def test_many_sections_read_together_equal_each_read_alone() -> None:
          "@@ -0,0 +1 @@\n+-- x\n")
     diff = MIXED + HEAD.replace("a.txt", "e.txt") + "@@ -4,2 +4,2 @@\n" + b + c
     files = from_diff(diff.encode()).files
-    assert [f.to_payload()["hunks"] for f in files] == _alone(diff)
-    assert files[-1].new_content == "-- x\n" and files[1].to_payload()["hunks"][0]["context"] == []
+    assert [file_payload(f)["hunks"] for f in files] == _alone(diff)
+    assert files[-1].new_content == "-- x\n" and file_payload(files[1])["hunks"][0]["context"] == []

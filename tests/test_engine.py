@@ -12,6 +12,7 @@ from slopjudge.checks import engine, selection
 from slopjudge.checks.options import RunOptions, options_from_settings
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
 from slopjudge.records.prompts import load_prompt
+from slopjudge.records.record import recording
 from tests.helpers import executable, read_jsonl, sh
 
 
@@ -136,9 +137,9 @@ def test_events_recorded_one_line_per_outcome(tmp_path: Path) -> None:
     rules = [rule("ok", tmp_path), rule("no", tmp_path, body="echo bad; exit 1"),
              rule("py", tmp_path, paths=["**/*.py"])]
     seen = []
-    engine.run(rules, Event(kind="stop", session_id="s-1"), change("a.txt"),
-               workspace=str(tmp_path), options=RunOptions(events_file=str(events)),
-               on_result=lambda r: seen.append(r.id))
+    ev = Event(kind="stop", session_id="s-1")
+    engine.run(rules, ev, change("a.txt"), workspace=str(tmp_path), options=RunOptions(),
+               on_result=recording(str(events), ev, lambda r: seen.append(r.id)))
     lines = read_jsonl(events)
     # not_applicable is not an outcome worth a line; the callback still hears of it.
     assert sorted((e["id"], e["outcome"], e["event"], e["session_id"]) for e in lines) == [
@@ -151,7 +152,8 @@ def test_unwritable_event_log_does_not_change_the_outcome(tmp_path: Path, capsys
     blocker.write_text("not a folder")
     rules = [rule("no", tmp_path, body="echo bad; exit 1")]
     [res] = engine.run(rules, Event(kind="ci"), change("a"), workspace=str(tmp_path),
-                       options=RunOptions(events_file=str(blocker / "events.jsonl")))
+                       options=RunOptions(),
+                       on_result=recording(str(blocker / "events.jsonl"), Event(kind="ci")))
     assert res.outcome == "refuse"
     assert "could not record events" in capsys.readouterr().err
 
@@ -169,8 +171,8 @@ def test_judge_prompt_kept_by_digest_for_replay(tmp_path: Path) -> None:
              description="asks", checks=[judge])
     events = tmp_path / "state" / "events.jsonl"
     [res] = engine.run([r], Event(kind="ci"), change("x.py"), workspace=str(tmp_path),
-                       options=RunOptions(events_file=str(events),
-                                          judge_mocks={"judged/ask": str(mock)}))
+                       options=RunOptions(judge_mocks={"judged/ask": str(mock)}),
+                       on_result=recording(str(events), Event(kind="ci")))
     assert res.outcome == "pass", res.reason
     [line] = read_jsonl(events)
     digest = line["prompt_sha256"]

@@ -85,6 +85,7 @@ def test_a_change_no_rule_admits_starts_no_pool_and_no_process_machinery(tmp_pat
         "import sys, json\n"
         "from slopjudge.checks import engine\n"
         "from slopjudge.checks.options import RunOptions\n"
+        "from slopjudge.records.record import recording\n"
         "from slopjudge.model import Changeset, Check, Event, FileChange, Rule\n"
         "rules = [Rule(id=f'r{n}', path='/x/rule.yaml', dir='/x', description='d', "
         "paths=['*.py'], checks=[Check(id='scan', rule=f'r{n}', kind='script', "
@@ -92,7 +93,7 @@ def test_a_change_no_rule_admits_starts_no_pool_and_no_process_machinery(tmp_pat
         "cs = Changeset(files=[FileChange(path='README.md', status='M', diff='')])\n"
         f"events = {str(tmp_path)!r} + '/events.jsonl'\n"
         "out = engine.run(rules, Event(kind='ci'), cs, workspace='/x', "
-        "options=RunOptions(jobs=4, events_file=events))\n"
+        "options=RunOptions(jobs=4), on_result=recording(events, Event(kind='ci')))\n"
         "print(json.dumps([[r.id, r.outcome] for r in out]))\n"
         "print('concurrent.futures' in sys.modules, 'slopjudge.procs' in sys.modules)\n"
     )

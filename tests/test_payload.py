@@ -19,6 +19,7 @@ from slopjudge.payload import (
     PayloadShapeError,
     build_payload,
     check_shape,
+    file_payload,
     for_rule,
     payload_keys,
     shape_problems,
@@ -198,10 +199,10 @@ def test_each_file_carries_its_hunks_with_line_numbers() -> None:
 
 def test_a_file_made_without_a_parse_gets_its_hunks_from_its_diff() -> None:
     f = FileChange(path="src/a.py", status="M", diff=SAMPLE_DIFF)
-    assert f.to_payload()["hunks"] == from_diff_payload(SAMPLE_DIFF)["changeset"]["files"][0][
+    assert file_payload(f)["hunks"] == from_diff_payload(SAMPLE_DIFF)["changeset"]["files"][0][
         "hunks"]
-    assert FileChange(path="b.bin", status="M", binary=True,
-                      diff="Binary files a/b.bin and b/b.bin differ\n").to_payload()["hunks"] == []
+    assert file_payload(FileChange(path="b.bin", status="M", binary=True,
+                                   diff="Binary files a/b.bin and b/b.bin differ\n"))["hunks"] == []
 
 
 def test_a_proposed_edit_carries_the_hunks_of_its_synthesized_diff(tmp_path: Path) -> None:
@@ -209,7 +210,7 @@ def test_a_proposed_edit_carries_the_hunks_of_its_synthesized_diff(tmp_path: Pat
 
     (tmp_path / "a.py").write_text("one\ntwo\nthree\n")
     cs = from_proposed_edit(str(tmp_path), "a.py", "one\n2\nthree\nfour")
-    [h] = cs.files[0].to_payload()["hunks"]
+    [h] = file_payload(cs.files[0])["hunks"]
     assert h["added"] == [[2, "2"], [4, "four"]] and h["removed"] == [[2, "two"]]
     assert h["context"] == [[1, "one"], [3, "three"]]
 

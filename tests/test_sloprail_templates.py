@@ -25,7 +25,7 @@ from slopjudge.loading.templates import (
     validate_template,
 )
 from slopjudge.model import Event, FileChange
-from slopjudge.payload import file_event, scan_markers
+from slopjudge.payload import file_event, file_payload, scan_markers
 from tests.helpers import commit_all, executable, git, make_repo, py, write_files
 
 # Written for this project: every per-file field, `is defined` on a delete, every extra filter.
@@ -132,7 +132,7 @@ def test_a_pre_tool_event_about_one_file_carries_its_fields(tmp_path: Path) -> N
     assert ev["oldContent"] == "x = 1\n" and ev["newContent"].endswith("x = 2\n")
     assert ev["newMarkers"] == [{"kind": "todo", "fqn": "a.b", "line": 1}]
     assert ev["oldMarkers"] == [] and "oldPath" not in ev and ev["tool_name"] == "Write"
-    assert data["changeset"]["files"][0].keys() == FileChange("a", "M").to_payload().keys()
+    assert data["changeset"]["files"][0].keys() == file_payload(FileChange("a", "M")).keys()
     # A Bash call is about no file: its event is unchanged.
     bash = build_payload(event=Event(kind="pre-tool", tool_name="Bash",
                                      tool_input={"command": "ls"}),

@@ -15,6 +15,7 @@ from slopjudge.loading.templates import (
     validate_template,
 )
 from slopjudge.model import FileChange
+from slopjudge.payload import file_payload
 
 # A template as written for sloprail: it must load and render unchanged.
 SLOPRAIL_TEMPLATE = """\
@@ -46,9 +47,9 @@ def _payload(
     payload = synthetic_payload("/r")
     payload["event"] = {"kind": "ci", "tool_name": None, "tool_input": None, "session_id": None,
                         "transcript_path": None, "cwd": None}
-    payload["changeset"]["files"] = [FileChange(
+    payload["changeset"]["files"] = [file_payload(FileChange(
         path="app/main.py", status="M", old_content="", new_content=content, diff=diff,
-    ).to_payload()]
+    ))]
     payload["change"] = diff
     payload["additionalContext"] = extra or {"summary": "a summary"}
     payload["rubric"] = ""

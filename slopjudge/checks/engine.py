@@ -1,9 +1,9 @@
 """One engine run: the chosen rules' checks run as a graph, each result recorded.
 
 What runs is decided before (``selection.py``: the event filter, ``--rule``,
-sharding) and how it runs comes in (``options.py``); results go to the event
-log through ``record.Recorder``. Imports stay light at module level: check
-kinds and the event log are imported when a check actually runs.
+sharding) and how it runs comes in (``options.py``); each result goes to
+``on_result`` as it finishes (the caller's event log: ``records.record.recording``).
+Imports stay light at module level: check kinds are imported when a check runs.
 """
 
 from __future__ import annotations
@@ -107,9 +107,6 @@ def _run(
                 processes=processes,
             )
 
-    from slopjudge.records.record import Recorder
-
-    recorder = Recorder(options.events_file, event)
     rules_by_id = {r.id: r for r in rules}
 
     def run_one(check: Check) -> CheckResult:
@@ -127,11 +124,6 @@ def _run(
             result.outcome = "would_refuse"
         return result
 
-    def finished(result: CheckResult) -> None:
-        recorder.record(result)
-        if on_result is not None:
-            on_result(result)
-
     # The pack's shared helpers start loading here, once, before any check starts: a
     # check then waits on that load rather than starting its own thread for it.
     if contexts:
@@ -139,7 +131,7 @@ def _run(
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
     jobs = options.jobs if len(contexts) > 1 else 1
-    return graph.execute(ordered, run_one, jobs=jobs, on_result=finished,
+    return graph.execute(ordered, run_one, jobs=jobs, on_result=on_result,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
 
 
@@ -199,7 +191,7 @@ def stop_running(futures: list[Any], grace: float = 2.0,
 # What run() and each check kind import when they first run (slopjudge's own modules).
 # The judges' budget is not among them: it is loaded only where a limit is set.
 _RUN_IMPORTS = ("slopjudge.checks.graph", "slopjudge.payload", "slopjudge.records.record",
-                "slopjudge.procs", "unidiff.patch")
+                "slopjudge.procs", "unidiff.patch")  # the callers' event log too
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 

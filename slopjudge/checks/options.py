@@ -30,7 +30,6 @@ class RunOptions:
     runner: str | None = None
     no_cache: bool = False
     judge_mocks: dict[str, str] | None = None  # SLOPJUDGE_JUDGE_MOCKS
-    events_file: str | None = None  # None: do not record
     cache_dir: str | None = None  # verdict cache; None: no cache
     shard: tuple[int, int] | None = None  # (index 1-based, count)
     rubric: str = ""  # RUBRIC.md with '#' lines removed
@@ -48,7 +47,6 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     opts = RunOptions(
         jobs=settings.jobs,
         runner=settings.runner,
-        events_file=settings.events_file,
         cache_dir=settings.cache_dir,
         template_dirs=list(settings.template_dirs),
     )

@@ -242,9 +242,11 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
 
         progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))
+    from slopjudge.records.record import recording
+
     results = engine.run(
         rules, event, changeset, workspace=settings.workspace, options=options,
-        on_result=progress.advance if progress else None,
+        on_result=recording(settings.events_file, event, progress.advance if progress else None),
         on_start=progress.begin if progress else None,
     )
     if progress:

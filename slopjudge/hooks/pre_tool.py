@@ -158,7 +158,10 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
         from slopjudge.checks.options import options_from_settings
 
         options = options_from_settings(settings)
-        results = engine.run(rules, event, changeset, workspace=workspace, options=options)
+        from slopjudge.records.record import recording
+
+        results = engine.run(rules, event, changeset, workspace=workspace, options=options,
+                             on_result=recording(settings.events_file, event))
     finally:
         stop_warming()
     answer = decide(results, loaded.rules, event, workspace, settings.events_file)

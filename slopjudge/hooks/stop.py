@@ -134,8 +134,11 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
     results: list[CheckResult] = []
     if rules:
         options = options_from_settings(settings)
+        from slopjudge.records.record import recording
+
         results = _run_frozen(engine.run, rules, event, cs, workspace=settings.workspace,
-                              options=options)
+                              options=options,
+                              on_result=recording(settings.events_file, event))
     return Verdict(
         refusals=common.refusals_of(results), errors=common.errors_of(results),
         broken=common.broken_rules(loaded.errors, settings.rules_dir, kind),

@@ -13,7 +13,7 @@ import os
 import re
 
 from slopjudge.errors import SlopjudgeError
-from slopjudge.model import field, fields, record
+from slopjudge.model import SIZE_ALIASES, field, fields, record
 from slopjudge.resources import data_path
 
 TYPE_CHECKING = False  # not typing's: every hook reads settings
@@ -334,8 +334,6 @@ def _apply(
 
 def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
     """``model_aliases: {claude: {size-sm: claude-haiku-4-5}, codex: {...}}``."""
-    from slopjudge.judging.runner.harness import SIZE_ALIASES
-
     shape = "`model_aliases` maps a harness (claude, codex) to {size-xs..size-xl: model}"
     if not isinstance(value, dict):
         raise ConfigError(path, line, col, shape)

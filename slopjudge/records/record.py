@@ -34,6 +34,7 @@ from slopjudge.model import CheckResult, Event
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
     import json
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -219,6 +220,22 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
 def json_problem(exc: json.JSONDecodeError) -> str:
     # json's messages expect a position after "starting at"; the column is given already.
     return exc.msg.removesuffix(" starting at").lower()
+
+
+def recording(events_file: str | None, event: Event,
+              then: Callable[[CheckResult], None] | None = None
+              ) -> Callable[[CheckResult], None]:
+    """An ``on_result`` for ``checks.engine.run``: each finished check goes to the event
+    log (none when ``events_file`` is None), then to ``then``."""
+    recorder = Recorder(events_file, event)
+    if then is None:
+        return recorder.record
+
+    def both(result: CheckResult) -> None:
+        recorder.record(result)
+        then(result)
+
+    return both
 
 
 class Recorder:

@@ -12,9 +12,9 @@ import os
 import shutil
 from collections.abc import Mapping
 
-PROMPT_STDIN_LIMIT = 64 * 1024  # a prompt over this many bytes goes on stdin
+from slopjudge.model import SIZE_ALIASES
 
-SIZE_ALIASES = ("size-xs", "size-sm", "size-md", "size-lg", "size-xl", "size-xxl")
+PROMPT_STDIN_LIMIT = 64 * 1024  # a prompt over this many bytes goes on stdin
 
 
 class ModelSetError(ValueError):
