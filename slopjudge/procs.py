@@ -1213,7 +1213,7 @@ def _source_only_loader() -> type:
 
         class SourceOnly(SourceFileLoader):
             def get_code(self, fullname: str) -> types.CodeType:
-                from slopjudge.checks.codecache import compile_source
+                from slopjudge.codecache import compile_source
 
                 path = self.get_filename(fullname)
                 return compile_source(self.get_data(path), path)
@@ -1393,7 +1393,7 @@ def _compiled(path: str) -> types.CodeType | None:
         hit = _CODE.get(path)
         if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
             return hit[2]
-        from slopjudge.checks.codecache import compile_source
+        from slopjudge.codecache import compile_source
 
         with open(path, "rb") as fh:
             code = compile_source(fh.read(), path)
