@@ -24,6 +24,7 @@ import threading
 import types
 
 from slopjudge import cachesign
+from slopjudge.fsutil import find_workspace
 
 try:
     from _blake2 import blake2b
@@ -50,8 +51,6 @@ def _name(path: str, source: bytes) -> bytes:
 def _project_of(path: str) -> str:
     """The repository holding ``path``: the nearest folder above it with a ``.git``
     (the rules folder may be anywhere in it), else ``<project>/rules/<rule>/x.py``."""
-    from slopjudge.loading.config import find_workspace
-
     here = os.path.dirname(os.path.abspath(path))
     top = find_workspace(here)
     return top if os.path.exists(os.path.join(top, ".git")) else os.path.dirname(

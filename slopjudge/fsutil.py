@@ -109,3 +109,19 @@ def read_or(path: str, default: bytes) -> bytes:
             return fh.read()
     except OSError:
         return default
+
+
+def find_workspace(start: str) -> str:
+    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``.
+
+    Walks up instead of running git: this runs on every hook call.
+    """
+    start = os.path.abspath(start)
+    here = start
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return start
+        here = parent

@@ -13,6 +13,7 @@ import os
 import re
 
 from slopjudge.errors import SlopjudgeError
+from slopjudge.fsutil import find_workspace as find_workspace
 from slopjudge.model import SIZE_ALIASES, field, fields, record
 from slopjudge.resources import data_path
 
@@ -115,22 +116,6 @@ def display_path(path: str) -> str:
     if full.startswith(cwd.rstrip(os.sep) + os.sep):
         return os.path.relpath(full, cwd)
     return full
-
-
-def find_workspace(start: str) -> str:
-    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``.
-
-    Walks up instead of running git: this runs on every hook call.
-    """
-    start = os.path.abspath(start)
-    here = start
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return start
-        here = parent
 
 
 # ---- reading slopjudge.yaml -------------------------------------------------
