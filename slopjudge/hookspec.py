@@ -2,14 +2,18 @@
 
 Each capability plugs in behind one protocol declared here, and each has one
 registry: a dict from a name to an implementation, typed by the protocol so
-that ``mypy --strict`` holds every entry to the interface. A new check kind,
-changeset source, report format or judge harness is one module plus one
-registry entry, and touches nothing else:
+that ``mypy --strict`` holds every entry to the interface (tests/test_registries.py
+shows mypy rejecting entries that drift). A new changeset source, report format or
+judge harness is one module plus one registry entry:
 
 - a **check kind** (:class:`CheckKind`) turns a :class:`CheckContext` into a
   :class:`~slopjudge.model.CheckResult`. Registry: ``CHECK_KINDS`` in
-  ``checks/__init__.py`` (``script``, ``judge``); the engine dispatches on a
-  check's ``kind`` through it.
+  ``checks/__init__.py`` (``script``, ``judge``), keyed by ``model.CheckKindName``,
+  the one list of kinds, which mypy holds the registry, the loader and the results
+  to; the engine dispatches on a check's ``kind`` through it. A new kind also needs
+  its key in the rule schema and the loader's reading of its fields.
+- a check's **outcome** is ``model.Outcome`` (a run's, ``model.RunOutcome``): one
+  ``Literal`` every result is typed by.
 - a **changeset source** (:class:`ChangesetSource`) produces the
   :class:`~slopjudge.model.Changeset` a CLI command judges (``--diff``,
   ``--base``, ``--staged``, ``--working-tree``). Registry: ``SOURCES`` in

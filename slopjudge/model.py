@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     Outcome = Literal[
         "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
     ]
+    # A run's, a hook's or a case's answer as a whole.
+    RunOutcome = Literal["pass", "refuse", "error"]
+    # The check kinds: the keys of checks.CHECK_KINDS (tests/test_registries.py holds
+    # the two, the loader and the rule schema to the same list).
+    CheckKindName = Literal["script", "judge"]
 else:
     def dataclass_transform(**_kw: object) -> Callable[[Any], Any]:
         return lambda f: f
@@ -229,7 +234,7 @@ class LoadResult:
 class Check:
     id: str  # short id, unique in its rule
     rule: str  # rule id
-    kind: Literal["script", "judge"]
+    kind: CheckKindName
     needs: list[str] = field(default_factory=list)  # full ids "<rule>/<check>"
     timeout: float = 120.0  # seconds
     script: str | None = None  # absolute path, or a bare command name found on PATH
@@ -335,8 +340,8 @@ class CheckResult:
     id: str  # "<rule>/<check>"
     rule: str
     check: str
-    kind: Literal["script", "judge"]
-    outcome: str  # an Outcome
+    kind: CheckKindName
+    outcome: Outcome
     reason: str = ""
     findings: list[Finding] = field(default_factory=list)
     duration_ms: int = 0
@@ -382,7 +387,7 @@ class CheckResult:
 
 @record
 class RunReport:
-    outcome: Literal["pass", "refuse", "error"]
+    outcome: RunOutcome
     checks: list[CheckResult] = field(default_factory=list)
     load_errors: list[LoadError] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)  # for report metadata (SARIF rules)
@@ -411,7 +416,7 @@ def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
 
 def overall_outcome(
     checks: list[CheckResult], load_errors: list[LoadError]
-) -> Literal["pass", "refuse", "error"]:
+) -> RunOutcome:
     """error beats refuse beats pass; load errors make the run an error."""
     if load_errors or any(c.outcome == "error" for c in checks):
         return "error"

@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: rule selection on the hook fast path imports this
 if TYPE_CHECKING:
     from slopjudge.hookspec import CheckContext, CheckKind
-    from slopjudge.model import CheckResult
+    from slopjudge.model import CheckKindName, CheckResult
 
 
 def _script(ctx: CheckContext) -> CheckResult:
@@ -25,4 +25,6 @@ def _judge(ctx: CheckContext) -> CheckResult:
     return run_judge(ctx)
 
 
-CHECK_KINDS: dict[str, CheckKind] = {"script": _script, "judge": _judge}
+# Keyed by model.CheckKindName, the one list of kinds (the loader returns one, a
+# Check and its result carry one): mypy holds the two to each other.
+CHECK_KINDS: dict[CheckKindName, CheckKind] = {"script": _script, "judge": _judge}

@@ -44,6 +44,7 @@ from slopjudge.model import CheckResult, Finding
 
 if TYPE_CHECKING:
     from slopjudge.checks.options import RunOptions
+    from slopjudge.model import Outcome, RunOutcome
 
 
 @dataclass
@@ -60,7 +61,7 @@ class _Unit:
 
 @dataclass
 class _Judgment:
-    outcome: str  # pass | refuse | error
+    outcome: RunOutcome
     reason: str
     verdict: dict[str, Any] | None = None
     cache_hit: bool = False
@@ -274,11 +275,12 @@ def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
         Path(folder, name).write_text(unit.prompt, encoding="utf-8")
 
 
-def _combine(units: list[_Unit], judgments: list[_Judgment]) -> tuple[str, str, list[Finding]]:
+def _combine(units: list[_Unit], judgments: list[_Judgment]
+             ) -> tuple[RunOutcome, str, list[Finding]]:
     if len(units) == 1 and units[0].label is None:
         j = judgments[0]
         return j.outcome, j.reason, j.findings
-    outcome = "pass"
+    outcome: RunOutcome = "pass"
     if any(j.outcome == "error" for j in judgments):
         outcome = "error"
     elif any(j.outcome == "refuse" for j in judgments):
@@ -294,7 +296,7 @@ def _combine(units: list[_Unit], judgments: list[_Judgment]) -> tuple[str, str, 
     return outcome, reason, findings
 
 
-def _result(ctx: CheckContext, outcome: str, reason: str) -> CheckResult:
+def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
     return CheckResult(
         id=ctx.check.full_id, rule=ctx.rule.id, check=ctx.check.id, kind="judge",
         outcome=outcome, reason=reason, model=ctx.check.model,

@@ -18,10 +18,13 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from slopjudge.loading.config import display_path
 from slopjudge.model import EVENT_KINDS, Check, LoadError, LoadResult, Rule
+
+if TYPE_CHECKING:
+    from slopjudge.model import CheckKindName
 
 # Only what LoadResult needs is imported at module level: the rules cache
 # imports this module on every hook call. The rest is imported by the loading code.
@@ -522,7 +525,7 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
 
 
 def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
-                label: str) -> Literal["script", "judge"]:
+                label: str) -> CheckKindName:
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:

@@ -119,7 +119,7 @@ def _check_item(result: CheckResult) -> list[str]:
 
 
 def summary_line(report: RunReport) -> str:
-    counts = Counter(c.outcome for c in report.checks)
+    counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
     parts = [f"{counts[o]} {COUNT_WORDS.get(o) or outcome_label(o)}"
              for o in OUTCOME_ORDER if counts[o]]

@@ -103,7 +103,7 @@ def _load_error_lines(errors: list[LoadError], color: bool) -> list[str]:
 
 
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
-    counts = Counter(c.outcome for c in report.checks)
+    counts: Counter[str] = Counter(c.outcome for c in report.checks)
     order = list(OUTCOME_ORDER) + sorted(set(counts) - set(OUTCOME_ORDER))
     width = max(_LABEL_WIDTH, len("outcome"))
     lines = [f"  {'outcome'.ljust(width)}  checks"]
@@ -141,7 +141,7 @@ def cost_line(checks: list[CheckResult]) -> str:
 
 def verdict_line(report: RunReport) -> str:
     """The closing line: the run's outcome and why."""
-    counts = Counter(c.outcome for c in report.checks)
+    counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
     noun = "check" if total == 1 else "checks"
     parts: list[str] = []
