@@ -10,7 +10,6 @@ to ruamel.yaml.
 from __future__ import annotations
 
 import os
-import re
 
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import find_workspace as find_workspace
@@ -139,6 +138,7 @@ def _strip_comment(text: str) -> str:
 
 
 def _scalar(text: str) -> Any:
+    import re  # not at the top: a repository without a settings file never needs it
     text = text.strip()
     if not text or text in ("~", "null"):
         return None
@@ -165,6 +165,8 @@ def _scalar(text: str) -> Any:
 
 def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     """A flat mapping of scalars and lists, with each key's 1-based (line, col)."""
+    import re  # as in _scalar
+
     data: dict[str, Any] = {}
     pos: dict[str, tuple[int, int]] = {}
     list_key: str | None = None
@@ -243,6 +245,7 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
 
 
 def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]] | None:
+    import re  # as in _scalar
     import tomllib
 
     try:
