@@ -24,8 +24,9 @@ HEAVY = {
     "slopjudge.payload", "slopjudge.records.record", "slopjudge.checks.graph",
     "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
     "slopjudge.checks.prepare", "slopjudge.commands",
-    # `re` and the enum it loads cost about 0.8x a whole `python -c pass`.
-    "re", "enum", "fnmatch",
+    # `re` and the enum it loads cost about 0.8x a whole `python -c pass`; functools
+    # (and collections with it) about a fifth.
+    "re", "enum", "fnmatch", "functools", "collections",
 }
 
 def _product_env() -> dict[str, str]:

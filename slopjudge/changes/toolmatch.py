@@ -33,14 +33,15 @@ Pattern forms:
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
-from slopjudge import pathglob
 from slopjudge.changes.tools import PATH_TOOLS
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _GLOBBY = frozenset("*?[")
@@ -121,9 +122,29 @@ def _fnmatchcase(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-@lru_cache(maxsize=64)
+def _remembered(cache: dict[str, T], key: str, make: Callable[[str], T]) -> T:
+    """``make(key)``, once per key while ``cache`` holds at most 64. Not functools'
+    lru_cache: importing functools (and collections with it) cost a Read that no rule
+    concerns about a fifth of a whole `python -c pass` (python -X importtime)."""
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) >= 64:
+            cache.clear()
+        hit = cache[key] = make(key)
+    return hit
+
+
+_CANDIDATES: dict[str, tuple[str, ...]] = {}
+_REAL_ROOTS: dict[str, str] = {}
+_FOLDS_CASE: dict[str, bool] = {}
+
+
 def _candidates(command: str) -> tuple[str, ...]:
     """The texts a command glob is tried on; split once for all of a call's patterns."""
+    return _remembered(_CANDIDATES, command, _split_candidates)
+
+
+def _split_candidates(command: str) -> tuple[str, ...]:
     from slopjudge.changes.shell import split as split_shell
 
     candidates = {" ".join(command.split())}
@@ -139,14 +160,16 @@ def _candidates(command: str) -> tuple[str, ...]:
 
 # --- paths ------------------------------------------------------------------
 
-@lru_cache(maxsize=64)
 def _real_root(workspace: str) -> str:
-    return os.path.realpath(workspace)
+    return _remembered(_REAL_ROOTS, workspace, os.path.realpath)
 
 
-@lru_cache(maxsize=64)
 def folds_case(folder: str) -> bool:
     """Whether the file system holding ``folder`` treats names case-insensitively."""
+    return _remembered(_FOLDS_CASE, folder, _probe_case)
+
+
+def _probe_case(folder: str) -> bool:
     name = os.path.basename(folder.rstrip(os.sep))
     probe = folder if name.swapcase() != name else os.path.join(folder, ".git")
     other = os.path.join(os.path.dirname(probe), os.path.basename(probe).swapcase())
@@ -206,6 +229,10 @@ def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
 def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
     """Whether the path glob (:mod:`slopjudge.pathglob`) matches ``path``
     (resolved) relative to ``workspace``."""
+    # Imported here: pathglob loads functools, which a tool call no `tools:` path
+    # pattern concerns never needs (see _remembered).
+    from slopjudge import pathglob
+
     root = _real_root(os.path.abspath(workspace or os.getcwd()))
     full = resolve_path(path, root).replace(os.sep, "/")
     glob = glob.strip()
@@ -218,3 +245,4 @@ def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
         anchored = "/" in glob.rstrip("/") and not glob.startswith("**")
         return not anchored and pathglob.match(glob, full[1:])
     return pathglob.match(glob, rel)
+
