@@ -95,10 +95,13 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
-    if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
+    # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.
+    if args_list[:1] == ["hook"] and (
+            (len(args_list) == 2 and args_list[1] in HOOK_POINTS)
+            or (len(args_list) == 4 and args_list[2] == "--harness")):
         from slopjudge.hooks import main_fast
 
-        code = main_fast(args_list[1])
+        code = main_fast(args_list[1], args_list[3] if len(args_list) == 4 else None)
         if argv is None:
             _exit_now(code)
         return code

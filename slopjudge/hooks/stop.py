@@ -27,6 +27,8 @@ from slopjudge.model import CheckResult, LoadError, Rule
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from slopjudge.harnesses import AgentHarness
+
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
 UNDECIDED = ("None of this is a finding in your change, and you may not edit rules, "
@@ -164,16 +166,25 @@ def counter_name(kind: str, payload: dict[str, Any]) -> str:
     return "stop"
 
 
-def _let_end(message: str, where: str) -> int:
+def _let_end(message: str, where: str, agent: AgentHarness,
+             relay: tuple[str, str | None, str]) -> int:
+    """End the turn with ``message`` for the person, in a form the agent shows; one
+    that shows none is asked to relay it (``relay``: the counter that says so)."""
     message = common.bound(message, common.MAX_MESSAGE_CHARS, where)
     print(message, file=sys.stderr, flush=True)
-    common.emit({"systemMessage": message})
+    answer, ends = agent.end_notice(message)
+    if not ends:
+        state.set_count(*relay, 1)
+    common.emit(answer)
     return 0
 
 
-def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None) -> int:
+def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
+           agent: AgentHarness | None = None) -> int:
+    from slopjudge import harnesses
     from slopjudge.loading import config
 
+    agent = agent or harnesses.get(None)
     workspace = common.find_workspace()
     settings = None
     verdict = Verdict()
@@ -208,6 +219,9 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     counter = counter_name(kind, payload)
     where = common.events_where(events, workspace)
+    relay = (state_base, session_id, f"{counter}-notice")
+    relayed = state.get_count(*relay) > 0
+    state.set_count(*relay, 0)
 
     if not verdict.blocks:
         state.set_count(state_base, session_id, counter, 0)
@@ -216,28 +230,30 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
     # An unreadable payload does not say whether this stop is a retry: a count
     # left by the last stop says it is.
     retry = common.flag(payload, "stop_hook_active") if problem is None else True
+    if retry and relayed:
+        return 0  # the agent was asked to tell the person at the last stop: the turn ends
     count = state.get_count(state_base, session_id, counter) if retry else 0
     if verdict.undecided_only and count >= 1:
         state.set_count(state_base, session_id, counter, 0)
         return _let_end("slopjudge: letting the turn end; the block stands, and a person "
-                        f"must act on it:\n{reason}", where)
+                        f"must act on it:\n{reason}", where, agent, relay)
     count += 1
     if cap > 0 and count >= cap:
         state.set_count(state_base, session_id, counter, 0)
         return _let_end(f"slopjudge: letting the turn end after {count} refusals in a row; "
-                        f"the refusal still stands:\n{reason}", where)
+                        f"the refusal still stands:\n{reason}", where, agent, relay)
     state.set_count(state_base, session_id, counter, count)
-    common.emit({"decision": "block",
-                 "reason": common.bound(reason, common.MAX_MESSAGE_CHARS, where)})
+    common.emit(agent.stop_block(common.bound(reason, common.MAX_MESSAGE_CHARS, where)))
     return 0
 
 
-def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None,
+         agent: AgentHarness | None = None) -> int:
     import gc
 
     gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     with common.fail_closed() as failure:
-        return handle(kind, payload, problem)
+        return handle(kind, payload, problem, agent)
     # even the state files failed: still block
     reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
     try:
