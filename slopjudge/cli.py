@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "test": "run the rules' fixture cases under tests/rules/",
     "hook": "agent hook entry point: start, pre-tool, stop, subagent-stop",
     "install": "install slopjudge's hooks into an agent's settings",
+    "uninstall": "remove slopjudge's hooks (and only those) from an agent's settings",
+    "doctor": "say whether slopjudge's hooks are installed and will run (Codex: trusted)",
     "report": "summarise the event log: events, agreement with labels, flips",
     "replay": "re-judge recorded prompts through another runner and compare",
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",

@@ -239,3 +239,66 @@ def run(args: argparse.Namespace) -> int:
     for problem in target.trust_problems(workspace):
         print(f"slopjudge: {problem}")
     return 0
+
+
+# --- removing what install wrote --------------------------------------------------------
+
+
+def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
+    """Take slopjudge's hooks out of ``settings``; how many were taken. A group, an event
+    or the ``hooks`` object left empty by that goes too; nothing else is touched."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    removed = 0
+    for event, point, _matcher, _timeout in events:
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        for group in list(groups):
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            kept = [h for h in group["hooks"] if not is_ours(h, point)]
+            if len(kept) == len(group["hooks"]):
+                continue
+            removed += len(group["hooks"]) - len(kept)
+            if kept:
+                group["hooks"] = kept
+            else:
+                groups.remove(group)
+        if not groups:
+            del hooks[event]
+    if not hooks and removed:
+        del settings["hooks"]
+    return removed
+
+
+def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
+    """Remove slopjudge's hooks (and its wrapper) for ``harness`` under ``workspace``: the
+    number of hooks removed and the files changed or removed. A settings file left empty
+    (``{}``) is removed; one slopjudge cannot read raises :class:`InstallError`."""
+    target = HARNESSES[harness]
+    path = os.path.join(workspace, *target.settings_relpath)
+    touched: list[str] = []
+    data = _read(path)
+    removed = unmerge(data, target.hooks)
+    if removed:
+        if data:
+            write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        else:
+            os.unlink(path)
+        touched.append(path)
+    wrapper = os.path.join(workspace, *wrapper_relpath(target))
+    try:
+        with open(wrapper, encoding="utf-8", errors="replace") as fh:
+            ours = WRAPPER_MARK in fh.read() and not os.path.islink(wrapper)
+    except OSError:
+        ours = False
+    if ours:
+        os.unlink(wrapper)
+        touched.append(wrapper)
+        try:
+            os.rmdir(os.path.dirname(wrapper))  # the hooks folder, when nothing else is in it
+        except OSError:
+            pass
+    return removed, touched
