@@ -8,9 +8,10 @@ every file of a Codex ``apply_patch`` (its own tool, or ``apply_patch`` run
 through the shell); Bash and other tools carry an empty one and the command
 in ``event.tool_input``.
 
-Answers (exit 0): nothing (allow), a ``deny`` naming every refusing rule and
-check, or ``ask`` when the only refusals are judge passes under
-``min_confidence`` on ``on_uncertain: ask`` rules. A check that errors
+Answers (exit 0), in the calling agent's form (``slopjudge.harnesses``):
+nothing (allow), a ``deny`` naming every refusing rule and check, or ``ask``
+when the only refusals are judge passes under ``min_confidence`` on
+``on_uncertain: ask`` rules (a deny saying so under Codex, which cannot ask). A check that errors
 denies, saying slopjudge could not decide (no finding in the call); a broken
 rule that could concern the call denies it, naming the file for the person
 to fix. A payload slopjudge cannot read, and an internal error, exit 2 with

@@ -5,7 +5,9 @@ tree now (untracked files included, ``.gitignore`` respected); without a
 baseline, from HEAD, and a refusal says so. A refusal blocks the stop
 (``{"decision":"block","reason":...}``) so the agent keeps working; retries
 (``stop_hook_active``) are judged again, and a per-session counter lets the
-turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands.
+turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands
+(in a form the agent shows the person: Codex shows no hook message, so there one
+more block asks the agent to say it, and the stop after that ends the turn).
 
 When slopjudge cannot decide (a check errors, a rule that concerns the stop
 does not load, a payload it cannot read, an internal error) the stop is
