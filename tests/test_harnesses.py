@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge import harnesses
 from slopjudge.cli import main
 from slopjudge.harnesses import codex
+from slopjudge.harnesses import registry as harnesses
 from tests.helpers import cli_env, commit_all, executable, in_process, make_repo, sj
 
 # A new agent, as someone adding one would write it: this module and nothing else.

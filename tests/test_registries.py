@@ -39,7 +39,7 @@ from slopjudge.checks import CHECK_KINDS
 from slopjudge.hookspec import CheckContext, JudgeAttempt
 from slopjudge.model import Changeset, CheckResult, RunReport
 from slopjudge.report import FORMATS
-from slopjudge.harnesses import HARNESSES
+from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.harnesses.claude import ClaudeCode
 from slopjudge.hookspec import Harness
 from slopjudge.judging.runner.harness_claude import ClaudeHarness

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from slopjudge.harnesses import HARNESSES, AgentHarness
+from slopjudge.harnesses.registry import HARNESSES, AgentHarness
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -28,8 +28,8 @@ import sys
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
-from slopjudge.harnesses import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.harnesses.base import hook_command, is_ours
+from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.resources import data_path
 
 WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from slopjudge.harnesses import HARNESSES
+from slopjudge.harnesses.registry import HARNESSES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,7 +32,7 @@ def main_fast(sub: str, harness: str | None = None) -> int:
     if sub not in POINTS:
         common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
         return 2
-    from slopjudge import harnesses
+    from slopjudge.harnesses import registry as harnesses
 
     if harness is not None and harness not in harnesses.HARNESSES:
         common.note(f"unknown harness {harness!r} (known: {', '.join(harnesses.HARNESSES)}); "
@@ -49,7 +49,7 @@ def run_point(sub: str, raw: bytes, problem: Exception | None = None,
               harness: str | None = None) -> int:
     """One hook point on the raw payload bytes (``problem``: why stdin could not be read)
     for the agent ``harness`` (None: Claude Code)."""
-    from slopjudge import harnesses
+    from slopjudge.harnesses import registry as harnesses
     from slopjudge.hooks import common
 
     agent = harnesses.get(harness)

@@ -31,7 +31,7 @@ TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast pat
 if TYPE_CHECKING:
     from typing import Any
 
-    from slopjudge.harnesses import AgentHarness
+    from slopjudge.harnesses.registry import AgentHarness
 
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
@@ -53,7 +53,7 @@ def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
 def _answer(decision: str, text: str, where: str,
             agent: AgentHarness | None = None) -> dict[str, Any]:
     """The answer in the agent's form (Claude Code's when ``agent`` is None)."""
-    from slopjudge import harnesses
+    from slopjudge.harnesses import registry as harnesses
 
     return (agent or harnesses.get(None)).pre_tool_answer(
         decision, common.bound(text, common.MAX_MESSAGE_CHARS, where))

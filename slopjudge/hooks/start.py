@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from slopjudge.hooks import common, state
 
 if TYPE_CHECKING:
-    from slopjudge.harnesses import AgentHarness
+    from slopjudge.harnesses.registry import AgentHarness
 
 HEADER = "slopjudge load check: these rules are NOT in force until fixed"
 

@@ -29,7 +29,7 @@ from slopjudge.model import CheckResult, LoadError, Rule
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from slopjudge.harnesses import AgentHarness
+    from slopjudge.harnesses.registry import AgentHarness
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
@@ -183,7 +183,7 @@ def _let_end(message: str, where: str, agent: AgentHarness,
 
 def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
            agent: AgentHarness | None = None) -> int:
-    from slopjudge import harnesses
+    from slopjudge.harnesses import registry as harnesses
     from slopjudge.loading import config
 
     agent = agent or harnesses.get(None)

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
-from slopjudge.harnesses import HARNESSES as AGENTS
+from slopjudge.harnesses.registry import HARNESSES as AGENTS
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.judging.runner import failure
