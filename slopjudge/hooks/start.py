@@ -60,7 +60,11 @@ def trust_lines(agent: AgentHarness | None) -> list[str]:
     if problems:
         common.note("WARNING: some of slopjudge's hooks will NOT run, so what they guard "
                     "is not guarded:\n" + "\n".join(f"- {p}" for p in problems))
-    return [f"slopjudge's hooks that do not run: {p}" for p in problems]
+    if not problems:
+        return []
+    return [f"slopjudge's hooks that do not run: {p}" for p in problems] + [
+        "Tell the person that these slopjudge hooks do not run, so what they guard is not "
+        "guarded, and that `slopjudge doctor` says how to turn them on."]
 
 
 def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
