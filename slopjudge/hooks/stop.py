@@ -184,10 +184,18 @@ def _let_end(message: str, where: str, agent: AgentHarness,
 def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
            agent: AgentHarness | None = None) -> int:
     from slopjudge.harnesses import registry as harnesses
+
+    workspace = common.find_workspace()
+    verdict, settings = _verdict(kind, payload, problem, workspace)
+    return _answer(kind, verdict, payload or {}, problem, agent or harnesses.get(None),
+                   settings, workspace)
+
+
+def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
+             workspace: str) -> tuple[Verdict, Any]:
+    """What this stop finds, and the settings (None when they could not be read)."""
     from slopjudge.loading import config
 
-    agent = agent or harnesses.get(None)
-    workspace = common.find_workspace()
     settings = None
     verdict = Verdict()
     if payload is None:
@@ -214,10 +222,15 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
                             if session_cs is not None else None)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
+    return verdict, settings
+
+
+def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], problem: Exception | None,
+            agent: AgentHarness, settings: Any, workspace: str) -> int:
+    """Block, let the turn end, or let it be, counting blocks in a row per session."""
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
     cap = settings.stop_block_cap if settings else 8
     events = settings.events_file if settings else None
-    payload = payload or {}
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     counter = counter_name(kind, payload)
     where = common.events_where(events, workspace)
