@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "test": "run the rules' fixture cases under tests/rules/",
     "hook": "agent hook entry point: start, pre-tool, stop, subagent-stop",
     "install": "install slopjudge's hooks into an agent's settings",
+    "uninstall": "remove slopjudge's hooks (and only those) from an agent's settings",
+    "doctor": "say whether slopjudge's hooks are installed and will run (Codex: trusted)",
     "report": "summarise the event log: events, agreement with labels, flips",
     "replay": "re-judge recorded prompts through another runner and compare",
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
@@ -95,10 +97,13 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
-    if len(args_list) == 2 and args_list[0] == "hook" and args_list[1] in HOOK_POINTS:
+    # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.
+    if args_list[:1] == ["hook"] and (
+            (len(args_list) == 2 and args_list[1] in HOOK_POINTS)
+            or (len(args_list) == 4 and args_list[2] == "--harness")):
         from slopjudge.hooks import main_fast
 
-        code = main_fast(args_list[1])
+        code = main_fast(args_list[1], args_list[3] if len(args_list) == 4 else None)
         if argv is None:
             _exit_now(code)
         return code

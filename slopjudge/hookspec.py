@@ -23,8 +23,11 @@ judge harness is one module plus one registry entry:
   ``report/__init__.py``; ``slopjudge run --format`` and ``--write`` offer
   exactly its keys.
 - a **harness** (:class:`Harness`) tells ``slopjudge-agent`` how to run one
-  coding agent as a judge; a :class:`HarnessFactory` finds its binary.
-  Registry: ``HARNESSES`` in ``judging/runner/agent.py`` (``claude``, ``codex``).
+  coding agent as a judge; a :class:`HarnessFactory` finds its binary. It is the
+  ``judge`` of an agent (:class:`~slopjudge.harnesses.registry.AgentHarness`: one module
+  per agent, which also reads its hook payloads, writes its answers and its
+  install). Registry: ``HARNESSES`` in ``harnesses/registry.py`` (``claude``,
+  ``codex``).
 - a **hook point** (``hooks/*.py``) translates one agent event into an engine
   run and the engine's answer back into the agent's protocol.
 

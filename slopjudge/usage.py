@@ -157,7 +157,10 @@ def codex_events(text: str) -> list[dict[str, Any]]:
 
 
 def from_codex_events(text: str) -> dict[str, Any] | None:
-    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages."""
+    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages.
+
+    Codex's ``input_tokens`` include the cached ones (``cached_input_tokens``); here, as
+    in Anthropic's usage, ``input_tokens`` are the uncached ones, so each is counted once."""
     out: dict[str, Any] | None = None
     for event in codex_events(text):
         if event["type"] != "turn.completed":
@@ -165,9 +168,12 @@ def from_codex_events(text: str) -> dict[str, Any] | None:
         usage = event.get("usage")
         if not isinstance(usage, dict):
             continue
+        total, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
+        if isinstance(total, int) and isinstance(cached, int) and 0 < cached <= total:
+            total -= cached
         out = add(out, clean({
-            "input_tokens": usage.get("input_tokens"),
-            "cache_read_input_tokens": usage.get("cached_input_tokens"),
+            "input_tokens": total,
+            "cache_read_input_tokens": cached,
             "output_tokens": usage.get("output_tokens"),
         }))
     return out

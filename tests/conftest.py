@@ -35,8 +35,10 @@ _SCRUB = ("SLOPJUDGE_RUNNER", "SLOPJUDGE_JUDGE_MOCKS", "SLOPJUDGE_EVENTS_FILE",
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", *_SCRUB)}
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", "CODEX_HOME", *_SCRUB)}
     os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
+    # Codex's settings (its trust of hooks among them): an empty folder, not the user's.
+    os.environ["CODEX_HOME"] = str(tmp_path_factory.mktemp("codex-home"))
     for name in _SCRUB:
         os.environ.pop(name, None)
     yield

@@ -33,7 +33,7 @@ def install(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def ours(settings: dict, event: str) -> list[dict]:
     return [h for g in settings["hooks"][event] for h in g["hooks"]
-            if h["command"].endswith(f" hook {POINTS[event]}")]
+            if h["command"].removesuffix(" --harness codex").endswith(f" hook {POINTS[event]}")]
 
 
 def test_fresh_install_writes_the_four_hooks(repo: Path) -> None:
@@ -130,10 +130,13 @@ def install_codex(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, timeout=60)
 
 
-def test_codex_install_writes_hooks_json_and_notes_the_flag(repo: Path) -> None:
+def test_codex_install_writes_hooks_json_and_says_how_to_trust_them(repo: Path) -> None:
     proc = install_codex(repo / "sub")
     assert proc.returncode == 0, proc.stderr
-    assert "codex_hooks = true" in proc.stdout and "config.toml" in proc.stdout
+    assert "codex_hooks" not in proc.stdout  # the feature key of old builds: hooks are on now
+    # Codex runs none of them until the project and each hook are trusted: said, with how.
+    assert f"Codex does not trust the project {repo.resolve()}" in proc.stdout
+    assert "/hooks" in proc.stdout and 'trusted_hash = "sha256:' in proc.stdout
     assert not (repo / ".codex" / "config.toml").exists()  # noted, never edited
     assert not (repo / ".claude").exists()
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())
@@ -141,7 +144,8 @@ def test_codex_install_writes_hooks_json_and_notes_the_flag(repo: Path) -> None:
     for event, point in POINTS.items():
         (group,) = hooks["hooks"][event]
         assert group.get("matcher") == ("*" if event == "PreToolUse" else None)
-        assert group["hooks"] == [{"type": "command", "command": f"{SLOPJUDGE} hook {point}",
+        assert group["hooks"] == [{"type": "command",
+                                   "command": f"{SLOPJUDGE} hook {point} --harness codex",
                                    "timeout": 60 if point == "start" else 660}]
 
 
@@ -163,7 +167,8 @@ def test_codex_merge_keeps_other_hooks_and_is_idempotent(repo: Path) -> None:
     hooks = json.loads(first)["hooks"]
     assert hooks["UserPromptSubmit"] == original["hooks"]["UserPromptSubmit"]
     assert hooks["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
-    assert [h["command"] for h in ours({"hooks": hooks}, "Stop")] == [f"{SLOPJUDGE} hook stop"]
+    assert [h["command"] for h in ours({"hooks": hooks}, "Stop")] == [
+        f"{SLOPJUDGE} hook stop --harness codex"]
     for event in POINTS:
         assert len(ours({"hooks": hooks}, event)) == 1
     assert (repo / ".codex" / "config.toml").read_text() == "model = 'x'\n"
@@ -173,8 +178,9 @@ def test_codex_print_writes_nothing(repo: Path) -> None:
     proc = install_codex(repo, "--print", "--command", "sj")
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["hooks"]["Stop"] == [
-        {"hooks": [{"type": "command", "command": "sj hook stop", "timeout": 660}]}]
-    assert "codex_hooks = true" in proc.stderr  # the snippet on stdout stays pure JSON
+        {"hooks": [{"type": "command", "command": "sj hook stop --harness codex",
+                    "timeout": 660}]}]
+    assert "slopjudge doctor" in proc.stderr  # the snippet on stdout stays pure JSON
     assert not (repo / ".codex").exists()
 
 

@@ -88,7 +88,7 @@ def test_a_write_is_blocked_until_slopjudge_is_installed_then_judged(repo: Path)
     (blocked,) = tool_results(api.requests[1])
     assert blocked["is_error"]
     assert "BLOCKED by slopjudge: Write could change the repository" in blocked["content"]
-    assert ".venv/bin/pip install slopjudge" in blocked["content"]
+    assert ".venv/bin/pip install /path/to/slopjudge" in blocked["content"]
     assert not (repo / "bad.py").exists()
     # The end of the turn is blocked too (then let go by the cap of 1 set above).
     feedback = last_user_text(api.requests[2])

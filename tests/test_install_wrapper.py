@@ -97,7 +97,7 @@ def tool_call(ws: Path, name: str, **tool_input: Any) -> dict[str, Any]:
             "tool_name": name, "tool_input": tool_input}
 
 
-INSTALL_HINT = ".venv/bin/pip install slopjudge"
+INSTALL_HINT = ".venv/bin/pip install /path/to/slopjudge (a slopjudge checkout or wheel)"
 
 
 # --- what install writes --------------------------------------------------------------
@@ -368,7 +368,8 @@ def test_a_slopjudge_that_ends_without_a_verdict_blocks(repo: Path, body: str) -
 def test_codex_hooks_find_the_wrapper_from_a_subfolder(repo: Path) -> None:
     assert install(repo, "codex").returncode == 0
     assert (repo / ".codex" / "hooks" / "slopjudge").exists()
-    assert hook_command(repo, "Stop", "codex").endswith("/.codex/hooks/slopjudge hook stop")
+    assert hook_command(repo, "Stop", "codex").endswith(
+        "/.codex/hooks/slopjudge hook stop --harness codex")
     link_venv(repo)
     env = bare_env(repo)
     del env["CLAUDE_PROJECT_DIR"]  # Codex does not export it

@@ -3,7 +3,7 @@
 
     5  hooks/  commands/  cli.py  __main__.py  precommit.py  testing.py
     4  records/  report/
-    3  checks/  judging/
+    3  checks/  judging/  harnesses/ (the agents: their answers, install and judge)
     2  loading/  payload.py
     1  changes/
     0  the base: model, errors, paths (fsutil, pathglob, resources, sessions),
@@ -24,7 +24,7 @@ PACKAGE = REPO_ROOT / "slopjudge"
 LAYERS: dict[str, int] = {
     "hooks": 5, "commands": 5, "cli": 5, "__main__": 5, "precommit": 5, "testing": 5,
     "records": 4, "report": 4,
-    "checks": 3, "judging": 3,
+    "checks": 3, "judging": 3, "harnesses": 3,
     "loading": 2, "payload": 2,
     "changes": 1,
     "model": 0, "errors": 0, "fsutil": 0, "pathglob": 0, "resources": 0, "sessions": 0,

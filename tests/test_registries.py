@@ -19,6 +19,7 @@ from slopjudge.changes.sources import SOURCES, changeset_from_args
 from slopjudge.checks import CHECK_KINDS, engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.cli import build_parser
+from slopjudge.harnesses.claude import ClaudeCode
 from slopjudge.hookspec import CheckContext, JudgeAttempt
 from slopjudge.judging.runner import agent
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
@@ -38,7 +39,9 @@ from slopjudge.checks import CHECK_KINDS
 from slopjudge.hookspec import CheckContext, JudgeAttempt
 from slopjudge.model import Changeset, CheckResult, RunReport
 from slopjudge.report import FORMATS
-from slopjudge.judging.runner.agent import HARNESSES
+from slopjudge.harnesses.registry import HARNESSES
+from slopjudge.harnesses.claude import ClaudeCode
+from slopjudge.hookspec import Harness
 from slopjudge.judging.runner.harness_claude import ClaudeHarness
 from slopjudge.changes.sources import SOURCES
 
@@ -91,12 +94,45 @@ class NoCheckTools:
         return stdout, None
 
 
-def harness_ok(env: Mapping[str, str]) -> tuple[ClaudeHarness, bool]:
-    return ClaudeHarness(), True
+class AgentOk(ClaudeCode):
+    name = "ok"
+
+    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
+        return ClaudeHarness(), True
 
 
-def harness_lacking_check_tools(env: Mapping[str, str]) -> tuple[NoCheckTools, bool]:
-    return NoCheckTools(), True
+class AgentOldJudge(ClaudeCode):
+    name = "old"
+
+    def judge(self, env: Mapping[str, str]) -> tuple[NoCheckTools, bool]:  # type: ignore[override]
+        return NoCheckTools(), True
+
+
+class AgentNoStopBlock:
+    """An agent module missing one of the interface's parts (its Stop answer)."""
+
+    name = "half"
+    settings_relpath: tuple[str, ...] = (".half", "hooks.json")
+    hooks = ClaudeCode.hooks
+    root = "."
+
+    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload
+
+    def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
+        return {}
+
+    def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
+        return {}, True
+
+    def install_notes(self, workspace: str) -> list[str]:
+        return []
+
+    def trust_problems(self, workspace: str) -> list[str]:
+        return []
+
+    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
+        return ClaudeHarness(), True
 
 
 CHECK_KINDS["script"] = kind_ok
@@ -107,8 +143,9 @@ FORMATS["ok"] = format_ok
 FORMATS["drifted"] = format_without_color  # rejected
 SOURCES["ok"] = source_ok
 SOURCES["old"] = source_workspace_only  # rejected
-HARNESSES["ok"] = harness_ok
-HARNESSES["old"] = harness_lacking_check_tools  # rejected
+HARNESSES["ok"] = AgentOk()
+HARNESSES["old"] = AgentOldJudge()  # rejected
+HARNESSES["half"] = AgentNoStopBlock()  # rejected
 '''
 
 
@@ -127,7 +164,7 @@ def test_mypy_holds_every_registry_entry_to_its_protocol(tmp_path: Path) -> None
     flagged = {int(m.group(1)) for m in re.finditer(rf"^{re.escape(str(probe))}:(\d+): error:",
                                                     proc.stdout, re.M)}
     marked = {n for n, line in enumerate(ENTRIES.splitlines(), 1) if "# rejected" in line}
-    assert len(marked) == 6
+    assert len(marked) == 7
     assert flagged == marked, proc.stdout + proc.stderr
     # Nothing but the marked entries: the package itself and the good entries type-check.
     assert f"Found {len(marked)} errors in 1 file" in proc.stdout, proc.stdout
@@ -250,10 +287,11 @@ def test_harness_names_are_the_harness_registry(monkeypatch: pytest.MonkeyPatch,
         def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
             return stdout, None
 
-    def echo(env: Mapping[str, str]) -> tuple[Echo, bool]:
-        return Echo(), True
+    class EchoAgent(ClaudeCode):
+        def judge(self, env: Mapping[str, str]) -> tuple[Echo, bool]:  # type: ignore[override]
+            return Echo(), True
 
-    monkeypatch.setitem(agent.HARNESSES, "claude", echo)
+    monkeypatch.setitem(agent.HARNESSES, "claude", EchoAgent())
     opts = agent.parse_options(["--model", "m", "--dry-run", "judge", "this"], env)
     assert agent.run_agent(opts, env) == 0
     out = capsys.readouterr()

@@ -16,9 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "point", choices=POINTS,
         help="the hook point; the harness's JSON payload is read from stdin",
     )
+    parser.add_argument("--harness", default=None,
+                        help="the agent calling (claude, the default, or codex): the answer "
+                             "is written in its form")
 
 
 def run(args: argparse.Namespace) -> int:
     from slopjudge.hooks import main_fast
 
-    return main_fast(args.point)
+    return main_fast(args.point, args.harness)

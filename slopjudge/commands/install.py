@@ -25,57 +25,23 @@ import os
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
+from slopjudge.harnesses.base import hook_command, is_ours
+from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.resources import data_path
-
-Hook = tuple[str, str, str | None, int]
-
-# (event, hook point, matcher, timeout in seconds). Codex documents the same
-# four events (SubagentStop for thread-spawned subagents).
-HOOKS: tuple[Hook, ...] = (
-    ("SessionStart", "start", None, 60),
-    ("PreToolUse", "pre-tool", "*", 660),
-    ("Stop", "stop", None, 660),
-    ("SubagentStop", "subagent-stop", None, 660),
-)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one agent reads its hooks, and what to tell the person after."""
-
-    relpath: tuple[str, ...]
-    hooks: tuple[Hook, ...]
-    # How a hook command names the project root (the wrapper's path is relative to it).
-    root: str
-    note: str = ""
-
-    @property
-    def wrapper_relpath(self) -> tuple[str, ...]:
-        return (self.relpath[0], "hooks", "slopjudge")
-
-    @property
-    def wrapper_command(self) -> str:
-        return f'"{self.root}"/' + "/".join(self.wrapper_relpath)
-
 
 WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
 WRAPPER_MARK = "# slopjudge hook wrapper (written by `slopjudge install"
 
-TARGETS: dict[str, Target] = {
-    # Claude Code exports the project root to every hook.
-    "claude": Target((".claude", "settings.json"), HOOKS, "$CLAUDE_PROJECT_DIR"),
-    # Codex runs hooks from the session's folder, which may be below the root.
-    "codex": Target(
-        (".codex", "hooks.json"), HOOKS,
-        "$(git rev-parse --show-toplevel 2>/dev/null || pwd)",
-        "slopjudge: Codex builds before hooks were on by default need "
-        "`[features] codex_hooks = true` in .codex/config.toml or ~/.codex/config.toml; "
-        "Codex runs a new or changed hook only once it is trusted (/hooks)"),
-}
+
+def wrapper_relpath(harness: AgentHarness) -> tuple[str, ...]:
+    return (harness.settings_relpath[0], "hooks", "slopjudge")
+
+
+def wrapper_command(harness: AgentHarness) -> str:
+    return f'"{harness.root}"/' + "/".join(wrapper_relpath(harness))
 
 
 class InstallError(Exception):
@@ -83,7 +49,7 @@ class InstallError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("harness", choices=sorted(TARGETS),
+    parser.add_argument("harness", choices=sorted(HARNESSES),
                         help="the agent to install hooks for")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the hooks snippet as JSON; write nothing")
@@ -109,38 +75,27 @@ def default_command() -> str:
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 
 
-def snippet(command: str, events: tuple[Hook, ...] = HOOKS) -> dict[str, Any]:
+def snippet(command: str, events: tuple[Hook, ...] = HOOKS,
+            harness: str = "claude") -> dict[str, Any]:
     """slopjudge's hooks in Claude Code's settings shape (Codex's too)."""
     hooks: dict[str, Any] = {}
     for event, point, matcher, timeout in events:
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": f"{command} hook {point}",
+        group["hooks"] = [{"type": "command", "command": hook_command(command, point, harness),
                            "timeout": timeout}]
         hooks[event] = [group]
     return {"hooks": hooks}
 
 
-def _is_ours(handler: Any, point: str) -> bool:
-    """A handler slopjudge installed for ``point`` (whatever command spelled it)."""
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return False
-    try:
-        words = shlex.split(handler["command"])
-    except ValueError:
-        return False
-    return (len(words) >= 3 and words[-2:] == ["hook", point]
-            and any("slopjudge" in os.path.basename(w) or w == "slopjudge" for w in words[:-2]))
-
-
 def merge(settings: dict[str, Any], command: str,
-          events: tuple[Hook, ...] = HOOKS) -> dict[str, Any]:
+          events: tuple[Hook, ...] = HOOKS, harness: str = "claude") -> dict[str, Any]:
     """``settings`` with slopjudge's hooks set; everything else untouched."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
-    wanted = snippet(command, events)["hooks"]
+    wanted = snippet(command, events, harness)["hooks"]
     for event, point, matcher, _timeout in events:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
@@ -152,7 +107,7 @@ def merge(settings: dict[str, Any], command: str,
                 continue
             kept = []
             for handler in group["hooks"]:
-                if _is_ours(handler, point):
+                if is_ours(handler, point):
                     if not placed and group.get("matcher") == matcher:
                         kept.append(new_group["hooks"][0])
                         placed = True
@@ -189,13 +144,14 @@ def _read(path: str) -> dict[str, Any]:
     return data
 
 
-def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS) -> str:
+def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS,
+                 harness: str = "claude") -> str:
     """Merge the hooks for ``events`` into the JSON file at ``path``; its path.
 
     An unreadable or unusable file raises :class:`InstallError` and is left
     as it is."""
     try:
-        data = merge(_read(path), command, events)
+        data = merge(_read(path), command, events, harness)
     except InstallError as exc:
         from slopjudge.loading.config import display_path
 
@@ -219,7 +175,7 @@ def write_wrapper(workspace: str, harness: str) -> str:
     """
     from slopjudge.loading.config import display_path
 
-    path = os.path.join(workspace, *TARGETS[harness].wrapper_relpath)
+    path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
     text = wrapper_text(harness)
     if os.path.lexists(path):
         try:
@@ -241,29 +197,30 @@ def install(workspace: str, command: str | None, harness: str = "claude") -> str
     """Merge the hooks into the agent's file under ``workspace``; its path.
 
     ``command`` None: the hooks call the wrapper, written first."""
-    target = TARGETS[harness]
+    target = HARNESSES[harness]
     if command is None:
         write_wrapper(workspace, harness)
-        command = target.wrapper_command
-    return install_into(os.path.join(workspace, *target.relpath), command, target.hooks)
+        command = wrapper_command(target)
+    return install_into(os.path.join(workspace, *target.settings_relpath), command, target.hooks,
+                        harness)
 
 
 def run(args: argparse.Namespace) -> int:
-    target = TARGETS[args.harness]
+    target = HARNESSES[args.harness]
     if args.hook_command:
         command: str | None = args.hook_command
     elif args.absolute:
         command = default_command()
     else:
         command = None
-    shown = command or target.wrapper_command
+    shown = command or wrapper_command(target)
     if args.print_only:
-        print(json.dumps(snippet(shown, target.hooks), indent=2))
+        print(json.dumps(snippet(shown, target.hooks, target.name), indent=2))
         if command is None:
-            print(f"slopjudge: these hooks call {'/'.join(target.wrapper_relpath)}, which "
+            print(f"slopjudge: these hooks call {'/'.join(wrapper_relpath(target))}, which "
                   f"`slopjudge install {args.harness}` writes", file=sys.stderr)
-        if target.note:
-            print(target.note, file=sys.stderr)
+        for line in target.install_notes(""):
+            print(line, file=sys.stderr)
         return 0
     from slopjudge.loading.config import find_workspace
 
@@ -275,8 +232,73 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if command is None:
-        print(f"slopjudge: commit {'/'.join(target.wrapper_relpath)} with the settings: it finds "
-              "slopjudge on each machine and blocks writes where it is not installed")
-    if target.note:
-        print(target.note)
+        print(f"slopjudge: commit {'/'.join(wrapper_relpath(target))} with the settings: it "
+              "finds slopjudge on each machine and blocks writes where it is not installed")
+    for line in target.install_notes(workspace):
+        print(line)
+    for problem in target.trust_problems(workspace):
+        print(f"slopjudge: {problem}")
     return 0
+
+
+# --- removing what install wrote --------------------------------------------------------
+
+
+def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
+    """Take slopjudge's hooks out of ``settings``; how many were taken. A group, an event
+    or the ``hooks`` object left empty by that goes too; nothing else is touched."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    removed = 0
+    for event, point, _matcher, _timeout in events:
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        for group in list(groups):
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            kept = [h for h in group["hooks"] if not is_ours(h, point)]
+            if len(kept) == len(group["hooks"]):
+                continue
+            removed += len(group["hooks"]) - len(kept)
+            if kept:
+                group["hooks"] = kept
+            else:
+                groups.remove(group)
+        if not groups:
+            del hooks[event]
+    if not hooks and removed:
+        del settings["hooks"]
+    return removed
+
+
+def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
+    """Remove slopjudge's hooks (and its wrapper) for ``harness`` under ``workspace``: the
+    number of hooks removed and the files changed or removed. A settings file left empty
+    (``{}``) is removed; one slopjudge cannot read raises :class:`InstallError`."""
+    target = HARNESSES[harness]
+    path = os.path.join(workspace, *target.settings_relpath)
+    touched: list[str] = []
+    data = _read(path)
+    removed = unmerge(data, target.hooks)
+    if removed:
+        if data:
+            write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        else:
+            os.unlink(path)
+        touched.append(path)
+    wrapper = os.path.join(workspace, *wrapper_relpath(target))
+    try:
+        with open(wrapper, encoding="utf-8", errors="replace") as fh:
+            ours = WRAPPER_MARK in fh.read() and not os.path.islink(wrapper)
+    except OSError:
+        ours = False
+    if ours:
+        os.unlink(wrapper)
+        touched.append(wrapper)
+        try:
+            os.rmdir(os.path.dirname(wrapper))  # the hooks folder, when nothing else is in it
+        except OSError:
+            pass
+    return removed, touched

@@ -17,10 +17,11 @@
 # signal) blocks too: a guard that could not decide must not let a change by.
 
 if [ "${1-}" != hook ] || [ -z "${2-}" ]; then
-    echo "usage: $0 hook start|pre-tool|stop|subagent-stop" >&2
+    echo "usage: $0 hook start|pre-tool|stop|subagent-stop [--harness NAME]" >&2
     exit 2
 fi
 point=$2
+shift 2  # what is left (--harness NAME) goes to slopjudge as it is
 
 # One subshell and no dirname: this runs before every tool call.
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
@@ -60,14 +61,14 @@ if [ -n "$found" ] || [ -n "$with_python" ]; then
     if [ -n "$with_python" ]; then
         # -P: not the current folder first on the import path, where the agent can
         # write a package named slopjudge of its own.
-        python3 -P -m slopjudge hook "$point"
+        python3 -P -m slopjudge hook "$point" "$@"
     elif [ -n "$venv_python" ]; then
         # The virtualenv's Python itself: the `slopjudge` launcher pip writes imports `re`
         # first, a tenth of a PreToolUse call. -P as above.
         "$venv_python" -P -c 'import sys; from slopjudge.cli import main; sys.exit(main())' \
-            hook "$point"
+            hook "$point" "$@"
     else
-        "$found" hook "$point"
+        "$found" hook "$point" "$@"
     fi
     status=$?
     case $status in
@@ -82,12 +83,13 @@ if [ -n "$found" ] || [ -n "$with_python" ]; then
     exit 2
 fi
 
-# slopjudge cannot be found: say how to install it.
+# slopjudge cannot be found: say how to install it (from a slopjudge checkout or wheel,
+# as its README does; there is no release on PyPI).
 how="slopjudge is not installed where this project's hooks can find it (looked for"
 how="$how \$SLOPJUDGE_BIN, $root/.venv/bin/slopjudge, $root/venv/bin/slopjudge,"
 how="$how python3 -m slopjudge, slopjudge on PATH). To install it, in a terminal at $root run:"
-how="$how python3 -m venv .venv && .venv/bin/pip install slopjudge"
-how="$how (or pip install slopjudge / pipx install slopjudge, or set SLOPJUDGE_BIN to its path)."
+how="$how python3 -m venv .venv && .venv/bin/pip install /path/to/slopjudge"
+how="$how (a slopjudge checkout or wheel), or set SLOPJUDGE_BIN to an installed slopjudge."
 
 json_string() {
     # $1 as a JSON string: backslashes and quotes escaped, control characters dropped.
@@ -130,9 +132,16 @@ case $point in
         exit 2
         ;;
     stop | subagent-stop)
-        cat >/dev/null
+        payload=$(cat)
+        # One block per turn: at the retry (stop_hook_active) the turn ends, the
+        # block standing, so an agent that cannot install slopjudge does not loop.
+        if printf '%s\n' "$payload" \
+                | grep -q '"stop_hook_active"[[:space:]]*:[[:space:]]*true' 2>/dev/null; then
+            echo "slopjudge: WARNING: letting the turn end unjudged; the block stands. $how" >&2
+            exit 0
+        fi
         reason="BLOCKED by slopjudge: the changes of this turn cannot be judged. $how"
-        reason="$reason Tell the person how to install it and wait."
+        reason="$reason Tell the person how to install it; change nothing more this turn."
         printf '{"decision":"block","reason":%s}\n' "$(json_string "$reason")"
         exit 0
         ;;

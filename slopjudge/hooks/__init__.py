@@ -15,8 +15,9 @@ from __future__ import annotations
 POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
-def main_fast(sub: str) -> int:
-    """Run one hook point on stdin's payload; the exit code for the harness."""
+def main_fast(sub: str, harness: str | None = None) -> int:
+    """Run one hook point on stdin's payload for the agent ``harness`` (None: Claude
+    Code); the exit code for the agent."""
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
@@ -31,34 +32,44 @@ def main_fast(sub: str) -> int:
     if sub not in POINTS:
         common.note(f"unknown hook point {sub!r}; expected one of {', '.join(POINTS)}")
         return 2
+    from slopjudge.harnesses import registry as harnesses
+
+    if harness is not None and harness not in harnesses.HARNESSES:
+        common.note(f"unknown harness {harness!r} (known: {', '.join(harnesses.HARNESSES)}); "
+                    "blocking, because a guard that cannot answer must not let a change by")
+        return 0 if sub == "start" else 2
     try:
         raw = common.read_stdin()
     except common.PayloadError as exc:
-        return run_point(sub, b"", exc)
-    return run_point(sub, raw)
+        return run_point(sub, b"", exc, harness)
+    return run_point(sub, raw, None, harness)
 
 
-def run_point(sub: str, raw: bytes, problem: Exception | None = None) -> int:
-    """One hook point on the raw payload bytes (``problem``: why stdin could not be read)."""
+def run_point(sub: str, raw: bytes, problem: Exception | None = None,
+              harness: str | None = None) -> int:
+    """One hook point on the raw payload bytes (``problem``: why stdin could not be read)
+    for the agent ``harness`` (None: Claude Code)."""
+    from slopjudge.harnesses import registry as harnesses
     from slopjudge.hooks import common
 
+    agent = harnesses.get(harness)
     payload: dict[str, object] | None = None
     if problem is None:
         try:
-            payload = common.parse_payload(raw)
+            payload = agent.read_payload(sub, common.parse_payload(raw))
         except common.PayloadError as exc:
             problem = exc
     if sub == "pre-tool":
         from slopjudge.hooks import pre_tool
 
-        return pre_tool.main(payload, problem)
+        return pre_tool.main(payload, problem, agent)
     if sub == "start":
         from slopjudge.hooks import start
 
-        return start.main(payload, problem)
+        return start.main(payload, problem, agent)
     from slopjudge.hooks import stop
 
-    return stop.main(sub, payload, problem)
+    return stop.main(sub, payload, problem, agent)
 
 
 def _stop_children_on_signals(sub: str) -> None:

@@ -8,9 +8,10 @@ every file of a Codex ``apply_patch`` (its own tool, or ``apply_patch`` run
 through the shell); Bash and other tools carry an empty one and the command
 in ``event.tool_input``.
 
-Answers (exit 0): nothing (allow), a ``deny`` naming every refusing rule and
-check, or ``ask`` when the only refusals are judge passes under
-``min_confidence`` on ``on_uncertain: ask`` rules. A check that errors
+Answers (exit 0), in the calling agent's form (``slopjudge.harnesses``):
+nothing (allow), a ``deny`` naming every refusing rule and check, or ``ask``
+when the only refusals are judge passes under ``min_confidence`` on
+``on_uncertain: ask`` rules (a deny saying so under Codex, which cannot ask). A check that errors
 denies, saying slopjudge could not decide (no finding in the call); a broken
 rule that could concern the call denies it, naming the file for the person
 to fix. A payload slopjudge cannot read, and an internal error, exit 2 with
@@ -30,6 +31,8 @@ TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast pat
 if TYPE_CHECKING:
     from typing import Any
 
+    from slopjudge.harnesses.registry import AgentHarness
+
 
 def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
     """A judge pass refused only for falling short of ``min_confidence``, on an
@@ -47,14 +50,13 @@ def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
     return lines
 
 
-def _deny(text: str, where: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
-        }
-    }
+def _answer(decision: str, text: str, where: str,
+            agent: AgentHarness | None = None) -> dict[str, Any]:
+    """The answer in the agent's form (Claude Code's when ``agent`` is None)."""
+    from slopjudge.harnesses import registry as harnesses
+
+    return (agent or harnesses.get(None)).pre_tool_answer(
+        decision, common.bound(text, common.MAX_MESSAGE_CHARS, where))
 
 
 def undecided_closing(tool: str) -> str:
@@ -65,7 +67,7 @@ def undecided_closing(tool: str) -> str:
 
 def decide(
     results: list[CheckResult], rules: list[Rule], event: Event, workspace: str,
-    events_file: str | None,
+    events_file: str | None, agent: AgentHarness | None = None,
 ) -> dict[str, Any] | None:
     """The PreToolUse answer for these results; None lets the call through."""
     stopping = common.refusing(results)
@@ -81,13 +83,7 @@ def decide(
             _lines(asks, by_id, workspace, where)
             + [f"slopjudge's judge was not confident enough about this {tool}: please decide."]
         )
-        return {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "ask",
-                "permissionDecisionReason": common.bound(text, common.MAX_MESSAGE_CHARS, where),
-            }
-        }
+        return _answer("ask", text, where, agent)
     refusals = [r for r in denies if r.outcome != "error"]
     errors = [r for r in denies if r.outcome == "error"]
     lines = _lines(refusals + errors, by_id, workspace, where)
@@ -98,11 +94,11 @@ def decide(
                      "does; do not work around the rule.")
     if errors:
         lines.append(undecided_closing(tool))
-    return _deny("\n".join(lines), where)
+    return _answer("deny", "\n".join(lines), where, agent)
 
 
 def broken_answer(broken: list[LoadError], event: Event, workspace: str,
-                  events_file: str | None) -> dict[str, Any]:
+                  events_file: str | None, agent: AgentHarness | None = None) -> dict[str, Any]:
     """A deny for a call that rules which do not load could concern."""
     tool = event.tool_name or "tool call"
     n = len({e.path for e in broken})
@@ -113,7 +109,7 @@ def broken_answer(broken: list[LoadError], event: Event, workspace: str,
         [f"slopjudge cannot enforce {n} rule file{'s' if n > 1 else ''} that could concern "
          f"this {tool}, because {'they do' if n > 1 else 'it does'} not load:"]
         + lines + [common.FIX_BY_PERSON, undecided_closing(tool)])
-    return _deny(text, common.events_where(events_file, workspace))
+    return _answer("deny", text, common.events_where(events_file, workspace), agent)
 
 
 def _no_cycle_collection() -> None:
@@ -125,7 +121,7 @@ def _no_cycle_collection() -> None:
     gc.disable()
 
 
-def handle(payload: dict[str, Any], workspace: str) -> int:
+def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None = None) -> int:
     from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
@@ -138,7 +134,7 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
     broken = common.broken_rules(loaded.errors, settings.rules_dir, "pre-tool",
                                  event.tool_name, event.tool_input, workspace)
     if broken:
-        common.emit(broken_answer(broken, event, workspace, settings.events_file))
+        common.emit(broken_answer(broken, event, workspace, settings.events_file, agent))
         return 0
     from slopjudge.checks.selection import applicable_rules
 
@@ -164,13 +160,14 @@ def handle(payload: dict[str, Any], workspace: str) -> int:
                              on_result=recording(settings.events_file, event))
     finally:
         stop_warming()
-    answer = decide(results, loaded.rules, event, workspace, settings.events_file)
+    answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
     if answer is not None:
         common.emit(answer)
     return 0
 
 
-def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+def main(payload: dict[str, Any] | None, problem: Exception | None = None,
+         agent: AgentHarness | None = None) -> int:
     """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
     _no_cycle_collection()
     if payload is not None and problem is None:
@@ -182,7 +179,7 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> in
                     "is blocked; this is not a finding in the call")
         return 2
     with common.fail_closed() as failure:
-        return handle(payload, common.find_workspace())
+        return handle(payload, common.find_workspace(), agent)
     # exit 2 blocks the tool in Claude Code
     common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
     return 2

@@ -9,9 +9,12 @@ check (``slopjudge hook start </dev/null``), not a problem.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import common, state
+
+if TYPE_CHECKING:
+    from slopjudge.harnesses.registry import AgentHarness
 
 HEADER = "slopjudge load check: these rules are NOT in force until fixed"
 
@@ -48,7 +51,23 @@ def load_check(settings: Any) -> tuple[list[str], str]:
     return problems, summary
 
 
-def handle(payload: dict[str, Any]) -> int:
+def trust_lines(agent: AgentHarness | None) -> list[str]:
+    """Said loudly at every session start: the installed hooks the agent would not run
+    (Codex runs a hook only once it is trusted, and skips the others without a word)."""
+    if agent is None:
+        return []
+    problems = agent.trust_problems(common.find_workspace())
+    if problems:
+        common.note("WARNING: some of slopjudge's hooks will NOT run, so what they guard "
+                    "is not guarded:\n" + "\n".join(f"- {p}" for p in problems))
+    if not problems:
+        return []
+    return [f"slopjudge's hooks that do not run: {p}" for p in problems] + [
+        "Tell the person that these slopjudge hooks do not run, so what they guard is not "
+        "guarded, and that `slopjudge doctor` says how to turn them on."]
+
+
+def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
     from slopjudge.loading import config
 
     workspace = common.find_workspace()
@@ -61,27 +80,35 @@ def handle(payload: dict[str, Any]) -> int:
         common.note(f"could not record the session baseline ({common.one_line(exc)}); "
                     "the stop check will compare with HEAD")
     problems, summary = load_check(settings)
-    if problems:
-        text = "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
+    if problems or notes:
+        text = "\n".join(([HEADER + ":"] + [f"- {p}" for p in problems] + [
             "A person must fix these rule files (`slopjudge validate` checks them); agents "
             "may not edit rules. Until then slopjudge blocks the tool calls a broken "
-            "pre-tool rule could concern, and blocks the end of each turn once."])
+            "pre-tool rule could concern, and blocks the end of each turn once."]
+            if problems else []) + (notes or []))
         common.emit({"hookSpecificOutput": {
             "hookEventName": "SessionStart",
             "additionalContext": common.bound(text, 8000, "the output of `slopjudge validate`"),
         }})
-        common.note(text)
+        if problems:
+            common.note(text)
     if not payload:
         # Run by hand (`slopjudge hook start < /dev/null`): say that the check ran.
         common.note(summary)
     return 0
 
 
-def main(payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+def main(payload: dict[str, Any] | None, problem: Exception | None = None,
+         agent: AgentHarness | None = None) -> int:
     if problem is not None and not getattr(problem, "empty", False):
         common.note(f"could not read the SessionStart payload ({problem}); running the load "
                     "check, and recording the baseline without the session's id")
+    notes: list[str] = []
+    with common.fail_closed() as trust_failure:
+        notes = trust_lines(agent)
+    if trust_failure:
+        common.note(f"could not check which hooks the agent trusts: {trust_failure.why}")
     with common.fail_closed() as failure:
-        return handle(payload or {})
+        return handle(payload or {}, notes)
     common.note(f"session start check failed: {failure.why}")
     return 0  # start never blocks

@@ -5,7 +5,9 @@ tree now (untracked files included, ``.gitignore`` respected); without a
 baseline, from HEAD, and a refusal says so. A refusal blocks the stop
 (``{"decision":"block","reason":...}``) so the agent keeps working; retries
 (``stop_hook_active``) are judged again, and a per-session counter lets the
-turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands.
+turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands
+(in a form the agent shows the person: Codex shows no hook message, so there one
+more block asks the agent to say it, and the stop after that ends the turn).
 
 When slopjudge cannot decide (a check errors, a rule that concerns the stop
 does not load, a payload it cannot read, an internal error) the stop is
@@ -26,6 +28,8 @@ from slopjudge.model import CheckResult, LoadError, Rule
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from slopjudge.harnesses.registry import AgentHarness
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
            "the session's changes again at every stop.")
@@ -164,17 +168,34 @@ def counter_name(kind: str, payload: dict[str, Any]) -> str:
     return "stop"
 
 
-def _let_end(message: str, where: str) -> int:
+def _let_end(message: str, where: str, agent: AgentHarness,
+             relay: tuple[str, str | None, str]) -> int:
+    """End the turn with ``message`` for the person, in a form the agent shows; one
+    that shows none is asked to relay it (``relay``: the counter that says so)."""
     message = common.bound(message, common.MAX_MESSAGE_CHARS, where)
     print(message, file=sys.stderr, flush=True)
-    common.emit({"systemMessage": message})
+    answer, ends = agent.end_notice(message)
+    if not ends:
+        state.set_count(*relay, 1)
+    common.emit(answer)
     return 0
 
 
-def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None) -> int:
-    from slopjudge.loading import config
+def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
+           agent: AgentHarness | None = None) -> int:
+    from slopjudge.harnesses import registry as harnesses
 
     workspace = common.find_workspace()
+    verdict, settings = _verdict(kind, payload, problem, workspace)
+    return _answer(kind, verdict, payload or {}, problem, agent or harnesses.get(None),
+                   settings, workspace)
+
+
+def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
+             workspace: str) -> tuple[Verdict, Any]:
+    """What this stop finds, and the settings (None when they could not be read)."""
+    from slopjudge.loading import config
+
     settings = None
     verdict = Verdict()
     if payload is None:
@@ -201,13 +222,21 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
                             if session_cs is not None else None)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
+    return verdict, settings
+
+
+def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], problem: Exception | None,
+            agent: AgentHarness, settings: Any, workspace: str) -> int:
+    """Block, let the turn end, or let it be, counting blocks in a row per session."""
     state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
     cap = settings.stop_block_cap if settings else 8
     events = settings.events_file if settings else None
-    payload = payload or {}
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     counter = counter_name(kind, payload)
     where = common.events_where(events, workspace)
+    relay = (state_base, session_id, f"{counter}-notice")
+    relayed = state.get_count(*relay) > 0
+    state.set_count(*relay, 0)
 
     if not verdict.blocks:
         state.set_count(state_base, session_id, counter, 0)
@@ -216,28 +245,30 @@ def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None)
     # An unreadable payload does not say whether this stop is a retry: a count
     # left by the last stop says it is.
     retry = common.flag(payload, "stop_hook_active") if problem is None else True
+    if retry and relayed:
+        return 0  # the agent was asked to tell the person at the last stop: the turn ends
     count = state.get_count(state_base, session_id, counter) if retry else 0
     if verdict.undecided_only and count >= 1:
         state.set_count(state_base, session_id, counter, 0)
         return _let_end("slopjudge: letting the turn end; the block stands, and a person "
-                        f"must act on it:\n{reason}", where)
+                        f"must act on it:\n{reason}", where, agent, relay)
     count += 1
     if cap > 0 and count >= cap:
         state.set_count(state_base, session_id, counter, 0)
         return _let_end(f"slopjudge: letting the turn end after {count} refusals in a row; "
-                        f"the refusal still stands:\n{reason}", where)
+                        f"the refusal still stands:\n{reason}", where, agent, relay)
     state.set_count(state_base, session_id, counter, count)
-    common.emit({"decision": "block",
-                 "reason": common.bound(reason, common.MAX_MESSAGE_CHARS, where)})
+    common.emit(agent.stop_block(common.bound(reason, common.MAX_MESSAGE_CHARS, where)))
     return 0
 
 
-def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None) -> int:
+def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None,
+         agent: AgentHarness | None = None) -> int:
     import gc
 
     gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     with common.fail_closed() as failure:
-        return handle(kind, payload, problem)
+        return handle(kind, payload, problem, agent)
     # even the state files failed: still block
     reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
     try:

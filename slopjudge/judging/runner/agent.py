@@ -33,12 +33,11 @@ from typing import Any, NoReturn
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
+from slopjudge.harnesses.registry import HARNESSES as AGENTS
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.judging.runner import failure
 from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
-from slopjudge.judging.runner.harness_claude import claude_harness
-from slopjudge.judging.runner.harness_codex import codex_harness
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
@@ -55,8 +54,9 @@ _SESSION_VARS = (
 )
 _GLOB_CHARS = set("*?[]{}")
 
-# The registry (protocol: hookspec.HarnessFactory): --harness / SLOPJUDGE_HARNESS names.
-HARNESSES: dict[str, HarnessFactory] = {"claude": claude_harness, "codex": codex_harness}
+# The agents' registry (slopjudge/harnesses): --harness / SLOPJUDGE_HARNESS names; each
+# agent's ``judge`` (a hookspec.HarnessFactory) builds its judge command.
+HARNESSES = AGENTS
 
 
 class UsageError(Exception):
@@ -308,7 +308,8 @@ class _Spend:
 
 
 def run_agent(opts: Options, env: dict[str, str]) -> int:
-    harness, found = HARNESSES[opts.harness](env)
+    factory: HarnessFactory = HARNESSES[opts.harness].judge
+    harness, found = factory(env)
     warnings: list[str] = []
     try:
         harness.override_models(

@@ -9,6 +9,13 @@ writable set, and network access stays off. So the workspace is judged in a
 read-only sandbox. User config and hooks are ignored (``--ignore-user-config
 --disable hooks``) and the session is not saved (``--ephemeral``).
 
+Another provider or endpoint: user config is ignored, so a provider in
+``~/.codex/config.toml`` is not used. ``SLOPJUDGE_CODEX_BASE_URL`` (a Responses API
+base URL, such as ``https://proxy.example/v1``) makes the judge talk to it as the
+provider ``slopjudge``, authenticated by the key in the variable named by
+``SLOPJUDGE_CODEX_API_KEY_ENV`` (default ``OPENAI_API_KEY``); Codex's own retries
+are off there, so slopjudge's retry policy (``retries``) is the only one.
+
 Tool rules: Codex has no per-command grants, so a scoped allow rule such as
 ``Bash(git show:*)`` cannot be honoured and is refused (fail closed); use the
 Claude harness for those. Denials need no flag: the sandbox already denies
@@ -50,8 +57,25 @@ class CodexHarness(CommandHarness):
     prefixes = CODEX_PREFIXES
     missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
 
-    def __init__(self, binary: str = "codex") -> None:
+    def __init__(self, binary: str = "codex", base_url: str | None = None,
+                 key_env: str = "OPENAI_API_KEY") -> None:
         super().__init__(binary)
+        self.base_url = base_url
+        self.key_env = key_env
+
+    def provider_args(self) -> list[str]:
+        """``-c`` overrides selecting the provider at ``base_url`` (none without one)."""
+        if not self.base_url:
+            return []
+        import json
+
+        def q(text: str) -> str:
+            return json.dumps(text)  # a JSON string is a TOML basic string
+
+        table = (f"{{name = {q('slopjudge')}, base_url = {q(self.base_url)}, "
+                 f"wire_api = {q('responses')}, env_key = {q(self.key_env)}, "
+                 "request_max_retries = 0, stream_max_retries = 0}")
+        return ["-c", f"model_providers.slopjudge={table}", "-c", 'model_provider="slopjudge"']
 
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
         """Refuse grants the sandbox cannot express."""
@@ -67,7 +91,7 @@ class CodexHarness(CommandHarness):
             self.binary, "exec", "-m", attempt.model,
             "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
             # JSONL events: the usage of each turn; the answer still comes through the file.
-            "--json",
+            "--json", *self.provider_args(),
         ]
         writable = attempt.writable_dirs
         if writable:
@@ -108,4 +132,6 @@ class CodexHarness(CommandHarness):
 def codex_harness(env: Mapping[str, str]) -> tuple[CodexHarness, bool]:
     """The Codex harness for ``env``, and whether its binary was found."""
     found = find_codex(env)
-    return CodexHarness(found or "codex"), found is not None
+    harness = CodexHarness(found or "codex", env.get("SLOPJUDGE_CODEX_BASE_URL") or None,
+                           env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY")
+    return harness, found is not None

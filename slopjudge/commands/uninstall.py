@@ -1,0 +1,44 @@
+"""``slopjudge uninstall claude|codex [--workspace DIR]``: remove exactly what
+``slopjudge install`` wrote: slopjudge's hook entries in ``.claude/settings.json`` or
+``.codex/hooks.json`` (every other hook and setting stays as it is, a file left empty is
+removed) and the hook wrapper, when slopjudge wrote it. Codex's trust entries for the
+removed hooks stay in ``config.toml``: they name hooks that no longer exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from slopjudge.harnesses.registry import HARNESSES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("harness", choices=sorted(HARNESSES),
+                        help="the agent to remove slopjudge's hooks from")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="repository to uninstall from (default: the one holding the "
+                             "current directory)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from slopjudge.commands.install import InstallError, uninstall
+    from slopjudge.loading.config import find_workspace
+
+    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
+    try:
+        removed, touched = uninstall(workspace, args.harness)
+    except InstallError as exc:
+        print(f"slopjudge: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"slopjudge: could not uninstall: {exc.strerror or exc}: "
+              f"{exc.filename or workspace}", file=sys.stderr)
+        return 2
+    if not removed and not touched:
+        print(f"slopjudge: no slopjudge hooks for {args.harness} in {workspace}; nothing changed")
+        return 0
+    print(f"slopjudge: removed {removed} hook{'' if removed == 1 else 's'} for {args.harness}; "
+          "changed: " + ", ".join(os.path.relpath(p, workspace) for p in touched))
+    return 0

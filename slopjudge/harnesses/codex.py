@@ -1,0 +1,190 @@
+"""The Codex CLI: hooks in ``.codex/hooks.json``, ``codex exec`` as a judge.
+
+What differs from Claude Code (checked against ``@openai/codex`` 0.171):
+
+- Codex runs a project's hooks only when the project is trusted and each hook is
+  trusted by hash (``[hooks.state."<hooks.json>:<event>:<group>:<handler>"]
+  trusted_hash`` in ``$CODEX_HOME/config.toml``); ``codex exec`` skips an
+  untrusted or changed hook without a word. :meth:`Codex.trust_problems` computes
+  the hash as Codex does and says which of slopjudge's hooks would not run.
+- ``permissionDecision: "ask"`` is not supported (Codex logs a failure and runs
+  the call), so an ask is a deny that says why.
+- Codex appends ``. Command: <cmd>`` to a deny reason: the reason ends without
+  its own full stop.
+- ``codex exec`` shows a Stop hook's ``systemMessage`` nowhere, so the notice at
+  the end of a blocked turn goes through the agent: one more block asks it to
+  tell the person, and the stop after that ends the turn.
+- Payloads are Claude Code's shape (a shell call is ``Bash`` with the command as a
+  string, ``apply_patch`` carries the patch in ``command``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from slopjudge.harnesses import base
+
+TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from slopjudge.hookspec import Harness
+
+# Codex's keys for hook events in its trust state.
+EVENT_KEYS = {"SessionStart": "session_start", "PreToolUse": "pre_tool_use",
+              "Stop": "stop", "SubagentStop": "subagent_stop"}
+DEFAULT_TIMEOUT = 600  # Codex's, for a handler without one
+
+
+class Codex:
+    name: str = "codex"
+    settings_relpath: tuple[str, ...] = (".codex", "hooks.json")
+    hooks: tuple[base.Hook, ...] = base.HOOKS
+    # Codex runs hooks from the session's folder, which may be below the root.
+    root: str = "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
+
+    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload  # Claude Code's shape; `apply_patch` is read by the edit code
+
+    def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
+        if decision == "ask":  # Codex cannot ask: an ask it would ignore and run
+            reason += ("\nCodex cannot ask the person, so slopjudge denies this call. Ask the "
+                       "person in your reply whether to go ahead")
+        # Codex appends ". Command: <cmd>" itself.
+        return base.pre_tool_answer("deny", reason.rstrip().rstrip("."))
+
+    def stop_block(self, reason: str) -> dict[str, Any]:
+        return base.stop_block(reason)
+
+    def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
+        return base.stop_block(
+            f"{notice}\n\nslopjudge lets this turn end at your next stop: change nothing more "
+            "for it. End your reply by telling the person what is above, starting with its "
+            "first line word for word."), False
+
+    def install_notes(self, workspace: str) -> list[str]:
+        return ["slopjudge: Codex runs these hooks only once the project and each hook are "
+                "trusted; `slopjudge doctor` says which are not and how to trust them "
+                "(for `codex exec` and for the TUI)"]
+
+    def trust_problems(self, workspace: str) -> list[str]:
+        return trust_problems(workspace)
+
+    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
+        from slopjudge.judging.runner.harness_codex import codex_harness
+
+        return codex_harness(env)
+
+
+CODEX = Codex()
+
+
+# --- trust ---------------------------------------------------------------------
+
+
+def codex_config_path(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return os.path.join(home, "config.toml")
+
+
+def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+    """The hash Codex keeps for a trusted hook: its normalized identity (event, matcher,
+    the one handler) as canonical JSON, sha256 (Codex's ``command_hook_hash``)."""
+    import hashlib
+    import json
+
+    timeout = handler.get("timeout")
+    normalized: dict[str, Any] = {
+        "type": "command", "command": handler.get("command"),
+        "timeout": max(1, timeout if isinstance(timeout, int) else DEFAULT_TIMEOUT),
+        "async": bool(handler.get("async", False)),
+    }
+    if isinstance(handler.get("statusMessage"), str):
+        normalized["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": EVENT_KEYS[event], "hooks": [normalized]}
+    if event in ("PreToolUse", "SessionStart") and isinstance(group.get("matcher"), str):
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def our_hooks(hooks_file: str) -> list[tuple[str, str, str]]:
+    """(key, event, hash) of each of slopjudge's hooks in ``hooks_file``, as Codex names
+    and hashes them. OSError or ValueError when the file cannot be read."""
+    import json
+
+    with open(hooks_file, encoding="utf-8") as fh:
+        data = json.load(fh)
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    found = []
+    for event, point, _matcher, _timeout in base.HOOKS:
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for gi, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if base.is_ours(handler, point):
+                    key = f"{hooks_file}:{EVENT_KEYS[event]}:{gi}:{hi}"
+                    found.append((key, event, hook_hash(event, group, handler)))
+    return found
+
+
+def _toml_key(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """Why Codex would not run slopjudge's hooks in ``workspace``, each with its remedy;
+    empty when every one is trusted (or none is installed)."""
+    import tomllib
+
+    hooks_file = os.path.join(workspace, *CODEX.settings_relpath)
+    config = codex_config_path(env)
+    try:
+        ours = our_hooks(hooks_file)
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        return [f"{hooks_file}: cannot be read ({exc}), so Codex runs none of its hooks"]
+    if not ours:
+        return []
+    try:
+        with open(config, "rb") as fh:
+            settings = tomllib.load(fh)
+    except FileNotFoundError:
+        settings = {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return [f"{config}: cannot be read ({exc}); slopjudge cannot tell whether Codex "
+                "trusts its hooks"]
+    problems = []
+    projects = settings.get("projects")
+    projects = projects if isinstance(projects, dict) else {}
+    if not any(isinstance(projects.get(p), dict) and projects[p].get("trust_level") == "trusted"
+               for p in (workspace, os.path.realpath(workspace))):
+        problems.append(
+            f"Codex does not trust the project {workspace}, so it runs none of its hooks. "
+            f"Trust it: run `codex exec --trust` there once, or add to {config}:\n"
+            f"[projects.{_toml_key(workspace)}]\ntrust_level = \"trusted\"")
+    hooks = settings.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    lines = []
+    for key, event, digest in ours:
+        entry = state.get(key) if isinstance(state, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        if entry.get("enabled") is False:
+            problems.append(f"Codex has slopjudge's {event} hook turned off ({key}): turn it "
+                            f"on in /hooks, or remove `enabled = false` under it in {config}")
+        if entry.get("trusted_hash") == digest:
+            continue
+        how = "changed since it was trusted" if entry.get("trusted_hash") else "not trusted"
+        problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
+        lines.append(f"[hooks.state.{_toml_key(key)}]\ntrusted_hash = \"{digest}\"")
+    if lines:
+        problems.append(
+            "To trust them: in the Codex TUI (`codex` in the project), open /hooks and trust "
+            f"each of slopjudge's hooks; for `codex exec`, add these lines to {config} "
+            "(replace any older entry of the same name):\n" + "\n".join(lines))
+    return problems
