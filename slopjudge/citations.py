@@ -143,12 +143,11 @@ class _Record:
         out: dict[str, Any] = {"quote": quote, "sourceTypes": pools, "path": self.path,
                                "line": 0, "message": ""}
         if len(hits) != 1:
-            pools_said = ",".join(pools)
-            out["problem"] = (f"citation {pools_said} {quote!r} "
-                              + ("is not in the session word for word (only whitespace "
-                                 "may differ)" if not hits else
-                                 f"matches {len(hits)} entries (lines "
-                                 f"{', '.join(map(str, sorted(hits)))}): quote more of it"))
+            # Never the quote itself: a refusal saying it would become a tool result.
+            out["problem"] = ("is not in the session word for word (only whitespace may "
+                              "differ)" if not hits else
+                              f"matches {len(hits)} entries (transcript lines "
+                              f"{', '.join(map(str, sorted(hits)))}): quote more of it")
             return out
         line, (found_pools, text, call) = next(iter(hits.items()))
         out.update(sourceTypes=found_pools, line=line, message=text[:_MAX_MESSAGE])

@@ -47,7 +47,7 @@ _MARKER = f"{_WS}*(?://|#|--){_WS}*sr:({_NWS}+){_WS}+({_NWS}+){_WS}*"  # compile
 _KIND_WORD = {"A": "Create", "M": "Update", "D": "Delete", "R": "Rename"}
 # Keys file_event adds: removed first so one file's view never leaks into another's.
 FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers",
-                   "newContentKnown")
+                   "newContentKnown", "resultKnown")
 
 
 def scan_markers(text: str | None) -> list[dict[str, Any]]:
@@ -93,7 +93,8 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
     for key in ("oldContent", "newContent"):
         if isinstance(file.get(key), str):
             out[key] = file[key]
-    out["newContentKnown"] = isinstance(file.get("newContent"), str)
+    # Both of sloprail's names for it (newer builds say resultKnown).
+    out["newContentKnown"] = out["resultKnown"] = isinstance(file.get("newContent"), str)
     out["oldMarkers"] = scan_markers(file.get("oldContent"))
     out["newMarkers"] = scan_markers(file.get("newContent"))
     if citations is not None:

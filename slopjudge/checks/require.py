@@ -70,7 +70,13 @@ def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChan
                if not grounded([c for c in cited if f.path in (c.get("files") or [])])]
     if not missing:
         return ""
-    return f"{', '.join(missing)}: no citation ({said}) grounds this change; {how}"
+    from slopjudge.citations import session
+
+    tried = [f"a citation ({','.join(c['sourceTypes'])}) of {p} {c['problem']}"
+             for c in session(event.get("transcript_path"), payload.get("workspace") or "")
+             if "problem" in c for p in c.get("files") or [] if p in missing]
+    return (f"{', '.join(missing)}: no citation ({said}) grounds this change; {how}"
+            + (f" ({'; '.join(tried)})" if tried else ""))
 
 
 def _skill(req: dict[str, Any], transcript: str | None) -> str:
