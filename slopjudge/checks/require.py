@@ -37,16 +37,12 @@ def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileCha
 
 def _applies(rule: Rule, script: str, event: Event, payload: dict[str, Any], workspace: str,
              registry: Registry | None) -> bool:
-    import os
-
-    from slopjudge.checks.script import run_check_command
+    from slopjudge.checks.script import rule_env, run_check_command
     from slopjudge.jsonobject import dumps
 
-    env = dict(os.environ, SLOPJUDGE_RULE=rule.id, SLOPJUDGE_RULE_DIR=rule.dir,
-               SLOPJUDGE_WORKSPACE=workspace, SLOPJUDGE_EVENT=event.kind,
-               SLOPJUDGE_SESSION_ID=event.session_id or "")
     proc = run_check_command(script, dumps(payload).encode("utf-8"), timeout=120.0,
-                             cwd=rule.dir, env=env, registry=registry, decoded=payload)
+                             cwd=rule.dir, env=rule_env(rule, event, workspace),
+                             registry=registry, decoded=payload)
     return not (proc.returncode == 1 and not proc.timed_out and proc.start_error is None)
 
 

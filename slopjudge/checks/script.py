@@ -12,7 +12,7 @@ import time
 
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
-from slopjudge.model import CheckResult, Finding
+from slopjudge.model import Changeset, CheckResult, Event, Finding, Rule
 from slopjudge.procs import (
     ProcResult,
     Registry,
@@ -29,13 +29,24 @@ if TYPE_CHECKING:
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
     """The environment of a script or prepare: ours plus the SLOPJUDGE_* facts."""
+    return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset)
+
+
+def rule_env(rule: Rule, event: Event, workspace: str,
+             changeset: Changeset | None = None) -> dict[str, str]:
+    """Ours plus the SLOPJUDGE_* facts, and the same facts under sloprail's SR_* names
+    (docs/sloprail.md), so a script brought over reads what it read there."""
     env = dict(os.environ)
     env.update(
-        SLOPJUDGE_RULE=ctx.rule.id,
-        SLOPJUDGE_RULE_DIR=ctx.rule.dir,
-        SLOPJUDGE_WORKSPACE=ctx.workspace,
-        SLOPJUDGE_EVENT=ctx.event.kind,
-        SLOPJUDGE_SESSION_ID=ctx.event.session_id or "",
+        SLOPJUDGE_RULE=rule.id,
+        SLOPJUDGE_RULE_DIR=rule.dir,
+        SLOPJUDGE_WORKSPACE=workspace,
+        SLOPJUDGE_EVENT=event.kind,
+        SLOPJUDGE_SESSION_ID=event.session_id or "",
+        SR_GUARDRAIL=rule.id, SR_GUARDRAIL_DIR=rule.dir, SR_WORKSPACE=workspace,
+        SR_SESSION_ID=event.session_id or "", SR_TRANSCRIPT=event.transcript_path or "",
+        SR_BASE=(changeset.base or "") if changeset else "",
+        SR_HEAD=(changeset.head or "") if changeset else "",
     )
     return env
 

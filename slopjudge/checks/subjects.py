@@ -11,7 +11,6 @@ anything else, makes the rule's judges an error: never a pass.
 from __future__ import annotations
 
 import json
-import os
 
 from slopjudge.model import Event, Rule
 
@@ -25,15 +24,13 @@ if TYPE_CHECKING:
 def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
                  registry: Registry | None) -> list[dict[str, Any]] | str:
     """The subjects, or why there are none to judge (an error's reason)."""
-    from slopjudge.checks.script import run_check_command
+    from slopjudge.checks.script import rule_env, run_check_command
     from slopjudge.jsonobject import dumps
 
     assert rule.subjects is not None
-    env = dict(os.environ, SLOPJUDGE_RULE=rule.id, SLOPJUDGE_RULE_DIR=rule.dir,
-               SLOPJUDGE_WORKSPACE=workspace, SLOPJUDGE_EVENT=event.kind,
-               SLOPJUDGE_SESSION_ID=event.session_id or "")
     proc = run_check_command(rule.subjects, dumps(payload).encode("utf-8"), timeout=120.0,
-                             cwd=rule.dir, env=env, registry=registry, decoded=payload)
+                             cwd=rule.dir, env=rule_env(rule, event, workspace),
+                             registry=registry, decoded=payload)
     if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
         detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [
             f"exit status {proc.returncode}"]

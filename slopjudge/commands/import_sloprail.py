@@ -194,6 +194,9 @@ def _script_problems(path: str, shown: str) -> list[Note]:
         if m:
             notes.append(Note(f"{shown}:{n}", f"calls sloprail's own `{m.group(1)}` "
                               f"(`{text[:80]}`), which slopjudge does not provide"))
+        elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
+            notes.append(Note(f"{shown}:{n}", f"reads an environment variable slopjudge "
+                              f"does not set (`{text[:80]}`)"))
     return notes
 
 
