@@ -92,6 +92,7 @@ class _Record:
                 self._entry(entry, n, calls, cite_ids)
         self.entries = [(pool, n, text, calls.get(call, "")) for pool, n, text, call
                         in self.entries if not (pool == "tool_result" and call in cite_ids)]
+        self.normed = [_norm(text) for _, _, text, _ in self.entries]  # once, not per quote
 
     def _entry(self, entry: dict[str, Any], n: int, calls: dict[str, str],
                cite_ids: set[str]) -> None:
@@ -134,9 +135,9 @@ class _Record:
         """One quote as a citation; ``problem`` set when it does not resolve."""
         needle = _norm(quote)
         hits: dict[int, tuple[list[str], str, str]] = {}
-        for pool, n, text, call in self.entries:
+        for (pool, n, text, call), normed in zip(self.entries, self.normed, strict=True):
             if pool in pools and (before is None or n < before) and needle \
-                    and needle in _norm(text):
+                    and needle in normed:
                 found = hits.setdefault(n, ([], text, call))
                 if pool not in found[0]:
                     found[0].append(pool)

@@ -385,6 +385,9 @@ OK = "#!/bin/sh\nexit 0\n"
     ({"file-guard/r/file-guard.yaml": "match: '*.py'\nchecks:\n  - script: ./sr.sh\n",
       "file-guard/r/sr.sh": "#!/bin/sh\nsr-file validate x\n"},
      "calls sloprail's own `sr-file`", "calls sloprail's own command"),
+    ({"file-guard/r/file-guard.yaml": "match: '*.py'\nchecks:\n  - script: ./lib.sh\n",
+      "file-guard/r/lib.sh": "#!/bin/sh\n. \"$SR_GUARDRAIL_DIR/../../lib/x.sh\"\n"},
+     "reads a file outside its rule folder", "reads a file outside its rule folder"),
     ({"file-guard/r/file-guard.yaml": "match: '*.py'\nchecks:\n  - script: ./env.sh\n",
       "file-guard/r/env.sh": "#!/bin/sh\ntest -n \"$SR_AGENT_ID\"\n"},
      "reads an environment variable slopjudge does not set",
@@ -435,6 +438,7 @@ def test_symlinks_leading_out_of_the_sloprail_folder_are_never_followed(
     assert "gate/linked: NOT converted" in proc.stdout
     assert "a symlink leading out of the sloprail folder: not followed" in proc.stdout
     assert not (ws / "rules" / "linked").exists()
+    assert (ws / "rules" / "docs" / "fixture.txt").read_text() == "inside\n"  # a sibling
     copied = ws / "rules" / "docs" / "tests" / "c"
     assert (copied / "case.yaml").is_file()
     assert (copied / "shared.txt").read_text() == "inside\n"

@@ -51,7 +51,7 @@ class Note:
 class Converted:
     source: str  # "file-guard/<name>"
     rule_id: str | None = None
-    files: dict[str, str] = field(default_factory=dict)  # rule-relative name -> source path
+    files: dict[str, str] = field(default_factory=dict)  # each file it names -> source path
     made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
     yaml: str = ""
     notes: list[Note] = field(default_factory=list)  # what did not convert
@@ -194,6 +194,9 @@ def _script_problems(path: str, shown: str) -> list[Note]:
         if m:
             notes.append(Note(f"{shown}:{n}", f"calls sloprail's own `{m.group(1)}` "
                               f"(`{text[:80]}`), which slopjudge does not provide"))
+        elif re.search(r"(^|[\s\"'=(:])\.\./", text):
+            notes.append(Note(f"{shown}:{n}", f"reads a file outside its rule folder "
+                              f"(`{text[:80]}`), which is not copied"))
         elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
             notes.append(Note(f"{shown}:{n}", f"reads an environment variable slopjudge "
                               f"does not set (`{text[:80]}`)"))
@@ -317,6 +320,8 @@ def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str)
                     continue
                 name = os.path.relpath(script, rule_dir)
                 conv.files[name] = script
+                for bad in _script_problems(script, name):
+                    conv.fail(bad.where, bad.text)
                 entry["when"] = name
             else:
                 conv.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
@@ -437,6 +442,8 @@ def _file_guard(o: _Opened) -> None:
         else:
             name = os.path.relpath(script, o.folder)
             conv.files[name] = script
+            for bad in _script_problems(script, f"{o.rel_dir}/{name}"):
+                conv.fail(bad.where, bad.text)
             lines.append(f"subjects: {_yaml_str(name)}")
     checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
                              each_file=subjects is None)
@@ -640,24 +647,23 @@ def discover(root: str, shown_root: str) -> list[Converted]:
     return out
 
 
-def _copy_tests(src_dir: str, dest_dir: str) -> list[str]:
-    """Copy the rule's ``tests/``; a symlink is copied as the file it names when that
-    stays inside the rule folder, and left out (returned) when it leads out of it."""
-    tests = os.path.join(src_dir, "tests")
-    if not os.path.lexists(tests):
-        return []
-    if not _inside(tests, src_dir) or not os.path.isdir(tests):
-        return ["tests"]
+def _copy_folder(src_dir: str, dest_dir: str, skip: str) -> list[str]:
+    """Copy the rule folder (its scripts' sourced siblings and data, its ``tests/``)
+    but ``skip``; a symlink is copied as the file it names when that stays inside the
+    rule folder, and left out (returned) when it leads out of it."""
     left_out: list[str] = []
-    for folder, dirs, files in os.walk(tests):
+    for folder, dirs, files in os.walk(src_dir):
         rel = os.path.relpath(folder, src_dir)
-        os.makedirs(os.path.join(dest_dir, rel), exist_ok=True)
+        os.makedirs(os.path.normpath(os.path.join(dest_dir, rel)), exist_ok=True)
         for name in [*files, *[d for d in dirs if os.path.islink(os.path.join(folder, d))]]:
             src = os.path.join(folder, name)
-            if not _inside(src, src_dir) or not os.path.isfile(src):
-                left_out.append(os.path.join(rel, name))
+            shown = os.path.normpath(os.path.join(rel, name))
+            if shown == skip:
                 continue
-            shutil.copy2(src, os.path.join(dest_dir, rel, name))
+            if not _inside(src, src_dir) or not os.path.isfile(src):
+                left_out.append(shown)
+                continue
+            shutil.copy2(src, os.path.join(dest_dir, shown))  # keeps the execute bit
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
     return left_out
 
@@ -670,16 +676,13 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
         if os.path.lexists(taken):
             return f"{os.path.relpath(taken)} already exists; nothing written (never overwritten)"
     os.makedirs(dest)
-    for name, src in sorted(conv.files.items()):
-        target = os.path.join(dest, name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy2(src, target)  # keeps the execute bit
+    skipped = _copy_folder(src_dir, dest, conv.source.split("/")[0] + ".yaml")
     for name, text in sorted(conv.made.items()):
         with open(os.path.join(dest, name), "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(os.path.join(dest, name), 0o755)
-    for skipped in _copy_tests(src_dir, dest):
-        conv.notes.append(Note(f"{conv.source}/{skipped}", "not copied: a symlink leading "
+    for name in skipped:
+        conv.notes.append(Note(f"{conv.source}/{name}", "not copied: a symlink leading "
                                "out of the rule folder"))
     with open(os.path.join(dest, "rule.yaml"), "w", encoding="utf-8") as fh:
         fh.write(conv.yaml)
