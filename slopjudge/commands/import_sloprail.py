@@ -194,7 +194,7 @@ def _script_problems(path: str, shown: str) -> list[Note]:
         if m:
             notes.append(Note(f"{shown}:{n}", f"calls sloprail's own `{m.group(1)}` "
                               f"(`{text[:80]}`), which slopjudge does not provide"))
-        elif re.search(r"(^|[\s\"'=(:])\.\./", text):
+        elif re.search(r"(^|[\s\"'=(:/])\.\./", text):
             notes.append(Note(f"{shown}:{n}", f"reads a file outside its rule folder "
                               f"(`{text[:80]}`), which is not copied"))
         elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
