@@ -180,8 +180,13 @@ def test_regex_marker_and_or_not_matches_pick_the_files_sloprail_picks(
     # A regular expression: exactly two folders under tasks/, exactly TASK.md.
     assert checks["task-files/no-todo"]["outcome"] == "pass"
     assert checks["task-files/no-todo"]["reason"] == "checked tasks/a/b/TASK.md"
-    # and / || / not, parentheses: the changelog and docs/api are left out.
-    assert checks["api-docs/list"]["reason"] == "api pages: api/v1.md,api/x/reference/notes.txt"
+    # and / || / not, parentheses: the changelog and docs/api are left out; the script
+    # runs on each file and stops at its first refusal.
+    assert checks["api-docs/list"]["reason"] == "api pages: api/v1.md"
+    shown = json.loads(sj("payload", "--base", project.base, "--rule", "api-docs",
+                          cwd=ws).stdout)
+    assert [f["path"] for f in shown["changeset"]["files"]] == [
+        "api/v1.md", "api/x/reference/notes.txt"]
     # Markers over new and old content: a marker that leaves, and a deleted pinned file.
     assert checks["invariant-keeper/keeps"]["outcome"] == "pass"
     judged = [p for p in project.prompts() if "INVARIANT CHECK" in p]
@@ -448,3 +453,24 @@ def test_symlinks_leading_out_of_the_sloprail_folder_are_never_followed(
     found = [p for p in (ws / "rules").rglob("*") if p.is_file()]
     assert not any("not yours" in p.read_text(errors="replace") for p in found)
     assert secret.read_text() == "not yours\n"
+
+
+def test_a_per_file_script_reads_its_own_files_event(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    write_files(ws / "rules" / "each", {"rule.yaml": (
+        "description: each file on its own\nchecks:\n  - script: ./one.sh\n    each: file\n")})
+    executable(ws / "rules" / "each" / "one.sh", (
+        "#!/bin/sh\np=$(cat)\nprintf '%s\\n' \"$p\" >> \"$SLOPJUDGE_WORKSPACE/../seen.jsonl\"\n"
+        "path=$(printf '%s' \"$p\" | jq -r .event.path)\n"
+        "kind=$(printf '%s' \"$p\" | jq -r .event.kind)\n"
+        "case \"$path\" in *.bad) echo \"{\\\"reason\\\": \\\"$kind $path\\\"}\"; exit 1;; esac\n"))
+    base = commit_all(ws, "rules")
+    write_files(ws, {"a.txt": "a\n", "b.bad": "b\n", "c.txt": "c\n"})
+    commit_all(ws)
+    proc = sj("run", "--base", base, "--head", "HEAD", "--format", "json", cwd=ws)
+    check = json.loads(proc.stdout)["checks"][0]
+    assert check["outcome"] == "refuse" and check["reason"] == "PostFileCreate b.bad", check
+    seen = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+    assert [s["event"]["path"] for s in seen] == ["a.txt", "b.bad"]  # stops at a refusal
+    assert all(len(s["changeset"]["files"]) == 1 and s["event"]["newContentKnown"]
+               for s in seen)

@@ -197,6 +197,10 @@ def _script_problems(path: str, shown: str) -> list[Note]:
         elif re.search(r"(^|[\s\"'=(:/])\.\./", text):
             notes.append(Note(f"{shown}:{n}", f"reads a file outside its rule folder "
                               f"(`{text[:80]}`), which is not copied"))
+        elif re.search(r"[\"']Changeset[\"']", text):
+            notes.append(Note(f"{shown}:{n}", "expects sloprail's changeset event "
+                              "(`event.kind == \"Changeset\"`); slopjudge gives each file's "
+                              "event"))
         elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
             notes.append(Note(f"{shown}:{n}", f"reads an environment variable slopjudge "
                               f"does not set (`{text[:80]}`)"))
@@ -280,7 +284,7 @@ def _convert_checks(
                           "only (pass, reasoning, confidence, findings)")
             else:
                 conv.fail(at, f"check field `{key}` has no slopjudge meaning")
-        if kind == "judge" and each_file:
+        if each_file:
             lines.append("    each: file")
         out += lines
         prev = (cid, kind)

@@ -39,7 +39,7 @@ CHECK_FIELDS = (
 )
 # Fields that only mean something on a judge check (`judge` itself is the "both" case).
 JUDGE_ONLY = (
-    "prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "prepare", "model", "allowed_tools", "disallowed_tools", "min_confidence",
     "max_prompt_tokens",
 )
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
