@@ -291,7 +291,8 @@ def _convert_checks(
     return out
 
 
-def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str) -> list[str]:
+def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str,
+                     rel_dir: str) -> list[str]:
     """``require:`` as slopjudge's (checks/require.py), its ``when`` scripts copied."""
     req = data.get("require")
     if req is None:
@@ -324,7 +325,7 @@ def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str)
                     continue
                 name = os.path.relpath(script, rule_dir)
                 conv.files[name] = script
-                for bad in _script_problems(script, name):
+                for bad in _script_problems(script, f"{rel_dir}/{name}"):
                     conv.fail(bad.where, bad.text)
                 entry["when"] = name
             else:
@@ -436,7 +437,7 @@ def _file_guard(o: _Opened) -> None:
     lines += _paths_lines(glob)
     if conds:
         lines.append(f"match: {_yaml_str(_joined(conds, 'and'))}")
-    lines += _convert_require(conv, reader, data, o.folder)
+    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
     subjects = data.get("subjects")
     if subjects is not None:
         script = _local(o.folder, str(subjects))
@@ -526,7 +527,7 @@ def _gate(o: _Opened) -> None:
         lines.append(f"tools: {_yaml_list(tools)}")
     if parts:
         lines.append(f"match: {_yaml_str(_joined(parts, 'or'))}")
-    lines += _convert_require(conv, reader, data, o.folder)
+    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
     checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
                              each_file=file_only and bool(on))
     if not checks and "require" not in data:
