@@ -98,7 +98,7 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
     out["oldMarkers"] = scan_markers(file.get("oldContent"))
     out["newMarkers"] = scan_markers(file.get("newContent"))
     if citations is not None:
-        from slopjudge.citations import for_file
+        from slopjudge.changes.citations import for_file
 
         out["citations"] = for_file(citations, out["path"])
     return out
@@ -233,8 +233,8 @@ def for_rule(
         else:
             files, others = cs.split(changeset, rule.paths, rule.exclude)
             if rule.match:
-                files, others, found = cs.by_match(rule.match, files, others,
-                                                   event_payload(event, workspace))
+                files, others, found = by_match(rule.match, files, others,
+                                                event_payload(event, workspace))
         if files:
             change = cs.unified_diff(files)
         if memo is not None:
@@ -399,7 +399,7 @@ def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
         data["raw"] = command
         data["invocations"] = invocations(command, workspace or event.cwd or ".")
         if "slopjudge" in command:
-            from slopjudge.citations import for_command, resolved
+            from slopjudge.changes.citations import for_command, resolved
 
             data["citations"] = resolved(for_command(command, event.transcript_path,
                                                      workspace or event.cwd or "."))
@@ -410,7 +410,7 @@ def session_citations(event: Event, workspace: str) -> list[dict[str, Any]]:
     """The session's resolved citations (citations.py); [] without a transcript."""
     if not event.transcript_path:
         return []
-    from slopjudge.citations import resolved, session
+    from slopjudge.changes.citations import resolved, session
 
     return resolved(session(event.transcript_path, workspace))
 
@@ -434,3 +434,47 @@ def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
             out.append({"bin": os.path.basename(argv[0]), "argv": list(argv), "flags": flags,
                         "cwd": simple.cwd, "env": env})
     return out
+
+
+def by_match(
+    source: str, files: list[FileChange], others: list[dict[str, str]],
+    event: dict[str, Any],
+) -> tuple[list[FileChange], list[dict[str, str]], list[str]]:
+    """The files a rule's ``match`` admits (loading/matchexpr.py), evaluated per file on
+    sloprail's file scope: ``path``, ``status``, ``markers`` (the new content's),
+    ``oldMarkers``, ``event`` (that file's event) and ``tool``. A file it cannot be
+    decided on is kept and named in the third list: the caller fails closed on it."""
+    from slopjudge.loading.matchexpr import MatchRuntimeError, compile_match
+    match = compile_match(source)
+    kept: list[FileChange] = []
+    problems: list[str] = []
+    for f in files:
+        ev = file_event(event, {"path": f.path, "status": f.status, "oldPath": f.old_path,
+                                "oldContent": f.old_content, "newContent": f.new_content})
+        env = {"path": f.path, "status": f.status, "markers": ev["newMarkers"],
+               "oldMarkers": ev["oldMarkers"], "event": ev, "tool": event.get("tool_name")}
+        try:
+            admitted = match.evaluate(env)
+        except MatchRuntimeError as exc:
+            problems.append(f"{f.path}: {exc}")
+            admitted = True
+        if admitted:
+            kept.append(f)
+        else:
+            others.append({"path": f.path, "status": f.status})
+    return kept, others, problems
+
+
+def event_matches(source: str, event: dict[str, Any]) -> bool:
+    """A rule's ``match`` on an event about no file: a shell command is sloprail's
+    ``PreCommandInvoke`` (``event.raw``, ``event.invocations``), another tool call its
+    ``PreToolUse``, a stop ``Stop``. Raises MatchRuntimeError when it cannot decide."""
+    from slopjudge.loading.matchexpr import compile_match
+
+    kind = event.get("kind")
+    if kind == "pre-tool":
+        kind = "PreCommandInvoke" if event.get("raw") is not None else "PreToolUse"
+    elif kind in ("stop", "subagent-stop"):
+        kind = "Stop"
+    ev = dict(event, kind=kind, on=event.get("kind"), tool=event.get("tool_name"))
+    return compile_match(source).evaluate({"event": ev, "tool": event.get("tool_name")})

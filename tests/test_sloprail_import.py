@@ -221,9 +221,10 @@ def test_matches_become_paths_that_admit_what_sloprail_admitted(ws: Path) -> Non
     assert rules.returncode == 0
 
     def admits(rule: str, path: str) -> bool:
-        from slopjudge.changes.rulefilter import by_match, split
+        from slopjudge.changes.rulefilter import split
         from slopjudge.loading.loader import load_rules
         from slopjudge.model import Changeset, FileChange
+        from slopjudge.payload import by_match
 
         found = load_rules(str(ws / "rules"), workspace=str(ws))
         r = next(x for x in found.rules if x.id == rule)

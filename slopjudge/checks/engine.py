@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from slopjudge.model import Outcome
     from slopjudge.procs import Registry
 
 
@@ -94,7 +95,7 @@ def _run(
         subjects = None
         if not carries_change or files:
             if processes is None and (rule.require or rule.subjects):
-                from slopjudge.checks import procs
+                from slopjudge import procs
 
                 processes = procs.Registry()
             decided, subjects = _rule_shape(rule, checks, event, base_payload, files,
@@ -155,10 +156,11 @@ def _rule_shape(
     """What a rule's sloprail shapes decide before its checks run (docs/sloprail.md):
     results for checks that do not run (a match that cannot be decided, or is false on
     an event about no file; an unmet requirement), and the judges' subjects."""
-    from slopjudge.changes.rulefilter import event_matches
     from slopjudge.loading.matchexpr import MatchRuntimeError
+    from slopjudge.payload import event_matches
 
-    def every(outcome: str, reason: str, rest: str | None = None) -> dict[str, CheckResult]:
+    def every(outcome: Outcome, reason: str,
+              rest: str | None = None) -> dict[str, CheckResult]:
         return {c.full_id: CheckResult(
             id=c.full_id, rule=c.rule, check=c.id, kind=c.kind,
             outcome=outcome if n == 0 or rest is None else "skipped",

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
-    from slopjudge.checks.procs import Registry
+    from slopjudge.procs import Registry
 
 
 def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileChange],
@@ -66,7 +66,7 @@ def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChan
                if not grounded([c for c in cited if f.path in (c.get("files") or [])])]
     if not missing:
         return ""
-    from slopjudge.citations import session
+    from slopjudge.changes.citations import session
 
     tried = [f"a citation ({','.join(c['sourceTypes'])}) of {p} {c['problem']}"
              for c in session(event.get("transcript_path"), payload.get("workspace") or "")

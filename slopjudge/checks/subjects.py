@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
-    from slopjudge.checks.procs import Registry
+    from slopjudge.procs import Registry
 
 
 def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
