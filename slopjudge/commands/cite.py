@@ -3,7 +3,7 @@
 ``slopjudge cite --user 'the person's words' [--path FILE]...`` (also
 ``--tool-result`` and ``--any``, each repeatable). Nothing is stored: the call
 itself, in the session's transcript, is the record, read and resolved when a rule
-looks (slopjudge/changes/citations.py). With ``--path`` it grounds later writes of those
+looks (changes/citations.py). With ``--path`` it grounds later writes of those
 files; chained as ``slopjudge cite ... && <command>`` it grounds that command.
 Given ``--transcript`` (a session's JSONL) it resolves the quotes at once and says
 whether each would count. The quote is never printed: a tool's output is a pool
