@@ -422,8 +422,11 @@ def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
 
     out: list[dict[str, Any]] = []
     for simple in split(command, cwd):
-        words = [w for w in simple.words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
-        env = dict(w.split("=", 1) for w in simple.words[:len(simple.words) - len(words)])
+        lead = 0  # the VAR=value words before the program (`dd if=x` has none)
+        while lead < len(simple.words) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", simple.words[lead]):
+            lead += 1
+        env = dict(w.split("=", 1) for w in simple.words[:lead])
+        words = simple.words[lead:]
         runs = [words] if words and os.path.basename(words[0]) in WRAPPERS else []
         for argv in [*runs, simple.argv] if simple.argv else runs:
             flags: dict[str, list[str]] = {}

@@ -474,3 +474,20 @@ def test_a_per_file_script_reads_its_own_files_event(tmp_path: Path) -> None:
     assert [s["event"]["path"] for s in seen] == ["a.txt", "b.bad"]  # stops at a refusal
     assert all(len(s["changeset"]["files"]) == 1 and s["event"]["newContentKnown"]
                for s in seen)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("dd if=a of=/dev/sda", [("dd", ["dd", "if=a", "of=/dev/sda"], {})]),
+    ("FOO=1 sudo -u x curl -o out https://e", [
+        ("sudo", ["sudo", "-u", "x", "curl", "-o", "out", "https://e"], {"FOO": "1"}),
+        ("curl", ["curl", "-o", "out", "https://e"], {"FOO": "1"})]),
+    ("git commit -m 'a b' && ls", [("git", ["git", "commit", "-m", "a b"], {}),
+                                   ("ls", ["ls"], {})]),
+])
+def test_invocations_list_each_program_as_sloprail_does(
+        command: str, expected: list[tuple[str, list[str], dict[str, str]]]) -> None:
+    from slopjudge.payload import invocations
+
+    got = invocations(command, "/w")
+    assert [(i["bin"], i["argv"], i["env"]) for i in got] == expected
+    assert got[0]["cwd"] == "/w"
