@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "report": "summarise the event log: events, agreement with labels, flips",
     "replay": "re-judge recorded prompts through another runner and compare",
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
+    "cite": "cite the words or tool output a change relies on (for rules that require it)",
 }
 # Commands whose module is not named after them (`import` is a Python keyword).
 MODULES: dict[str, str] = {"import": "import_sloprail"}

@@ -65,6 +65,8 @@ class CheckContext:
     options: RunOptions
     # The rule's payload serialised once for all its checks (engine.SharedPayload).
     shared_payload: Any = None
+    # A rule with `subjects`: what its script printed, each judge asked once per entry.
+    subjects: list[dict[str, Any]] | None = None
     # The run's child processes: stopping this run stops these, and no other run's.
     processes: Registry | None = None
 

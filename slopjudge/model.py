@@ -268,6 +268,12 @@ class Rule:
     on_uncertain: Literal["deny", "ask"] = "deny"
     checks: list[Check] = field(default_factory=list)
     doc: str = ""  # the long description block (What it does / Why / Example / Fix)
+    # sloprail's shapes (docs/sloprail.md): a match expression over each file or the
+    # event (loading/matchexpr.py; "" matches all), prerequisites checked before any
+    # check (checks/require.py), and a script that groups the files into subjects.
+    match: str = ""
+    require: list[dict[str, Any]] = field(default_factory=list)
+    subjects: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -46,7 +46,8 @@ _MARKER = f"{_WS}*(?://|#|--){_WS}*sr:({_NWS}+){_WS}+({_NWS}+){_WS}*"  # compile
 # calls a rename status R), so a rename gets the same pattern's name for it.
 _KIND_WORD = {"A": "Create", "M": "Update", "D": "Delete", "R": "Rename"}
 # Keys file_event adds: removed first so one file's view never leaks into another's.
-FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers")
+FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers",
+                   "newContentKnown", "resultKnown")
 
 
 def scan_markers(text: str | None) -> list[dict[str, Any]]:
@@ -70,12 +71,14 @@ def scan_markers(text: str | None) -> list[dict[str, Any]]:
     return out
 
 
-def file_event(event: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
+def file_event(event: dict[str, Any], file: dict[str, Any],
+               citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """``event`` as a sloprail file event about ``file`` (a ``changeset.files`` entry).
 
     ``kind`` becomes ``Pre``/``Post`` + ``File`` + ``Create|Update|Delete|Rename``
     (Pre on a pre-tool event, the edit not yet made; Post otherwise); the
-    event's own kind stays in ``on``.
+    event's own kind stays in ``on``. ``citations``: the session's, of which the
+    event keeps those naming this file.
     """
     out = {k: v for k, v in event.items() if k not in FILE_EVENT_KEYS}
     status = str(file.get("status") or "M")
@@ -90,8 +93,14 @@ def file_event(event: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
     for key in ("oldContent", "newContent"):
         if isinstance(file.get(key), str):
             out[key] = file[key]
+    # Both of sloprail's names for it (newer builds say resultKnown).
+    out["newContentKnown"] = out["resultKnown"] = isinstance(file.get("newContent"), str)
     out["oldMarkers"] = scan_markers(file.get("oldContent"))
     out["newMarkers"] = scan_markers(file.get("newContent"))
+    if citations is not None:
+        from slopjudge.changes.citations import for_file
+
+        out["citations"] = for_file(citations, out["path"])
     return out
 
 
@@ -133,10 +142,11 @@ def build_payload(
     (``file_payloads``: their entries, when already built)."""
     if file_payloads is None:
         file_payloads = [file_payload(f) for f in files]
-    event_data = event_payload(event)
+    event_data = event_payload(event, workspace)
+    cited = session_citations(event, workspace)
     if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
         # A tool call about one file: its event reads as sloprail's gate event for it.
-        event_data = file_event(event_data, file_payloads[0])
+        event_data = file_event(event_data, file_payloads[0], cited)
     payload = {
         "event": event_data,
         "rule": (
@@ -154,6 +164,7 @@ def build_payload(
             ],
             "files": file_payloads,
             "others": others,
+            "citations": cited,
         },
         "change": change,
         # Judge context only; present (empty) for scripts so every key exists.
@@ -190,6 +201,7 @@ def for_rule(
     carries_change: bool = True,
     check_id: str | None = None,
     memo: dict[Any, Any] | None = None,
+    problems: list[str] | None = None,
 ) -> tuple[list[FileChange], dict[str, Any]]:
     """The files ``rule`` sees and its payload: the one per-rule step.
 
@@ -198,17 +210,20 @@ def for_rule(
     (a Bash call) gives no files at all. ``memo``: one dict per run and changeset,
     so rules with the same ``paths``/``exclude`` (most of a pack) split it once, and a
     file's entry is built once for every rule that sees it: the rules' payloads share
-    those entries (read them, never change them in place).
+    those entries (read them, never change them in place). A rule's ``match`` then
+    keeps the files it admits; a file it could not decide on is kept and named in
+    ``problems`` (the caller fails closed on it).
     """
     files: list[FileChange]
     others: list[dict[str, Any]]
     entries: list[dict[str, Any]] | None = None
     change = ""
-    key = (tuple(rule.paths), tuple(rule.exclude)) if rule is not None else None
+    found: list[str] = []
+    key = (tuple(rule.paths), tuple(rule.exclude), rule.match) if rule is not None else None
     if not carries_change:  # a Bash call carries none: no changeset code on its hook
         files, others = [], []
     elif memo is not None and key in memo:
-        files, others, change, entries = memo[key]
+        files, others, change, entries, found = memo[key]
         files, others = list(files), [dict(o) for o in others]
     else:
         from slopjudge.changes import rulefilter as cs
@@ -217,6 +232,9 @@ def for_rule(
             files, others = list(changeset.files), []
         else:
             files, others = cs.split(changeset, rule.paths, rule.exclude)
+            if rule.match:
+                files, others, found = by_match(rule.match, files, others,
+                                                event_payload(event, workspace))
         if files:
             change = cs.unified_diff(files)
         if memo is not None:
@@ -228,7 +246,9 @@ def for_rule(
                 if hit is None or hit[0] is not f:
                     hit = built[id(f)] = (f, file_payload(f))
                 entries.append(hit[1])
-            memo[key] = (list(files), [dict(o) for o in others], change, entries)
+            memo[key] = (list(files), [dict(o) for o in others], change, entries, found)
+    if problems is not None:
+        problems.extend(found)
     payload = build_payload(
         event=event, workspace=workspace, changeset=changeset, files=files, others=others,
         change=change, rule=rule, check_id=check_id, file_payloads=entries,
@@ -362,15 +382,102 @@ def _validator() -> Any:
     return _VALIDATOR[0]
 
 
-def event_payload(event: Event) -> dict[str, Any]:
-    """The event, plus ``argv`` for a Bash call: each simple command of it as an
-    argv list (split on ``&&``, ``||``, ``;``, ``|``), so scripts need not parse
-    shell themselves. Null for every other event."""
+def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
+    """The event, plus for a Bash call ``argv`` (each simple command of it as an argv
+    list, split on ``&&``, ``||``, ``;``, ``|``), and sloprail's ``raw`` (the command
+    line) and ``invocations`` (per program run: ``bin``, ``argv``, ``flags``, ``cwd``,
+    ``env``), so scripts need not parse shell themselves; null for every other event.
+    ``citations``: what the command cites (``slopjudge cite ... &&``), else []."""
     data = event.to_payload()
-    data["argv"] = None
+    data["argv"] = data["raw"] = data["invocations"] = None
+    data["citations"] = []
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):
         from slopjudge.changes.shell import argv_list
 
         data["argv"] = argv_list(command)
+        data["raw"] = command
+        data["invocations"] = invocations(command, workspace or event.cwd or ".")
+        if "slopjudge" in command:
+            from slopjudge.changes.citations import for_command, resolved
+
+            data["citations"] = resolved(for_command(command, event.transcript_path,
+                                                     workspace or event.cwd or "."))
     return data
+
+
+def session_citations(event: Event, workspace: str) -> list[dict[str, Any]]:
+    """The session's resolved citations (citations.py); [] without a transcript."""
+    if not event.transcript_path:
+        return []
+    from slopjudge.changes.citations import resolved, session
+
+    return resolved(session(event.transcript_path, workspace))
+
+
+def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
+    """sloprail's ``event.invocations``: each program a command line runs (a wrapper
+    such as ``sudo`` and the program it runs are both listed)."""
+    from slopjudge.changes.shell import WRAPPERS, split
+
+    out: list[dict[str, Any]] = []
+    for simple in split(command, cwd):
+        lead = 0  # the VAR=value words before the program (`dd if=x` has none)
+        while lead < len(simple.words) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", simple.words[lead]):
+            lead += 1
+        env = dict(w.split("=", 1) for w in simple.words[:lead])
+        words = simple.words[lead:]
+        runs = [words] if words and os.path.basename(words[0]) in WRAPPERS else []
+        for argv in [*runs, simple.argv] if simple.argv else runs:
+            flags: dict[str, list[str]] = {}
+            for arg in argv[1:]:
+                if arg.startswith("-") and arg not in ("-", "--"):
+                    name, _, value = arg.lstrip("-").partition("=")
+                    flags.setdefault(name, []).append(value)
+            out.append({"bin": os.path.basename(argv[0]), "argv": list(argv), "flags": flags,
+                        "cwd": simple.cwd, "env": env})
+    return out
+
+
+def by_match(
+    source: str, files: list[FileChange], others: list[dict[str, str]],
+    event: dict[str, Any],
+) -> tuple[list[FileChange], list[dict[str, str]], list[str]]:
+    """The files a rule's ``match`` admits (loading/matchexpr.py), evaluated per file on
+    sloprail's file scope: ``path``, ``status``, ``markers`` (the new content's),
+    ``oldMarkers``, ``event`` (that file's event) and ``tool``. A file it cannot be
+    decided on is kept and named in the third list: the caller fails closed on it."""
+    from slopjudge.loading.matchexpr import MatchRuntimeError, compile_match
+    match = compile_match(source)
+    kept: list[FileChange] = []
+    problems: list[str] = []
+    for f in files:
+        ev = file_event(event, {"path": f.path, "status": f.status, "oldPath": f.old_path,
+                                "oldContent": f.old_content, "newContent": f.new_content})
+        env = {"path": f.path, "status": f.status, "markers": ev["newMarkers"],
+               "oldMarkers": ev["oldMarkers"], "event": ev, "tool": event.get("tool_name")}
+        try:
+            admitted = match.evaluate(env)
+        except MatchRuntimeError as exc:
+            problems.append(f"{f.path}: {exc}")
+            admitted = True
+        if admitted:
+            kept.append(f)
+        else:
+            others.append({"path": f.path, "status": f.status})
+    return kept, others, problems
+
+
+def event_matches(source: str, event: dict[str, Any]) -> bool:
+    """A rule's ``match`` on an event about no file: a shell command is sloprail's
+    ``PreCommandInvoke`` (``event.raw``, ``event.invocations``), another tool call its
+    ``PreToolUse``, a stop ``Stop``. Raises MatchRuntimeError when it cannot decide."""
+    from slopjudge.loading.matchexpr import compile_match
+
+    kind = event.get("kind")
+    if kind == "pre-tool":
+        kind = "PreCommandInvoke" if event.get("raw") is not None else "PreToolUse"
+    elif kind in ("stop", "subagent-stop"):
+        kind = "Stop"
+    ev = dict(event, kind=kind, on=event.get("kind"), tool=event.get("tool_name"))
+    return compile_match(source).evaluate({"event": ev, "tool": event.get("tool_name")})

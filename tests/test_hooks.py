@@ -169,8 +169,9 @@ def test_bash_payload_reaches_the_script(ws: Path) -> None:
     folder = ws / "rules" / "echo-event"
     folder.mkdir()
     executable(folder / "show.py", "#!/usr/bin/env python3\nimport json,sys\n"
-                 "p=json.load(sys.stdin)\nprint(json.dumps({'reason': json.dumps("
-                 "[p['event'], p['changeset']['files']])}))\nsys.exit(1)\n")
+                 "p=json.load(sys.stdin)\nkeys=('kind','tool_name','tool_input','session_id')\n"
+                 "print(json.dumps({'reason': json.dumps([{k: p['event'][k] for k in keys}, "
+                 "p['changeset']['files']])}))\nsys.exit(1)\n")
     (folder / "rule.yaml").write_text("description: shows the event\non: [pre-tool]\n"
                                       "tools: [Bash]\nchecks:\n  - script: show.py\n")
     data = payload("pre_tool_bash", ws)

@@ -28,7 +28,8 @@ from tests.helpers import script_rule, sj
 from tests.payloadcheck import PayloadCheck
 
 KEYS = {"event", "rule", "check", "workspace", "changeset", "change", "additionalContext", "rubric"}
-EVENT_KEYS = {"kind", "tool_name", "tool_input", "session_id", "transcript_path", "cwd", "argv"}
+EVENT_KEYS = {"kind", "tool_name", "tool_input", "session_id", "transcript_path", "cwd", "argv",
+              "raw", "invocations", "citations"}
 
 
 def payload(event: Event, files: list[FileChange] | None = None) -> dict:
@@ -40,7 +41,8 @@ def payload(event: Event, files: list[FileChange] | None = None) -> dict:
 def test_every_key_is_present_even_when_unknown() -> None:
     data = payload(Event(kind="ci"))
     assert set(data) == KEYS and set(data["event"]) == EVENT_KEYS
-    assert set(data["changeset"]) == {"base", "head", "commits", "files", "others"}
+    assert set(data["changeset"]) == {"base", "head", "commits", "files", "others",
+                                      "citations"}
     assert data["event"]["argv"] is None and data["changeset"]["base"] is None
 
 
@@ -153,8 +155,8 @@ def test_the_schema_is_the_one_list_of_top_level_keys() -> None:
     assert CONTEXT_KEYS[: len(KEYS)] == payload_keys()
     # the load-time sample is a real payload plus the two template-only names
     sample = synthetic_payload()
-    assert set(sample) == KEYS | {"unit"}
-    assert shape_problems({k: v for k, v in sample.items() if k != "unit"}) == []
+    assert set(sample) == KEYS | {"unit", "subject"}
+    assert shape_problems({k: v for k, v in sample.items() if k not in ("unit", "subject")}) == []
 
 
 # ---- parsed hunks -----------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 The fixture holds a file-guard (glob match, a script, a prepare and a judge), a
 gate on a Bash command, a file-guard whose match is a marker expression and a
-context. The first two become rules that load and run on a diff, on hook
-payloads and on their own sloprail test cases; the others are named with why.
+context. The first three become rules that load and run on a diff, on hook
+payloads and on their own sloprail test cases; the context is named with why.
+(tests/test_sloprail_shapes.py covers every other shape.)
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture()
 def imported(ws: Path) -> tuple[Path, str]:
     proc = cli(ws, "import", "sloprail")
-    assert proc.returncode == 1, proc.stderr  # two of the four could not be converted
+    assert proc.returncode == 1, proc.stderr  # the context could not be converted
     return ws, proc.stdout
 
 
@@ -70,13 +71,15 @@ def test_the_convertible_rules_are_written_and_validate(imported: tuple[Path, st
     assert "doc-quality: passes slopjudge validate" in out
     assert "no-curl: passes slopjudge validate" in out
     proc = cli(ws, "validate")
-    assert proc.returncode == 0 and "2 rule(s) loaded" in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and "3 rule(s) loaded" in proc.stdout, proc.stdout
     rule = (ws / "rules" / "doc-quality" / "rule.yaml").read_text()
-    assert 'paths: ["docs/**/*.md"]' in rule and "on: [stop, ci]" in rule
+    assert 'paths: ["docs/**/*.md"]' in rule and 'on: ["stop", "ci"]' in rule
+    assert 'match: "status != \\"D\\""' in rule  # deletions: skip
     assert "needs: [no-todo]" in rule and "each: file" in rule and 'timeout: "2m"' in rule
     assert 'allowed_tools: ["Read", "Grep"]' in rule and 'model: "size-sm"' in rule
     gate = (ws / "rules" / "no-curl" / "rule.yaml").read_text()
-    assert 'on: ["pre-tool"]' in gate and 'tools: ["Bash(curl)", "Bash(curl *)"]' in gate
+    assert 'on: ["pre-tool"]' in gate and 'tools: ["Bash"]' in gate
+    assert 'any(event.invocations, .bin == \\"curl\\")' in gate
     for script in ("doc-quality/no-todo.sh", "doc-quality/prepare.sh", "no-curl/refuse.sh"):
         assert os.access(ws / "rules" / script, os.X_OK)
     assert (ws / "rules" / "doc-quality" / "tests" / "permit-clean" / "case.yaml").is_file()
@@ -84,11 +87,9 @@ def test_the_convertible_rules_are_written_and_validate(imported: tuple[Path, st
 
 def test_what_cannot_convert_is_named_with_its_line(imported: tuple[Path, str]) -> None:
     ws, out = imported
-    assert "file-guard/invariants: NOT converted" in out
-    assert ("why: .sloprail/file-guard/invariants/file-guard.yaml:2: match "
-            '`any(markers, .kind == "invariant")') in out
+    assert "file-guard/invariants -> rules/invariants/" in out
     assert "context/refactoring: NOT converted" in out and "slopjudge has no contexts" in out
-    assert not (ws / "rules" / "invariants").exists()
+    assert "why: .sloprail/context/refactoring:1:" in out
     assert not (ws / "rules" / "refactoring").exists()
 
 
@@ -209,8 +210,6 @@ def _guard(ws: Path, name: str, yaml_text: str, files: dict[str, str]) -> Path:
 
 
 def test_matches_become_paths_that_admit_what_sloprail_admitted(ws: Path) -> None:
-    from slopjudge.pathglob import match_any
-
     shutil.rmtree(ws / ".sloprail")
     ok = "#!/bin/sh\nexit 0\n"
     _guard(ws, "root-md", 'match: "*.md"\nchecks:\n  - script: ./ok.sh\n', {"ok.sh": ok})
@@ -222,10 +221,20 @@ def test_matches_become_paths_that_admit_what_sloprail_admitted(ws: Path) -> Non
     assert rules.returncode == 0
 
     def admits(rule: str, path: str) -> bool:
-        from ruamel.yaml import YAML
+        from slopjudge.changes.rulefilter import split
+        from slopjudge.loading.loader import load_rules
+        from slopjudge.model import Changeset, FileChange
+        from slopjudge.payload import by_match
 
-        data = YAML(typ="safe").load((ws / "rules" / rule / "rule.yaml").read_text())
-        return match_any(data["paths"], path) and not match_any(data.get("exclude", []), path)
+        found = load_rules(str(ws / "rules"), workspace=str(ws))
+        r = next(x for x in found.rules if x.id == rule)
+        files, others = split(Changeset(files=[FileChange(path, "A", new_content="x")]),
+                              r.paths, r.exclude)
+        if r.match:
+            files, others, problems = by_match(r.match, files, others,
+                                               {"kind": "ci", "on": "ci"})
+            assert problems == []
+        return bool(files)
 
     assert admits("root-md", "README.md") and not admits("root-md", "docs/a.md")
     assert not admits("root-md", "x.md/inner.txt")
@@ -251,38 +260,23 @@ def test_scripts_from_outside_the_rule_folder_are_refused(ws: Path, tmp_path: Pa
     assert not (ws / "rules" / "linked").exists()
 
 
-@pytest.mark.parametrize(("expr", "tools"), [
-    ('any(event.invocations, .bin == "curl")', ["Bash(curl)", "Bash(curl *)"]),
-    ("event.raw startsWith 'git push'", ["Bash(git push*)"]),
-    ('event.raw contains "--force"', ["Bash(*--force*)"]),
-    ('event.raw == "make deploy"', ["Bash(make deploy)"]),
-    ('event.raw matches "^rm "', None),
-    ('any(event.invocations, .bin == "curl") and event.raw contains "-o"', None),
-])
-def test_command_matches(expr: str, tools: list[str] | None) -> None:
-    from slopjudge.commands.import_sloprail import _command_test, _terms
-
-    terms = _terms(expr) or []
-    got = [_command_test(t) for t in terms]
-    assert (None if any(g is None for g in got) else [t for g in got for t in g or []]) == tools
-
-
 def test_a_rule_disabled_in_config_is_not_converted(ws: Path) -> None:
     (ws / ".sloprail" / "config.yaml").write_text("disabled:\n  - gate/no-curl\n")
     proc = cli(ws, "import", "sloprail")
-    assert "gate/no-curl: NOT converted" in proc.stdout
     assert "why: .sloprail/config.yaml:2: disabled in config.yaml" in proc.stdout
+    assert "gate/no-curl: off, not converted" in proc.stdout
     assert not (ws / "rules" / "no-curl").exists() and (ws / "rules" / "doc-quality").is_dir()
 
 
 @pytest.mark.parametrize(("trigger", "on", "tools", "fatal_note"), [
     ("{event: PreToolUse}", 'on: ["pre-tool"]', None, None),
     ("{event: Stop}", 'on: ["stop"]', None, None),
-    ("{event: PreToolUse, match: 'tool == \"Bash\"'}", 'on: ["pre-tool"]', None,
-     "match `tool == \"Bash\"` on PreToolUse: not converted"),
-    ("{event: Stop, match: 'x'}", 'on: ["stop"]', None, "match `x` on Stop: not converted"),
+    ("{event: PreToolUse, match: 'event.tool == \"Bash\"'}", 'on: ["pre-tool"]', None, None),
+    ("{event: Stop, match: 'x'}", 'on: ["stop"]', None, "match `x` at column 1: unknown name"),
     ("{event: PreCommandInvoke}", 'on: ["pre-tool"]', 'tools: ["Bash"]', None),
-    ("{event: Nope}", "on: []", None, "event Nope: slopjudge has no such event"),
+    ("{event: PreFileWrite}", 'on: ["pre-tool"]',
+     'tools: ["Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"]', None),
+    ("{event: Nope}", "on: []", None, "event Nope: not a sloprail gate event"),
 ])
 def test_gate_events(tmp_path: Path, trigger: str, on: str, tools: str | None,
                      fatal_note: str | None) -> None:

@@ -43,3 +43,4 @@ def unified_diff(files: list[FileChange]) -> str:
             continue
         out.append(f.diff if f.diff.endswith("\n") else f.diff + "\n")
     return "".join(out)
+

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from slopjudge.model import Outcome
     from slopjudge.procs import Registry
 
 
@@ -84,17 +85,30 @@ def _run(
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
         if not checks:
             continue
+        undecided: list[str] = []
         files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
                                        rule=rule, carries_change=carries_change,
-                                       memo=split_memo)
+                                       memo=split_memo, problems=undecided)
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
         shared = SharedPayload(base_payload, encoded_files, encoding)
+        decided: dict[str, CheckResult] = {}
+        subjects = None
+        if not carries_change or files:
+            if processes is None and (rule.require or rule.subjects):
+                from slopjudge import procs
+
+                processes = procs.Registry()
+            decided, subjects = _rule_shape(rule, checks, event, base_payload, files,
+                                            undecided, workspace, processes)
         for check in checks:
             ordered.append(check)
             if carries_change and not files:
                 preset[check.full_id] = _not_applicable(
                     check, "no changed file matches this rule's paths"
                 )
+                continue
+            if check.full_id in decided:
+                preset[check.full_id] = decided[check.full_id]
                 continue
             payload = dict(base_payload, check={"id": check.id})
             if processes is None:
@@ -104,7 +118,7 @@ def _run(
             contexts[check.full_id] = CheckContext(
                 rule=rule, check=check, event=event, workspace=workspace,
                 changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
-                processes=processes,
+                processes=processes, subjects=subjects,
             )
 
     rules_by_id = {r.id: r for r in rules}
@@ -133,6 +147,52 @@ def _run(
     jobs = options.jobs if len(contexts) > 1 else 1
     return graph.execute(ordered, run_one, jobs=jobs, on_result=on_result,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
+
+
+def _rule_shape(
+    rule: Rule, checks: list[Check], event: Event, payload: dict[str, Any],
+    files: list[Any], undecided: list[str], workspace: str, processes: Registry | None,
+) -> tuple[dict[str, CheckResult], list[dict[str, Any]] | None]:
+    """What a rule's sloprail shapes decide before its checks run (docs/sloprail.md):
+    results for checks that do not run (a match that cannot be decided, or is false on
+    an event about no file; an unmet requirement), and the judges' subjects."""
+    from slopjudge.loading.matchexpr import MatchRuntimeError
+    from slopjudge.payload import event_matches
+
+    def every(outcome: Outcome, reason: str,
+              rest: str | None = None) -> dict[str, CheckResult]:
+        return {c.full_id: CheckResult(
+            id=c.full_id, rule=c.rule, check=c.id, kind=c.kind,
+            outcome=outcome if n == 0 or rest is None else "skipped",
+            reason=reason if n == 0 or rest is None else rest) for n, c in enumerate(checks)}
+
+    if rule.match and not files:
+        try:
+            if not event_matches(rule.match, payload["event"]):
+                return every("not_applicable", "the event does not match this rule's "
+                             "`match`"), None
+        except MatchRuntimeError as exc:
+            undecided.append(str(exc))
+    if undecided:
+        return every("error", "slopjudge could not decide this rule's `match`: "
+                     + "; ".join(undecided)), None
+    if rule.require:
+        from slopjudge.checks.require import unmet
+
+        why = unmet(rule, event, payload, files, workspace, processes)
+        if why:
+            return every("refuse", f"requirement not met: {why}",
+                         "not run: the rule's requirement is not met"), None
+    if rule.subjects and files and any(c.kind == "judge" for c in checks):
+        from slopjudge.checks.subjects import run_subjects
+
+        found = run_subjects(rule, event, payload, workspace, processes)
+        if isinstance(found, str):
+            return {c.full_id: CheckResult(id=c.full_id, rule=c.rule, check=c.id, kind=c.kind,
+                                           outcome="error", reason=found)
+                    for c in checks if c.kind == "judge"}, None
+        return {}, found
+    return {}, None
 
 
 class SharedPayload:

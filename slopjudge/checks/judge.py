@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
-from slopjudge.checks.prepare import run_prepare
+from slopjudge.checks.prepare import PrepareResult, run_prepare
 from slopjudge.hookspec import CheckContext
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner.client import (
@@ -57,6 +57,7 @@ class _Unit:
     prompt: str = ""  # rendered + verdict instruction
     tokens: int = 0  # the prompt's estimated tokens (split.estimate_tokens)
     usage: dict[str, Any] | None = None  # what its model call cost (JUDGE-USAGE-JSON)
+    fingerprint: str | None = None  # its own prepare's (a per-unit prepare)
 
 
 @dataclass
@@ -73,18 +74,36 @@ class _Judgment:
 
 def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
     files = (base.get("changeset") or {}).get("files") or []
+    if ctx.subjects is not None:
+        return _subject_units(ctx.subjects, base, files)
     if ctx.check.each != "file" or not files:
         return [_Unit(None, base)]
     from slopjudge.payload import file_event
 
     units = []
+    cited = base["changeset"].get("citations")
     for f in files:
         payload = dict(base)
         payload["changeset"] = dict(base["changeset"], files=[f])
         payload["change"] = f.get("diff") or ""
         # The file's own event, as a sloprail file-guard judge reads it.
-        payload["event"] = file_event(base.get("event") or {}, f)
+        payload["event"] = file_event(base.get("event") or {}, f, cited)
         units.append(_Unit(str(f.get("path")), payload))
+    return units
+
+
+def _subject_units(subjects: list[dict[str, Any]], base: dict[str, Any],
+                   files: list[dict[str, Any]]) -> list[_Unit]:
+    """One unit per subject (a rule's ``subjects`` script): its files, its diff and
+    ``subject`` = {id, files, context, fingerprint}, as sloprail gives a judge."""
+    units = []
+    for subject in subjects:
+        mine = [f for f in files if f.get("path") in subject["files"]]
+        payload = dict(base, subject=dict(subject, context={}))
+        payload["changeset"] = dict(base["changeset"], files=mine)
+        payload["change"] = "".join(f.get("diff") or "" for f in mine)
+        units.append(_Unit(str(subject["id"]), payload,
+                           fingerprint=subject.get("fingerprint") or None))
     return units
 
 
@@ -204,8 +223,9 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
     key = None
     if real.cache is not None:
         material = unit.prompt
-        if real.fingerprint is not None:
-            material += f"\n\x00prepare-fingerprint:{real.fingerprint}"
+        fingerprint = unit.fingerprint or real.fingerprint
+        if fingerprint is not None:
+            material += f"\n\x00prepare-fingerprint:{fingerprint}"
         key = cache_key(
             material,
             instruction_version=VERDICT_INSTRUCTION_VERSION,
@@ -309,18 +329,13 @@ def _sha(text: str) -> str:
 
 def _run(ctx: CheckContext) -> CheckResult:
     check, opts = ctx.check, ctx.options
-    prep = run_prepare(ctx)
-    if not prep.ok:
-        return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
-    if prep.skip:
-        return _result(ctx, "skipped", "prepare decided the judge need not be asked")
+    prepared = _prepared_units(ctx)
+    if isinstance(prepared, CheckResult):
+        return prepared
+    units, prep = prepared
     # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
     from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
-    base = dict(ctx.payload)
-    base["additionalContext"] = prep.additional_context
-    base["rubric"] = opts.rubric
-    units = _units(ctx, base)
     template = check.judge or ""
     # The runner works from the rule folder: tell the judge where the repository is.
     instruction = (
@@ -384,6 +399,36 @@ def _run(ctx: CheckContext) -> CheckResult:
     return result
 
 
+def _prepared_units(ctx: CheckContext) -> tuple[list[_Unit], PrepareResult] | CheckResult:
+    """The units to judge, each with what prepare added; a result when prepare decided
+    (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
+    that unit's payload (its ``event.path``), as sloprail prepares each event."""
+    per_unit = ctx.check.each == "file" or ctx.subjects is not None
+    prep = PrepareResult(ok=True) if per_unit else run_prepare(ctx)
+    if not prep.ok:
+        return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
+    if prep.skip:
+        return _result(ctx, "skipped", "prepare decided the judge need not be asked")
+    base = dict(ctx.payload, additionalContext=prep.additional_context,
+                rubric=ctx.options.rubric)
+    units = _units(ctx, base)
+    if not per_unit or not ctx.check.prepare:
+        return units, prep
+    kept = []
+    for unit in units:
+        mine = run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
+        if not mine.ok:
+            return _result(ctx, "error", f"{unit.label}: {mine.reason} "
+                           "(before the model was asked)")
+        if not mine.skip:
+            unit.payload["additionalContext"] = mine.additional_context
+            unit.fingerprint = mine.fingerprint or unit.fingerprint
+            kept.append(unit)
+    if not kept:
+        return _result(ctx, "skipped", "prepare decided the judge need not be asked")
+    return kept, prep
+
+
 def _fit_units(
     ctx: CheckContext, units: list[_Unit], template: str, instruction: str
 ) -> tuple[list[_Unit], list[str]]:
@@ -400,17 +445,18 @@ def _fit_units(
                           template_dirs=opts.template_dirs)
         return rendered + part_note(payload["unit"], each_file) + instruction
 
-    parts = []
+    parts: list[tuple[Any, _Unit]] = []
     problems: list[str] = []
     for unit in units:
         found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget)
-        parts.extend(found.parts)
+        parts.extend((p, unit) for p in found.parts)
         problems.extend(found.problems)
     if not problems:
-        problems = number_parts(parts, prompt_of, budget)
+        problems = number_parts([p for p, _ in parts], prompt_of, budget)
     out = []
-    for part in parts:
-        u = _Unit(part.label, part.payload)
+    for part, whole in parts:
+        u = _Unit(part.label if whole.label is None or each_file else whole.label,
+                  part.payload, fingerprint=whole.fingerprint)
         u.prompt, u.tokens = part.prompt, part.tokens
         u.rendered = part.prompt[: len(part.prompt) - len(instruction)]
         out.append(u)

@@ -74,16 +74,22 @@ def parse_prepare_output(text: str) -> PrepareResult:
     return PrepareResult(ok=True, additional_context=extra, skip=skip, fingerprint=fingerprint)
 
 
-def run_prepare(ctx: CheckContext) -> PrepareResult:
-    """Run the check's prepare step, if it has one."""
+def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> PrepareResult:
+    """Run the check's prepare step, if it has one: on the check's payload, or on one
+    unit's (a file's or a subject's, as sloprail prepares each one it judges)."""
     command = ctx.check.prepare
     if not command:
         return PrepareResult(ok=True)
-    payload = payload_bytes(ctx, ensure_ascii=False)
+    if unit is None:
+        payload = payload_bytes(ctx, ensure_ascii=False)
+    else:
+        from slopjudge.jsonobject import dumps
+
+        payload = dumps(unit, ensure_ascii=False).encode("utf-8")
     timeout = ctx.check.timeout
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
                                env=check_env(ctx), registry=ctx.processes,
-                               decoded=ctx.payload)
+                               decoded=ctx.payload if unit is None else unit)
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")
     if result.timed_out:

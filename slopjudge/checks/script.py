@@ -12,7 +12,7 @@ import time
 
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
-from slopjudge.model import CheckResult, Finding
+from slopjudge.model import Changeset, CheckResult, Event, Finding, Rule
 from slopjudge.procs import (
     ProcResult,
     Registry,
@@ -29,13 +29,24 @@ if TYPE_CHECKING:
 
 def check_env(ctx: CheckContext) -> dict[str, str]:
     """The environment of a script or prepare: ours plus the SLOPJUDGE_* facts."""
+    return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset)
+
+
+def rule_env(rule: Rule, event: Event, workspace: str,
+             changeset: Changeset | None = None) -> dict[str, str]:
+    """Ours plus the SLOPJUDGE_* facts, and the same facts under sloprail's SR_* names
+    (docs/sloprail.md), so a script brought over reads what it read there."""
     env = dict(os.environ)
     env.update(
-        SLOPJUDGE_RULE=ctx.rule.id,
-        SLOPJUDGE_RULE_DIR=ctx.rule.dir,
-        SLOPJUDGE_WORKSPACE=ctx.workspace,
-        SLOPJUDGE_EVENT=ctx.event.kind,
-        SLOPJUDGE_SESSION_ID=ctx.event.session_id or "",
+        SLOPJUDGE_RULE=rule.id,
+        SLOPJUDGE_RULE_DIR=rule.dir,
+        SLOPJUDGE_WORKSPACE=workspace,
+        SLOPJUDGE_EVENT=event.kind,
+        SLOPJUDGE_SESSION_ID=event.session_id or "",
+        SR_GUARDRAIL=rule.id, SR_GUARDRAIL_DIR=rule.dir, SR_WORKSPACE=workspace,
+        SR_SESSION_ID=event.session_id or "", SR_TRANSCRIPT=event.transcript_path or "",
+        SR_BASE=(changeset.base or "") if changeset else "",
+        SR_HEAD=(changeset.head or "") if changeset else "",
     )
     return env
 
@@ -107,13 +118,41 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env, registry=registry)
 
 
+def _per_file(ctx: CheckContext) -> list[dict[str, Any]]:
+    """``each: file``: the payload once per file, with that file's event (as sloprail
+    runs a file-guard's script on each file event)."""
+    from slopjudge.payload import file_event
+
+    base = ctx.payload
+    cited = base["changeset"].get("citations")
+    return [dict(base, changeset=dict(base["changeset"], files=[f]), change=f.get("diff") or "",
+                 event=file_event(base.get("event") or {}, f, cited))
+            for f in base["changeset"].get("files") or []]
+
+
 def run_script(ctx: CheckContext) -> CheckResult:
+    """The check kind for scripts; with ``each: file``, one run per file until one
+    does not pass."""
+    if ctx.check.each != "file" or not ctx.payload["changeset"].get("files"):
+        return _run_one(ctx, payload_bytes(ctx), ctx.payload)
+    started = time.monotonic()
+    result = None
+    for payload in _per_file(ctx):
+        result = _run_one(ctx, dumps(payload).encode("utf-8"), payload)
+        if result.outcome != "pass":
+            break
+    assert result is not None
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    return result
+
+
+def _run_one(ctx: CheckContext, data: bytes, decoded: dict[str, Any]) -> CheckResult:
     check = ctx.check
     assert check.script is not None
     started = time.monotonic()
-    proc = run_check_command(check.script, payload_bytes(ctx), timeout=check.timeout,
+    proc = run_check_command(check.script, data, timeout=check.timeout,
                              cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes,
-                             decoded=ctx.payload)
+                             decoded=decoded)
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)

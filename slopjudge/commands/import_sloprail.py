@@ -1,13 +1,15 @@
 """`slopjudge import sloprail [.sloprail]`: convert sloprail rule folders into rules/.
 
 ``file-guard/<name>/file-guard.yaml`` and ``gate/<name>/gate.yaml`` become
-``rules/<name>/rule.yaml`` with the scripts, prepares and templates copied
-beside it. What has no slopjudge meaning (match expressions beyond plain path
-or command tests, ``require``, contexts, structure rules, ``subjects``,
-``response_schema``, ``post_process``, scripts calling sloprail's own
-commands) is printed per rule with the file and line it came from. Nothing
-is ever overwritten; the converted rules are loaded as ``slopjudge validate``
-loads them, and every problem is printed.
+``rules/<name>/rule.yaml`` with the scripts, prepares, templates, ``when`` and
+``subjects`` scripts copied beside it. Match expressions become the rule's
+``match:`` (a gate's triggers joined into one), ``require`` and ``subjects`` carry
+over, ``preventive: true`` adds ``pre-tool`` on the file tools. A rule that would
+behave differently under slopjudge is refused, never written: every reason is one
+docs/sloprail.md lists, printed with the file and line it came from. Nothing is
+ever overwritten, nothing is read or copied through a symlink that leads out of
+the .sloprail folder, and the converted rules are loaded as ``slopjudge
+validate`` loads them, every problem printed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -27,8 +29,6 @@ from slopjudge.commands._shared import add_rules_argument, fail
 
 # A line of a script that runs one of sloprail's own programs.
 _SR_COMMAND = re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)")
-# A string literal of sloprail's expression language (expr-lang).
-_LIT = r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\''
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,10 +51,12 @@ class Note:
 class Converted:
     source: str  # "file-guard/<name>"
     rule_id: str | None = None
-    files: dict[str, str] = field(default_factory=dict)  # rule-relative name -> source path
+    files: dict[str, str] = field(default_factory=dict)  # each file it names -> source path
+    made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
     yaml: str = ""
     notes: list[Note] = field(default_factory=list)  # what did not convert
     fatal: bool = False  # the rule itself could not be converted
+    off: bool = False  # off in sloprail (disabled, or enabled: false): not converted, rightly
 
     def fail(self, where: str, message: str) -> None:
         """A note on what makes the rule itself unconvertible."""
@@ -90,68 +92,46 @@ class _Reader:
 
 # ---- match expressions -----------------------------------------------------------
 
-
-def _unquote(m: re.Match[str]) -> str:
-    """The string literal of a match: _LIT's two groups are always its last two."""
-    double, single = m.groups()[-2:]
-    raw = double if double is not None else single
-    return re.sub(r"\\(.)", r"\1", raw)
-
-
-def _terms(expr: str) -> list[str] | None:
-    """``a or b || c`` split at top level (outside quotes and brackets); None if unbalanced."""
-    out, buf, depth, quote, i = [], [], 0, "", 0
-    while i < len(expr):
-        ch = expr[i]
-        if quote:
-            buf.append(ch)
-            if ch == "\\" and i + 1 < len(expr):
-                buf.append(expr[i + 1])
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-            buf.append(ch)
-        elif ch in "([{":
-            depth += 1
-            buf.append(ch)
-        elif ch in ")]}":
-            depth -= 1
-            buf.append(ch)
-        elif depth == 0 and (m := re.match(r"\s+(or|\|\|)\s+", expr[i:])):
-            out.append("".join(buf).strip())
-            buf = []
-            i += m.end()
-            continue
-        else:
-            buf.append(ch)
-        i += 1
-    if quote or depth:
-        return None
-    out.append("".join(buf).strip())
-    return [t for t in out if t]
-
-
+# The event fields slopjudge gives a match (payload.py, rulefilter.py): a file event's,
+# a shell command's and any tool call's.
+_EVENT_FIELDS = frozenset({
+    "kind", "on", "path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers",
+    "newContentKnown", "resultKnown", "raw", "invocations", "citations", "argv", "tool",
+    "tool_name", "tool_input", "session_id", "transcript_path", "cwd",
+})
 _GLOB_CHARS = re.compile(r"[*?\[\]\\{}]")
 
 
-def _path_test(term: str, var: str) -> list[tuple[str, str | None]] | None:
-    """``<var> endsWith "x"`` (and startsWith, ==, contains) as (path glob, exclude glob)."""
-    m = re.fullmatch(rf"{re.escape(var)}\s+(endsWith|startsWith|==|contains)\s+(?:{_LIT})", term)
-    if not m:
-        return None
-    op, lit = m.group(1), _unquote(m)
-    if not lit or _GLOB_CHARS.search(lit) or lit.startswith("/"):
-        return None
-    if op == "==":
-        return [("/" + lit, None)]
-    if op == "startsWith":
-        return [("/" + lit + ("**" if lit.endswith("/") else "*"), None)]
-    if op == "contains":
-        return [("**/*" + lit + "*", None)]
-    # endsWith: a folder whose name ends so would admit every file under it.
-    return [("**/*" + lit, "**/*" + lit + "/**")]
+def _expr_problem(text: str, *, gate: bool) -> str | None:
+    """Why a sloprail match expression cannot become a slopjudge ``match`` that means the
+    same; None when it can (docs/sloprail.md lists every reason)."""
+    from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
+
+    try:
+        toks = _tokens(text)
+    except MatchError as exc:
+        return f"match `{text}` does not parse at column {exc.offset + 1}: {exc}"
+    names = [(n, v) for n, (k, v, _) in enumerate(toks) if k == "name"]
+    after_dot = {n for n, _ in names if n and toks[n - 1][0] == "op"
+                 and toks[n - 1][1] in (".", "?.")}
+    bare = {v for n, v in names if n not in after_dot and not (
+        n + 1 < len(toks) and toks[n + 1][1] == "(")}
+    if "context" in bare:
+        return f"match `{text}` reads contexts (`context[...]`): slopjudge has no contexts"
+    if "trailers" in bare:
+        return f"match `{text}` reads commit trailers, which slopjudge's match does not give"
+    if gate and bare & {"path", "status", "markers", "oldMarkers"}:
+        return f"match `{text}`: a gate reads `event.<field>`; sloprail refuses a bare name"
+    for n, (kind, value, _) in enumerate(toks[:-2]):
+        if kind == "name" and value == "event" and n not in after_dot \
+                and toks[n + 1][1] in (".", "?.") and toks[n + 2][1] not in _EVENT_FIELDS:
+            return (f"match `{text}` reads `event.{toks[n + 2][1]}`, a field slopjudge's "
+                    "events do not carry")
+    try:
+        compile_match(text)
+    except MatchError as exc:
+        return f"match `{text}` at column {exc.offset + 1}: {exc}"
+    return None
 
 
 def _glob(pattern: str) -> tuple[str, str | None] | None:
@@ -166,23 +146,6 @@ def _glob(pattern: str) -> tuple[str, str | None] | None:
         return anchored, None
     # slopjudge admits the files under a folder a glob matches; sloprail only whole paths.
     return anchored, anchored.rstrip("/") + "/**"
-
-
-def _command_test(term: str) -> list[str] | None:
-    m = re.fullmatch(rf"any\(\s*event\.invocations\s*,\s*\.bin\s*==\s*(?:{_LIT})\s*\)", term)
-    if m:
-        b = _unquote(m)
-        if not b or _GLOB_CHARS.search(b) or re.search(r"[\s()]", b):
-            return None
-        return [f"Bash({b})", f"Bash({b} *)"]
-    m = re.fullmatch(rf"event\.raw\s+(==|startsWith|contains)\s+(?:{_LIT})", term)
-    if m:
-        lit = _unquote(m)
-        if not lit or _GLOB_CHARS.search(lit) or re.search(r"[()]", lit):
-            return None
-        return [{"==": f"Bash({lit})", "startsWith": f"Bash({lit}*)",
-                 "contains": f"Bash(*{lit}*)"}[m.group(1)]]
-    return None
 
 
 # ---- conversion ------------------------------------------------------------------
@@ -215,7 +178,8 @@ def _local(rule_dir: str, value: str) -> str | None:
     return full if os.path.isfile(full) else None
 
 
-def _script_notes(path: str, shown: str) -> list[Note]:
+def _script_problems(path: str, shown: str) -> list[Note]:
+    """Lines of a script or prepare that would not work under slopjudge."""
     notes: list[Note] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -229,12 +193,17 @@ def _script_notes(path: str, shown: str) -> list[Note]:
         m = _SR_COMMAND.search(text)
         if m:
             notes.append(Note(f"{shown}:{n}", f"calls sloprail's own `{m.group(1)}` "
-                              f"(`{text[:80]}`): not available under slopjudge; the check "
-                              "refuses until it is rewritten"))
-        elif re.search(r"\.event\.(raw|invocations|resultKnown|result)\b", text):
-            notes.append(Note(f"{shown}:{n}", "reads a sloprail event field slopjudge does "
-                              "not send: a Bash command is event.tool_input.command (and "
-                              "event.argv); edit results are changeset.files[].newContent"))
+                              f"(`{text[:80]}`), which slopjudge does not provide"))
+        elif re.search(r"(^|[\s\"'=(:/])\.\./", text):
+            notes.append(Note(f"{shown}:{n}", f"reads a file outside its rule folder "
+                              f"(`{text[:80]}`), which is not copied"))
+        elif re.search(r"[\"']Changeset[\"']", text):
+            notes.append(Note(f"{shown}:{n}", "expects sloprail's changeset event "
+                              "(`event.kind == \"Changeset\"`); slopjudge gives each file's "
+                              "event"))
+        elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
+            notes.append(Note(f"{shown}:{n}", f"reads an environment variable slopjudge "
+                              f"does not set (`{text[:80]}`)"))
     return notes
 
 
@@ -278,7 +247,8 @@ def _convert_checks(
         conv.files[name] = local
         lines = [f"  - id: {cid}", f"    {kind}: {_yaml_str(name)}"]
         if kind == "script":
-            conv.notes += _script_notes(local, f"{rel_dir}/{name}")
+            for bad in _script_problems(local, f"{rel_dir}/{name}"):
+                conv.fail(bad.where, bad.text)
         if prev is not None and prev[1] == "script":
             # sloprail stops at the first refusal: a script before this check gates it.
             lines.append(f"    needs: [{prev[0]}]")
@@ -289,8 +259,8 @@ def _convert_checks(
             at = reader.at(item, key)
             if key == "prepare":
                 if kind != "judge":
-                    conv.notes.append(Note(at, "prepare on a script check: slopjudge runs "
-                                           "prepare only before a judge; left out"))
+                    conv.fail(at, "prepare on a script check: slopjudge runs a prepare "
+                              "only before a judge")
                     continue
                 p = _local(rule_dir, str(value))
                 if p is None:
@@ -299,7 +269,8 @@ def _convert_checks(
                     continue
                 pname = os.path.relpath(p, rule_dir)
                 conv.files[pname] = p
-                conv.notes += _script_notes(p, f"{rel_dir}/{pname}")
+                for bad in _script_problems(p, f"{rel_dir}/{pname}"):
+                    conv.fail(bad.where, bad.text)
                 lines.append(f"    prepare: {_yaml_str(pname)}")
             elif key in ("model", "timeout"):
                 lines.append(f"    {key}: {_yaml_str(str(value))}")
@@ -307,31 +278,60 @@ def _convert_checks(
                 if isinstance(value, list):
                     lines.append(f"    {key}: {_yaml_list([str(v) for v in value])}")
                 else:
-                    conv.notes.append(Note(at, f"{key} is not a list; left out"))
+                    conv.fail(at, f"{key} is not a list")
             elif key in ("response_schema", "post_process"):
-                conv.notes.append(Note(at, f"{key}: slopjudge judges answer its own verdict "
-                                       "schema only; left out"))
+                conv.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
+                          "only (pass, reasoning, confidence, findings)")
             else:
-                conv.notes.append(Note(at, f"check field `{key}` has no slopjudge meaning; "
-                                       "left out"))
-        if kind == "judge" and each_file:
+                conv.fail(at, f"check field `{key}` has no slopjudge meaning")
+        if each_file:
             lines.append("    each: file")
         out += lines
         prev = (cid, kind)
     return out
 
 
-def _require_notes(reader: _Reader, data: Any, conv: Converted) -> None:
+def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str,
+                     rel_dir: str) -> list[str]:
+    """``require:`` as slopjudge's (checks/require.py), its ``when`` scripts copied."""
     req = data.get("require")
-    if not req:
-        return
-    items = req if isinstance(req, list) else [req]
-    for n, item in enumerate(items):
-        where = reader.at(req, n) if isinstance(req, list) else reader.at(data, "require")
-        what = ", ".join(str(k) for k in item) if isinstance(item, dict) else str(item)
-        conv.notes.append(Note(where, f"require ({what}): slopjudge has no prerequisites "
-                               "(skills, contexts, citations); left out, so the rule no "
-                               "longer waits for it"))
+    if req is None:
+        return []
+    if not isinstance(req, list):
+        conv.fail(reader.at(data, "require"), "require is not a list")
+        return []
+    out = ["require:"]
+    for n, item in enumerate(req):
+        where = reader.at(req, n)
+        if not isinstance(item, dict):
+            conv.fail(where, f"require {n + 1} is not a mapping")
+            continue
+        entry: dict[str, Any] = {}
+        for key, value in item.items():
+            if key == "context":
+                conv.fail(where, f"require context `{value}`: slopjudge has no contexts")
+            elif key == "skill" and isinstance(value, str):
+                entry["skill"] = value
+            elif key == "files" and isinstance(value, list):
+                entry["files"] = [str(v) for v in value]
+            elif key == "citation" and isinstance(value, dict) and set(value) == {
+                    "source_types"} and isinstance(value["source_types"], list) and all(
+                    t in ("user", "tool_result") for t in value["source_types"]):
+                entry["citation"] = {"source_types": [str(t) for t in value["source_types"]]}
+            elif key == "when":
+                script = _local(rule_dir, str(value))
+                if script is None:
+                    conv.fail(where, f"when `{value}` is not a file inside the rule folder")
+                    continue
+                name = os.path.relpath(script, rule_dir)
+                conv.files[name] = script
+                for bad in _script_problems(script, f"{rel_dir}/{name}"):
+                    conv.fail(bad.where, bad.text)
+                entry["when"] = name
+            else:
+                conv.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
+        out.append(f"  - {json.dumps(entry, ensure_ascii=False)}")
+    return out
 
 
 def _header(description: str, source: str) -> list[str]:
@@ -364,91 +364,128 @@ class _Opened(NamedTuple):
     name: str
 
 
-class _Selection:
-    """The ``paths`` and ``exclude`` a conversion builds from sloprail path tests."""
+def _paths_lines(glob: tuple[str, str | None] | None) -> list[str]:
+    if glob is None:
+        return []
+    lines = [f"paths: {_yaml_list([glob[0]])}"]
+    if glob[1]:
+        lines += ["# sloprail matched whole file paths: a folder matching is not enough.",
+                  f"exclude: {_yaml_list([glob[1]])}"]
+    return lines
 
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        self.exclude: list[str] = []
 
-    def add(self, include: str, exclude: str | None) -> None:
-        self.paths.append(include)
-        if exclude:
-            self.exclude.append(exclude)
+def _joined(parts: list[str], op: str) -> str:
+    if len(parts) == 1:
+        return parts[0]
+    return f" {op} ".join(f"({p})" for p in parts)
 
-    def add_all(self, found: Sequence[list[tuple[str, str | None]] | None]) -> None:
-        for f in found:
-            for inc, exc in f or []:
-                self.add(inc, exc)
 
-    def yaml_lines(self, exclude_note: str | None = None) -> list[str]:
-        lines = [f"paths: {_yaml_list(self.paths)}"] if self.paths else []
-        if self.exclude:
-            lines += [f"# {exclude_note}"] if exclude_note else []
-            lines.append(f"exclude: {_yaml_list(self.exclude)}")
-        return lines
+_FILE_GUARD_KEYS = ("match", "deletions", "require", "subjects", "checks", "preventive")
+_GATE_KEYS = ("on", "require", "checks", "enabled")
+
+
+def _unknown_keys(o: _Opened, known: tuple[str, ...]) -> None:
+    for key in o.data:
+        if key not in known:
+            o.conv.fail(o.reader.at(o.data, key), f"field `{key}` has no slopjudge form"
+                        + (" (slopjudge has no contexts)" if key == "context" else ""))
+
+
+def _file_match(o: _Opened) -> tuple[tuple[str, str | None] | None, list[str]]:
+    """A file-guard's ``match`` and ``deletions`` as (paths glob, match conditions)."""
+    conv, reader, data = o.conv, o.reader, o.data
+    conds: list[str] = []
+    glob = None
+    text = str(data.get("match") or "").strip()
+    if text and not re.search(r"[\s\"']", text):
+        glob = _glob(text)
+        if glob is None:
+            conv.fail(reader.at(data, "match"), f"match glob `{text}` uses `**` inside a "
+                      "name or a backslash, which slopjudge globs read differently")
+    elif text:
+        problem = _expr_problem(text, gate=False)
+        if problem:
+            conv.fail(reader.at(data, "match"), problem)
+        conds.append(text)
+    deletions = data.get("deletions") or "skip"
+    if deletions == "skip":
+        conds.append('status != "D"')
+    elif deletions == "only":
+        conds.append('status == "D"')
+    elif deletions != "include":
+        conv.fail(reader.at(data, "deletions"), f"deletions: {deletions!r} is not skip, "
+                  "include or only (sloprail refuses it)")
+    return glob, conds
 
 
 def _file_guard(o: _Opened) -> None:
     conv, reader, data = o.conv, o.reader, o.data
-    sel = _Selection()
-    match = data.get("match")
-    if match is None or str(match).strip() == "":
-        conv.notes.append(Note(reader.at(data), "no match: every file"))
-    else:
-        text = str(match).strip()
-        if not re.search(r"[\s\"']", text):
-            g = _glob(text)
-            if g is None:
-                conv.fail(reader.at(data, "match"), f"match glob `{text}` uses "
-                          "`**` inside a name or a backslash, which slopjudge "
-                          "globs read differently")
-            else:
-                sel.add(*g)
-        else:
-            terms = _terms(text)
-            found = [_path_test(t, "path") for t in terms] if terms else [None]
-            if any(f is None for f in found):
-                conv.fail(reader.at(data, "match"), f"match `{text}`: a sloprail "
-                          "match expression (markers, contexts, trailers, and/not, "
-                          "regexes) that slopjudge's paths cannot express")
-            else:
-                sel.add_all(found)
-    deletions = str(data.get("deletions") or "skip")
-    if deletions == "only":
-        conv.fail(reader.at(data, "deletions"), "deletions: only: slopjudge "
-                  "cannot run a rule on deleted files alone")
-    elif deletions == "skip":
-        conv.notes.append(Note(reader.at(data, "deletions") if "deletions" in data
-                               else reader.at(data),
-                               "deletions: skip (the default): slopjudge also shows this rule "
-                               "deleted files; a per-file judge sees no event.newContent on "
-                               "them (`is defined`)"))
-    for key in ("subjects", "context"):
-        if key in data:
-            conv.notes.append(Note(reader.at(data, key), f"{key}: has no slopjudge meaning; "
-                                   "left out"))
-    _require_notes(reader, data, conv)
-    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir, each_file=True)
-    if not checks:
-        conv.fail(reader.at(data), "no check converted")
+    _unknown_keys(o, _FILE_GUARD_KEYS)
+    glob, conds = _file_match(o)
+    on, tools = ["stop", "ci"], []
+    preventive = data.get("preventive", False)
+    if preventive is True:
+        # Judged before the write lands too: the file tools' proposed edit.
+        on.append("pre-tool")
+        tools = list(CHANGE_TOOLS)
+    elif preventive is not False:
+        conv.fail(reader.at(data, "preventive"), "preventive must be true or false")
     lines = _header(f"sloprail file-guard {o.name}", conv.source + "/file-guard.yaml")
-    lines.append("on: [stop, ci]")
-    lines += sel.yaml_lines("sloprail matched whole file paths: a folder matching is not "
-                            "enough.")
-    lines.append("checks:")
-    conv.yaml = "\n".join(lines + checks) + "\n"
+    lines.append(f"on: {_yaml_list(on)}")
+    if tools:
+        lines.append(f"tools: {_yaml_list(tools)}")
+    lines += _paths_lines(glob)
+    if conds:
+        lines.append(f"match: {_yaml_str(_joined(conds, 'and'))}")
+    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
+    subjects = data.get("subjects")
+    if subjects is not None:
+        script = _local(o.folder, str(subjects))
+        if script is None:
+            conv.fail(reader.at(data, "subjects"), f"subjects `{subjects}` is not a file "
+                      "inside the rule folder")
+        else:
+            name = os.path.relpath(script, o.folder)
+            conv.files[name] = script
+            for bad in _script_problems(script, f"{o.rel_dir}/{name}"):
+                conv.fail(bad.where, bad.text)
+            lines.append(f"subjects: {_yaml_str(name)}")
+    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
+                             each_file=subjects is None)
+    if not checks and "require" not in data:
+        conv.fail(reader.at(data), "no check converted")
+    if not checks:
+        conv.made["requirements-met.sh"] = _PASS_SCRIPT
+    conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
 
 
-_FILE_EVENTS = {"PreFileCreate", "PreFileUpdate", "PreFileWrite"}
+# A rule of requirements alone still needs a check: one that always passes.
+_REQUIRE_ONLY = ["  - id: requirements-met", "    script: requirements-met.sh"]
+_PASS_SCRIPT = ("#!/bin/sh\n# sloprail's rule is its requirements: once they hold, it passes.\n"
+                "exit 0\n")
+
+# Each gate event as a test on the event slopjudge gives a match, the `on` it needs,
+# and its tools (None: every tool).
+_GATE_EVENTS: dict[str, tuple[str, list[str], list[str] | None]] = {
+    "PreFileCreate": ('event.kind == "PreFileCreate"', ["pre-tool"], list(CHANGE_TOOLS)),
+    "PreFileUpdate": ('event.kind == "PreFileUpdate"', ["pre-tool"], list(CHANGE_TOOLS)),
+    "PreFileWrite": ('event.kind in ["PreFileCreate", "PreFileUpdate"]', ["pre-tool"],
+                     list(CHANGE_TOOLS)),
+    # A shell `rm` is seen when the turn stops: the same gate judges it there.
+    "PreFileDelete": ('event.kind in ["PreFileDelete", "PostFileDelete"]',
+                      ["pre-tool", "stop"], list(CHANGE_TOOLS)),
+    "PreCommandInvoke": ('event.kind == "PreCommandInvoke"', ["pre-tool"], ["Bash"]),
+    "PreToolUse": ('event.on == "pre-tool"', ["pre-tool"], None),
+    "Stop": ('event.on == "stop"', ["stop"], []),
+}
 
 
 def _gate(o: _Opened) -> None:
     conv, reader, data = o.conv, o.reader, o.data
+    _unknown_keys(o, _GATE_KEYS)
     on: list[str] = []
-    tools: list[str] = []
-    sel = _Selection()
-    any_file_without_match = False
+    tools: list[str] | None = []
+    parts: list[str] = []
     file_only = True
     triggers = data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
@@ -460,67 +497,44 @@ def _gate(o: _Opened) -> None:
             conv.fail(where, "a trigger needs `event`")
             continue
         event = str(trig["event"])
-        match = str(trig.get("match") or "").strip()
-        terms = _terms(match) if match else []
-        if event in _FILE_EVENTS:
-            on.append("pre-tool")
-            tools += [t for t in CHANGE_TOOLS if t not in tools]
-            if event != "PreFileWrite":
-                conv.notes.append(Note(where, f"{event}: slopjudge's pre-tool event does not "
-                                       "tell a create from an update; the rule runs on both"))
-            if not match:
-                any_file_without_match = True
-                continue
-            found = [_path_test(t, "event.path") for t in terms or []]
-            if not terms or any(f is None for f in found):
-                conv.fail(reader.at(trig, "match"), f"match `{match}`: a sloprail "
-                          "match expression slopjudge's paths cannot express")
-                continue
-            sel.add_all(found)
-        elif event == "PreCommandInvoke":
-            file_only = False
-            on.append("pre-tool")
-            if not match:
-                tools.append("Bash")
-                continue
-            cmd = [_command_test(t) for t in terms or []]
-            if not terms or any(c is None for c in cmd):
-                conv.fail(reader.at(trig, "match"), f"match `{match}`: a sloprail "
-                          "match expression slopjudge's `tools` patterns cannot "
-                          "express")
-                continue
-            for c in cmd:
-                tools += [t for t in c or [] if t not in tools]
-            conv.notes.append(Note(reader.at(trig, "match"), "sloprail matched a program by "
-                                   "its basename; `Bash(<cmd> *)` matches it as written (a "
-                                   "full path such as /usr/bin/<cmd> is not the same)"))
-        elif event in ("PreToolUse", "Stop"):
-            file_only = False
-            on.append("pre-tool" if event == "PreToolUse" else "stop")
-            if match:
-                conv.fail(reader.at(trig, "match"), f"match `{match}` on {event}: not converted")
-            elif event == "PreToolUse":
-                tools.append("*")
+        if event not in _GATE_EVENTS:
+            conv.fail(where, f"event {event}: not a sloprail gate event ("
+                      + ", ".join(_GATE_EVENTS) + ")")
+            continue
+        test, its_on, its_tools = _GATE_EVENTS[event]
+        file_only = file_only and its_tools == list(CHANGE_TOOLS)
+        on += [x for x in its_on if x not in on]
+        if its_tools is None or tools is None:
+            tools = None
         else:
-            conv.fail(where, f"event {event}: slopjudge has no such event "
-                      "(it judges pre-tool calls, stops and CI changes)")
-    if data.get("enabled") is False:
-        conv.notes.append(Note(reader.at(data, "enabled"), "enabled: false: slopjudge has no "
-                               "off-by-default rules; the converted rule is on"))
-    _require_notes(reader, data, conv)
+            tools += [t for t in its_tools if t not in tools]
+        match = str(trig.get("match") or "").strip()
+        if match:
+            problem = _expr_problem(match, gate=True)
+            if problem:
+                conv.fail(reader.at(trig, "match"), problem)
+            test = f"{test} and ({match})"
+        parts.append(test)
+        if event == "Stop":
+            conv.notes.append(Note(where, "Stop: slopjudge runs a stop rule when the "
+                                   "session changed files; a turn that changed none ends"))
+        if event == "PreFileDelete":
+            conv.notes.append(Note(where, "PreFileDelete: an apply_patch deletion is judged "
+                                   "before it runs; a shell `rm` when the turn stops"))
+    lines = _header(f"sloprail gate {o.name}", conv.source + "/gate.yaml")
+    lines.append(f"on: {_yaml_list(on)}")
+    if tools and "pre-tool" in on:
+        lines.append(f"tools: {_yaml_list(tools)}")
+    if parts:
+        lines.append(f"match: {_yaml_str(_joined(parts, 'or'))}")
+    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
     checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
                              each_file=file_only and bool(on))
-    if not checks:
+    if not checks and "require" not in data:
         conv.fail(reader.at(data), "no check converted")
-    if any_file_without_match:
-        sel = _Selection()
-    lines = _header(f"sloprail gate {o.name}", conv.source + "/gate.yaml")
-    lines.append(f"on: {_yaml_list(sorted(set(on)))}")
-    if tools and "*" not in tools:
-        lines.append(f"tools: {_yaml_list(tools)}")
-    lines += sel.yaml_lines()
-    lines.append("checks:")
-    conv.yaml = "\n".join(lines + checks) + "\n"
+    if not checks:
+        conv.made["requirements-met.sh"] = _PASS_SCRIPT
+    conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
 
 
 _CONVERTERS: dict[str, Callable[[_Opened], None]] = {"file-guard": _file_guard, "gate": _gate}
@@ -538,17 +552,15 @@ def _load(reader: _Reader, conv: Converted) -> Any:
     if not isinstance(data, dict):
         conv.fail(f"{reader.shown}:1", "not a YAML mapping")
         return None
-    if "preventive" in data:
-        conv.notes.append(Note(reader.at(data, "preventive"), "preventive: retired in "
-                               "sloprail; left out"))
     return data
 
 
-def _disabled(root: str, shown_root: str) -> dict[str, str]:
-    """``disabled:`` of ``config.yaml``: qualified name -> where it is listed."""
+def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
+    """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
     path = os.path.join(root, "config.yaml")
+    out: dict[str, dict[str, str]] = {"disabled": {}, "enabled": {}}
     if not os.path.isfile(path):
-        return {}
+        return out
     from ruamel.yaml.error import YAMLError
 
     reader = _Reader(path, f"{shown_root}/config.yaml")
@@ -558,47 +570,76 @@ def _disabled(root: str, shown_root: str) -> dict[str, str]:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         print(f"{reader.shown}:1: cannot read ({first}); its `disabled:` list is not applied",
               file=sys.stderr)
-        return {}
-    items = data.get("disabled") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return {}
-    return {str(v): reader.at(items, n) for n, v in enumerate(items)}
+        return out
+    for key in out:
+        items = data.get(key) if isinstance(data, dict) else None
+        if isinstance(items, list):
+            out[key] = {str(v): reader.at(items, n) for n, v in enumerate(items)}
+    return out
+
+
+def _inside(path: str, root: str) -> bool:
+    """``path``, symlinks resolved, is ``root`` (resolved) or under it."""
+    real, home = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, home]) == home
+
+
+def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:
+    conv = Converted(source, fatal=True, off=off)
+    conv.notes.append(Note(where, why))
+    return conv
+
+
+def _declaration(root: str, shown_root: str, nature: str, name: str,
+                 config: dict[str, dict[str, str]]) -> Converted:
+    """One rule folder converted, or why it is not."""
+    folder = os.path.join(root, nature, name)
+    source, where = f"{nature}/{name}", f"{shown_root}/{nature}/{name}:1"
+    yaml_path = os.path.join(folder, f"{nature}.yaml")
+    if not _inside(folder, root) or (os.path.lexists(yaml_path)
+                                      and not _inside(yaml_path, folder)):
+        return _not_converted(source, where, "a symlink leading out of the sloprail folder: "
+                              "not followed")
+    if not os.path.isfile(yaml_path):
+        return _not_converted(source, where, f"no {nature}.yaml in this folder")
+    if source in config["disabled"]:
+        return _not_converted(source, config["disabled"][source],
+                              "disabled in config.yaml: off in sloprail, so not converted",
+                              off=True)
+    conv = convert(nature, folder, name, shown_root)
+    off = nature == "gate" and not conv.fatal and _off_by_default(yaml_path)
+    if off and source not in config["enabled"]:
+        return _not_converted(source, where, "enabled: false and not listed in config.yaml "
+                              "`enabled:`: off in sloprail, so not converted", off=True)
+    return conv
+
+
+def _off_by_default(yaml_path: str) -> bool:
+    from ruamel.yaml import YAML
+
+    with open(yaml_path, encoding="utf-8") as fh:
+        data = YAML(typ="safe").load(fh)
+    return isinstance(data, dict) and data.get("enabled") is False
 
 
 def discover(root: str, shown_root: str) -> list[Converted]:
     """Every sloprail declaration under ``root``, converted or named as not convertible."""
     out: list[Converted] = []
-    disabled = _disabled(root, shown_root)
+    config = _config_lists(root, shown_root)
     for nature in _CONVERTERS:
-        yaml_name = f"{nature}.yaml"
         base = os.path.join(root, nature)
         if not os.path.isdir(base):
             continue
         if nature == "file-guard" and os.path.isfile(os.path.join(base, "structure.yaml")):
-            conv = Converted("file-guard/structure.yaml", fatal=True)
-            conv.notes.append(Note(f"{shown_root}/file-guard/structure.yaml:1",
-                                   "a structure rule (path allowlist): slopjudge has none; "
-                                   "write a script check over changeset.files instead"))
-            out.append(conv)
+            out.append(_not_converted(
+                "file-guard/structure.yaml", f"{shown_root}/file-guard/structure.yaml:1",
+                "a structure rule (path allowlist): slopjudge has none; write a script "
+                "check over changeset.files instead"))
         for name in sorted(os.listdir(base)):
             folder = os.path.join(base, name)
-            if name.startswith(".") or not os.path.isdir(folder):
+            if name.startswith(".") or name.endswith(".tests") or not os.path.isdir(folder):
                 continue
-            if name.endswith(".tests"):
-                continue
-            if not os.path.isfile(os.path.join(folder, yaml_name)):
-                conv = Converted(f"{nature}/{name}", fatal=True)
-                conv.notes.append(Note(f"{shown_root}/{nature}/{name}:1",
-                                       f"no {yaml_name} in this folder"))
-                out.append(conv)
-                continue
-            if f"{nature}/{name}" in disabled:
-                conv = Converted(f"{nature}/{name}", fatal=True)
-                conv.notes.append(Note(disabled[f"{nature}/{name}"],
-                                       "disabled in config.yaml: not converted"))
-                out.append(conv)
-                continue
-            out.append(convert(nature, folder, name, shown_root))
+            out.append(_declaration(root, shown_root, nature, name, config))
     for nature, why in (("context", "a context (a scope a session enters and leaves): "
                                     "slopjudge has no contexts"),
                         ("guardrails", "a legacy GUARDRAIL.md rule: convert it by hand")):
@@ -606,18 +647,30 @@ def discover(root: str, shown_root: str) -> list[Converted]:
         if os.path.isdir(base):
             for name in sorted(os.listdir(base)):
                 if os.path.isdir(os.path.join(base, name)) and not name.startswith("."):
-                    conv = Converted(f"{nature}/{name}", fatal=True)
-                    conv.notes.append(Note(f"{shown_root}/{nature}/{name}:1", why))
-                    out.append(conv)
+                    out.append(_not_converted(f"{nature}/{name}",
+                                              f"{shown_root}/{nature}/{name}:1", why))
     return out
 
 
-def _copy_tests(src_dir: str, dest_dir: str) -> list[str]:
-    tests = os.path.join(src_dir, "tests")
-    if not os.path.isdir(tests):
-        return []
-    shutil.copytree(tests, os.path.join(dest_dir, "tests"), symlinks=True)
-    return sorted(d for d in os.listdir(tests) if os.path.isdir(os.path.join(tests, d)))
+def _copy_folder(src_dir: str, dest_dir: str, skip: str) -> list[str]:
+    """Copy the rule folder (its scripts' sourced siblings and data, its ``tests/``)
+    but ``skip``; a symlink is copied as the file it names when that stays inside the
+    rule folder, and left out (returned) when it leads out of it."""
+    left_out: list[str] = []
+    for folder, dirs, files in os.walk(src_dir):
+        rel = os.path.relpath(folder, src_dir)
+        os.makedirs(os.path.normpath(os.path.join(dest_dir, rel)), exist_ok=True)
+        for name in [*files, *[d for d in dirs if os.path.islink(os.path.join(folder, d))]]:
+            src = os.path.join(folder, name)
+            shown = os.path.normpath(os.path.join(rel, name))
+            if shown == skip:
+                continue
+            if not _inside(src, src_dir) or not os.path.isfile(src):
+                left_out.append(shown)
+                continue
+            shutil.copy2(src, os.path.join(dest_dir, shown))  # keeps the execute bit
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+    return left_out
 
 
 def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
@@ -628,11 +681,14 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
         if os.path.lexists(taken):
             return f"{os.path.relpath(taken)} already exists; nothing written (never overwritten)"
     os.makedirs(dest)
-    for name, src in sorted(conv.files.items()):
-        target = os.path.join(dest, name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy2(src, target)  # keeps the execute bit
-    _copy_tests(src_dir, dest)
+    skipped = _copy_folder(src_dir, dest, conv.source.split("/")[0] + ".yaml")
+    for name, text in sorted(conv.made.items()):
+        with open(os.path.join(dest, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(os.path.join(dest, name), 0o755)
+    for name in skipped:
+        conv.notes.append(Note(f"{conv.source}/{name}", "not copied: a symlink leading "
+                               "out of the rule folder"))
     with open(os.path.join(dest, "rule.yaml"), "w", encoding="utf-8") as fh:
         fh.write(conv.yaml)
     return None
@@ -665,7 +721,7 @@ def run(args: argparse.Namespace) -> int:
     os.makedirs(rules_dir, exist_ok=True)
     for conv in found:
         if conv.fatal:
-            print(f"{conv.source}: NOT converted")
+            print(f"{conv.source}: " + ("off, not converted" if conv.off else "NOT converted"))
         else:
             assert conv.rule_id is not None
             src_dir = os.path.join(root, conv.source)
@@ -678,7 +734,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{conv.source} -> {shown}/")
                 written.append(conv.rule_id)
         for note in conv.notes:
-            print(f"  {'why' if conv.fatal else 'not converted'}: {note}")
+            print(f"  {'why' if conv.fatal else 'note'}: {note}")
     if written:
         from slopjudge.loading.loader import load_rules
 
@@ -696,7 +752,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{rid}: does NOT pass slopjudge validate:")
                 for e in problems or result.errors:
                     print(f"  {e}")
-    bad = [c for c in found if c.fatal]
+    bad = [c for c in found if c.fatal and not c.off]
+    off = len(found) - len(bad) - len(written)
     print(f"slopjudge: {len(written)} rule(s) converted ({len(invalid)} of them do not "
-          f"validate), {len(bad)} not converted", file=sys.stderr)
+          f"validate), {len(bad)} not converted" + (f", {off} off in sloprail" if off else ""),
+          file=sys.stderr)
     return 1 if bad or invalid else 0

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 RULE_ID = r"[a-z0-9][a-z0-9-]*"
 RULE_FIELDS = (
     "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
+    "match", "require", "subjects",
 )
 CHECK_FIELDS = (
     "id", "needs", "timeout", "script", "prepare", "judge", "model",
@@ -38,7 +39,7 @@ CHECK_FIELDS = (
 )
 # Fields that only mean something on a judge check (`judge` itself is the "both" case).
 JUDGE_ONLY = (
-    "prepare", "model", "allowed_tools", "disallowed_tools", "each", "min_confidence",
+    "prepare", "model", "allowed_tools", "disallowed_tools", "min_confidence",
     "max_prompt_tokens",
 )
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
@@ -406,6 +407,108 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         checks=checks,
         doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
     )
+    _read_sloprail_fields(fr, data, refs, fr.rule)
+
+
+_SOURCE_TYPES = ("user", "tool_result")
+
+
+def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> None:
+    """``match``, ``require`` and ``subjects`` (docs/sloprail.md), each checked here."""
+    match = data.get("match")
+    if isinstance(match, str):
+        from slopjudge.loading.matchexpr import MatchError, compile_match
+
+        try:
+            compile_match(match)
+            rule.match = match
+        except MatchError as exc:
+            fr.err(_expr_pos(fr.path, data, "match", exc.offset), f"`match`: {exc}")
+    subjects = data.get("subjects")
+    if isinstance(subjects, str) and subjects.strip():
+        rule.subjects = refs.executable(data, "subjects", subjects)
+    require = data.get("require")
+    if isinstance(require, list):
+        for i, item in enumerate(require):
+            if isinstance(item, dict):
+                found = _requirement(fr, refs, require, i, item)
+                if found is not None:
+                    rule.require.append(found)
+
+
+def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
+                 item: dict[str, Any]) -> dict[str, Any] | None:
+    """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
+    with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
+    label = f"require[{i}]"
+    kinds = [k for k in ("skill", "citation", "context") if k in item]
+    for key in item:
+        if key not in ("skill", "citation", "context", "files", "when"):
+            fr.err(_key_pos(item, key), f"unknown field `{key}` in `{label}`"
+                   + _suggest(str(key), ("skill", "citation", "files", "when")))
+    if len(kinds) != 1:
+        fr.err(_item_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
+        return None
+    kind = kinds[0]
+    out: dict[str, Any] = {"kind": kind, "when": None}
+    if kind == "context":
+        fr.err(_key_pos(item, "context"), f"`{label}.context`: slopjudge has no contexts "
+               "(docs/sloprail.md); use `when` with a script that decides it")
+        return None
+    if kind == "skill":
+        name, files = item.get("skill"), item.get("files", [])
+        if not isinstance(name, str) or not name.strip():
+            fr.err(_value_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
+            return None
+        if not isinstance(files, list) or not all(
+                isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")
+                for f in files):
+            fr.err(_value_pos(item, "files"), f"`{label}.files` must list paths inside the "
+                   "skill's folder (relative, no `..`)")
+            return None
+        out.update(skill=name.strip(), files=[str(f) for f in files])
+    else:
+        cite = item.get("citation")
+        types = cite.get("source_types") if isinstance(cite, dict) else None
+        if (not isinstance(cite, dict) or set(cite) != {"source_types"}
+                or not isinstance(types, list) or not types
+                or any(t not in _SOURCE_TYPES for t in types)):
+            fr.err(_value_pos(item, "citation"), f"`{label}.citation` must be "
+                   f"{{source_types: [...]}} naming {' and/or '.join(_SOURCE_TYPES)}")
+            return None
+        out["source_types"] = [str(t) for t in types]
+    if "files" in item and kind != "skill":
+        fr.err(_key_pos(item, "files"), f"`{label}.files` goes with `skill` only")
+        return None
+    when = item.get("when")
+    if when is not None:
+        if not isinstance(when, str) or not when.strip():
+            fr.err(_value_pos(item, "when"), f"`{label}.when` must be a script")
+            return None
+        out["when"] = refs.executable(item, "when", when)
+        if out["when"] is None:
+            return None
+    return out
+
+
+def _expr_pos(path: str, data: Any, key: str, offset: int) -> Pos:
+    """Where character ``offset`` of the scalar ``data[key]`` sits in the file (a quoted
+    scalar's escapes are not counted back)."""
+    line, col = _value_pos(data, key)
+    before = str(data[key])[:offset]
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        opener = lines[line - 1][col - 1:col]
+    except (OSError, IndexError):
+        return line, col
+    if opener in ("|", ">"):
+        body = [b for b in lines[line:] if b.strip()]
+        indent = len(body[0]) - len(body[0].lstrip(" ")) if body else 0
+        return line + 1 + before.count("\n"), indent + len(before.rsplit("\n", 1)[-1]) + 1
+    if "\n" in before:
+        return line, col
+    return line, col + (1 if opener in ("'", '"') else 0) + offset
 
 
 def _rule_id(fr: _FileRule) -> None:

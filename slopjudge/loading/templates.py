@@ -49,6 +49,7 @@ CONTEXT_KEYS: tuple[str, ...] = (
     *payload_keys(),
     "transcriptPath",  # sloprail's name for event.transcript_path (templates only)
     "unit",  # which part of the change this prompt judges (checks/split.py)
+    "subject",  # a rule with `subjects` only: the subject judged (checks/subjects.py)
 )
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -429,10 +430,20 @@ def synthetic_payload(
         check_id="check-1",
     )
     payload["event"]["argv"] = [["git", "status"]]
+    payload["event"]["raw"] = "git status"
+    payload["event"]["invocations"] = [{"bin": "git", "argv": ["git", "status"], "flags": {},
+                                        "cwd": "/workspace", "env": {}}]
+    cite = {"quote": "use short sentences", "sourceTypes": ["user"], "line": 1,
+            "path": "/tmp/synthetic-transcript.jsonl", "message": "Please use short sentences.",
+            "call": "", "files": ["src/example.py"]}
+    payload["event"]["citations"] = payload["changeset"]["citations"] = [cite]
+    # Only a rule with `subjects` has one; a template reading it must load.
+    payload["subject"] = {"id": "example", "files": ["src/example.py"], "context": {},
+                          "fingerprint": ""}
     if each == "file":
         file = payload["changeset"]["files"][0]
         marked = dict(file, newContent=f"{file['newContent']}# sr:example src.example\n")
-        payload["event"] = file_event(payload["event"], marked)
+        payload["event"] = file_event(payload["event"], marked, [cite])
         payload["event"]["oldPath"] = "src/old_example.py"  # a rename's; every key must load
     payload["additionalContext"] = _AnyMapping()
     payload["rubric"] = "Sample rubric.\n"

@@ -1,0 +1,113 @@
+"""A rule's ``require:`` (sloprail's prerequisites), checked before any of its checks.
+
+Each entry is a skill the session must have loaded (a real ``Skill`` tool call in
+the transcript, and with ``files`` a ``Read`` of each page of it) or a citation of
+one of the named pools (citations.py). ``when`` is a script given the rule's
+payload: exit 0 applies the requirement, exit 1 waives it, anything else (another
+code, a crash, a timeout) applies it, so a doubt never waives a requirement.
+An unmet requirement refuses the rule with what to do; no check runs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from slopjudge.model import Event, FileChange, Rule
+
+TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from slopjudge.procs import Registry
+
+
+def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileChange],
+          workspace: str, registry: Registry | None) -> str | None:
+    """Why the first unmet requirement is unmet; None when every one holds."""
+    for req in rule.require:
+        if req.get("when") and not _applies(rule, req["when"], event, payload, workspace,
+                                            registry):
+            continue
+        problem = (_skill(req, event.transcript_path) if req["kind"] == "skill"
+                   else _citation(req, payload, files))
+        if problem:
+            return problem
+    return None
+
+
+def _applies(rule: Rule, script: str, event: Event, payload: dict[str, Any], workspace: str,
+             registry: Registry | None) -> bool:
+    from slopjudge.checks.script import rule_env, run_check_command
+    from slopjudge.jsonobject import dumps
+
+    proc = run_check_command(script, dumps(payload).encode("utf-8"), timeout=120.0,
+                             cwd=rule.dir, env=rule_env(rule, event, workspace),
+                             registry=registry, decoded=payload)
+    return not (proc.returncode == 1 and not proc.timed_out and proc.start_error is None)
+
+
+def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChange]) -> str:
+    pools = req["source_types"]
+    said = " or ".join(pools)
+    how = (f"cite it first: `slopjudge cite --{pools[0].replace('_', '-')} '<their exact "
+           "words>' --path <file>`")
+
+    def grounded(cites: list[dict[str, Any]]) -> bool:
+        return any(set(c.get("sourceTypes") or []) & set(pools) for c in cites)
+
+    event = payload.get("event") or {}
+    if not files:  # a command: its own `slopjudge cite ... &&`
+        if grounded(event.get("citations") or []):
+            return ""
+        return (f"this command needs a citation ({said}) chained before it: "
+                f"`slopjudge cite --{pools[0].replace('_', '-')} '<exact words>' && <command>`")
+    cited = (payload.get("changeset") or {}).get("citations") or []
+    missing = [f.path for f in files
+               if not grounded([c for c in cited if f.path in (c.get("files") or [])])]
+    if not missing:
+        return ""
+    from slopjudge.changes.citations import session
+
+    tried = [f"a citation ({','.join(c['sourceTypes'])}) of {p} {c['problem']}"
+             for c in session(event.get("transcript_path"), payload.get("workspace") or "")
+             if "problem" in c for p in c.get("files") or [] if p in missing]
+    return (f"{', '.join(missing)}: no citation ({said}) grounds this change; {how}"
+            + (f" ({'; '.join(tried)})" if tried else ""))
+
+
+def _skill(req: dict[str, Any], transcript: str | None) -> str:
+    name, pages = req["skill"], req.get("files") or []
+    loaded, read = False, set[str]()
+    for call in _tool_calls(transcript):
+        given = call.get("input")
+        data: dict[str, Any] = given if isinstance(given, dict) else {}
+        if call.get("name") == "Skill":
+            said = str(data.get("skill") or data.get("command") or "")
+            loaded = loaded or said == name or said.endswith(":" + name)
+        text = " ".join(str(v) for v in data.values())
+        read.update(p for p in pages if f"/{name}/{p}" in text)
+    if not loaded:
+        return f"load the `{name}` skill first (the Skill tool), then do this again"
+    missing = [p for p in pages if p not in read]
+    if missing:
+        return f"read {', '.join(missing)} of the `{name}` skill first, then do this again"
+    return ""
+
+
+def _tool_calls(transcript: str | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        with open(transcript or "", encoding="utf-8", errors="replace") as fh:
+            lines = fh.readlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if entry.get("type") == "assistant" and isinstance(content, list):
+            out += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return out

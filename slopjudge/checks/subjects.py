@@ -1,0 +1,52 @@
+"""A rule's ``subjects:`` script: the units its judges are asked about (sloprail's
+bucketed or whole-unit judging, e.g. a whole skill folder as one subject).
+
+The script gets the rule's payload on stdin and prints a JSON list of
+``{"id": str, "files": [path, ...], "fingerprint"?: str}``; every file it names must
+be one the rule sees. Each judge check is then asked once per subject, with that
+subject's files and ``subject`` in its payload. A script that fails, or prints
+anything else, makes the rule's judges an error: never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+
+from slopjudge.model import Event, Rule
+
+TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from slopjudge.procs import Registry
+
+
+def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
+                 registry: Registry | None) -> list[dict[str, Any]] | str:
+    """The subjects, or why there are none to judge (an error's reason)."""
+    from slopjudge.checks.script import rule_env, run_check_command
+    from slopjudge.jsonobject import dumps
+
+    assert rule.subjects is not None
+    proc = run_check_command(rule.subjects, dumps(payload).encode("utf-8"), timeout=120.0,
+                             cwd=rule.dir, env=rule_env(rule, event, workspace),
+                             registry=registry, decoded=payload)
+    if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [
+            f"exit status {proc.returncode}"]
+        return f"the subjects script failed: {detail[0][:300]}"
+    try:
+        found = json.loads(proc.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return f"the subjects script printed no JSON list: {exc}"
+    seen = {f["path"] for f in (payload.get("changeset") or {}).get("files") or []}
+    ok = isinstance(found, list) and all(
+        isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"]
+        and isinstance(s.get("files"), list) and s["files"]
+        and all(isinstance(p, str) and p in seen for p in s["files"])
+        and isinstance(s.get("fingerprint", ""), str) for s in found)
+    if not ok:
+        return ("the subjects script must print [{\"id\", \"files\", \"fingerprint\"?}] "
+                "naming only files this rule sees")
+    return [{"id": s["id"], "files": list(s["files"]), "fingerprint": s.get("fingerprint", "")}
+            for s in found]
