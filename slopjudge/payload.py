@@ -228,13 +228,7 @@ def for_rule(
     else:
         from slopjudge.changes import rulefilter as cs
 
-        if rule is None:
-            files, others = list(changeset.files), []
-        else:
-            files, others = cs.split(changeset, rule.paths, rule.exclude)
-            if rule.match:
-                files, others, found = by_match(rule.match, files, others,
-                                                event_payload(event, workspace))
+        files, others, found = _rule_files(rule, changeset, event, workspace)
         if files:
             change = cs.unified_diff(files)
         if memo is not None:
@@ -254,6 +248,20 @@ def for_rule(
         change=change, rule=rule, check_id=check_id, file_payloads=entries,
     )
     return files, payload
+
+
+def _rule_files(rule: Rule | None, changeset: Changeset, event: Event, workspace: str,
+                ) -> tuple[list[FileChange], list[dict[str, Any]], list[str]]:
+    """The files ``rule``'s ``paths``/``exclude`` and ``match`` admit, the others, and the
+    files its match could not decide on."""
+    from slopjudge.changes.rulefilter import split
+
+    if rule is None:
+        return list(changeset.files), [], []
+    files, others = split(changeset, rule.paths, rule.exclude)
+    if not rule.match:
+        return files, others, []
+    return by_match(rule.match, files, others, event_payload(event, workspace))
 
 
 _ENTRIES = "file entries"  # for_rule's memo: id(FileChange) -> (it, its payload entry)
