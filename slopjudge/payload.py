@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
 
@@ -306,15 +305,6 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
         shown["change"] = token + "c"
     pieces = re.split(f'"({token}[fc])"', dump(shown))
     return b"".join(spliced[p] if i % 2 else p.encode("utf-8") for i, p in enumerate(pieces))
-
-
-def inherited() -> dict[str, Any] | None:
-    """In a Python check forked from slopjudge's worker: the payload on its stdin as the
-    worker held it (this process's own copy, equal to what decoding stdin gives), so it
-    need not be decoded again; None in any other process."""
-    procs = sys.modules.get("slopjudge.procs")
-    held = getattr(procs, "INHERITED", None)
-    return held if isinstance(held, dict) else None
 
 
 def dumps_readable(payload: dict[str, Any]) -> str:

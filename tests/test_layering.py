@@ -7,7 +7,7 @@
     2  loading/  payload.py
     1  changes/
     0  the base: model, errors, paths (fsutil, pathglob, resources, sessions),
-       jsonobject, processes (procs, codecache), signing (cachesign), usage, hookspec
+       jsonobject, processes (procs), signing (cachesign), usage, hookspec
 
 Imports inside functions count too. Besides, no two modules import each other,
 directly or around a loop, while they are being imported (top-level imports).
@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "loading": 2, "payload": 2,
     "changes": 1,
     "model": 0, "errors": 0, "fsutil": 0, "pathglob": 0, "resources": 0, "sessions": 0,
-    "jsonobject": 0, "procs": 0, "codecache": 0, "cachesign": 0, "usage": 0, "hookspec": 0,
+    "jsonobject": 0, "procs": 0, "cachesign": 0, "usage": 0, "hookspec": 0,
     "": 0,  # slopjudge/__init__.py
 }
 

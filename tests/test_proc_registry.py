@@ -36,10 +36,10 @@ def _wait_for(cond: Callable[[], bool], seconds: float = 15.0) -> None:
 def _start(kind: str, registry: procs.Registry, tmp_path: Path, out: dict[str, procs.ProcResult],
            name: str) -> threading.Thread:
     def go() -> None:
-        if kind == "fork":
+        if kind == "python":
             script = tmp_path / f"{name}.py"
             script.write_text("import time\ntime.sleep(60)\n")
-            out[name] = procs.run([sys.executable, str(script)], fork=True, timeout=120,
+            out[name] = procs.run([sys.executable, str(script)], timeout=120,
                                   cwd=str(tmp_path), registry=registry)
         else:
             out[name] = procs.run(["sleep", "60"], timeout=120, registry=registry)
@@ -49,10 +49,8 @@ def _start(kind: str, registry: procs.Registry, tmp_path: Path, out: dict[str, p
     return thread
 
 
-@pytest.mark.parametrize("kind", ["exec", "fork"])
+@pytest.mark.parametrize("kind", ["exec", "python"])
 def test_stopping_one_run_leaves_the_other_runs_child_alive(tmp_path: Path, kind: str) -> None:
-    if kind == "fork" and not procs.forks_python():
-        pytest.skip("Python checks do not fork here (no cgroup of its own)")
     first, second = procs.Registry(), procs.Registry()
     results: dict[str, procs.ProcResult] = {}
     a = _start(kind, first, tmp_path, results, "a")
@@ -100,24 +98,21 @@ def test_stop_running_stops_only_its_own_run(tmp_path: Path) -> None:
         b.join(timeout=15)
 
 
-def test_a_forked_check_runs_in_its_folder_and_the_parent_stays(tmp_path: Path) -> None:
-    if not procs.forks_python():
-        pytest.skip("Python checks do not fork here (no cgroup of its own)")
+def test_a_python_check_runs_in_its_folder_and_the_parent_stays(tmp_path: Path) -> None:
     folder = tmp_path / "rule"
     folder.mkdir()
     script = folder / "check.py"
     script.write_text("import os, sys\nsys.stdout.write(os.getcwd())\n")
     before = os.getcwd()
-    res = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=str(folder))
+    res = procs.run([sys.executable, str(script)], timeout=30, cwd=str(folder))
     assert (res.returncode, res.stdout.decode()) == (0, str(folder))
     assert os.getcwd() == before
 
 
-def test_a_missing_folder_is_a_start_error_forked_or_not(tmp_path: Path) -> None:
+def test_a_missing_folder_is_a_start_error(tmp_path: Path) -> None:
     script = tmp_path / "check.py"
     script.write_text("print('ran')\n")
     gone = str(tmp_path / "gone")
-    forked = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=gone)
     execed = procs.run([sys.executable, str(script)], timeout=30, cwd=gone)
-    assert forked.start_error == execed.start_error == f"{gone}: not found"
-    assert forked.stdout == execed.stdout == b""
+    assert execed.start_error == f"{gone}: not found"
+    assert execed.stdout == b""

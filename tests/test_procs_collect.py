@@ -1,7 +1,6 @@
 """procs.run feeds a child's input and reads its two outputs in one thread (a poll on
 the pipes and a pidfd): no order of reads and writes may block either side, and a
-child stopped at its deadline is still read while it stops. Each case runs both
-ways a check runs: a new process (any command) and a fork (a Python script)."""
+child stopped at its deadline is still read while it stops."""
 
 from __future__ import annotations
 
@@ -21,16 +20,12 @@ MiB = 1024 * 1024
 Start = Callable[..., procs.ProcResult]  # (script body, **run options) -> result
 
 
-@pytest.fixture(params=["command", "fork"])
-def start(request: pytest.FixtureRequest, tmp_path: Path) -> Start:
-    if request.param == "fork" and not procs.forks_python():
-        pytest.skip("Python checks are not forked here (no writable cgroup v2)")
-
+@pytest.fixture
+def start(tmp_path: Path) -> Start:
     def run(body: str, **kw: Any) -> procs.ProcResult:
         script = tmp_path / "child.py"
         script.write_text(body, encoding="utf-8")
-        return procs.run([sys.executable, str(script)], cwd=str(tmp_path),
-                         fork=request.param == "fork", **kw)
+        return procs.run([sys.executable, str(script)], cwd=str(tmp_path), **kw)
 
     return run
 
@@ -120,7 +115,7 @@ def test_output_held_open_by_an_escaped_process_is_waited_for_without_spinning(
     # output is waited for a bounded time, asleep in poll, not by polling closed
     # descriptors over and over.
     own = procs._Cgroups._own_dir()
-    if own is None or not procs.forks_python() or not os.access(
+    if own is None or procs._CGROUPS.available() is None or not os.access(
             os.path.join(own, "cgroup.procs"), os.W_OK):
         pytest.skip("needs a writable cgroup v2 to leave")
     pidfile = tmp_path / "escaped.pid"
@@ -138,7 +133,7 @@ def test_output_held_open_by_an_escaped_process_is_waited_for_without_spinning(
     script.write_text(body, encoding="utf-8")
     cpu = time.process_time()
     try:
-        res = procs.run([sys.executable, str(script)], cwd=str(tmp_path), timeout=20, fork=True)
+        res = procs.run([sys.executable, str(script)], cwd=str(tmp_path), timeout=20)
         spent = time.process_time() - cpu
     finally:
         if pidfile.exists():

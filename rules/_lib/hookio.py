@@ -16,12 +16,7 @@ if TYPE_CHECKING:
 
 
 def load_payload() -> dict[str, Any]:
-    """The payload on stdin. In a check slopjudge forked from its worker, the worker's
-    own decoded copy of those same bytes (this process's private copy): not decoded
-    again, and the files the worker prepared (``slopscan.slopjudge_prefork``) are found."""
-    held = _inherited()
-    if held is not None:
-        return held
+    """The payload on stdin."""
     raw = sys.stdin.read()
     if not raw.strip():
         return {}
@@ -29,13 +24,6 @@ def load_payload() -> dict[str, Any]:
 
     data = json.loads(raw)
     return data if isinstance(data, dict) else {}
-
-
-def _inherited() -> dict[str, Any] | None:
-    # Only slopjudge's worker has its payload module loaded before a check starts.
-    module = sys.modules.get("slopjudge.payload")
-    held = getattr(module, "inherited", None)
-    return held() if callable(held) else None
 
 
 def workspace(payload: dict[str, Any]) -> str:

@@ -13,21 +13,18 @@ for code, and a comment is not mistaken for a call.
 
 from __future__ import annotations
 
-import atexit
 import operator
 import os
 import re
 import sys
-import time
 from collections import Counter
 
 # The payload's reading and the crash guard live in hookio (the PreToolUse rules
 # import only that); slopscan's users keep reaching them here.
 from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
 
-# Imported where they are used (ast, difflib, json), and no dataclasses: slopjudge
-# loads this module before it forks the checks of every run, a CI run of a docs-only
-# commit included, and those imports would cost it more than its checks' work.
+# Imported where they are used (ast, difflib, json), and no dataclasses: every check
+# of the pack imports this module, and those imports would cost it more than its work.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
@@ -505,66 +502,6 @@ def _context(payload: dict[str, Any]) -> tuple[str, frozenset[str], tuple[str, .
     return workspace(payload), all_paths, tuple(test_data_globs())
 
 
-class _Prepared:
-    """Files prepared in slopjudge's worker before it forks a check (slopjudge_prefork):
-    the context they were built in and, by id of the payload's file entry, (entry, file,
-    test data). The forked check reads the payload the worker held, so its entries are
-    these; it checks the context itself (:func:`files`)."""
-
-    def __init__(self, context: tuple[str, frozenset[str], tuple[str, ...]]) -> None:
-        self.context = context
-        self.entries: dict[int, tuple[dict[str, Any], SourceFile, bool]] = {}
-        self.lists: dict[int, list[Any]] = {}  # the ``files`` lists done, by id (kept alive)
-
-
-_PREPARED: _Prepared | None = None
-PREFORK_BUDGET_S = 2.0  # the most one slopjudge_prefork call works in slopjudge's process
-
-
-def slopjudge_prefork(payload: dict[str, Any]) -> None:
-    """Called by slopjudge's worker with the payload of a check it is about to fork:
-    every file's :class:`SourceFile` built (and lexed) here once, not in each check.
-    Rules' payloads share their file entries (and a ``files`` list, where their paths
-    are the same), so a file is built once for the run."""
-    global _PREPARED
-    listed = (payload.get("changeset") or {}).get("files") or []
-    done = _PREPARED
-    if done is None:
-        # Let go of them before the interpreter's last collection walks them all.
-        atexit.register(_forget_prepared)
-    if done is not None and done.lists.get(id(listed)) is listed:
-        return  # a rule with the same files as one before: its context is the same
-    context = _context(payload)
-    if done is None or done.context != context:
-        done = _Prepared(context)
-    # No check's deadline covers this: past the budget, the checks build the rest.
-    stop = time.monotonic() + PREFORK_BUDGET_S
-    complete = True
-    for f in listed:
-        if time.monotonic() > stop:
-            complete = False
-            break
-        if not isinstance(f, dict) or f.get("binary"):
-            continue
-        hit = done.entries.get(id(f))
-        if hit is not None and hit[0] is f:
-            continue
-        try:
-            sf, test_data = _source_file(f, context[1], context[0], context[2])
-            sf.lexed()  # most of the pack's checks read the lexed lines
-        except Exception:  # noqa: BLE001 - the check builds it again and fails itself
-            continue
-        done.entries[id(f)] = (f, sf, test_data)
-    if complete:
-        done.lists[id(listed)] = listed
-    _PREPARED = done
-
-
-def _forget_prepared() -> None:
-    global _PREPARED
-    _PREPARED = None
-
-
 def files(
     payload: dict[str, Any], *, include_deleted: bool = False, include_test_data: bool = False
 ) -> Iterator[SourceFile]:
@@ -573,20 +510,13 @@ def files(
     (:func:`is_test_data`) are left out unless ``include_test_data``."""
     cs = payload.get("changeset") or {}
     ws, all_paths, globs = _context(payload)
-    done = _PREPARED
-    prepared = done.entries if done is not None and done.context == (ws, all_paths,
-                                                                     globs) else {}
     for f in cs.get("files") or []:
         if not isinstance(f, dict) or f.get("binary"):
             continue
         status = str(f.get("status") or "M")
         if status == "D" and not include_deleted:
             continue
-        hit = prepared.get(id(f))
-        if hit is not None and hit[0] is f:
-            sf, test_data = hit[1], hit[2]
-        else:
-            sf, test_data = _source_file(f, all_paths, ws, globs)
+        sf, test_data = _source_file(f, all_paths, ws, globs)
         if test_data and not include_test_data:
             continue
         yield sf

@@ -45,9 +45,8 @@ def run(
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     import gc
 
-    # A run builds every rule's payload (and the pack's helpers their parsed files) and
-    # holds them to its end: the cycle collector would walk them over and over and free
-    # nothing. Python checks forked from here collect as usual (procs turns it on there).
+    # A run builds every rule's payload and holds them to its end: the cycle collector
+    # would walk them over and over and free nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -138,10 +137,6 @@ def _run(
             result.outcome = "would_refuse"
         return result
 
-    # The pack's shared helpers start loading here, once, before any check starts: a
-    # check then waits on that load rather than starting its own thread for it.
-    if contexts:
-        _preload_helpers({id(ctx.rule): ctx.rule for ctx in contexts.values()}.values())
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
     jobs = options.jobs if len(contexts) > 1 else 1
@@ -255,16 +250,12 @@ _RUN_IMPORTS = ("slopjudge.checks.graph", "slopjudge.payload", "slopjudge.record
 _KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
 
 
-def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rule] = (),
-                 helpers: bool = False) -> None:
+def import_ahead(kinds: Iterable[str] = ("script", "judge")) -> None:
     """Import now what :func:`run` will, for checks of ``kinds``: a caller does it
     while git reads the change, so the two overlap. Only slopjudge's own code (and
-    its libraries) is imported; with ``helpers`` also the pack helpers (``rules/_lib``)
-    that the Python scripts of ``rules`` import, which their forks would load first
-    (``run`` asks for it; a Stop hook's backstop decides before any rule code loads).
-    Path patterns are not compiled here: a pattern list compiles when a changed path
-    could match it (``pathglob.matcher``). A module that fails to import here is left
-    alone: it fails again where it always did."""
+    its libraries) is imported, never a rule's. Path patterns are not compiled here: a
+    pattern list compiles when a changed path could match it (``pathglob.matcher``). A
+    module that fails to import here is left alone: it fails again where it always did."""
     import importlib
     import sys
 
@@ -278,29 +269,5 @@ def import_ahead(kinds: Iterable[str] = ("script", "judge"), rules: Iterable[Rul
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
                 continue
-        if helpers and "script" in kinds:
-            _preload_helpers(rules)
     finally:
         sys.setswitchinterval(interval)
-
-
-def _preload_helpers(rules: Iterable[Rule]) -> None:
-    """The helpers the scripts of ``rules`` import, as their checks preload them
-    (``script.run_check_command``): only where Python checks fork."""
-    import os
-    import sys
-
-    from slopjudge import procs
-
-    if not procs.forks_python():
-        return
-    for rule in rules:
-        lib = os.path.join(os.path.dirname(rule.dir), "_lib")
-        for check in rule.checks:
-            if check.kind != "script" or not check.script or not os.path.isdir(lib):
-                continue
-            argv = procs.script_argv(check.script)
-            if len(argv) == 2 and argv[0] == sys.executable:
-                # Not waited for here: each check waits for it its own time (a helper
-                # slower than one check's timeout is that check's error, not the next's).
-                procs.load_helpers_ahead(lib, argv[1])

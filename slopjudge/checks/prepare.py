@@ -88,8 +88,7 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
         payload = dumps(unit, ensure_ascii=False).encode("utf-8")
     timeout = ctx.check.timeout
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
-                               env=check_env(ctx), registry=ctx.processes,
-                               decoded=ctx.payload if unit is None else unit)
+                               env=check_env(ctx), registry=ctx.processes)
     if result.start_error is not None:
         return _refuse(f"prepare could not start: {result.start_error}")
     if result.timed_out:

@@ -13,14 +13,7 @@ import time
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
 from slopjudge.model import Changeset, CheckResult, Event, Finding, Rule
-from slopjudge.procs import (
-    ProcResult,
-    Registry,
-    forks_python,
-    prepare_helpers,
-    run,
-    script_argv,
-)
+from slopjudge.procs import ProcResult, Registry, run, script_argv
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
@@ -97,24 +90,35 @@ def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
     return dumps(ctx.payload, ensure_ascii=ensure_ascii).encode("utf-8")
 
 
+def python_env(env: dict[str, str], rule_dir: str) -> dict[str, str]:
+    """``env`` for a Python script: bytecode is read and written only under slopjudge's
+    own folder outside the workspace (``PYTHONPYCACHEPREFIX``), never in a
+    ``__pycache__`` beside the rules: one there is a file an agent could plant, and one
+    written by the run would be a protected file changed."""
+    from slopjudge.cachesign import key_path
+    from slopjudge.fsutil import find_workspace
+
+    folder = os.path.join(os.path.dirname(key_path()), "pycache")
+    top = find_workspace(rule_dir)
+    out = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out["PYTHONPYCACHEPREFIX"] = folder
+    if folder == top or folder.startswith(top.rstrip(os.sep) + os.sep):
+        out["PYTHONDONTWRITEBYTECODE"] = "1"  # state kept in the project: write nothing there
+    return out
+
+
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
-                      env: dict[str, str], registry: Registry | None = None,
-                      decoded: dict[str, Any] | None = None) -> ProcResult:
-    """A rule's script or prepare: a Python one in a fork of this process (no new
-    interpreter), anything else as its own command. ``decoded``: ``payload`` as a
-    dict, which a forked Python check inherits (``slopjudge.payload.inherited``)."""
+                      env: dict[str, str], registry: Registry | None = None) -> ProcResult:
+    """A rule's script or prepare, as its own process (a Python one on slopjudge's
+    interpreter, see ``procs.script_argv``)."""
     argv = script_argv(command)
-    if len(argv) == 2 and argv[0] == sys.executable and forks_python():
-        lib = os.path.join(os.path.dirname(cwd), "_lib")
-        if os.path.isdir(lib):
-            not_ready = prepare_helpers(lib, argv[1], decoded, timeout)
-            if not_ready is not None:
-                return not_ready
-        return run(argv, fork=True, input=payload, timeout=timeout, cwd=cwd, env=env,
-                   registry=registry, inherit=decoded)
     if len(argv) == 2 and argv[0] == sys.executable:
-        # No __pycache__ beside the rules: a protected file changed by the run itself.
-        env = dict(env, PYTHONDONTWRITEBYTECODE="1")
+        script = os.path.join(cwd, argv[1])
+        if not os.path.isfile(script) or not os.access(script, os.R_OK):
+            # The interpreter would exit 2 for it: a refusal in disguise.
+            why = "not found" if not os.path.exists(script) else "not a readable file"
+            return ProcResult(None, b"", b"", start_error=f"{argv[1]}: {why}")
+        env = python_env(env, cwd)
     return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env, registry=registry)
 
 
@@ -134,11 +138,11 @@ def run_script(ctx: CheckContext) -> CheckResult:
     """The check kind for scripts; with ``each: file``, one run per file until one
     does not pass."""
     if ctx.check.each != "file" or not ctx.payload["changeset"].get("files"):
-        return _run_one(ctx, payload_bytes(ctx), ctx.payload)
+        return _run_one(ctx, payload_bytes(ctx))
     started = time.monotonic()
     result = None
     for payload in _per_file(ctx):
-        result = _run_one(ctx, dumps(payload).encode("utf-8"), payload)
+        result = _run_one(ctx, dumps(payload).encode("utf-8"))
         if result.outcome != "pass":
             break
     assert result is not None
@@ -146,13 +150,12 @@ def run_script(ctx: CheckContext) -> CheckResult:
     return result
 
 
-def _run_one(ctx: CheckContext, data: bytes, decoded: dict[str, Any]) -> CheckResult:
+def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
     check = ctx.check
     assert check.script is not None
     started = time.monotonic()
     proc = run_check_command(check.script, data, timeout=check.timeout,
-                             cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes,
-                             decoded=decoded)
+                             cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes)
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)

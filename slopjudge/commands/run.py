@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the report in FORMAT to FILE, from the same run "
                              "(repeatable)")
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
-                        help="checks run at once, at least 1 (default: jobs from the settings, "
-                             "else the CPU count)")
+                        help="script checks run at once, at least 1 (default: jobs from the "
+                             "settings, else the CPU count); judge calls run at once up to "
+                             "judge_slots (default 8)")
     parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
     parser.add_argument("--runner", metavar="CMD", help="judge runner command (default: sr-agent "
                         "on PATH, else slopjudge-agent)")
@@ -173,16 +174,7 @@ def run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         return fail(str(exc))
-    from slopjudge import procs
-
-    # Before the imports: the first cgroup move of a process waits for a kernel grace
-    # period, paid here in the background, not by the git reads and checks after it.
-    # Six cgroups made ahead: the git reads of a commit range, and two checks.
-    stop_warming = procs.warm_cgroups(6)
-    try:
-        return _run(args, writes, shard)
-    finally:
-        stop_warming()
+    return _run(args, writes, shard)
 
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
@@ -213,7 +205,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
                 return prepared
             settings, rules, load_errors, event = prepared
             # A judge's code waits until a judge has files to judge.
-            engine.import_ahead(("script",), rules, helpers=True)
+            engine.import_ahead(("script",))
         except BaseException:  # Ctrl-C, SIGTERM, bad settings: the git being read goes too
             reading.kill()
             raise

@@ -115,7 +115,7 @@ def broken_answer(broken: list[LoadError], event: Event, workspace: str,
 def _no_cycle_collection() -> None:
     """A hook process lives for one call: collecting reference cycles while it imports
     costs more (about a tenth of a PreToolUse hook) than the memory it would free.
-    Python checks forked from it collect as usual (procs turns it back on in the fork)."""
+    Its checks are processes of their own, which collect as usual."""
     import gc
 
     gc.disable()
@@ -141,25 +141,16 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
         return 0
-    from slopjudge import procs
+    changeset = proposed_changeset(event, workspace)
+    if changeset is None:
+        return 0
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.records.record import recording
 
-    # The checks' containment gets ready while the change and payloads are built.
-    stop_warming = procs.warm_cgroups(
-        sum(c.kind == "script" for rule in rules for c in rule.checks))
-    try:
-        changeset = proposed_changeset(event, workspace)
-        if changeset is None:
-            return 0
-        from slopjudge.checks import engine
-        from slopjudge.checks.options import options_from_settings
-
-        options = options_from_settings(settings)
-        from slopjudge.records.record import recording
-
-        results = engine.run(rules, event, changeset, workspace=workspace, options=options,
-                             on_result=recording(settings.events_file, event))
-    finally:
-        stop_warming()
+    options = options_from_settings(settings)
+    results = engine.run(rules, event, changeset, workspace=workspace, options=options,
+                         on_result=recording(settings.events_file, event))
     answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
     if answer is not None:
         common.emit(answer)

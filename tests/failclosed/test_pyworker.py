@@ -1,5 +1,6 @@
-"""Python script checks run in a fork of slopjudge, not a new interpreter: the script
-protocol and its fail-closed guarantees hold there exactly as for any command."""
+"""Python script checks run on slopjudge's interpreter as ``python script.py``, each its
+own process: the script protocol and its fail-closed guarantees hold for them exactly
+as for any command."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from slopjudge import procs
 from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
+from slopjudge.checks.script import run_check_command
 from slopjudge.model import Changeset, Check, CheckResult, Event, FileChange, Rule
 from tests.helpers import (
     PY,
@@ -46,14 +48,6 @@ def _rule(folder: Path, rid: str, script: str, timeout: float) -> Rule:
                 description=f"{rid} test rule", checks=[check])
 
 
-@pytest.fixture(autouse=True)
-def _needs_forks(request: pytest.FixtureRequest) -> None:
-    """Where no cgroup can hold a check, Python checks run in a fresh interpreter:
-    the tests about the fork itself do not apply (the containment tests still do)."""
-    if "contained" not in request.fixturenames and not procs.forks_python():
-        pytest.skip("Python checks are not forked here (no writable cgroup v2)")
-
-
 def run_py(tmp_path: Path, bodies: dict[str, str], timeout: float = 30.0
            ) -> dict[str, CheckResult]:
     """Run one Python script check per body (in parallel) on a one-file change."""
@@ -71,7 +65,7 @@ def run_py(tmp_path: Path, bodies: dict[str, str], timeout: float = 30.0
     return {r.rule: r for r in results}
 
 
-def test_runs_in_the_worker_with_the_plain_protocol(tmp_path: Path) -> None:
+def test_runs_in_a_fresh_interpreter_with_the_plain_protocol(tmp_path: Path) -> None:
     seen = tmp_path / "seen.json"
     body = f"""
 import json, os, sys
@@ -86,16 +80,9 @@ print("looked")
     assert result.outcome == "pass", result.reason
     got = json.loads(seen.read_text())
     folder = str(tmp_path / "rules" / "r")
-    assert got == {"worker": True, "argv": [os.path.join(folder, "check.py")], "cwd": folder,
+    assert got == {"worker": False, "argv": [os.path.join(folder, "check.py")], "cwd": folder,
                    "path0": os.path.realpath(folder), "rule": "r", "main": "__main__",
                    "check": {"id": "check"}, "files": ["a.py"]}
-
-
-def test_no_fork_setting_runs_a_fresh_interpreter(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(procs.NO_FORK_ENV, "1")
-    body = "import sys\nsys.exit(3 if 'slopjudge.procs' in sys.modules else 0)"
-    assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
 
 
 @pytest.mark.parametrize(("body", "outcome", "reason"), [
@@ -130,7 +117,6 @@ if forked == 0:
 open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{bg.pid}} {{forked}}")
 time.sleep(60)
 """
-    assert procs.forks_python() == (contained == "cgroup")
     try:
         result = run_py(tmp_path, {"r": body}, timeout=1.0)["r"]
         assert result.outcome == "error"
@@ -164,7 +150,7 @@ while not os.path.exists({str(pidfile)!r}) or not open({str(pidfile)!r}).read():
 def test_huge_output_is_bounded(tmp_path: Path) -> None:
     script = tmp_path / "loud.py"
     script.write_text("import sys\nfor _ in range(64):\n    sys.stdout.write('x' * (1 << 20))\n")
-    res = procs.run([sys.executable, str(script)], fork=True, timeout=30, cwd=str(tmp_path),
+    res = procs.run([sys.executable, str(script)], timeout=30, cwd=str(tmp_path),
                     max_output=1 << 20)
     assert res.returncode == 0, res.stderr
     assert 1 << 20 <= len(res.stdout) < (1 << 20) + 65536 * 2
@@ -178,7 +164,8 @@ def test_a_slow_check_does_not_hold_a_fast_one(tmp_path: Path) -> None:
 
 
 def test_missing_script_could_not_start(tmp_path: Path) -> None:
-    res = procs.run([sys.executable, str(tmp_path / "gone.py")], fork=True, timeout=5)
+    res = run_check_command(str(tmp_path / "gone.py"), b"{}", timeout=5, cwd=str(tmp_path),
+                            env=dict(os.environ))
     assert res.start_error is not None and "not found" in res.start_error
 
 
@@ -233,9 +220,9 @@ time.sleep(60)
     assert "slow-py" in answer["permissionDecisionReason"]
 
 
-def test_python_checks_fork_without_a_new_interpreter(tmp_path: Path) -> None:
-    """The worker is really a fork: the check process's executable is this Python and
-    it was never exec'd (its parent is the process running the checks)."""
+def test_python_checks_run_on_this_interpreter_as_a_child(tmp_path: Path) -> None:
+    """The check process's executable is this Python, whatever PATH holds, and its
+    parent is the process running the checks (no shell or worker left in between)."""
     info = tmp_path / "info"
     body = f"""
 import os
@@ -247,28 +234,6 @@ open({str(info)!r}, "w").write(f"{{os.getppid()}} {{os.readlink('/proc/self/exe'
     assert os.path.realpath(exe) == os.path.realpath(PY)
 
 
-def test_shared_helpers_are_imported_once_before_the_fork(tmp_path: Path) -> None:
-    """``rules/_lib`` modules are already imported when a check starts; a helper that
-    cannot import is left to the check, which then fails on its own."""
-    lib = tmp_path / "rules" / "_lib"
-    lib.mkdir(parents=True)
-    (lib / "sjhelper_ok.py").write_text("VALUE = 42\n")
-    (lib / "sjhelper_broken.py").write_text("raise RuntimeError('helper is broken')\n")
-    body = """
-import os, sys
-preloaded = "sjhelper_ok" in sys.modules
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
-import sjhelper_ok
-if not preloaded or sjhelper_ok.VALUE != 42:
-    sys.exit("not preloaded")
-"""
-    broken = body.replace("sjhelper_ok", "sjhelper_broken")
-    results = run_py(tmp_path, {"ok": body, "broken": broken})
-    assert results["ok"].outcome == "pass", results["ok"].reason
-    assert results["broken"].outcome == "refuse"
-    assert "helper is broken" in results["broken"].reason
-
-
 def test_no_bytecode_is_written_beside_the_rules(tmp_path: Path) -> None:
     """A ``__pycache__`` under rules/ would be a protected file changed by the run."""
     lib = tmp_path / "rules" / "_lib"
@@ -278,8 +243,7 @@ def test_no_bytecode_is_written_beside_the_rules(tmp_path: Path) -> None:
     body = """
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
-del sys.modules["sjhelper_late"]
-import sjhelper_late
+import sjhelper_nocache, sjhelper_late
 """
     assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"
     assert run_py(tmp_path, {"r": body})["r"].outcome == "pass"

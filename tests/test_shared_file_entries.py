@@ -1,30 +1,22 @@
 """A big change's per-file work is done once per run: rules share their file entries and
-their JSON, a forked Python check reads the payload its worker already held (the same
-object its stdin holds), and the rule pack's helper builds each file once before the
-forks. Each of these must leave what a check sees exactly as it was."""
+their JSON. That must leave what a check sees exactly as it was."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopjudge import procs
 from slopjudge.changes import changeset as cs
-from slopjudge.checks import engine
-from slopjudge.checks.options import RunOptions
 from slopjudge.model import Changeset, Check, Event, Rule
 from slopjudge.payload import encode, for_rule
-from tests.helpers import executable, py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,41 +115,6 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-INHERITS = f"""
-import json, sys
-sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
-from test_inherited_payload import _same
-from slopjudge.payload import inherited
-raw = sys.stdin.read()
-held = inherited()
-if held is None:
-    print(json.dumps({{"reason": "nothing inherited"}}))
-    sys.exit(1)
-if not _same(held, json.loads(raw)):
-    print(json.dumps({{"reason": "the inherited payload is not the one on stdin"}}))
-    sys.exit(1)
-print(json.dumps({{"reason": str(len(held["changeset"]["files"]))}}))
-"""
-
-
-@pytest.mark.skipif(not procs.forks_python(), reason="Python checks fork only with cgroups")
-def test_a_forked_check_inherits_exactly_what_its_stdin_holds(tmp_path: Path) -> None:
-    folder = tmp_path / "rules" / "r"
-    script = executable(folder / "check.py", py(INHERITS))
-    rules = [_rule("r", [], str(script), folder), _rule("s", [], str(script), folder)]
-    rules[1].checks[0].rule = "s"
-    change = _changeset()
-    results = engine.run(rules, Event(kind="ci"), change, workspace=str(tmp_path),
-                         options=RunOptions(jobs=2))
-    assert [(r.outcome, r.reason) for r in results] == [("pass", "6"), ("pass", "6")]
-
-
-def test_a_process_slopjudge_did_not_fork_inherits_nothing() -> None:
-    out = subprocess.run([sys.executable, "-c", "from slopjudge.payload import inherited; "
-                          "print(inherited())"], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "None"
-
-
 def _slopscan() -> ModuleType:
     """A fresh copy of the pack's helper (nothing prepared yet)."""
     path = ROOT / "rules" / "_lib" / "slopscan.py"
@@ -182,55 +139,6 @@ def _seen(ss: ModuleType, payload: dict[str, Any], **flags: bool) -> list[Any]:
 
 FLAGS = [{}, {"include_deleted": True}, {"include_test_data": True},
          {"include_deleted": True, "include_test_data": True}]
-
-
-def test_files_prepared_before_the_fork_are_the_files_a_check_builds(tmp_path: Path) -> None:
-    ss = _slopscan()
-    change = _changeset()
-    every, python = _payloads(change, [_rule("a", []), _rule("b", ["*.py"])], str(tmp_path))
-    fresh = {(id(p), i): _seen(ss, p, **f) for p in (every, python)
-             for i, f in enumerate(FLAGS)}
-    assert ss._PREPARED is None
-    ss.slopjudge_prefork(every)
-    ss.slopjudge_prefork(python)  # its entries were built for ``every`` already
-    prepared = ss._PREPARED
-    assert prepared is not None and len(prepared.entries) == 6  # each file once
-    built = {id(e[1]) for e in prepared.entries.values()}
-    for p in (every, python):
-        for i, f in enumerate(FLAGS):
-            got = _seen(ss, p, **f)
-            assert got == fresh[(id(p), i)]
-            assert all(id(sf) in built for sf, _ in got)  # taken, not built again
-    # Another workspace is another context: nothing prepared is used, the answer is the same.
-    moved = dict(every, workspace=str(tmp_path / "elsewhere"))
-    again = _seen(ss, moved, include_deleted=True, include_test_data=True)
-    assert again == fresh[(id(every), 3)]
-    assert not any(id(sf) in built for sf, _ in again)
-
-
-def test_a_file_without_parsed_hunks_still_fails_the_check_after_a_prefork(
-        tmp_path: Path) -> None:
-    ss = _slopscan()
-    [payload] = _payloads(_changeset(), [_rule("a", [])], str(tmp_path))
-    broken = dict(payload["changeset"]["files"][0])
-    del broken["hunks"]
-    payload["changeset"] = dict(payload["changeset"], files=[broken])
-    ss.slopjudge_prefork(payload)  # what it cannot build it leaves to the check
-    with pytest.raises(ValueError, match="no parsed hunks"):
-        list(ss.files(payload))
-
-
-def test_prefork_past_its_budget_leaves_the_rest_to_the_checks(tmp_path: Path) -> None:
-    ss = _slopscan()
-    [payload] = _payloads(_changeset(), [_rule("a", [])], str(tmp_path))
-    fresh = _seen(ss, payload, include_deleted=True, include_test_data=True)
-    vars(ss)["PREFORK_BUDGET_S"] = -1.0  # spent before the first file
-    ss.slopjudge_prefork(payload)
-    assert ss._PREPARED is not None and not ss._PREPARED.entries
-    vars(ss)["PREFORK_BUDGET_S"] = 60.0
-    ss.slopjudge_prefork(payload)  # the list was not finished: it is prepared now
-    assert len(ss._PREPARED.entries) == 6
-    assert _seen(ss, payload, include_deleted=True, include_test_data=True) == fresh
 
 
 @settings(max_examples=300, deadline=None)
