@@ -24,13 +24,15 @@ from slopjudge.loading.rulecache import load_rules_cached
 from slopjudge.model import Changeset, Event, FileChange
 
 RUNNER = """#!{python}
-import json, os, sys
+import json, os, sys, time
 sys.stdin.read()
 with open(os.environ["CALL_LOG"], "a") as fh:
     fh.write(os.environ["SLOPJUDGE_LAUNCHED_BY"] + "\\n")
+time.sleep(float(os.environ.get("CALL_SECONDS", "0")))  # calls overlap, as a model's do
 print('{{"pass": true, "reasoning": "fine"}}')
-print("JUDGE-USAGE-JSON: " + json.dumps({{"input_tokens": 900, "output_tokens": 100,
-      "cost_usd": 0.01, "model": "fake-model"}}), file=sys.stderr)
+usage = {{"input_tokens": 900, "output_tokens": 100, "cost_usd": 0.01, "model": "fake-model"}}
+usage.update(json.loads(os.environ.get("CALL_USAGE", "{{}}")))
+print("JUDGE-USAGE-JSON: " + json.dumps(usage), file=sys.stderr)
 """
 
 
@@ -60,12 +62,14 @@ def repo(tmp_path: Path) -> Path:
     return r
 
 
-def run(repo: Path, settings: str, *extra: str) -> tuple[int, dict[str, Any], list[str]]:
+def run(repo: Path, settings: str, *extra: str, env_extra: dict[str, str] | None = None
+        ) -> tuple[int, dict[str, Any], list[str]]:
     tmp = repo.parent
     (repo / "slopjudge.yaml").write_text(settings)
     log = tmp / "calls.log"
     log.unlink(missing_ok=True)
-    env = {**os.environ, "CALL_LOG": str(log), "SLOPJUDGE_EVENTS_FILE": str(tmp / "events.jsonl")}
+    env = {**os.environ, "CALL_LOG": str(log), "SLOPJUDGE_EVENTS_FILE": str(tmp / "events.jsonl"),
+           **(env_extra or {})}
     env.pop("SLOPJUDGE_JUDGE_MOCKS", None)
     env.pop("SLOPJUDGE_RUNNER", None)
     proc = subprocess.run(
@@ -109,21 +113,58 @@ def test_max_tokens_counts_what_the_runner_reported(repo: Path) -> None:
     sizes = {c["usage"]["prompt_tokens"] for c in dry["checks"]}
     assert calls == [] and len(sizes) == 1
     (prompt,) = sizes
-    # 1,000 tokens a call: after two calls (2,000) a third prompt fits exactly.
-    limit = 2000 + prompt
+    # 1,000 tokens a call: the first call counts 1,000 for its prompt's estimate, so
+    # each later one is estimated at 1,000 too; a third would pass the limit.
+    limit = 2999
     code, report, calls = run(repo, f"max_tokens: {limit}\njobs: 1\n", "--no-cache")
-    assert len(calls) == 3 and outcomes(report).count("error") == 2
+    assert len(calls) == 2 and outcomes(report).count("error") == 3
     reason = next(c["reason"] for c in report["checks"] if c["outcome"] == "error")
-    assert reason == (f"budget max_tokens ({limit:,}) would be exceeded: 3,000 tokens spent "
-                      f"in this run, and this call's prompt is about {prompt:,} more; "
+    assert reason == (f"budget max_tokens ({limit:,}) would be exceeded: 2,000 tokens spent "
+                      "or held in this run, and this call is estimated at 1,000 more; "
                       "this check was not judged")
+    assert report["usage"]["input_tokens"] + report["usage"]["output_tokens"] <= limit
+    assert prompt < 1000  # what the runner reported, not the prompt's size, is counted
 
 
 def test_max_cost_usd(repo: Path) -> None:
     code, report, calls = run(repo, "max_cost_usd: 0.025\njobs: 1\n", "--no-cache")
-    assert len(calls) == 3 and code == 2
+    assert len(calls) == 2 and code == 2  # a third call of $0.01 would pass $0.025
     reason = next(c["reason"] for c in report["checks"] if c["outcome"] == "error")
-    assert reason.startswith("budget max_cost_usd ($0.0250) is spent: $0.0300 in this run")
+    assert reason == ("budget max_cost_usd ($0.0250) would be exceeded: $0.0200 spent or held "
+                      "in this run, and this call is estimated at $0.0100 more; "
+                      "this check was not judged")
+
+
+def _twenty_judges(repo: Path) -> None:
+    for n in range(5, 20):
+        (repo / "rules" / f"judge-{n}.yaml").write_text(
+            f"description: judge {n}\nchecks:\n  - id: judge\n    judge: j.md.j2\n")
+
+
+@pytest.mark.parametrize(("settings", "usage", "calls_made", "budget"), [
+    ("max_cost_usd: 0.5", {"cost_usd": 0.4}, 1, "max_cost_usd"),  # the issue's case
+    ("max_cost_usd: 0.5", {"cost_usd": 0.04}, 12, "max_cost_usd"),
+    ("max_tokens: 5500", {}, 5, "max_tokens"),
+    ("max_judge_calls: 7", {}, 7, "max_judge_calls"),
+    ("session_max_cost_usd: 0.1", {"cost_usd": 0.03}, 3, "session_max_cost_usd"),
+    ("session_max_tokens: 4500", {}, 4, "session_max_tokens"),
+])
+def test_parallel_calls_never_pass_a_limit_together(
+        repo: Path, settings: str, usage: dict[str, float], calls_made: int, budget: str) -> None:
+    """20 judge checks, 8 at a time, each call taking a while: the calls made stay
+    within the limit, and every check past it is an error naming the budget."""
+    _twenty_judges(repo)
+    code, report, calls = run(repo, settings + "\n", "--no-cache", "--jobs", "8",
+                              env_extra={"CALL_SECONDS": "0.3", "CALL_USAGE": json.dumps(usage)})
+    limit = float(settings.split(": ")[1])
+    spent = report["usage"]
+    total = {"max_cost_usd": spent.get("cost_usd", 0.0), "max_judge_calls": len(calls),
+             "max_tokens": spent["input_tokens"] + spent["output_tokens"]}
+    assert total[budget.removeprefix("session_")] <= limit
+    assert len(calls) == calls_made and code == 2
+    errors = [c["reason"] for c in report["checks"] if c["outcome"] == "error"]
+    assert len(errors) == 20 - calls_made
+    assert all(r.startswith(f"budget {budget} (") for r in errors), errors
 
 
 def test_each_file_units_share_the_budget(repo: Path) -> None:
@@ -186,4 +227,4 @@ def test_a_damaged_session_file_fails_closed(tmp_path: Path) -> None:
     assert problem is not None and problem.startswith(
         f"budget: this agent session's spend record {path} cannot be read (not JSON")
     assert "delete it to reset" in problem
-    assert budget.acquire(None, 10) is None  # no session id: the "default" session
+    assert not isinstance(budget.acquire(None, 10), str)  # no session id: the "default" one

@@ -122,16 +122,31 @@ def _run(
 
     rules_by_id = {r.id: r for r in rules}
 
+    from slopjudge.checks.graph import default_jobs
+
+    # Script checks use a CPU each, at most ``jobs`` at once; judge checks mostly wait on
+    # a model, at most ``judge_slots`` calls at once (judging/slots.py): both kinds run
+    # side by side on the pool, so a judge waiting never holds a script check back.
+    cpus = options.jobs or default_jobs()
+    judges = sum(ctx.check.kind == "judge" for ctx in contexts.values())
+    scripts = threading.BoundedSemaphore(cpus)
+
     def run_one(check: Check) -> CheckResult:
         if check.full_id in preset:
             return preset[check.full_id]
         ctx = contexts.pop(check.full_id)  # a finished rule's payload is freed
-        if on_start is not None:
-            on_start(check.full_id)
         kind = CHECK_KINDS.get(check.kind)
         if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
             raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
-        result = kind(ctx)
+        if check.kind == "judge":
+            if on_start is not None:
+                on_start(check.full_id)
+            result = kind(ctx)
+        else:
+            with scripts:
+                if on_start is not None:
+                    on_start(check.full_id)
+                result = kind(ctx)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
             result.outcome = "would_refuse"
@@ -139,7 +154,7 @@ def _run(
 
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
-    jobs = options.jobs if len(contexts) > 1 else 1
+    jobs = cpus + min(judges, max(1, options.judge_slots)) if len(contexts) > 1 else 1
     return graph.execute(ordered, run_one, jobs=jobs, on_result=on_result,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
 

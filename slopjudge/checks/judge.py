@@ -160,26 +160,41 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     script = mocks.get(full_id)
     if not script:
         return _Judgment("error", f"no judge mock for {full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
-    over = _acquire(ctx, unit)
-    if over is not None:
-        return _Judgment("error", over)
+    held = _acquire(ctx, unit)
+    if isinstance(held, str):
+        return _Judgment("error", held)
     try:
-        judgment = _run_mock(ctx, unit, script)
+        judgment = _in_slot(ctx, lambda: _run_mock(ctx, unit, script))
     finally:
-        _settle(ctx, unit, None)
+        _settle(ctx, held, None)
     judgment.called = True
     return judgment
 
 
-def _acquire(ctx: CheckContext, unit: _Unit) -> str | None:
-    """The budget's word on one model call (None: go ahead; it is counted)."""
+def _acquire(ctx: CheckContext, unit: _Unit) -> Any:
+    """The budget's word on one model call: why it must not be made (a str), else what
+    it holds until it settles (None without a budget)."""
     budget = ctx.options.budget
-    return budget.acquire(ctx.event.session_id, unit.tokens) if budget is not None else None
+    if budget is None:
+        return None
+    return budget.acquire(ctx.event.session_id, unit.tokens, wait_s=ctx.check.timeout)
 
 
-def _settle(ctx: CheckContext, unit: _Unit, usage: dict[str, Any] | None) -> None:
-    if ctx.options.budget is not None:
-        ctx.options.budget.settle(ctx.event.session_id, unit.tokens, usage)
+def _in_slot(ctx: CheckContext, call: Any) -> _Judgment:
+    """``call()`` (one model call) while holding one of the machine's judge slots."""
+    from slopjudge.judging.slots import Slot
+
+    try:
+        with Slot(ctx.options.judge_slots, ctx.check.timeout):
+            judgment: _Judgment = call()
+            return judgment
+    except (TimeoutError, OSError) as exc:
+        return _Judgment("error", f"the judge was not asked: {exc}")
+
+
+def _settle(ctx: CheckContext, held: Any, usage: dict[str, Any] | None) -> None:
+    if held is not None:
+        ctx.options.budget.settle(ctx.event.session_id, held, usage)
 
 
 def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
@@ -237,13 +252,13 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         cached = real.cache.get(key)
         if cached is not None:
             return _from_verdict(cached, check.min_confidence, _path(unit), True)
-    over = _acquire(ctx, unit)
-    if over is not None:
-        return _Judgment("error", over)
+    held = _acquire(ctx, unit)
+    if isinstance(held, str):
+        return _Judgment("error", held)
     try:
-        judgment = _call_real(ctx, unit, real, key)
+        judgment = _in_slot(ctx, lambda: _call_real(ctx, unit, real, key))
     finally:
-        _settle(ctx, unit, unit.usage)
+        _settle(ctx, held, unit.usage)
     judgment.usage, judgment.called = unit.usage, True
     return judgment
 
@@ -370,7 +385,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     if opts.judge_mocks is not None:
         script = opts.judge_mocks.get(check.full_id)
         result.runner = f"mock:{script}" if script else "mock"
-        judgments = _map(opts.jobs, lambda u: _judge_mock(ctx, u), units)
+        judgments = _map(opts.judge_slots, lambda u: _judge_mock(ctx, u), units)
     else:
         from slopjudge.judging.verifier import verifier_path
 
@@ -384,7 +399,7 @@ def _run(ctx: CheckContext) -> CheckResult:
                  if opts.cache_dir and not opts.no_cache else None)
         real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
         result.runner = real.identity
-        judgments = _map(opts.jobs, lambda u: _judge_real(ctx, u, real), units)
+        judgments = _map(opts.judge_slots, lambda u: _judge_real(ctx, u, real), units)
 
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
@@ -474,11 +489,11 @@ def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
         result.cost = result.usage.get("cost_usd")
 
 
-def _map(jobs: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:
+def _map(slots: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:
     if len(units) == 1:
         return [fn(units[0])]
-    # Judge calls wait on a model, not a CPU: do not bound them by the CPU count.
-    workers = min(len(units), jobs if jobs > 0 else 8)
+    # Judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs.
+    workers = min(len(units), max(1, slots))
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="judge-file") as pool:
         return list(pool.map(fn, units))
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 class RunOptions:
     """How one engine run behaves; filled from CLI flags, config and environment."""
 
-    jobs: int = 0  # 0: the CPU count
+    jobs: int = 0  # script checks at once; 0: the CPU count
+    judge_slots: int = 8  # model calls at once, on this whole machine (judging/slots.py)
     dry_run: bool = False
     prompts_dir: str | None = None
     # The runner command line: --runner, else the settings' (SLOPJUDGE_RUNNER beats the
@@ -46,6 +47,7 @@ class RunOptions:
 def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     opts = RunOptions(
         jobs=settings.jobs,
+        judge_slots=settings.judge_slots,
         runner=settings.runner,
         cache_dir=settings.cache_dir,
         template_dirs=list(settings.template_dirs),

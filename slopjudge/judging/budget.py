@@ -11,19 +11,21 @@ Settings (``slopjudge.yaml`` / ``[tool.slopjudge]``), each unset by default:
 Before each model call the judge asks :meth:`Budget.acquire`; a call that
 would go over a limit is not made and its check is an ``error`` naming the
 limit and how far it is spent. Calls answered from the verdict cache are
-never counted. A call is counted when it starts (so parallel calls cannot
-all slip under the limit at once), its prompt's estimated tokens are held
-against ``max_tokens`` while it runs, and :meth:`Budget.settle` replaces the
-estimate with what the runner reported.
+never counted. A call reserves its estimated tokens and cost when it starts,
+so parallel calls cannot together pass a limit, and :meth:`Budget.settle`
+replaces the estimate with what the runner reported.
 
 Standard library only.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import threading
+import time
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
@@ -40,62 +42,124 @@ class Spend:
     cost_usd: float = 0.0
 
 
-def _over(prefix: str, where: str, limits: Limits, spent: Spend, prompt_tokens: int) -> str | None:
+@record
+class Rates:
+    """What one estimated prompt token of a call has been counted at, at most: its
+    tokens (input, output and cache, as the runner reported them) and its cost."""
+
+    tokens: float = 0.0
+    cost_usd: float = 0.0
+
+    def learn(self, prompt_tokens: int, tokens: int, cost: float) -> None:
+        size = max(prompt_tokens, 1)
+        self.tokens = max(self.tokens, tokens / size)
+        self.cost_usd = max(self.cost_usd, cost / size)
+
+
+def _over(prefix: str, where: str, limits: Limits, spent: Spend, tokens: int,
+          cost: float) -> str | None:
+    """Why a call estimated at ``tokens`` and ``cost`` must not start, given ``spent``
+    (what is counted and held already); None when it fits every limit."""
     calls = getattr(limits, f"{prefix}max_judge_calls")
-    tokens = getattr(limits, f"{prefix}max_tokens")
-    cost = getattr(limits, f"{prefix}max_cost_usd")
+    max_tokens = getattr(limits, f"{prefix}max_tokens")
+    max_cost = getattr(limits, f"{prefix}max_cost_usd")
     if calls is not None and spent.judge_calls >= calls:
         return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent.judge_calls} of "
                 f"{calls} judge calls made {where}; this check was not judged")
-    if tokens is not None and spent.tokens + prompt_tokens > tokens:
-        return (f"budget {prefix}max_tokens ({tokens:,}) would be exceeded: {spent.tokens:,} "
-                f"tokens spent {where}, and this call's prompt is about {prompt_tokens:,} more; "
-                "this check was not judged")
-    if cost is not None and spent.cost_usd >= cost:
-        return (f"budget {prefix}max_cost_usd (${cost:.4f}) is spent: ${spent.cost_usd:.4f} "
-                f"{where}; this check was not judged")
+    if max_tokens is not None and spent.tokens + tokens > max_tokens:
+        return (f"budget {prefix}max_tokens ({max_tokens:,}) would be exceeded: "
+                f"{spent.tokens:,} tokens spent or held {where}, and this call is estimated "
+                f"at {tokens:,} more; this check was not judged")
+    if max_cost is not None and (spent.cost_usd >= max_cost
+                                 or spent.cost_usd + cost > max_cost):
+        return (f"budget {prefix}max_cost_usd (${max_cost:.4f}) would be exceeded: "
+                f"${spent.cost_usd:.4f} spent or held {where}, and this call is estimated at "
+                f"${cost:.4f} more; this check was not judged")
     return None
 
 
 class Budget:
-    """The spend of one run (and of its agent session), shared by every judge thread."""
+    """The spend of one run (and of its agent session), shared by every judge thread.
+
+    A call reserves its estimate before it starts and settles after: its prompt's
+    estimated tokens times the most tokens and USD an estimated token has been counted
+    at so far (:class:`Rates`, learnt in this run and kept in the session's record).
+    While nothing is learnt yet, a call that a token or cost limit applies to starts
+    only when no other call is running: the first one measures the rates alone.
+    """
 
     def __init__(self, limits: Limits, state_dir: str | None = None) -> None:
         self.limits = limits
         self.state_dir = state_dir
         self.run = Spend()
-        self._held = 0  # estimated prompt tokens of calls still running
-        self._lock = threading.Lock()
+        self.held = Spend()  # the estimates of calls still running
+        self.rates: Rates | None = None
+        self._changed = threading.Condition()
+        self._ids = itertools.count(1)
 
     @classmethod
     def from_settings(cls, settings: Any) -> Budget | None:
         limits = Limits(**{f.name: getattr(settings, f.name, None) for f in fields(Limits)})
         return cls(limits, getattr(settings, "state_dir", None)) if limits.any() else None
 
-    def acquire(self, session_id: str | None, prompt_tokens: int) -> str | None:
-        """Count one call about to start; or the reason it must not (nothing counted)."""
-        with self._lock:
-            held = Spend(self.run.judge_calls, self.run.tokens + self._held, self.run.cost_usd)
-            problem = _over("", "in this run", self.limits, held, prompt_tokens)
+    def _measured(self) -> bool:
+        """Whether a call's cost can be estimated, or no limit needs it."""
+        lim = self.limits
+        return self.rates is not None or all(v is None for v in (
+            lim.max_tokens, lim.max_cost_usd, lim.session_max_tokens, lim.session_max_cost_usd))
+
+    def acquire(self, session_id: str | None, prompt_tokens: int,
+                wait_s: float = 600.0) -> Reservation | str:
+        """Reserve one call about to start; or the reason it must not (nothing held).
+        Waits (at most ``wait_s``) while the first call of the run measures the rates."""
+        deadline = time.monotonic() + wait_s
+        with self._changed:
+            while True:
+                if self.rates is None and self.limits.session() and self.state_dir:
+                    self.rates = self._session_rates(session_id)
+                if self._measured() or not self.held.judge_calls:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
+                            "first call is still running); this check was not judged")
+                self._changed.wait(left)
+            rates = self.rates or Rates(tokens=1.0)
+            want = Reservation(next(self._ids), prompt_tokens,
+                               math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
+                               prompt_tokens * rates.cost_usd)
+            held = Spend(self.run.judge_calls + self.held.judge_calls,
+                         self.run.tokens + self.held.tokens,
+                         self.run.cost_usd + self.held.cost_usd)
+            problem = _over("", "in this run", self.limits, held, want.tokens, want.cost_usd)
             if problem is None and self.limits.session() and self.state_dir:
-                problem = self._session_update(session_id, prompt_tokens, reserve=True)
+                problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
                 return problem
-            self.run.judge_calls += 1
-            self._held += prompt_tokens
-            return None
+            self.held.judge_calls += 1
+            self.held.tokens += want.tokens
+            self.held.cost_usd += want.cost_usd
+            return want
 
-    def settle(self, session_id: str | None, prompt_tokens: int,
+    def settle(self, session_id: str | None, want: Reservation,
                usage: dict[str, Any] | None) -> None:
-        """The call is over: swap its estimate for what it cost (the estimate if unreported)."""
-        spent = total_tokens(usage) if usage else prompt_tokens
+        """The call is over: swap its estimate for what it cost (the prompt's estimated
+        tokens when the runner reported none)."""
+        spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
-        with self._lock:
-            self._held -= prompt_tokens
+        with self._changed:
+            self.held.judge_calls -= 1
+            self.held.tokens -= want.tokens
+            self.held.cost_usd -= want.cost_usd
+            self.run.judge_calls += 1
             self.run.tokens += spent
             self.run.cost_usd += cost
+            if self.rates is None:
+                self.rates = Rates()
+            self.rates.learn(want.prompt_tokens, spent, cost)
             if self.limits.session() and self.state_dir:
-                self._session_update(session_id, 0, reserve=False, tokens=spent, cost=cost)
+                self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
+            self._changed.notify_all()
 
     # -- the session's spend, kept across hook calls --------------------------
 
@@ -103,39 +167,101 @@ class Budget:
         assert self.state_dir is not None
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
 
-    def _session_update(self, session_id: str | None, prompt_tokens: int, *, reserve: bool,
+    def _session_rates(self, session_id: str | None) -> Rates | None:
+        try:
+            record = _read_record(self.session_path(session_id))
+        except ValueError:
+            return None  # the reservation says so
+        return record[2]
+
+    def _session_update(self, session_id: str | None, want: Reservation, *, reserve: bool,
                         tokens: int = 0, cost: float = 0.0) -> str | None:
-        """Read, check and write the session's spend under an exclusive lock."""
+        """Read, check and write the session's spend under an exclusive lock. Running
+        calls are held there by process and call, so a call in another hook process of
+        the session counts; a process that died holds nothing."""
         path = self.session_path(session_id)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
-            try:
-                import fcntl
+            import fcntl
 
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except ImportError:  # pragma: no cover - not POSIX
-                pass
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                spent = read_session_spend(path)
+                spent, held, rates = _read_record(path)
             except ValueError as exc:
                 # Fail closed: an unreadable record is a spent budget, said as such.
                 return (f"budget: this agent session's spend record {path} cannot be read "
                         f"({exc}); delete it to reset the session's budget; "
                         "this check was not judged")
+            key = f"{os.getpid()}.{want.id}"
             if reserve:
-                problem = _over("session_", "in this agent session", self.limits, spent,
-                                prompt_tokens)
+                counted = Spend(spent.judge_calls + len(held),
+                                spent.tokens + int(sum(h[0] for h in held.values())),
+                                spent.cost_usd + sum(h[1] for h in held.values()))
+                problem = _over("session_", "in this agent session", self.limits, counted,
+                                want.tokens, want.cost_usd)
                 if problem is not None:
                     return problem
+                held[key] = [want.tokens, want.cost_usd]
+            else:
+                held.pop(key, None)
                 spent.judge_calls += 1
-            spent.tokens += tokens
-            spent.cost_usd += cost
-            write_atomic(path, json.dumps({"judge_calls": spent.judge_calls,
-                                           "tokens": spent.tokens, "cost_usd": spent.cost_usd}))
+                spent.tokens += tokens
+                spent.cost_usd += cost
+                rates = rates or Rates()
+                rates.learn(want.prompt_tokens, tokens, cost)
+            record: dict[str, Any] = {"judge_calls": spent.judge_calls, "tokens": spent.tokens,
+                                      "cost_usd": spent.cost_usd, "held": held}
+            if rates is not None:
+                record["rates"] = {"tokens": rates.tokens, "cost_usd": rates.cost_usd}
+            write_atomic(path, json.dumps(record))
             return None
         finally:
             os.close(fd)
+
+
+@record
+class Reservation:
+    """One running call's estimate, held against the limits until it settles."""
+
+    id: int
+    prompt_tokens: int
+    tokens: int
+    cost_usd: float
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
+    """The session's spend, the calls still held (those of live processes) and its rates."""
+    spend = read_session_spend(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return spend, {}, None  # a missing file (a broken one failed above)
+    held: dict[str, list[float]] = {}
+    raw = data.get("held")
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        pid = str(key).split(".", 1)[0]
+        if (pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, (int, float)) and v >= 0 for v in value)):
+            held[str(key)] = [float(value[0]), float(value[1])]
+    rates = None
+    raw = data.get("rates")
+    if isinstance(raw, dict):
+        nums = [raw.get("tokens"), raw.get("cost_usd")]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in nums):
+            rates = Rates(float(nums[0]), float(nums[1]))  # type: ignore[arg-type]
+    return spend, held, rates
 
 
 def read_session_spend(path: str) -> Spend:

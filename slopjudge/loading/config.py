@@ -62,7 +62,8 @@ class Settings(Limits):
     template_dirs: list[str]
     runner: str | None = None
     stop_block_cap: int = 8
-    jobs: int = 0  # 0: the CPU count
+    jobs: int = 0  # script checks at once; 0: the CPU count
+    judge_slots: int = 8  # judge calls at once, machine-wide (judging/slots.py)
     state_dir: str = ""  # default <workspace>/.slopjudge
     events_file: str = ""  # default <state_dir>/events.jsonl
     cache_dir: str = ""  # verdict cache; default <state_dir>/cache
@@ -88,6 +89,7 @@ _KEYS: dict[str, str] = {
     "runner": "str",
     "stop_block_cap": "int",
     "jobs": "int",
+    "judge_slots": "count",
     "state_dir": "path",
     "events_file": "path",
     "cache_dir": "path",
@@ -297,9 +299,10 @@ def _apply(
             raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
         if value is None:
             continue
-        if kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(path, line, col, f"`{key}` must be a whole number >= 0")
+        if kind in ("int", "count"):
+            least = 1 if kind == "count" else 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(path, line, col, f"`{key}` must be a whole number >= {least}")
             out[key] = int(value)
         elif kind in ("str", "path"):
             if not isinstance(value, str) or not value.strip():

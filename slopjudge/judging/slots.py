@@ -1,0 +1,76 @@
+"""Judge slots: how many model calls run at once on this machine, across every
+slopjudge process of the user (hooks of several sessions, CI runs, ``slopjudge test``).
+
+A call holds one of the first ``judge_slots`` slot files of a per-user folder
+(``$XDG_RUNTIME_DIR/slopjudge/judge-slots``, else ``<tmp>/slopjudge-<uid>/judge-slots``)
+under an exclusive ``flock`` while its runner runs. The kernel lets go of a lock when
+the process holding it ends, however it ends: a slot is never lost to a crash. A call
+waits for a free slot no longer than its own timeout, then is an ``error``.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import tempfile
+import time
+
+DEFAULT_SLOTS = 8
+
+
+def folder() -> str:
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = (os.path.join(runtime, "slopjudge") if runtime and os.path.isdir(runtime)
+            else os.path.join(tempfile.gettempdir(), f"slopjudge-{os.getuid()}"))
+    return os.path.join(base, "judge-slots")
+
+
+def _private(path: str) -> None:
+    """Make ``path`` (and its parent) if needed; OSError unless it is ours alone."""
+    for p in (os.path.dirname(path), path):
+        try:
+            os.mkdir(p, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(p)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise OSError(f"{p} is not a private folder of this user")
+
+
+class Slot:
+    """One slot held: ``with Slot(8, timeout):`` (raises TimeoutError or OSError)."""
+
+    def __init__(self, slots: int, timeout: float) -> None:
+        self.slots, self.timeout = max(1, slots), timeout
+        self.fd = -1
+
+    def __enter__(self) -> Slot:
+        where = folder()
+        _private(where)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            for n in range(self.slots):
+                fd = os.open(os.path.join(where, f"slot-{n}"),
+                             os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                self.fd = fd
+                return self
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"no judge slot of {self.slots} came free within "
+                                   f"{self.timeout:g} s (judge calls of every slopjudge on "
+                                   f"this machine share them: {where})")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing the only descriptor releases the lock
+            self.fd = -1
