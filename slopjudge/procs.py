@@ -550,8 +550,7 @@ _ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
 
 
 def _timed_out(exc: BaseException) -> bool:
-    """``subprocess.TimeoutExpired``, without importing subprocess to ask (a forked
-    Python check never needs it)."""
+    """``subprocess.TimeoutExpired``, without importing subprocess to ask."""
     module = sys.modules.get("subprocess")
     return module is not None and isinstance(exc, module.TimeoutExpired)
 

@@ -1,10 +1,8 @@
 """The patterns of the hardcoded-secrets rule (its check.py reads them from here).
 
-A helper beside slopscan, not the check's own module: slopjudge imports a pack's
-helpers once before it forks the checks, so :data:`ANY_FLAG`, which every changed
-file is searched with, is compiled once in slopjudge's process, not again in every
-check it starts. The others are compiled where first used: most changes hold no
-line any of them is asked about.
+A helper beside slopscan, not the check's own module. :data:`ANY_FLAG`, which every
+changed file is searched with, is compiled when the check starts; the others are
+compiled where first used: most changes hold no line any of them is asked about.
 """
 
 from __future__ import annotations
