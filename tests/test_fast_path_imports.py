@@ -78,12 +78,13 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
     assert "slopjudge.loading.rulecache" in new  # the probe really took the hook path
 
 
-# A Bash call that the pack's checks judge: they run, but a command carries no file
-# change, so no changeset, diff or snapshot code loads, nor anything for judges.
+# A Bash call that the pack's checks judge: they run (each its own process, started
+# through subprocess), but a command carries no file change, so no changeset, diff or
+# snapshot code loads, nor anything for judges; the pack's helpers load in the checks.
 NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
-    "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "subprocess", "slopscan",
+    "slopjudge.changes.diffparse", "typing", "dataclasses", "inspect", "slopscan", "hookio",
     "slopjudge.loading.templates", "slopjudge.checks.judge", "slopjudge.commands", "difflib",
     # json's import compiles six regular expressions: its C scanner and encoder serve.
     "json", "importlib", "warnings",
@@ -120,11 +121,11 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
 
 # A Write the pack's checks judge: its change is built and the checks run, but the
 # proposed edit's hunks come without the diff parser, and nothing loads that only
-# git changesets, judges, typing or dataclasses need; the forks import only the
-# helpers their scripts name (not slopscan); a new file's diff is one hunk, without difflib.
+# git changesets, judges, typing or dataclasses need, nor any of the pack's helpers
+# (they load in the checks' own processes); a new file's diff is one hunk, without difflib.
 NOT_FOR_A_FILE_TOOL = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
-    "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "subprocess",
+    "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "hookio",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
     "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
     "slopjudge.commands", "slopscan", "difflib", "json", "importlib", "warnings",
@@ -135,7 +136,7 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
     new = _imports_of_a_judged_call(tmp_path, "Write", {
         "file_path": str(tmp_path / "repo" / "src" / "prices.py"),
         "content": "def total(x: int) -> int:\n    return x\n"})
-    assert {"slopjudge.procs", "slopjudge.changes.proposed", "hookio"} <= new
+    assert {"slopjudge.procs", "slopjudge.changes.proposed"} <= new
     found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
                    or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
     assert found == [], f"imported for a Write call: {found}"

@@ -57,8 +57,9 @@ def test_a_docs_only_run_imports_no_judge_executor_or_loader_code(tmp_path: Path
     assert got["code"] == 0, res.stdout + res.stderr
     report = json.loads(res.stdout)
     ran = {c["id"]: c["outcome"] for c in report["checks"] if c["outcome"] != "not_applicable"}
-    # The probe really ran the pack's checks that apply to any file, forked from it.
+    # The probe really ran the pack's checks that apply to any file, each its own process
+    # (the pack's helpers load there, not in slopjudge's process).
     assert ran == {"hardcoded-secrets/scan": "pass", "versioned-copies/scan": "pass"}
     new = set(got["new"])
-    assert {"slopjudge.checks.script", "slopscan"} <= new
+    assert "slopjudge.checks.script" in new and "slopscan" not in new
     assert _off_path(new) == [], f"a docs-only run imported {_off_path(new)}"
