@@ -49,7 +49,9 @@ def one(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[str, float, boo
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=600)
     wall = time.monotonic() - started
-    outcome = f"exit {proc.returncode}\n" + TIMINGS.sub("", proc.stdout)
+    # Without the timings, and the padding that lined them up.
+    lines = (" ".join(ln.split()) for ln in TIMINGS.sub("", proc.stdout).splitlines())
+    outcome = f"exit {proc.returncode}\n" + "\n".join(ln for ln in lines if ln)
     return outcome, wall, "Traceback" in proc.stdout + proc.stderr
 
 
