@@ -42,7 +42,7 @@ def _applies(rule: Rule, script: str, event: Event, payload: dict[str, Any], wor
 
     proc = run_check_command(script, dumps(payload).encode("utf-8"), timeout=120.0,
                              cwd=rule.dir, env=rule_env(rule, event, workspace),
-                             registry=registry, decoded=payload)
+                             registry=registry)
     return not (proc.returncode == 1 and not proc.timed_out and proc.start_error is None)
 
 

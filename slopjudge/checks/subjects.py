@@ -30,7 +30,7 @@ def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: s
     assert rule.subjects is not None
     proc = run_check_command(rule.subjects, dumps(payload).encode("utf-8"), timeout=120.0,
                              cwd=rule.dir, env=rule_env(rule, event, workspace),
-                             registry=registry, decoded=payload)
+                             registry=registry)
     if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
         detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [
             f"exit status {proc.returncode}"]
