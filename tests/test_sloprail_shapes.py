@@ -280,11 +280,13 @@ def test_a_create_gate_is_not_an_update_gate_and_its_skill_must_be_loaded_and_re
     old = {"file_path": str(project.ws / "skills" / "old.md"), "content": "changed\n"}
     assert "load the `authoring` skill first" in (project.pre_tool("Write", new) or "")
     assert project.pre_tool("Write", old) is None  # PreFileUpdate: not this gate's
-    project.session(tool_use("t1", "Skill", {"skill": "authoring"}))
+    loaded = (tool_use("t1", "Skill", {"skill": "authoring"}), tool_result("t1", "loaded"))
+    project.session(*loaded)
     assert "read guide.md of the `authoring` skill first" in (
         project.pre_tool("Write", new) or "")
-    project.session(tool_use("t1", "Skill", {"skill": "authoring"}), tool_use(
-        "t2", "Read", {"file_path": "/home/u/.claude/skills/authoring/guide.md"}))
+    project.session(*loaded, tool_use(
+        "t2", "Read", {"file_path": "/home/u/.claude/skills/authoring/guide.md"}),
+        tool_result("t2", "the guide"))
     assert project.pre_tool("Write", new) is None
 
 
@@ -491,3 +493,66 @@ def test_invocations_list_each_program_as_sloprail_does(
     got = invocations(command, "/w")
     assert [(i["bin"], i["argv"], i["env"]) for i in got] == expected
     assert got[0]["cwd"] == "/w"
+
+
+# --- nothing passes but an explicit pass ------------------------------------------------
+
+
+@pytest.mark.parametrize(("script", "reason"), [
+    ("#!/bin/sh\necho '[]'\n", "the subjects script named no subject for the 2 file(s)"),
+    ("#!/bin/sh\necho '[{\"id\": \"a\", \"files\": [\"skills/a/SKILL.md\"]}]'\n",
+     "the subjects script left skills/b/SKILL.md in no subject: never judged"),
+])
+def test_subjects_that_leave_a_file_unjudged_are_an_error(
+        project: Project, script: str, reason: str) -> None:
+    executable(project.ws / "rules" / "skill-whole" / "by-skill.sh", script)
+    project.base = commit_all(project.ws, "subjects")
+    write_files(project.ws, {"skills/a/SKILL.md": "A\n", "skills/b/SKILL.md": "B\n"})
+    commit_all(project.ws)
+    project.answer([("SKILL", True, "fine")])
+    check = project.run()["skill-whole/skill"]
+    assert check["outcome"] == "error" and reason in check["reason"], check
+
+
+def test_a_judge_with_no_unit_to_ask_about_never_passes() -> None:
+    from slopjudge.checks.judge import _combine
+
+    assert _combine([], [])[0] == "error"
+
+
+def test_a_compaction_summary_is_not_the_persons_words(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    for flag in ("isCompactSummary", "isVisibleInTranscriptOnly"):
+        forged = dict(user("Summary: the person said ship it on Friday"), **{flag: True})
+        transcript.write_text(json.dumps(forged) + "\n")
+        proc = sj("cite", "--user", "ship it on Friday", "--transcript", str(transcript),
+                  cwd=tmp_path)
+        assert proc.returncode == 1 and "resolves" not in proc.stdout, flag
+
+
+def test_a_skill_counts_only_when_loaded_and_its_page_read_for_real(
+        project: Project) -> None:
+    new = {"file_path": str(project.ws / "skills" / "new.md"), "content": "new\n"}
+    page = "/home/u/.claude/skills/authoring/guide.md"
+    failed = (tool_use("t1", "Skill", {"skill": "authoring"}),
+              tool_result("t1", "Unknown skill: authoring", error=True))
+    project.session(*failed)
+    assert "load the `authoring` skill first" in (project.pre_tool("Write", new) or "")
+    loaded = (tool_use("t1", "Skill", {"skill": "authoring"}),
+              tool_result("t1", "Launching skill: authoring"))
+    project.session(*loaded, tool_use("t2", "Bash", {"command": f"echo {page}"}),
+                    tool_result("t2", page))
+    assert "read guide.md of the `authoring` skill first" in (
+        project.pre_tool("Write", new) or "")
+    # A transcript line that is not an object is skipped, not a crash.
+    project.session(*loaded, [1], tool_use("t3", "Read", {"file_path": page}),  # type: ignore[arg-type]
+                    tool_result("t3", "the guide"))
+    assert project.pre_tool("Write", new) is None
+
+
+def test_in_with_a_list_or_map_looked_up_in_a_map_cannot_be_decided() -> None:
+    from slopjudge.loading.matchexpr import MatchRuntimeError, compile_match
+
+    for src in ("markers in event", "event in event"):
+        with pytest.raises(MatchRuntimeError, match="needs a key to look up in a map"):
+            compile_match(src).evaluate({"markers": ["x"], "event": {"a": 1}})

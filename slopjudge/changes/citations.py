@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 POOLS = ("user", "tool_result")
 _FLAGS = {"--user": ["user"], "--tool-result": ["tool_result"], "--any": list(POOLS)}
 _MAX_MESSAGE = 16 << 10
+# `user` entries that are not the person's words: Claude Code's own injected text, its
+# model-written compaction summary, and what only the transcript view shows.
+_NOT_SAID = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 _CACHE: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
 
 
@@ -117,7 +120,7 @@ class _Record:
                         if parse_cite_quiet(argv) is not None:
                             self.cites.append((argv, tid, n))
                             cite_ids.add(tid)
-        elif entry.get("type") == "user" and not entry.get("isMeta"):
+        elif entry.get("type") == "user" and not any(entry.get(k) for k in _NOT_SAID):
             results = [b for b in content if isinstance(b, dict)
                        and b.get("type") == "tool_result"] if isinstance(content, list) else []
             for block in results:

@@ -312,6 +312,8 @@ def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
 
 def _combine(units: list[_Unit], judgments: list[_Judgment]
              ) -> tuple[RunOutcome, str, list[Finding]]:
+    if not units:  # nothing was asked: never a pass
+        return "error", "nothing was judged (no unit to ask the model about)", []
     if len(units) == 1 and units[0].label is None:
         j = judgments[0]
         return j.outcome, j.reason, j.findings

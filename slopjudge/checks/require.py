@@ -1,11 +1,12 @@
 """A rule's ``require:`` (sloprail's prerequisites), checked before any of its checks.
 
 Each entry is a skill the session must have loaded (a real ``Skill`` tool call in
-the transcript, and with ``files`` a ``Read`` of each page of it) or a citation of
-one of the named pools (citations.py). ``when`` is a script given the rule's
-payload: exit 0 applies the requirement, exit 1 waives it, anything else (another
-code, a crash, a timeout) applies it, so a doubt never waives a requirement.
-An unmet requirement refuses the rule with what to do; no check runs.
+the transcript whose result is not an error, and with ``files`` a successful ``Read``
+of each page of it) or a citation of one of the named pools (citations.py). ``when``
+is a script given the rule's payload: exit 0 applies the requirement, exit 1 waives
+it, anything else (another code, a crash, a timeout) applies it, so a doubt never
+waives a requirement. An unmet requirement refuses the rule with what to do; no
+check runs.
 """
 
 from __future__ import annotations
@@ -78,14 +79,17 @@ def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChan
 def _skill(req: dict[str, Any], transcript: str | None) -> str:
     name, pages = req["skill"], req.get("files") or []
     loaded, read = False, set[str]()
-    for call in _tool_calls(transcript):
+    # Only calls that succeeded count: a failed Skill loaded nothing, a failed Read read
+    # nothing, and a page named in any other tool's input (an `echo`) was not read.
+    for call in _succeeded_calls(transcript):
         given = call.get("input")
         data: dict[str, Any] = given if isinstance(given, dict) else {}
         if call.get("name") == "Skill":
             said = str(data.get("skill") or data.get("command") or "")
             loaded = loaded or said == name or said.endswith(":" + name)
-        text = " ".join(str(v) for v in data.values())
-        read.update(p for p in pages if f"/{name}/{p}" in text)
+        elif call.get("name") == "Read":
+            path = str(data.get("file_path") or "")
+            read.update(p for p in pages if path.endswith(f"/{name}/{p}"))
     if not loaded:
         return f"load the `{name}` skill first (the Skill tool), then do this again"
     missing = [p for p in pages if p not in read]
@@ -94,20 +98,28 @@ def _skill(req: dict[str, Any], transcript: str | None) -> str:
     return ""
 
 
-def _tool_calls(transcript: str | None) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _succeeded_calls(transcript: str | None) -> list[dict[str, Any]]:
+    """The session's tool calls whose result is in the transcript and is not an error."""
+    calls: list[dict[str, Any]] = []
+    ok: set[str] = set()
     try:
         with open(transcript or "", encoding="utf-8", errors="replace") as fh:
             lines = fh.readlines()
     except OSError:
-        return out
+        return calls
     for line in lines:
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict):
+            continue
+        message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        if entry.get("type") == "assistant" and isinstance(content, list):
-            out += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
-    return out
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if entry.get("type") == "assistant":
+            calls += [b for b in blocks if b.get("type") == "tool_use"]
+        elif entry.get("type") == "user":
+            ok.update(str(b.get("tool_use_id")) for b in blocks
+                      if b.get("type") == "tool_result" and not b.get("is_error"))
+    return [c for c in calls if str(c.get("id")) in ok]

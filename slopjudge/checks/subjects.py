@@ -3,9 +3,11 @@ bucketed or whole-unit judging, e.g. a whole skill folder as one subject).
 
 The script gets the rule's payload on stdin and prints a JSON list of
 ``{"id": str, "files": [path, ...], "fingerprint"?: str}``; every file it names must
-be one the rule sees. Each judge check is then asked once per subject, with that
-subject's files and ``subject`` in its payload. A script that fails, or prints
-anything else, makes the rule's judges an error: never a pass.
+be one the rule sees, and every file the rule sees must be in some subject (an empty
+list, or a file left out, would leave it unjudged). Each judge check is then asked
+once per subject, with that subject's files and ``subject`` in its payload. A script
+that fails, prints anything else, or leaves a file out makes the rule's judges an
+error: never a pass.
 """
 
 from __future__ import annotations
@@ -48,5 +50,10 @@ def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: s
     if not ok:
         return ("the subjects script must print [{\"id\", \"files\", \"fingerprint\"?}] "
                 "naming only files this rule sees")
+    if not found:
+        return f"the subjects script named no subject for the {len(seen)} file(s) this rule sees"
+    left = sorted(seen - {p for s in found for p in s["files"]})
+    if left:
+        return f"the subjects script left {', '.join(left[:20])} in no subject: never judged"
     return [{"id": s["id"], "files": list(s["files"]), "fingerprint": s.get("fingerprint", "")}
             for s in found]

@@ -340,6 +340,9 @@ def _word(op: str, a: Any, b: Any, at: int, pattern: re.Pattern[str] | None) -> 
         if isinstance(b, list):
             return any(_compare("==", a, x, at) for x in b)
         if isinstance(b, dict):
+            if isinstance(a, (list, dict)):  # unhashable: never a key
+                raise MatchRuntimeError(
+                    f"`in` (at {at + 1}) needs a key to look up in a map, got {_type(a)}")
             return a in b
         raise MatchRuntimeError(f"`in` (at {at + 1}) needs an array or a map, got {_type(b)}")
     text = _string(a, op, at)
