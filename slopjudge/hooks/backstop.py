@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 from slopjudge.hooks import common, state
+from slopjudge.resources import in_package
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -44,11 +45,12 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
     ws = os.path.realpath(settings.workspace)
     files = set(FIXED)
     trees = set(FIXED_TREES)
-    for folder in [settings.rules_dir, settings.state_dir, *settings.template_dirs]:
+    for folder in [settings.rules_dir, settings.state_dir, *_project_templates(settings)]:
         rel = _inside(ws, os.path.realpath(folder)) if folder else None
         if rel:
             trees.add(rel)
-    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) if settings.rubric_path else None
+    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) \
+        if settings.rubric_path and not in_package(settings.rubric_path) else None
     if rubric:
         files.add(rubric)
     for config in getattr(settings, "config_files", None) or []:
@@ -56,6 +58,12 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
         if rel and not rel.endswith("pyproject.toml"):
             files.add(rel)
     return files, trees
+
+
+def _project_templates(settings: Any) -> list[str]:
+    """The template folders the project owns: not the copies slopjudge ships, which
+    live wherever it is installed (a venv inside the workspace included)."""
+    return [d for d in settings.template_dirs if d and not in_package(d)]
 
 
 def _is_protected(path: str, files: set[str], trees: set[str]) -> bool:
@@ -185,7 +193,7 @@ def ignored_files(settings: Any) -> list[tuple[str, str]]:
 
     ws = os.path.realpath(settings.workspace)
     trees = []
-    for folder in [settings.rules_dir, *settings.template_dirs]:
+    for folder in [settings.rules_dir, *_project_templates(settings)]:
         rel = _inside(ws, os.path.realpath(folder)) if folder else None
         if rel and os.path.isdir(os.path.join(ws, rel)):
             trees.append(rel)
