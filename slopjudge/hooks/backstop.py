@@ -60,6 +60,18 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
     return files, trees
 
 
+def is_protected_by(settings: Any) -> Any:
+    """A test of one workspace-relative path (file or folder): protected, or holding
+    a protected file."""
+    files, trees = protected(settings)
+
+    def test(path: str) -> bool:
+        return _is_protected(path, files, trees) or any(
+            f.startswith(path + "/") for f in (*files, *trees))
+
+    return test
+
+
 def _project_templates(settings: Any) -> list[str]:
     """The template folders the project owns: not the copies slopjudge ships, which
     live wherever it is installed (a venv inside the workspace included)."""
@@ -144,13 +156,15 @@ def check(settings: Any, session_id: str | None) -> str | None:
 def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str | None]:
     """The session's change and the baseline tree it runs from; without a recorded
     baseline, the change from HEAD and None."""
-    from slopjudge.changes import changeset
+    from slopjudge.changes import authored, changeset
 
+    # Files the project does not author are not judged; protected ones always are.
+    policy = authored.from_settings(settings)
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is None:
-        return changeset.from_working_tree(settings.workspace, base="HEAD"), None
+        return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None
     tree = baseline["tree"]
-    return changeset.from_tree_to_worktree(settings.workspace, tree), tree
+    return changeset.from_tree_to_worktree(settings.workspace, tree, policy), tree
 
 
 def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
