@@ -462,11 +462,12 @@ def _fit_units(
 
     parts: list[tuple[Any, _Unit]] = []
     problems: list[str] = []
-    for unit in units:
-        found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget)
+    for n, unit in enumerate(units, 1):
+        found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget,
+                     workspace=ctx.workspace, place=(n, len(units)))
         parts.extend((p, unit) for p in found.parts)
         problems.extend(found.problems)
-    if not problems:
+    if not problems and len(units) > 1:
         problems = number_parts([p for p, _ in parts], prompt_of, budget)
     out = []
     for part, whole in parts:
