@@ -189,3 +189,28 @@ def test_a_stop_leaves_out_a_virtualenv_made_during_the_session(tmp_path: Path) 
     reason = json.loads(stop.stdout)["reason"]
     assert "saw src/app.py" in reason and "venv/" not in reason, reason
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M src/app.py"
+
+
+ASK_PACK = {
+    "rules/ask-pack/rule.yaml": 'description: a judge that asks for the pack\npaths: ["rules/**"]\n'
+                                "checks:\n  - id: judge\n    judge: list.md.j2\n",
+    "rules/ask-pack/list.md.j2": RULES["rules/ask/list.md.j2"],
+}
+
+
+def test_the_rule_pack_is_not_sent_to_judges_unless_a_rule_asks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    init = sj("init", cwd=repo)
+    assert "commit the pack" in init.stdout, init.stdout
+    write_files(repo, {**RULES, **ASK_PACK, "src/app.py": "x = 2\n"})
+    (repo / "rules" / "see-all" / "see.py").chmod(0o755)
+    prompts = tmp_path / "prompts"
+    _, report = run_json("--dry-run", "--prompts-dir", str(prompts), "--rule", "ask",
+                         "--rule", "ask-pack", "--rule", "see-all", cwd=repo)
+    assert "rules/see-all/see.py" in _seen(report)  # scripts see the whole change
+    def listed(name: str) -> list[str]:
+        return [ln for ln in (prompts / name).read_text().splitlines() if ln.startswith("FILE ")]
+
+    assert listed("ask__judge.md") == ["FILE src/app.py"]
+    pack = listed("ask-pack__judge.md")
+    assert "FILE rules/ask-pack/rule.yaml" in pack and "FILE src/app.py" not in pack
