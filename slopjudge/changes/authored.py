@@ -19,7 +19,8 @@ everything), or a list of patterns (:mod:`slopjudge.pathglob`): a pattern leaves
 its files out too, a ``!pattern`` keeps them judged whatever the rules above say.
 ``run --include-generated`` judges everything for one run. A protected file
 (rules, rubric, settings, hook config) is never left out: the Stop backstop reads
-the same change.
+the same change (:func:`slopjudge.hooks.backstop.leave_out_policy` makes the
+policy from the settings).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from slopjudge.model import FileChange, LeftOut
 TYPE_CHECKING = False  # not typing's: every hook imports the changes package
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any
 
 OWN = "slopjudge's own installed files"
 DEPENDENCIES = "untracked environment or dependency folder"
@@ -253,17 +253,6 @@ def _attr_match(pattern: str, rel: str) -> bool:
     if pattern.endswith("/"):
         return False
     return pathglob.match(pattern, rel, below=False)
-
-
-def from_settings(settings: Any, include_generated: bool = False) -> Policy:
-    """The policy the settings (and ``--include-generated``) ask for."""
-    from slopjudge.hooks.backstop import is_protected_by
-
-    value = getattr(settings, "exclude_generated", True)
-    enabled = not include_generated and value is not False
-    patterns = value if isinstance(value, list) else []
-    return Policy(enabled=enabled, patterns=patterns, protected=is_protected_by(settings),
-                  workspace=settings.workspace)
 
 
 def keep_judged(files: list[FileChange], policy: Policy | None,

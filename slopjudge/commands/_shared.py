@@ -46,9 +46,9 @@ def add_include_generated(parser: argparse.ArgumentParser) -> None:
 
 def leave_out_policy(args: argparse.Namespace, settings: Settings) -> Policy:
     """Which files of the change are not judged (changes/authored.py)."""
-    from slopjudge.changes import authored
+    from slopjudge.hooks.backstop import leave_out_policy as policy
 
-    return authored.from_settings(settings, bool(getattr(args, "include_generated", False)))
+    return policy(settings, bool(getattr(args, "include_generated", False)))
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -17,10 +17,13 @@ the message says how.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import common, state
 from slopjudge.resources import in_package
+
+if TYPE_CHECKING:
+    from slopjudge.changes.authored import Policy
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -70,6 +73,17 @@ def is_protected_by(settings: Any) -> Any:
             f.startswith(path + "/") for f in (*files, *trees))
 
     return test
+
+
+def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
+    """Which files of a change are not judged, as the settings (and ``--include-generated``)
+    say (:mod:`slopjudge.changes.authored`); never a protected one."""
+    from slopjudge.changes.authored import Policy
+
+    value = getattr(settings, "exclude_generated", True)
+    return Policy(enabled=not include_generated and value is not False,
+                  patterns=value if isinstance(value, list) else [],
+                  protected=is_protected_by(settings), workspace=settings.workspace)
 
 
 def _project_templates(settings: Any) -> list[str]:
@@ -156,10 +170,10 @@ def check(settings: Any, session_id: str | None) -> str | None:
 def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str | None]:
     """The session's change and the baseline tree it runs from; without a recorded
     baseline, the change from HEAD and None."""
-    from slopjudge.changes import authored, changeset
+    from slopjudge.changes import changeset
 
     # Files the project does not author are not judged; protected ones always are.
-    policy = authored.from_settings(settings)
+    policy = leave_out_policy(settings)
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is None:
         return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None

@@ -318,13 +318,7 @@ def _apply(
         elif kind == "aliases":
             out[key] = _model_aliases(path, line, col, value)
         elif kind == "generated":
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, bool) and not (
-                    isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-                raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                                  "path patterns (`!pattern` keeps matching files judged)")
-            out[key] = value
+            out[key] = _generated(path, line, col, key, value)
         elif kind == "paths":
             if isinstance(value, str):
                 value = [value]
@@ -332,6 +326,17 @@ def _apply(
                 raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
             out[key] = [_resolve(workspace, str(v)) for v in value]
     return out
+
+
+def _generated(path: str, line: int, col: int, key: str, value: Any) -> bool | list[str]:
+    """``exclude_generated``: true, false, or path patterns (changes/authored.py)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, bool) and not (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+        raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
+                          "path patterns (`!pattern` keeps matching files judged)")
+    return value
 
 
 def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
