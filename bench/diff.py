@@ -11,7 +11,15 @@ child from getrusage(RUSAGE_CHILDREN)):
 - in one child, the lenient ``from_diff`` against ``read_diff`` (the
   well-formedness check `--diff` input gets, then one parse).
 
-Targets: at most 2 s and 300 MB peak. Prints figures; asserts nothing.
+Targets: at most 2 s and 300 MB peak.
+
+Then a 10,000-file change where half the files open a judge gate (a judge rule
+whose ``paths`` admit the ``.py`` half, its prompt over ``max_prompt_tokens`` so
+it is split into parts): ``slopjudge run --diff FILE --dry-run`` from a regular
+wheel install (bench/_common.py), wall seconds and peak RSS, best of 3, beside
+``python -c pass`` of that install. Target: at most 3 s and 300 MB.
+
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -104,6 +112,69 @@ def measure(argv: list[str], cwd: str) -> tuple[float, float, int]:
     return float(wall), int(peak_kb) / 1024, int(rc)
 
 
+GATE_FILES = 10_000
+GATE_RULE = """description: a judge over the Python half of the change
+paths: ["*.py"]
+checks:
+  - id: judge
+    judge: gate.md.j2
+"""
+GATE_TEMPLATE = '{% include "_changes.md.j2" %}\nIs any of this slop?\n'
+
+
+def make_gate_diff(path: Path) -> None:
+    """10,000 files, every other one Python: added files of 12 lines and modified files
+    of three hunks each."""
+    out: list[str] = []
+    for i in range(GATE_FILES):
+        name = f"src/pkg{i % 50}/mod_{i}.{'py' if i % 2 == 0 else 'md'}"
+        if i % 3 == 0:
+            out += [f"diff --git a/{name} b/{name}", "new file mode 100644", "--- /dev/null",
+                    f"+++ b/{name}", "@@ -0,0 +1,12 @@"]
+            out += [f"+line_{j} = {i} * {j}  # value {j} of file {i}" for j in range(12)]
+            continue
+        out += [f"diff --git a/{name} b/{name}", "index 89abcde..1234567 100644",
+                f"--- a/{name}", f"+++ b/{name}"]
+        for h in range(3):
+            at = 1 + h * 30
+            out += [f"@@ -{at},4 +{at},4 @@", f" ctx_{h} = {i}", f"-old_{h} = {i}",
+                    f"+new_{h} = {i} + 1", " tail = 1", " tail2 = 2"]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def gate_case(tmp: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench._common import bench_env, git, regular_install
+
+    bin_dir = regular_install(os.path.join(tmp, "install"))
+    ws = os.path.join(tmp, "gate")
+    os.makedirs(os.path.join(ws, "rules", "gate"))
+    git(ws, "init", "-q")
+    Path(ws, "rules", "gate", "rule.yaml").write_text(GATE_RULE, encoding="utf-8")
+    Path(ws, "rules", "gate", "gate.md.j2").write_text(GATE_TEMPLATE, encoding="utf-8")
+    diff = Path(tmp) / "gate.diff"
+    make_gate_diff(diff)
+    env = bench_env()
+    py = os.path.join(bin_dir, "python")
+    argv = [os.path.join(bin_dir, "slopjudge"), "run", "--diff", str(diff), "--dry-run",
+            "--format", "json"]
+    base = measure([py, "-c", "pass"], ws)
+    runs = [measure(argv, ws) for _ in range(3)]
+    best = min(runs, key=lambda r: r[0])
+    peak = max(r[1] for r in runs)
+    report = json.loads(subprocess.run(argv, cwd=ws, env=env, capture_output=True,
+                                       text=True).stdout)
+    (check,) = report["checks"]
+    print(f"\ngate: {GATE_FILES} files, {GATE_FILES // 2} open a judge gate "
+          f"({diff.stat().st_size / 1e6:.1f} MB diff); {check['usage']['units']} prompts, "
+          f"outcome {check['outcome']}")
+    print(f"baseline python -c pass : {base[0]:.3f} s  {base[1]:.0f} MB peak")
+    print(f"run --diff --dry-run    : {best[0]:.3f} s  {peak:.0f} MB peak  (best of 3, exit "
+          f"{best[2]})")
+    print(f"target                  : <= 3.000 s  <= 300 MB peak  -> "
+          f"{'within' if best[0] <= 3 and peak <= 300 else 'OVER'}")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="slopjudge-bench-") as tmp:
         diff = Path(tmp) / "big.diff"
@@ -137,6 +208,7 @@ def main() -> None:
                                capture_output=True, text=True, check=True).stdout.split()
         print(f"from_diff (lenient)     : {float(probe[0]):.3f} s")
         print(f"read_diff (checked)     : {float(probe[1]):.3f} s")
+        gate_case(tmp)
 
 
 if __name__ == "__main__":

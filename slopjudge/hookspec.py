@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Protocol
 
+    from slopjudge.changes.authored import Policy
     from slopjudge.checks.options import RunOptions
     from slopjudge.model import Changeset, Check, CheckResult, Event, Rule, RunReport
     from slopjudge.procs import Registry
@@ -78,9 +79,11 @@ class CheckKind(Protocol):
 
 
 class ChangesetSource(Protocol):
-    """The change a command's source flags name; raises ChangesetError or OSError (one line)."""
+    """The change a command's source flags name, without the files ``policy`` leaves out
+    (``changes/authored.py``); raises ChangesetError or OSError (one line)."""
 
-    def __call__(self, args: argparse.Namespace, workspace: str) -> Changeset: ...
+    def __call__(self, args: argparse.Namespace, workspace: str,
+                 policy: Policy | None) -> Changeset: ...
 
 
 class ReportFormat(Protocol):

@@ -314,11 +314,22 @@ class FileChange:
 
 
 @record
+class LeftOut:
+    """Files of the change that are not judged (changes/authored.py): a file, or a
+    folder (``path`` ends in ``/``) of ``files`` files, and why."""
+
+    path: str
+    files: int
+    why: str
+
+
+@record
 class Changeset:
     base: str | None = None
     head: str | None = None  # None for a work tree or a bare diff
     commits: list[Commit] = field(default_factory=list)
     files: list[FileChange] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 @record
@@ -397,6 +408,7 @@ class RunReport:
     checks: list[CheckResult] = field(default_factory=list)
     load_errors: list[LoadError] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)  # for report metadata (SARIF rules)
+    left_out: list[LeftOut] = field(default_factory=list)  # files of the change not judged
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -404,7 +416,24 @@ class RunReport:
             "checks": [c.to_report() for c in self.checks],
             "load_errors": [str(e) for e in self.load_errors],
             "usage": run_usage(self.checks),
+            "left_out": {"files": sum(x.files for x in self.left_out),
+                         "entries": [asdict(x) for x in self.left_out]},
         }
+
+
+def left_out_summary(left_out: list[LeftOut]) -> str:
+    """One line for a report: "N files left out of judging: why (count), ..."; "" if none."""
+    if not left_out:
+        return ""
+    by_why: dict[str, int] = {}
+    for x in left_out:
+        by_why[x.why] = by_why.get(x.why, 0) + x.files
+    total = sum(by_why.values())
+    shown = [x.path for x in left_out[:3]]
+    more = f", {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    return (f"{total} file{'s' if total != 1 else ''} left out of judging: "
+            + "; ".join(f"{why} ({n})" for why, n in sorted(by_why.items()))
+            + f" [{', '.join(shown)}{more}]; --include-generated judges them")
 
 
 def run_usage(checks: list[CheckResult]) -> dict[str, Any]:

@@ -84,17 +84,18 @@ def _class_end(seg: str, start: int) -> int:
 
 
 @lru_cache(maxsize=4096)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
+def compile_pattern(pattern: str, below: bool = True) -> re.Pattern[str]:
     """The regex a pattern stands for (full match against a relative path)."""
     import re  # here, not at the top: see _Matcher._match
 
-    return re.compile(regex_source(pattern), re.DOTALL)
+    return re.compile(regex_source(pattern, below), re.DOTALL)
 
 
 @lru_cache(maxsize=4096)
-def regex_source(pattern: str) -> str:
+def regex_source(pattern: str, below: bool = True) -> str:
     """The source of :func:`compile_pattern`'s regex, not compiled: a pattern list
-    compiles its patterns' sources once, together."""
+    compiles its patterns' sources once, together. ``below=False``: a pattern matching
+    a folder does not match the files in it (``.gitattributes`` reads patterns so)."""
     if pattern.startswith("./"):
         pattern = pattern[1:]
     dir_only = pattern.endswith("/") and pattern.strip("/") != ""
@@ -117,7 +118,7 @@ def regex_source(pattern: str) -> str:
     if not anchored:
         body = "(?:.*/)?" + body
     # Matching a directory matches everything below it (gitignore semantics).
-    tail = "/.+" if dir_only else "(?:/.+)?"
+    tail = "/.+" if dir_only else "(?:/.+)?" if below else ""
     return f"{body}{tail}"
 
 
@@ -126,8 +127,9 @@ def escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[\\" else c for c in text)
 
 
-def match(pattern: str, path: str) -> bool:
-    """True when ``path`` (repository-relative, ``/``-separated) matches ``pattern``."""
+def match(pattern: str, path: str, below: bool = True) -> bool:
+    """True when ``path`` (repository-relative, ``/``-separated) matches ``pattern``
+    (``below``: see :func:`regex_source`)."""
     if not pattern:
         return False
     if path.startswith("./"):
@@ -135,7 +137,7 @@ def match(pattern: str, path: str) -> bool:
     pieces = _literal_pieces(pattern)
     if pieces is not None and not all(piece in path for piece in pieces):
         return False  # asked of a path it cannot match, a pattern is never compiled
-    return compile_pattern(pattern).fullmatch(path) is not None
+    return compile_pattern(pattern, below).fullmatch(path) is not None
 
 
 @lru_cache(maxsize=1024)

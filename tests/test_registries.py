@@ -66,7 +66,7 @@ def format_without_color(report: RunReport) -> str:
     return ""
 
 
-def source_ok(args: argparse.Namespace, workspace: str) -> Changeset:
+def source_ok(args: argparse.Namespace, workspace: str, policy: Any) -> Changeset:
     return Changeset()
 
 
@@ -204,7 +204,7 @@ def test_source_flags_are_the_source_registry(monkeypatch: pytest.MonkeyPatch,
     seen: list[str] = []
 
     def fake(name: str) -> Any:
-        def source(args: argparse.Namespace, workspace: str) -> Changeset:
+        def source(args: argparse.Namespace, workspace: str, policy: Any) -> Changeset:
             seen.append(name)
             return Changeset(base=name)
         return source

@@ -223,3 +223,22 @@ def test_the_code_that_decides_a_load_is_watched_where_it_lives() -> None:
     for name in rulecache._CODE:
         assert os.path.isfile(os.path.join(PACKAGE_DIR, name)), name
     assert "loading/loader.py" in rulecache._CODE
+
+
+def test_another_path_reloads_only_rules_that_name_a_command_on_it(
+    ws: Path, loads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load(ws)
+    monkeypatch.setenv("PATH", f"{ws / 'elsewhere'}{os.pathsep}{os.environ.get('PATH', '')}")
+    load(ws)
+    assert len(loads) == 1  # no rule runs a command from PATH: the same rules
+    (ws / "rules" / "b.yaml").write_text("description: b\nchecks:\n  - script: env\n")
+    age(ws)
+    load(ws)
+    load(ws)
+    assert len(loads) == 2
+    bin_dir = ws / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    load(ws)
+    assert len(loads) == 3  # `env` may be another program now

@@ -209,3 +209,21 @@ def test_a_file_of_thousands_of_hunks_is_packed_not_grown_hunk_by_hunk(tmp_path:
     assert sorted(seen) == list(range(3000))  # each hunk in exactly one part
     assert len(prompts) < 3000 * 230 * 2 / 3.5 / budget + 5  # parts are mostly full
     assert took < 60, took
+
+
+def test_the_same_change_splits_the_same_wherever_the_repository_lives(tmp_path: Path) -> None:
+    """3,000 files in a repository at a short path and at a long one: the same parts.
+    The prompt names the repository's path; its length must not move a file to
+    another part."""
+    paths = [f"src/pkg{n // 100}/mod{n}.py" for n in range(3_000)]
+    diff = "".join(new_file(p, [f"value_{i} = {i}  # {p}" for i in range(3)]) for p in paths)
+    splits = []
+    for where in ("a", "deep/" + "d" * 100 + "/" + "e" * 100):
+        base = tmp_path / where
+        base.mkdir(parents=True)
+        report, prompts = dry_run(make_repo(base, max_prompt_tokens=20_000), diff, base)
+        assert report["checks"][0]["outcome"] == "not_judged", report
+        assert str(base / "repo") in prompts[0]
+        splits.append([FILE_RE.findall(p) for p in prompts])
+    assert len(splits[0]) > 10
+    assert splits[0] == splits[1]

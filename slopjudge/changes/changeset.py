@@ -19,14 +19,20 @@ line endings (CRLF included) are kept as they are.
 
 from __future__ import annotations
 
-from slopjudge.changes import gitio, gitraw
+import os
+
+from slopjudge.changes import authored, gitio, gitraw
 from slopjudge.changes.diffparse import decode, file_changes, hunks_of
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.proposed import relative as _relative
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
-from slopjudge.model import Changeset, FileChange
+from slopjudge.model import Changeset, FileChange, LeftOut
+
+TYPE_CHECKING = False  # not typing's: every hook imports this module
+if TYPE_CHECKING:
+    from slopjudge.changes.authored import Policy
 
 __all__ = [
     "ChangesetError",
@@ -79,10 +85,20 @@ def read_diff(data: bytes, name: str) -> Changeset:
 # repository sources
 
 
-def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileChange]:
+def _changeset_from_git_diff(workspace: str, diff_args: list[str],
+                             policy: Policy | None = None) -> list[FileChange]:
+    """The change ``diff_args`` name; without the files ``policy`` leaves out (their
+    contents never read), with ``.gitattributes`` read from the diff's base side."""
     recs, patch = gitraw.diff_records(gitio.diff(workspace, diff_args))
-    marked = [r for r in recs if r.binary]
-    wanted = gitraw.wanted_blobs(recs)
+    marks: dict[str, str] = {}
+    judged = recs
+    if policy is not None and policy.enabled and recs:
+        paths = [decode(r.src if r.status[:1] == "D" or r.dst is None else r.dst) for r in recs]
+        base = diff_args[1] if diff_args[0] == "--cached" else diff_args[0]
+        marks = _base_marks(workspace, base, paths)
+        judged = [r for r, p in zip(recs, paths, strict=True) if policy.why(p, marks) is None]
+    marked = [r for r in judged if r.binary]
+    wanted = gitraw.wanted_blobs(judged)
     if marked:
         wanted = sorted(set(wanted) | {sha for r in marked for sha in _sides(r)})
     blobs = gitio.cat_blobs(workspace, wanted)
@@ -90,7 +106,18 @@ def _changeset_from_git_diff(workspace: str, diff_args: list[str]) -> list[FileC
     for i, r in enumerate(recs):
         if r.binary:
             files[i] = _unless_text(files[i], r, blobs)
-    return files
+    return authored.keep_judged(files, policy, marks)
+
+
+def _base_marks(workspace: str, base: str, paths: list[str]) -> dict[str, str]:
+    """What the base's ``.gitattributes`` files say of ``paths``: only those the work
+    tree still has are asked for (one removed can only judge more)."""
+    top = gitio.toplevel(workspace)
+    names = [n for n in authored.attribute_files(paths) if os.path.isfile(os.path.join(top, n))]
+    if not names:
+        return {}
+    texts = gitio.cat_paths(workspace, base, names)
+    return authored.marks(paths, {n: decode(texts[n]) for n in names if n in texts})
 
 
 def _sides(r: gitraw.RawRecord) -> list[str]:
@@ -116,7 +143,7 @@ def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -
 
 
 def from_trees(workspace: str, base_tree: str, head_tree: str, *,
-               head_is_tree: bool = False) -> Changeset:
+               head_is_tree: bool = False, policy: Policy | None = None) -> Changeset:
     """The change between two tree-ish objects (trees or commits).
 
     ``head_is_tree``: ``head_tree`` is a tree id git just wrote (a work-tree
@@ -124,25 +151,29 @@ def from_trees(workspace: str, base_tree: str, head_tree: str, *,
     gitio.toplevel(workspace)
     base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
     head = head_tree if head_is_tree else gitio.resolve(workspace, head_tree, "tree")
-    files = _changeset_from_git_diff(workspace, [base, head])
-    return Changeset(base=base_tree, head=head_tree, commits=[], files=files)
+    files = _changeset_from_git_diff(workspace, [base, head], policy)
+    return Changeset(base=base_tree, head=head_tree, commits=[], files=files,
+                     left_out=_left(policy))
 
 
-def from_tree_to_worktree(workspace: str, base_tree: str) -> Changeset:
+def from_tree_to_worktree(workspace: str, base_tree: str,
+                          policy: Policy | None = None) -> Changeset:
     """The change from ``base_tree`` (a session's baseline) to the work tree now,
     untracked files included, ``.gitignore`` respected: :func:`from_trees` from it to
     :func:`snapshot_worktree`, with the work tree's top and the base asked of git in
     one call."""
     known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
         if gitio.plain_rev(base_tree) else None
-    snap = gitio.snapshot_worktree(workspace)
+    snap = gitio.snapshot_worktree(workspace, policy)
     if known is None or len(known) != 1:  # asked again one by one, for git's own complaint
-        return from_trees(workspace, base_tree, snap, head_is_tree=True)
-    files = _changeset_from_git_diff(workspace, [known[0], snap])
-    return Changeset(base=base_tree, head=snap, commits=[], files=files)
+        return from_trees(workspace, base_tree, snap, head_is_tree=True, policy=policy)
+    files = _changeset_from_git_diff(workspace, [known[0], snap], policy)
+    return Changeset(base=base_tree, head=snap, commits=[], files=files,
+                     left_out=_left(policy))
 
 
-def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
+def from_git_range(workspace: str, base: str, head: str = "HEAD",
+                   policy: Policy | None = None) -> Changeset:
     """Commits ``base..head`` (oldest first) and their change.
 
     The diff runs from the merge base of ``base`` and ``head`` (as ``git diff
@@ -161,7 +192,7 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
             and all(len(mb) > 1 and mb[0] == "^" for mb in known[2:]):
         head_sha, base_sha = known[0], known[1]
         start = known[2][1:] if len(known) == 3 else base_sha
-        return _range_change(workspace, start, base_sha, head_sha)
+        return _range_change(workspace, start, base_sha, head_sha, policy)
     gitio.toplevel(workspace)
     head_sha = gitio.resolve(workspace, head)
     try:
@@ -170,23 +201,29 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD") -> Changeset:
         # A tree as base (git's empty tree: the whole history) has no merge
         # base; every commit reachable from head is in the range.
         tree = gitio.resolve(workspace, base, "tree")
-        files = _changeset_from_git_diff(workspace, [tree, head_sha])
+        files = _changeset_from_git_diff(workspace, [tree, head_sha], policy)
         return Changeset(base=tree, head=head_sha, files=files,
-                         commits=gitio.commits(workspace, head_sha))
+                         commits=gitio.commits(workspace, head_sha), left_out=_left(policy))
     mb = decode(gitio.git(workspace, ["merge-base", base_sha, head_sha], ok=(0, 1))).split()
-    return _range_change(workspace, mb[0] if mb else base_sha, base_sha, head_sha)
+    return _range_change(workspace, mb[0] if mb else base_sha, base_sha, head_sha, policy)
 
 
-def _range_change(workspace: str, start: str, base_sha: str, head_sha: str) -> Changeset:
+def _range_change(workspace: str, start: str, base_sha: str, head_sha: str,
+                  policy: Policy | None) -> Changeset:
     commits = gitio.Background(gitio.commits, workspace, f"{base_sha}..{head_sha}")
     try:
-        files = _changeset_from_git_diff(workspace, [start, head_sha])
+        files = _changeset_from_git_diff(workspace, [start, head_sha], policy)
     finally:
         commits.wait()  # a failed diff still lets the log finish first: no git left running
-    return Changeset(base=start, head=head_sha, files=files, commits=commits.result())
+    return Changeset(base=start, head=head_sha, files=files, commits=commits.result(),
+                     left_out=_left(policy))
 
 
-def from_staged(workspace: str) -> Changeset:
+def _left(policy: Policy | None) -> list[LeftOut]:
+    return list(policy.left_out) if policy is not None else []
+
+
+def from_staged(workspace: str, policy: Policy | None = None) -> Changeset:
     """HEAD (the empty tree on an unborn branch) -> the index."""
     known = gitio.rev_parse(workspace, ["HEAD^{commit}"])
     if known is not None and len(known) == 1:
@@ -197,11 +234,12 @@ def from_staged(workspace: str) -> Changeset:
             base = gitio.resolve(workspace, "HEAD")
         except ChangesetError:
             base = gitio.empty_tree(workspace)
-    files = _changeset_from_git_diff(workspace, ["--cached", base])
-    return Changeset(base=base, head=None, commits=[], files=files)
+    files = _changeset_from_git_diff(workspace, ["--cached", base], policy)
+    return Changeset(base=base, head=None, commits=[], files=files, left_out=_left(policy))
 
 
-def from_working_tree(workspace: str, base: str = "HEAD") -> Changeset:
+def from_working_tree(workspace: str, base: str = "HEAD",
+                      policy: Policy | None = None) -> Changeset:
     """``base`` (a commit or tree id; HEAD of an unborn branch is the empty
     tree) -> the work tree, untracked files included, .gitignore respected."""
     known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
@@ -215,6 +253,6 @@ def from_working_tree(workspace: str, base: str = "HEAD") -> Changeset:
             base_id = gitio.resolve(workspace, base, "commit")
         except ChangesetError:
             base_id = base_tree
-    snap = gitio.snapshot_worktree(workspace)
-    files = _changeset_from_git_diff(workspace, [base_tree, snap])
-    return Changeset(base=base_id, head=None, commits=[], files=files)
+    snap = gitio.snapshot_worktree(workspace, policy)
+    files = _changeset_from_git_diff(workspace, [base_tree, snap], policy)
+    return Changeset(base=base_id, head=None, commits=[], files=files, left_out=_left(policy))

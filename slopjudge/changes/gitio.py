@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Generic, TypeVar
 
+    from slopjudge.changes.authored import Policy
+
     T = TypeVar("T")
 
     class _Generic(Generic[T]):
@@ -217,6 +219,28 @@ def cat_blobs(workspace: str, shas: list[str]) -> dict[str, bytes]:
 
 
 
+def cat_paths(workspace: str, rev: str, names: list[str]) -> dict[str, bytes]:
+    """The contents of ``names`` (blobs) in the tree-ish ``rev``, those it has, from one
+    ``git cat-file --batch``."""
+    if not names:
+        return {}
+    out = git(workspace, ["cat-file", "--batch"],
+              input="".join(f"{rev}:{n}\n" for n in names).encode())
+    found: dict[str, bytes] = {}
+    p = 0
+    for name in names:  # one answer per line asked, in order
+        nl = out.index(b"\n", p)
+        line = out[p:nl]
+        p = nl + 1
+        if line.endswith((b" missing", b" ambiguous")):
+            continue
+        _sha, kind, size = line.split(b" ")
+        if kind == b"blob":
+            found[name] = out[p : p + int(size)]
+        p += int(size) + 1
+    return found
+
+
 def commits(workspace: str, rev_range: str) -> list[Commit]:
     """The commits of ``rev_range``, oldest first."""
     log = git(workspace, [
@@ -233,9 +257,10 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
     return commits
 
 
-def snapshot_worktree(workspace: str) -> str:
+def snapshot_worktree(workspace: str, leave_out: Policy | None = None) -> str:
     """A tree id for the work tree as it is now: tracked and untracked files,
-    ignored ones left out. Written through a temporary copy of the index
+    ignored ones left out, and the untracked dependency folders ``leave_out`` finds
+    (:mod:`.authored`). Written through a temporary copy of the index
     (``GIT_INDEX_FILE``), so the real index and the files are not touched; the
     blobs and trees it writes are ordinary unreferenced objects."""
     top, real_index = _ask_toplevel(workspace)
@@ -256,13 +281,26 @@ def snapshot_worktree(workspace: str) -> str:
         listing = git(top, ["ls-files", "-c", "-o", "-v", "--exclude-standard", "-z"], env=env)
         _unhide(top, env, listing)
         nested = _nested_repos(listing)
+        skipped = _dependency_folders(listing, leave_out) if leave_out else []
         git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
-                   "add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in nested)],
+                   "add", "-A", "--", ".",
+                   *(f":(exclude,literal){n}" for n in [*nested, *skipped])],
              env=env)
         _add_nested_files(top, env, nested)
         return decode(git(top, ["write-tree"], env=env)).strip()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _dependency_folders(listing: bytes, leave_out: Policy) -> list[str]:
+    """The untracked dependency folders ``leave_out`` leaves out of the snapshot."""
+    tracked: list[str] = []
+    untracked: list[str] = []
+    for entry in listing.split(b"\0"):
+        tag, _, name = entry.partition(b" ")
+        if name:
+            (untracked if tag == b"?" else tracked).append(decode(name))
+    return leave_out.dependency_folders(tracked, untracked)
 
 
 def ignored_paths(workspace: str, trees: list[str]) -> list[str]:

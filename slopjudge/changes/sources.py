@@ -13,6 +13,7 @@ TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never impo
 if TYPE_CHECKING:
     import argparse
 
+    from slopjudge.changes.authored import Policy
     from slopjudge.hookspec import ChangesetSource
 
 
@@ -32,8 +33,10 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", metavar="REV", help="the last commit with --base (default HEAD)")
 
 
-def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
-    """The change the source flags name (the work tree when none is given).
+def changeset_from_args(args: argparse.Namespace, workspace: str,
+                        policy: Policy | None = None) -> Changeset:
+    """The change the source flags name (the work tree when none is given), without the
+    files ``policy`` leaves out (:mod:`.authored`).
 
     Raises ChangesetError or OSError with a one-line message.
     """
@@ -47,11 +50,23 @@ def changeset_from_args(args: argparse.Namespace, workspace: str) -> Changeset:
     if args.head and not args.base:
         raise ChangesetError("--head goes with --base")
     chosen = next((name for name in SOURCES if getattr(args, name, None)), DEFAULT_SOURCE)
-    return SOURCES[chosen](args, workspace)
+    return SOURCES[chosen](args, workspace, policy)
 
 
-def _from_diff(args: argparse.Namespace, workspace: str) -> Changeset:
-    """``--diff FILE``: a unified diff from a file, or stdin for ``-``."""
+def _from_diff(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
+    """``--diff FILE``: a unified diff from a file, or stdin for ``-``. Its files'
+    ``.gitattributes`` are the workspace's on disk: a diff file has no base to read."""
+    found = _read_diff(args)
+    if policy is not None and policy.enabled and found.files:
+        from slopjudge.changes import authored
+
+        marks = authored.disk_marks(workspace, [f.path for f in found.files])
+        found.files = authored.keep_judged(found.files, policy, marks)
+        found.left_out = list(policy.left_out)
+    return found
+
+
+def _read_diff(args: argparse.Namespace) -> Changeset:
     from slopjudge.changes import changeset as cs
 
     if args.diff == "-":
@@ -70,23 +85,24 @@ def _from_diff(args: argparse.Namespace, workspace: str) -> Changeset:
     return cs.read_diff(data, args.diff)
 
 
-def _from_base(args: argparse.Namespace, workspace: str) -> Changeset:
+def _from_base(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
     """``--base REV [--head REV]``: what the head changed since its merge base with REV."""
     from slopjudge.changes.changeset import from_git_range
 
-    return from_git_range(workspace, args.base, args.head or "HEAD")
+    return from_git_range(workspace, args.base, args.head or "HEAD", policy)
 
 
-def _from_staged(args: argparse.Namespace, workspace: str) -> Changeset:
+def _from_staged(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
     from slopjudge.changes.changeset import from_staged
 
-    return from_staged(workspace)
+    return from_staged(workspace, policy)
 
 
-def _from_working_tree(args: argparse.Namespace, workspace: str) -> Changeset:
+def _from_working_tree(args: argparse.Namespace, workspace: str,
+                       policy: Policy | None) -> Changeset:
     from slopjudge.changes.changeset import from_working_tree
 
-    return from_working_tree(workspace)
+    return from_working_tree(workspace, policy=policy)
 
 
 # The registry (protocol: hookspec.ChangesetSource), keyed by each flag's argparse name;

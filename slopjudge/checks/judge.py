@@ -346,7 +346,11 @@ def _sha(text: str) -> str:
 
 def _run(ctx: CheckContext) -> CheckResult:
     check, opts = ctx.check, ctx.options
-    prepared = _prepared_units(ctx)
+    judged = _without_pack(ctx, ctx.payload)
+    if judged is None:
+        return _result(ctx, "not_applicable", "only the rule pack's own files changed: judges "
+                       "are not sent them (commit the pack; a rule's paths can ask for them)")
+    prepared = _prepared_units(ctx, judged)
     if isinstance(prepared, CheckResult):
         return prepared
     units, prep = prepared
@@ -416,7 +420,8 @@ def _run(ctx: CheckContext) -> CheckResult:
     return result
 
 
-def _prepared_units(ctx: CheckContext) -> tuple[list[_Unit], PrepareResult] | CheckResult:
+def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
+                    ) -> tuple[list[_Unit], PrepareResult] | CheckResult:
     """The units to judge, each with what prepare added; a result when prepare decided
     (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
     that unit's payload (its ``event.path``), as sloprail prepares each event."""
@@ -426,7 +431,7 @@ def _prepared_units(ctx: CheckContext) -> tuple[list[_Unit], PrepareResult] | Ch
         return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
-    base = dict(ctx.payload, additionalContext=prep.additional_context,
+    base = dict(payload, additionalContext=prep.additional_context,
                 rubric=ctx.options.rubric)
     units = _units(ctx, base)
     if not per_unit or not ctx.check.prepare:
@@ -444,6 +449,32 @@ def _prepared_units(ctx: CheckContext) -> tuple[list[_Unit], PrepareResult] | Ch
     if not kept:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
     return kept, prep
+
+
+def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """``payload`` without the rule pack's own files (named among ``others`` instead),
+    unless the rule's ``paths`` point into the pack; None when they were all its files."""
+    pack = ctx.options.pack_paths
+    cs = payload.get("changeset") or {}
+    files = cs.get("files") or []
+
+    def inside(path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") for p in pack)
+
+    asked = any(inside(p.removeprefix("./").lstrip("/")) for p in ctx.rule.paths)
+    if not pack or not files or asked:
+        return payload
+    kept = [f for f in files if not inside(str(f.get("path")))]
+    if len(kept) == len(files):
+        return payload
+    if not kept:
+        return None
+    moved = [{"path": f["path"], "status": f["status"]} for f in files
+             if inside(str(f.get("path")))]
+    change = "".join(d if d.endswith("\n") else d + "\n"
+                     for d in (f.get("diff") or "" for f in kept) if d)
+    return dict(payload, change=change,
+                changeset=dict(cs, files=kept, others=[*(cs.get("others") or []), *moved]))
 
 
 def _fit_units(
@@ -464,11 +495,12 @@ def _fit_units(
 
     parts: list[tuple[Any, _Unit]] = []
     problems: list[str] = []
-    for unit in units:
-        found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget)
+    for n, unit in enumerate(units, 1):
+        found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget,
+                     workspace=ctx.workspace, place=(n, len(units)))
         parts.extend((p, unit) for p in found.parts)
         problems.extend(found.problems)
-    if not problems:
+    if not problems and len(units) > 1:
         problems = number_parts([p for p, _ in parts], prompt_of, budget)
     out = []
     for part, whole in parts:

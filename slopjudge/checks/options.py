@@ -35,6 +35,9 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (index 1-based, count)
     rubric: str = ""  # RUBRIC.md with '#' lines removed
     template_dirs: list[str] = field(default_factory=list)  # shared templates/ folders
+    # The rule pack's own files (workspace-relative folders and files): not sent to judges
+    # unless a rule's paths ask for them (checks/judge.py).
+    pack_paths: list[str] = field(default_factory=list)
     retry_backoff_s: float = 3.0
     retries: int = 1
     # Judge cost: the prompt budget default, the spend limits (budget.Budget), and
@@ -51,6 +54,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         runner=settings.runner,
         cache_dir=settings.cache_dir,
         template_dirs=list(settings.template_dirs),
+        pack_paths=_pack_paths(settings),
     )
     if settings.rubric_path and os.path.isfile(settings.rubric_path):
         opts.rubric = read_rubric(settings.rubric_path)
@@ -65,6 +69,25 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     for key, value in overrides.items():
         setattr(opts, key, value)
     return opts
+
+
+_PACK_SCHEMAS = ("schemas/rule.schema.json", "schemas/case.schema.json")
+
+
+def _pack_paths(settings: Settings) -> list[str]:
+    """The rules folder, the project's template folders and its rubric, relative to the
+    workspace (those inside it); slopjudge's own installed copies are not the project's."""
+    from slopjudge.resources import in_package
+
+    ws = os.path.realpath(settings.workspace)
+    out = list(_PACK_SCHEMAS)  # what `slopjudge init` copies beside the rules for editors
+    for path in [settings.rules_dir, *settings.template_dirs, settings.rubric_path]:
+        if not path or in_package(path):
+            continue
+        rel = os.path.relpath(os.path.realpath(path), ws).replace(os.sep, "/")
+        if rel != "." and not rel.startswith("../"):
+            out.append(rel)
+    return out
 
 
 def _cost_options(opts: RunOptions, settings: Settings) -> None:

@@ -37,6 +37,9 @@ BYTES_PER_TOKEN = 3.5
 # Parts are planned this far under the budget: numbering them (``unit.index``,
 # ``unit.count``) after planning adds a few bytes.
 NUMBERING_MARGIN = 32
+# Bytes each mention of the workspace path counts for in a prompt's size (its own size
+# when longer): parts do not depend on where the repository lives.
+WORKSPACE_ALLOWANCE = 256
 
 Render = Callable[[dict[str, Any]], str]  # a payload -> the whole prompt (instruction included)
 
@@ -111,19 +114,34 @@ def _file_size(f: dict[str, Any]) -> int:
 
 
 class _Planner:
-    def __init__(self, base: dict[str, Any], render: Render, budget: int) -> None:
+    def __init__(self, base: dict[str, Any], render: Render, budget: int,
+                 workspace: str | None = None) -> None:
         self.base = base
         self.render = render
         self.limit = budget  # as configured, for messages
         self.budget = max(1, budget - NUMBERING_MARGIN)  # what parts are planned to
+        self.workspace = workspace or None
         self.problems: list[str] = []
 
+    def tokens(self, prompt: str) -> int:
+        """The prompt's estimate, each mention of the workspace counted as
+        :data:`WORKSPACE_ALLOWANCE` bytes (its real size when longer): the same change
+        gives the same parts wherever the repository lives."""
+        real = estimate_tokens(prompt)
+        ws = self.workspace
+        if not ws or ws not in prompt:
+            return real
+        size = len(prompt.encode("utf-8")) + prompt.count(ws) * (
+            WORKSPACE_ALLOWANCE - len(ws.encode("utf-8")))
+        return max(real, math.ceil(size / BYTES_PER_TOKEN))
+
     def part(self, label: str | None, files: list[dict[str, Any]],
-             hunks: dict[str, int] | None = None, whole: bool = False) -> Part:
+             hunks: dict[str, int] | None = None, whole: bool = False,
+             place: tuple[int, int] = (1, 1)) -> Part:
         paths = [str(f.get("path")) for f in files]
-        payload = _with(self.base, files, unit_info(1, 1, paths, hunks, whole))
+        payload = _with(self.base, files, unit_info(*place, paths, hunks, whole))
         prompt = self.render(payload)
-        return Part(label, payload, prompt, paths, estimate_tokens(prompt))
+        return Part(label, payload, prompt, paths, self.tokens(prompt))
 
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
         self.problems.append(
@@ -160,34 +178,14 @@ class _Planner:
                              {"first": 1, "last": 1, "of": of})
         return self.pack(singles, overhead.tokens, make)
 
-    def pack_files(self, fitting: list[tuple[dict[str, Any], Part]], overhead: int) -> list[Part]:
-        files = [f for f, _ in fitting]
-
-        def make(group: list[int]) -> Part:
-            return self.part(f"{len(group)} files from {files[group[0]].get('path')}",
-                             [files[i] for i in group])
-
-        return self.pack([p for _, p in fitting], overhead, make)
-
     def pack(self, singles: list[Part], overhead: int,
              make: Callable[[list[int]], Part]) -> list[Part]:
         """Items in order, as few to a part as fit: grouped by their single-item size
         over ``overhead``, then each group rendered and checked, halved while it does not
         fit (an estimate can be short: a template may render an item more than once)."""
-        groups: list[list[int]] = []
-        current: list[int] = []
-        size = overhead
-        for i, single in enumerate(singles):
-            extra = max(single.tokens - overhead, 1)
-            if current and size + extra > self.budget:
-                groups.append(current)
-                current, size = [], overhead
-            current.append(i)
-            size += extra
-        if current:
-            groups.append(current)
         parts: list[Part] = []
-        for group in groups:
+        for group in _groups([max(s.tokens - overhead, 1) for s in singles], overhead,
+                             self.budget):
             parts.extend(self._fit(singles, group, make))
         return parts
 
@@ -200,6 +198,44 @@ class _Planner:
             return [part]
         half = len(group) // 2
         return self._fit(singles, group[:half], make) + self._fit(singles, group[half:], make)
+
+    def shares(self, files: list[dict[str, Any]], whole: int, overhead: int) -> list[int]:
+        """Each file's share of a prompt, measured once for all files: the prompt grows
+        by ``a + b * size`` a file (``size``: its path, diff and contents in bytes), with
+        ``a`` and ``b`` solved from the whole change and its first half, each rendered
+        once. An estimate: every part is rendered and checked before it is used."""
+        sizes = [_file_size(f) + len(str(f.get("path"))) for f in files]
+        n, total = len(files), sum(sizes)
+        grown = whole - overhead
+        a, b = 0.0, (grown / total if total else 0.0)
+        if n > 1:
+            m = n // 2
+            half = self.part(None, files[:m]).tokens - overhead
+            det = n * sum(sizes[:m]) - m * total
+            if det:
+                a2 = (grown * sum(sizes[:m]) - half * total) / det
+                b2 = (n * half - m * grown) / det
+                if a2 >= 0 and b2 >= 0:
+                    a, b = a2, b2
+        if not total and not a:
+            a = grown / n
+        return [max(1, math.ceil(a + b * size)) for size in sizes]
+
+
+def _groups(extras: list[int], overhead: int, budget: int) -> list[list[int]]:
+    """Indexes in order, as few to a group as ``overhead`` plus their extras fit."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = overhead
+    for i, extra in enumerate(extras):
+        if current and size + extra > budget:
+            groups.append(current)
+            current, size = [], overhead
+        current.append(i)
+        size += extra
+    if current:
+        groups.append(current)
+    return groups
 
 
 def part_note(unit: dict[str, Any], each_file: bool) -> str:
@@ -215,56 +251,102 @@ def part_note(unit: dict[str, Any], each_file: bool) -> str:
             f"{unit['count']}, holding {len(unit['files'])} of its files. Judge only these files.")
 
 
-def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int) -> Plan:
-    """The judge calls for one check: the whole change, or parts that fit ``budget``."""
+def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
+         workspace: str | None = None, place: tuple[int, int] = (1, 1)) -> Plan:
+    """The judge calls for one check: the whole change, or numbered parts that fit
+    ``budget``, each rendered once (a part over it after all is halved, and the parts
+    rendered again). ``workspace``: its mentions count as a fixed size (:meth:`tokens`).
+    ``each_file``: each file alone, numbered from ``place`` (the file's place among the
+    check's files: :func:`number_parts` numbers again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
-    planner = _Planner(base, render, budget)
-    if not files:
-        payload = dict(base, unit=unit_info(1, 1, [], None, True))
-        prompt = render(payload)
-        whole = Part(None, payload, prompt, [], estimate_tokens(prompt))
-        if whole.tokens > budget:
-            planner.problems.append(
-                f"the prompt is about {whole.tokens:,} tokens, over max_prompt_tokens {budget:,}"
-            )
-            return Plan([], planner.problems)
-        return Plan([whole], [])
-    if not each_file:
-        paths = [str(f.get("path")) for f in files]
-        whole_payload = dict(base, unit=unit_info(1, 1, paths, None, True))
-        prompt = render(whole_payload)
-        tokens = estimate_tokens(prompt)
-        if tokens <= budget:
-            return Plan([Part(None, whole_payload, prompt, paths, tokens)], [])
-    singles = [planner.part(str(f.get("path")), [f]) for f in files]
-    parts: list[Part] = []
+    planner = _Planner(base, render, budget, workspace)
+    if not files or not each_file:
+        whole = planner.part(None, files, whole=True)
+        if whole.tokens <= budget:
+            return Plan([whole], [])
+        if not files:
+            return Plan([], [f"the prompt is about {whole.tokens:,} tokens, over "
+                             f"max_prompt_tokens {budget:,}"])
     if each_file:
-        for f, single in zip(files, singles, strict=True):
-            fits = single.tokens <= planner.budget
-            parts.extend([single] if fits else planner.one_file(f, single))
-    else:
-        overhead = planner.part(None, []).tokens
-        if overhead > planner.budget:
-            return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
-                             f"over max_prompt_tokens {budget:,}"])
-        fitting: list[tuple[dict[str, Any], Part]] = []
-        for f, single in zip(files, singles, strict=True):
-            if single.tokens <= planner.budget:
-                fitting.append((f, single))
-                continue
-            # Flush what came before so the parts keep the change's file order.
-            if fitting:
-                parts.extend(planner.pack_files(fitting, overhead))
-                fitting = []
-            parts.extend(planner.one_file(f, single))
-        if fitting:
-            parts.extend(planner.pack_files(fitting, overhead))
-    return Plan(parts, planner.problems)
+        count = max(place[1], len(files))
+        parts = [p for i, f in enumerate(files)
+                 for p in _each(planner, f, (place[0] + i, count))]
+        return Plan(parts, planner.problems)
+    overhead = planner.part(None, []).tokens
+    if overhead > planner.budget:
+        return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
+                         f"over max_prompt_tokens {budget:,}"])
+    shares = planner.shares(files, whole.tokens, overhead)
+    units: list[list[dict[str, Any]] | list[Part]] = []
+    run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
+    for i, f in enumerate(files):
+        if overhead + shares[i] <= planner.budget:
+            run.append(i)
+            continue
+        alone = planner.part(str(f.get("path")), [f])
+        if alone.tokens <= planner.budget:
+            run.append(i)
+            shares[i] = max(1, alone.tokens - overhead)
+            continue
+        units += _packed(files, run, shares, overhead, planner.budget)
+        run = []
+        units += [[p] for p in planner.one_file(f, alone)]
+    units += _packed(files, run, shares, overhead, planner.budget)
+    return _numbered(planner, units)
+
+
+def _each(planner: _Planner, f: dict[str, Any], place: tuple[int, int]) -> list[Part]:
+    """``each: file``: the file alone (numbered as it will be when no file of the change
+    is split), or its hunk groups when it does not fit."""
+    single = planner.part(str(f.get("path")), [f], place=place)
+    return [single] if single.tokens <= planner.budget else planner.one_file(f, single)
+
+
+def _packed(files: list[dict[str, Any]], run: list[int], shares: list[int], overhead: int,
+            budget: int) -> list[list[dict[str, Any]] | list[Part]]:
+    return [[files[run[i]] for i in group]
+            for group in _groups([shares[i] for i in run], overhead, budget)]
+
+
+def _numbered(planner: _Planner, units: list[Any]) -> Plan:
+    """Each unit rendered with its place (``unit.index``/``count``); a group of files
+    over the budget is halved and every unit rendered again with the new count.
+    ``units``: lists of files to render, or lists of hunk parts already planned."""
+    flat: list[list[dict[str, Any]] | Part] = []
+    for unit in units:
+        flat += [unit] if not unit or not isinstance(unit[0], Part) else list(unit)
+    while True:
+        parts: list[Part] = []
+        over: list[int] = []
+        for n, unit in enumerate(flat, 1):
+            if isinstance(unit, Part) and (unit.payload["unit"]["index"],
+                                           unit.payload["unit"]["count"]) == (n, len(flat)):
+                part = unit  # rendered in its place already
+            elif isinstance(unit, Part):
+                part = planner.part(unit.label, unit.payload["changeset"]["files"],
+                                    unit.payload["unit"]["hunks"], place=(n, len(flat)))
+            else:
+                label = (str(unit[0].get("path")) if len(unit) == 1
+                         else f"{len(unit)} files from {unit[0].get('path')}")
+                part = planner.part(label, unit, place=(n, len(flat)))
+                if part.tokens > planner.limit and len(unit) > 1:
+                    over.append(n - 1)
+            parts.append(part)
+        if not over:
+            problems = planner.problems + [
+                f"{p.label or 'the change'}: the prompt is about {p.tokens:,} tokens, over "
+                f"max_prompt_tokens {planner.limit:,}" for p in parts if p.tokens > planner.limit]
+            return Plan(parts, problems)
+        for i in reversed(over):
+            group = flat[i]
+            assert isinstance(group, list)
+            half = len(group) // 2
+            flat[i: i + 1] = [group[:half], group[half:]]
 
 
 def number_parts(parts: list[Part], render: Render, budget: int) -> list[str]:
-    """Give each part its place (``unit.index``/``count``), re-rendered; the parts that
-    then exceed ``budget`` (a template printing the numbers many times) as problems."""
+    """Give each part its place among all of a check's parts (``unit.index``/``count``),
+    rendered again only where it changed; the parts then over ``budget`` as problems."""
     count = len(parts)
     for n, part in enumerate(parts, 1):
         unit = dict(part.payload["unit"], index=n, count=count)

@@ -9,6 +9,7 @@ TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never impo
 if TYPE_CHECKING:
     import argparse
 
+    from slopjudge.changes.authored import Policy
     from slopjudge.loading.config import Settings
     from slopjudge.model import LoadResult
 
@@ -20,16 +21,34 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_and_rules(args: argparse.Namespace) -> tuple[Settings, LoadResult]:
+def settings_of(args: argparse.Namespace) -> Settings:
     from slopjudge.loading.config import find_workspace, load_settings
-    from slopjudge.loading.rulecache import load_rules_cached
 
     rules_dir = getattr(args, "rules", None)
     if rules_dir:
         rules_dir = os.path.abspath(rules_dir)
-    workspace = find_workspace(os.getcwd())
-    settings = load_settings(workspace, rules_dir)
+    return load_settings(find_workspace(os.getcwd()), rules_dir)
+
+
+def settings_and_rules(args: argparse.Namespace,
+                       settings: Settings | None = None) -> tuple[Settings, LoadResult]:
+    from slopjudge.loading.rulecache import load_rules_cached
+
+    settings = settings or settings_of(args)
     return settings, load_rules_cached(settings)
+
+
+def add_include_generated(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--include-generated", action="store_true",
+                        help="judge every file of the change, installed and generated ones "
+                             "too (see exclude_generated in the settings)")
+
+
+def leave_out_policy(args: argparse.Namespace, settings: Settings) -> Policy:
+    """Which files of the change are not judged (changes/authored.py)."""
+    from slopjudge.hooks.backstop import leave_out_policy as policy
+
+    return policy(settings, bool(getattr(args, "include_generated", False)))
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -69,5 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if kept:
         print(f"slopjudge: left {len(kept)} existing file(s) as they were: " + ", ".join(kept[:10])
               + (" …" if len(kept) > 10 else ""))
-    print("next: `slopjudge validate`, then `slopjudge install claude` for the agent hooks")
+    print("next: `slopjudge validate`, then commit the pack (`git add rules templates RUBRIC.md "
+          "schemas && git commit`) before an agent session or a CI run: until it is committed, "
+          "its files are part of every change judged; then `slopjudge install claude` for the "
+          "agent hooks")
     return 0

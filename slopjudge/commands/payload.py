@@ -6,7 +6,13 @@ import argparse
 import os
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
-from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.commands._shared import (
+    add_include_generated,
+    add_rules_argument,
+    fail,
+    leave_out_policy,
+    settings_and_rules,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--event", choices=("ci", "stop", "subagent-stop"), default="ci")
     parser.add_argument("--rule", metavar="ID", help="filter files by this rule's paths/exclude")
     parser.add_argument("--check", metavar="ID", help="the check id to put in the payload")
+    add_include_generated(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings, loaded = settings_and_rules(args)
     try:
-        changeset = changeset_from_args(args, settings.workspace)
+        changeset = changeset_from_args(args, settings.workspace,
+                                        leave_out_policy(args, settings))
     except (cs.ChangesetError, OSError) as exc:
         return fail(str(exc))
     rule = None

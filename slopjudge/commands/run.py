@@ -7,7 +7,14 @@ import re
 import sys
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
-from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.commands._shared import (
+    add_include_generated,
+    add_rules_argument,
+    fail,
+    leave_out_policy,
+    settings_and_rules,
+    settings_of,
+)
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
@@ -49,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="ask judges again; ignore cached verdicts"
     )
+    add_include_generated(parser)
 
 
 # The options a CI job usually gives `run`, read without argparse: its import, its
@@ -62,13 +70,13 @@ _PLAIN_OPTIONS: dict[str, tuple[str, str]] = {
     "--event": ("event", "value"), "--rule": ("rule", "append"),
     "--write": ("write", "append"), "--staged": ("staged", "flag"),
     "--working-tree": ("working_tree", "flag"), "--dry-run": ("dry_run", "flag"),
-    "--no-cache": ("no_cache", "flag"),
+    "--no-cache": ("no_cache", "flag"), "--include-generated": ("include_generated", "flag"),
 }
 _PLAIN_DEFAULTS: dict[str, object] = {
     "command": "run", "rules": None, "diff": None, "base": None, "staged": False,
     "working_tree": False, "head": None, "event": "ci", "rule": None, "dry_run": False,
     "prompts_dir": None, "format": "text", "output": None, "write": None, "jobs": None,
-    "shard": None, "runner": None, "no_cache": False,
+    "shard": None, "runner": None, "no_cache": False, "include_generated": False,
 }
 _SOURCE_FLAGS = {"--diff", "--base", "--staged", "--working-tree"}  # mutually exclusive
 
@@ -180,8 +188,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
          shard: tuple[int, int] | None) -> int:
     from slopjudge.changes.gitio import Background
-    from slopjudge.loading.config import find_workspace
 
+    # The settings first (a small read): they say which files the change leaves out,
+    # and those are left out of git's reading itself.
+    settings = settings_of(args)
     # git reads the change from the start: the settings, the rules and the check
     # code load meanwhile. The settings' workspace is this same folder. Meanwhile
     # the interpreter lock changes hands often: the reading thread needs it for a
@@ -190,8 +200,8 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0002))
     try:
-        reading = Background(changeset_from_args, args,
-                             os.path.abspath(find_workspace(os.getcwd())))
+        reading = Background(changeset_from_args, args, settings.workspace,
+                             leave_out_policy(args, settings))
         try:
             from slopjudge import report
             from slopjudge.checks import engine
@@ -199,7 +209,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
             from slopjudge.errors import ChangesetError
             from slopjudge.model import RunReport, overall_outcome
 
-            prepared = _rules_to_run(args)
+            prepared = _rules_to_run(args, settings)
             if isinstance(prepared, int):  # a usage error: it is told, the git read ends
                 reading.wait()
                 return prepared
@@ -245,7 +255,8 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
         progress.finish()
 
     outcome = overall_outcome(results, load_errors)
-    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules)
+    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules,
+                           left_out=changeset.left_out)
     color = args.format == "text" and not args.output and sys.stdout.isatty()
     text = report.render(run_report, args.format, color=color)
     if args.output:
@@ -259,14 +270,14 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     return EXIT[outcome]
 
 
-def _rules_to_run(args: argparse.Namespace) -> tuple[Settings, list[Rule], list[LoadError],
-                                                      Event] | int:
+def _rules_to_run(args: argparse.Namespace, settings: Settings) -> tuple[
+        Settings, list[Rule], list[LoadError], Event] | int:
     """The settings, the rules ``args`` ask for and their load errors, and the event;
     an exit code when they name no rules folder or an unknown rule."""
     from slopjudge.checks.selection import applicable_rules, select_rules
     from slopjudge.model import Event
 
-    settings, loaded = settings_and_rules(args)
+    settings, loaded = settings_and_rules(args, settings)
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
     rules = loaded.rules

@@ -17,9 +17,13 @@ the message says how.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import common, state
+from slopjudge.resources import in_package
+
+if TYPE_CHECKING:
+    from slopjudge.changes.authored import Policy
 
 # Paths relative to the workspace, whatever the settings say.
 FIXED = (
@@ -44,11 +48,12 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
     ws = os.path.realpath(settings.workspace)
     files = set(FIXED)
     trees = set(FIXED_TREES)
-    for folder in [settings.rules_dir, settings.state_dir, *settings.template_dirs]:
+    for folder in [settings.rules_dir, settings.state_dir, *_project_templates(settings)]:
         rel = _inside(ws, os.path.realpath(folder)) if folder else None
         if rel:
             trees.add(rel)
-    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) if settings.rubric_path else None
+    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) \
+        if settings.rubric_path and not in_package(settings.rubric_path) else None
     if rubric:
         files.add(rubric)
     for config in getattr(settings, "config_files", None) or []:
@@ -56,6 +61,35 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
         if rel and not rel.endswith("pyproject.toml"):
             files.add(rel)
     return files, trees
+
+
+def is_protected_by(settings: Any) -> Any:
+    """A test of one workspace-relative path (file or folder): protected, or holding
+    a protected file."""
+    files, trees = protected(settings)
+
+    def test(path: str) -> bool:
+        return _is_protected(path, files, trees) or any(
+            f.startswith(path + "/") for f in (*files, *trees))
+
+    return test
+
+
+def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
+    """Which files of a change are not judged, as the settings (and ``--include-generated``)
+    say (:mod:`slopjudge.changes.authored`); never a protected one."""
+    from slopjudge.changes.authored import Policy
+
+    value = getattr(settings, "exclude_generated", True)
+    return Policy(enabled=not include_generated and value is not False,
+                  patterns=value if isinstance(value, list) else [],
+                  protected=is_protected_by(settings), workspace=settings.workspace)
+
+
+def _project_templates(settings: Any) -> list[str]:
+    """The template folders the project owns: not the copies slopjudge ships, which
+    live wherever it is installed (a venv inside the workspace included)."""
+    return [d for d in settings.template_dirs if d and not in_package(d)]
 
 
 def _is_protected(path: str, files: set[str], trees: set[str]) -> bool:
@@ -138,11 +172,13 @@ def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str |
     baseline, the change from HEAD and None."""
     from slopjudge.changes import changeset
 
+    # Files the project does not author are not judged; protected ones always are.
+    policy = leave_out_policy(settings)
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is None:
-        return changeset.from_working_tree(settings.workspace, base="HEAD"), None
+        return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None
     tree = baseline["tree"]
-    return changeset.from_tree_to_worktree(settings.workspace, tree), tree
+    return changeset.from_tree_to_worktree(settings.workspace, tree, policy), tree
 
 
 def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
@@ -185,7 +221,7 @@ def ignored_files(settings: Any) -> list[tuple[str, str]]:
 
     ws = os.path.realpath(settings.workspace)
     trees = []
-    for folder in [settings.rules_dir, *settings.template_dirs]:
+    for folder in [settings.rules_dir, *_project_templates(settings)]:
         rel = _inside(ws, os.path.realpath(folder)) if folder else None
         if rel and os.path.isdir(os.path.join(ws, rel)):
             trees.append(rel)

@@ -72,6 +72,8 @@ class Settings(Limits):
     max_prompt_tokens: int | None = None  # default for judge checks without their own
     # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    # What is judged (changes/authored.py): true, false, or patterns ("!p" keeps p judged).
+    exclude_generated: bool | list[str] = True
 
     def __post_init__(self) -> None:
         if not self.state_dir:
@@ -102,6 +104,7 @@ _KEYS: dict[str, str] = {
     "session_max_tokens": "int",
     "session_max_cost_usd": "number",
     "model_aliases": "aliases",
+    "exclude_generated": "generated",
 }
 
 
@@ -314,6 +317,8 @@ def _apply(
             out[key] = float(value)
         elif kind == "aliases":
             out[key] = _model_aliases(path, line, col, value)
+        elif kind == "generated":
+            out[key] = _generated(path, line, col, key, value)
         elif kind == "paths":
             if isinstance(value, str):
                 value = [value]
@@ -321,6 +326,17 @@ def _apply(
                 raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
             out[key] = [_resolve(workspace, str(v)) for v in value]
     return out
+
+
+def _generated(path: str, line: int, col: int, key: str, value: Any) -> bool | list[str]:
+    """``exclude_generated``: true, false, or path patterns (changes/authored.py)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, bool) and not (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+        raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
+                          "path patterns (`!pattern` keeps matching files judged)")
+    return value
 
 
 def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:

@@ -6,7 +6,8 @@ schema costs far more than the hook's own work, so the last
 under a key of file stats ``(path, size, mtime_ns, mode)``: every file under
 the rules folder and the template folders, RUBRIC.md, the settings files,
 the files the result depends on elsewhere (scripts, PATH folders), the code
-that validates, and the slopjudge version. The mode is in the key because
+that validates, and the slopjudge version; ``PATH`` itself only when a rule names a
+command found there (another ``PATH`` reloads nothing else). The mode is in the key because
 ``chmod +x`` fixes a "not executable" error without touching mtime.
 
 The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write,
@@ -94,7 +95,6 @@ def cache_key(settings: Settings) -> dict[str, Any]:
         "workspace": settings.workspace,
         "rules_dir": settings.rules_dir,
         "template_dirs": list(settings.template_dirs),
-        "PATH": os.environ.get("PATH", ""),
         "files": files,
     }
 
@@ -149,6 +149,8 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
         data = loads(body)
         if data.get("key") != key:
             return None
+        if data.get("PATH") is not None and data["PATH"] != os.environ.get("PATH", ""):
+            return None  # a rule named a command PATH finds: another PATH may find another
         watched = data.get("watched_stats", {})
         if any(_stat(p) != s for p, s in watched.items()):
             return None
@@ -168,6 +170,14 @@ def _outside(paths: list[str], roots: list[str]) -> list[str]:
     return [p for p in paths if not p.startswith(prefixes)]
 
 
+def _uses_path(result: LoadResult) -> bool:
+    """Whether a rule's script or prepare is a command found on PATH (or looked for there
+    in vain): only then does the result depend on PATH."""
+    bare = any(name and "/" not in name for r in result.rules for c in r.checks
+               for name in (c.script, c.prepare))
+    return bare or any("a command on PATH" in e.message for e in result.errors)
+
+
 def _write(
     path: str, key: dict[str, Any], result: LoadResult, start_ns: int, roots: list[str]
 ) -> None:
@@ -176,6 +186,7 @@ def _write(
         return
     data = {
         "key": key,
+        "PATH": os.environ.get("PATH", "") if _uses_path(result) else None,
         "watched": result.watched,
         "watched_stats": watched,
         "rule_fields": [n for n in _fields(Rule) if n != "checks"] + ["checks"],

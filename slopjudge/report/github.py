@@ -10,7 +10,7 @@ in messages; also ``:`` and ``,`` in properties.
 
 from __future__ import annotations
 
-from slopjudge.model import CheckResult, RunReport
+from slopjudge.model import CheckResult, RunReport, left_out_summary
 from slopjudge.report import encodable
 from slopjudge.report.text import verdict_line
 
@@ -60,5 +60,8 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
         ))
     for result in report.checks:
         lines += _check_commands(result)
+    left = left_out_summary(report.left_out)
+    if left:
+        lines.append(command("notice", left, title="slopjudge: not judged"))
     lines.append(command("notice", verdict_line(report), title="slopjudge"))
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from slopjudge.model import CheckResult, LoadError, RunReport
+from slopjudge.model import CheckResult, LoadError, RunReport, left_out_summary
 from slopjudge.report import first_line, outcome_label
 from slopjudge.report.text import format_finding
 
@@ -106,5 +106,9 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
         _set_counts(suite, len(results), marks, sum(r.duration_ms for r in results) / 1000)
         all_marks += marks
     _set_counts(root, len(all_marks), all_marks, sum(r.duration_ms for r in report.checks) / 1000)
+    left = left_out_summary(report.left_out)
+    if left:  # a JUnit reader shows a suite's properties; the count and why
+        props = ET.SubElement(root, "properties")
+        ET.SubElement(props, "property", {"name": "slopjudge.left_out", "value": left})
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

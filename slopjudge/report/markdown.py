@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from urllib.parse import quote
 
-from slopjudge.model import CheckResult, Finding, RunReport
+from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
 from slopjudge.report import OUTCOME_ORDER, encodable, outcome_label
 from slopjudge.report.text import format_duration
 
@@ -201,6 +201,9 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
          for e in report.load_errors])
     lines += _section(f"Would refuse (shadow rules, not blocking) ({len(by['would_refuse'])})",
                       [_check_item(c) for c in by["would_refuse"]])
+    left = left_out_summary(report.left_out)
+    if left:
+        lines += ["", text(left[0].upper() + left[1:])]
     cost = cost_lines(report)
     if cost:
         lines += [""] + cost

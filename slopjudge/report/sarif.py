@@ -23,7 +23,7 @@ import urllib.parse
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from slopjudge.model import CheckResult, Finding, LoadError, Rule, RunReport
+from slopjudge.model import CheckResult, Finding, LoadError, Rule, RunReport, left_out_summary
 from slopjudge.report import encodable
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -180,9 +180,18 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
             "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
             "results": results,
-            "properties": {"outcome": report.outcome},
+            "properties": {"outcome": report.outcome, **_left_out(report)},
         }],
     }
+
+
+def _left_out(report: RunReport) -> dict[str, Any]:
+    if not report.left_out:
+        return {}
+    return {"leftOut": {"files": sum(x.files for x in report.left_out),
+                        "summary": left_out_summary(report.left_out),
+                        "entries": [{"path": x.path, "files": x.files, "why": x.why}
+                                    for x in report.left_out]}}
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here

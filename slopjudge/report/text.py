@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 
-from slopjudge.model import CheckResult, Finding, LoadError, RunReport
+from slopjudge.model import CheckResult, Finding, LoadError, RunReport, left_out_summary
 from slopjudge.report import OUTCOME_ORDER, encodable, first_line, outcome_label
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -173,6 +173,9 @@ def render(report: RunReport, *, color: bool = False) -> str:
     if report.checks:
         lines.append("")
     lines += _summary_lines(report, color)
+    left = left_out_summary(report.left_out)
+    if left:
+        lines.append(f"  {left}")
     lines.append("")
     if any(c.outcome == "error" for c in report.checks):
         lines.append(ERROR_NOTE)

@@ -1,0 +1,286 @@
+"""What is judged: the files a project authors, not the ones it installs or generates.
+
+Left out by default, and counted in every report (SPEC §10 "What is judged"):
+
+- slopjudge's own installed files, wherever its environment lives;
+- untracked environments and dependency folders: a folder no tracked file is in
+  that holds ``pyvenv.cfg``, a ``site-packages`` or ``node_modules`` folder, or a
+  Go ``vendor/`` with ``modules.txt``. They are left out of the work tree's
+  snapshot itself, so git never reads them;
+- files ``.gitattributes`` marks ``linguist-generated``, ``linguist-vendored`` or
+  ``-diff`` (``binary`` too: it is ``-diff``). The attributes are read from the
+  change's base (the commit, the session baseline), never from the change itself:
+  an attributes line an agent adds does not hide the files it names;
+- source maps, minified bundles (by name, or JavaScript and CSS whose lines
+  average over 110 characters, as GitHub's linguist tells) and lockfiles.
+
+The setting ``exclude_generated`` is ``true`` (the default), ``false`` (judge
+everything), or a list of patterns (:mod:`slopjudge.pathglob`): a pattern leaves
+its files out too, a ``!pattern`` keeps them judged whatever the rules above say.
+``run --include-generated`` judges everything for one run. A protected file
+(rules, rubric, settings, hook config) is never left out: the Stop backstop reads
+the same change (:func:`slopjudge.hooks.backstop.leave_out_policy` makes the
+policy from the settings).
+"""
+
+from __future__ import annotations
+
+import os
+
+from slopjudge import pathglob
+from slopjudge.model import FileChange, LeftOut
+
+TYPE_CHECKING = False  # not typing's: every hook imports the changes package
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+OWN = "slopjudge's own installed files"
+DEPENDENCIES = "untracked environment or dependency folder"
+LOCKFILE = "lockfile"
+SOURCE_MAP = "source map"
+MINIFIED = "minified bundle"
+SETTING = "exclude_generated in the settings"
+ATTRIBUTES = ("linguist-generated", "linguist-vendored")
+
+LOCKFILES = (
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
+    "bun.lockb", "deno.lock", "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock",
+    "pylock.toml", "composer.lock", "Gemfile.lock", "go.sum", "go.work.sum", "flake.lock",
+    "Podfile.lock", "Package.resolved", "pubspec.lock", "mix.lock", "packages.lock.json",
+    "gradle.lockfile", "conan.lock", "MODULE.bazel.lock",
+)
+SOURCE_MAPS = ("*.js.map", "*.mjs.map", "*.cjs.map", "*.css.map", "*.ts.map")
+MINIFIED_NAMES = ("*.min.js", "*.min.mjs", "*.min.cjs", "*.min.css", "*-min.js", "*-bundle.min.*")
+_BUNDLE_SUFFIXES = (".js", ".mjs", ".cjs", ".css")
+
+
+class Policy:
+    """Which files of a change are left out, and the record of those that were."""
+
+    def __init__(self, *, enabled: bool = True, patterns: Iterable[str] = (),
+                 protected: Callable[[str], bool] | None = None, workspace: str = "") -> None:
+        self.enabled = enabled
+        self.patterns = [p for p in patterns if p.strip()]
+        self.protected = protected or (lambda _path: False)
+        self.own = _own_prefixes(workspace) if workspace else ()
+        self.left_out: list[LeftOut] = []
+
+    def keeps(self, path: str) -> bool:
+        """A ``!pattern`` of the setting names it: judged whatever else says."""
+        kept = False
+        for pattern in self.patterns:
+            if pattern.startswith("!") and pathglob.match(pattern[1:], path):
+                kept = True
+            elif not pattern.startswith("!") and pathglob.match(pattern, path):
+                kept = False
+        return kept
+
+    def why(self, path: str, marks: dict[str, str] | None = None) -> str | None:
+        """Why ``path`` is left out (its reason), or None when it is judged."""
+        if not self.enabled or self.protected(path):
+            return None
+        reason = None
+        if self.own and path.startswith(self.own):
+            reason = OWN
+        elif marks and path in marks:
+            reason = marks[path]
+        elif os.path.basename(path) in LOCKFILES:
+            reason = LOCKFILE
+        elif pathglob.match_any(list(SOURCE_MAPS), path):
+            reason = SOURCE_MAP
+        elif pathglob.match_any(list(MINIFIED_NAMES), path):
+            reason = MINIFIED
+        for pattern in self.patterns:
+            negated = pattern.startswith("!")
+            if pathglob.match(pattern[1:] if negated else pattern, path):
+                reason = None if negated else (reason or SETTING)
+        return reason
+
+    def record(self, path: str, files: int, why: str) -> None:
+        self.left_out.append(LeftOut(path=path, files=files, why=why))
+
+    # -- the work tree's snapshot ------------------------------------------------
+
+    def dependency_folders(self, tracked: list[str], untracked: list[str]) -> list[str]:
+        """Untracked dependency folders to leave out of a snapshot, each recorded with
+        its file count. ``tracked``/``untracked``: the work tree's paths."""
+        if not self.enabled:
+            return []
+        found: dict[str, list[str]] = {}
+        for path in untracked:
+            folder = _dependency_root(path)
+            if folder:
+                found.setdefault(folder, [])
+        if not found:
+            return []
+        # Nested candidates (a venv's site-packages) belong to the outermost one.
+        roots = sorted(found)
+        outer = [r for i, r in enumerate(roots)
+                 if not any(r.startswith(o + "/") for o in roots[:i])]
+        prefixes = tuple(o + "/" for o in outer)
+        busy = {o for o in outer for t in tracked if t.startswith(o + "/")} \
+            if any(t.startswith(prefixes) for t in tracked) else set()
+        members: dict[str, list[str]] = {o: [] for o in outer if o not in busy}
+        for path in untracked:
+            if path.startswith(prefixes):
+                owner = next(o for o in outer if path.startswith(o + "/"))
+                if owner in members:
+                    members[owner].append(path)
+        chosen = []
+        for folder, files in sorted(members.items()):
+            if self.protected(folder) or any(self.protected(f) or self.keeps(f) for f in files) \
+                    or self.keeps(folder):
+                continue
+            chosen.append(folder)
+            self.record(folder + "/", len(files), DEPENDENCIES)
+        return chosen
+
+
+def _dependency_root(path: str) -> str | None:
+    """The dependency folder ``path`` (an untracked file) marks or lies in, if any."""
+    parts = path.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in ("node_modules", "site-packages"):
+            return "/".join(parts[: i + 1])
+    if len(parts) > 1 and (parts[-1] == "pyvenv.cfg"
+                           or (parts[-1] == "modules.txt" and parts[-2] == "vendor")):
+        return "/".join(parts[:-1])
+    return None
+
+
+def _own_prefixes(workspace: str) -> tuple[str, ...]:
+    """slopjudge's installed package and its metadata, relative to ``workspace`` when
+    they lie inside it (an install, not a checkout: a checkout's files are authored)."""
+    from slopjudge.resources import DATA_DIR, PACKAGE_DIR
+
+    if os.path.islink(os.path.join(DATA_DIR, "templates")):
+        return ()  # a checkout (an editable install): its links lead to the sources
+    ws = os.path.realpath(workspace)
+    pkg = os.path.realpath(PACKAGE_DIR)
+    if not pkg.startswith(ws + os.sep):
+        return ()
+    rel = os.path.relpath(pkg, ws).replace(os.sep, "/")
+    parent = os.path.dirname(rel)
+    meta = [f"{parent}/{n}/" if parent else f"{n}/" for n in _listdir(os.path.dirname(pkg))
+            if n.startswith("slopjudge-") and n.endswith(".dist-info")]
+    return (rel + "/", *meta)
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def minified(path: str, text: str | None) -> bool:
+    """JavaScript or CSS whose lines average over 110 characters (linguist's test)."""
+    if not text or not path.endswith(_BUNDLE_SUFFIXES):
+        return False
+    lines = text.count("\n") + 1
+    return len(text) / lines > 110
+
+
+# -- .gitattributes ----------------------------------------------------------------
+
+
+def attribute_files(paths: Iterable[str]) -> list[str]:
+    """The ``.gitattributes`` files that can apply to ``paths``: the top one and one in
+    each folder holding a changed file, top first."""
+    folders = {""}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folders.add("/".join(parts[:i]))
+    return [f"{d}/.gitattributes" if d else ".gitattributes"
+            for d in sorted(folders, key=lambda d: (d.count("/") + bool(d), d))]
+
+
+def marks(paths: Iterable[str], files: dict[str, str]) -> dict[str, str]:
+    """``path -> reason`` for each path the attribute ``files`` (``name -> text``,
+    top first) mark generated, vendored or ``-diff``; later lines and deeper files win,
+    as in git."""
+    rules: list[tuple[str, str, dict[str, bool]]] = []
+    for name, text in files.items():
+        folder = name[: -len(".gitattributes")].rstrip("/")
+        for line in text.splitlines():
+            parsed = _attribute_line(line)
+            if parsed:
+                rules.append((folder, parsed[0], parsed[1]))
+    if not rules:
+        return {}
+    out: dict[str, str] = {}
+    for path in paths:
+        state: dict[str, bool] = {}
+        for folder, pattern, attrs in rules:
+            if folder and not path.startswith(folder + "/"):
+                continue
+            rel = path[len(folder) + 1:] if folder else path
+            if _attr_match(pattern, rel):
+                state.update(attrs)
+        for attr in ATTRIBUTES:
+            if state.get(attr):
+                out[path] = f"{attr} in .gitattributes"
+                break
+        else:
+            if state.get("diff") is False:
+                out[path] = "-diff in .gitattributes"
+    return out
+
+
+def _attribute_line(line: str) -> tuple[str, dict[str, bool]] | None:
+    words = line.split()
+    if not words or words[0].startswith("#") or words[0].startswith("!"):
+        return None
+    attrs: dict[str, bool] = {}
+    for word in words[1:]:
+        if word == "binary":
+            attrs["diff"] = False
+        elif word.startswith("-"):
+            attrs[word[1:]] = False
+        elif word.startswith("!"):
+            attrs.pop(word[1:], None)
+        else:
+            name, _, value = word.partition("=")
+            attrs[name] = value.lower() not in ("false", "0", "no") if value else True
+    wanted = {k: v for k, v in attrs.items() if k in (*ATTRIBUTES, "diff")}
+    return (words[0], wanted) if wanted else None
+
+
+def _attr_match(pattern: str, rel: str) -> bool:
+    """A ``.gitattributes`` pattern against a path relative to its folder: gitignore's
+    syntax, except that a pattern naming a folder does not reach the files in it."""
+    if pattern.endswith("/"):
+        return False
+    return pathglob.match(pattern, rel, below=False)
+
+
+def keep_judged(files: list[FileChange], policy: Policy | None,
+                marks: dict[str, str] | None = None) -> list[FileChange]:
+    """``files`` without those ``policy`` leaves out (each recorded on it)."""
+    if policy is None or not policy.enabled:
+        return files
+    kept = []
+    for f in files:
+        why = policy.why(f.path, marks)
+        if why is None and minified(f.path, f.new_content) and not policy.keeps(f.path) \
+                and not policy.protected(f.path):
+            why = MINIFIED
+        if why is None:
+            kept.append(f)
+        else:
+            policy.record(f.path, 1, why)
+    return kept
+
+
+def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
+    """:func:`marks` from the ``.gitattributes`` files in the folder ``top`` (a diff
+    given as a file has no base to read them from)."""
+    texts = {}
+    for name in attribute_files(paths):
+        try:
+            with open(os.path.join(top, name), encoding="utf-8", errors="replace") as fh:
+                texts[name] = fh.read()
+        except OSError:
+            continue
+    return marks(paths, texts)
