@@ -27,7 +27,8 @@ COMMANDS: dict[str, str] = {
     "install": "install slopjudge's hooks into an agent's settings",
     "uninstall": "remove slopjudge's hooks (and only those) from an agent's settings",
     "doctor": "say whether slopjudge's hooks are installed and will run (Codex: trusted)",
-    "report": "summarise the event log: events, agreement with labels, flips",
+    "report": ("summarise the event log: events, agreement with labels, flips, cost, "
+               "and an HTML page of it all (html)"),
     "replay": "re-judge recorded prompts through another runner and compare",
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
     "cite": "cite the words or tool output a change relies on (for rules that require it)",

@@ -284,3 +284,91 @@ def test_judges_get_the_pinned_claude_code_unless_a_dry_run() -> None:
         step = next(s for s in load_action()["runs"]["steps"] if s["name"] == "Install Claude Code")
         assert run.condition(step["if"]) is wanted
     assert "package.json" in step["run"] and "@anthropic-ai/claude-code@$version" in step["run"]
+
+
+def with_judge_rule(ws: Path) -> str:
+    """A judge the pull request cannot skip, added on main; the new base commit."""
+    folder = ws / "rules" / "reviewed"
+    folder.mkdir()
+    (folder / "rule.yaml").write_text("description: every change is reviewed\nchecks:\n"
+                                      "  - id: judge\n    judge: review.md.j2\n")
+    (folder / "review.md.j2").write_text("Review this change.\n{{ change }}\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a judge")
+    return git(ws, "rev-parse", "HEAD").strip()
+
+
+def fork_event(env: dict[str, str], base: str) -> None:
+    """The event of a pull request from a fork: its head lives in another repository."""
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"pull_request": {
+        "base": {"sha": base, "repo": {"full_name": REPO, "fork": False}},
+        "head": {"sha": "f" * 40, "repo": {"full_name": "someone/widgets", "fork": True}}}}))
+    for key in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"):
+        env.pop(key, None)
+
+
+@pytest.mark.parametrize("setting", ["fail", "pass"])
+def test_a_fork_without_a_key_runs_scripts_and_says_judges_were_not_judged(
+        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str], setting: str) -> None:
+    ws, _ = pr
+    base = with_judge_rule(ws)
+    commit(ws, {"src dir/wïdget.py": CLEAN})
+    env = github_env(tmp_path, python_bin, base, "x")
+    fork_event(env, base)
+    run = run_action({"install": wheel, "claude-code": "false", "upload-sarif": "false",
+                      "unjudged-forks": setting}, env, ws)
+    out = run.outputs["judge"]
+    judge_log = run.stdout["Judge"]
+    notices = [ln for ln in judge_log.splitlines() if "comes from a fork" in ln]
+    assert notices == [
+        "::notice title=slopjudge::This pull request comes from a fork, which gets no secrets "
+        "and so no model key: the script checks ran, and 1 judge check(s) were not judged; "
+        + ("the job fails on that (unjudged-forks: fail)" if setting == "fail"
+           else "unjudged-forks: pass lets it by")
+        + ". A maintainer can judge it by running slopjudge with a key on the branch."]
+    assert out["not-judged"] == "1"
+    assert "::error" not in judge_log  # no judge errored for want of a key
+    report = json.loads((Path(env["RUNNER_TEMP"]) / "slopjudge" / "report.json").read_text())
+    scripts = [c for c in report["checks"] if c["kind"] == "script"]
+    assert scripts and {c["outcome"] for c in scripts} <= {"pass", "not_applicable"}
+    judges = {c["id"]: c["outcome"] for c in report["checks"] if c["kind"] == "judge"}
+    assert judges["reviewed/judge"] == "not_judged"
+    assert set(judges.values()) <= {"not_judged", "skipped"}  # the pack's prepare skips some
+    if setting == "fail":
+        assert (out["outcome"], out["exit-code"]) == ("not_judged", "3")
+        assert dict(run.log)["Verdict"] == "exit 1"
+        assert "were not judged (no model key)" in run.stdout["Verdict"]
+    else:
+        assert (out["outcome"], out["exit-code"]) == ("pass", "0")
+        assert dict(run.log)["Verdict"] == "exit 0"
+
+
+def test_a_fork_with_a_refusing_script_still_refuses(tmp_path: Path, python_bin: Path,
+                                                      wheel: str, pr: tuple[Path, str]) -> None:
+    ws, base = pr
+    commit(ws, {"src dir/wïdget.py": PLACEHOLDER})
+    env = github_env(tmp_path, python_bin, base, "x")
+    fork_event(env, base)
+    run = run_action({"install": wheel, "claude-code": "false", "upload-sarif": "false",
+                      "unjudged-forks": "pass"}, env, ws)
+    assert (run.outputs["judge"]["outcome"], dict(run.log)["Verdict"]) == ("refuse", "exit 1")
+
+
+def test_a_system_python_that_refuses_pip_installs_into_a_venv(
+        tmp_path: Path, wheel: str, pr: tuple[Path, str]) -> None:
+    """python-version '': the runner's own python3, which (Debian, Ubuntu 24.04) marks its
+    packages externally managed and refuses `pip install` (PEP 668)."""
+    system = subprocess.run(["/usr/bin/python3", "-c", "import sysconfig; print("
+                             "sysconfig.get_path('stdlib'))"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert (Path(system) / "EXTERNALLY-MANAGED").is_file(), "this test needs a PEP 668 python3"
+    ws, base = pr
+    commit(ws, {"src dir/wïdget.py": CLEAN})
+    env = github_env(tmp_path, Path("/usr/bin"), base, "x")
+    run = run_action({"python-version": "", "install": wheel, "dry-run": "true",
+                      "upload-sarif": "false"}, env, ws)
+    steps = dict(run.log)
+    assert steps["Set up Python"] == "skipped: its condition is false"
+    assert steps["Install slopjudge"] == "exit 0", run.stdout["Install slopjudge"]
+    assert run.outputs["install"]["bin"] == str(Path(env["RUNNER_TEMP"]) / "slopjudge-venv" / "bin")
+    assert (steps["Judge"], steps["Verdict"]) == ("exit 0", "exit 0"), run.stdout

@@ -34,30 +34,85 @@ def break_one(ws: Path) -> None:
     (ws / "rules" / "broken.yaml").write_text("description: broken\non: [sometimes]\n")
 
 
-def test_the_standalone_load_check_says_it_ran(ws: Path) -> None:
-    proc = run(ws, "hook", "start")
-    assert (proc.returncode, proc.stdout) == (0, "")
-    assert proc.stderr == ("slopjudge: load check: 2 rules loaded, 0 not loaded; "
-                           "nothing was run against any file\n")
+COUNT_TAIL = ". This only checked that they load: no rule ran."
 
 
-def test_the_standalone_load_check_counts_what_did_not_load(ws: Path) -> None:
+def run_to_files(ws: Path, tmp: Path, stdin: str | None) -> tuple[int, str, str]:
+    """The real hook process, its output in files read the moment it has exited: what
+    it says after returning (or leaves to a process it started) is not in them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLOPJUDGE_", "CLAUDE_"))}
+    with open(tmp / "out", "w+b") as out, open(tmp / "err", "w+b") as err:
+        proc = subprocess.Popen([SLOPJUDGE, "hook", "start"], cwd=ws, env=env, stdout=out,
+                                stderr=err, stdin=subprocess.PIPE)
+        proc.communicate(None if stdin is None else stdin.encode(), timeout=60)
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read().decode(), err.read().decode()
+
+
+def session_payload(ws: Path) -> str:
+    return json.dumps({"hook_event_name": "SessionStart", "session_id": "s",
+                       "source": "startup", "cwd": str(ws)})
+
+
+def test_the_standalone_load_check_says_it_ran(ws: Path, tmp_path_factory) -> None:
+    code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), "")
+    assert (code, out) == (0, "")
+    assert err == f"slopjudge: 2 rules loaded{COUNT_TAIL}\n"
+
+
+def test_the_standalone_load_check_counts_what_did_not_load(ws: Path, tmp_path_factory) -> None:
     break_one(ws)
-    proc = run(ws, "hook", "start")
-    assert proc.returncode == 0
-    lines = proc.stderr.splitlines()
-    assert lines[0] == "slopjudge: slopjudge load check: these rules are NOT in force until fixed:"
-    assert any(line.startswith("- rules/broken.yaml does not load: ") for line in lines)
-    assert lines[-1] == ("slopjudge: load check: 2 rules loaded, 1 not loaded; "
-                         "nothing was run against any file")
-    assert "NOT in force" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), "")
+    assert code == 0
+    lines = err.splitlines()
+    assert lines[0] == "slopjudge load check: these rules are NOT in force until fixed:"
+    assert not any(line.startswith("slopjudge: slopjudge") for line in lines)
+    broken = [line for line in lines if line.startswith("- rules/broken.yaml does not load: ")]
+    assert broken == [
+        "- rules/broken.yaml does not load: rules/broken.yaml:1:1: the rule is missing the "
+        "required field `checks`",
+        "- rules/broken.yaml does not load: rules/broken.yaml:2:6: `on[0]`: `sometimes` is "
+        "not one of pre-tool, stop, subagent-stop, ci"]
+    assert "A person must fix these rule files (`slopjudge validate` checks them)" in err
+    assert lines[-1] == f"slopjudge: 2 rules loaded, 1 could not load (above){COUNT_TAIL}"
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("slopjudge load check: these rules are NOT in force")
+    assert context.endswith(lines[-1])
 
 
-def test_inside_a_session_the_successful_check_stays_quiet(ws: Path) -> None:
-    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s",
-                          "source": "startup", "cwd": str(ws)})
-    proc = run(ws, "hook", "start", stdin=payload)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+def test_a_session_start_always_says_the_count(ws: Path, tmp_path_factory) -> None:
+    code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), session_payload(ws))
+    assert code == 0
+    assert json.loads(out) == {"systemMessage": f"slopjudge: 2 rules loaded{COUNT_TAIL}"}
+    assert err == f"slopjudge: 2 rules loaded{COUNT_TAIL}\n"
+
+
+def test_a_session_start_with_a_broken_rule(ws: Path, tmp_path_factory) -> None:
+    break_one(ws)
+    code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), session_payload(ws))
+    assert code == 0
+    answer = json.loads(out)
+    count = f"slopjudge: 2 rules loaded, 1 could not load (above){COUNT_TAIL}"
+    assert answer["systemMessage"] == count
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert "- rules/broken.yaml does not load: rules/broken.yaml:2:" in context
+    assert context.endswith(count) and err.endswith(count + "\n")
+
+
+def test_one_rule_loaded_is_said_in_the_singular(ws: Path, tmp_path_factory) -> None:
+    shutil.rmtree(ws / "rules" / "debug-leftovers")
+    code, _, err = run_to_files(ws, tmp_path_factory.mktemp("o"), None)
+    assert (code, err) == (0, f"slopjudge: 1 rule loaded{COUNT_TAIL}\n")
+
+
+def test_an_unreadable_payload_is_said_and_the_count_still_comes(ws: Path,
+                                                                 tmp_path_factory) -> None:
+    code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), "{not json")
+    assert (code, out) == (0, "")
+    lines = err.splitlines()
+    assert lines[0].startswith("slopjudge: could not read the SessionStart payload (not JSON")
+    assert lines[-1] == f"slopjudge: 2 rules loaded{COUNT_TAIL}"
 
 
 def test_validate_json_for_tools(ws: Path) -> None:

@@ -54,3 +54,17 @@ def leave_out_policy(args: argparse.Namespace, settings: Settings) -> Policy:
 def fail(message: str, code: int = 2) -> int:
     print(f"slopjudge: {message}", file=sys.stderr)
     return code
+
+
+NOT_IN_GIT = ("is not in a git repository. slopjudge judges changes against git: the hooks "
+              "compare the work tree with the commit a session started from, and `run` "
+              "compares commits. Run `git init` there (and commit what is there), then run "
+              "this again")
+
+
+def git_top(folder: str) -> str | None:
+    """The top level of the git repository holding ``folder``, or None outside one."""
+    from slopjudge.loading.config import find_workspace
+
+    top = find_workspace(folder)
+    return top if os.path.exists(os.path.join(top, ".git")) else None

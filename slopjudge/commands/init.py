@@ -10,7 +10,7 @@ import argparse
 import os
 import shutil
 
-from slopjudge.commands._shared import fail
+from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
 from slopjudge.resources import DATA_DIR
 
 PACKAGE_DATA = DATA_DIR
@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     target = os.path.abspath(args.dir)
     if not os.path.isdir(target):
         return fail(f"no folder at {target}")
+    if git_top(target) is None:
+        return fail(f"{target} {NOT_IN_GIT}; nothing was copied")
     copied, kept = 0, []
     for item in ITEMS:
         source = os.path.join(PACKAGE_DATA, item)

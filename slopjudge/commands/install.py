@@ -27,6 +27,7 @@ import shutil
 import sys
 from typing import Any
 
+from slopjudge.commands._shared import NOT_IN_GIT, git_top
 from slopjudge.fsutil import write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
@@ -225,6 +226,9 @@ def run(args: argparse.Namespace) -> int:
     from slopjudge.loading.config import find_workspace
 
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
+    if git_top(workspace) is None:
+        print(f"slopjudge: {workspace} {NOT_IN_GIT}; no hooks were installed", file=sys.stderr)
+        return 2
     try:
         path = install(workspace, command, args.harness)
     except InstallError as exc:

@@ -6,6 +6,7 @@
   (accuracy, Cohen's kappa, false refusals, false passes).
 - ``flips``: checks whose verdict changed for the same prompt.
 - ``cost``: judge spend by rule, check, model and day, and the cache's savings.
+- ``html --output FILE``: all of it as one self-contained page (``report/html.py``).
 
 Lines of the log that do not parse are named on stderr and skipped (a run
 killed mid-write can leave one); they do not stop the report.
@@ -35,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Common flags work before or after the subcommand: the subparsers' copies
     # default to SUPPRESS so they never overwrite what was given before.
     _add_common(parser, None)
-    sub = parser.add_subparsers(dest="report_command", metavar="{events,agreement,flips,cost}")
+    sub = parser.add_subparsers(dest="report_command",
+                                metavar="{events,agreement,flips,cost,html}")
     events = sub.add_parser("events", help="outcome counts per check (the default)")
     _add_common(events, argparse.SUPPRESS)
     events.add_argument(
@@ -58,6 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cost = sub.add_parser("cost", help="judge spend by rule, check, model and day; cache savings")
     _add_common(cost, argparse.SUPPRESS)
     cost.add_argument("--session", metavar="ID", help="only this session's events")
+    html = sub.add_parser("html", help="one self-contained HTML page: refusals and errors over "
+                          "time, cost, latency, agreement, the last run's findings")
+    _add_common(html, argparse.SUPPRESS)
+    html.add_argument("--output", "-o", metavar="FILE", default="slopjudge-report.html",
+                      help="where to write the page (default: slopjudge-report.html)")
+    html.add_argument("--labels", metavar="FILE",
+                      help="labels.jsonl (as for `agreement`): adds the agreement matrices")
+    html.add_argument("--link", metavar="TEMPLATE", default=None,
+                      help="the link of a finding, with {path}, {abspath} and {line} (for "
+                           "example https://github.com/o/r/blob/main/{path}#L{line}); "
+                           "default: file://{abspath}")
 
 
 def default_events_file() -> str:
@@ -88,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         return _flips(path, events, as_json)
     if command == "cost":
         return _cost(args, path, events, as_json)
+    if command == "html":
+        return _html(args, path, events)
     return _events(args, path, events, problems, as_json)
 
 
@@ -99,6 +114,39 @@ def _first_line(text: Any) -> str:
     from slopjudge.report import first_line
 
     return first_line(text) if isinstance(text, str) else ""
+
+
+# --- html --------------------------------------------------------------------
+
+
+def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]]) -> int:
+    from slopjudge.fsutil import write_atomic
+    from slopjudge.loading.config import find_workspace
+    from slopjudge.report.html import DEFAULT_LINK, render
+
+    labels = None
+    if args.labels:
+        from slopjudge.records.agreement import read_labels
+
+        try:
+            labels, problems = read_labels(args.labels)
+        except OSError as exc:
+            return fail(f"{args.labels}: cannot read the labels: {exc.strerror or exc}")
+        for problem in problems:
+            print(f"slopjudge: skipped {problem}", file=sys.stderr)
+    link = args.link or DEFAULT_LINK
+    try:
+        link.format(path="p", abspath="/p", line=1)
+    except (KeyError, IndexError, ValueError) as exc:
+        return fail(f"--link {link!r}: use only {{path}}, {{abspath}} and {{line}} ({exc!r})")
+    page = render(events, labels=labels, link=link,
+                  workspace=find_workspace(os.getcwd()), source=path)
+    try:
+        write_atomic(args.output, page)
+    except OSError as exc:
+        return fail(f"{args.output}: cannot write the report: {exc.strerror or exc}")
+    print(f"slopjudge: wrote {args.output} ({len(events)} events)")
+    return 0
 
 
 # --- events ------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from typing import Any
 
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
 
@@ -37,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_settings(settings)
     report = run_tests(loaded.rules, cases_dir, options,
                        load_errors=[str(e) for e in loaded.errors], only=args.rule or None)
+    packaged = _unchanged_packaged(loaded.rules, settings.rules_dir)
+    report.lacking_refuse = [r for r in report.lacking_refuse if r not in packaged]
+    report.lacking_pass = [r for r in report.lacking_pass if r not in packaged]
     gaps = bool(report.lacking_refuse or report.lacking_pass)
     if args.format == "json":
         print(json.dumps({
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             "lacking_refusing_case": report.lacking_refuse,
             "lacking_passing_case": report.lacking_pass,
             "load_errors": report.load_errors,
+            "tested_by_package": sorted(packaged),
         }, indent=2))
     else:
         for err in report.load_errors:
@@ -62,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
             print("rules with no refusing case: " + ", ".join(report.lacking_refuse))
         if report.lacking_pass:
             print("rules with no passing case: " + ", ".join(report.lacking_pass))
+        if packaged:
+            print(f"{len(packaged)} rule(s) are unchanged copies of the default pack, tested by "
+                  "slopjudge's own cases; add cases under tests/rules/ once you change one")
         failed = sum(not c.ok for c in report.cases)
         skipped = sum(c.skipped for c in report.cases)
         print(f"{len(report.cases) - failed - skipped} passed, {failed} failed"
@@ -71,3 +79,36 @@ def run(args: argparse.Namespace) -> int:
     if not report.ok or (args.strict and gaps):
         return 1
     return 0
+
+
+def _tree(folder: str) -> dict[str, bytes]:
+    """Every file under ``folder`` by relative path, caches left out."""
+    files: dict[str, bytes] = {}
+    for here, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            if not name.endswith(".pyc"):
+                path = os.path.join(here, name)
+                with open(path, "rb") as fh:
+                    files[os.path.relpath(path, folder)] = fh.read()
+    return files
+
+
+def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
+    """Ids of the rules that are byte-for-byte copies of the packaged pack's (helpers in
+    ``_lib`` included): the package's own cases test those. Never the packaged folder
+    itself, whose cases are this very run's to check."""
+    from slopjudge.resources import DATA_DIR
+
+    pack = os.path.join(DATA_DIR, "rules")
+    if not os.path.isdir(pack) or os.path.realpath(rules_dir) == os.path.realpath(pack):
+        return set()
+    try:
+        if _tree(os.path.join(rules_dir, "_lib")) != _tree(os.path.join(pack, "_lib")):
+            return set()
+        return {r.id for r in rules
+                if os.path.isdir(os.path.join(pack, r.id))
+                and os.path.realpath(r.dir) == os.path.realpath(os.path.join(rules_dir, r.id))
+                and _tree(r.dir) == _tree(os.path.join(pack, r.id))}
+    except OSError:
+        return set()  # unreadable: counted as the person's own rule

@@ -9,6 +9,8 @@ check (``slopjudge hook start </dev/null``), not a problem.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import common, state
@@ -41,15 +43,17 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
 
 
 def load_check(settings: Any) -> tuple[list[str], str]:
-    """The problem lines, and the one-line summary the standalone check prints."""
+    """The problem lines, and the count line sloprail's load check ends with."""
     from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
     problems = [common.load_error_line(e, settings.workspace) for e in loaded.errors]
     broken = len({e.path for e in loaded.errors})
     count = len(loaded.rules)
-    summary = (f"load check: {count} rule{'' if count == 1 else 's'} loaded, {broken} "
-               "not loaded; nothing was run against any file")
+    summary = f"slopjudge: {count} rule{'' if count == 1 else 's'} loaded"
+    if broken:
+        summary += f", {broken} could not load (above)"
+    summary += ". This only checked that they load: no rule ran."
     return problems, summary
 
 
@@ -69,6 +73,13 @@ def trust_lines(agent: AgentHarness | None) -> list[str]:
         "guarded, and that `slopjudge doctor` says how to turn them on."]
 
 
+def problem_text(problems: list[str]) -> str:
+    return "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
+        "A person must fix these rule files (`slopjudge validate` checks them); agents "
+        "may not edit rules. Until then slopjudge blocks the tool calls a broken "
+        "pre-tool rule could concern, and blocks the end of each turn once."])
+
+
 def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
     from slopjudge.loading import config
 
@@ -76,27 +87,32 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
     settings = config.load_settings(workspace)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
-    try:
-        record_baseline(settings, session_id, source)
-    except Exception as exc:  # the load check still runs; stop falls back to HEAD
-        common.note(f"could not record the session baseline ({common.one_line(exc)}); "
-                    "the stop check will compare with HEAD")
+    if not os.path.exists(os.path.join(workspace, ".git")):
+        common.note(f"{workspace} is not in a git repository, so there is no baseline to "
+                    "compare with: the stop check cannot judge this session's changes (run "
+                    "`git init` and commit to start)")
+    else:
+        try:
+            record_baseline(settings, session_id, source)
+        except Exception as exc:  # the load check still runs; stop falls back to HEAD
+            common.note(f"could not record the session baseline ({common.one_line(exc)}); "
+                        "the stop check will compare with HEAD")
     problems, summary = load_check(settings)
+    text = problem_text(problems) if problems else ""
+    answer: dict[str, Any] = {}
+    if payload:  # in a session: the person sees systemMessage, not the hook's stderr
+        answer["systemMessage"] = summary
     if problems or notes:
-        text = "\n".join(([HEADER + ":"] + [f"- {p}" for p in problems] + [
-            "A person must fix these rule files (`slopjudge validate` checks them); agents "
-            "may not edit rules. Until then slopjudge blocks the tool calls a broken "
-            "pre-tool rule could concern, and blocks the end of each turn once."]
-            if problems else []) + (notes or []))
-        common.emit({"hookSpecificOutput": {
+        context = "\n".join(([text] if text else []) + (notes or []) + [summary])
+        answer["hookSpecificOutput"] = {
             "hookEventName": "SessionStart",
-            "additionalContext": common.bound(text, 8000, "the output of `slopjudge validate`"),
-        }})
-        if problems:
-            common.note(text)
-    if not payload:
-        # Run by hand (`slopjudge hook start < /dev/null`): say that the check ran.
-        common.note(summary)
+            "additionalContext": common.bound(context, 8000, "the output of `slopjudge validate`"),
+        }
+    if answer:
+        common.emit(answer)
+    # For a person at a terminal (and the hook log): the problems, then always the count.
+    sys.stderr.write(f"{text}\n{summary}\n" if text else f"{summary}\n")
+    sys.stderr.flush()
     return 0
 
 

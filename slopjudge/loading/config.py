@@ -221,7 +221,9 @@ def _ruamel_yaml(path: str, text: str) -> tuple[Any, dict[str, tuple[int, int]]]
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise ConfigError(path, line, col, f"broken YAML: {exc.problem or exc}") from None
+        from slopjudge.loading.loader import yaml_problem
+
+        raise ConfigError(path, line, col, f"broken YAML: {yaml_problem(exc)}") from None
     except YAMLError as exc:
         raise ConfigError(path, 1, 1, f"broken YAML: {exc}") from None
     pos: dict[str, tuple[int, int]] = {}

@@ -226,6 +226,40 @@ class _FileLoader:
 
 # -- parse --
 
+# The parser's words for the usual indentation slips, said for a person; `{}`
+# gets what the parser found. Keyed by the start of ruamel's problem text.
+_YAML_PROBLEMS = {
+    "mapping values are not allowed here": (
+        "a `key:` where none can be: this line is indented deeper than the keys it "
+        "belongs with, or a value containing `: ` needs quotes"),
+    "expected <block end>": (
+        "this line's indentation matches no enclosing block: indent it exactly like "
+        "the keys (or `- ` items) it belongs with"),
+    "did not find expected key": (
+        "this line's indentation matches no enclosing block: indent it exactly like "
+        "the keys (or `- ` items) it belongs with"),
+    "did not find expected '-' indicator": (
+        "a `key:` among `- ` items: indent it under its item, or start it with `- `"),
+    "could not find expected ':'": (
+        "a line that is not `key: value`: check its indentation (a value cannot go on "
+        "to the next line unindented) or quote the value"),
+    "found character '\\t' that cannot start any token": (
+        "a tab character: YAML indents with spaces only"),
+}
+
+
+def yaml_problem(exc: Any) -> str:
+    """One line for a ruamel parse error: the usual slips in words, else ruamel's own."""
+    problem = " ".join(str(exc.problem or "").split())
+    for start, words in _YAML_PROBLEMS.items():
+        if problem.startswith(start):
+            return words
+    if not problem:
+        problem = " ".join(str(exc).split())
+    context = " ".join(str(exc.context or "").split())
+    return f"{problem} ({context})" if context and exc.problem else problem
+
+
 
 def _parse(fr: _FileRule) -> Any:
     """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
@@ -246,12 +280,10 @@ def _parse(fr: _FileRule) -> Any:
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problem = exc.problem or str(exc).splitlines()[0]
-        context = f" ({exc.context})" if exc.context and exc.problem else ""
-        fr.err(pos, f"broken YAML: {problem}{context}")
+        fr.err(pos, f"broken YAML: {yaml_problem(exc)}")
         return None
     except YAMLError as exc:
-        fr.err((1, 1), f"broken YAML: {str(exc).splitlines()[0] if str(exc) else exc}")
+        fr.err((1, 1), f"broken YAML: {' '.join(str(exc).split()) or type(exc).__name__}")
         return None
     if data is None:
         fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
@@ -701,6 +733,15 @@ class _Refs:
         pos = _value_pos(item, key)
         value = value.strip()
         candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
+        if len(value.split()) > 1 and not os.path.lexists(candidate):
+            self.watched.add(candidate)
+            self.fr.err(
+                pos,
+                f"{key} `{value}` is a command line, but a {key} names one file or command "
+                "and takes no arguments (it reads the payload on stdin); put the command in "
+                f"a script beside the rule (e.g. {key}.sh) and name that",
+            )
+            return None
         if "/" not in value and not os.path.lexists(candidate):
             # A bare name not beside the rule may be a command on PATH.
             found = shutil.which(value)

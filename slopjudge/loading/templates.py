@@ -123,15 +123,32 @@ def _tojson(value: Any, indent: int | None = None) -> Markup:
 
 
 class _Prepared(dict[str, Any]):
-    """Prepare's ``additionalContext`` (and every mapping inside it) while rendering."""
+    """Prepare's ``additionalContext`` (and every mapping inside it) while rendering;
+    ``where`` names it for the author (``additionalContext.files[0]``)."""
+
+    where = "additionalContext"
 
 
-def _prepared(value: Any) -> Any:
+def _prepared(value: Any, where: str = "additionalContext") -> Any:
     if isinstance(value, dict) and not isinstance(value, (_Prepared, _AnyMapping)):
-        return _Prepared({k: _prepared(v) for k, v in value.items()})
+        wrapped = _Prepared({k: _prepared(v, f"{where}.{k}") for k, v in value.items()})
+        wrapped.where = where
+        return wrapped
     if isinstance(value, list):
-        return [_prepared(v) for v in value]
+        return [_prepared(v, f"{where}[{i}]") for i, v in enumerate(value)]
     return value
+
+
+def _missing_key(parent: _Prepared, name: object) -> str:
+    """What a template read that prepare did not supply, with the nearest key it did."""
+    import difflib
+
+    keys = sorted(str(k) for k in parent)
+    hint = difflib.get_close_matches(str(name), keys, n=1)
+    tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
+    has = ", ".join(keys) if keys else "no keys"
+    return (f"prepare's output has no {parent.where}.{name} (it has {has}{tip}); "
+            "test optional keys with `is defined`")
 
 
 class _SloprailUndefined(jinja2.StrictUndefined):
@@ -153,6 +170,12 @@ class _SloprailUndefined(jinja2.StrictUndefined):
         # it, and an empty value there would ask the judge about less than the
         # author meant. Test optional keys with `is defined`.
         return parent is not jinja2.utils.missing and not isinstance(parent, _Prepared)
+
+    @property
+    def _undefined_message(self) -> str:
+        if isinstance(self._undefined_obj, _Prepared) and not self._undefined_hint:
+            return _missing_key(self._undefined_obj, self._undefined_name)
+        return super()._undefined_message
 
     def __str__(self) -> str:  # type: ignore[override]
         if self._lenient():

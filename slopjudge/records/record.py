@@ -46,6 +46,9 @@ def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
 
 
+MAX_RECORDED_FINDINGS = 20
+
+
 def event_record(
     result: CheckResult,
     *,
@@ -82,6 +85,10 @@ def event_record(
         "cost": result.cost,
         "session_id": session_id,
     }
+    if result.findings:
+        # For `report html`'s last run, linked to file and line; a few suffice there.
+        record["findings"] = [{"path": f.path, "line": f.line, "message": f.message[:500]}
+                              for f in result.findings[:MAX_RECORDED_FINDINGS]]
     if result.shadow_error:
         # Not a verdict: agreement and replay must not count it as a refusal.
         record["shadow_error"] = True
@@ -251,6 +258,8 @@ class Recorder:
         self.event = event
         self.lock = threading.Lock()
         self.warned = False
+        # Names the run each line came from (the checks of one hook call or `run`).
+        self.run = f"{os.getpid()}-{time.time_ns()}"
 
     def record(self, result: CheckResult) -> None:
         if not self.path or result.outcome == "not_applicable":
@@ -261,6 +270,7 @@ class Recorder:
 
                 save_prompt(self.path, result.prompt_sha256, result.prompt)
             rec = event_record(result, event_kind=self.event.kind, session_id=self.event.session_id)
+            rec["run"] = self.run
             append_events(self.path, [rec])
         except OSError as exc:
             with self.lock:

@@ -51,9 +51,11 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
         ET.SubElement(case, "error", {"message": message, "type": "error"}).text = _details(result)
         return "error"
     if result.outcome in _SKIPPED:
+        label = outcome_label(result.outcome)
+        # A reason that already says the outcome ("not judged (dry run)") is not repeated.
+        said = message.lower().startswith(label.lower())
         ET.SubElement(case, "skipped", {"message": _xml_text(
-            f"{outcome_label(result.outcome)}: {message}" if result.reason.strip()
-            else outcome_label(result.outcome))})
+            f"{label}: {message}" if result.reason.strip() and not said else message)})
         return "skipped"
     if result.outcome == "would_refuse":
         ET.SubElement(case, "system-out").text = _xml_text(

@@ -1,0 +1,347 @@
+"""`slopjudge report html`: one self-contained page from a real event log.
+
+The log (tests/fixtures/events/, made by its make.py) holds a few hundred real
+`slopjudge run`s: script refusals with findings, script errors, judge verdicts
+with tokens and cost from two models, a shadow-mode judge, verdict cache hits,
+judge errors, and a person's labels. Every figure the page shows is counted here
+again from the log itself, and read back from the page's tables and charts, as
+written and as headless Chromium renders it; the screenshot is checked for the
+charts and the matrices having been painted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import zlib
+from collections import Counter, defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slopjudge.report.html import COLOURS
+from tests.helpers import sj
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "events"
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+EVENTS = read_jsonl(FIXTURE / "events.jsonl")
+LABELS = read_jsonl(FIXTURE / "labels.jsonl")
+
+
+# --- the page, read back ------------------------------------------------------------
+
+
+class Tables(HTMLParser):
+    """Each <table id=...>'s rows as lists of cell texts; each chart's <svg> text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: dict[str, list[list[str]]] = {}
+        self.links: list[tuple[str, str]] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table" and a.get("id"):
+            self._table = a["id"]
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table:
+            self._cell = []
+        elif tag == "a":
+            self._href, self._text = a.get("href"), []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._table and self._cell is not None:
+            self.tables[self._table][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text)))
+            self._href = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._href is not None:
+            self._text.append(data)
+
+
+def tables(page: str) -> Tables:
+    parser = Tables()
+    parser.feed(page)
+    return parser
+
+
+def chart(page: str, name: str) -> str:
+    found = re.search(rf'<div class="chart" id="chart-{name}">(.*?)</div>', page, re.S)
+    assert found, f"no {name} chart"
+    return found.group(1)
+
+
+def series_values(svg: str) -> dict[str, list[float]]:
+    """Each series' title and the values pygal drew for it."""
+    titles = re.findall(r'<g id="activate-serie-\d+"[^>]*>.*?<text[^>]*>([^<]*)</text>', svg,
+                        re.S)
+    groups = re.split(r'<g class="series serie-(\d+) color-\d+">', svg)[1:]
+    values: dict[str, list[float]] = {}
+    for index, body in zip(groups[::2], groups[1::2], strict=True):
+        drawn = re.findall(r'<desc class="value">([^<]*)</desc>', body)
+        # A box's value is its five figures in words: those series are compared by title.
+        values[titles[int(index)]] = [float(v.replace(",", "")) for v in drawn
+                                      if re.fullmatch(r"-?[\d,]+(\.\d+)?", v)]
+    return values
+
+
+# --- the figures, counted again from the log --------------------------------------------
+
+
+def is_refusal(e: dict[str, Any]) -> bool:
+    return e["outcome"] in ("refuse", "would_refuse") and not e.get("shadow_error")
+
+
+def is_error(e: dict[str, Any]) -> bool:
+    return e["outcome"] == "error" or bool(e.get("shadow_error"))
+
+
+def model(e: dict[str, Any]) -> str:
+    return str((e.get("usage") or {}).get("model") or e.get("model") or "(unknown)")
+
+
+def test_the_fixture_is_a_few_hundred_real_runs() -> None:
+    runs = {e["run"] for e in EVENTS}
+    assert len(runs) >= 200
+    outcomes = Counter(e["outcome"] for e in EVENTS)
+    assert {"pass", "refuse", "error", "would_refuse"} <= set(outcomes)
+    assert any(e.get("cache_hit") for e in EVENTS) and any(e.get("findings") for e in EVENTS)
+    assert {model(e) for e in EVENTS if e["kind"] == "judge"} >= {"claude-haiku-test",
+                                                                 "claude-sonnet-test"}
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "report.html"
+    proc = sj("report", "html", "--events", str(FIXTURE / "events.jsonl"), "--labels",
+              str(FIXTURE / "labels.jsonl"), "--output", str(out),
+              "--link", "https://example.test/blob/main/{path}#L{line}",
+              cwd=out.parent, process=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"slopjudge: wrote {out} ({len(EVENTS)} events)\n"
+    return out
+
+
+def test_refusals_and_errors_per_rule_are_the_logged_ones(page: Path) -> None:
+    text = page.read_text()
+    refusals = Counter(e["rule"] for e in EVENTS if is_refusal(e))
+    errors = Counter(e["rule"] for e in EVENTS if is_error(e))
+    rows = tables(text).tables["table-over-time"][1:]
+    assert rows == [[rule, str(refusals[rule]), str(errors[rule])]
+                    for rule in sorted(set(refusals) | set(errors))]
+    # The charts draw the same counts, one series per rule, over the buckets.
+    for name, counted in (("refusals", refusals), ("errors", errors)):
+        drawn = series_values(chart(text, name))
+        assert sorted(drawn) == sorted(counted)
+        assert {rule: sum(v) for rule, v in drawn.items()} == dict(counted)
+    # Per bucket (minutes: the log spans less than 40 of them).
+    per_bucket: Counter[tuple[str, str]] = Counter()
+    for e in EVENTS:
+        if is_refusal(e):
+            per_bucket[e["time"][:16], e["rule"]] += 1
+    table = tables(text).tables["table-over-time-buckets"]
+    assert table[0][0] == "minute"
+    assert {(b, r): int(n) for b, r, n, _ in table[1:] if n != "0"} == dict(per_bucket)
+
+
+def test_cost_and_tokens_by_rule_and_model(page: Path) -> None:
+    text = page.read_text()
+    sums: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for e in EVENTS:
+        if e["kind"] != "judge":
+            continue
+        row = sums[e["rule"], model(e)]
+        usage = e.get("usage") or {}
+        row["calls"] += e.get("judge_calls") or 0
+        row["input"] += usage.get("input_tokens", 0)
+        row["output"] += usage.get("output_tokens", 0)
+        row["cost"] += usage.get("cost_usd", 0)
+    rows = tables(text).tables["table-cost"][1:]
+    assert [(r[0], r[1]) for r in rows] == sorted(sums)
+    for rule, mod, calls, _cached, inp, out, _cache, _tokens, cost in rows:
+        want = sums[rule, mod]
+        assert (int(calls), int(inp), int(out)) == (want["calls"], want["input"], want["output"])
+        assert cost == f"{want['cost']:.4f}"
+    drawn = series_values(chart(text, "cost"))
+    assert {m: round(sum(v), 6) for m, v in drawn.items()} == {
+        m: round(sum(w["cost"] for (_, mm), w in sums.items() if mm == m), 6)
+        for m in {mm for _, mm in sums}}
+
+
+def test_judge_latency_leaves_cache_hits_out(page: Path) -> None:
+    text = page.read_text()
+    took: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for e in EVENTS:
+        if e["kind"] == "judge" and not e.get("cache_hit") and e["outcome"] not in (
+                "not_judged", "skipped"):
+            took[e["rule"], model(e)].append(e["duration_ms"])
+    rows = tables(text).tables["table-latency"][1:]
+    assert [(r[0], r[1], int(r[2])) for r in rows] == [(k[0], k[1], len(v))
+                                                        for k, v in sorted(took.items())]
+    for rule, mod, _calls, median, _p90, biggest in rows:
+        assert int(median) == round(statistics.median(took[rule, mod]))
+        assert int(biggest) == round(max(took[rule, mod]))
+    assert sorted(series_values(chart(text, "latency"))) == sorted(f"{r} · {m}" for r, m in took)
+
+
+def test_agreement_matrices_per_rule_shadow_first(page: Path) -> None:
+    text = page.read_text()
+    matrix: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    for label in LABELS:
+        matches = [e for e in EVENTS if e["id"] == label["id"]
+                   and e.get("prompt_sha256") == label["prompt_sha256"]
+                   and e["outcome"] in ("pass", "refuse", "would_refuse")
+                   and not e.get("shadow_error")]
+        if matches:
+            said = "pass" if matches[-1]["outcome"] == "pass" else "refuse"
+            matrix[label["id"].split("/")[0]][said, label["label"]] += 1
+    found = tables(text).tables
+    assert re.findall(r"<h3>([^<]*)</h3>", text) == ["second-look (shadow)", "review"]
+    for rule, counts in matrix.items():
+        assert found[f"matrix-{rule}"][1:] == [
+            ["pass", str(counts["pass", "pass"]), str(counts["pass", "refuse"])],
+            ["refuse", str(counts["refuse", "pass"]), str(counts["refuse", "refuse"])]]
+    assert all(sum(c.values()) for c in matrix.values())
+    assert matrix["review"]["refuse", "pass"] > 0  # "fine slop": the judge and the person differ
+
+
+def test_the_last_run_lists_its_findings_linked_to_file_and_line(page: Path) -> None:
+    last = [e for e in EVENTS if e["run"] == EVENTS[-1]["run"]]
+    parsed = tables(page.read_text())
+    rows = parsed.tables["table-last-run"][1:]
+    assert [(r[0], r[1]) for r in rows] == [(e["id"], e["outcome"]) for e in last]
+    findings = [f for e in last for f in e.get("findings") or []]
+    assert [(h, t) for h, t in parsed.links] == [
+        (f"https://example.test/blob/main/{f['path']}#L{f['line']}", f"{f['path']}:{f['line']}")
+        for f in findings]
+
+
+def test_the_page_stands_alone_and_is_the_same_every_time(page: Path, tmp_path: Path) -> None:
+    text = page.read_text()
+    for needle in ("<script", "<link", "<img", "<iframe", "@import", "url(", "src="):
+        assert needle not in text, needle
+    for address in re.findall(r"https?://[^\s\"'<>)]+", text):
+        assert address.startswith(("http://www.w3.org/", "https://example.test/")), address
+    again = tmp_path / "again.html"
+    proc = sj("report", "html", "--events", str(FIXTURE / "events.jsonl"), "--labels",
+              str(FIXTURE / "labels.jsonl"), "--output", str(again),
+              "--link", "https://example.test/blob/main/{path}#L{line}", cwd=tmp_path)
+    assert proc.returncode == 0 and again.read_text() == text
+
+
+# --- headless Chromium ------------------------------------------------------------------
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing: .ci/run installs Debian's chromium package")
+    pytest.skip("chromium is not installed (apt-get install chromium)")
+
+
+def browse(page: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    # No network for the page: a proxy that is not there.
+    return subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", "--proxy-server=http://127.0.0.1:9", f"--user-data-dir={out}",
+         *flags, page.as_uri()],
+        capture_output=True, text=True, timeout=180)
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and rows of RGBA pixels of an 8-bit, non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", b""
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        header = body if kind == b"IHDR" else header
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert (depth, interlace) == (8, 0) and color in (2, 6)
+    step = 4 if color == 6 else 3
+    raw, rows, prev = zlib.decompress(idat), [], bytearray(width * step)
+    for y in range(height):
+        kind, line = raw[y * (width * step + 1)], bytearray(
+            raw[y * (width * step + 1) + 1:(y + 1) * (width * step + 1)])
+        for i in range(len(line)):
+            left = line[i - step] if i >= step else 0
+            up, corner = prev[i], prev[i - step] if i >= step else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc
+                                      else corner)) & 255
+        prev = line
+        rows.append(bytes(line) if step == 3 else bytes(
+            b for j in range(0, len(line), 4) for b in line[j:j + 3]))
+    return width, height, rows
+
+
+def colours(rows: list[bytes]) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for row in rows:
+        for j in range(0, len(row), 3):
+            seen[f"#{row[j]:02x}{row[j + 1]:02x}{row[j + 2]:02x}"] += 1
+    return seen
+
+
+def test_chromium_renders_every_section_offline(page: Path, tmp_path: Path) -> None:
+    proc = browse(page, tmp_path / "profile", "--dump-dom")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    for section in ("over-time", "cost", "latency", "agreement", "last-run"):
+        assert f'id="{section}"' in dom, section
+    assert dom.count("<svg") == 5  # refusals, errors, cost, tokens, latency
+    rendered = tables(dom).tables
+    written = tables(page.read_text()).tables
+    assert rendered == written  # the browser read every figure as written
+
+
+def test_the_screenshot_shows_the_charts_and_the_matrices(page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    proc = browse(page, tmp_path / "profile", "--window-size=1100,5200",
+                  f"--screenshot={shot}")
+    assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
+    width, height, rows = png_pixels(shot.read_bytes())
+    assert (width, height) == (1100, 5200)
+    seen = colours(rows)
+    # pygal's first series colours fill the bars and boxes; the matrices' cells their own.
+    for colour in (*COLOURS[:2], "#e7f5ea", "#fbe9e7"):
+        assert seen[colour] > 200, (colour, seen.most_common(12))
+    # Below the last section the page ends: not all of it is blank.
+    assert sum(n for c, n in seen.items() if c != "#ffffff") > width * height // 20
