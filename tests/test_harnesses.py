@@ -225,3 +225,69 @@ def test_codex_trust_state_read_from_config(tmp_path: Path) -> None:
     (home / "config.toml").write_text("not = [toml")
     (problem,) = codex.trust_problems(str(ws), env)
     assert "cannot be read" in problem and "cannot tell whether Codex trusts" in problem
+
+
+def test_uninstall_and_install_keep_a_hook_whose_name_merely_holds_slopjudge(
+    tmp_path: Path,
+) -> None:
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    theirs = {"hooks": {
+        "Stop": [{"hooks": [{"type": "command",
+                             "command": "~/bin/notify-slopjudge-dashboard hook stop"}]}],
+        "SubagentStop": [],  # written so by the person: not slopjudge's to delete
+    }}
+    (ws / ".claude").mkdir()
+    settings = ws / ".claude" / "settings.json"
+    settings.write_text(json.dumps(theirs))
+    assert sj("install", "claude", cwd=ws).returncode == 0
+    stop_commands = [h["command"] for g in json.loads(settings.read_text())["hooks"]["Stop"]
+                     for h in g["hooks"]]
+    assert "~/bin/notify-slopjudge-dashboard hook stop" in stop_commands
+    assert len(stop_commands) == 2
+    res = sj("uninstall", "claude", cwd=ws)
+    assert res.returncode == 0 and "removed 4 hooks" in res.stdout, res.stdout
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == theirs["hooks"]["Stop"]
+    # With none of slopjudge's hooks in it, the file is left as the person wrote it.
+    settings.write_text(json.dumps(theirs))
+    assert sj("uninstall", "claude", cwd=ws).returncode == 0
+    assert json.loads(settings.read_text()) == theirs
+
+
+def test_doctor_reports_a_narrowed_matcher_a_short_timeout_and_another_agents_hooks(
+    tmp_path: Path,
+) -> None:
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    assert sj("install", "claude", "--absolute", cwd=ws).returncode == 0
+    path = ws / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    (group,) = settings["hooks"]["PreToolUse"]
+    group["matcher"] = "Read"
+    group["hooks"][0]["timeout"] = 1
+    for event in ("Stop", "SubagentStop"):
+        for handler in settings["hooks"][event][0]["hooks"]:
+            handler["command"] += " --harness codex"
+    path.write_text(json.dumps(settings))
+    res = sj("doctor", cwd=ws)
+    assert res.returncode == 1, res.stdout
+    assert 'PreToolUse hook has matcher "Read", not "*"' in res.stdout
+    assert "PreToolUse hook has timeout 1, below 660 s" in res.stdout
+    assert "Stop hook answers as codex, not claude" in res.stdout
+    assert "SubagentStop hook answers as codex, not claude" in res.stdout
+    assert "nothing known keeps" not in res.stdout
+
+    assert sj("install", "codex", "--command", "/opt/slopjudge", cwd=ws).returncode == 0
+    hooks_json = ws / ".codex" / "hooks.json"
+    hooks_json.write_text(hooks_json.read_text().replace(" --harness codex", ""))
+    assert "Stop hook answers as claude, not codex" in sj("doctor", cwd=ws).stdout
+
+
+def test_doctor_reports_a_codex_config_that_is_not_utf8(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    home = tmp_path / "codex"
+    home.mkdir()
+    (home / "config.toml").write_bytes(b'model = "\xff"\n')
+    assert sj("install", "codex", "--command", "/opt/slopjudge", cwd=ws).returncode == 0
+    res = sj("doctor", cwd=ws, env={"CODEX_HOME": str(home)})
+    assert res.returncode == 1
+    assert "config.toml: cannot be read" in res.stdout, res.stdout + res.stderr
+    assert "internal error" not in res.stdout + res.stderr

@@ -11,8 +11,11 @@ something does.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from typing import Any
 
+from slopjudge.harnesses.base import Hook
 from slopjudge.harnesses.registry import HARNESSES, AgentHarness
 
 
@@ -37,14 +40,17 @@ def check(workspace: str, agent: AgentHarness) -> tuple[list[str], list[str]] | 
     hooks = hooks if isinstance(hooks, dict) else {}
     found, problems = [], []
     uses_wrapper = False
-    for event, point, _matcher, _timeout in agent.hooks:
+    for hook in agent.hooks:
+        event = hook[0]
         groups = hooks.get(event)
         groups = groups if isinstance(groups, list) else []
-        mine = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                for h in g["hooks"] if is_ours(h, point)]
+        mine = [(g, h) for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                for h in g["hooks"] if is_ours(h, hook[1])]
+        for group, handler in mine:
+            problems += _differences(shown, agent, hook, group, handler)
         if mine:
             found.append(event)
-            uses_wrapper |= any(h["command"].startswith(wrapper_command(agent)) for h in mine)
+            uses_wrapper |= any(h["command"].startswith(wrapper_command(agent)) for _g, h in mine)
     if not found:
         return None
     missing = [e for e, *_ in agent.hooks if e not in found]
@@ -57,6 +63,32 @@ def check(workspace: str, agent: AgentHarness) -> tuple[list[str], list[str]] | 
                         f"missing or not executable: run `slopjudge install {agent.name}`")
     problems += agent.trust_problems(workspace)
     return [f"{agent.name}: {len(found)} hooks in {shown} ({', '.join(found)})"], problems
+
+
+def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, Any],
+                 handler: dict[str, Any]) -> list[str]:
+    """How a hook of slopjudge's differs from what install writes, in ways that let the
+    agent act unchecked: a narrower matcher, a shorter timeout (the agent goes on when
+    a hook times out), or answers in another agent's form."""
+    import shlex
+
+    event, point, matcher, timeout = hook
+    fix = f"run `slopjudge install {agent.name}`"
+    problems = []
+    if group.get("matcher") != matcher:
+        problems.append(f"{shown}: slopjudge's {event} hook has matcher "
+                        f"{json.dumps(group.get('matcher'))}, not {json.dumps(matcher)}, so "
+                        f"it does not see every call: {fix}")
+    got = handler.get("timeout")
+    if not isinstance(got, int | float) or isinstance(got, bool) or got < timeout:
+        problems.append(f"{shown}: slopjudge's {event} hook has timeout {json.dumps(got)}, "
+                        f"below {timeout} s; the agent goes on when it times out: {fix}")
+    words = shlex.split(handler["command"])  # is_ours split it already
+    harness = words[-1] if len(words) >= 2 and words[-2] == "--harness" else "claude"
+    if harness != agent.name:
+        problems.append(f"{shown}: slopjudge's {event} hook answers as {harness}, not "
+                        f"{agent.name}, so {agent.name} may not act on it: {fix}")
+    return problems
 
 
 def run(args: argparse.Namespace) -> int:

@@ -259,6 +259,7 @@ def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
         groups = hooks.get(event)
         if not isinstance(groups, list):
             continue
+        before = removed
         for group in list(groups):
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
                 continue
@@ -270,7 +271,7 @@ def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
                 group["hooks"] = kept
             else:
                 groups.remove(group)
-        if not groups:
+        if not groups and removed > before:  # an empty list the person wrote stays
             del hooks[event]
     if not hooks and removed:
         del settings["hooks"]

@@ -36,7 +36,9 @@ def hook_command(command: str, point: str, harness: str) -> str:
 
 
 def is_ours(handler: Any, point: str) -> bool:
-    """A handler slopjudge installed for ``point`` (whatever command spelled it)."""
+    """A handler slopjudge installed for ``point``: its command runs a program named
+    exactly ``slopjudge`` (the script, the wrapper install writes, ``python -m slopjudge``),
+    so another tool whose name merely holds the word is never taken for ours."""
     import os
     import shlex
 
@@ -49,4 +51,4 @@ def is_ours(handler: Any, point: str) -> bool:
     if len(words) >= 2 and words[-2] == "--harness":
         words = words[:-2]
     return (len(words) >= 3 and words[-2:] == ["hook", point]
-            and any("slopjudge" in os.path.basename(w) or w == "slopjudge" for w in words[:-2]))
+            and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))

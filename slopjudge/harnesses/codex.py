@@ -156,7 +156,7 @@ def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list
             settings = tomllib.load(fh)
     except FileNotFoundError:
         settings = {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
         return [f"{config}: cannot be read ({exc}); slopjudge cannot tell whether Codex "
                 "trusts its hooks"]
     problems = []

@@ -42,18 +42,42 @@ def _baseline_bytes(session_id: str | None, head: str | None, tree: str) -> byte
     return f"{session_id}\0{head}\0{tree}".encode()
 
 
-def _session_mark(base: str, session_id: str | None) -> str | None:
+def _session_mark(base: str, session_id: str | None, what: str = "") -> str | None:
     """A file beside the signing key, outside the workspace, saying a baseline was
     recorded for this session here: a baseline file deleted from the workspace is then
-    told apart from one never recorded (which falls back to HEAD)."""
+    told apart from one never recorded (which falls back to HEAD). ``what`` names
+    another mark of the session kept there for the same reason."""
     if not session_id:
         return None
     import hashlib
 
     from slopjudge import cachesign
 
-    digest = hashlib.sha256(f"{os.path.realpath(base)}\0{session_id}".encode()).hexdigest()
+    key = f"{os.path.realpath(base)}\0{session_id}" + (f"\0{what}" if what else "")
+    digest = hashlib.sha256(key.encode()).hexdigest()
     return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
+
+
+def relay_marked(base: str, session_id: str | None, counter: str) -> bool:
+    """Whether the last stop asked the agent to relay its end notice. The mark lives
+    outside the workspace: one there would let the agent end any blocked stop."""
+    mark = _session_mark(base, session_id or "-", f"relay\0{counter}")
+    return mark is not None and os.path.exists(mark)
+
+
+def set_relay_mark(base: str, session_id: str | None, counter: str, on: bool) -> None:
+    mark = _session_mark(base, session_id or "-", f"relay\0{counter}")
+    if mark is None:
+        return
+    if not on:
+        try:
+            os.unlink(mark)
+        except FileNotFoundError:
+            pass
+        return
+    os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
+    with open(mark, "w", encoding="utf-8") as fh:
+        fh.write(f"{base}\n")
 
 
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:

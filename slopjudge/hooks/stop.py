@@ -171,12 +171,12 @@ def counter_name(kind: str, payload: dict[str, Any]) -> str:
 def _let_end(message: str, where: str, agent: AgentHarness,
              relay: tuple[str, str | None, str]) -> int:
     """End the turn with ``message`` for the person, in a form the agent shows; one
-    that shows none is asked to relay it (``relay``: the counter that says so)."""
+    that shows none is asked to relay it (``relay``: the mark that says so)."""
     message = common.bound(message, common.MAX_MESSAGE_CHARS, where)
     print(message, file=sys.stderr, flush=True)
     answer, ends = agent.end_notice(message)
     if not ends:
-        state.set_count(*relay, 1)
+        state.set_relay_mark(*relay, True)
     common.emit(answer)
     return 0
 
@@ -234,9 +234,12 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], problem: Excep
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     counter = counter_name(kind, payload)
     where = common.events_where(events, workspace)
-    relay = (state_base, session_id, f"{counter}-notice")
-    relayed = state.get_count(*relay) > 0
-    state.set_count(*relay, 0)
+    relay = (state_base, session_id, counter)
+    relayed = state.relay_marked(*relay)
+    state.set_relay_mark(*relay, False)
+    # Only an agent asked to relay the notice may end on it, and never past a change
+    # to what judges it.
+    relayed = relayed and not agent.end_notice("")[1] and not verdict.protected
 
     if not verdict.blocks:
         state.set_count(state_base, session_id, counter, 0)

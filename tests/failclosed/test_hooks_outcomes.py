@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.failclosed.hooks_kit import (
+    SESSION,
     block_reason,
     clean_env,
     deny_reason,
@@ -270,3 +271,41 @@ def test_stop_that_cannot_write_its_block_exits_2(ws: Path, stdout: str) -> None
     assert "Traceback" not in err
     assert "the answer could not be written" in err
     assert "slopjudge: slopjudge" not in err  # one prefix: "slopjudge: could not check ..."
+
+
+def codex_stop(ws: Path, **fields: object) -> tuple[int, object, str]:
+    """``slopjudge hook stop --harness codex``, in this process."""
+    from slopjudge.hooks import main_fast
+    from tests.helpers import in_process
+
+    rc, out, err = in_process(lambda: main_fast("stop", "codex"),
+                              json.dumps(stop(ws, **fields)).encode(), cwd=ws, env=clean_env())
+    return rc, json.loads(out) if out.strip() else None, err
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_a_relay_mark_written_in_the_workspace_ends_no_blocked_stop(ws: Path,
+                                                                    harness: str) -> None:
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    run = (lambda **f: hook("stop", ws, stop(ws, **f))) if harness == "claude" else (
+        lambda **f: codex_stop(ws, **f))
+    assert block_reason(run()[1])
+    # The state folder is the agent's to write (and git-ignored): a mark there is forged.
+    (ws / ".slopjudge" / "state" / f"{SESSION}.stop-notice.count").write_text("1\n")
+    assert "FORBIDDEN marker" in block_reason(run(stop_hook_active=True)[1])
+
+
+def test_codex_ends_on_a_relayed_notice_but_not_past_a_protected_change(ws: Path) -> None:
+    (ws / "slopjudge.yaml").write_text("stop_block_cap: 2\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a person's settings")
+    (ws / "b.txt").write_text("FORBIDDEN\n")
+    assert block_reason(codex_stop(ws)[1])
+    asked = block_reason(codex_stop(ws, stop_hook_active=True)[1])
+    assert asked.startswith("slopjudge: letting the turn end after 2 refusals in a row")
+    assert codex_stop(ws, stop_hook_active=True)[:2] == (0, None)
+    # Asked again to relay, the agent changes a protected file instead: the stop blocks.
+    assert block_reason(codex_stop(ws)[1])
+    assert block_reason(codex_stop(ws, stop_hook_active=True)[1]).startswith("slopjudge: letting")
+    (ws / "rules" / "no-forbidden" / "scan.py").write_text("#!/bin/sh\nexit 0\n")
+    assert "rules/no-forbidden/scan.py" in block_reason(codex_stop(ws, stop_hook_active=True)[1])
