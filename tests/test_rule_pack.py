@@ -471,6 +471,12 @@ def test_weakened_tests_gate_stays_shut_for_names_comments_and_moves() -> None:
     moved = [file_change("sum_test.go", "package a\n\n" + old_file, "package a\n"),
              file_change("sum2_test.go", None, "package a\n\n" + old_file)]
     assert prepare("weakened-tests", moved) == {"skip": True}
+    message = modified(
+        "tests/test_pw.py",
+        "def test_pw():\n    assert get_pw() == '', (\n        'no password expected'\n    )\n",
+        "def test_pw():\n    assert get_pw() == ''\n",
+    )
+    assert prepare("weakened-tests", message) == {"skip": True}
     # A changed expected value with no code change still asks.
     changed = modified(
         "src/sum.test.js",

@@ -48,8 +48,14 @@ def is_assertion(text: str, lang: str | None) -> bool:
     return bool(ASSERTION.search(code_of(text, lang)))
 
 
+# `assert cond, "message"`: the message explains a failure, it checks nothing.
+ASSERT_MESSAGE = re.compile(r"""^(\s*assert\s+[^,#]+?)\s*,\s*(\(\s*$|[rbuf]*["'(]).*$""")
+
+
 def key(text: str) -> str:
-    """A line as compared across the change: whitespace and test names do not count."""
+    """A line as compared across the change: whitespace, test names and assertion messages
+    do not count."""
+    text = ASSERT_MESSAGE.sub(r"\1", text)
     return ss.norm(TEST_NAME.sub(lambda m: f"{m[1]}(''", text))
 
 
