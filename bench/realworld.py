@@ -386,8 +386,9 @@ def write_status(rules: Path, held: Figures, projects: int) -> None:
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
-    yaml = YAML()
-    yaml.width = 100
+    yaml = YAML()  # round trip: the rule file keeps its comments, quotes and layout
+    yaml.width, yaml.preserve_quotes = 4096, True
+    yaml.indent(mapping=2, sequence=4, offset=2)
     corpus = (f"the held-out half of bench/realworld_corpus.json ({projects} projects, "
               f"{held.n_code} commits)")
     for rule_yaml in sorted(rules.glob("*/rule.yaml")):
@@ -410,7 +411,7 @@ def write_status(rules: Path, held: Figures, projects: int) -> None:
             m["false_refusals"] = round(c["false_refusal"] / max(1, held.n_code), 4)
             m["commits"] = held.n_code
             if not n:
-                m["note"] = "no findings on this corpus: precision not measurable there"
+                m["note"] = "precision is not measurable without findings"
         preview = not judge and "precision" in m and earned(c, held.n_code) == "preview"
         if preview:
             m["misses"] = missed or "not yet described"

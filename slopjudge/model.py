@@ -291,16 +291,14 @@ class Rule:
         if m.get("precision") is not None:
             parts.append(f"precision {m['precision']:.2f} ({m.get('findings', 0)} findings)")
         elif "findings" in m:
-            parts.append(f"no findings ({m['findings']})")
+            parts.append("no findings")
         if m.get("false_refusals") is not None:
             parts.append(f"false refusals {m['false_refusals']:.1%} of {m.get('commits', 0)} "
                          "code commits")
-        parts.append(f"on {m['corpus']}")
-        text = ", ".join(parts)
-        if m.get("note"):
-            text += f"; {m['note']}"
-        if m.get("misses"):
-            text += f"; misses: {m['misses']}"
+        text = ", ".join(parts) + f" on {m['corpus']}" if parts else ""
+        for key, label in (("note", ""), ("misses", "misses: ")):
+            if m.get(key):
+                text += f"{'; ' if text else ''}{label}{m[key]}"
         return text
 
     @classmethod
