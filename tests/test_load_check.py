@@ -119,11 +119,12 @@ def test_validate_json_for_tools(ws: Path) -> None:
     proc = run(ws, "validate", "--format", "json")
     assert proc.returncode == 0
     data = json.loads(proc.stdout)
-    assert data | {"status": None} == {
+    assert data | {"status": None, "preview_off": None} == {
         "ok": True, "loaded": 2, "not_loaded": 0,
-        "rules": ["debug-leftovers", "placeholder-code"], "preview_off": [], "errors": [],
+        "rules": ["debug-leftovers", "placeholder-code"], "preview_off": None, "errors": [],
         "status": None}
     assert sorted(data["status"]) == ["debug-leftovers", "placeholder-code"]
+    assert data["preview_off"] == [r for r, s in data["status"].items() if s["preview"]]
     break_one(ws)
     proc = run(ws, "validate", "--format", "json")
     assert proc.returncode == 1

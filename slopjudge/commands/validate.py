@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
             "ok": not result.errors,
             "loaded": len(all_rules),
             "not_loaded": len({e.path for e in result.errors}),
-            "rules": [r.id for r in result.rules],
+            "rules": [r.id for r in all_rules],
             "preview_off": [r.id for r in result.preview_off],
             "status": {r.id: {"preview": r.preview, "on": r in result.rules,
                               "why": r.status_why()} for r in all_rules},
@@ -43,11 +43,10 @@ def run(args: argparse.Namespace) -> int:
         for rule_id in unknown:
             print(f"slopjudge: `preview` names {rule_id}, which is no preview rule here")
         broken = len({e.path for e in result.errors})
+        if result.preview_off:
+            print(f"slopjudge: {len(result.preview_off)} preview rule(s) off; enable them with "
+                  "`preview:` in slopjudge.yaml (`slopjudge rules` says why they are preview)")
         summary = f"{len(all_rules)} rule(s) loaded"
-        previews = sum(r.preview for r in all_rules)
-        if previews:
-            summary += (f" ({previews} preview, {len(result.preview_off)} of them off; "
-                        "`slopjudge rules` says why)")
         if result.errors:
             summary += f"; {len(result.errors)} problem(s) in {broken} file(s)"
         print(f"slopjudge: {summary}")
