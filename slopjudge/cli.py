@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "init": "copy the default rule pack, templates and RUBRIC.md into a repository",
     "validate": "check every rule file and report all problems",
     "run": "run the rules on a change (a diff, a commit range, the index or the work tree)",
+    "rules": "list the rules: stable or preview, on or off, and the measurement behind it",
     "payload": "print the JSON a rule's scripts and templates receive",
     "test": "run the rules' fixture cases under tests/rules/",
     "hook": "agent hook entry point: start, pre-tool, stop, subagent-stop",

@@ -228,6 +228,8 @@ class LoadResult:
     # Paths outside the rule and template folders the result depends on (scripts
     # found on PATH, PATH folders searched in vain): the rules cache stats them too.
     watched: list[str] = field(default_factory=list)
+    # Preview rules the settings leave off: loaded without problems, not run.
+    preview_off: list[Rule] = field(default_factory=list)
 
 
 @record
@@ -274,9 +276,30 @@ class Rule:
     match: str = ""
     require: list[dict[str, Any]] = field(default_factory=list)
     subjects: str | None = None
+    preview: bool = False  # off unless the settings enable previews
+    measured: dict[str, Any] = field(default_factory=dict)  # the figures behind its status
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def status_why(self) -> str:
+        """Why the rule is stable or preview: its measured figures, in one line."""
+        m = self.measured
+        if not m:
+            return "not measured"
+        parts = []
+        if m.get("precision") is not None:
+            parts.append(f"precision {m['precision']:.2f} ({m.get('findings', 0)} findings)")
+        elif "findings" in m:
+            parts.append("no findings")
+        if m.get("false_refusals") is not None:
+            parts.append(f"false refusals {m['false_refusals']:.1%} of {m.get('commits', 0)} "
+                         "code commits")
+        text = ", ".join(parts) + f" on {m['corpus']}" if parts else ""
+        for key, label in (("note", ""), ("misses", "misses: ")):
+            if m.get(key):
+                text += f"{'; ' if text else ''}{label}{m[key]}"
+        return text
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rule:

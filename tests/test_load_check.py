@@ -118,9 +118,13 @@ def test_an_unreadable_payload_is_said_and_the_count_still_comes(ws: Path,
 def test_validate_json_for_tools(ws: Path) -> None:
     proc = run(ws, "validate", "--format", "json")
     assert proc.returncode == 0
-    assert json.loads(proc.stdout) == {"ok": True, "loaded": 2, "not_loaded": 0,
-                                       "rules": ["debug-leftovers", "placeholder-code"],
-                                       "errors": []}
+    data = json.loads(proc.stdout)
+    assert data | {"status": None, "preview_off": None} == {
+        "ok": True, "loaded": 2, "not_loaded": 0,
+        "rules": ["debug-leftovers", "placeholder-code"], "preview_off": None, "errors": [],
+        "status": None}
+    assert sorted(data["status"]) == ["debug-leftovers", "placeholder-code"]
+    assert data["preview_off"] == [r for r, s in data["status"].items() if s["preview"]]
     break_one(ws)
     proc = run(ws, "validate", "--format", "json")
     assert proc.returncode == 1

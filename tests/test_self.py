@@ -40,7 +40,8 @@ def pack() -> tuple[list[Rule], RunOptions]:
     settings = load_settings(str(REPO))
     loaded = load_rules_cached(settings)
     assert loaded.errors == []
-    return loaded.rules, options_from_settings(settings)
+    # as `slopjudge test` does: a preview rule's cases run too
+    return [*loaded.rules, *loaded.preview_off], options_from_settings(settings)
 
 
 @pytest.mark.parametrize(("rule", "case", "folder"), [

@@ -163,7 +163,10 @@ class LexLine(_Record):
         self.comment = comment  # comment text on this line, markers stripped
         # literals that start on this line
         self.strings: list[str] = [] if strings is None else strings
-        self.doc = doc  # the line lies (partly) inside a Python triple-quoted string
+        # the line lies (partly) inside a Python triple-quoted string, or inside a
+        # documentation comment (`/** ... */`: JSDoc, TSDoc, Javadoc), whose `*` on each line
+        # is optional; either is documentation, its code lines are examples
+        self.doc = doc
         self.in_string = in_string  # the line starts inside a multi-line string
 
 
@@ -197,6 +200,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     if lang not in CODE_LANGS and lang != "hash":
         return [LexLine(nl.no, nl.text, nl.added, code=nl.text) for nl in lines]
     state: str | None = None  # None | "block" | string delimiter
+    doc_block = False  # the block comment is a documentation comment (`/**`)
     buf_str: list[str] = []
     str_owner: LexLine | None = None
     triple = False
@@ -213,6 +217,8 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
         n = len(s)
         if state is not None and state != "block":
             ll.doc = triple
+        elif state == "block":
+            ll.doc = doc_block
         while i < n:
             c = s[i]
             if state == "block":
@@ -265,6 +271,8 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                 continue
             if lang in ("js", "go", "clike") and s.startswith("/*", i):
                 state = "block"
+                doc_block = s.startswith("/**", i) and not s.startswith("/**/", i)
+                ll.doc = ll.doc or doc_block
                 i += 2
                 continue
             if lang == "js" and c == "/" and _regex_can_start(code):

@@ -34,9 +34,15 @@ PY_CONTROL = (
 )
 
 
+# English, not a call: a plural marker ("Second(s)", "match(es)").
+PLURAL = re.compile(r"^\w+\((s|es)\)\W*$", re.I)
+
+
 def _py_codey(text: str) -> bool:
     t = text.strip()
     if not t or DIRECTIVE.match(t) or t.startswith(">>>") or re.search(r"https?://", t):
+        return False
+    if PLURAL.match(t):
         return False
     if re.match(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$", t):
         return True
@@ -85,6 +91,8 @@ def _c_codey(text: str) -> bool:
     t = text.strip()
     if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
         return False
+    if PLURAL.match(t):
+        return False
     if _prose(t):
         return False
     if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
@@ -117,7 +125,7 @@ def _code_in_run(
                                                        else c.comment)]
     prose_indent = min((_indent_of(c.text.strip()) for c in prose), default=None)
     for k, c in enumerate(run):
-        if not c.comment:
+        if not c.comment or c.doc:  # a documentation comment's code lines are examples
             continue
         if codey(c.text.strip()[1:].strip() if python else c.comment):
             if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
@@ -137,9 +145,33 @@ def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
                                                   cutoff=0.75))
 
 
+GO_FUNC = re.compile(r"^func\s+(\([^)]*\)\s*)?(\w+)")
+GO_OUTPUT = re.compile(r"^\s*(unordered\s+)?output:", re.I)
+
+
+def _go_example_lines(lines: list[ss.LexLine]) -> set[int]:
+    """Line numbers of Go example code: the bodies of `func Example...` (shown by godoc as
+    the example, their comments explain it) and `// Output:` blocks (the printed text that
+    `go test` compares)."""
+    inside: set[int] = set()
+    in_example = in_output = False
+    for ll in lines:
+        m = GO_FUNC.match(ll.code)
+        if m:
+            in_example = m.group(2).startswith("Example")
+        elif ll.code.startswith("}"):
+            in_example = False
+        in_output = bool(ll.comment and not ll.code.strip()
+                         and (in_output or GO_OUTPUT.match(ll.comment)))
+        if in_example or in_output:
+            inside.add(ll.no)
+    return inside
+
+
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     codey = _py_codey if sf.lang == "python" else _c_codey
     lines = sf.lexed()
+    example = _go_example_lines(lines) if sf.lang == "go" else set()
     block: list[ss.LexLine] = []  # one comment block, old lines and new
     sentinel = ss.LexLine(-1, "", False, code="x")
     for ll in lines + [sentinel]:
@@ -154,7 +186,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                           ll.code) if doc else None
             name = m.group(1) + "(" if m else None  # a doc example calls what it documents
             hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
-                    if h.added and not _edited_comment(sf, h.text)
+                    if h.added and h.no not in example and not _edited_comment(sf, h.text)
                     and not (name and name in h.text)]
             if hits:
                 more = f" (+{len(hits) - 1} more lines)" if len(hits) > 1 else ""

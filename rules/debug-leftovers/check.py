@@ -87,6 +87,40 @@ def _enclosing_functions(tree: ast.Module) -> dict[int, ast.FunctionDef | ast.As
     return owner
 
 
+# Deliberate output in tests (RUBRIC S5): output the test captures and checks, and
+# diagnostics printed on the path where the test fails.
+CAPTURE_ARGS = {"capsys", "capfd", "capsysbinary", "capfdbinary"}
+CAPTURE_CALL = re.compile(
+    r"redirect_std(out|err)|patch\w*\(\s*['\"](sys\.std(out|err)|builtins\.print)")
+FAIL_CALL = re.compile(r"(^|\.)(fail|skip|exit|Fatal\w*|FailNow)$")
+
+
+def _captures_output(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> bool:
+    args = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    body = ast.get_source_segment(source, fn) or ""
+    return bool(args & CAPTURE_ARGS) or bool(CAPTURE_CALL.search(body))
+
+
+def _failure_path_lines(fn: ast.AST) -> set[int]:
+    """Lines of the blocks in ``fn`` that end the test in failure (an `if` or `except`
+    whose body raises, fails or asserts False): output there explains the failure."""
+    lines: set[int] = set()
+    for node in ast.walk(fn):
+        for body in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if not isinstance(body, list) or not body or isinstance(node, (
+                    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+                continue
+            last = body[-1]
+            fails = isinstance(last, ast.Raise) or (
+                isinstance(last, ast.Assert) and isinstance(last.test, ast.Constant)
+                and not last.test.value) or (
+                isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                and FAIL_CALL.search(ss.dotted(last.value.func)) is not None)
+            if fails:
+                lines.update(range(body[0].lineno, (last.end_lineno or last.lineno) + 1))
+    return lines
+
+
 def _all_literal(call: ast.Call) -> bool:
     return all(isinstance(a, ast.Constant) for a in call.args)
 
@@ -128,7 +162,9 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding], *, cl
                 if fn is not None and PRINTING_FN.search(fn.name):
                     continue  # printing is that function's job
                 if sf.is_test and fn is not None and fn.name.startswith("test") \
-                        and not _all_literal(node):
+                        and not _all_literal(node) \
+                        and not _captures_output(fn, sf.new_content or "") \
+                        and node.lineno not in _failure_path_lines(fn):
                     out.append(ss.Finding(sf.path, node.lineno,
                                           f"{name}() of a value left in {fn.name}"))
                 elif not cli and not sf.is_test:
@@ -162,7 +198,23 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"print() of a value left in {fn}"))
 
 
+# A test that spies on or replaces the console prints on purpose: the output is its subject.
+JS_CAPTURE = re.compile(r"spyOn\(\s*console\b|\bconsole\.\w+\s*=(?!=)|"
+                        r"(mock|stub|spy)\w*\(\s*console\b")
+GO_CAPTURE = re.compile(r"\bos\.Std(out|err)\s*=(?!=)")
+
+
+# A test file declares tests; a script in a test folder without any is a program the tests
+# run, and what it prints is what they check.
+JS_TEST_DECL = re.compile(r"\b(it|test|describe|suite|Deno\.test)(\.\w+)?\s*\(")
+SEPARATOR = re.compile(r"^\s*([-=*#~_])\1{2,}\s*$")
+
+
 def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
+    content = sf.new_content or ""
+    if sf.is_test and (JS_CAPTURE.search(content)
+                       or (sf.new_content is not None and not JS_TEST_DECL.search(content))):
+        return
     for ll in sf.added_lexed():
         if re.search(r"(^|[;{}\s])debugger\s*;?\s*$", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`debugger` statement"))
@@ -170,7 +222,8 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
         if not m:
             continue
-        debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0]))
+        debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0])
+                        and not (cli and SEPARATOR.match(ll.strings[0])))
         method = m.group(1)
         if debugish or method in ("debug", "trace", "dir", "table") or not cli:
             message = f"console.{method}() left in {ll.text.strip()[:60]!r}"
@@ -178,12 +231,13 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
 
 
 def _go_example_lines(sf: ss.SourceFile) -> set[int]:
-    """Lines inside `func ExampleXxx()`: an example's output is checked by `go test`."""
+    """Lines inside `func ExampleXxx()` (an example's output is checked by `go test`),
+    `func BenchmarkXxx` (a benchmark may report what it measured) and `TestMain`."""
     inside: set[int] = set()
     current = False
     for ll in sf.lexed():
         if re.match(r"^func\s", ll.code):
-            current = bool(re.match(r"^func\s+Example", ll.code))
+            current = bool(re.match(r"^func\s+(Example|Benchmark|TestMain\b)", ll.code))
         if current:
             inside.add(ll.no)
     return inside
@@ -191,8 +245,9 @@ def _go_example_lines(sf: ss.SourceFile) -> set[int]:
 
 def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
     examples = _go_example_lines(sf) if sf.is_test else set()
+    captured = sf.is_test and GO_CAPTURE.search(sf.new_content or "") is not None
     for ll in sf.added_lexed():
-        if sf.is_test and ll.no not in examples and not cli and re.search(
+        if sf.is_test and ll.no not in examples and not cli and not captured and re.search(
                 r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "print left in a test (use t.Log)"))
         elif re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:

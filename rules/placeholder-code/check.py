@@ -105,9 +105,26 @@ def _stub_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, 
     return None, has_doc
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): declarations for the type checker,
+    never run, so a `...` body there is a signature, not a stub."""
+    return isinstance(node, ast.If) and _deco_name(node.test) == "TYPE_CHECKING"
+
+
+def _subclassed(tree: ast.Module) -> set[str]:
+    """Names of the classes the module itself subclasses: their stub methods are the
+    override-me defaults of a base class."""
+    return {_deco_name(b.value if isinstance(b, ast.Subscript) else b)
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for b in node.bases}
+
+
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
+    bases = _subclassed(tree)
+
     def visit(node: ast.AST, cls: ast.ClassDef | None) -> None:
         for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                continue
             if isinstance(child, ast.ClassDef):
                 visit(child, child)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -129,7 +146,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
             return
         if any(_deco_name(d) in ABSTRACT_DECOS for d in fn.decorator_list):
             return
-        if cls is not None and _class_is_interface(cls):
+        if cls is not None and (_class_is_interface(cls) or cls.name in bases):
             return
         if kind.startswith("notimpl:"):
             if OVERRIDE_HINT.search(kind):
@@ -176,6 +193,8 @@ def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
     t = prev.text.strip()
     if t.startswith("@") and re.search(r"abstract|overload", t):
         return True
+    if re.match(r"if\s+(typing\.)?TYPE_CHECKING\s*:", t) and ss.indent(prev.text) < indent:
+        return True
     m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
     if m and ss.indent(prev.text) < indent:
         bases = m.group(3) or ""
@@ -185,11 +204,14 @@ def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
     return None
 
 
-def _curly_decides(prev: ss.LexLine, indent: int) -> bool | None:
-    m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
-    if m and ss.indent(prev.text) < indent:
-        return bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4)))
-    return None
+def _curly_decides(extended: set[str]) -> Callable[[ss.LexLine, int], bool | None]:
+    def decides(prev: ss.LexLine, indent: int) -> bool | None:
+        m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
+        if m and ss.indent(prev.text) < indent:
+            return bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4))
+                        or m.group(4) in extended)
+        return None
+    return decides
 
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -212,9 +234,11 @@ THROW_OTHER = re.compile(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(")
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     throw = THROW.get(sf.lang or "", THROW_OTHER)
+    # classes this file extends: a method of theirs that throws is the base's override-me
+    extended = {m[1] for ll in lines for m in re.finditer(r"\bextends\s+([\w$]+)", ll.code)}
     for idx, ll in sf.added_indexed():
         if throw.search(ll.code) and any(NOT_IMPL_MSG.search(s) for s in ll.strings):
-            _report_unless_deliberate(sf, lines, idx, _curly_decides,
+            _report_unless_deliberate(sf, lines, idx, _curly_decides(extended),
                                       "throws a not-implemented error instead of implementing",
                                       out)
 

@@ -77,7 +77,10 @@ def _asserts(fn: ast.AST, helpers: set[str] | frozenset[str] = frozenset()) -> b
             return True
         if isinstance(node, ast.Call):
             called = _dotted(node.func)
-            if ASSERTING_CALL.search(called) or called.split(".")[0] in helpers:
+            parts = called.split(".")
+            # a helper function, or a helper method of the test class (`self._check(...)`)
+            if ASSERTING_CALL.search(called) or parts[0] in helpers or (
+                    parts[0] in ("self", "cls") and len(parts) == 2 and parts[1] in helpers):
                 return True
             if _has_true_keyword(node.keywords, "check"):
                 return True

@@ -14,7 +14,10 @@ import slopscan as ss  # noqa: E402
 ASSERTION = re.compile(
     r"\bassert\b|\bassert\w*\s*\(|\bexpect\s*\(|\.to(Be|Equal|Throw|Match|Have|Contain|StrictEqual)\w*\(|"
     r"\bt\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(|\brequire\.\w+\(|\bself\.assert\w+|pytest\.raises|"
-    r"\bshould\b|\.rejects\b|\.throws\b")
+    r"\.should\b|\bshould\.\w+\(|\.rejects\b|\.throws\b")
+# A test's name is no assertion: renaming a test (a typo fixed in `it("...")`) changes none.
+TEST_NAME = re.compile(
+    r"""\b(it|test|describe|context|t\.Run|s\.Run|suite\.Run)\s*\(\s*(["'`])(?:\\.|(?!\2).)*\2""")
 
 
 # What a loosened assertion reads like: only that a value exists or is truthy, membership
@@ -36,23 +39,44 @@ def source_changed(payload: dict) -> bool:
                for f in (cs.get("files") or []) + (cs.get("others") or []))
 
 
+def code_of(text: str, lang: str | None) -> str:
+    """The line's code, its comment left out (prose that says "assert" is no assertion)."""
+    return ss.lex([ss.NewLine(1, text, True)], lang)[0].code
+
+
+def is_assertion(text: str, lang: str | None) -> bool:
+    return bool(ASSERTION.search(code_of(text, lang)))
+
+
+# `assert cond, "message"`: the message explains a failure, it checks nothing.
+ASSERT_MESSAGE = re.compile(r"""^(\s*assert\s+[^,#]+?)\s*,\s*(\(\s*$|[rbuf]*["'(]).*$""")
+
+
+def key(text: str) -> str:
+    """A line as compared across the change: whitespace, test names and assertion messages
+    do not count."""
+    text = ASSERT_MESSAGE.sub(r"\1", text)
+    return ss.norm(TEST_NAME.sub(lambda m: f"{m[1]}(''", text))
+
+
 def main() -> None:
     payload = ss.load_payload()
     removed: list[dict] = []
     behaviour_changed = source_changed(payload)
-    for sf in ss.files(payload, include_deleted=True):
-        if not sf.is_test:
-            continue
+    tests = [sf for sf in ss.files(payload, include_deleted=True) if sf.is_test]
+    # Assertions may move between test files (a test split into a new file): still there.
+    still = {key(t) for sf in tests for t in {**sf.touched, **sf.added}.values()}
+    for sf in tests:
         if sf.status == "D":
             old_lines = (sf.old_content or "\n".join(sf.removed)).splitlines()
-            count = len([line for line in old_lines if ASSERTION.search(line)])
+            count = len([line for line in old_lines
+                         if is_assertion(line, sf.lang) and key(line) not in still])
             if count:
                 removed.append({"path": sf.path, "deleted_file": True, "assertions": count})
             continue
-        still = {ss.norm(t) for t in {**sf.touched, **sf.added}.values()}
         gone = [line.strip() for line in sf.removed
-                if ASSERTION.search(line) and ss.norm(line) not in still]  # moved, not changed
-        new = [t.strip() for t in sf.added.values() if ASSERTION.search(t)]
+                if is_assertion(line, sf.lang) and key(line) not in still]  # moved, not changed
+        new = [t.strip() for t in sf.added.values() if is_assertion(t, sf.lang)]
         loosened = [t for t in new if LOOSE.search(t)]
         # Ask when assertions are fewer than before, or the new ones read looser, or expected
         # values were rewritten while no code under test changed: an expected value rewritten

@@ -281,6 +281,8 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings) -> tuple[
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
     rules = loaded.rules
+    # A preview rule named with --rule runs: asking for it by name enables it.
+    rules = rules + [r for r in loaded.preview_off if r.id in (args.rule or [])]
     load_errors = loaded.errors
     if args.rule:
         rules, unknown = select_rules(rules, args.rule)

@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     settings, loaded = settings_and_rules(args)
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
+    # A preview rule's cases are tested too: being off by default is no reason to break.
+    loaded.rules = sorted([*loaded.rules, *loaded.preview_off], key=lambda r: r.id)
     cases_dir = os.path.abspath(args.cases) if args.cases else os.path.join(
         settings.workspace, "tests", "rules")
     if args.rule:

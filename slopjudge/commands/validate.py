@@ -18,21 +18,36 @@ def run(args: argparse.Namespace) -> int:
     settings, result = settings_and_rules(args)
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
+    all_rules = sorted([*result.rules, *result.preview_off], key=lambda r: r.id)
+    unknown = sorted(set(settings.preview if isinstance(settings.preview, list) else [])
+                     - {r.id for r in all_rules if r.preview})
     if args.format == "json":
         # For tools: counts that match the text summary and the load check.
         print(json.dumps({
             "ok": not result.errors,
-            "loaded": len(result.rules),
+            "loaded": len(all_rules),
             "not_loaded": len({e.path for e in result.errors}),
-            "rules": [r.id for r in result.rules],
+            "rules": [r.id for r in all_rules],
+            "preview_off": [r.id for r in result.preview_off],
+            "status": {r.id: {"preview": r.preview, "on": r in result.rules,
+                              "why": r.status_why()} for r in all_rules},
             "errors": [e.to_dict() | {"text": str(e)} for e in result.errors],
         }, indent=2, ensure_ascii=False))
     else:
         for error in result.errors:
             print(error)
+        for rule in all_rules:
+            if rule.preview:
+                state = "on" if rule in result.rules else "off"
+                print(f"preview ({state}): {rule.id}: {rule.status_why()}")
+        for rule_id in unknown:
+            print(f"slopjudge: `preview` names {rule_id}, which is no preview rule here")
         broken = len({e.path for e in result.errors})
-        summary = f"{len(result.rules)} rule(s) loaded"
+        if result.preview_off:
+            print(f"slopjudge: {len(result.preview_off)} preview rule(s) off; enable them with "
+                  "`preview:` in slopjudge.yaml (`slopjudge rules` says why they are preview)")
+        summary = f"{len(all_rules)} rule(s) loaded"
         if result.errors:
             summary += f"; {len(result.errors)} problem(s) in {broken} file(s)"
         print(f"slopjudge: {summary}")
-    return 1 if result.errors else 0
+    return 1 if result.errors or unknown else 0

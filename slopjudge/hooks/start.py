@@ -49,7 +49,7 @@ def load_check(settings: Any) -> tuple[list[str], str]:
     loaded = rulecache.load_rules_cached(settings)
     problems = [common.load_error_line(e, settings.workspace) for e in loaded.errors]
     broken = len({e.path for e in loaded.errors})
-    count = len(loaded.rules)
+    count = len(loaded.rules) + len(loaded.preview_off)  # loaded, whether on or not
     summary = f"slopjudge: {count} rule{'' if count == 1 else 's'} loaded"
     if broken:
         summary += f", {broken} could not load (above)"

@@ -74,6 +74,8 @@ class Settings(Limits):
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
     # What is judged (changes/authored.py): true, false, or patterns ("!p" keeps p judged).
     exclude_generated: bool | list[str] = True
+    # Preview rules to run: all of them (True), none (False) or these rule ids.
+    preview: bool | list[str] = False
 
     def __post_init__(self) -> None:
         if not self.state_dir:
@@ -105,6 +107,7 @@ _KEYS: dict[str, str] = {
     "session_max_cost_usd": "number",
     "model_aliases": "aliases",
     "exclude_generated": "generated",
+    "preview": "preview",
 }
 
 
@@ -317,6 +320,13 @@ def _apply(
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
             out[key] = float(value)
+        elif kind == "preview":
+            if not isinstance(value, bool) and not (
+                isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+            ):
+                raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
+                                  "rule ids")
+            out[key] = value
         elif kind == "aliases":
             out[key] = _model_aliases(path, line, col, value)
         elif kind == "generated":

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 RULE_ID = r"[a-z0-9][a-z0-9-]*"
 RULE_FIELDS = (
     "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
-    "match", "require", "subjects",
+    "match", "require", "subjects", "preview", "measured",
 )
 CHECK_FIELDS = (
     "id", "needs", "timeout", "script", "prepare", "judge", "model",
@@ -438,6 +438,8 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         on_uncertain="ask" if on_uncertain == "ask" else "deny",
         checks=checks,
         doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
+        preview=data.get("preview") is True,
+        measured=dict(data["measured"]) if isinstance(data.get("measured"), dict) else {},
     )
     _read_sloprail_fields(fr, data, refs, fr.rule)
 

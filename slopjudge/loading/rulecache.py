@@ -221,11 +221,26 @@ def load_rules_cached(settings: Settings) -> LoadResult:
     key = cache_key(settings)
     hit = _read(path, key)
     if hit is not None:
-        return hit
+        return enabled(hit, settings)
     from slopjudge.loading.loader import load_rules
 
     result = load_rules(
         settings.rules_dir, workspace=settings.workspace, template_dirs=settings.template_dirs
     )
     _write(path, key, result, start_ns, [settings.rules_dir, *settings.template_dirs])
-    return result
+    return enabled(result, settings)
+
+
+def enabled(result: LoadResult, settings: Settings) -> LoadResult:
+    """The result with the preview rules the settings do not enable set aside, not run."""
+    wanted = settings.preview
+
+    def on(rule: Rule) -> bool:
+        return not rule.preview or wanted is True or (isinstance(wanted, list)
+                                                      and rule.id in wanted)
+
+    off = [r for r in result.rules if not on(r)]
+    if not off:
+        return result
+    return LoadResult(rules=[r for r in result.rules if on(r)], errors=result.errors,
+                      files=result.files, watched=result.watched, preview_off=off)
