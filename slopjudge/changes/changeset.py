@@ -125,13 +125,28 @@ def _sides(r: gitraw.RawRecord) -> list[str]:
             if not gitraw.zero_id(sha) and mode != "160000"]
 
 
+# Names that say "source text": a NUL byte in such a file (a comment, say) makes it
+# binary to git, and no check would see the rest.
+SOURCE_SUFFIXES = frozenset(
+    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .hpp "
+    ".cs .rb .php .swift .m .mm .sh .bash .zsh .ps1 .lua .pl .r .sql .html .css .scss .vue "
+    ".svelte .json .yaml .yml .toml .ini .cfg .md .rst .txt .xml .gradle .tf .dart .ex .exs "
+    ".erl .hs .ml .clj .el .vim .nix .proto .graphql".split())
+
+
+def _text(path: str, data: bytes) -> bool:
+    """Judged as text: no NUL byte in its first 8000 bytes (git's own test), or a source
+    file's name."""
+    return b"\0" not in data[:8000] or os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
+
+
 def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -> FileChange:
     """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
     ``-diff``), though its content is text: judged as the text it is, or an
     attributes line in the change would hide every file it names from the rules."""
     sides = _sides(r)
-    if not sides or any(sha not in blobs or b"\0" in blobs[sha][:8000] for sha in sides):
-        return fc  # binary by content (git's own test), or no content to read
+    if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
+        return fc  # binary by content, or no content to read
     old = None if gitraw.zero_id(r.old_sha) or fc.status == "A" else decode(blobs[r.old_sha])
     new = None if gitraw.zero_id(r.new_sha) or fc.status == "D" else decode(blobs[r.new_sha])
     old_name = fc.old_path or fc.path
@@ -161,10 +176,10 @@ def from_tree_to_worktree(workspace: str, base_tree: str,
     """The change from ``base_tree`` (a session's baseline) to the work tree now,
     untracked files included, ``.gitignore`` respected: :func:`from_trees` from it to
     :func:`snapshot_worktree`, with the work tree's top and the base asked of git in
-    one call."""
+    one call. Submodules' files count as files (the baseline was taken the same way)."""
     known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
         if gitio.plain_rev(base_tree) else None
-    snap = gitio.snapshot_worktree(workspace, policy)
+    snap = gitio.snapshot_worktree(workspace, policy, submodules=True)
     if known is None or len(known) != 1:  # asked again one by one, for git's own complaint
         return from_trees(workspace, base_tree, snap, head_is_tree=True, policy=policy)
     files = _changeset_from_git_diff(workspace, [known[0], snap], policy)

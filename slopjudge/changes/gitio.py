@@ -37,6 +37,15 @@ else:
         def __class_getitem__(cls, item: object) -> type:
             return cls
 
+# On every git call: nothing the repository's configuration names runs, and no file is
+# hidden by what only this clone says (the agent can write .git/config and .git/info).
+# External diff and textconv are off where a diff runs (_DIFF_ARGS), filter drivers
+# where files are hashed (no_filters).
+NEUTRAL = (
+    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+    "-c", "core.untrackedCache=false", "-c", "core.excludesFile=/dev/null",
+    "-c", "diff.external=", "-c", "core.splitIndex=false",
+)
 _UNLIMITED = 1 << 62  # git output must never be cut short silently
 _GIT_TIMEOUT_S = 600.0
 
@@ -45,7 +54,7 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
          input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
     from slopjudge.procs import run
 
-    argv = [_program(env), "-c", "core.quotepath=false", "-c", "color.ui=false", *args]
+    argv = [_program(env), "-c", "core.quotepath=false", "-c", "color.ui=false", *NEUTRAL, *args]
     res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
               max_output=_UNLIMITED, registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
@@ -123,6 +132,11 @@ def _ask_toplevel(workspace: str) -> tuple[str, str]:
 
 
 def _remember_toplevel(workspace: str, top: str, index: str) -> tuple[str, str]:
+    real, real_top = os.path.realpath(workspace), os.path.realpath(top)
+    if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
+        # core.worktree naming another folder: git would read that folder's files.
+        raise ChangesetError(f"git's work tree for {workspace} is {top}, a folder outside "
+                             "it (core.worktree in the repository's configuration?)")
     index = index if os.path.isabs(index) else os.path.join(workspace, index)
     _TOPLEVELS[workspace] = (top, index)
     return top, index
@@ -257,35 +271,40 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
     return commits
 
 
-def snapshot_worktree(workspace: str, leave_out: Policy | None = None) -> str:
-    """A tree id for the work tree as it is now: tracked and untracked files,
-    ignored ones left out, and the untracked dependency folders ``leave_out`` finds
-    (:mod:`.authored`). Written through a temporary copy of the index
-    (``GIT_INDEX_FILE``), so the real index and the files are not touched; the
-    blobs and trees it writes are ordinary unreferenced objects."""
-    top, real_index = _ask_toplevel(workspace)
+def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
+                      submodules: bool = False) -> str:
+    """A tree id for the work tree as it is now: tracked and untracked files, those
+    the project's ``.gitignore`` files ignore left out, and the untracked dependency
+    folders ``leave_out`` finds (:mod:`.authored`). Written through a temporary index
+    (``GIT_INDEX_FILE``), so the real index and the files are not touched; the blobs
+    and trees it writes are ordinary unreferenced objects.
+
+    What the repository could use to show git something other than the files on
+    disk does not count: every file is hashed afresh (the real index's stat data
+    could vouch for content the file no longer has), filter drivers are switched
+    off, and ``.git/info/exclude`` and a global excludes file hide nothing.
+    ``submodules``: a checked-out submodule's files are recorded as files of this
+    tree (the hooks compare two such snapshots), not as its commit pointer."""
+    top, _ = _ask_toplevel(workspace)
     import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
     import tempfile
 
+    # One listing of the real index (entries, flags) and of untracked files.
+    listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z", _OWN_IGNORES])
+    keep, paths, nested = _split_listing(top, listing, submodules)
+    skipped = [f"{d.rstrip('/')}/" for d in _dependency_folders(listing, leave_out)] \
+        if leave_out else []
+    if skipped:
+        paths = [p for p in paths if not decode(p).startswith(tuple(skipped))]
+        nested = [n for n in nested if not f"{n}/".startswith(tuple(skipped))]
     tmp = tempfile.mkdtemp(prefix="slopjudge-index-")
     try:
-        index = os.path.join(tmp, "index")
-        if os.path.exists(real_index):
-            # Starting from the real index lets git reuse its stat data. Keep its
-            # mtime too: git trusts an entry's stat data only when the entry is
-            # older than the index, so a fresh mtime would hide an edit made in
-            # the same second as the last commit.
-            shutil.copy2(real_index, index)
-        env = dict(os.environ, GIT_INDEX_FILE=index)
-        # One listing for both: index entries with their flags, and untracked files.
-        listing = git(top, ["ls-files", "-c", "-o", "-v", "--exclude-standard", "-z"], env=env)
-        _unhide(top, env, listing)
-        nested = _nested_repos(listing)
-        skipped = _dependency_folders(listing, leave_out) if leave_out else []
-        git(top, ["-c", "advice.addEmbeddedRepo=false", "-c", "core.safecrlf=false",
-                   "add", "-A", "--", ".",
-                   *(f":(exclude,literal){n}" for n in [*nested, *skipped])],
-             env=env)
+        env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
+        if keep:  # entries whose file is not there to hash: sparse, unchecked-out submodules
+            git(top, ["update-index", "-z", "--index-info"], env=env, input=b"".join(keep))
+        if paths:
+            git(top, [*no_filters(top), "-c", "core.safecrlf=false", "update-index", "--add",
+                      "--remove", "-z", "--stdin"], env=env, input=b"\0".join(paths) + b"\0")
         _add_nested_files(top, env, nested)
         return decode(git(top, ["write-tree"], env=env)).strip()
     finally:
@@ -297,10 +316,83 @@ def _dependency_folders(listing: bytes, leave_out: Policy) -> list[str]:
     tracked: list[str] = []
     untracked: list[str] = []
     for entry in listing.split(b"\0"):
-        tag, _, name = entry.partition(b" ")
-        if name:
-            (untracked if tag == b"?" else tracked).append(decode(name))
+        if entry.startswith(b"? "):
+            untracked.append(decode(entry[2:]))
+        elif b"\t" in entry:
+            tracked.append(decode(entry.partition(b"\t")[2]))
     return leave_out.dependency_folders(tracked, untracked)
+
+
+# Only the project's own .gitignore files say what is not the project's.
+_OWN_IGNORES = "--exclude-per-directory=.gitignore"
+
+
+def _split_listing(top: str, listing: bytes, submodules: bool
+                   ) -> tuple[list[bytes], list[bytes], list[str]]:
+    """From ``ls-files -c -o -v -s`` output: index entries to keep as they are
+    (``--index-info`` lines), paths to hash from disk, and folders holding a
+    repository of their own whose files are added one by one.
+
+    A folder with a repository of its own that is not a submodule (``git init sub``):
+    git would record it as a bare commit pointer, hiding the files in it, or fail
+    when it has no commit. Either would let an agent put its change where the Stop
+    hook cannot see it."""
+    sparse: bool | None = None  # asked of git at the first skip-worktree entry
+    keep: list[bytes] = []
+    paths: list[bytes] = []
+    nested: list[str] = []
+    seen: set[bytes] = set()
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        if entry.startswith(b"? "):
+            if entry.endswith(b"/"):
+                nested.append(decode(entry[2:]).rstrip("/"))
+            else:
+                paths.append(entry[2:])
+            continue
+        meta, _, name = entry.partition(b"\t")
+        tag, mode = meta.split(b" ")[:2]
+        if name in seen:  # an unmerged file: one line per stage, hashed once
+            continue
+        seen.add(name)
+        full = os.path.join(top, decode(name))
+        if mode == b"160000":
+            if submodules and os.path.lexists(os.path.join(full, ".git")):
+                nested.append(decode(name))
+            else:
+                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                paths.append(name)
+            continue
+        if tag.upper() == b"S" and not os.path.lexists(full):
+            if sparse is None:
+                sparse = git(top, ["config", "--bool", "core.sparseCheckout"],
+                             ok=(0, 1)).strip() == b"true"
+            if sparse:  # outside a sparse checkout's cone: absent, not deleted
+                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                continue
+        paths.append(name)
+    return keep, paths, nested
+
+
+_FILTERS: dict[str, list[str]] = {}
+
+
+def no_filters(top: str) -> list[str]:
+    """``-c`` options that switch off every filter driver the repository's configuration
+    names (a clean filter is a program of the agent's choosing, and what it prints is
+    what git would record instead of the file)."""
+    known = _FILTERS.get(top)
+    if known is None:
+        out = git(top, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+                  ok=(0, 1))
+        drivers = sorted({decode(n)[len("filter."):].rpartition(".")[0]
+                          for n in out.split(b"\0") if n})
+        known = [opt for d in drivers for key, value in (
+            ("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+            for opt in ("-c", f"filter.{d}.{key}={value}")]
+        _FILTERS[top] = known
+    return known
 
 
 def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
@@ -312,72 +404,100 @@ def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
     return sorted(decode(n) for n in out.split(b"\0") if n)
 
 
-def _nested_repos(listing: bytes) -> list[str]:
-    """Untracked folders that hold a repository of their own (``git init sub``), from
-    ``ls-files -c -o -v`` (untracked entries tagged ``?``; git lists such a folder,
-    not its files, with a trailing slash).
-
-    ``git add`` would record such a folder as a bare commit pointer, hiding the
-    files in it, or fail outright when it has no commit: either would let an
-    agent put its change where the Stop hook cannot see it."""
-    return [decode(n[2:]).rstrip("/") for n in listing.split(b"\0")
-            if n.startswith(b"? ") and n.endswith(b"/")]
-
-
 def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
-    """Add the files of each nested repository as plain files of this one."""
-    # The nested repository's own git must not see this snapshot's index.
-    own_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """Add the files of each nested repository (or submodule) as plain files of this one,
+    hashed as the bytes on disk."""
     entries: list[bytes] = []
+    files: list[tuple[str, str]] = []
     for folder in nested:
-        listing = git(os.path.join(top, folder),
-                       ["ls-files", "-co", "--exclude-standard", "-z"], env=own_env)
-        names = [decode(n) for n in listing.split(b"\0") if n]
-        deeper = [n.rstrip("/") for n in names if n.endswith("/")]
-        for rel in [n for n in names if not n.endswith("/")]:
-            path = f"{folder}/{rel}"
+        for path in _nested_listing(top, folder):
             full = os.path.join(top, path)
             if os.path.islink(full):
-                mode, data = "120000", os.fsencode(os.readlink(full))
+                sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env,
+                                 input=os.fsencode(os.readlink(full)))).strip()
+                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
             elif os.path.isfile(full):
-                mode = "100755" if os.access(full, os.X_OK) else "100644"
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            else:
-                continue  # listed but gone (a deleted tracked file of the nested repo)
-            sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env, input=data))
-            entries.append(f"{mode} {sha.strip()}\t{path}".encode() + b"\0")
-        if deeper:
-            _add_nested_files(top, env, [f"{folder}/{d}" for d in deeper])
+                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
+            # else listed but gone (a deleted tracked file of the nested repo)
+    for mode, path in [f for f in files if "\n" in f[1]]:  # --stdin-paths reads lines
+        with open(os.path.join(top, path), "rb") as fh:
+            sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
+                             input=fh.read())).strip()
+        entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
+    files = [f for f in files if "\n" not in f[1]]
+    if files:
+        out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
+                  input="".join(p + "\n" for _, p in files).encode())
+        for (mode, path), sha in zip(files, decode(out).split(), strict=True):
+            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
     if entries:
         git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
              input=b"".join(entries))
 
 
-def _unhide(top: str, env: dict[str, str], listing: bytes) -> None:
-    """Clear ``assume-unchanged`` and ``skip-worktree`` in the copied index, so
-    ``git add`` looks at those files: either flag would hide an edit (to a rule
-    file, say) from the snapshot. A skip-worktree file absent from disk (a
-    sparse checkout, ``core.sparseCheckout``) keeps its flag: it is not deleted."""
-    sparse: bool | None = None  # asked of git at the first skip-worktree entry
-    flagged: dict[str, list[bytes]] = {"--no-assume-unchanged": [], "--no-skip-worktree": []}
-    for entry in listing.split(b"\0"):
-        tag, _, name = entry.partition(b" ")
-        if not name or tag == b"?":
+def _nested_listing(top: str, folder: str) -> list[str]:
+    """The files of the repository at ``folder`` (relative to ``top``), nested ones
+    included, the folder's own ``.gitignore`` files respected."""
+    where = os.path.join(top, folder)
+    # Its own git, told where its work tree is (its config could name another) and
+    # not this snapshot's index.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_DIR=os.path.join(where, ".git"), GIT_WORK_TREE=where)
+    listing = git(where, ["ls-files", "-co", _OWN_IGNORES, "-z"], env=env)
+    out: list[str] = []
+    for name in (decode(n) for n in listing.split(b"\0") if n):
+        if name.endswith("/") or os.path.lexists(os.path.join(where, name, ".git")):
+            out.extend(_nested_listing(top, f"{folder}/{name.rstrip('/')}"))
+        else:
+            out.append(f"{folder}/{name}")
+    return out
+
+
+# What in a git folder decides what git runs or hides: written by the agent, it acts at
+# the person's next git command (a hook) or on slopjudge's view of the files.
+_INTERNAL_FILES = ("config", "config.worktree")
+_INTERNAL_TREES = ("hooks", "info")
+
+
+def internals(workspace: str) -> dict[str, str]:
+    """A digest of each file among the git folder's configuration, hooks and info
+    (submodules' and linked work trees' included), by path: relative to the work tree
+    when inside it (``.git/hooks/pre-commit``), absolute otherwise."""
+    top = toplevel(workspace)
+    out = decode(git(workspace, ["rev-parse", "--absolute-git-dir", "--git-common-dir"]))
+    gitdir, common = (os.path.realpath(os.path.join(workspace, p))
+                      for p in out.splitlines()[:2])
+    found: dict[str, str] = {}
+    for folder in sorted({gitdir, common}):
+        _digest_internals(folder, found)
+        for sub in ("modules", "worktrees"):
+            for dirpath, dirnames, _ in os.walk(os.path.join(folder, sub)):
+                if "HEAD" in os.listdir(dirpath):  # a git folder of its own
+                    _digest_internals(dirpath, found)
+                dirnames[:] = [d for d in sorted(dirnames) if d not in (
+                    "objects", "refs", "logs", *_INTERNAL_TREES)]
+    real_top = os.path.realpath(top)
+    return {(os.path.relpath(p, real_top) if p.startswith(real_top + os.sep) else p): d
+            for p, d in sorted(found.items())}
+
+
+def _digest_internals(gitdir: str, found: dict[str, str]) -> None:
+    import hashlib
+
+    names = [os.path.join(gitdir, n) for n in _INTERNAL_FILES]
+    for tree in _INTERNAL_TREES:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(gitdir, tree)):
+            dirnames.sort()
+            names += [os.path.join(dirpath, n) for n in filenames]
+    for path in names:
+        if os.path.islink(path):
+            data = b"link\0" + os.fsencode(os.readlink(path))
+        elif os.path.isfile(path):
+            with open(path, "rb") as fh:
+                data = (b"x\0" if os.access(path, os.X_OK) else b"f\0") + fh.read()
+        else:
             continue
-        if tag.islower():
-            flagged["--no-assume-unchanged"].append(name)
-        if tag.upper() == b"S":
-            if sparse is None:
-                sparse = git(top, ["config", "--bool", "core.sparseCheckout"], env=env,
-                             ok=(0, 1)).strip() == b"true"
-            if not (sparse and not os.path.lexists(os.path.join(top, decode(name)))):
-                flagged["--no-skip-worktree"].append(name)
-    # One flag per call: given both, git applies only one of them.
-    for flag, paths in flagged.items():
-        if paths:
-            git(top, ["update-index", flag, "-z", "--stdin"], env=env,
-                 input=b"\0".join(paths) + b"\0")
+        found[path] = hashlib.sha256(data).hexdigest()
 
 
 _BACKGROUND = threading.local()  # in a Background's thread: the registry of its git calls

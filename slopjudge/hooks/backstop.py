@@ -135,28 +135,38 @@ _STATUS = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed",
 
 def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
     lines = ["slopjudge: protected files changed in this session (they hold the rules, rubric, "
-             "settings and hook config that judge it):"]
+             "settings, hook config and git configuration that judge it):"]
     # Rule and settings files first: with a long list they are what a person looks for.
     listed = sorted(changes, key=lambda c: (not c[0].endswith((".yaml", ".yml", ".json",
                                                                 ".toml", "]")), c[0]))
     lines += [f"- {path} ({_STATUS.get(status, status)})" for path, status in listed[:MAX_LISTED]]
     if len(changes) > MAX_LISTED:
         lines.append(f"- … and {len(changes) - MAX_LISTED} more (`git status` lists them)")
+    inside_git = [p for p, _ in changes if _in_git_folder(p)]
+    changes = [c for c in changes if not _in_git_folder(c[0])]
     folders = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
                       for p, _ in changes})
     paths = " ".join(p.split(" [", 1)[0] for p, _ in changes) if len(changes) <= MAX_LISTED \
         else " ".join(folders)
     undo = (f"`git restore --source={baseline_tree} --worktree -- {paths}`"
             if baseline_tree else f"`git restore --worktree -- {paths}`")
+    undo_git = (f"{', '.join(inside_git)} (git keeps no history of its own folder): "
+                "remove an added hook, take the setting back out of the config")
+    undo_all = ("; " if changes else "").join(
+        ([undo + ("; that leaves added files in place: delete them too" if any(
+            status == "A" for _, status in changes) else "")] if changes else [])
+        + ([f"undo by hand {undo_git}"] if inside_git else []))
     lines += [
         "An agent may not change these, whatever tool it uses. Do not change them back or "
         "work around this yourself: say in your reply which file changed and why.",
         "A person must review the change. To keep it: start a new agent session (its "
-        "baseline is the files as they are then). To undo it: " + undo
-        + ("; that leaves added files in place: delete them too." if any(
-            status == "A" for _, status in changes) else "."),
+        "baseline is the files as they are then). To undo it: " + undo_all + ".",
     ]
     return "\n".join(lines)
+
+
+def _in_git_folder(path: str) -> bool:
+    return path.startswith(".git/") or os.path.isabs(path)
 
 
 def check(settings: Any, session_id: str | None) -> str | None:
@@ -202,11 +212,28 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
                 "A person must look at this."), None, False
     changes = changed_files(cs, settings)
     with common.fail_closed() as failure:
-        changes += ignored.result()
+        changes += git_internals(settings, session_id)
+        changes += [c for c in ignored.result() if c[0] not in dict(changes)]
     if failure:
-        return ("slopjudge could not list the git-ignored files among the rules and templates: "
+        return ("slopjudge could not list the git-ignored files among the rules and templates "
+                "or read the git folder's configuration and hooks: "
                 f"{failure.why}. A person must look at this."), cs, tree is not None
     return (message(changes, tree) if changes else None), cs, tree is not None
+
+
+def git_internals(settings: Any, session_id: str | None) -> list[tuple[str, str]]:
+    """The git folder's configuration, hooks and info files changed since the baseline
+    (a hook planted there runs at the person's next commit; a filter or fsmonitor set
+    there runs in every git command)."""
+    from slopjudge.changes import gitio
+
+    baseline = state.load_baseline(settings.state_dir, session_id)
+    then = baseline.get("git") if baseline else None
+    if then is None:
+        return []  # no baseline, or one recorded before slopjudge kept these
+    now = gitio.internals(settings.workspace)
+    return sorted([(p, "A" if p not in then else "M") for p, d in now.items()
+                   if then.get(p) != d] + [(p, "D") for p in then if p not in now])
 
 
 def ignored_files(settings: Any) -> list[tuple[str, str]]:

@@ -30,16 +30,15 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
                 return
         except state.BaselineError:
             return  # kept for Stop to report: re-recording would accept what changed it
-    from slopjudge import procs
-    from slopjudge.changes import changeset
+    from slopjudge.changes import gitio
     from slopjudge.hooks.backstop import leave_out_policy
 
-    head_proc = procs.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
-                          cwd=settings.workspace, timeout=30)
-    head = head_proc.stdout.decode().strip() if head_proc.returncode == 0 else None
+    head = gitio.git(settings.workspace, ["rev-parse", "--verify", "-q", "HEAD^{commit}"],
+                     ok=(0, 1)).decode().strip()
     # Left out as Stop leaves them out, or the baseline would hold what Stop cannot see.
-    tree = changeset.snapshot_worktree(settings.workspace, leave_out_policy(settings))
-    state.save_baseline(base, session_id, head or None, tree)
+    tree = gitio.snapshot_worktree(settings.workspace, leave_out_policy(settings),
+                                   submodules=True)
+    state.save_baseline(base, session_id, head or None, tree, gitio.internals(settings.workspace))
 
 
 def load_check(settings: Any) -> tuple[list[str], str]:

@@ -38,8 +38,12 @@ class BaselineError(Exception):
     """A baseline file that slopjudge did not write as it is now."""
 
 
-def _baseline_bytes(session_id: str | None, head: str | None, tree: str) -> bytes:
-    return f"{session_id}\0{head}\0{tree}".encode()
+def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
+                    git: dict[str, str] | None = None) -> bytes:
+    signed = f"{session_id}\0{head}\0{tree}".encode()
+    if git is not None:
+        signed += b"\0" + json.dumps(git, sort_keys=True).encode()
+    return signed
 
 
 def _session_mark(base: str, session_id: str | None, what: str = "") -> str | None:
@@ -98,33 +102,41 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
             raise BaselineError(f"the session baseline {path} was recorded at session start "
                                 "and has since been deleted")
         return None
-    signed = _baseline_bytes(session_id, data.get("head"), data["tree"])
+    git = data.get("git")
+    if git is not None and not isinstance(git, dict):
+        raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
+    signed = _baseline_bytes(session_id, data.get("head"), data["tree"], git)
     mac = data.get("mac")
-    if cachesign.key() is None and mac is None:
-        return data  # no key could be made here: nothing was signed, nothing can be checked
+    if cachesign.key() is None:
+        # A key made unreadable or replaced by something not slopjudge's own: what it
+        # signed cannot be checked, and an unsigned baseline is anyone's.
+        raise BaselineError(f"slopjudge's key {cachesign.key_path()} cannot be read safely, so "
+                            f"the session baseline {path} cannot be checked")
     if not isinstance(mac, str) or not cachesign.verify(signed, "baseline", mac):
         raise BaselineError(f"the session baseline {path} was changed after slopjudge wrote "
                             "it (its signature does not match)")
     return data
 
 
-def save_baseline(base: str, session_id: str | None, head: str | None, tree: str) -> None:
+def save_baseline(base: str, session_id: str | None, head: str | None, tree: str,
+                  git: dict[str, str] | None = None) -> None:
     from slopjudge import cachesign
 
     record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
                               "time": time.time()}
-    mac = cachesign.sign(_baseline_bytes(session_id, head, tree), "baseline")
-    if mac is not None:
-        record["mac"] = mac
+    if git is not None:
+        record["git"] = git
+    mac = cachesign.sign(_baseline_bytes(session_id, head, tree, git), "baseline")
+    if mac is None:
+        raise BaselineError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
+                            "safely, so no baseline can be signed")
+    record["mac"] = mac
     write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
     mark = _session_mark(base, session_id)
-    if mark is not None:
-        try:
-            os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
-            with open(mark, "w", encoding="utf-8") as fh:
-                fh.write(f"{base}\n")
-        except OSError:
-            pass  # without the mark a deleted baseline falls back to HEAD, as before
+    if mark is not None:  # an error here is start's to report: Stop would not know
+        os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
+        with open(mark, "w", encoding="utf-8") as fh:
+            fh.write(f"{base}\n")
 
 
 def _counter_path(base: str, session_id: str | None, counter: str) -> str:

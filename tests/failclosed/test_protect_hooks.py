@@ -251,8 +251,14 @@ def test_a_hidden_protected_file_removed_from_disk_is_a_deletion(project: Path) 
     git(project, "update-index", "--skip-worktree", "RUBRIC.md")
     (project / "RUBRIC.md").unlink()
     assert "RUBRIC.md (deleted)" in (stop_reason(project) or "")
-    # In a sparse checkout an absent skip-worktree file is only outside the cone.
+    # In a sparse checkout an absent skip-worktree file is only outside the cone. (The
+    # person sets it up: a change to .git/config is one only a person may make.)
     git(project, "config", "core.sparseCheckout", "true")
+    git(project, "update-index", "--no-skip-worktree", "RUBRIC.md")
+    git(project, "checkout", "--", "RUBRIC.md")
+    assert hook(project, "start", source="startup").returncode == 0
+    git(project, "update-index", "--skip-worktree", "RUBRIC.md")
+    (project / "RUBRIC.md").unlink()
     assert stop_reason(project) is None
 
 
