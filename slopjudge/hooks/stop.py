@@ -61,6 +61,12 @@ class Verdict:
 
 
 HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
+# Session start records one for every session; none at the stop means it could not
+# (its note said why), or the baseline and its mark were deleted since, so a change
+# committed in the session would pass as HEAD.
+NO_BASELINE = ("this session has no baseline (its start did not record one, or it was "
+               "deleted), so slopjudge cannot tell what the session changed; it compared "
+               "HEAD with the work tree")
 
 
 def _changeset(settings: Any, session_id: str | None) -> tuple[Any, str]:
@@ -222,6 +228,8 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
                             if session_cs is not None else None)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
+    elif verdict.compared and isinstance((payload or {}).get("session_id"), str):
+        verdict.failure = NO_BASELINE
     return verdict, settings
 
 

@@ -93,6 +93,7 @@ def test_a_broken_rule_that_cannot_concern_the_call_or_the_stop_leaves_them_be(
         "description: x\non: [ci]\nchecks:\n  - script: missing.sh\n")
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "a person's broken rule")  # else the backstop holds the stop
+    hook("start", ws, start(ws))
     assert hook("pre-tool", ws, bash(ws, "ls")) == (0, None, "")
     assert hook("stop", ws, stop(ws)) == (0, None, "")
     # Start still lists it: it is not in force.
