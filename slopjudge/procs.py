@@ -115,16 +115,20 @@ def signal_all(sig: int) -> int:
     return EVERYONE.signal_all(sig)
 
 
-def kill_all() -> int:
+def kill_all(*, wait: bool = True) -> int:
     """KILL every child run() has running and everything they started; how many children.
 
     For signal handlers: slopjudge is about to exit and must leave nothing behind.
+    ``wait``: also wait (up to KILL_GRACE_S) to remove each containment's cgroup.
     """
     leaders = EVERYONE.pids()
     for pgid in leaders:
         _killpg(pgid, signal.SIGKILL)
     for jail in list(_JAILS):  # also a child still starting, not yet listed
-        jail.close()
+        if wait:
+            jail.close()
+        else:
+            jail.kill()
     return len(leaders)
 
 

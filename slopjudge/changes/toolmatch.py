@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.changes.tools import PATH_TOOLS
+from slopjudge.changes.tools import PATH_TOOLS, SHELL_TOOLS
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
@@ -63,17 +63,19 @@ def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any]
         return False
     name_glob, arg_glob = split_pattern(pattern)
     name_glob = name_glob or "*"
+    # `Bash` names every shell tool slopjudge accepts (Codex's run the same commands).
+    shell = tool_name in SHELL_TOOLS and name_glob == "Bash"
     # A plain name is compared, not compiled: most patterns are one (`Write`, `Bash`).
-    if name_glob != tool_name and (not _GLOBBY.intersection(name_glob)
-                                   or not _fnmatchcase(tool_name, name_glob)):
+    if name_glob != tool_name and not shell and (
+            not _GLOBBY.intersection(name_glob) or not _fnmatchcase(tool_name, name_glob)):
         return False
     if arg_glob is None:
         return True
     data = tool_input if isinstance(tool_input, dict) else {}
-    if tool_name == "Bash":
+    if tool_name in SHELL_TOOLS:
         from slopjudge.changes.shell import shell_text
 
-        command = shell_text(data.get("command"))
+        command = shell_text(data.get("command", data.get("cmd")))
         return command is not None and command_matches(arg_glob, command)
     if tool_name in PATH_TOOLS:
         path = next((data[k] for k in _PATH_KEYS if isinstance(data.get(k), str)), None)

@@ -15,12 +15,28 @@ from __future__ import annotations
 POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
+# The timeouts `slopjudge install` writes (install.HOOKS), until the settings say otherwise.
+DEFAULT_TIMEOUTS = {"start": 60, "pre-tool": 660, "stop": 660, "subagent-stop": 660}
+_CALL: dict[str, object] = {}  # this call: point, start time, timeout, whether a Stop retry
+
+
 def main_fast(sub: str, harness: str | None = None) -> int:
     """Run one hook point on stdin's payload for the agent ``harness`` (None: Claude
     Code); the exit code for the agent."""
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
+    _CALL.clear()
+    _CALL["started"] = _started()
+    set_deadline(sub, DEFAULT_TIMEOUTS.get(sub, 60))
+    try:
+        return _main(sub, harness)
+    finally:
+        disarm()
+        _CALL.clear()  # a hook point called on its own (a test, a library) sets no deadline
+
+
+def _main(sub: str, harness: str | None) -> int:
     if sub == "pre-tool":
         import gc
 
@@ -100,3 +116,87 @@ def _stop_children_on_signals(sub: str) -> None:
             signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread: the caller owns signals
             pass
+
+
+def margin(timeout_s: float) -> float:
+    """How long before the agent's timeout a hook gives its answer: a tenth, 2 to 30 s."""
+    return max(2.0, min(30.0, timeout_s / 10))
+
+
+def set_deadline(sub: str, timeout_s: float) -> None:
+    """One deadline for the whole call, ``margin`` under the agent's timeout: past it
+    every check this hook started is killed and the call blocks, saying why (the agent
+    would let the call through at its own timeout). Measured from this process's
+    start; set again once the settings name the timeout."""
+    import _signal as signal
+    import time
+
+    started = _CALL.get("started")
+    if started is None:
+        return  # not a hook process's call (see main_fast)
+    _CALL.update(point=sub, timeout=timeout_s)
+    left = timeout_s - margin(timeout_s) - (time.monotonic() - float(started))  # type: ignore[arg-type]
+    try:
+        signal.signal(signal.SIGALRM, _on_deadline)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, left))
+    except (ValueError, OSError):  # not the main thread: the caller owns signals
+        pass
+
+
+def _started() -> float:
+    """When this process started, on the monotonic clock: Python's start-up counts
+    against the agent's timeout too, and on a loaded machine it can take seconds. Now,
+    where /proc says nothing."""
+    import os
+    import time
+
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    # A process that has run for long (a test run, a hook server's worker) counts from now.
+    return now - age if 0 <= age < 60 else now
+
+
+def disarm() -> None:
+    """The answer is being written: the deadline no longer applies."""
+    import _signal as signal
+
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except (ValueError, OSError):
+        pass
+
+
+def stop_retry(retry: bool) -> None:
+    """A Stop whose block is being retried: past the deadline the turn may end."""
+    _CALL["retry"] = retry
+
+
+def _on_deadline(signum: int, frame: object) -> None:
+    import json
+    import os
+    import sys
+
+    procs = sys.modules.get("slopjudge.checks.procs")
+    if procs is not None:
+        procs.kill_all(wait=False)  # the answer is due now; an empty cgroup left costs nothing
+    sub, timeout = _CALL.get("point", "?"), float(_CALL.get("timeout", 0))  # type: ignore[arg-type]
+    why = (f"slopjudge: hook {sub} did not decide within {timeout - margin(timeout):g} s, "
+           f"{margin(timeout):g} s before the {timeout:g} s timeout the agent gives it "
+           "(a judge or check that did not answer in time; `hook_timeout` in the settings "
+           "is that timeout)")
+    if sub == "start":
+        os.write(2, f"{why}; the session starts without its baseline\n".encode())
+        os._exit(0)
+    if _CALL.get("retry"):  # a Stop already blocked once for this: the turn may end
+        text = f"{why}. Letting the turn end; the block stands and a person must look at it."
+        os.write(1, (json.dumps({"systemMessage": text}) + "\n").encode())
+        os.write(2, f"{text}\n".encode())
+        os._exit(0)
+    os.write(2, f"{why}, so this call is blocked. This is not a finding in the change; "
+                "say so in your reply.\n".encode())
+    os._exit(2)

@@ -69,7 +69,7 @@ def is_protected_by(settings: Any) -> Any:
     files, trees = protected(settings)
 
     def test(path: str) -> bool:
-        return _is_protected(path, files, trees) or any(
+        return is_protected(path, files, trees) or any(
             f.startswith(path + "/") for f in (*files, *trees))
 
     return test
@@ -92,7 +92,7 @@ def _project_templates(settings: Any) -> list[str]:
     return [d for d in settings.template_dirs if d and not in_package(d)]
 
 
-def _is_protected(path: str, files: set[str], trees: set[str]) -> bool:
+def is_protected(path: str, files: set[str], trees: set[str]) -> bool:
     return path in files or any(path == t or path.startswith(t + "/") for t in trees)
 
 
@@ -118,7 +118,7 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
         for path in (f.path, f.old_path):
             if not path:
                 continue
-            if _is_protected(path, files, trees):
+            if is_protected(path, files, trees):
                 found.setdefault(path, f.status if path == f.path else "D")
             elif os.path.basename(path) == "pyproject.toml" and path == f.path and (
                     _slopjudge_table(f.old_content) != _slopjudge_table(f.new_content)

@@ -23,6 +23,7 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
+from slopjudge import hooks
 from slopjudge.changes.agentevent import proposed_changeset
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
@@ -112,6 +113,51 @@ def broken_answer(broken: list[LoadError], event: Event, workspace: str,
     return _answer("deny", text, common.events_where(events_file, workspace), agent)
 
 
+def unknown_tool(event: Event, settings: Any, workspace: str,
+                 agent: AgentHarness | None = None) -> dict[str, Any] | None:
+    """A tool slopjudge does not know whose input names a path: judged from here on as
+    the file tool it acts like when it writes one file (``event`` is changed to that);
+    the answer ``unknown_tools`` gives when a path it names is outside the workspace or
+    protected; None to go on."""
+    from slopjudge.changes.tools import as_file_tool, named_paths
+
+    name, data = event.tool_name or "", event.tool_input or {}
+    paths = named_paths(name, data)
+    if not paths:
+        return None
+    acts_as = as_file_tool(name, data)
+    if acts_as is not None:
+        event.tool_name, event.tool_input = acts_as
+    policy = settings.unknown_tools
+    guarded = [why for why in (_guarded(p, settings, workspace) for p in paths) if why]
+    if not guarded or policy == "allow":
+        return None
+    text = (f"slopjudge does not know the tool {name}, and it names {'; '.join(guarded)}. "
+            f"The settings say `unknown_tools: {policy}` for such a call.")
+    text += (" Please decide." if policy == "ask" else " Use a file tool slopjudge knows "
+             "(Write, Edit) on a path inside the project, or ask the person.")
+    return _answer("ask" if policy == "ask" else "deny", text,
+                   common.events_where(settings.events_file, workspace), agent)
+
+
+def _guarded(path: str, settings: Any, workspace: str) -> str | None:
+    """Why ``path`` is one an unknown tool may not touch unjudged, or None."""
+    import os
+
+    from slopjudge.changes.toolmatch import resolve_path
+    from slopjudge.hooks import backstop
+
+    full = resolve_path(path, workspace)
+    root = os.path.realpath(workspace)
+    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        return f"{full}, outside the workspace"
+    files, trees = backstop.protected(settings)
+    if rel == ".git" or rel.startswith(".git/") or backstop.is_protected(rel, files, trees):
+        return f"{rel}, a protected path (rules, settings, hook config, git internals)"
+    return None
+
+
 def _no_cycle_collection() -> None:
     """A hook process lives for one call: collecting reference cycles while it imports
     costs more (about a tenth of a PreToolUse hook) than the memory it would free.
@@ -125,8 +171,15 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
+    if settings.hook_timeout != hooks.DEFAULT_TIMEOUTS["pre-tool"]:
+        hooks.set_deadline("pre-tool", settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload("pre-tool", payload)
+    if event.tool_name and event.tool_input:
+        unknown = unknown_tool(event, settings, workspace, agent)
+        if unknown is not None:
+            common.emit(unknown)
+            return 0
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from slopjudge.changes.toolmatch import resolve_tool_input
 

@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from slopjudge import hooks
 from slopjudge.hooks import backstop, common, state
 from slopjudge.model import CheckResult, LoadError, Rule
 
@@ -208,8 +209,10 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
         name = "Stop" if kind == "stop" else "SubagentStop"
         verdict.failure = (f"slopjudge could not read the {name} hook payload ({problem}), "
                            "so it could not check this session's changes")
+    hooks.stop_retry(common.flag(payload or {}, "stop_hook_active") or problem is not None)
     with common.fail_closed() as failure:  # fail closed: block, once per turn
         settings = config.load_settings(workspace)
+        hooks.set_deadline(kind, settings.hook_timeout)
         # The backstop runs first, before any rule's code is loaded into this
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.

@@ -62,6 +62,12 @@ class Settings(Limits):
     template_dirs: list[str]
     runner: str | None = None
     stop_block_cap: int = 8
+    # The timeout `slopjudge install` writes for PreToolUse and Stop (seconds): the
+    # agent lets the call through past it, so every hook answers before it.
+    hook_timeout: int = 660
+    # A tool slopjudge does not know whose input names a path outside the workspace or
+    # a protected path: deny, ask the person, or allow.
+    unknown_tools: str = "deny"
     jobs: int = 0  # script checks at once; 0: the CPU count
     judge_slots: int = 8  # judge calls at once, machine-wide (judging/slots.py)
     state_dir: str = ""  # default <workspace>/.slopjudge
@@ -92,6 +98,8 @@ _KEYS: dict[str, str] = {
     "template_dirs": "paths",
     "runner": "str",
     "stop_block_cap": "int",
+    "hook_timeout": "int",
+    "unknown_tools": "deny|ask|allow",
     "jobs": "int",
     "judge_slots": "count",
     "state_dir": "path",
@@ -326,6 +334,11 @@ def _apply(
             ):
                 raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
                                   "rule ids")
+            out[key] = value
+        elif "|" in kind:
+            if value not in kind.split("|"):
+                raise ConfigError(path, line, col, f"`{key}` must be one of "
+                                                   f"{', '.join(kind.split('|'))}")
             out[key] = value
         elif kind == "aliases":
             out[key] = _model_aliases(path, line, col, value)

@@ -268,7 +268,11 @@ def _parse(fr: _FileRule) -> Any:
 
     try:
         with open(fr.path, encoding="utf-8") as f:
-            text = f.read()
+            text = f.read(MAX_RULE_CHARS + 1)
+        if len(text) > MAX_RULE_CHARS:
+            fr.err((1, 1), f"the rule file is larger than {MAX_RULE_CHARS // 1024} KiB; "
+                           "a rule is a page of YAML (large data belongs in a file beside it)")
+            return None
     except UnicodeDecodeError as exc:
         fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
         return None
@@ -288,6 +292,11 @@ def _parse(fr: _FileRule) -> Any:
     if data is None:
         fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
         return None
+    swollen = _swollen(data)
+    if swollen is not None:
+        fr.err(_node_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
+                                   "through its aliases (`*name`); write the values out")
+        return None
     if not isinstance(data, dict):
         fr.err(
             _node_pos(data),
@@ -295,6 +304,50 @@ def _parse(fr: _FileRule) -> Any:
         )
         return None
     return data
+
+
+# Far above any rule; past them a file's checking (a schema walks every value an alias
+# repeats) would outlast a hook's timeout: nested aliases grow exponentially.
+MAX_RULE_CHARS = 1024 * 1024
+MAX_YAML_NODES = 100_000
+
+
+def _swollen(data: Any) -> Any:
+    """The container at which ``data``, aliases expanded, passes MAX_YAML_NODES values
+    (or refers to itself); None when it stays under. Each shared container is sized once."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        known = sizes.get(id(node))
+        if known is not None:
+            if known < 0:
+                raise _Swollen(node)  # a container inside itself: endless when walked
+            return known
+        sizes[id(node)] = -1
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        total = 1
+        for item in items:
+            total += size(item)
+            if total > MAX_YAML_NODES:
+                raise _Swollen(node)
+        sizes[id(node)] = total
+        return total
+
+    try:
+        size(data)
+    except _Swollen as exc:
+        return exc.node
+    except RecursionError:
+        return data
+    return None
+
+
+class _Swollen(Exception):
+    def __init__(self, node: Any) -> None:
+        super().__init__()
+        self.node = node
 
 
 # -- the schema --

@@ -131,3 +131,38 @@ def test_a_yml_rule_is_enforced(tmp_path: Path) -> None:
     res = sj("run", "--working-tree", cwd=repo)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "no-todo" in res.stdout
+
+
+def alias_bomb() -> str:
+    """1.2 KB of nested aliases: nine lists of nine of the one before, ~10^10 values."""
+    body = ["description: a rule whose paths repeat themselves", "paths:",
+            "  - &a0 [x, x, x, x, x, x, x, x, x]"]
+    body += [f"  - &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)]
+    return "\n".join([*body, "checks:", "  - script: ok.sh", ""])
+
+
+def test_a_rule_file_of_nested_aliases_is_refused_at_its_line_and_others_load(
+        tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    bomb = alias_bomb()
+    assert len(bomb) < 1300
+    write_files(repo, {"rules/bomb/rule.yaml": bomb,
+                       "rules/fine/rule.yaml": "description: fine\nchecks:\n  - script: ok.sh\n"})
+    executable(repo / "rules" / "fine" / "ok.sh", "#!/bin/sh\nexit 0\n")
+    executable(repo / "rules" / "bomb" / "ok.sh", "#!/bin/sh\nexit 0\n")
+    started = time.monotonic()
+    res = sj("validate", cwd=repo, timeout=60, process=True)
+    took = time.monotonic() - started
+    out = res.stdout + res.stderr
+    assert "rules/bomb/rule.yaml:" in out and "expands to more than 100000 values" in out, out
+    assert "1 rule(s) loaded; 1 problem(s) in 1 file(s)" in out, out
+    assert took < 15, f"validate took {took:.1f} s"
+
+
+def test_a_rule_file_past_the_size_limit_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    write_files(repo, {"rules/big/rule.yaml": "description: big\nchecks:\n  - script: ok.sh\n"
+                       + "# padding\n" * 120_000})
+    res = sj("validate", cwd=repo)
+    assert "rules/big/rule.yaml:1:1: the rule file is larger than 1024 KiB" in res.stdout \
+        + res.stderr
