@@ -181,7 +181,7 @@ def _on_deadline(signum: int, frame: object) -> None:
     import os
     import sys
 
-    procs = sys.modules.get("slopjudge.checks.procs")
+    procs = sys.modules.get("slopjudge.procs")
     if procs is not None:
         procs.kill_all(wait=False)  # the answer is due now; an empty cgroup left costs nothing
     sub, timeout = _CALL.get("point", "?"), float(_CALL.get("timeout", 0))  # type: ignore[arg-type]

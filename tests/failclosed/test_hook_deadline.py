@@ -16,8 +16,6 @@ from tests.failclosed.hooks_kit import clean_env, hook, make_ws, pre_tool, start
 from tests.helpers import executable
 
 TIMEOUT = 10
-# The hook server (being removed) would start itself after the answer, inside the timeout.
-NO_SERVER = {"SLOPJUDGE_SERVER": "0"}
 
 
 @pytest.fixture()
@@ -38,7 +36,7 @@ def ws(tmp_path: Path) -> Path:
 
 def never_answers(tmp_path: Path) -> dict[str, str]:
     mock = executable(tmp_path / "judge.sh", "#!/bin/sh\nexec sleep 300\n")
-    return clean_env(SLOPJUDGE_JUDGE_MOCKS=json.dumps({"careful/judge": str(mock)}), **NO_SERVER)
+    return clean_env(SLOPJUDGE_JUDGE_MOCKS=json.dumps({"careful/judge": str(mock)}))
 
 
 def keeps_failing(tmp_path: Path) -> dict[str, str]:
@@ -46,7 +44,7 @@ def keeps_failing(tmp_path: Path) -> dict[str, str]:
     5 s + the 3 s backoff + 5 s is past the timeout."""
     runner = executable(tmp_path / "runner.sh", "#!/bin/sh\ncat >/dev/null\nsleep 5\n"
                         "echo 'sr-agent: harness-failure: other' >&2\nexit 1\n")
-    return clean_env(SLOPJUDGE_RUNNER=str(runner), **NO_SERVER)
+    return clean_env(SLOPJUDGE_RUNNER=str(runner))
 
 
 def timed(point: str, ws: Path, payload: dict[str, object], env: dict[str, str]
