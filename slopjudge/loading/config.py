@@ -313,44 +313,49 @@ def _apply(
             close = difflib.get_close_matches(str(key), list(_KEYS), n=1)
             hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(_KEYS)}"
             raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
-        if value is None:
-            continue
-        if kind in ("int", "count"):
-            least = 1 if kind == "count" else 0
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigError(path, line, col, f"`{key}` must be a whole number >= {least}")
-            out[key] = int(value)
-        elif kind in ("str", "path"):
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(path, line, col, f"`{key}` must be a non-empty string")
-            out[key] = _resolve(workspace, str(value)) if kind == "path" else str(value)
-        elif kind == "number":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
-            out[key] = float(value)
-        elif kind == "preview":
-            if not isinstance(value, bool) and not (
-                isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-            ):
-                raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                                  "rule ids")
-            out[key] = value
-        elif "|" in kind:
-            if value not in kind.split("|"):
-                raise ConfigError(path, line, col, f"`{key}` must be one of "
-                                                   f"{', '.join(kind.split('|'))}")
-            out[key] = value
-        elif kind == "aliases":
-            out[key] = _model_aliases(path, line, col, value)
-        elif kind == "generated":
-            out[key] = _generated(path, line, col, key, value)
-        elif kind == "paths":
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
-            out[key] = [_resolve(workspace, str(v)) for v in value]
+        if value is not None:
+            out[key] = _value(path, (line, col), str(key), kind, value, workspace)
     return out
+
+
+def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
+           workspace: str) -> Any:
+    """One setting's value as its kind says, or ConfigError at its line."""
+    line, col = at
+    if kind in ("int", "count"):
+        least = 1 if kind == "count" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(path, line, col, f"`{key}` must be a whole number >= {least}")
+        return int(value)
+    if kind in ("str", "path"):
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(path, line, col, f"`{key}` must be a non-empty string")
+        return _resolve(workspace, str(value)) if kind == "path" else str(value)
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
+        return float(value)
+    if kind == "preview":
+        if not isinstance(value, bool) and not (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        ):
+            raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
+                              "rule ids")
+        return value
+    if "|" in kind:  # one of these words
+        if value not in kind.split("|"):
+            raise ConfigError(path, line, col, f"`{key}` must be one of "
+                                               f"{', '.join(kind.split('|'))}")
+        return value
+    if kind == "aliases":
+        return _model_aliases(path, line, col, value)
+    if kind == "generated":
+        return _generated(path, line, col, key, value)
+    if isinstance(value, str):  # paths
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
+    return [_resolve(workspace, str(v)) for v in value]
 
 
 def _generated(path: str, line: int, col: int, key: str, value: Any) -> bool | list[str]:
