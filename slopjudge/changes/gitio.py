@@ -457,6 +457,19 @@ def _nested_listing(top: str, folder: str) -> list[str]:
 # the person's next git command (a hook) or on slopjudge's view of the files.
 _INTERNAL_FILES = ("config", "config.worktree")
 _INTERNAL_TREES = ("hooks", "info")
+# What ordinary work writes into a git folder's config and no git command runs: branch
+# tracking (`git push -u`, `git checkout --track`) and where a remote is. A change to these
+# is not a protected change, so pushing a branch does not block every later Stop.
+_BENIGN_CONFIG = {
+    b"branch": (b"remote", b"merge", b"rebase", b"pushremote", b"description"),
+    b"remote": (b"url", b"pushurl", b"fetch", b"push", b"tagopt", b"prune"),
+}
+
+
+def _benign(key: bytes) -> bool:
+    section, _, rest = key.lower().partition(b".")
+    _, dot, var = rest.rpartition(b".")
+    return bool(dot) and var in _BENIGN_CONFIG.get(section, ())
 
 
 def internals(workspace: str) -> dict[str, str]:
@@ -495,9 +508,26 @@ def _digest_internals(gitdir: str, found: dict[str, str]) -> None:
         elif os.path.isfile(path):
             with open(path, "rb") as fh:
                 data = (b"x\0" if os.access(path, os.X_OK) else b"f\0") + fh.read()
+            if os.path.basename(path) in _INTERNAL_FILES and os.path.dirname(path) == gitdir:
+                data = _config_digest_input(path, data)
         else:
             continue
         found[path] = hashlib.sha256(data).hexdigest()
+
+
+def _config_digest_input(path: str, raw: bytes) -> bytes:
+    """A config file's entries less the benign ones, as git reads them (no includes
+    followed: an include line is an entry like any other); the raw bytes when git
+    cannot read the file, so a file git rejects still counts whole."""
+    try:
+        listing = git(os.path.dirname(path), ["config", "--file", path, "--no-includes",
+                                              "--list", "-z"])
+    except ChangesetError:
+        return raw
+    entries = [e for e in listing.split(b"\0") if e]
+    kept = sorted(e for e in entries
+                  if not _benign(e.split(b"\n", 1)[0]))
+    return b"config\0" + b"\0".join(kept)
 
 
 _BACKGROUND = threading.local()  # in a Background's thread: the registry of its git calls

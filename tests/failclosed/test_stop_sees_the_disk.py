@@ -112,6 +112,17 @@ def test_a_write_under_dot_git_is_a_protected_change(ws: Path, where: str) -> No
     assert "A person must review the change" in reason
 
 
+def test_branch_tracking_and_remote_urls_are_no_protected_change(ws: Path) -> None:
+    hook("start", ws, start(ws), process=True)
+    git(ws, "remote", "add", "origin", "https://example.invalid/repo.git")
+    git(ws, "config", "branch.main.remote", "origin")
+    git(ws, "config", "branch.main.merge", "refs/heads/main")
+    assert hook("stop", ws, stop(ws), process=True)[:2] == (0, None)
+    # A key of the same sections that runs a program is protected all the same.
+    git(ws, "config", "remote.origin.receivepack", "/tmp/evil")
+    assert "- .git/config (changed)" in run_stop(ws)
+
+
 @pytest.mark.parametrize("data", [b"x = 1  # \0\nFORBIDDEN\n", b"\xff\xfe\0\nFORBIDDEN\n"],
                          ids=["utf8", "not-utf8"])
 def test_a_source_file_with_a_nul_byte_is_judged(ws: Path, data: bytes) -> None:
