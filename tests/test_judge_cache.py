@@ -108,7 +108,8 @@ def test_a_changed_prompt_misses(tmp_path: Path) -> None:
         tmp_path, cache_dir=str(tmp_path / "cache"), runner=fake_runner(tmp_path, f"echo '{PASS}'")
     )
     run_judge(ctx)
-    ctx.payload["change"] += "+one more line\n"
+    # The prompt is rendered from the change's files: another diff is another prompt.
+    ctx.payload["changeset"]["files"][0]["diff"] += "+one more line\n"
     assert run_judge(ctx).cache_hit is False
     assert calls(tmp_path) == 2
 

@@ -139,8 +139,8 @@ def test_start_standalone_with_empty_stdin_is_the_load_check(tmp_path: Path) -> 
                           stdin=subprocess.DEVNULL, cwd=ws, env=clean_env(),
                           capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout) == (0, "")
-    assert proc.stderr == ("slopjudge: load check: 2 rules loaded, 0 not loaded; nothing was "
-                           "run against any file\n")
+    assert proc.stderr == ("slopjudge: 2 rules loaded. This only checked that they load: "
+                           "no rule ran.\n")
     assert (ws / ".slopjudge" / "state" / "default.json").exists()
 
 
