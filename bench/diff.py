@@ -49,8 +49,9 @@ print(f"{wall} {peak} {rc}")
 INPROC = r"""
 import json, sys
 from slopjudge.changes import changeset as cs
+from slopjudge.payload import file_payload
 c = cs.from_diff(open(sys.argv[1], "rb").read())
-files = [f.to_payload() for f in c.files]
+files = [file_payload(f) for f in c.files]
 out = json.dumps({"changeset": {"base": c.base, "head": c.head, "commits": [], "files": files,
                   "others": []}, "change": cs.unified_diff(c.files)}, ensure_ascii=False)
 sys.stdout.write(out)
@@ -59,6 +60,7 @@ sys.stdout.write(out)
 CHECKED = r"""
 import sys, time
 from slopjudge.changes import changeset as cs
+from slopjudge.payload import file_payload
 data = open(sys.argv[1], "rb").read()
 def best(fn):
     times = []

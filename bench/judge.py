@@ -35,6 +35,7 @@ from slopjudge.checks.judge import run_judge  # noqa: E402
 from slopjudge.checks.options import RunOptions  # noqa: E402
 from slopjudge.hookspec import CheckContext  # noqa: E402
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule  # noqa: E402
+from slopjudge.payload import file_payload  # noqa: E402
 
 TEMPLATE = """\
 Judge this change for slop.
@@ -95,7 +96,7 @@ def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[Check
                 "base": "HEAD",
                 "head": None,
                 "commits": [],
-                "files": [change.to_payload()],
+                "files": [file_payload(change)],
                 "others": [],
             },
             "change": diff,
