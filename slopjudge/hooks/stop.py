@@ -28,7 +28,6 @@ from slopjudge.hooks import backstop, common, state
 from slopjudge.model import CheckResult, LoadError, Rule
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from slopjudge.harnesses.registry import AgentHarness
 
@@ -112,20 +111,6 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
     return "\n".join(lines)
 
 
-def _run_frozen(run: Callable[..., list[CheckResult]], *args: Any,
-                **kwargs: Any) -> list[CheckResult]:
-    """``run(*args, **kwargs)`` with what this process holds now frozen for the collector:
-    a check forked from it turns its collector on, which then walks only what it
-    makes, not every object inherited (a walk that copies each page it touches)."""
-    import gc
-
-    gc.freeze()
-    try:
-        return run(*args, **kwargs)
-    finally:
-        gc.unfreeze()
-
-
 def judge(kind: str, payload: dict[str, Any], settings: Any,
           session: tuple[Any, bool] | None = None) -> Verdict:
     """What this stop finds. ``session``: the changeset the backstop read and whether it
@@ -147,9 +132,8 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
         options = options_from_settings(settings)
         from slopjudge.records.record import recording
 
-        results = _run_frozen(engine.run, rules, event, cs, workspace=settings.workspace,
-                              options=options,
-                              on_result=recording(settings.events_file, event))
+        results = engine.run(rules, event, cs, workspace=settings.workspace, options=options,
+                             on_result=recording(settings.events_file, event))
     return Verdict(
         refusals=common.refusals_of(results), errors=common.errors_of(results),
         broken=common.broken_rules(loaded.errors, settings.rules_dir, kind),
