@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR",
                         help="repository to install into (default: the one holding the "
                              "current directory)")
+    parser.add_argument("--sealed", action="store_true",
+                        help="also configure the agent's sandbox so that its shell and file "
+                             "tools cannot reach the rules, settings, git internals or "
+                             "slopjudge's install, state and key (Claude Code only)")
 
 
 def default_command() -> str:
@@ -194,20 +198,133 @@ def write_wrapper(workspace: str, harness: str) -> str:
     return path
 
 
-def install(workspace: str, command: str | None, harness: str = "claude") -> str:
+def install(workspace: str, command: str | None, harness: str = "claude",
+            sealed: bool = False) -> str:
     """Merge the hooks into the agent's file under ``workspace``; its path.
 
-    ``command`` None: the hooks call the wrapper, written first."""
+    ``command`` None: the hooks call the wrapper, written first. ``sealed``: the
+    sandbox settings of :func:`seal` too."""
     target = HARNESSES[harness]
+    if sealed and harness != "claude":
+        raise InstallError(CODEX_CANNOT_SEAL)
     if command is None:
         write_wrapper(workspace, harness)
         command = wrapper_command(target)
-    return install_into(os.path.join(workspace, *target.settings_relpath), command, target.hooks,
+    path = install_into(os.path.join(workspace, *target.settings_relpath), command, target.hooks,
                         harness)
+    if sealed:
+        seal(workspace)
+    return path
+
+
+# --- sealed sessions --------------------------------------------------------------------
+
+CODEX_CANNOT_SEAL = (
+    "codex cannot be sealed: its sandbox settings (sandbox_mode, "
+    "[sandbox_workspace_write] writable_roots) can only add folders it may write, so they "
+    "cannot keep its shell from writing the rules, .slopjudge/ or the .venv inside the "
+    "project, nor from reading slopjudge's key; install without --sealed "
+    "(docs/security.md says what that leaves open)")
+# What `install --sealed` changed in .claude/settings.json, so that uninstall takes out
+# exactly that: each entry it added, each value it set (with the one before), each object
+# or list it made.
+SEAL_RECORD = (".claude", "slopjudge-sealed.json")
+
+
+def _merge_sealed(node: dict[str, Any], want: dict[str, Any], path: list[str],
+                  ops: list[list[Any]]) -> None:
+    for key, value in want.items():
+        here = [*path, key]
+        if isinstance(value, (dict, list)):
+            if key not in node:
+                node[key] = type(value)()
+                ops.append(["made", here])
+            if type(node[key]) is not type(value):
+                kind = "an object" if isinstance(value, dict) else "a list"
+                raise InstallError(f'"{".".join(here)}" is not {kind}')
+            if isinstance(value, dict):
+                _merge_sealed(node[key], value, here, ops)
+                continue
+            for item in value:
+                if item not in node[key]:
+                    node[key].append(item)
+                    ops.append(["added", here, item])
+        elif key not in node or node[key] is not value:
+            ops.append(["set", here, value, *([node[key]] if key in node else [])])
+            node[key] = value
+
+
+def _at(data: dict[str, Any], path: list[str]) -> tuple[dict[str, Any] | None, str]:
+    for key in path[:-1]:
+        data = data.get(key) if isinstance(data, dict) else None  # type: ignore[assignment]
+    return (data if isinstance(data, dict) else None), path[-1]
+
+
+def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
+    """Undo ``ops`` in reverse; what the person changed since is left as it is."""
+    for op in reversed(ops):
+        parent, key = _at(data, op[1])
+        if parent is None or key not in parent:
+            continue
+        if op[0] == "added" and isinstance(parent[key], list) and op[2] in parent[key]:
+            parent[key].remove(op[2])
+        elif op[0] == "set" and parent[key] is op[2]:
+            if len(op) > 3:
+                parent[key] = op[3]
+            else:
+                del parent[key]
+        elif op[0] == "made" and parent[key] in ({}, []):
+            del parent[key]
+
+
+def _read_record(workspace: str) -> list[list[Any]]:
+    from slopjudge.loading.config import display_path
+
+    path = os.path.join(workspace, *SEAL_RECORD)
+    record = _read(path)
+    ops = record.get("ops", [])
+    if not isinstance(ops, list) or not all(
+            isinstance(op, list) and len(op) >= 2 and op[0] in ("made", "added", "set")
+            and isinstance(op[1], list) and op[1] for op in ops):
+        raise InstallError(f"{display_path(path)}: not a record slopjudge wrote; left untouched")
+    return ops
+
+
+def seal(workspace: str) -> list[str]:
+    """Merge Claude Code's sandbox and deny rules for a sealed session into
+    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which); what is still
+    open on this machine (empty when sealed)."""
+    from slopjudge import cachesign
+    from slopjudge.hooks import sealed
+    from slopjudge.loading.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(workspace)
+    except ConfigError as exc:
+        raise InstallError(str(exc)) from None
+    if cachesign.key() is None:  # made now, so the sandbox has a file to hide
+        raise InstallError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
+                           "safely, so nothing can be sealed")
+    path = os.path.join(workspace, *HARNESSES["claude"].settings_relpath)
+    data = _read(path)
+    ops = _read_record(workspace)
+    try:
+        _merge_sealed(data, sealed.claude_settings(settings), [], ops)
+    except InstallError as exc:
+        from slopjudge.loading.config import display_path
+
+        raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
+    lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
+    write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return sealed.gaps(settings)
 
 
 def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
+    if args.sealed and args.harness != "claude":
+        print(f"slopjudge: {CODEX_CANNOT_SEAL}", file=sys.stderr)
+        return 2
     if args.hook_command:
         command: str | None = args.hook_command
     elif args.absolute:
@@ -215,6 +332,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         command = None
     shown = command or wrapper_command(target)
+    if args.print_only and args.sealed:
+        print("slopjudge: --sealed writes paths of this machine and project; run it without "
+              "--print (`slopjudge uninstall claude` takes it out again)", file=sys.stderr)
+        return 2
     if args.print_only:
         print(json.dumps(snippet(shown, target.hooks, target.name), indent=2))
         if command is None:
@@ -230,11 +351,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"slopjudge: {workspace} {NOT_IN_GIT}; no hooks were installed", file=sys.stderr)
         return 2
     try:
-        path = install(workspace, command, args.harness)
+        path = install(workspace, command, args.harness, sealed=args.sealed)
     except InstallError as exc:
         print(f"slopjudge: {exc}", file=sys.stderr)
         return 2
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
+    if args.sealed:
+        _say_sealed(workspace)
     if command is None:
         print(f"slopjudge: commit {'/'.join(wrapper_relpath(target))} with the settings: it "
               "finds slopjudge on each machine and blocks writes where it is not installed")
@@ -243,6 +366,16 @@ def run(args: argparse.Namespace) -> int:
     for problem in target.trust_problems(workspace):
         print(f"slopjudge: {problem}")
     return 0
+
+
+def _say_sealed(workspace: str) -> None:
+    from slopjudge.hooks import sealed
+    from slopjudge.loading.config import load_settings
+
+    print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
+          "shell command; without it Claude Code will not start. Commit "
+          f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
+    print(sealed.report(load_settings(workspace), "claude"))
 
 
 # --- removing what install wrote --------------------------------------------------------
@@ -287,12 +420,20 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
     touched: list[str] = []
     data = _read(path)
     removed = unmerge(data, target.hooks)
-    if removed:
+    record = os.path.join(workspace, *SEAL_RECORD)
+    unseal = harness == "claude" and os.path.lexists(record)
+    if unseal:
+        _unmerge_sealed(data, _read_record(workspace))
+    if removed or unseal:
         if data:
             write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        else:
+            touched.append(path)
+        elif os.path.lexists(path):
             os.unlink(path)
-        touched.append(path)
+            touched.append(path)
+    if unseal:
+        os.unlink(record)
+        touched.append(record)
     wrapper = os.path.join(workspace, *wrapper_relpath(target))
     try:
         with open(wrapper, encoding="utf-8", errors="replace") as fh:

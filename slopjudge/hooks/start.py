@@ -79,7 +79,19 @@ def problem_text(problems: list[str]) -> str:
         "pre-tool rule could concern, and blocks the end of each turn once."])
 
 
-def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
+def seal_line(settings: Any, agent: str) -> str:
+    """Whether the session is sealed, or which guarded paths the agent can reach; a
+    check that fails says so (it never reads as sealed)."""
+    from slopjudge.hooks import sealed
+
+    with common.fail_closed() as failure:
+        return sealed.report(settings, agent)
+    return (f"slopjudge: this session is NOT known to be sealed: the agent's settings could "
+            f"not be checked ({failure.why})")
+
+
+def handle(payload: dict[str, Any], notes: list[str] | None = None,
+           agent: str = "claude") -> int:
     from slopjudge.loading import config
 
     workspace = common.find_workspace()
@@ -98,9 +110,10 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
                         "the stop check will compare with HEAD")
     problems, summary = load_check(settings)
     text = problem_text(problems) if problems else ""
+    sealing = seal_line(settings, agent)
     answer: dict[str, Any] = {}
     if payload:  # in a session: the person sees systemMessage, not the hook's stderr
-        answer["systemMessage"] = summary
+        answer["systemMessage"] = f"{summary}\n{sealing}"
     if problems or notes:
         context = "\n".join(([text] if text else []) + (notes or []) + [summary])
         answer["hookSpecificOutput"] = {
@@ -110,7 +123,7 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None) -> int:
     if answer:
         common.emit(answer)
     # For a person at a terminal (and the hook log): the problems, then always the count.
-    sys.stderr.write(f"{text}\n{summary}\n" if text else f"{summary}\n")
+    sys.stderr.write(f"{text}\n{summary}\n{sealing}\n" if text else f"{summary}\n{sealing}\n")
     sys.stderr.flush()
     return 0
 
@@ -126,6 +139,6 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None,
     if trust_failure:
         common.note(f"could not check which hooks the agent trusts: {trust_failure.why}")
     with common.fail_closed() as failure:
-        return handle(payload or {}, notes)
+        return handle(payload or {}, notes, agent.name if agent is not None else "claude")
     common.note(f"session start check failed: {failure.why}")
     return 0  # start never blocks

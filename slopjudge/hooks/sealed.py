@@ -1,0 +1,290 @@
+"""Sealed sessions: the paths an agent must not reach, the Claude Code settings that keep
+its shell and file tools away from them, and which of them the settings in effect leave
+open.
+
+Without an OS boundary the agent runs as the person and can rewrite the judge: the rules,
+slopjudge's install (a ``.pth`` in its site-packages runs at every hook), the state that
+signs a session's baseline, the key itself. Claude Code's sandbox (bubblewrap on Linux)
+holds its Bash; its permission deny rules hold its file tools; its hooks run outside both,
+so slopjudge still reads and writes what the agent cannot. ``slopjudge install claude
+--sealed`` writes those settings (:func:`claude_settings`); ``hook start`` says at every
+session which path is still open (:func:`gaps`).
+
+Spelling, as Claude Code 2.1.332 reads it: a sandbox path relative to a project settings
+file is relative to the project root, ``~/`` is the home folder; in a permission rule
+``//x`` is the absolute ``/x``, ``/x`` is relative to the project root and ``~/x`` to the
+home folder. Paths inside the project are written relative to it, so the committed
+settings hold on a teammate's machine; the rest are this machine's and ``hook start``
+checks them there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import sys
+from typing import Any, NamedTuple
+
+DIR, FILE = "dir", "file"
+# The settings that make a session sealed, beside the paths (Claude Code's names).
+SANDBOX_ON = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
+MANAGED = "/etc/claude-code/managed-settings.json"
+
+
+class Guarded(NamedTuple):
+    path: str  # absolute, as this machine has it
+    kind: str  # DIR or FILE
+
+
+def claude_config_dir() -> str:
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"),
+                                                               ".claude")
+
+
+def _install_paths() -> list[Guarded]:
+    """Where the code a hook runs comes from: slopjudge's package, the virtualenv (or the
+    site-packages folders) of the interpreter running it, whose ``.pth`` files run at start."""
+    from slopjudge.resources import PACKAGE_DIR
+
+    out = [Guarded(PACKAGE_DIR, DIR)]
+    if sys.prefix != sys.base_prefix:
+        out.append(Guarded(sys.prefix, DIR))  # a virtualenv: its site-packages and pyvenv.cfg
+    else:
+        out += [Guarded(p, DIR) for p in site.getsitepackages()]
+        if site.ENABLE_USER_SITE:
+            out.append(Guarded(site.getusersitepackages(), DIR))
+    return out
+
+
+def _git_paths(workspace: str) -> list[Guarded]:
+    """The git folder's files that make git run a program: its config, hooks and info."""
+    from slopjudge.changes import gitio
+
+    common = gitio.git(workspace, ["rev-parse", "--git-common-dir"]).decode().strip()
+    common = os.path.join(workspace, common)
+    return [Guarded(os.path.join(common, "config"), FILE),
+            Guarded(os.path.join(common, "hooks"), DIR),
+            Guarded(os.path.join(common, "info"), DIR)]
+
+
+def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
+    """(paths the agent must not write, paths it must not read) for ``settings``'s
+    workspace on this machine, each once, none inside another."""
+    from slopjudge import cachesign
+    from slopjudge.hooks.backstop import protected
+
+    ws = os.path.realpath(settings.workspace)
+    files, trees = protected(settings)
+    agent_config = (".claude/", ".codex/")
+    write = [Guarded(os.path.join(ws, t), DIR) for t in sorted(trees)]
+    write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)
+              if not f.startswith(agent_config)]
+    write += [Guarded(os.path.join(ws, ".claude"), DIR), Guarded(os.path.join(ws, ".codex"), DIR)]
+    write += _git_paths(ws)
+    write += _install_paths()
+    # The hook wrapper runs the first of these it finds: none may be planted.
+    write += [Guarded(os.path.join(ws, v, "bin", "slopjudge"), FILE) for v in (".venv", "venv")]
+    write.append(Guarded(os.path.join(os.path.expanduser("~"), ".local", "bin", "slopjudge"),
+                         FILE))
+    key = cachesign.key_path()
+    write.append(Guarded(os.path.dirname(key), DIR))  # the key and the session marks
+    write.append(Guarded(claude_config_dir(), DIR))
+    if not os.environ.get("CLAUDE_CONFIG_DIR"):
+        write.append(Guarded(os.path.join(os.path.expanduser("~"), ".claude.json"), FILE))
+    return _outermost(write), [Guarded(key, FILE)]
+
+
+def _real(path: str) -> str:
+    """``path`` with the folders above it resolved, not the name itself: a link the
+    wrapper runs (``.venv/bin/slopjudge``) is guarded where it is, not where it points."""
+    head, name = os.path.split(os.path.abspath(path))
+    return os.path.join(os.path.realpath(head), name) if name else os.path.realpath(head)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _outermost(paths: list[Guarded]) -> list[Guarded]:
+    real = [Guarded(_real(p.path), p.kind) for p in paths]
+    keep: list[Guarded] = []
+    for p in real:
+        if p in keep or any(q.kind == DIR and q.path != p.path and _under(p.path, q.path)
+                            for q in real):
+            continue
+        keep.append(p)
+    return keep
+
+
+# --- the settings that seal ------------------------------------------------------------
+
+
+def spell(path: str, workspace: str) -> str:
+    """``path`` as a sandbox setting in the project's settings names it."""
+    ws, home = os.path.realpath(workspace), os.path.realpath(os.path.expanduser("~"))
+    if _under(path, ws):
+        return os.path.relpath(path, ws) if path != ws else "."
+    if _under(path, home) and path != home:
+        return "~/" + os.path.relpath(path, home)
+    return path
+
+
+def rule(tool: str, g: Guarded, workspace: str) -> str:
+    """The permission rule keeping ``tool`` (Read or Edit) off ``g``."""
+    name = spell(g.path, workspace)
+    if name.startswith("/"):
+        name = "/" + name  # an absolute path in a rule starts with //
+    elif not name.startswith("~/"):
+        name = "/" + name  # relative to the project root
+    return f"{tool}({name}/**)" if g.kind == DIR else f"{tool}({name})"
+
+
+def claude_settings(settings: Any) -> dict[str, Any]:
+    """What ``install claude --sealed`` merges into ``.claude/settings.json``."""
+    write, read = guarded(settings)
+    ws = settings.workspace
+    return {
+        "sandbox": {**SANDBOX_ON, "filesystem": {
+            "denyWrite": [spell(g.path, ws) for g in write],
+            "denyRead": [spell(g.path, ws) for g in read]}},
+        "permissions": {"deny": [rule("Edit", g, ws) for g in write]
+                        + [rule("Read", g, ws) for g in read]},
+    }
+
+
+# --- which paths the settings in effect leave open ------------------------------------
+
+
+def _sources(workspace: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, base folder for relative paths, settings) from the lowest precedence to the
+    highest: user, project, local, managed. A file that cannot be read is an error."""
+    files = [("user settings", claude_config_dir(), os.path.join(claude_config_dir(),
+                                                                 "settings.json")),
+             (".claude/settings.json", workspace, os.path.join(workspace, ".claude",
+                                                               "settings.json")),
+             (".claude/settings.local.json", workspace,
+              os.path.join(workspace, ".claude", "settings.local.json")),
+             ("managed settings", os.path.dirname(MANAGED), MANAGED)]
+    out = []
+    for name, base, path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path} cannot be read ({exc})") from None
+        if isinstance(data, dict):
+            out.append((name, base, data))
+    return out
+
+
+def _get(data: Any, *keys: str) -> Any:
+    for k in keys:
+        data = data.get(k) if isinstance(data, dict) else None
+    return data
+
+
+def _resolve(entry: str, base: str, workspace: str, *, rule_form: bool) -> str | None:
+    """The absolute path a settings entry names; None for a glob slopjudge cannot place."""
+    if any(c in entry for c in "*?[{"):
+        return None
+    if entry.startswith("~/") or entry == "~":
+        return _real(os.path.expanduser(entry))
+    if rule_form:
+        if entry.startswith("//"):
+            return _real(entry[1:])
+        if entry.startswith("/"):
+            return _real(os.path.join(base, entry[1:]))
+        return _real(os.path.join(workspace, entry))
+    return _real(entry if entry.startswith("/") else os.path.join(base, entry))
+
+
+def _covers(entries: list[tuple[str, str]], g: Guarded, workspace: str, *,
+            tool: str | None) -> bool:
+    """Whether one of ``entries`` ((entry, base)) covers ``g``: sandbox paths when ``tool``
+    is None, else ``tool``'s permission rules (``Edit(/x/**)``, ``Edit(/x)``, ``Edit``)."""
+    for entry, base in entries:
+        if tool is not None:
+            if entry == tool:
+                return True
+            if not (entry.startswith(tool + "(") and entry.endswith(")")):
+                continue
+            spec = entry[len(tool) + 1:-1]
+            whole = spec.endswith("/**")
+            where = _resolve(spec[:-3] if whole else spec, base, workspace, rule_form=True)
+            if where and (_under(g.path, where) if whole else where == g.path):
+                return True
+        else:
+            where = _resolve(entry, base, workspace, rule_form=False)
+            if where and _under(g.path, where):
+                return True
+    return False
+
+
+def _sandbox_problems(sources: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    def effective(key: str) -> Any:
+        found = None
+        for _name, _base, data in sources:  # the last source that sets it decides
+            value = _get(data, "sandbox", key)
+            if value is not None:
+                found = value
+        return found
+
+    problems = [f"sandbox.{k} is not {json.dumps(v)}" for k, v in SANDBOX_ON.items()
+                if effective(k) is not v]
+    for keys, why in ((("filesystem", "disabled"), "turns filesystem confinement off"),
+                      (("enableWeakerNestedSandbox",), "exposes the host's /proc"),
+                      (("allowNestedUserNamespaces",), "lets a command undo the sandbox")):
+        if any(_get(d, "sandbox", *keys) is True for _n, _b, d in sources):
+            problems.append(f"sandbox.{'.'.join(keys)} is true: it {why}")
+    excluded = [c for _n, _b, d in sources for c in (_get(d, "sandbox", "excludedCommands") or [])]
+    if excluded:
+        problems.append("sandbox.excludedCommands runs these outside the sandbox: "
+                        + ", ".join(map(str, excluded)))
+    return problems
+
+
+def gaps(settings: Any) -> list[str]:
+    """Each way the agent can reach a guarded path under the settings in effect; empty
+    when the session is sealed. ValueError when a settings file cannot be read."""
+    ws = settings.workspace
+    sources = _sources(ws)
+    problems = _sandbox_problems(sources)
+
+    def listed(*keys: str) -> list[tuple[str, str]]:
+        return [(e, base) for _n, base, d in sources for e in (_get(d, *keys) or [])
+                if isinstance(e, str)]
+
+    deny_rules = listed("permissions", "deny")
+    write, read = guarded(settings)
+    for verb, paths, sandbox_key, tool in (("write", write, "denyWrite", "Edit"),
+                                           ("read", read, "denyRead", "Read")):
+        boxed = listed("sandbox", "filesystem", sandbox_key)
+        for g in paths:
+            open_to = []
+            # Claude Code adds the Edit and Read deny rules to the sandbox's lists.
+            if problems or not (_covers(boxed, g, ws, tool=None)
+                                or _covers(deny_rules, g, ws, tool=tool)):
+                open_to.append("its shell")
+            if not _covers(deny_rules, g, ws, tool=tool):
+                open_to.append("its file tools")
+            if open_to:
+                problems.append(f"{verb} {spell(g.path, ws)} ({' and '.join(open_to)})")
+    return problems
+
+
+def report(settings: Any, agent: str) -> str:
+    """The line ``hook start`` gives the person: sealed, or what the agent can reach."""
+    if agent != "claude":
+        return (f"slopjudge: this session is NOT sealed: slopjudge cannot configure {agent}'s "
+                "sandbox, so the agent's shell can reach the rules, slopjudge's install, "
+                "state and key (docs/security.md)")
+    found = gaps(settings)
+    if not found:
+        return ("slopjudge: this session is sealed: Claude Code's sandbox and deny rules keep "
+                "the agent from the rules, settings, git internals, slopjudge's install, "
+                "state and key")
+    return ("slopjudge: this session is NOT sealed (`slopjudge install claude --sealed` seals "
+            "it); the agent can:\n" + "\n".join(f"- {p}" for p in found))
