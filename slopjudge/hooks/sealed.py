@@ -251,7 +251,8 @@ def gaps(settings: Any) -> list[str]:
     when the session is sealed. ValueError when a settings file cannot be read."""
     ws = settings.workspace
     sources = _sources(ws)
-    problems = _sandbox_problems(sources)
+    unboxed = _sandbox_problems(sources)  # then the shell reaches every path
+    problems = list(unboxed)
 
     def listed(*keys: str) -> list[tuple[str, str]]:
         return [(e, base) for _n, base, d in sources for e in (_get(d, *keys) or [])
@@ -265,7 +266,7 @@ def gaps(settings: Any) -> list[str]:
         for g in paths:
             open_to = []
             # Claude Code adds the Edit and Read deny rules to the sandbox's lists.
-            if problems or not (_covers(boxed, g, ws, tool=None)
+            if unboxed or not (_covers(boxed, g, ws, tool=None)
                                 or _covers(deny_rules, g, ws, tool=tool)):
                 open_to.append("its shell")
             if not _covers(deny_rules, g, ws, tool=tool):
