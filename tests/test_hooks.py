@@ -483,7 +483,10 @@ def test_start_records_the_baseline_and_says_the_count_when_rules_load(ws: Path)
     data = payload("session_start", ws)
     rc, out, err = hook("start", ws, data)
     count = "slopjudge: 1 rule loaded. This only checked that they load: no rule ran."
-    assert (rc, out, err) == (0, {"systemMessage": count}, count + "\n")
+    sealing = out["systemMessage"].split("\n")[0]  # tests/test_sealed.py says what it holds
+    assert sealing.startswith("slopjudge: this session is NOT sealed")
+    assert (rc, out, err) == (0, {"systemMessage": f"{sealing}\n{count}"},
+                              f"{sealing}\n{count}\n")
     state = json.loads((ws / ".slopjudge" / "state" / f"{data['session_id']}.json").read_text())
     assert state["head"] == git(ws, "rev-parse", "HEAD").strip()
     assert state["tree"] == git(ws, "rev-parse", "HEAD^{tree}").strip()

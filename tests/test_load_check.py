@@ -84,8 +84,11 @@ def test_the_standalone_load_check_counts_what_did_not_load(ws: Path, tmp_path_f
 def test_a_session_start_always_says_the_count(ws: Path, tmp_path_factory) -> None:
     code, out, err = run_to_files(ws, tmp_path_factory.mktemp("o"), session_payload(ws))
     assert code == 0
-    assert json.loads(out) == {"systemMessage": f"slopjudge: 2 rules loaded{COUNT_TAIL}"}
-    assert err == f"slopjudge: 2 rules loaded{COUNT_TAIL}\n"
+    # A session also hears whether it is sealed (tests/test_sealed.py), then the count.
+    sealing, count = json.loads(out)["systemMessage"].split("\n")
+    assert sealing.startswith("slopjudge: this session is NOT sealed")
+    assert count == f"slopjudge: 2 rules loaded{COUNT_TAIL}"
+    assert err == f"{sealing}\n{count}\n"
 
 
 def test_a_session_start_with_a_broken_rule(ws: Path, tmp_path_factory) -> None:
@@ -94,7 +97,7 @@ def test_a_session_start_with_a_broken_rule(ws: Path, tmp_path_factory) -> None:
     assert code == 0
     answer = json.loads(out)
     count = f"slopjudge: 2 rules loaded, 1 could not load (above){COUNT_TAIL}"
-    assert answer["systemMessage"] == count
+    assert answer["systemMessage"].endswith("\n" + count)
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert "- rules/broken.yaml does not load: rules/broken.yaml:2:" in context
     assert context.endswith(count) and err.endswith(count + "\n")

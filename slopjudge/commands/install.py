@@ -290,10 +290,9 @@ def _read_record(workspace: str) -> list[list[Any]]:
     return ops
 
 
-def seal(workspace: str) -> list[str]:
+def seal(workspace: str) -> None:
     """Merge Claude Code's sandbox and deny rules for a sealed session into
-    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which); what is still
-    open on this machine (empty when sealed)."""
+    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which)."""
     from slopjudge import cachesign
     from slopjudge.hooks import sealed
     from slopjudge.loading.config import ConfigError, load_settings
@@ -317,7 +316,6 @@ def seal(workspace: str) -> list[str]:
     lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
     write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return sealed.gaps(settings)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -246,13 +246,24 @@ def _sandbox_problems(sources: list[tuple[str, str, dict[str, Any]]]) -> list[st
     return problems
 
 
-def gaps(settings: Any) -> list[str]:
-    """Each way the agent can reach a guarded path under the settings in effect; empty
+class Gaps(NamedTuple):
+    sandbox: list[str]  # why the sandbox does not hold the shell at all
+    reach: dict[str, list[str]]  # "its shell can write" -> the paths, ...
+
+    def __bool__(self) -> bool:
+        return bool(self.sandbox) or any(self.reach.values())
+
+    def lines(self) -> list[str]:
+        return self.sandbox + [f"{who}: {', '.join(paths)}"
+                               for who, paths in self.reach.items() if paths]
+
+
+def gaps(settings: Any) -> Gaps:
+    """How the agent can reach a guarded path under the settings in effect; empty (false)
     when the session is sealed. ValueError when a settings file cannot be read."""
     ws = settings.workspace
     sources = _sources(ws)
-    unboxed = _sandbox_problems(sources)  # then the shell reaches every path
-    problems = list(unboxed)
+    found = Gaps(_sandbox_problems(sources), {})
 
     def listed(*keys: str) -> list[tuple[str, str]]:
         return [(e, base) for _n, base, d in sources for e in (_get(d, *keys) or [])
@@ -263,17 +274,16 @@ def gaps(settings: Any) -> list[str]:
     for verb, paths, sandbox_key, tool in (("write", write, "denyWrite", "Edit"),
                                            ("read", read, "denyRead", "Read")):
         boxed = listed("sandbox", "filesystem", sandbox_key)
+        shell = found.reach.setdefault(f"its shell can {verb}", [])
+        tools = found.reach.setdefault(f"its file tools can {verb}", [])
         for g in paths:
-            open_to = []
+            ruled = _covers(deny_rules, g, ws, tool=tool)
             # Claude Code adds the Edit and Read deny rules to the sandbox's lists.
-            if unboxed or not (_covers(boxed, g, ws, tool=None)
-                                or _covers(deny_rules, g, ws, tool=tool)):
-                open_to.append("its shell")
-            if not _covers(deny_rules, g, ws, tool=tool):
-                open_to.append("its file tools")
-            if open_to:
-                problems.append(f"{verb} {spell(g.path, ws)} ({' and '.join(open_to)})")
-    return problems
+            if found.sandbox or not (ruled or _covers(boxed, g, ws, tool=None)):
+                shell.append(spell(g.path, ws))
+            if not ruled:
+                tools.append(spell(g.path, ws))
+    return found
 
 
 def report(settings: Any, agent: str) -> str:
@@ -288,4 +298,4 @@ def report(settings: Any, agent: str) -> str:
                 "the agent from the rules, settings, git internals, slopjudge's install, "
                 "state and key")
     return ("slopjudge: this session is NOT sealed (`slopjudge install claude --sealed` seals "
-            "it); the agent can:\n" + "\n".join(f"- {p}" for p in found))
+            "it): " + "; ".join(found.lines()))

@@ -110,10 +110,11 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None,
                         "the stop check will compare with HEAD")
     problems, summary = load_check(settings)
     text = problem_text(problems) if problems else ""
-    sealing = seal_line(settings, agent)
+    # In a session (not the standalone load check): sealed, or what the agent can reach.
+    sealing = f"{seal_line(settings, agent)}\n" if payload else ""
     answer: dict[str, Any] = {}
     if payload:  # in a session: the person sees systemMessage, not the hook's stderr
-        answer["systemMessage"] = f"{summary}\n{sealing}"
+        answer["systemMessage"] = f"{sealing}{summary}"
     if problems or notes:
         context = "\n".join(([text] if text else []) + (notes or []) + [summary])
         answer["hookSpecificOutput"] = {
@@ -123,7 +124,7 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None,
     if answer:
         common.emit(answer)
     # For a person at a terminal (and the hook log): the problems, then always the count.
-    sys.stderr.write(f"{text}\n{summary}\n{sealing}\n" if text else f"{summary}\n{sealing}\n")
+    sys.stderr.write(f"{text}\n{sealing}{summary}\n" if text else f"{sealing}{summary}\n")
     sys.stderr.flush()
     return 0
 
