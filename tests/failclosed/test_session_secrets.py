@@ -57,3 +57,22 @@ def test_a_baseline_deleted_with_its_mark_is_an_error(tmp_path: Path,
     shutil.rmtree(tmp_path / "state" / "slopjudge" / "sessions")
     reason = block_reason(hook("stop", ws, stop(ws), env=env, process=True)[1])
     assert "this session has no baseline" in reason, reason
+
+
+def test_a_key_deleted_is_an_error(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = committed_slop(tmp_path, env)
+    (tmp_path / "state" / "slopjudge" / "key").unlink()  # a new key signs nothing old
+    reason = block_reason(hook("stop", ws, stop(ws), env=env, process=True)[1])
+    assert "was changed after slopjudge wrote it" in reason, reason
+
+
+def test_a_key_that_is_a_link_is_an_error(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = committed_slop(tmp_path, env)
+    key = tmp_path / "state" / "slopjudge" / "key"
+    copy = tmp_path / "key-copy"
+    copy.write_bytes(key.read_bytes())
+    copy.chmod(0o600)
+    key.unlink()
+    key.symlink_to(copy)  # the same bytes, but a file the agent could point anywhere
+    reason = block_reason(hook("stop", ws, stop(ws), env=env, process=True)[1])
+    assert f"slopjudge's key {key} cannot be read safely" in reason, reason
