@@ -158,3 +158,15 @@ def test_settings_that_cannot_be_read_are_never_sealed(tmp_path: Path,
     said = start_says(ws, env)
     assert "this session is NOT known to be sealed" in said
     assert "settings.local.json cannot be read" in said
+
+
+def test_a_settings_file_sealed_cannot_take_is_left_untouched(tmp_path: Path,
+                                                              env: dict[str, str]) -> None:
+    ws = make_ws(tmp_path)
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text('{"sandbox": []}')
+    proc = slopjudge(ws, env, "install", "claude", "--sealed")
+    assert proc.returncode == 2
+    assert proc.stderr == ('slopjudge: .claude/settings.json: "sandbox" is not an object; '
+                           "left untouched\n")
+    assert (ws / ".claude" / "settings.json").read_text() == '{"sandbox": []}'  # no hooks either

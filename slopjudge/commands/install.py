@@ -25,6 +25,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from slopjudge.commands._shared import NOT_IN_GIT, git_top
@@ -210,10 +211,11 @@ def install(workspace: str, command: str | None, harness: str = "claude",
     if command is None:
         write_wrapper(workspace, harness)
         command = wrapper_command(target)
-    path = install_into(os.path.join(workspace, *target.settings_relpath), command, target.hooks,
-                        harness)
-    if sealed:
-        seal(workspace)
+    path = os.path.join(workspace, *target.settings_relpath)
+    if not sealed:
+        return install_into(path, command, target.hooks, harness)
+    hooks_command = command
+    seal(workspace, lambda data: merge(data, hooks_command, target.hooks, harness))
     return path
 
 
@@ -290,9 +292,10 @@ def _read_record(workspace: str) -> list[list[Any]]:
     return ops
 
 
-def seal(workspace: str) -> None:
+def seal(workspace: str, also: Callable[[dict[str, Any]], object] | None = None) -> None:
     """Merge Claude Code's sandbox and deny rules for a sealed session into
-    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which)."""
+    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which), after ``also``
+    (the hooks), in one write: a file either merge cannot take is left untouched."""
     from slopjudge import cachesign
     from slopjudge.hooks import sealed
     from slopjudge.loading.config import ConfigError, load_settings
@@ -308,6 +311,8 @@ def seal(workspace: str) -> None:
     data = _read(path)
     ops = _read_record(workspace)
     try:
+        if also is not None:
+            also(data)
         _merge_sealed(data, sealed.claude_settings(settings), [], ops)
     except InstallError as exc:
         from slopjudge.loading.config import display_path
@@ -367,13 +372,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_sealed(workspace: str) -> None:
+    from slopjudge.errors import ChangesetError
     from slopjudge.hooks import sealed
     from slopjudge.loading.config import load_settings
 
     print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
           "shell command; without it Claude Code will not start. Commit "
           f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
-    print(sealed.report(load_settings(workspace), "claude"))
+    try:
+        print(sealed.report(load_settings(workspace), "claude"))
+    except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
+        print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
 
 
 # --- removing what install wrote --------------------------------------------------------
