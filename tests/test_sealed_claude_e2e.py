@@ -138,3 +138,33 @@ def test_a_sealed_session_keeps_the_agent_off_the_guard_and_stop_still_blocks(
     assert "protected files changed" not in feedback, feedback  # the sandbox's own marks
     # The person was told the session is sealed.
     assert "this session is sealed" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_an_unsealed_session_is_told_so_and_the_gap_it_names_is_real(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    (ws / "rules").mkdir(parents=True)
+    git(ws, "init", "-q", "-b", "main")
+    python = project_venv(ws)
+    env = claude_env("http://127.0.0.1:9", home=str(tmp_path / "home"))
+    proc = subprocess.run([str(python), "-m", "slopjudge", "install", "claude"], cwd=ws,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    turns = [[{"type": "tool_use", "name": "Bash", "input": {
+        "command": "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit; echo rc=$?"}}],
+        [{"type": "text", "text": "done"}]]
+    with FakeMessagesAPI(lambda req, n: turns[min(n, 1)]) as api:
+        full = {**env, "ANTHROPIC_BASE_URL": api.url, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1"}
+        proc = subprocess.run(
+            [claude_bin(), "-p", "go", "--permission-mode", "acceptEdits",
+             "--allowedTools", "Bash", "--output-format", "stream-json", "--verbose"],
+            cwd=ws, env=full, capture_output=True, text=True, timeout=300)
+    assert not api.errors, api.errors
+    assert proc.returncode == 0, proc.stderr
+    said = [json.loads(line) for line in proc.stdout.splitlines() if "NOT sealed" in line]
+    assert said, proc.stdout[-3000:]
+    text = json.dumps(said[0])
+    assert "sandbox.enabled is not true" in text
+    assert "its shell can write: " in text and ".git/hooks" in text
+    # ... and so it can: nothing stands between its shell and the git hooks.
+    assert tool_results(api.requests[1])[0]["content"].strip() == "rc=0"
+    assert (ws / ".git" / "hooks" / "pre-commit").exists()
