@@ -6,6 +6,7 @@ real Claude Code and bubblewrap, is tests/test_sealed_claude_e2e.py."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from tests.failclosed.hooks_kit import clean_env, hook, make_ws, start
+
+VENV = os.path.realpath(sys.prefix)  # the virtualenv running the tests, and so slopjudge
 
 
 @pytest.fixture()
@@ -52,12 +55,12 @@ def test_install_sealed_writes_the_sandbox_and_the_deny_rules(tmp_path: Path,
     deny_write = sandbox["filesystem"]["denyWrite"]
     for path in ("rules", ".slopjudge", "RUBRIC.md", "slopjudge.yaml", ".claude", ".codex",
                  ".git/config", ".git/hooks", ".git/info", "~/.local/state/slopjudge",
-                 "~/.claude", sys.prefix):
+                 "~/.claude", VENV):
         assert path in deny_write, path
     assert sandbox["filesystem"]["denyRead"] == ["~/.local/state/slopjudge/key"]
     deny = settings(ws)["permissions"]["deny"]
     for entry in ("Edit(/rules/**)", "Edit(/.git/config)", "Edit(/.git/hooks/**)",
-                  f"Edit(/{sys.prefix}/**)", "Edit(~/.claude/**)",
+                  f"Edit(/{VENV}/**)", "Edit(~/.claude/**)",
                   "Read(~/.local/state/slopjudge/key)"):
         assert entry in deny, entry
     key = tmp_path / "home" / ".local" / "state" / "slopjudge" / "key"
@@ -120,7 +123,7 @@ def test_hook_start_reports_an_unsealed_session_and_each_gap(tmp_path: Path,
     for who in ("its shell can write", "its file tools can write"):
         written = reach[who].split(", ")
         for path in ("rules", ".git/hooks", ".git/config", ".git/info", ".slopjudge",
-                     ".claude", sys.prefix, "~/.local/state/slopjudge", "~/.claude"):
+                     ".claude", VENV, "~/.local/state/slopjudge", "~/.claude"):
             assert path in written, (who, path, written)
     assert reach["its shell can read"] == reach["its file tools can read"] == (
         "~/.local/state/slopjudge/key")
