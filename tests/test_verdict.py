@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
-    VERDICT_SCHEMA,
     confidence_problem,
     parse_verdict,
     reads_as_pass,
@@ -22,9 +21,8 @@ from slopjudge.judging.verdict import (
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_schema_file_matches_the_packaged_schema() -> None:
+def test_schema_file_is_a_valid_schema() -> None:
     on_disk = json.loads((ROOT / "schemas" / "verdict.schema.json").read_text())
-    assert on_disk == VERDICT_SCHEMA
     jsonschema.Draft202012Validator.check_schema(on_disk)
 
 
@@ -180,7 +178,8 @@ def test_the_property_sees_passes_and_refusals() -> None:
 
 # One validator for every example: jsonschema.validate re-checks the schema itself on each
 # call, a sixth of this test's time.
-_VERDICT_VALIDATOR = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+_VERDICT_VALIDATOR = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "schemas" / "verdict.schema.json").read_text()))
 
 
 # 1000 examples: the reader's accepted and refused shapes are each pinned by the tables above

@@ -16,50 +16,6 @@ from typing import Any
 # Bump when the instruction text changes: the verdict cache keys on it.
 VERDICT_INSTRUCTION_VERSION = "1"
 
-# Kept in step with schemas/verdict.schema.json (a test compares them); held
-# here too so an installed package needs no file outside itself.
-VERDICT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://slopjudge.dev/schemas/verdict.schema.json",
-    "title": "slopjudge judge verdict",
-    "description": (
-        "The one JSON object a judge answers with. Only a valid object with "
-        '"pass": true lets a change through.'
-    ),
-    "type": "object",
-    "required": ["pass", "reasoning"],
-    "additionalProperties": False,
-    "properties": {
-        "pass": {
-            "type": "boolean",
-            "description": "true only when the change meets the standard asked about",
-        },
-        "reasoning": {
-            "type": "string",
-            "description": "why, in a sentence or two; quoted in refusals",
-        },
-        "confidence": {
-            "type": "number",
-            "minimum": 0,
-            "maximum": 1,
-            "description": "how sure the judge is; required when the check sets min_confidence",
-        },
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["message"],
-                "additionalProperties": False,
-                "properties": {
-                    "path": {"type": ["string", "null"]},
-                    "line": {"type": ["integer", "null"], "minimum": 1},
-                    "message": {"type": "string"},
-                },
-            },
-        },
-    },
-}
-
 # The JSON shape line runs long: the text is part of every prompt and its digest, so it stays whole.
 _INSTRUCTION = """\
 
@@ -110,9 +66,12 @@ def _validator() -> Any:
     # must not pay for it unless a judge actually answers.
     import jsonschema
 
-    cls = jsonschema.validators.validator_for(VERDICT_SCHEMA)
-    cls.check_schema(VERDICT_SCHEMA)
-    return cls(VERDICT_SCHEMA)
+    from slopjudge.loading.schemas import load_schema
+
+    schema = load_schema("verdict.schema.json")
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 class _Reject(ValueError):
@@ -198,14 +157,8 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
 
 def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:
     """True only for a verdict whose ``pass`` is the boolean true and whose confidence suffices."""
-    if not isinstance(verdict, dict) or verdict.get("pass") is not True:
-        return False
-    if min_confidence is None:
-        return True
-    conf = verdict.get("confidence")
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)):
-        return False
-    return conf >= min_confidence
+    return (isinstance(verdict, dict) and verdict.get("pass") is True
+            and confidence_problem(verdict, min_confidence) is None)
 
 
 def confidence_problem(verdict: dict[str, Any], min_confidence: float | None) -> str | None:
@@ -215,6 +168,6 @@ def confidence_problem(verdict: dict[str, Any], min_confidence: float | None) ->
     conf = verdict.get("confidence")
     if isinstance(conf, bool) or not isinstance(conf, (int, float)):
         return f"the judge passed without the confidence min_confidence {min_confidence:g} asks for"
-    if conf < min_confidence:
+    if not conf >= min_confidence:  # NaN too
         return f"confidence {conf:g} below min_confidence {min_confidence:g}"
     return None
