@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
-from slopjudge.harnesses.registry import HARNESSES as AGENTS
+from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.judging.runner import failure
@@ -53,10 +53,6 @@ _SESSION_VARS = (
     "CLAUDE_CODE_MESSAGING_TOKEN",
 )
 _GLOB_CHARS = set("*?[]{}")
-
-# The agents' registry (slopjudge/harnesses): --harness / SLOPJUDGE_HARNESS names; each
-# agent's ``judge`` (a hookspec.HarnessFactory) builds its judge command.
-HARNESSES = AGENTS
 
 
 class UsageError(Exception):
@@ -95,20 +91,6 @@ def split_rules(text: str) -> list[str]:
         return split_tool_rules(text)
     except ValueError:
         raise UsageError(f"unbalanced parentheses in tool rules: {text!r}") from None
-
-
-def _rewrite_argv(argv: list[str]) -> list[str]:
-    """argparse cannot spell ``--add-dir:readonly``; rename it before the ``--``."""
-    out: list[str] = []
-    for i, tok in enumerate(argv):
-        if tok == "--":
-            return out + argv[i:]
-        if tok == "--add-dir:readonly":
-            tok = "--add-dir-readonly"
-        elif tok.startswith("--add-dir:readonly="):
-            tok = "--add-dir-readonly=" + tok.split("=", 1)[1]
-        out.append(tok)
-    return out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -165,7 +147,6 @@ def _inside(path: str, root: str) -> bool:
 def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> Options:
     """Parse and check the command line; raises UsageError with a one-line message."""
     # Words after "--" are prompt words even when they start with a dash.
-    argv = _rewrite_argv(argv)
     tail: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -293,10 +274,8 @@ class _Spend:
     def __init__(self, model: str) -> None:
         self.model = model
         self.usage: dict[str, Any] | None = None
-        self.calls = 0
 
     def add(self, res: procs.ProcResult, reported: dict[str, Any] | None) -> None:
-        self.calls += 1
         part = dict(reported or {})
         # Our own wall clock: it includes the CLI's start-up, which the call costs too.
         part["duration_ms"] = int(res.duration_s * 1000)
@@ -332,17 +311,10 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
         if opts.dry_run:
             _print_dry_run(argv, stdin, None, None)
             return 0
-        res = procs.run(argv, input=stdin, env=child_env)
-        if res.start_error:
-            _err(f"{PROG}: cannot start harness: {res.start_error}")
-            return 2
-        spend = _Spend(model)
-        reply, reported = harness.parse_output(res.stdout)
-        _pass_harness_stderr(res.stderr)
-        spend.add(res, reported)
+        reply, failed = _call(harness, argv, stdin, child_env, _Spend(model))
         sys.stdout.buffer.write(reply)
         sys.stdout.flush()
-        return _harness_failed(harness, res) if res.returncode else 0
+        return failed or 0
 
     root = _answer_root(env, opts.readonly_dirs)
     answer_dir = tempfile.mkdtemp(prefix="slopjudge-agent-", dir=root)
@@ -372,17 +344,24 @@ def _print_dry_run(argv: list[str], stdin: bytes, verify: str | None, path: str 
     sys.stdout.flush()
 
 
-def _pass_harness_stderr(data: bytes) -> None:
-    for line in _lines(data):
+def _call(harness: Harness, argv: list[str], stdin: bytes, child_env: dict[str, str],
+          spend: _Spend) -> tuple[bytes, int | None]:
+    """Run the harness once: its reply, and the exit code to give when it failed."""
+    res = procs.run(argv, input=stdin, env=child_env)
+    if res.start_error:
+        _err(f"{PROG}: cannot start harness: {res.start_error}")
+        return b"", 2
+    reply, reported = harness.parse_output(res.stdout)
+    for line in _lines(res.stderr):
         _err(f"{PROG}: harness: {line}")
-
-
-def _harness_failed(harness: Harness, res: procs.ProcResult) -> int:
+    spend.add(res, reported)
+    if not res.returncode:
+        return reply, None
     cause = failure.classify(res.stderr, res.stdout)
-    code = _exit_code(res.returncode or 1)
+    code = _exit_code(res.returncode)
     _err(failure.marker_line(cause))
     _err(f"{PROG}: {harness.binary} exited with status {code}: {cause}")
-    return code
+    return reply, code
 
 
 def _verify_loop(
@@ -408,16 +387,10 @@ def _verify_loop(
             os.unlink(path)
         except FileNotFoundError:
             pass
-        res = procs.run(argv, input=stdin, env=child_env)
-        if res.start_error:
-            _err(f"{PROG}: cannot start harness: {res.start_error}")
-            return 2
-        text, reported = harness.parse_output(res.stdout)
-        _pass_harness_stderr(res.stderr)
-        spend.add(res, reported)
-        if res.returncode:
-            return _harness_failed(harness, res)
-        data = _read(path)
+        text, failed = _call(harness, argv, stdin, child_env, spend)
+        if failed is not None:
+            return failed
+        data = read_or(path, b"")
         if not data:
             reply = _single_json_object(text[:STDOUT_CAPTURE])
             if reply is not None:
@@ -459,10 +432,6 @@ def _verify_loop(
         prompt = base + reask_suffix(path, complaint)
     _err(f"{PROG}: no answer passed the verifier (after {opts.attempts} attempts)")
     return 2
-
-
-def _read(path: str) -> bytes:
-    return read_or(path, b"")
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:

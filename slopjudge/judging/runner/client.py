@@ -41,9 +41,9 @@ class RunnerOutcome:
     passed: bool
     verdict: dict[str, Any] | None  # a real verdict (cacheable), or None when there was none
     reason: str
-    cause: str | None  # harness-failure cause, "start", "timeout" or "output"; None otherwise
-    attempts: int
-    duration_s: float
+    cause: str | None = None  # harness-failure cause, "start", "timeout" or "output"
+    attempts: int = 1
+    duration_s: float = 0.0
     # What the calls cost (JUDGE-USAGE-JSON), summed over retries; None when not reported.
     usage: dict[str, Any] | None = None
 
@@ -127,32 +127,27 @@ def read_outcome(
     result: procs.ProcResult, *, timeout: float, min_confidence: float | None
 ) -> RunnerOutcome:
     """Turn one finished runner process into an outcome (one attempt)."""
-    dur = result.duration_s
     if result.start_error is not None:
-        return RunnerOutcome(
-            False, None, f"judge could not start: {result.start_error}", "start", 1, dur
-        )
+        return RunnerOutcome(False, None, f"judge could not start: {result.start_error}", "start")
     if result.timed_out:
-        return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout", 1, dur)
+        return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout")
     if output_over_limit(result):
-        return RunnerOutcome(False, None, OVER_LIMIT, "output", 1, dur)
+        return RunnerOutcome(False, None, OVER_LIMIT, "output")
     stdout = result.stdout.decode("utf-8", "replace")
     stderr = result.stderr.decode("utf-8", "replace")
 
     if result.returncode == 0:
         verdict, problem = parse_verdict(stdout)
         if verdict is None:
-            return RunnerOutcome(
-                False, None, f"the judge gave no verdict ({problem})", None, 1, dur
-            )
+            return RunnerOutcome(False, None, f"the judge gave no verdict ({problem})")
+        reasoning = str(verdict.get("reasoning") or "").strip()
         if verdict["pass"] is not True:
-            return RunnerOutcome(False, verdict, _refusal_text(verdict), None, 1, dur)
+            return RunnerOutcome(False, verdict,
+                                 reasoning or "the judge refused without a reason")
         low = confidence_problem(verdict, min_confidence)
         if low is not None:
-            return RunnerOutcome(False, verdict, low, None, 1, dur)
-        return RunnerOutcome(
-            True, verdict, verdict.get("reasoning", "") or "the judge passed", None, 1, dur
-        )
+            return RunnerOutcome(False, verdict, low)
+        return RunnerOutcome(True, verdict, verdict.get("reasoning", "") or "the judge passed")
 
     # A non-zero exit never passes, whatever stdout says.
     last, is_json, _ = _markers(stdout)
@@ -164,30 +159,20 @@ def read_outcome(
         verdict, _ = parse_verdict(stdout)
         if verdict is None or verdict["pass"] is not False:
             verdict = {"pass": False, "reasoning": last}
-        return RunnerOutcome(
-            False, verdict, last or "the judge refused without a reason", None, 1, dur
-        )
+        return RunnerOutcome(False, verdict, last or "the judge refused without a reason")
     if cause is not None:
-        return RunnerOutcome(False, None, f"judge unavailable: {cause}", cause, 1, dur)
-    status = _status(result.returncode)
+        return RunnerOutcome(False, None, f"judge unavailable: {cause}", cause)
     if last is not None:
-        return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last}", None, 1, dur)
+        return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last}")
     # Say why: the runner's own last word (e.g. its harness is not installed).
+    code = result.returncode
+    status = (f"killed by signal {-code}" if code is not None and code < 0
+              else f"exited with status {code}")
     tail = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
     if len(tail) > 300:
         tail = tail[:299] + "…"
     detail = f"runner {status}: {tail}" if tail else f"runner {status}"
-    return RunnerOutcome(False, None, f"the judge gave no verdict ({detail})", None, 1, dur)
-
-
-def _status(code: int | None) -> str:
-    if code is not None and code < 0:
-        return f"killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-def _refusal_text(verdict: dict[str, Any]) -> str:
-    return str(verdict.get("reasoning") or "").strip() or "the judge refused without a reason"
+    return RunnerOutcome(False, None, f"the judge gave no verdict ({detail})")
 
 
 def call_runner(

@@ -22,40 +22,20 @@ TAIL_BYTES = 2048
 # Line-anchored: each pattern must match within one line (``^`` ... under re.M),
 # so a cause is read from what the harness reported, not from a stray byte run.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        USAGE_LIMIT,
-        re.compile(
-            r"^.*(?:usage[ _-]?limit|rate[ _-]?limit|rate_limit_error|too many requests"
-            r"|quota exceeded|\b429\b)",
-            re.I | re.M,
-        ),
-    ),
-    (
-        AUTHENTICATION,
-        re.compile(
-            r"^.*(?:invalid[ _-]?(?:api[ _-]?)?key|invalid x-api-key|authentication_error"
-            r"|not logged in|please run /login|/login\b|\b401\b|\b403\b|unauthori[sz]ed)",
-            re.I | re.M,
-        ),
-    ),
-    (
-        VERSION_SKEW,
-        re.compile(
-            r"^.*(?:unknown|unrecognized|unexpected)[ _-](?:option|flag|argument)",
-            re.I | re.M,
-        ),
-    ),
+    (USAGE_LIMIT, re.compile(r"^.*(?:usage[ _-]?limit|rate[ _-]?limit|rate_limit_error"
+                             r"|too many requests|quota exceeded|\b429\b)", re.I | re.M)),
+    (AUTHENTICATION, re.compile(r"^.*(?:invalid[ _-]?(?:api[ _-]?)?key|invalid x-api-key"
+                                r"|authentication_error|not logged in|please run /login"
+                                r"|/login\b|\b401\b|\b403\b|unauthori[sz]ed)", re.I | re.M)),
+    (VERSION_SKEW, re.compile(r"^.*(?:unknown|unrecognized|unexpected)[ _-]"
+                              r"(?:option|flag|argument)", re.I | re.M)),
 ]
-
-
-def _tail(data: bytes) -> str:
-    return data[-TAIL_BYTES:].decode("utf-8", "replace")
 
 
 def classify(stderr: bytes, stdout: bytes = b"") -> str:
     """The failure cause: the first class matching stderr's tail, then stdout's."""
     for stream in (stderr, stdout):
-        text = _tail(stream)
+        text = stream[-TAIL_BYTES:].decode("utf-8", "replace")
         for cause, pattern in _PATTERNS:
             if pattern.search(text):
                 return cause
