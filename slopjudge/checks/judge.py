@@ -43,6 +43,8 @@ from slopjudge.judging.verdict import (
 from slopjudge.model import CheckResult, Finding
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from slopjudge.checks.options import RunOptions
     from slopjudge.model import Outcome, RunOutcome
 
@@ -115,37 +117,20 @@ def _path(unit: _Unit) -> str | None:
     return unit.label
 
 
-def _findings(verdict: dict[str, Any] | None, label: str | None) -> list[Finding]:
-    out = []
-    for item in (verdict or {}).get("findings") or []:
-        out.append(
-            Finding(
-                path=item.get("path") or label,
-                line=item.get("line"),
-                message=item.get("message", ""),
-            )
-        )
-    return out
-
-
 def _from_verdict(
     verdict: dict[str, Any], min_conf: float | None, label: str | None, hit: bool
 ) -> _Judgment:
     reasoning = str(verdict.get("reasoning") or "").strip()
-    found = _findings(verdict, label)
+    found = [Finding(path=item.get("path") or label, line=item.get("line"),
+                     message=item.get("message", ""))
+             for item in verdict.get("findings") or []]
     if verdict.get("pass") is not True:
-        return _Judgment(
-            "refuse",
-            reasoning or "the judge refused without a reason",
-            verdict,
-            hit,
-            findings=found,
-        )
+        return _Judgment("refuse", reasoning or "the judge refused without a reason", verdict,
+                         hit, findings=found)
     if not reads_as_pass(verdict, min_conf):
         low = confidence_problem(verdict, min_conf) or "the judge's confidence does not suffice"
-        return _Judgment(
-            "refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit, True, found
-        )
+        return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit,
+                         True, found)
     return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
 
 
@@ -155,46 +140,33 @@ def _last_line(data: bytes) -> str:
 
 
 def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
-    mocks = ctx.options.judge_mocks or {}
     full_id = ctx.check.full_id
-    script = mocks.get(full_id)
+    script = (ctx.options.judge_mocks or {}).get(full_id)
     if not script:
         return _Judgment("error", f"no judge mock for {full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
-    held = _acquire(ctx, unit)
+    return _ask(ctx, unit, lambda: _run_mock(ctx, unit, script))
+
+
+def _ask(ctx: CheckContext, unit: _Unit, call: Callable[[], _Judgment]) -> _Judgment:
+    """``call()`` (one model call) as the budget and the machine's judge slots allow it."""
+    from slopjudge.judging.slots import Slot
+
+    budget = ctx.options.budget
+    # The budget's word: why the call must not be made (a str), else what it holds.
+    held = None if budget is None else budget.acquire(ctx.event.session_id, unit.tokens,
+                                                      wait_s=ctx.check.timeout)
     if isinstance(held, str):
         return _Judgment("error", held)
     try:
-        judgment = _in_slot(ctx, lambda: _run_mock(ctx, unit, script))
-    finally:
-        _settle(ctx, held, None)
-    judgment.called = True
-    return judgment
-
-
-def _acquire(ctx: CheckContext, unit: _Unit) -> Any:
-    """The budget's word on one model call: why it must not be made (a str), else what
-    it holds until it settles (None without a budget)."""
-    budget = ctx.options.budget
-    if budget is None:
-        return None
-    return budget.acquire(ctx.event.session_id, unit.tokens, wait_s=ctx.check.timeout)
-
-
-def _in_slot(ctx: CheckContext, call: Any) -> _Judgment:
-    """``call()`` (one model call) while holding one of the machine's judge slots."""
-    from slopjudge.judging.slots import Slot
-
-    try:
         with Slot(ctx.options.judge_slots, ctx.check.timeout):
-            judgment: _Judgment = call()
-            return judgment
+            judgment = call()
     except (TimeoutError, OSError) as exc:
-        return _Judgment("error", f"the judge was not asked: {exc}")
-
-
-def _settle(ctx: CheckContext, held: Any, usage: dict[str, Any] | None) -> None:
-    if held is not None:
-        ctx.options.budget.settle(ctx.event.session_id, held, usage)
+        judgment = _Judgment("error", f"the judge was not asked: {exc}")
+    finally:
+        if held is not None:
+            budget.settle(ctx.event.session_id, held, unit.usage)
+    judgment.usage, judgment.called = unit.usage, True
+    return judgment
 
 
 def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
@@ -252,15 +224,7 @@ def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
         cached = real.cache.get(key)
         if cached is not None:
             return _from_verdict(cached, check.min_confidence, _path(unit), True)
-    held = _acquire(ctx, unit)
-    if isinstance(held, str):
-        return _Judgment("error", held)
-    try:
-        judgment = _in_slot(ctx, lambda: _call_real(ctx, unit, real, key))
-    finally:
-        _settle(ctx, held, unit.usage)
-    judgment.usage, judgment.called = unit.usage, True
-    return judgment
+    return _ask(ctx, unit, lambda: _call_real(ctx, unit, real, key))
 
 
 def _alias_env(opts: RunOptions) -> dict[str, str] | None:
@@ -340,10 +304,6 @@ def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
     )
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _run(ctx: CheckContext) -> CheckResult:
     check, opts = ctx.check, ctx.options
     judged = _without_pack(ctx, ctx.payload)
@@ -381,7 +341,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.reason = "; ".join(problems)
         return result
     result.prompt = units[0].prompt if len(units) == 1 else "\n\n".join(u.prompt for u in units)
-    result.prompt_sha256 = _sha(result.prompt)
+    result.prompt_sha256 = hashlib.sha256(result.prompt.encode("utf-8")).hexdigest()
 
     if opts.dry_run:
         _write_prompts(ctx, units)
