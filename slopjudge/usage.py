@@ -101,14 +101,10 @@ def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | 
     for key in NUMBER_FIELDS:
         if key in a or key in b:
             out[key] = (a.get(key) or 0) + (b.get(key) or 0)
-    models = [m for m in (a.get("model"), b.get("model")) if m]
+    models = dict.fromkeys(part for m in (a.get("model"), b.get("model")) if m
+                           for part in str(m).split(",") if part)
     if models:
-        seen: list[str] = []
-        for m in models:
-            for part in str(m).split(","):
-                if part and part not in seen:
-                    seen.append(part)
-        out["model"] = ",".join(seen)
+        out["model"] = ",".join(models)
     return out
 
 

@@ -20,12 +20,12 @@ its one ``git diff`` per repository source.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from slopjudge.model import FileChange
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any, Literal
 
     FileStatus = Literal["A", "M", "D", "R"]
@@ -43,6 +43,16 @@ _C_ESCAPES = {
     ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
     ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92,
 }
+# A quoted name up to its closing quote (group 2 empty when it never closes).
+_QUOTED = re.compile(rb'"((?:[^"\\]|\\.?)*)("?)', re.S)
+_ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
+
+
+def _unescape(m: re.Match[bytes]) -> bytes:
+    code = m.group(1)
+    if 0x30 <= code[0] <= 0x37:  # an octal byte, up to three digits
+        return bytes([int(code, 8) & 0xFF])
+    return bytes([_C_ESCAPES.get(code[0], code[0])])
 
 
 def _unquote_c(raw: bytes) -> tuple[bytes, int]:
@@ -51,27 +61,9 @@ def _unquote_c(raw: bytes) -> tuple[bytes, int]:
     Returns the path bytes and the index just past the closing quote
     (-1 when the quote never closes).
     """
-    out = bytearray()
-    i, n = 1, len(raw)
-    while i < n:
-        c = raw[i]
-        if c == 0x22:  # closing quote
-            return bytes(out), i + 1
-        if c == 0x5C and i + 1 < n:
-            nxt = raw[i + 1]
-            if 0x30 <= nxt <= 0x37:  # octal byte, up to three digits
-                j = i + 1
-                while j < n and j < i + 4 and 0x30 <= raw[j] <= 0x37:
-                    j += 1
-                out.append(int(raw[i + 1 : j], 8) & 0xFF)
-                i = j
-                continue
-            out.append(_C_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return bytes(out), -1
+    m = _QUOTED.match(raw)
+    assert m is not None  # raw starts with a quote
+    return _ESCAPE.sub(_unescape, m.group(1)), m.end() if m.group(2) else -1
 
 
 def _header_path(raw: bytes) -> bytes | None:
@@ -113,11 +105,7 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
     # Unquoted: try every space; prefer the split whose halves agree.
-    candidates = []
-    at = rest.find(b" ")
-    while at >= 0:
-        candidates.append(at)
-        at = rest.find(b" ", at + 1)
+    candidates = [i for i, c in enumerate(rest) if c == 0x20]
     for i in candidates:
         a, b = rest[:i], rest[i + 1 :]
         stripped = _strip_pair(a, b)
@@ -334,8 +322,7 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
             break
         prev = c or b" "
         i += 1
-    if ol > 0 or nl > 0 or ol < 0 or nl < 0:
-        h.complete = False
+    h.complete = ol == nl == 0
     if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
         _mark(h, prev)
         i += 1
@@ -500,6 +487,7 @@ class Reader:
         self.lines = lines
 
     def hunks(self, a: FilePatch, b: FilePatch | None) -> list[dict[str, Any]]:
+        """The payload hunks of ``a`` (and ``b``, a type change's second section)."""
         if self.parts is not None:
             parts, self.parts = self.parts, None
             read_parts(parts, self.lines)
@@ -512,28 +500,15 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     read_parts([part], lines)
     out: list[dict[str, Any]] = []
     for h in part.hunks:
-        added: list[list[Any]] = []
-        removed: list[list[Any]] = []
-        context: list[list[Any]] = []
+        sides: dict[str, list[list[Any]]] = {"+": [], "-": [], " ": []}
         for ln in _read_hunk(lines, h):
-            kind = ln.line_type
-            if kind == "+":
-                added.append([ln.target_line_no, ln.value[:-1]])
-            elif kind == "-":
-                removed.append([ln.source_line_no, ln.value[:-1]])
-            elif kind == " ":
-                context.append([ln.target_line_no, ln.value[:-1]])
+            if ln.line_type in sides:
+                number = ln.source_line_no if ln.line_type == "-" else ln.target_line_no
+                sides[ln.line_type].append([number, ln.value[:-1]])
         out.append({"oldStart": h.old_start, "oldLines": h.old_len, "newStart": h.new_start,
-                    "newLines": h.new_len, "added": added, "removed": removed,
-                    "context": context})
+                    "newLines": h.new_len, "added": sides["+"], "removed": sides["-"],
+                    "context": sides[" "]})
     return out
-
-
-def lazy_hunks(a: FilePatch, b: FilePatch | None,
-               reader: Reader) -> Callable[[], list[dict[str, Any]]]:
-    """What builds the payload hunks of ``a`` (and ``b``, a type change's second
-    section) when a payload first needs them (``FileChange.hunk_source``)."""
-    return lambda: reader.hunks(a, b)
 
 
 def hunks_of(diff: str) -> list[dict[str, Any]]:
@@ -611,7 +586,7 @@ def file_changes(
                 new_content=None if binary else new,
                 diff=decode(data[a.start : b.end]), binary=binary,
                 added=a.added + b.added, removed=a.removed + b.removed,
-                hunk_source=lazy_hunks(a, b, reader),
+                hunk_source=partial(reader.hunks, a, b),
             ))
             continue
         if not a.git:
@@ -630,7 +605,7 @@ def file_changes(
             new_content=new,
             diff=decode(data[a.start : a.end]), binary=a.binary,
             added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
-            hunk_source=lazy_hunks(a, None, reader),
+            hunk_source=partial(reader.hunks, a, None),
         ))
     return files
 

@@ -11,13 +11,9 @@ mode-only change are ``M``.
 
 from __future__ import annotations
 
-from slopjudge.changes.diffparse import (
-    Reader,
-    decode,
-    lazy_hunks,
-    merge_typechanges,
-    parse,
-)
+from functools import partial
+
+from slopjudge.changes.diffparse import Reader, decode, merge_typechanges, parse
 from slopjudge.model import FileChange
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -96,7 +92,6 @@ STATUS: dict[str, FileStatus] = {
 }
 
 
-
 def zero_id(sha: str) -> bool:
     return not sha.strip("0")
 
@@ -107,7 +102,6 @@ def blob_text(blobs: dict[str, bytes], rec: RawRecord, mode: str, sha: str) -> s
         return None
     blob = blobs.get(sha)
     return None if blob is None else decode(blob)
-
 
 
 def wanted_blobs(recs: list[RawRecord]) -> list[str]:
@@ -142,7 +136,7 @@ def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -
             part_path = a.old if a.status == "D" and b is None else (last.new or last.old)
             if part_path == (r.src if kind == "D" else new_path):
                 diff = decode(patch[a.start : last.end])
-                hunks, source = None, lazy_hunks(a, b, reader)
+                hunks, source = None, partial(reader.hunks, a, b)
                 g += 1
         files.append(FileChange(
             path=decode(r.src if kind == "D" else new_path),
