@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from slopjudge.changes import authored, gitio, gitraw
-from slopjudge.changes.diffparse import decode, file_changes, hunks_of
+from slopjudge.changes.diffparse import decode, file_changes
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.proposed import relative as _relative
@@ -151,10 +151,10 @@ def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -
     new = None if gitraw.zero_id(r.new_sha) or fc.status == "D" else decode(blobs[r.new_sha])
     old_name = fc.old_path or fc.path
     mode = r.new_mode if fc.status == "A" else r.old_mode
-    diff, added, removed = text_diff(old_name, fc.path, fc.status, mode, old, new)
+    diff, added, removed, hunks = text_diff(old_name, fc.path, fc.status, mode, old, new)
     return FileChange(path=fc.path, status=fc.status, old_path=fc.old_path, old_content=old,
                       new_content=new, diff=diff, binary=False, added=added, removed=removed,
-                      hunks=hunks_of(diff))
+                      hunks=hunks)
 
 
 def from_trees(workspace: str, base_tree: str, head_tree: str, *,

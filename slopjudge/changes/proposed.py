@@ -189,7 +189,7 @@ def _proposed_file(
         status = "A" if old_bytes is None else ("D" if new_content is None else "M")
     binary = old_bytes is not None and b"\0" in old_bytes[:8000]
     old_text = None if old_bytes is None else old_bytes.decode("utf-8", errors="replace")
-    diff, added, removed, hunks = _text_diff(old_name, name, status, mode, old_text,
+    diff, added, removed, hunks = text_diff(old_name, name, status, mode, old_text,
                                              new_content, binary)
     if not diff:
         return None  # nothing would change
@@ -202,14 +202,10 @@ def _proposed_file(
 
 
 def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text: str | None,
-              new_text: str | None, binary: bool = False) -> tuple[str, int, int]:
-    """One file's diff as git prints it, with its added and removed line counts ("" for a
-    modification that changes nothing)."""
-    return _text_diff(old_name, name, status, mode, old_text, new_text, binary)[:3]
-
-
-def _text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text: str | None,
-               new_text: str | None, binary: bool) -> tuple[str, int, int, list[dict[str, Any]]]:
+              new_text: str | None, binary: bool = False
+              ) -> tuple[str, int, int, list[dict[str, Any]]]:
+    """One file's diff as git prints it ("" for a modification that changes nothing), its
+    added and removed line counts, and its payload hunks."""
     head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
     if status == "A":
         head.append(f"new file mode {mode}\n")
