@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["compile_pattern", "escape", "match", "match_any", "matcher"]
 
+# A character class: ``[!...]`` or ``[^...]`` negates, a ``]`` first in it is literal.
+_CLASS = r"\[([!^]?+)(\]?+[^\]]*)\]"
+
 
 def _segment(seg: str) -> str:
     """Translate one path segment (no ``/``) into a regex fragment."""
@@ -49,38 +52,17 @@ def _segment(seg: str) -> str:
         elif c == "\\" and i + 1 < n:
             i += 1
             out.append(re.escape(seg[i]))
-        elif c == "[":
-            end = _class_end(seg, i)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = seg[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                # Literal inside a class; re would read some of these as set syntax.
-                body = "".join("\\" + ch if ch in "\\^[]&~|" else ch for ch in body)
-                # A class never matches the separator, negated or not.
-                out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
-                i = end
+        elif c == "[" and (m := re.compile(_CLASS).match(seg, i)):  # re's cache holds it
+            negate, body = m.groups()
+            # Literal inside a class; re would read some of these as set syntax.
+            body = "".join("\\" + ch if ch in "\\^[]&~|" else ch for ch in body)
+            # A class never matches the separator, negated or not.
+            out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
+            i = m.end() - 1
         else:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
-
-
-def _class_end(seg: str, start: int) -> int:
-    """Index of the ``]`` closing the class opened at ``start``, or -1."""
-    j = start + 1
-    if j < len(seg) and seg[j] in "!^":
-        j += 1
-    if j < len(seg) and seg[j] == "]":  # a leading ] is literal
-        j += 1
-    while j < len(seg):
-        if seg[j] == "]":
-            return j
-        j += 1
-    return -1
 
 
 @lru_cache(maxsize=4096)
