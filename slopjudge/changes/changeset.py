@@ -25,7 +25,6 @@ from slopjudge.changes import authored, gitio, gitraw
 from slopjudge.changes.diffparse import decode, file_changes
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
-from slopjudge.changes.proposed import relative as _relative
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
 from slopjudge.model import Changeset, FileChange, LeftOut
@@ -49,7 +48,6 @@ __all__ = [
     "ignored_paths",
     "split",
     "unified_diff",
-    "_relative",  # edits.py names it here
 ]
 
 

@@ -193,16 +193,15 @@ def session(transcript: str | None, workspace: str) -> list[dict[str, Any]]:
         return []
     key = (transcript, st.st_size, st.st_mtime_ns)
     if key not in _CACHE:
+        found: list[dict[str, Any]] = []
         try:
             with open(transcript, "rb") as fh:
-                has = b"slopjudge" in fh.read()
-            record = _Record(transcript) if has else None
+                record = _Record(transcript) if b"slopjudge" in fh.read() else None
         except OSError:
             record = None
-        found: list[dict[str, Any]] = []
-        for argv, tid, line in record.cites if record else []:
-            if tid not in record.failed:  # type: ignore[union-attr]
-                found += _cites(record, argv, line, workspace, workspace)  # type: ignore[arg-type]
+        if record is not None:
+            found = [c for argv, tid, line in record.cites if tid not in record.failed
+                     for c in _cites(record, argv, line, workspace, workspace)]
         _CACHE.clear()
         _CACHE[key] = found
     return _CACHE[key]

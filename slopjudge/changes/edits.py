@@ -72,7 +72,7 @@ def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> st
 
 # --- matching an Edit as Claude Code does ----------------------------------------
 
-_CURLY = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
 _ESCAPE = r"\\u[0-9a-fA-F]{4}"  # patterns stay strings: compiled on first use
 _ESCAPE_OR_BACKSLASHES = r"(\\\\)|\\u([0-9a-fA-F]{4})"
@@ -91,9 +91,7 @@ _OPENERS = frozenset(" \t\n\r([{\u2014\u2013")
 
 def normalize_quotes(text: str) -> str:
     """Curly single and double quotes read as straight ones (length kept)."""
-    for curly, straight in _CURLY.items():
-        text = text.replace(curly, straight)
-    return text
+    return text.translate(_CURLY)
 
 
 def _units(text: str) -> list[int]:
