@@ -148,19 +148,15 @@ def build_payload(
         event_data = file_event(event_data, file_payloads[0], cited)
     payload = {
         "event": event_data,
-        "rule": (
-            {"id": rule.id, "dir": rule.dir, "description": rule.description}
-            if rule is not None
-            else {"id": None, "dir": None, "description": None}
-        ),
+        "rule": {"id": rule.id if rule else None, "dir": rule.dir if rule else None,
+                 "description": rule.description if rule else None},
         "check": {"id": check_id},
         "workspace": workspace,
         "changeset": {
             "base": changeset.base,
             "head": changeset.head,
-            "commits": [
-                {"sha": c.sha, "subject": c.subject, "body": c.body} for c in changeset.commits
-            ],
+            "commits": [{"sha": c.sha, "subject": c.subject, "body": c.body}
+                        for c in changeset.commits],
             "files": file_payloads,
             "others": others,
             "citations": cited,
