@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 
 from slopjudge.hookspec import JudgeAttempt
-from slopjudge.judging.runner import failure
-from slopjudge.judging.runner.agent import UsageError, split_rules
+from slopjudge.judging.runner.agent import UsageError, classify, split_rules
 from slopjudge.judging.runner.harness import ModelSetError
 from slopjudge.judging.runner.harness_claude import ISOLATION_SETTINGS, ClaudeHarness
 from slopjudge.judging.runner.harness_codex import CodexHarness
@@ -411,10 +410,10 @@ def test_harness_failure_is_classified_and_its_code_passed_through(
 
 
 def test_classify_reads_the_tail_of_stderr_then_stdout() -> None:
-    assert failure.classify(b"401 Unauthorized\n" + b"x\n" * 2000) == "other"
-    assert failure.classify(b"", b"Error: 403 forbidden") == "authentication"
-    assert failure.classify(b"unknown flag --x", b"429") == "version skew"
-    assert failure.classify(b"ran 4290 tests") == "other"
+    assert classify(b"401 Unauthorized\n" + b"x\n" * 2000) == "other"
+    assert classify(b"", b"Error: 403 forbidden") == "authentication"
+    assert classify(b"unknown flag --x", b"429") == "version skew"
+    assert classify(b"ran 4290 tests") == "other"
 
 
 def test_harness_env_drops_session_vars_and_stderr_is_prefixed(

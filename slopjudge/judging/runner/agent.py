@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -36,7 +37,6 @@ from slopjudge.fsutil import read_or
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
-from slopjudge.judging.runner import failure
 from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
 
 PROG = "slopjudge-agent"
@@ -241,6 +241,38 @@ def reask_suffix(path: str, complaint: str) -> str:
     )
 
 
+# -- why a harness failed -----------------------------------------------------
+#
+# slopjudge-agent prints ``sr-agent: harness-failure: <cause>`` on its own stderr line
+# so the engine (and sloprail's engine) can decide whether a retry can help: ``usage
+# limit`` and ``other`` may be retried, ``authentication`` and ``version skew`` never.
+# The marker keeps sr-agent's spelling because that is what callers grep for. The
+# harness's own text is not kept in the cause.
+
+_TAIL_BYTES = 2048
+# Line-anchored: each pattern must match within one line (``^`` ... under re.M),
+# so a cause is read from what the harness reported, not from a stray byte run.
+_CAUSES: list[tuple[str, re.Pattern[str]]] = [
+    ("usage limit", re.compile(r"^.*(?:usage[ _-]?limit|rate[ _-]?limit|rate_limit_error"
+                               r"|too many requests|quota exceeded|\b429\b)", re.I | re.M)),
+    ("authentication", re.compile(r"^.*(?:invalid[ _-]?(?:api[ _-]?)?key|invalid x-api-key"
+                                  r"|authentication_error|not logged in|please run /login"
+                                  r"|/login\b|\b401\b|\b403\b|unauthori[sz]ed)", re.I | re.M)),
+    ("version skew", re.compile(r"^.*(?:unknown|unrecognized|unexpected)[ _-]"
+                                r"(?:option|flag|argument)", re.I | re.M)),
+]
+
+
+def classify(stderr: bytes, stdout: bytes = b"") -> str:
+    """The failure cause: the first class matching stderr's tail, then stdout's."""
+    for stream in (stderr, stdout):
+        text = stream[-_TAIL_BYTES:].decode("utf-8", "replace")
+        for cause, pattern in _CAUSES:
+            if pattern.search(text):
+                return cause
+    return "other"
+
+
 # -- running -------------------------------------------------------------------
 
 def _err(line: str) -> None:
@@ -357,9 +389,9 @@ def _call(harness: Harness, argv: list[str], stdin: bytes, child_env: dict[str, 
     spend.add(res, reported)
     if not res.returncode:
         return reply, None
-    cause = failure.classify(res.stderr, res.stdout)
+    cause = classify(res.stderr, res.stdout)
     code = _exit_code(res.returncode)
-    _err(failure.marker_line(cause))
+    _err(f"sr-agent: harness-failure: {cause}")
     _err(f"{PROG}: {harness.binary} exited with status {code}: {cause}")
     return reply, code
 
