@@ -95,11 +95,8 @@ def _changeset_from_git_diff(workspace: str, diff_args: list[str],
         base = diff_args[1] if diff_args[0] == "--cached" else diff_args[0]
         marks = _base_marks(workspace, base, paths)
         judged = [r for r, p in zip(recs, paths, strict=True) if policy.why(p, marks) is None]
-    marked = [r for r in judged if r.binary]
-    wanted = gitraw.wanted_blobs(judged)
-    if marked:
-        wanted = sorted(set(wanted) | {sha for r in marked for sha in _sides(r)})
-    blobs = gitio.cat_blobs(workspace, wanted)
+    # A binary file's blobs too: .gitattributes may call text binary (see _unless_text).
+    blobs = gitio.cat_blobs(workspace, sorted({sha for r in judged for sha in r.blobs()}))
     files = gitraw.file_changes(recs, patch, blobs)
     for i, r in enumerate(recs):
         if r.binary:
@@ -116,11 +113,6 @@ def _base_marks(workspace: str, base: str, paths: list[str]) -> dict[str, str]:
         return {}
     texts = gitio.cat_paths(workspace, base, names)
     return authored.marks(paths, {n: decode(texts[n]) for n in names if n in texts})
-
-
-def _sides(r: gitraw.RawRecord) -> list[str]:
-    return [sha for mode, sha in ((r.old_mode, r.old_sha), (r.new_mode, r.new_sha))
-            if not gitraw.zero_id(sha) and mode != "160000"]
 
 
 # Names that say "source text": a NUL byte in such a file (a comment, say) makes it
@@ -142,7 +134,7 @@ def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -
     """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
     ``-diff``), though its content is text: judged as the text it is, or an
     attributes line in the change would hide every file it names from the rules."""
-    sides = _sides(r)
+    sides = r.blobs()
     if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
         return fc  # binary by content, or no content to read
     old = None if gitraw.zero_id(r.old_sha) or fc.status == "A" else decode(blobs[r.old_sha])

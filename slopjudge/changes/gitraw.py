@@ -38,6 +38,11 @@ class RawRecord:
         self.removed = 0
         self.binary = False
 
+    def blobs(self) -> list[str]:
+        """The ids of the blobs on its sides (none for an absent side or a submodule)."""
+        return [sha for mode, sha in ((self.old_mode, self.old_sha), (self.new_mode, self.new_sha))
+                if not zero_id(sha) and mode != "160000"]
+
 
 def diff_records(data: bytes) -> tuple[list[RawRecord], bytes]:
     """Split ``git diff --raw --numstat -p -z`` output: raw records with
@@ -102,18 +107,6 @@ def blob_text(blobs: dict[str, bytes], rec: RawRecord, mode: str, sha: str) -> s
         return None
     blob = blobs.get(sha)
     return None if blob is None else decode(blob)
-
-
-def wanted_blobs(recs: list[RawRecord]) -> list[str]:
-    """The blob ids whose contents the records' FileChanges need, sorted, each once."""
-    wanted: list[str] = []
-    for r in recs:
-        if r.binary:
-            continue
-        for mode, sha in ((r.old_mode, r.old_sha), (r.new_mode, r.new_sha)):
-            if not zero_id(sha) and mode != "160000":
-                wanted.append(sha)
-    return sorted(set(wanted))
 
 
 def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
