@@ -429,41 +429,50 @@ def _verify_loop(
                 with open(path, "wb") as fh:
                     fh.write(reply)
                 data = reply
-        where = f"attempt {attempt}/{opts.attempts}"
-        if not data:
+        if data:
+            verified = _verify(opts, env, path, data, attempt)
+            if isinstance(verified, int):
+                return verified
+            complaint = verified
+        else:
             complaint = f"the agent wrote no output to {path}"
-            _err(f"{PROG}: {where}: {complaint}")
-            prompt = base + reask_suffix(path, complaint)
-            continue
-        vres = procs.run(
-            [opts.verify, path], input=data,
-            env={**env, "SLOPJUDGE_AGENT_OUTPUT": path, "SLOPJUDGE_ATTEMPT": str(attempt),
-                 "SLOPJUDGE_ATTEMPTS": str(opts.attempts), "SLOPRAIL_AGENT_OUTPUT": path,
-                 "SLOPRAIL_ATTEMPT": str(attempt), "SLOPRAIL_ATTEMPTS": str(opts.attempts)},
-        )
-        if vres.start_error:
-            _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
-            return 2
-        # Verifier stderr goes out unprefixed so the caller sees its JUDGE-… lines.
-        for line in _lines(vres.stderr):
-            _err(line)
-        for line in _lines(vres.stdout):
-            _err(line if line.startswith("JUDGE-") else f"{PROG}: verifier ({where}): {line}")
-        if vres.returncode == 0:
-            _err(f"{PROG}: verified on {where}")
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-            return 0
-        if vres.returncode == 3:
-            _err(f"{PROG}: the verifier rejected the answer on {where} (final)")
-            return 2
-        complaint = (vres.stderr + vres.stdout).decode("utf-8", "replace").strip()
-        if not complaint:
-            complaint = f"the verifier exited with status {_exit_code(vres.returncode or 1)}"
-        _err(f"{PROG}: {where}: the verifier asked for another answer")
+            _err(f"{PROG}: attempt {attempt}/{opts.attempts}: {complaint}")
         prompt = base + reask_suffix(path, complaint)
     _err(f"{PROG}: no answer passed the verifier (after {opts.attempts} attempts)")
     return 2
+
+
+def _verify(opts: Options, env: dict[str, str], path: str, data: bytes, attempt: int
+            ) -> int | str:
+    """Hand the answer to the verifier: the exit code when it decided (0: the answer is
+    printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
+    assert opts.verify is not None
+    where = f"attempt {attempt}/{opts.attempts}"
+    vres = procs.run(
+        [opts.verify, path], input=data,
+        env={**env, "SLOPJUDGE_AGENT_OUTPUT": path, "SLOPJUDGE_ATTEMPT": str(attempt),
+             "SLOPJUDGE_ATTEMPTS": str(opts.attempts), "SLOPRAIL_AGENT_OUTPUT": path,
+             "SLOPRAIL_ATTEMPT": str(attempt), "SLOPRAIL_ATTEMPTS": str(opts.attempts)},
+    )
+    if vres.start_error:
+        _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
+        return 2
+    # Verifier stderr goes out unprefixed so the caller sees its JUDGE-… lines.
+    for line in _lines(vres.stderr):
+        _err(line)
+    for line in _lines(vres.stdout):
+        _err(line if line.startswith("JUDGE-") else f"{PROG}: verifier ({where}): {line}")
+    if vres.returncode == 0:
+        _err(f"{PROG}: verified on {where}")
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    if vres.returncode == 3:
+        _err(f"{PROG}: the verifier rejected the answer on {where} (final)")
+        return 2
+    complaint = (vres.stderr + vres.stdout).decode("utf-8", "replace").strip()
+    _err(f"{PROG}: {where}: the verifier asked for another answer")
+    return complaint or f"the verifier exited with status {_exit_code(vres.returncode or 1)}"
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
