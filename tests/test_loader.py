@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 
 import pytest
@@ -460,14 +459,14 @@ def test_an_unexpected_exception_disables_only_that_rule(
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "rules" / "a.yaml", "description: a\nchecks:\n  - script: sh\n")
     write(tmp_path / "rules" / "b.yaml", "description: b\nchecks:\n  - script: sh\n")
-    real = loader._FileLoader._rule
+    real = loader._read_rule
 
-    def explode(self: loader._FileLoader, data: object) -> None:
-        if self.fr.id == "a":
+    def explode(fr: loader._FileRule, data: object, refs: loader._Refs) -> None:
+        if fr.id == "a":
             raise RuntimeError("boom")
-        real(self, data)
+        real(fr, data, refs)
 
-    monkeypatch.setattr(loader._FileLoader, "_rule", explode)
+    monkeypatch.setattr(loader, "_read_rule", explode)
     result = load_rules("rules", workspace=str(tmp_path))
     assert [str(e) for e in result.errors] == [
         "rules/a.yaml:1:1: internal error while loading this rule: RuntimeError: boom"
@@ -538,9 +537,7 @@ def test_template_validation_errors_join_the_rule_errors(
             raise ValueError("checker bug")
         return [LoadError("rules/t.md.j2", 1, 4, "`nope` is not in the template context")]
 
-    fake = types.ModuleType("slopjudge.loading.templates")
-    fake.validate_template = validate_template  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "slopjudge.loading.templates", fake)
+    monkeypatch.setattr(loader, "validate_template", validate_template)
     result = load_rules("rules", workspace=str(tmp_path), template_dirs=[])
     assert calls[0] == (str(tmp_path / "rules" / "t.md.j2"), str(tmp_path / "rules"), [])
     msgs = {(e.rule, str(e)) for e in result.errors}

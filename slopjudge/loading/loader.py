@@ -8,26 +8,37 @@ disable rules that need a rule which does not load. Each problem is one
 :class:`~slopjudge.model.LoadError` (``path:line:col: message``); a broken
 rule disables only itself and the rules that need it.
 
-ruamel.yaml and jsonschema are imported inside :func:`load_rules`: the rules
-cache hands out :class:`LoadResult` without paying for them.
+Only a cache miss imports this module (``loading/rulecache.py``): the hooks
+pay for ruamel.yaml, jsonschema and jinja2 only when a rule file changed.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jsonschema import Draft202012Validator
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
 from slopjudge.loading.config import display_path
+from slopjudge.loading.durations import DurationError, parse_duration
+from slopjudge.loading.matchexpr import MatchError, compile_match
+from slopjudge.loading.schemas import load_schema
+from slopjudge.loading.templates import validate_template
+from slopjudge.loading.toolrules import denies_verdict_write, tool_rule_problem
 from slopjudge.model import EVENT_KINDS, Check, LoadError, LoadResult, Rule
+from slopjudge.procs import is_python_script
 
 if TYPE_CHECKING:
     from slopjudge.model import CheckKindName
 
-# Only what LoadResult needs is imported at module level: the rules cache
-# imports this module on every hook call. The rest is imported by the loading code.
 RULE_ID = r"[a-z0-9][a-z0-9-]*"
 RULE_FIELDS = (
     "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
@@ -81,8 +92,6 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 def _suggest(word: str, options: Iterable[str]) -> str:
-    import difflib
-
     close = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 
@@ -148,18 +157,9 @@ def _type_word(instance: Any) -> str:
     return type(instance).__name__
 
 
+@functools.cache
 def _load_validator() -> Any:
-    global _VALIDATOR
-    if _VALIDATOR is None:
-        from jsonschema import Draft202012Validator
-
-        from slopjudge.loading.schemas import load_schema
-
-        _VALIDATOR = Draft202012Validator(load_schema("rule.schema.json"))
-    return _VALIDATOR
-
-
-_VALIDATOR: Any = None
+    return Draft202012Validator(load_schema("rule.schema.json"))
 
 
 # ---- one file ----------------------------------------------------------------
@@ -195,8 +195,6 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
     """The events and tools a rule concerns, read so that a doubt widens them:
     an `on` that is not a list of known events is every event, and `tools`
     with any item slopjudge cannot use is every tool."""
-    from slopjudge.loading.toolrules import tool_rule_problem
-
     on = data.get("on", DEFAULT_ON)
     known = isinstance(on, list) and bool(on) and all(x in EVENT_KINDS for x in on)
     tools = data.get("tools", [])
@@ -205,23 +203,14 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
     return ([str(x) for x in on] if known else None), ([str(t) for t in tools] if usable else [])
 
 
-class _FileLoader:
+def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
     """One rule file: parse it, check it against the schema, then read its meaning."""
-
-    def __init__(self, fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-        self.fr = fr
-        self.refs = _Refs(fr, os.path.dirname(fr.path), template_dirs, watched)
-
-    def run(self) -> None:
-        data = _parse(self.fr)
-        if data is None:
-            return
-        self.fr.on, self.fr.tools = _scope(data)
-        _schema(self.fr, data)
-        self._rule(data)
-
-    def _rule(self, data: Any) -> None:
-        _read_rule(self.fr, data, self.refs)
+    data = _parse(fr)
+    if data is None:
+        return
+    fr.on, fr.tools = _scope(data)
+    _schema(fr, data)
+    _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
 
 
 # -- parse --
@@ -263,9 +252,6 @@ def yaml_problem(exc: Any) -> str:
 
 def _parse(fr: _FileRule) -> Any:
     """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     try:
         with open(fr.path, encoding="utf-8") as f:
             text = f.read(MAX_RULE_CHARS + 1)
@@ -504,8 +490,6 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> 
     """``match``, ``require`` and ``subjects`` (docs/sloprail.md), each checked here."""
     match = data.get("match")
     if isinstance(match, str):
-        from slopjudge.loading.matchexpr import MatchError, compile_match
-
         try:
             compile_match(match)
             rule.match = match
@@ -631,8 +615,6 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
 def _tool_items(
     fr: _FileRule, key: str, items: list[Any], *, deny: bool, label: str = ""
 ) -> list[str]:
-    from slopjudge.loading.toolrules import denies_verdict_write, tool_rule_problem
-
     label = label or key
     good: list[str] = []
     for i, item in enumerate(items):
@@ -668,8 +650,6 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
 
     timeout = DEFAULT_TIMEOUT[kind]
     if "timeout" in item:
-        from slopjudge.loading.durations import DurationError, parse_duration
-
         try:
             timeout = parse_duration(item["timeout"])
         except DurationError as exc:
@@ -783,8 +763,6 @@ class _Refs:
         self.watched = watched
 
     def executable(self, item: Any, key: str, value: str) -> str | None:
-        import shutil
-
         pos = _value_pos(item, key)
         value = value.strip()
         candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
@@ -819,8 +797,6 @@ class _Refs:
             self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
             return None
         if not os.access(candidate, os.X_OK):
-            from slopjudge.procs import is_python_script
-
             # A Python script runs on slopjudge's own interpreter (procs.script_argv):
             # it needs no run bit, which a wheel install does not keep.
             if not is_python_script(candidate):
@@ -843,10 +819,6 @@ class _Refs:
         return None
 
     def _validate_template(self, path: str, each: Any = None) -> None:
-        try:
-            from slopjudge.loading.templates import validate_template
-        except ImportError:
-            return
         # A per-file judge's event carries the file's fields: load it with them.
         per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
         try:
@@ -865,70 +837,39 @@ class _Refs:
 # ---- across files ------------------------------------------------------------
 
 
-def _tarjan(graph: dict[str, list[str]]) -> list[list[str]]:
-    """Strongly connected components, iteratively (deep need chains must not recurse)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    out: list[list[str]] = []
-    counter = 0
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(graph.get(root, [])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(graph.get(child, []))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    top = stack.pop()
-                    on_stack.discard(top)
-                    comp.append(top)
-                    if top == node:
-                        break
-                out.append(comp)
-    return out
+def _reach(graph: dict[str, list[str]], start: str) -> set[str]:
+    """Every node a path from ``start`` leads to (iteratively: need chains can be deep)."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, []))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += graph.get(node, [])
+    return seen
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[set[str]]:
+    """The strongly connected components that hold a cycle: nodes that reach each other."""
+    found: list[set[str]] = []
+    for node in sorted(graph):
+        reach = _reach(graph, node)
+        if node in reach and not any(node in c for c in found):
+            found.append({m for m in reach if node in _reach(graph, m)})
+    return found
 
 
 def _cycle_path(start: str, members: set[str], graph: dict[str, list[str]]) -> list[str]:
-    """One cycle through ``start`` inside a strongly connected component."""
-    prev: dict[str, str] = {}
-    queue = [start]
-    seen = {start}
+    """The shortest cycle through ``start`` inside its component (breadth first)."""
+    queue, seen = [[start]], {start}
     while queue:
-        node = queue.pop(0)
-        for child in sorted(graph.get(node, [])):
+        path = queue.pop(0)
+        for child in sorted(graph.get(path[-1], [])):
             if child == start:
-                path = [node]
-                while path[-1] != start:
-                    path.append(prev[path[-1]])
-                return [start, *reversed(path[:-1]), start] if node != start else [start, start]
+                return [*path, start]
             if child in members and child not in seen:
                 seen.add(child)
-                prev[child] = node
-                queue.append(child)
+                queue.append([*path, child])
     return [start, start]
 
 
@@ -946,14 +887,10 @@ def _link(loaded: list[_FileRule]) -> None:
     # edges: full id -> [(full id, the need that made it)]
     graph: dict[str, list[str]] = {}
     edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
-    resolved: dict[int, list[str]] = {}  # id(check) -> full ids
     for fr in loaded:
         for need in fr.needs:
             raw = need.raw.strip()
-            if "/" in raw:
-                rid, cid = raw.split("/", 1)
-            else:
-                rid, cid = fr.id, raw
+            rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
             target = by_id.get(rid)
             if not target:
                 fr.err(
@@ -966,61 +903,43 @@ def _link(loaded: list[_FileRule]) -> None:
                 fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({tfr.disp})")
                 continue
             if cid not in tfr.check_ids:
-                if rid == fr.id:
-                    msg = f"unknown need `{raw}`: this rule has no check `{cid}`"
-                else:
-                    msg = f"unknown need `{raw}`: rule `{rid}` has no check `{cid}`"
-                fr.err(need.pos, msg + _suggest(cid, tfr.check_ids))
+                owner = "this rule" if rid == fr.id else f"rule `{rid}`"
+                fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
+                       + _suggest(cid, tfr.check_ids))
                 continue
             src, dst = need.check.full_id, f"{rid}/{cid}"
-            resolved.setdefault(id(need.check), [])
-            if dst not in resolved[id(need.check)]:
-                resolved[id(need.check)].append(dst)
-            graph.setdefault(src, [])
-            if dst not in graph[src]:
+            if dst not in graph.setdefault(src, []):
                 graph[src].append(dst)
                 edge_need[(src, dst)] = (fr, need)
 
-    for comp in _tarjan(graph):
-        members = set(comp)
-        if len(comp) == 1 and comp[0] not in graph.get(comp[0], []):
-            continue
-        start = min(comp)
-        cycle = " -> ".join(_cycle_path(start, members, graph))
+    for members in _cycles(graph):
+        cycle = " -> ".join(_cycle_path(min(members), members, graph))
         reported: set[str] = set()
         for src in sorted(members):
             for dst in graph.get(src, []):
-                if dst in members:
-                    fr, need = edge_need[(src, dst)]
-                    if fr.id not in reported:
-                        reported.add(fr.id)
-                        fr.err(need.pos, f"cycle in needs: {cycle}")
+                fr, need = edge_need[(src, dst)]
+                if dst in members and fr.id not in reported:
+                    reported.add(fr.id)
+                    fr.err(need.pos, f"cycle in needs: {cycle}")
 
     # A rule that needs a check of a rule that does not load cannot run: disable it too.
     failed = {fr.id for fr in loaded if fr.errors or fr.rule is None}
     changed = True
     while changed:
         changed = False
-        for fr in loaded:
-            if fr.id in failed:
-                continue
-            for (_src, dst), (efr, need) in edge_need.items():
-                if efr is fr and dst.split("/", 1)[0] in failed:
-                    dep = dst.split("/", 1)[0]
-                    fr.err(
-                        need.pos,
-                        f"needs `{dst}`, but rule `{dep}` does not load, so this rule is "
-                        "disabled too",
-                    )
-                    failed.add(fr.id)
-                    changed = True
-                    break
+        for (_src, dst), (fr, need) in edge_need.items():
+            dep = dst.split("/", 1)[0]
+            if fr.id not in failed and dep in failed:
+                fr.err(need.pos, f"needs `{dst}`, but rule `{dep}` does not load, so this "
+                       "rule is disabled too")
+                failed.add(fr.id)
+                changed = True
 
     for fr in loaded:
         if fr.rule is None:
             continue
         for check in fr.rule.checks:
-            check.needs = resolved.get(id(check), [])
+            check.needs = list(graph.get(check.full_id, []))
 
 
 def load_rules(
@@ -1039,7 +958,7 @@ def load_rules(
     for rule_id, path in found:
         fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
         try:
-            _FileLoader(fr, template_dirs, watched).run()
+            _load_file(fr, template_dirs, watched)
         except Exception as exc:  # one broken file must not take the others down
             fr.rule = None
             fr.check_ids = None
