@@ -22,10 +22,15 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from slopjudge.changes.tools import CHANGE_TOOLS
-from slopjudge.commands._shared import add_rules_argument, fail
+from slopjudge.commands._shared import add_rules_argument, fail, settings_of
+from slopjudge.loading.loader import load_rules
+from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
 
 # A line of a script that runs one of sloprail's own programs.
 _SR_COMMAND = re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)")
@@ -51,7 +56,6 @@ class Note:
 class Converted:
     source: str  # "file-guard/<name>"
     rule_id: str | None = None
-    files: dict[str, str] = field(default_factory=dict)  # each file it names -> source path
     made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
     yaml: str = ""
     notes: list[Note] = field(default_factory=list)  # what did not convert
@@ -72,22 +76,19 @@ class _Reader:
         self.shown = shown
 
     def load(self) -> Any:
-        from ruamel.yaml import YAML
-
         with open(self.path, encoding="utf-8") as fh:
             return YAML(typ="rt").load(fh)
 
     def at(self, node: Any, key: Any = None) -> str:
-        line = 1
-        lc = getattr(node, "lc", None)
+        """``file:line`` of ``node`` (of its item or key ``key``); line 1 when unknown."""
         try:
-            if lc is not None and key is not None:
-                line = (lc.item(key)[0] if isinstance(key, int) else lc.key(key)[0]) + 1
-            elif lc is not None:
-                line = lc.line + 1
-        except (KeyError, IndexError, TypeError):
-            pass
-        return f"{self.shown}:{line}"
+            if key is None:
+                line = node.lc.line
+            else:
+                line = (node.lc.item(key) if isinstance(key, int) else node.lc.key(key))[0]
+        except (AttributeError, KeyError, IndexError, TypeError):
+            line = 0
+        return f"{self.shown}:{line + 1}"
 
 
 # ---- match expressions -----------------------------------------------------------
@@ -99,14 +100,11 @@ _EVENT_FIELDS = frozenset({
     "newContentKnown", "resultKnown", "raw", "invocations", "citations", "argv", "tool",
     "tool_name", "tool_input", "session_id", "transcript_path", "cwd",
 })
-_GLOB_CHARS = re.compile(r"[*?\[\]\\{}]")
 
 
 def _expr_problem(text: str, *, gate: bool) -> str | None:
     """Why a sloprail match expression cannot become a slopjudge ``match`` that means the
     same; None when it can (docs/sloprail.md lists every reason)."""
-    from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
-
     try:
         toks = _tokens(text)
     except MatchError as exc:
@@ -166,18 +164,6 @@ def _check_id(value: str, used: set[str]) -> str:
     return cid
 
 
-def _local(rule_dir: str, value: str) -> str | None:
-    """A file named by a check, inside its rule folder; None for anything else."""
-    if os.path.isabs(value):
-        return None
-    full = os.path.normpath(os.path.join(rule_dir, value))
-    # Resolved, so neither `..` nor a symlink brings in a file from elsewhere.
-    real, home = os.path.realpath(full), os.path.realpath(rule_dir)
-    if os.path.commonpath([real, home]) != home:
-        return None
-    return full if os.path.isfile(full) else None
-
-
 def _script_problems(path: str, shown: str) -> list[Note]:
     """Lines of a script or prepare that would not work under slopjudge."""
     notes: list[Note] = []
@@ -215,130 +201,163 @@ def _yaml_list(values: list[str]) -> str:
     return "[" + ", ".join(_yaml_str(v) for v in values) + "]"
 
 
-def _convert_checks(
-    conv: Converted, reader: _Reader, data: Any, rule_dir: str, rel_dir: str, *, each_file: bool
-) -> list[str]:
-    """The ``checks:`` lines of rule.yaml; notes and copied files go on ``conv``."""
+@dataclass
+class _Opened:
+    """A declaration being converted: its result, YAML reader, folder (as shown), mapping."""
+
+    conv: Converted
+    reader: _Reader
+    rel_dir: str
+    data: Any
+    folder: str
+    name: str
+
+    def fail(self, node: Any, key: Any, message: str) -> None:
+        self.conv.fail(self.reader.at(node, key), message)
+
+    def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
+        """``value`` as a path relative to the rule folder, when it names a file inside it
+        (resolved: neither `..` nor a symlink brings one in from elsewhere); its lines
+        that would not work under slopjudge noted."""
+        full = os.path.normpath(os.path.join(self.folder, str(value)))
+        if os.path.isabs(str(value)) or not _inside(full, self.folder) \
+                or not os.path.isfile(full):
+            self.conv.fail(where, f"{what} `{value}` is not a file inside the rule folder")
+            return None
+        name = os.path.relpath(full, self.folder)
+        for bad in _script_problems(full, f"{self.rel_dir}/{name}") if scan else []:
+            self.conv.fail(bad.where, bad.text)
+        return name
+
+
+def _convert_checks(o: _Opened, *, each_file: bool) -> list[str]:
+    """The ``checks:`` lines of rule.yaml; what does not convert is noted on ``o.conv``."""
     out: list[str] = []
-    checks = data.get("checks") or []
+    checks = o.data.get("checks") or []
     if not isinstance(checks, list):
-        conv.fail(reader.at(data, "checks"), "checks is not a list")
+        o.fail(o.data, "checks", "checks is not a list")
         return out
     used: set[str] = set()
     prev: tuple[str, str] | None = None  # (id, kind) of the check before
     for n, item in enumerate(checks):
-        where = reader.at(checks, n)
+        where = o.reader.at(checks, n)
         if not isinstance(item, dict):
-            conv.fail(where, f"check {n + 1} is not a mapping")
+            o.conv.fail(where, f"check {n + 1} is not a mapping")
             continue
         kinds = [k for k in ("script", "judge") if item.get(k)]
         if len(kinds) != 1:
-            conv.fail(where, f"check {n + 1} needs exactly one of script, judge")
+            o.conv.fail(where, f"check {n + 1} needs exactly one of script, judge")
             continue
         kind = kinds[0]
-        main = str(item[kind])
-        local = _local(rule_dir, main)
-        if local is None:
-            conv.fail(reader.at(item, kind),
-                      f"{kind} `{main}` is not a file inside the rule folder")
+        name = o.script(item[kind], o.reader.at(item, kind), kind, scan=kind == "script")
+        if name is None:
             continue
-        cid = _check_id(main, used)
-        name = os.path.relpath(local, rule_dir)
-        conv.files[name] = local
-        lines = [f"  - id: {cid}", f"    {kind}: {_yaml_str(name)}"]
-        if kind == "script":
-            for bad in _script_problems(local, f"{rel_dir}/{name}"):
-                conv.fail(bad.where, bad.text)
+        cid = _check_id(str(item[kind]), used)
+        out += [f"  - id: {cid}", f"    {kind}: {_yaml_str(name)}"]
         if prev is not None and prev[1] == "script":
             # sloprail stops at the first refusal: a script before this check gates it.
-            lines.append(f"    needs: [{prev[0]}]")
-        for key in item:
-            if key in ("script", "judge"):
-                continue
-            value = item[key]
-            at = reader.at(item, key)
-            if key == "prepare":
-                if kind != "judge":
-                    conv.fail(at, "prepare on a script check: slopjudge runs a prepare "
-                              "only before a judge")
-                    continue
-                p = _local(rule_dir, str(value))
-                if p is None:
-                    conv.fail(at, f"prepare `{value}` is not a file inside "
-                              "the rule folder")
-                    continue
-                pname = os.path.relpath(p, rule_dir)
-                conv.files[pname] = p
-                for bad in _script_problems(p, f"{rel_dir}/{pname}"):
-                    conv.fail(bad.where, bad.text)
-                lines.append(f"    prepare: {_yaml_str(pname)}")
-            elif key in ("model", "timeout"):
-                lines.append(f"    {key}: {_yaml_str(str(value))}")
-            elif key in ("allowed_tools", "disallowed_tools"):
-                if isinstance(value, list):
-                    lines.append(f"    {key}: {_yaml_list([str(v) for v in value])}")
-                else:
-                    conv.fail(at, f"{key} is not a list")
-            elif key in ("response_schema", "post_process"):
-                conv.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
-                          "only (pass, reasoning, confidence, findings)")
-            else:
-                conv.fail(at, f"check field `{key}` has no slopjudge meaning")
+            out.append(f"    needs: [{prev[0]}]")
+        out += _check_fields(o, item, kind)
         if each_file:
-            lines.append("    each: file")
-        out += lines
+            out.append("    each: file")
         prev = (cid, kind)
     return out
 
 
-def _convert_require(conv: Converted, reader: _Reader, data: Any, rule_dir: str,
-                     rel_dir: str) -> list[str]:
+def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
+    """A check's fields besides its script or judge, as rule.yaml lines."""
+    lines: list[str] = []
+    for key, value in item.items():
+        at = o.reader.at(item, key)
+        if key in ("script", "judge"):
+            continue
+        if key == "prepare" and kind != "judge":
+            o.conv.fail(at, "prepare on a script check: slopjudge runs a prepare only "
+                        "before a judge")
+        elif key == "prepare":
+            name = o.script(value, at, "prepare")
+            if name is not None:
+                lines.append(f"    prepare: {_yaml_str(name)}")
+        elif key in ("model", "timeout"):
+            lines.append(f"    {key}: {_yaml_str(str(value))}")
+        elif key in ("allowed_tools", "disallowed_tools") and isinstance(value, list):
+            lines.append(f"    {key}: {_yaml_list([str(v) for v in value])}")
+        elif key in ("allowed_tools", "disallowed_tools"):
+            o.conv.fail(at, f"{key} is not a list")
+        elif key in ("response_schema", "post_process"):
+            o.conv.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
+                        "only (pass, reasoning, confidence, findings)")
+        else:
+            o.conv.fail(at, f"check field `{key}` has no slopjudge meaning")
+    return lines
+
+
+def _citation(value: Any) -> bool:
+    """Whether a sloprail ``citation`` has slopjudge's form: ``{source_types: [...]}``."""
+    return isinstance(value, dict) and set(value) == {"source_types"} and isinstance(
+        value["source_types"], list) and all(
+        t in ("user", "tool_result") for t in value["source_types"])
+
+
+def _convert_require(o: _Opened) -> list[str]:
     """``require:`` as slopjudge's (checks/require.py), its ``when`` scripts copied."""
-    req = data.get("require")
+    req = o.data.get("require")
     if req is None:
         return []
     if not isinstance(req, list):
-        conv.fail(reader.at(data, "require"), "require is not a list")
+        o.fail(o.data, "require", "require is not a list")
         return []
     out = ["require:"]
     for n, item in enumerate(req):
-        where = reader.at(req, n)
+        where = o.reader.at(req, n)
         if not isinstance(item, dict):
-            conv.fail(where, f"require {n + 1} is not a mapping")
+            o.conv.fail(where, f"require {n + 1} is not a mapping")
             continue
         entry: dict[str, Any] = {}
         for key, value in item.items():
             if key == "context":
-                conv.fail(where, f"require context `{value}`: slopjudge has no contexts")
+                o.conv.fail(where, f"require context `{value}`: slopjudge has no contexts")
             elif key == "skill" and isinstance(value, str):
                 entry["skill"] = value
             elif key == "files" and isinstance(value, list):
                 entry["files"] = [str(v) for v in value]
-            elif key == "citation" and isinstance(value, dict) and set(value) == {
-                    "source_types"} and isinstance(value["source_types"], list) and all(
-                    t in ("user", "tool_result") for t in value["source_types"]):
+            elif key == "citation" and _citation(value):
                 entry["citation"] = {"source_types": [str(t) for t in value["source_types"]]}
             elif key == "when":
-                script = _local(rule_dir, str(value))
-                if script is None:
-                    conv.fail(where, f"when `{value}` is not a file inside the rule folder")
-                    continue
-                name = os.path.relpath(script, rule_dir)
-                conv.files[name] = script
-                for bad in _script_problems(script, f"{rel_dir}/{name}"):
-                    conv.fail(bad.where, bad.text)
-                entry["when"] = name
+                name = o.script(value, where, "when")
+                if name is not None:
+                    entry["when"] = name
             else:
-                conv.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
+                o.conv.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
         out.append(f"  - {json.dumps(entry, ensure_ascii=False)}")
     return out
 
 
-def _header(description: str, source: str) -> list[str]:
+def _header(o: _Opened, on: list[str]) -> list[str]:
+    nature = o.conv.source.split("/")[0]
     return [
-        f"# Converted from sloprail's .sloprail/{source} by `slopjudge import sloprail`.",
-        f"description: {_yaml_str(description)}",
+        f"# Converted from sloprail's .sloprail/{o.conv.source}/{nature}.yaml by "
+        "`slopjudge import sloprail`.",
+        f"description: {_yaml_str(f'sloprail {nature} {o.name}')}",
+        f"on: {_yaml_list(on)}",
     ]
+
+
+# A rule of requirements alone still needs a check: one that always passes.
+_REQUIRE_ONLY = ["  - id: requirements-met", "    script: requirements-met.sh"]
+_PASS_SCRIPT = ("#!/bin/sh\n# sloprail's rule is its requirements: once they hold, it passes.\n"
+                "exit 0\n")
+
+
+def _finish(o: _Opened, lines: list[str], *, each_file: bool) -> None:
+    """The rule.yaml text: ``lines``, then the checks (or one that passes, when the rule
+    is its requirements alone)."""
+    checks = _convert_checks(o, each_file=each_file)
+    if not checks and "require" not in o.data:
+        o.fail(o.data, None, "no check converted")
+    if not checks:
+        o.conv.made["requirements-met.sh"] = _PASS_SCRIPT
+    o.conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
 
 
 def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
@@ -351,27 +370,6 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     if data is not None:
         _CONVERTERS[nature](_Opened(conv, reader, rel_dir, data, folder, name))
     return conv
-
-
-class _Opened(NamedTuple):
-    """A declaration being converted: its result, YAML reader, folder as shown, mapping."""
-
-    conv: Converted
-    reader: _Reader
-    rel_dir: str
-    data: Any
-    folder: str
-    name: str
-
-
-def _paths_lines(glob: tuple[str, str | None] | None) -> list[str]:
-    if glob is None:
-        return []
-    lines = [f"paths: {_yaml_list([glob[0]])}"]
-    if glob[1]:
-        lines += ["# sloprail matched whole file paths: a folder matching is not enough.",
-                  f"exclude: {_yaml_list([glob[1]])}"]
-    return lines
 
 
 def _joined(parts: list[str], op: str) -> str:
@@ -387,25 +385,31 @@ _GATE_KEYS = ("on", "require", "checks", "enabled")
 def _unknown_keys(o: _Opened, known: tuple[str, ...]) -> None:
     for key in o.data:
         if key not in known:
-            o.conv.fail(o.reader.at(o.data, key), f"field `{key}` has no slopjudge form"
-                        + (" (slopjudge has no contexts)" if key == "context" else ""))
+            o.fail(o.data, key, f"field `{key}` has no slopjudge form"
+                   + (" (slopjudge has no contexts)" if key == "context" else ""))
 
 
-def _file_match(o: _Opened) -> tuple[tuple[str, str | None] | None, list[str]]:
-    """A file-guard's ``match`` and ``deletions`` as (paths glob, match conditions)."""
-    conv, reader, data = o.conv, o.reader, o.data
+def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
+    """A file-guard's ``match`` and ``deletions`` as (paths and exclude lines, match
+    conditions)."""
+    data = o.data
     conds: list[str] = []
-    glob = None
+    lines: list[str] = []
     text = str(data.get("match") or "").strip()
     if text and not re.search(r"[\s\"']", text):
         glob = _glob(text)
         if glob is None:
-            conv.fail(reader.at(data, "match"), f"match glob `{text}` uses `**` inside a "
-                      "name or a backslash, which slopjudge globs read differently")
+            o.fail(data, "match", f"match glob `{text}` uses `**` inside a name or a "
+                   "backslash, which slopjudge globs read differently")
+        else:
+            lines.append(f"paths: {_yaml_list([glob[0]])}")
+        if glob is not None and glob[1]:
+            lines += ["# sloprail matched whole file paths: a folder matching is not enough.",
+                      f"exclude: {_yaml_list([glob[1]])}"]
     elif text:
         problem = _expr_problem(text, gate=False)
         if problem:
-            conv.fail(reader.at(data, "match"), problem)
+            o.fail(data, "match", problem)
         conds.append(text)
     deletions = data.get("deletions") or "skip"
     if deletions == "skip":
@@ -413,15 +417,15 @@ def _file_match(o: _Opened) -> tuple[tuple[str, str | None] | None, list[str]]:
     elif deletions == "only":
         conds.append('status == "D"')
     elif deletions != "include":
-        conv.fail(reader.at(data, "deletions"), f"deletions: {deletions!r} is not skip, "
-                  "include or only (sloprail refuses it)")
-    return glob, conds
+        o.fail(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
+               "(sloprail refuses it)")
+    return lines, conds
 
 
 def _file_guard(o: _Opened) -> None:
-    conv, reader, data = o.conv, o.reader, o.data
+    data = o.data
     _unknown_keys(o, _FILE_GUARD_KEYS)
-    glob, conds = _file_match(o)
+    paths, conds = _file_match(o)
     on, tools = ["stop", "ci"], []
     preventive = data.get("preventive", False)
     if preventive is True:
@@ -429,40 +433,21 @@ def _file_guard(o: _Opened) -> None:
         on.append("pre-tool")
         tools = list(CHANGE_TOOLS)
     elif preventive is not False:
-        conv.fail(reader.at(data, "preventive"), "preventive must be true or false")
-    lines = _header(f"sloprail file-guard {o.name}", conv.source + "/file-guard.yaml")
-    lines.append(f"on: {_yaml_list(on)}")
+        o.fail(data, "preventive", "preventive must be true or false")
+    lines = _header(o, on)
     if tools:
         lines.append(f"tools: {_yaml_list(tools)}")
-    lines += _paths_lines(glob)
+    lines += paths
     if conds:
         lines.append(f"match: {_yaml_str(_joined(conds, 'and'))}")
-    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
+    lines += _convert_require(o)
     subjects = data.get("subjects")
     if subjects is not None:
-        script = _local(o.folder, str(subjects))
-        if script is None:
-            conv.fail(reader.at(data, "subjects"), f"subjects `{subjects}` is not a file "
-                      "inside the rule folder")
-        else:
-            name = os.path.relpath(script, o.folder)
-            conv.files[name] = script
-            for bad in _script_problems(script, f"{o.rel_dir}/{name}"):
-                conv.fail(bad.where, bad.text)
+        name = o.script(subjects, o.reader.at(data, "subjects"), "subjects")
+        if name is not None:
             lines.append(f"subjects: {_yaml_str(name)}")
-    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
-                             each_file=subjects is None)
-    if not checks and "require" not in data:
-        conv.fail(reader.at(data), "no check converted")
-    if not checks:
-        conv.made["requirements-met.sh"] = _PASS_SCRIPT
-    conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
+    _finish(o, lines, each_file=subjects is None)
 
-
-# A rule of requirements alone still needs a check: one that always passes.
-_REQUIRE_ONLY = ["  - id: requirements-met", "    script: requirements-met.sh"]
-_PASS_SCRIPT = ("#!/bin/sh\n# sloprail's rule is its requirements: once they hold, it passes.\n"
-                "exit 0\n")
 
 # Each gate event as a test on the event slopjudge gives a match, the `on` it needs,
 # and its tools (None: every tool).
@@ -478,10 +463,17 @@ _GATE_EVENTS: dict[str, tuple[str, list[str], list[str] | None]] = {
     "PreToolUse": ('event.on == "pre-tool"', ["pre-tool"], None),
     "Stop": ('event.on == "stop"', ["stop"], []),
 }
+# What a gate event means under slopjudge that it did not under sloprail.
+_GATE_NOTES = {
+    "Stop": "Stop: slopjudge runs a stop rule when the session changed files; a turn that "
+            "changed none ends",
+    "PreFileDelete": "PreFileDelete: an apply_patch deletion is judged before it runs; a "
+                     "shell `rm` when the turn stops",
+}
 
 
 def _gate(o: _Opened) -> None:
-    conv, reader, data = o.conv, o.reader, o.data
+    conv, data = o.conv, o.data
     _unknown_keys(o, _GATE_KEYS)
     on: list[str] = []
     tools: list[str] | None = []
@@ -489,10 +481,10 @@ def _gate(o: _Opened) -> None:
     file_only = True
     triggers = data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
-        conv.fail(reader.at(data), "a gate needs `on: [{event, match}]`")
+        o.fail(data, None, "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
-        where = reader.at(triggers, n)
+        where = o.reader.at(triggers, n)
         if not isinstance(trig, dict) or not trig.get("event"):
             conv.fail(where, "a trigger needs `event`")
             continue
@@ -512,37 +504,24 @@ def _gate(o: _Opened) -> None:
         if match:
             problem = _expr_problem(match, gate=True)
             if problem:
-                conv.fail(reader.at(trig, "match"), problem)
+                o.fail(trig, "match", problem)
             test = f"{test} and ({match})"
         parts.append(test)
-        if event == "Stop":
-            conv.notes.append(Note(where, "Stop: slopjudge runs a stop rule when the "
-                                   "session changed files; a turn that changed none ends"))
-        if event == "PreFileDelete":
-            conv.notes.append(Note(where, "PreFileDelete: an apply_patch deletion is judged "
-                                   "before it runs; a shell `rm` when the turn stops"))
-    lines = _header(f"sloprail gate {o.name}", conv.source + "/gate.yaml")
-    lines.append(f"on: {_yaml_list(on)}")
+        if event in _GATE_NOTES:
+            conv.notes.append(Note(where, _GATE_NOTES[event]))
+    lines = _header(o, on)
     if tools and "pre-tool" in on:
         lines.append(f"tools: {_yaml_list(tools)}")
     if parts:
         lines.append(f"match: {_yaml_str(_joined(parts, 'or'))}")
-    lines += _convert_require(conv, reader, data, o.folder, o.rel_dir)
-    checks = _convert_checks(conv, reader, data, o.folder, o.rel_dir,
-                             each_file=file_only and bool(on))
-    if not checks and "require" not in data:
-        conv.fail(reader.at(data), "no check converted")
-    if not checks:
-        conv.made["requirements-met.sh"] = _PASS_SCRIPT
-    conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
+    lines += _convert_require(o)
+    _finish(o, lines, each_file=file_only and bool(on))
 
 
 _CONVERTERS: dict[str, Callable[[_Opened], None]] = {"file-guard": _file_guard, "gate": _gate}
 
 
 def _load(reader: _Reader, conv: Converted) -> Any:
-    from ruamel.yaml.error import YAMLError
-
     try:
         data = reader.load()
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
@@ -561,8 +540,6 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {"disabled": {}, "enabled": {}}
     if not os.path.isfile(path):
         return out
-    from ruamel.yaml.error import YAMLError
-
     reader = _Reader(path, f"{shown_root}/config.yaml")
     try:
         data = reader.load()
@@ -615,8 +592,6 @@ def _declaration(root: str, shown_root: str, nature: str, name: str,
 
 
 def _off_by_default(yaml_path: str) -> bool:
-    from ruamel.yaml import YAML
-
     with open(yaml_path, encoding="utf-8") as fh:
         data = YAML(typ="safe").load(fh)
     return isinstance(data, dict) and data.get("enabled") is False
@@ -695,14 +670,10 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.loading.config import find_workspace, load_settings
-
     root = os.path.abspath(args.folder)
     if not os.path.isdir(root):
         return fail(f"no sloprail folder at {args.folder}")
-    workspace = find_workspace(os.getcwd())
-    rules_arg = getattr(args, "rules", None)
-    settings = load_settings(workspace, os.path.abspath(rules_arg) if rules_arg else None)
+    settings = settings_of(args)
     rules_dir = settings.rules_dir
     shown_root = os.path.relpath(root)
     found = discover(root, shown_root)
@@ -736,8 +707,6 @@ def run(args: argparse.Namespace) -> int:
         for note in conv.notes:
             print(f"  {'why' if conv.fatal else 'note'}: {note}")
     if written:
-        from slopjudge.loading.loader import load_rules
-
         result = load_rules(rules_dir, workspace=settings.workspace,
                             template_dirs=settings.template_dirs)
         loaded = {r.id for r in result.rules}
