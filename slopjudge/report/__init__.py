@@ -11,21 +11,27 @@ from __future__ import annotations
 from slopjudge.hookspec import ReportFormat
 from slopjudge.model import RunReport
 
-# How each outcome reads to a person, in every format.
-OUTCOME_LABELS: dict[str, str] = {
-    "pass": "pass",
-    "refuse": "refuse",
-    "error": "error",
-    "skipped": "skipped",
-    "not_applicable": "not applicable",
-    "not_judged": "not judged (dry run)",
-    "would_refuse": "would refuse (shadow)",
+# How each outcome reads to a person, in every format: its label, its count in a
+# sentence ("2 refused"), and its color on a terminal. A new outcome is one line here.
+OUTCOMES: dict[str, tuple[str, str, str]] = {
+    "pass": ("pass", "passed", "\x1b[32m"),
+    "refuse": ("refuse", "refused", "\x1b[1;31m"),
+    "error": ("error", "errored", "\x1b[1;31m"),
+    "skipped": ("skipped", "skipped", "\x1b[2m"),
+    "not_applicable": ("not applicable", "not applicable", "\x1b[2m"),
+    "not_judged": ("not judged (dry run)", "not judged (dry run)", "\x1b[36m"),
+    "would_refuse": ("would refuse (shadow)", "would refuse (shadow)", "\x1b[33m"),
 }
-OUTCOME_ORDER: tuple[str, ...] = tuple(OUTCOME_LABELS)
+OUTCOME_ORDER: tuple[str, ...] = tuple(OUTCOMES)
 
 
 def outcome_label(outcome: str) -> str:
-    return OUTCOME_LABELS.get(outcome, outcome)
+    return OUTCOMES[outcome][0] if outcome in OUTCOMES else outcome
+
+
+def outcome_count(outcome: str, n: int) -> str:
+    """``n`` checks of ``outcome`` in words: "2 refused"."""
+    return f"{n} {OUTCOMES[outcome][1] if outcome in OUTCOMES else outcome}"
 
 
 def encodable(text: str) -> str:

@@ -22,7 +22,7 @@ from collections import Counter
 from urllib.parse import quote
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, encodable, outcome_label
+from slopjudge.report import OUTCOME_ORDER, encodable, outcome_count, outcome_label
 from slopjudge.report.text import format_duration
 
 HEADINGS = {
@@ -30,8 +30,6 @@ HEADINGS = {
     "refuse": "slopjudge: refused",
     "error": "slopjudge: error (could not decide)",
 }
-# Counts read as a sentence: "2 refused", not "2 refuse".
-COUNT_WORDS = {"pass": "passed", "refuse": "refused", "error": "errored"}
 _MAX_FINDINGS = 20  # per check
 _MAX_REASON_LINES = 20  # reason lines after the first, in a fenced block
 _MAX_TABLE_ROWS = 300
@@ -121,9 +119,8 @@ def _check_item(result: CheckResult) -> list[str]:
 def summary_line(report: RunReport) -> str:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
-    parts = [f"{counts[o]} {COUNT_WORDS.get(o) or outcome_label(o)}"
-             for o in OUTCOME_ORDER if counts[o]]
-    parts += [f"{counts[o]} {o}" for o in sorted(set(counts) - set(OUTCOME_ORDER))]
+    order = [*OUTCOME_ORDER, *sorted(set(counts) - set(OUTCOME_ORDER))]
+    parts = [outcome_count(o, counts[o]) for o in order if counts[o]]
     line = f"{total} check{'' if total == 1 else 's'}" if total else "No check applied"
     if parts:
         line += ": " + ", ".join(parts)
@@ -136,10 +133,8 @@ def summary_line(report: RunReport) -> str:
 def cost_lines(report: RunReport) -> list[str]:
     """Judge cost, when the runner recorded any (fields absent or None: nothing)."""
     judges = [c for c in report.checks if c.kind == "judge"]
-    costs = [getattr(c, "cost", None) for c in judges]
-    tokens = [getattr(c, "tokens", None) for c in judges]
-    known_cost = [x for x in costs if isinstance(x, (int, float))]
-    known_tokens = [x for x in tokens if isinstance(x, int)]
+    known_cost = [c.cost for c in judges if c.cost is not None]
+    known_tokens = [c.tokens for c in judges if c.tokens is not None]
     if not known_cost and not known_tokens:
         return []
     asked = [c for c in judges if c.outcome not in ("not_judged", "not_applicable", "skipped")]
@@ -153,8 +148,7 @@ def cost_lines(report: RunReport) -> list[str]:
     if cached:
         calls += f", {cached} from the cache"
     line = f"Judge cost: {', '.join(parts)} over {calls}"
-    unknown = sum(1 for c, x in zip(judges, costs, strict=True)
-                  if x is None and c in asked and not c.cache_hit)
+    unknown = sum(1 for c in asked if c.cost is None and not c.cache_hit)
     if known_cost and unknown:
         line += f" ({unknown} without a recorded cost)"
     return [line + "."]

@@ -12,22 +12,20 @@ import time
 from collections import Counter
 
 from slopjudge.model import CheckResult, Finding, LoadError, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, encodable, first_line, outcome_label
+from slopjudge.report import (
+    OUTCOME_ORDER,
+    OUTCOMES,
+    encodable,
+    first_line,
+    outcome_count,
+    outcome_label,
+)
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
     from typing import TextIO
 
 _RESET = "\x1b[0m"
-_COLORS = {
-    "pass": "\x1b[32m",
-    "refuse": "\x1b[1;31m",
-    "error": "\x1b[1;31m",
-    "would_refuse": "\x1b[33m",
-    "not_judged": "\x1b[36m",
-    "skipped": "\x1b[2m",
-    "not_applicable": "\x1b[2m",
-}
 # Blocking outcomes shout, so they stand out without color too.
 _LOUD = {"refuse", "error"}
 _LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOME_ORDER)
@@ -45,7 +43,7 @@ def _inert(text: str) -> str:
 
 
 def _paint(text: str, outcome: str, color: bool) -> str:
-    code = _COLORS.get(outcome) if color else None
+    code = OUTCOMES[outcome][2] if color and outcome in OUTCOMES else None
     return f"{code}{text}{_RESET}" if code else text
 
 
@@ -139,26 +137,18 @@ def cost_line(checks: list[CheckResult]) -> str:
     return line
 
 
+# What the closing line counts, what blocks first.
+_VERDICT_ORDER = ("error", "refuse", "would_refuse", "not_judged", "pass")
+
+
 def verdict_line(report: RunReport) -> str:
     """The closing line: the run's outcome and why."""
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
     noun = "check" if total == 1 else "checks"
-    parts: list[str] = []
-    if report.load_errors:
-        parts.append(
-            f"{len(report.load_errors)} load error{'s' if len(report.load_errors) != 1 else ''}"
-        )
-    if counts["error"]:
-        parts.append(f"{counts['error']} errored")
-    if counts["refuse"]:
-        parts.append(f"{counts['refuse']} refused")
-    if counts["would_refuse"]:
-        parts.append(f"{counts['would_refuse']} would refuse (shadow)")
-    if counts["not_judged"]:
-        parts.append(f"{counts['not_judged']} not judged (dry run)")
-    if counts["pass"]:
-        parts.append(f"{counts['pass']} passed")
+    errors = len(report.load_errors)
+    parts = [f"{errors} load error{'s' if errors != 1 else ''}"] if errors else []
+    parts += [outcome_count(o, counts[o]) for o in _VERDICT_ORDER if counts[o]]
     detail = ", ".join(parts) if parts else "nothing to check"
     return f"slopjudge: {report.outcome.upper()}: {total} {noun}: {detail}"
 
