@@ -18,9 +18,18 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from slopjudge import procs
+from slopjudge.changes import changeset as cs
+from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
+from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
+from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, CheckResult, Event, Rule
 
 HOOK_KINDS = {
@@ -74,10 +83,6 @@ def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     """The case mapping, or problems as ``path:line:col: message`` lines."""
-    import jsonschema
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
-
     path = os.path.join(folder, "case.yaml")
     shown = os.path.relpath(path)
     try:
@@ -133,8 +138,6 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
 
 
 def _case_schema() -> dict[str, Any]:
-    from slopjudge.loading.schemas import load_schema
-
     return load_schema("case.schema.json")
 
 
@@ -156,8 +159,6 @@ def _write_mock(tmp: str, name: str, verdict: dict[str, Any]) -> tuple[str, str]
 def _event_and_changeset(
     case: dict[str, Any], folder: str, rule: Rule, workspace: str
 ) -> tuple[Event, Changeset]:
-    from slopjudge.changes import changeset as cs
-
     if "diff" in case:
         with open(os.path.join(folder, case["diff"]), "rb") as fh:
             data = fh.read()
@@ -173,8 +174,6 @@ def _event_and_changeset(
     # Fixture payloads name the workspace as $WORKSPACE: cases run in a temp copy.
     payload = json.loads(text.replace("$WORKSPACE", workspace.replace("\\", "\\\\")))
     kind = case.get("kind") or HOOK_KINDS.get(str(payload.get("hook_event_name")), "pre-tool")
-    from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
-
     event = event_from_payload(kind, payload)
     if event.cwd is None:
         event.cwd = workspace
@@ -247,8 +246,6 @@ def _execute(
     options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
 ) -> tuple[str, list[CheckResult]]:
     """Run the rule with canned judges; (actual outcome, results). Adds to ``problems``."""
-    from slopjudge.checks import engine
-
     mocks: dict[str, str] = {}
     seen_files: dict[str, str] = {}
     for full, stub in stubs.items():
@@ -325,9 +322,6 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
 
 def _read_sloprail_case(folder: str) -> tuple[dict[str, Any] | None, list[str], str | None]:
     """(case, problems, why it is not run)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
         with open(os.path.join(folder, "case.yaml"), encoding="utf-8") as fh:
@@ -376,9 +370,6 @@ def _git_env(tmp: str) -> dict[str, str]:
 def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                       options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
-    from slopjudge import procs
-    from slopjudge.changes import changeset as cs
-
     data, problems, why_not = _read_sloprail_case(folder)
     if data is None:
         return CaseResult(rule.id, name, folder, False, "?", "error", problems)

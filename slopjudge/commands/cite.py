@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from slopjudge.changes.citations import _Record, parse_cite
 from slopjudge.commands._shared import fail
 
 
@@ -33,8 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.changes.citations import _Record, parse_cite
-
     argv = ["slopjudge", "cite"]
     for flag, quotes in (("--user", args.user), ("--tool-result", args.tool_result),
                          ("--any", args.any)):

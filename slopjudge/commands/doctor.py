@@ -13,10 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 from typing import Any
 
-from slopjudge.harnesses.base import Hook
+from slopjudge.commands.install import InstallError, _read, wrapper_command, wrapper_relpath
+from slopjudge.harnesses.base import Hook, is_ours
 from slopjudge.harnesses.registry import HARNESSES, AgentHarness
+from slopjudge.loading.config import find_workspace
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check(workspace: str, agent: AgentHarness) -> tuple[list[str], list[str]] | None:
     """(what is in place, what is wrong) for ``agent``; None when none of its hooks is there."""
-    from slopjudge.commands.install import InstallError, _read, wrapper_command, wrapper_relpath
-    from slopjudge.harnesses.base import is_ours
-
     path = os.path.join(workspace, *agent.settings_relpath)
     shown = os.path.relpath(path, workspace)
     try:
@@ -70,8 +70,6 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
     """How a hook of slopjudge's differs from what install writes, in ways that let the
     agent act unchecked: a narrower matcher, a shorter timeout (the agent goes on when
     a hook times out), or answers in another agent's form."""
-    import shlex
-
     event, point, matcher, timeout = hook
     fix = f"run `slopjudge install {agent.name}`"
     problems = []
@@ -92,8 +90,6 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.loading.config import find_workspace
-
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     any_found, bad = False, False
     for agent in HARNESSES.values():

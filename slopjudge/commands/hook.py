@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from slopjudge.hooks import POINTS
+from slopjudge.hooks import POINTS, main_fast
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +22,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.hooks import main_fast
-
     return main_fast(args.point, args.harness)

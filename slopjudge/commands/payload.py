@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from slopjudge.changes import changeset as cs
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import (
     add_include_generated,
@@ -13,6 +14,8 @@ from slopjudge.commands._shared import (
     leave_out_policy,
     settings_and_rules,
 )
+from slopjudge.model import Event
+from slopjudge.payload import dumps_readable, for_rule
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,10 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.changes import changeset as cs
-    from slopjudge.model import Event
-    from slopjudge.payload import dumps_readable, for_rule
-
     settings, loaded = settings_and_rules(args)
     try:
         changeset = changeset_from_args(args, settings.workspace,

@@ -16,6 +16,12 @@ import sys
 from typing import Any
 
 from slopjudge.commands._shared import fail
+from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
+from slopjudge.judging.verifier import verifier_path
+from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.records.agreement import cohens_kappa, verdict
+from slopjudge.records.prompts import load_prompt
+from slopjudge.records.record import read_events
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,13 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
-    from slopjudge.judging.verifier import verifier_path
-    from slopjudge.loading.config import find_workspace, load_settings
-    from slopjudge.records.agreement import cohens_kappa, verdict
-    from slopjudge.records.prompts import load_prompt
-    from slopjudge.records.record import read_events
-
     settings = load_settings(find_workspace(os.getcwd()))
     events_file = args.events or settings.events_file
     if not os.path.isfile(events_file):

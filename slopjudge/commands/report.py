@@ -22,6 +22,13 @@ from collections import Counter
 from typing import Any
 
 from slopjudge.commands._shared import fail
+from slopjudge.fsutil import write_atomic
+from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.records.agreement import agreement, flips, read_labels
+from slopjudge.records.costreport import cost_report, render_cost
+from slopjudge.records.record import read_events
+from slopjudge.report import OUTCOME_ORDER, first_line
+from slopjudge.report.html import DEFAULT_LINK, render
 
 
 def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -74,14 +81,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_events_file() -> str:
-    from slopjudge.loading.config import find_workspace, load_settings
-
     return load_settings(find_workspace(os.getcwd())).events_file
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.records.record import read_events
-
     command = getattr(args, "report_command", None) or "events"
     path = args.events
     if not path:
@@ -111,8 +114,6 @@ def _out(text: str) -> None:
 
 
 def _first_line(text: Any) -> str:
-    from slopjudge.report import first_line
-
     return first_line(text) if isinstance(text, str) else ""
 
 
@@ -120,14 +121,8 @@ def _first_line(text: Any) -> str:
 
 
 def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]]) -> int:
-    from slopjudge.fsutil import write_atomic
-    from slopjudge.loading.config import find_workspace
-    from slopjudge.report.html import DEFAULT_LINK, render
-
     labels = None
     if args.labels:
-        from slopjudge.records.agreement import read_labels
-
         try:
             labels, problems = read_labels(args.labels)
         except OSError as exc:
@@ -151,52 +146,29 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]]) -> 
 
 # --- events ------------------------------------------------------------------
 
-_OUTCOME_COLUMNS = ("pass", "refuse", "error", "skipped", "would_refuse", "not_judged")
+# The log records no not_applicable outcome: a check that did not apply did not run.
+_OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
 
 
 def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             problems: list[str], as_json: bool) -> int:
     rules = set(getattr(args, "rule", []) or [])
     session = getattr(args, "session", None)
-    chosen = [
-        e
-        for e in events
-        if (not rules or e.get("rule") in rules) and (not session or e.get("session_id") == session)
-    ]
-    per_check: dict[str, dict[str, Any]] = {}
+    chosen = [e for e in events if (not rules or e.get("rule") in rules)
+              and (not session or e.get("session_id") == session)]
+    per_check: dict[str, list[dict[str, Any]]] = {}
     for event in chosen:
         key = str(event.get("id") or f"{event.get('rule')}/{event.get('check')}")
-        entry = per_check.setdefault(
-            key,
-            {
-                "id": key,
-                "runs": 0,
-                "outcomes": Counter(),
-                "duration_ms": 0,
-                "cache_hits": 0,
-                "tokens": 0,
-                "cost": 0.0,
-            },
-        )
-        entry["runs"] += 1
-        entry["outcomes"][str(event.get("outcome"))] += 1
-        entry["duration_ms"] += _number(event.get("duration_ms"))
-        entry["cache_hits"] += 1 if event.get("cache_hit") is True else 0
-        entry["tokens"] += int(_number(event.get("tokens")))
-        entry["cost"] += float(_number(event.get("cost")))
-    checks = []
-    for entry in sorted(per_check.values(), key=lambda e: e["id"]):
-        checks.append(
-            {
-                "id": entry["id"],
-                "runs": entry["runs"],
-                "outcomes": dict(entry["outcomes"]),
-                "mean_duration_ms": round(entry["duration_ms"] / entry["runs"]),
-                "cache_hits": entry["cache_hits"],
-                "tokens": entry["tokens"],
-                "cost": round(entry["cost"], 6),
-            }
-        )
+        per_check.setdefault(key, []).append(event)
+    checks: list[dict[str, Any]] = [{
+        "id": key,
+        "runs": len(group),
+        "outcomes": dict(Counter(str(e.get("outcome")) for e in group)),
+        "mean_duration_ms": round(sum(_number(e.get("duration_ms")) for e in group) / len(group)),
+        "cache_hits": sum(e.get("cache_hit") is True for e in group),
+        "tokens": sum(int(_number(e.get("tokens"))) for e in group),
+        "cost": round(sum(float(_number(e.get("cost"))) for e in group), 6),
+    } for key, group in sorted(per_check.items())]
     last = max(getattr(args, "last", 0) or 0, 0)
     recent = chosen[-last:] if last else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
@@ -239,8 +211,6 @@ def _number(value: Any) -> float:
 def _agreement(
     args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool
 ) -> int:
-    from slopjudge.records.agreement import agreement, read_labels
-
     try:
         labels, label_problems = read_labels(args.labels)
     except OSError as exc:
@@ -284,8 +254,6 @@ def _agreement(
 # --- flips -------------------------------------------------------------------
 
 def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
-    from slopjudge.records.agreement import flips
-
     found = flips(events)
     if as_json:
         _out(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
@@ -310,8 +278,6 @@ def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           as_json: bool) -> int:
-    from slopjudge.records.costreport import cost_report, render_cost
-
     session = getattr(args, "session", None)
     chosen = [e for e in events if not session or e.get("session_id") == session]
     report = cost_report(chosen)

@@ -7,7 +7,10 @@ import json
 import os
 from typing import Any
 
+from slopjudge.checks.options import options_from_settings
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.resources import DATA_DIR
+from slopjudge.testing import run_tests
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,9 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.checks.options import options_from_settings
-    from slopjudge.testing import run_tests
-
     settings, loaded = settings_and_rules(args)
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
@@ -100,8 +100,6 @@ def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
     """Ids of the rules that are byte-for-byte copies of the packaged pack's (helpers in
     ``_lib`` included): the package's own cases test those. Never the packaged folder
     itself, whose cases are this very run's to check."""
-    from slopjudge.resources import DATA_DIR
-
     pack = os.path.join(DATA_DIR, "rules")
     if not os.path.isdir(pack) or os.path.realpath(rules_dir) == os.path.realpath(pack):
         return set()

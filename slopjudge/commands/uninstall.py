@@ -12,7 +12,9 @@ import argparse
 import os
 import sys
 
+from slopjudge.commands.install import InstallError, uninstall
 from slopjudge.harnesses.registry import HARNESSES
+from slopjudge.loading.config import find_workspace
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slopjudge.commands.install import InstallError, uninstall
-    from slopjudge.loading.config import find_workspace
-
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     try:
         removed, touched = uninstall(workspace, args.harness)
