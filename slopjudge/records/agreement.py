@@ -175,6 +175,10 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
     )
 
 
+# What `report flips` shows of each verdict recorded for a flipping prompt.
+_FLIP_FIELDS = ("outcome", "model", "runner", "session_id", "cache_hit", "reason")
+
+
 def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Checks whose verdict changed for the same prompt (same ``prompt_sha256``).
 
@@ -194,25 +198,10 @@ def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(seen) < 2:
             continue
         found.append({
-            "id": f"{rule}/{check}",
-            "rule": rule,
-            "check": check,
-            "prompt_sha256": digest,
-            "passes": seen["pass"],
-            "refusals": seen["refuse"],
-            "verdicts": [
-                {
-                    "time": e.get("time"),
-                    "verdict": verdict(e),
-                    "outcome": e.get("outcome"),
-                    "model": e.get("model"),
-                    "runner": e.get("runner"),
-                    "session_id": e.get("session_id"),
-                    "cache_hit": e.get("cache_hit"),
-                    "reason": e.get("reason"),
-                }
-                for e in group
-            ],
+            "id": f"{rule}/{check}", "rule": rule, "check": check, "prompt_sha256": digest,
+            "passes": seen["pass"], "refusals": seen["refuse"],
+            "verdicts": [{"time": e.get("time"), "verdict": verdict(e),
+                          **{k: e.get(k) for k in _FLIP_FIELDS}} for e in group],
         })
     return found
 

@@ -47,6 +47,9 @@ def _now_iso() -> str:
 
 
 MAX_RECORDED_FINDINGS = 20
+# The result's fields every record carries as they are, in the log's order.
+_RECORDED = ("id", "rule", "check", "kind", "outcome", "reason", "duration_ms", "runner",
+             "model", "prompt_sha256")
 
 
 def event_record(
@@ -66,23 +69,10 @@ def event_record(
     record: dict[str, Any] = {
         "time": _now_iso(),
         "event": event_kind,
-        "id": result.id,
-        "rule": result.rule,
-        "check": result.check,
-        "kind": result.kind,
-        "outcome": result.outcome,
-        "reason": result.reason,
-        "duration_ms": result.duration_ms,
-        "runner": result.runner,
-        "model": result.model,
-        "prompt_sha256": result.prompt_sha256,
-        "template_sha256": template_sha256
-        if template_sha256 is not None
+        **{k: getattr(result, k) for k in _RECORDED},
+        "template_sha256": template_sha256 if template_sha256 is not None
         else result.template_sha256,
-        "cache_hit": result.cache_hit,
-        "confidence": result.confidence,
-        "tokens": result.tokens,
-        "cost": result.cost,
+        **{k: getattr(result, k) for k in ("cache_hit", "confidence", "tokens", "cost")},
         "session_id": session_id,
     }
     if result.findings:
@@ -94,11 +84,8 @@ def event_record(
         record["shadow_error"] = True
     if result.kind == "judge":
         # What the judge calls cost (usage.py): summed over the check's calls.
-        record["usage"] = result.usage
-        record["judge_calls"] = result.judge_calls
-        record["cached_calls"] = result.cached_calls
-        record["units"] = result.units
-        record["prompt_tokens"] = result.prompt_tokens
+        record.update({k: getattr(result, k) for k in (
+            "usage", "judge_calls", "cached_calls", "units", "prompt_tokens")})
     if keep_prompt and result.prompt is not None:
         record["prompt"] = result.prompt
     return record
