@@ -474,6 +474,25 @@ def test_an_unexpected_exception_disables_only_that_rule(
     assert [r.id for r in result.rules] == ["b"]
 
 
+def test_a_failure_linking_the_rules_loads_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "rules" / "a.yaml", "description: a\nchecks:\n  - script: sh\n")
+    write(tmp_path / "rules" / "b.yaml", "description: [b\n")
+
+    def explode(loaded: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(loader, "_link", explode)
+    result = load_rules("rules", workspace=str(tmp_path))
+    assert result.rules == []
+    assert "rules:1:1: internal error linking rules: boom" in [str(e) for e in result.errors]
+    assert any(e.path == "rules/b.yaml" for e in result.errors)
+    # Every problem applies to every event: nothing is known to be out of its reach.
+    assert all(e.on is None for e in result.errors)
+
+
 def test_a_need_on_a_rule_that_does_not_parse_disables_the_dependent_chain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

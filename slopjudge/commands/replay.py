@@ -19,7 +19,7 @@ from slopjudge.commands._shared import fail
 from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
 from slopjudge.judging.verifier import verifier_path
 from slopjudge.loading.config import find_workspace, load_settings
-from slopjudge.records.agreement import cohens_kappa, verdict
+from slopjudge.records.agreement import cohens_kappa, not_verdicts, verdict
 from slopjudge.records.prompts import load_prompt
 from slopjudge.records.record import read_events
 
@@ -47,16 +47,13 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"slopjudge: skipping {problem}", file=sys.stderr)
 
-    latest: dict[str, dict[str, Any]] = {}  # one replay per distinct prompt: its latest verdict
-    skipped = 0  # judge records that are not verdicts (runner errors): nothing to compare with
-    for ev in events:
-        if ev.get("kind") != "judge" or (args.rule and ev.get("rule") not in args.rule):
-            continue
-        if verdict(ev) is None:
-            skipped += ev.get("outcome") in ("refuse", "would_refuse", "error")
-            continue
-        if ev.get("prompt_sha256"):
-            latest[ev["prompt_sha256"]] = ev
+    judges = [e for e in events if e.get("kind") == "judge"
+              and (not args.rule or e.get("rule") in args.rule)]
+    # Judge records that are not verdicts (runner errors) have nothing to compare with.
+    skipped = not_verdicts(judges)
+    # One replay per distinct prompt: its latest verdict.
+    latest = {e["prompt_sha256"]: e for e in judges
+              if verdict(e) is not None and e.get("prompt_sha256")}
     if skipped:
         print(f"slopjudge: skipped {skipped} recorded judge outcome(s) that are not verdicts "
               "(the judge could not decide)", file=sys.stderr)

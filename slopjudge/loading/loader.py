@@ -964,25 +964,22 @@ def load_rules(
             fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
         loaded.append(fr)
+    linked = True
     try:
         _link(loaded)
     except Exception as exc:  # fail closed: no rule is trusted if linking broke
+        linked = False
         errors.append(
             LoadError(display_path(rules_dir), 1, 1, f"internal error linking rules: {exc}")
         )
-        for fr in loaded:
-            errors.extend(fr.errors)
-        errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
-        return LoadResult(
-            rules=[], errors=errors, files=[p for _, p in found], watched=sorted(watched)
-        )
     rules = []
     for fr in loaded:
-        for err in fr.errors:
-            err.on, err.tools = fr.on, fr.tools
+        if linked:
+            for err in fr.errors:
+                err.on, err.tools = fr.on, fr.tools
+            if not fr.errors and fr.rule is not None:
+                rules.append(fr.rule)
         errors.extend(fr.errors)
-        if not fr.errors and fr.rule is not None:
-            rules.append(fr.rule)
     rules.sort(key=lambda r: r.id)
     errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
     return LoadResult(
