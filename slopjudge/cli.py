@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from slopjudge import __version__
 from slopjudge.errors import SlopjudgeError
 
 TYPE_CHECKING = False  # not typing's: `slopjudge hook` imports this module first
@@ -46,7 +47,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="slopjudge", description="Keep AI slop out of a repository."
     )
-    parser.add_argument("--version", action="version", version=f"slopjudge {_version()}")
+    parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, help_text in COMMANDS.items():
@@ -89,12 +90,6 @@ def _exit_now(code: int) -> None:
         except (OSError, ValueError):
             os._exit(120)  # as the interpreter when its output cannot be flushed
     os._exit(code)
-
-
-def _version() -> str:
-    from slopjudge import __version__
-
-    return __version__
 
 
 def main(argv: list[str] | None = None) -> int:
