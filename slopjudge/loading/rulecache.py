@@ -100,12 +100,14 @@ def cache_key(settings: Settings) -> dict[str, Any]:
 
 
 def _fields(cls: type[Rule] | type[Check]) -> list[str]:
-    return [f.name for f in fields(cls)]
+    """The field names a row holds, in its order (a rule's checks last)."""
+    names = [f.name for f in fields(cls) if f.name != "checks"]
+    return [*names, "checks"] if cls is Rule else names
 
 
 def _encode_rule(rule: Rule) -> list[Any]:
     # Rows of values in field order: a third of the size of dicts, and faster to read.
-    row = [getattr(rule, name) for name in _fields(Rule) if name != "checks"]
+    row = [getattr(rule, name) for name in _fields(Rule)[:-1]]
     checks = [[getattr(c, name) for name in _fields(Check)] for c in rule.checks]
     return [*row, checks]
 
@@ -117,20 +119,13 @@ def _decode_rule(names: list[str], row: list[Any]) -> Rule:
 
 
 def _decode(data: dict[str, Any]) -> LoadResult:
-    rule_fields = [n for n in _fields(Rule) if n != "checks"] + ["checks"]
+    rule_fields = _fields(Rule)
     if data["rule_fields"] != rule_fields or data["check_fields"] != _fields(Check):
         raise ValueError("written by another model version")
-    errors = []
-    for e in data["errors"]:
-        err = LoadError(**e)
-        err.path = display_path(err.path)  # stored absolute; shown relative to the cwd now
-        errors.append(err)
-    return LoadResult(
-        rules=[_decode_rule(rule_fields, r) for r in data["rules"]],
-        errors=errors,
-        files=list(data["files"]),
-        watched=list(data["watched"]),
-    )
+    # Paths are stored absolute; shown relative to the cwd now.
+    errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
+    return LoadResult(rules=[_decode_rule(rule_fields, r) for r in data["rules"]],
+                      errors=errors, files=list(data["files"]), watched=list(data["watched"]))
 
 
 _MAGIC = b"slopjudge-rules-cache "
@@ -189,7 +184,7 @@ def _write(
         "PATH": os.environ.get("PATH", "") if _uses_path(result) else None,
         "watched": result.watched,
         "watched_stats": watched,
-        "rule_fields": [n for n in _fields(Rule) if n != "checks"] + ["checks"],
+        "rule_fields": _fields(Rule),
         "check_fields": _fields(Check),
         "rules": [_encode_rule(r) for r in result.rules],
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
