@@ -360,20 +360,14 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         return None
     if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
         return None
-    if (
-        v == "minLength"
-        and len(path) >= 2
-        and (
-            path[0] == "tools"
-            or (len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
-        )
-    ):
+    tool_item = path[:1] == ["tools"] or (
+        len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
+    if v == "minLength" and len(path) >= 2 and tool_item:
         return None
     # Where: the value at `path`.
-    node: Any = data
-    parent: Any = None
-    for part in path:
-        parent, node = node, node[part]
+    parent: Any = data
+    for part in path[:-1]:
+        parent = parent[part]
     pos = _child_pos(parent, path[-1]) if path else (1, 1)
     where = _where(path)
     inst = error.instance
@@ -386,29 +380,20 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
             msg += f"; write `[{inst}]`"
     elif v == "enum":
         options = [str(o) for o in error.validator_value]
-        msg = (
-            f"`{where}`: `{inst}` is not one of {', '.join(options)}"
-            + _suggest(str(inst), options)
-        )
+        msg = (f"`{where}`: `{inst}` is not one of {', '.join(options)}"
+               + _suggest(str(inst), options))
     elif v == "required":
         missing = [r for r in error.validator_value if r not in inst]
         name = missing[0] if missing else error.validator_value[0]
-        pos = pos if path else (1, 1)
-        owner = "the rule" if not path else f"`{where}`"
+        owner = f"`{where}`" if path else "the rule"
         msg = f"{owner} is missing the required field `{name}`"
     elif v in ("minItems", "minLength"):
         msg = f"`{where}` must not be empty"
-    elif v in ("minimum", "maximum"):
-        msg = (
-            f"`{where}` must be between 0 and 1, not {inst}"
-            if path[-1] == "min_confidence"
-            else (f"`{where}`: {error.message}")
-        )
+    elif v in ("minimum", "maximum") and path[-1] == "min_confidence":
+        msg = f"`{where}` must be between 0 and 1, not {inst}"
     elif v == "pattern" and path[-1] == "id":
-        msg = (
-            f"`{where}`: `{inst}` is not a valid check id "
-            "(letters, digits, `_`, `.`, `-`; no `/`)"
-        )
+        msg = (f"`{where}`: `{inst}` is not a valid check id "
+               "(letters, digits, `_`, `.`, `-`; no `/`)")
     elif v == "uniqueItems":
         msg = f"`{where}` lists the same item twice"
     else:
