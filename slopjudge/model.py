@@ -406,23 +406,14 @@ class CheckResult:
     prompt_tokens: int | None = None
 
     def to_report(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "rule": self.rule,
-            "kind": self.kind,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "findings": [asdict(f) for f in self.findings],
-            "duration_ms": self.duration_ms,
-            **self._usage_report(),
-        }
-
-    def _usage_report(self) -> dict[str, Any]:
-        if self.kind != "judge":
-            return {}
-        return {"usage": {"judge_calls": self.judge_calls, "cached_calls": self.cached_calls,
-                          "units": self.units, "prompt_tokens": self.prompt_tokens,
-                          **(self.usage or {})}}
+        out = {"id": self.id, "rule": self.rule, "kind": self.kind, "outcome": self.outcome,
+               "reason": self.reason, "findings": [asdict(f) for f in self.findings],
+               "duration_ms": self.duration_ms}
+        if self.kind == "judge":
+            out["usage"] = {"judge_calls": self.judge_calls, "cached_calls": self.cached_calls,
+                            "units": self.units, "prompt_tokens": self.prompt_tokens,
+                            **(self.usage or {})}
+        return out
 
 
 @record
