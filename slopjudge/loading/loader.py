@@ -822,25 +822,43 @@ class _Refs:
 # ---- across files ------------------------------------------------------------
 
 
-def _reach(graph: dict[str, list[str]], start: str) -> set[str]:
-    """Every node a path from ``start`` leads to (iteratively: need chains can be deep)."""
-    seen: set[str] = set()
-    todo = list(graph.get(start, []))
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            todo += graph.get(node, [])
-    return seen
-
-
 def _cycles(graph: dict[str, list[str]]) -> list[set[str]]:
-    """The strongly connected components that hold a cycle: nodes that reach each other."""
+    """The strongly connected components that hold a cycle (Kosaraju's two walks, both
+    iterative: need chains can be deep)."""
+    finished: list[str] = []  # nodes in the order their depth-first walk left them
+    seen: set[str] = set()
+    for root in sorted(graph):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(graph[root]))]
+        while stack:
+            node, children = stack[-1]
+            child = next((c for c in children if c not in seen), None)
+            if child is None:
+                stack.pop()
+                finished.append(node)
+            else:
+                seen.add(child)
+                stack.append((child, iter(graph.get(child, []))))
+    back: dict[str, list[str]] = {}
+    for src, dsts in graph.items():
+        for dst in dsts:
+            back.setdefault(dst, []).append(src)
     found: list[set[str]] = []
-    for node in sorted(graph):
-        reach = _reach(graph, node)
-        if node in reach and not any(node in c for c in found):
-            found.append({m for m in reach if node in _reach(graph, m)})
+    placed: set[str] = set()
+    for root in reversed(finished):  # what reaches the last finished node back: its component
+        if root in placed:
+            continue
+        members, todo = {root}, [root]
+        while todo:
+            for prev in back.get(todo.pop(), []):
+                if prev not in placed and prev not in members:
+                    members.add(prev)
+                    todo.append(prev)
+        placed |= members
+        if len(members) > 1 or root in graph.get(root, []):
+            found.append(members)
     return found
 
 
