@@ -473,6 +473,7 @@ class ProcResult:
     timed_out: bool = False
     start_error: str | None = None  # why it could not start (missing, not executable)
     duration_s: float = 0.0
+    pipes: tuple[bytes, ...] = ()  # what run()'s ``pipes`` carried, in order
 
     @property
     def signal(self) -> int | None:
@@ -505,20 +506,35 @@ def run(
     env: dict[str, str] | None = None,
     max_output: int = 64 * 1024 * 1024,
     registry: Registry | None = None,
+    pipes: list[tuple[int, int]] | None = None,
 ) -> ProcResult:
     """Run ``argv`` directly (never through a shell) and collect its output.
 
     The child is spawned (``exec`` right after the kernel's fork, no Python code in
     between): this process may have other threads, and a fork that ran Python while
     one of them held a lock would inherit that lock held, for good.
-    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it)."""
+    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it).
+    ``pipes``: more outputs, ``(read, write)`` pairs from ``os.pipe()``: the child gets
+    each write end at the same descriptor, each read end is read as stdout is
+    (``max_output`` each) into ``ProcResult.pipes``; run() closes all of them."""
+    extra = [list(pair) for pair in pipes or ()]
+    try:
+        return _run(argv, input, timeout, cwd, env, max_output, registry, extra)
+    finally:
+        for fd in (fd for pair in extra for fd in pair if fd >= 0):
+            os.close(fd)
+
+
+def _run(argv: list[str], input: bytes, timeout: float | None, cwd: str | None,
+         env: dict[str, str] | None, max_output: int, registry: Registry | None,
+         pipes: list[list[int]]) -> ProcResult:
     if not _exits_readable():
         return _not_started("SIGCHLD is ignored in this process, so no exit status can be "
                             "read (a refusal would read as a pass)", time.monotonic())
     started = time.monotonic()
     jail = _Jail()
     try:
-        proc = _spawn(argv, jail, cwd, env)
+        proc = _spawn(argv, jail, cwd, env, tuple(w for _r, w in pipes))
     except FileNotFoundError as exc:
         jail.close()
         return _not_started(f"{exc.filename or argv[0]}: not found", started)
@@ -528,9 +544,12 @@ def run(
     except OSError as exc:
         jail.close()
         return _not_started(f"{argv[0]}: {exc.strerror or exc}", started)
-
+    for pair in pipes:
+        os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
+        pair[1] = -1
     with _running(proc.pid, jail, registry):
-        return _collect(proc, jail, input, timeout, max_output, started)
+        return _collect(proc, jail, input, timeout, max_output, started,
+                        [r for r, _w in pipes])
 
 
 def _exits_readable() -> bool:
@@ -592,7 +611,8 @@ def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | Non
 
 
 def _spawn(
-    argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None
+    argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None,
+    pass_fds: tuple[int, ...] = (),
 ) -> subprocess.Popen[bytes]:
     import subprocess
 
@@ -605,6 +625,7 @@ def _spawn(
             cwd=cwd,
             env=jail.env(env),
             start_new_session=True,
+            pass_fds=pass_fds,
         )
 
     if jail.cgroup is not None and not os.access(_SH, os.X_OK):
@@ -619,7 +640,7 @@ def _spawn(
 
 def _collect(
     proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
-    max_output: int, started: float,
+    max_output: int, started: float, extra: list[int],
 ) -> ProcResult:
     """Feed ``input``, read stdout and stderr, and wait for the child, all in this
     thread: one ``poll`` on the pipes and a pidfd (no reader or writer threads to
@@ -629,9 +650,8 @@ def _collect(
     sinks: dict[int, list[bytes]] = {}
     sizes: dict[int, int] = {}
     poller = select.poll()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            fd = stream.fileno()
+    for fd in [s.fileno() for s in (proc.stdout, proc.stderr) if s is not None] + extra:
+        if fd >= 0:
             os.set_blocking(fd, False)
             sinks[fd], sizes[fd] = [], 0
             poller.register(fd, select.POLLIN)
@@ -718,6 +738,7 @@ def _collect(
         b"".join(sinks.get(err_fd, ())),
         timed_out=timed_out,
         duration_s=time.monotonic() - started,
+        pipes=tuple(b"".join(sinks[fd]) for fd in extra),
     )
 
 

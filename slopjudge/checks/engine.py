@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from slopjudge.checks.batch import Batch
     from slopjudge.model import Outcome
     from slopjudge.procs import Registry
 
@@ -131,6 +132,8 @@ def _run(
     judges = sum(ctx.check.kind == "judge" for ctx in contexts.values())
     scripts = threading.BoundedSemaphore(cpus)
 
+    batches = _batches(contexts.values(), event, cpus)
+
     def run_one(check: Check) -> CheckResult:
         if check.full_id in preset:
             return preset[check.full_id]
@@ -138,14 +141,16 @@ def _run(
         kind = CHECK_KINDS.get(check.kind)
         if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
             raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
-        if check.kind == "judge":
-            if on_start is not None:
-                on_start(check.full_id)
+        batch = batches.get(check.full_id)
+        if on_start is not None:
+            on_start(check.full_id)
+        got = batch.result(ctx, scripts) if batch is not None else None
+        if got is not None:
+            result = got
+        elif check.kind == "judge":
             result = kind(ctx)
         else:
             with scripts:
-                if on_start is not None:
-                    on_start(check.full_id)
                 result = kind(ctx)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
@@ -157,6 +162,18 @@ def _run(
     jobs = cpus + min(judges, max(1, options.judge_slots)) if len(contexts) > 1 else 1
     return graph.execute(ordered, run_one, jobs=jobs, on_result=on_result,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
+
+
+def _batches(contexts: Iterable[CheckContext], event: Event,
+             cpus: int) -> dict[str, Batch]:
+    """Which checks run in a batch of Python scripts (checks/batch.py): one batch for a
+    tool call (its scripts each take milliseconds: a second Python start would cost
+    more than it saves), else one per CPU."""
+    if sum(ctx.check.kind == "script" for ctx in contexts) < 2:
+        return {}  # nothing to share a child with: no batch module to import
+    from slopjudge.checks.batch import plan
+
+    return plan(contexts, 1 if event.kind == "pre-tool" else cpus)
 
 
 def _rule_shape(

@@ -12,7 +12,7 @@ import time
 
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
-from slopjudge.model import Changeset, CheckResult, Event, Finding, Rule
+from slopjudge.model import Changeset, Check, CheckResult, Event, Finding, Rule
 from slopjudge.procs import ProcResult, Registry, run, script_argv
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
@@ -156,6 +156,13 @@ def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
     started = time.monotonic()
     proc = run_check_command(check.script, data, timeout=check.timeout,
                              cwd=ctx.rule.dir, env=check_env(ctx), registry=ctx.processes)
+    return script_result(check, proc, int((time.monotonic() - started) * 1000))
+
+
+def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResult:
+    """A script check's result from its process: exit 0 passes, another status refuses
+    (with the reason it printed), no status (could not start, timed out, a signal) is
+    an error."""
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)
@@ -183,5 +190,5 @@ def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
         outcome="pass" if passed else "error" if undecided else "refuse",
         reason=reason,
         findings=findings,
-        duration_ms=int((time.monotonic() - started) * 1000),
+        duration_ms=duration_ms,
     )

@@ -1,0 +1,118 @@
+"""Python script checks run as a batch: one child process (``batchchild.py``) runs them
+one after the other, each as ``python script.py`` would run it, so a run pays for
+one Python start and one import of what the scripts share (the pack's ``_lib``,
+``re``, ``json``, ``ast``) instead of one per check.
+
+The child is started and held like any check process (``procs.run``: its own
+process group and cgroup, the run's registry, no survivors). What the parent
+keeps, per script: its exit status, its stdout and stderr (each its own pipe,
+capped as a lone check's), how long it took. Fail closed as a lone script:
+
+- the batch has the shortest timeout of its checks; past it the child is killed
+  and every check it had not answered runs alone, with its own timeout (a script
+  that hangs times out on its own, as it always did);
+- a script that ends the child (a signal, ``os._exit``) gets that status, as its
+  own process would have; the scripts after it run alone;
+- a batch that cannot start, or stops early, leaves its checks to run alone.
+
+A batch is planned only where it pays: at least two Python scripts with no
+``needs`` and ``each: changeset``; anything else runs alone (``script.run_script``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from slopjudge.checks.script import (
+    check_env,
+    payload_bytes,
+    python_env,
+    script_result,
+)
+from slopjudge.hookspec import CheckContext
+from slopjudge.model import CheckResult
+from slopjudge.procs import ProcResult, is_python_script, run
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batchchild.py")
+
+
+def batchable(ctx: CheckContext) -> bool:
+    """A Python script the child can run as its own process would."""
+    check = ctx.check
+    return (check.kind == "script" and check.each == "changeset" and not check.needs
+            and check.script is not None and os.path.isabs(check.script)
+            and bool(sys.executable) and is_python_script(check.script)
+            and os.path.isfile(check.script) and os.access(check.script, os.R_OK))
+
+
+def plan(contexts: Iterable[CheckContext], parts: int) -> dict[str, Batch]:
+    """Each batched check's batch: the batchable checks dealt into at most ``parts``
+    batches of two or more (fewer checks run alone)."""
+    chosen = [ctx for ctx in contexts if batchable(ctx)]
+    parts = max(1, min(parts, len(chosen) // 2))
+    if len(chosen) < 2:
+        return {}
+    batches = [Batch(chosen[n::parts]) for n in range(parts)]
+    return {ctx.check.full_id: b for b in batches for ctx in b.contexts}
+
+
+class Batch:
+    """Some checks' scripts in one child; run once, by the first check that asks."""
+
+    def __init__(self, contexts: list[CheckContext]) -> None:
+        self.contexts = contexts
+        self.lock = threading.Lock()
+        self.results: dict[str, CheckResult | None] | None = None
+
+    def result(self, ctx: CheckContext, slot: threading.BoundedSemaphore) -> CheckResult | None:
+        """``ctx``'s result; None when it must run alone. ``slot``: held while the
+        child runs (it takes a CPU as a lone script would)."""
+        with self.lock:
+            if self.results is None:
+                with slot:
+                    self.results = self._run()
+        return self.results.get(ctx.check.full_id)
+
+    def _run(self) -> dict[str, CheckResult | None]:
+        import marshal
+
+        given = [(ctx.check.script, ctx.rule.dir, python_env(check_env(ctx), ctx.rule.dir),
+                  payload_bytes(ctx)) for ctx in self.contexts]
+        pipes = [os.pipe() for _ in range(2 * len(given))]  # each script's stdout, stderr
+        jobs = [(*job, pipes[2 * n][1], pipes[2 * n + 1][1]) for n, job in enumerate(given)]
+        first = self.contexts[0]
+        proc = run([sys.executable, CHILD], input=marshal.dumps(jobs),
+                   timeout=min(ctx.check.timeout for ctx in self.contexts),
+                   cwd=first.rule.dir, env=jobs[0][2], registry=first.processes, pipes=pipes)
+        return self._read(proc)
+
+    def _read(self, proc: ProcResult) -> dict[str, CheckResult | None]:
+        started: set[int] = set()
+        ended: dict[int, tuple[int, int]] = {}
+        for line in proc.stdout.decode("ascii", "replace").splitlines():
+            word = line.split()
+            if len(word) == 2 and word[0] == "S" and word[1].isdigit():
+                started.add(int(word[1]))
+            elif len(word) == 4 and word[0] == "E":
+                ended[int(word[1])] = (int(word[2]), int(word[3]) // 1000)
+        out: dict[str, CheckResult | None] = {}
+        for n, ctx in enumerate(self.contexts):
+            stdout, stderr = proc.pipes[2 * n], proc.pipes[2 * n + 1]
+            if n in ended:
+                status, ms = ended[n]
+                own = ProcResult(status, stdout, stderr)
+            elif n in started and not proc.timed_out and proc.start_error is None:
+                # It ended the child (a signal, os._exit): its own process would have ended.
+                ms = int(proc.duration_s * 1000)
+                own = ProcResult(proc.returncode, stdout, stderr)
+            else:
+                out[ctx.check.full_id] = None  # not run, or cut short by the batch's timeout
+                continue
+            out[ctx.check.full_id] = script_result(ctx.check, own, ms)
+        return out

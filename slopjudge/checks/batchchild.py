@@ -1,0 +1,206 @@
+"""The child process of a script batch (``checks/batch.py``): runs the Python script
+checks it is given one after the other in this one interpreter, each as
+``python script.py`` would run it, so a hook call starts Python once for all of them.
+
+Run as a file, never imported: it imports nothing of slopjudge (a script sees the
+modules a fresh interpreter has) and only built-in modules before the first script.
+
+Each script gets what its own process would: ``__name__ == "__main__"`` in a fresh
+module, ``sys.argv == [path]``, ``sys.path[0]`` its folder, its own environment and
+working folder, its payload on file descriptor 0, its own stdout and stderr pipes
+(file descriptors 1 and 2, read by the parent), its exit status from ``SystemExit``,
+an uncaught exception (a traceback, 1), a signal or ``os._exit``, with its ``atexit``
+handlers run and its output flushed after it. Modules it imported from its own
+folder are forgotten after it (another rule's folder may hold a module of the same
+name); others (the standard library, the pack's ``_lib``) stay imported for the
+next script, which is what makes the batch cheap.
+
+On its original stdout it tells the parent ``S <i>`` before script ``i`` and
+``E <i> <status> <microseconds>`` after it. A script that ends the process (a signal,
+``os._exit``) leaves its ``S`` without an ``E``: the parent takes the process's own
+status for it, and runs each script not started yet on its own. The child stops
+early, leaving the rest to run alone, when a script leaves threads running. If the
+child cannot report, it kills itself (``SIGKILL``), which the parent reads as an
+error of the running script, never a pass.
+"""
+
+# Built in or loaded at start-up: importing them costs nothing.
+import _signal
+import _thread
+import atexit
+import builtins
+import io
+import marshal
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _main() -> None:
+    jobs = marshal.loads(sys.stdin.buffer.read())
+    report = os.dup(1)
+    for job in jobs:  # a script's subprocess must not hold a later script's pipes open
+        os.set_inheritable(job[4], False)
+        os.set_inheritable(job[5], False)
+    me = os.getpid()
+    pristine_path = list(sys.path)
+    handlers = {n: _signal.getsignal(n) for n in range(1, _signal.NSIG)
+                if n not in (_signal.SIGKILL, _signal.SIGSTOP)}
+    handlers = {n: h for n, h in handlers.items() if h is not None}
+    runner_main = sys.modules["__main__"]
+    loader_type: Any = type(runner_main.__loader__)
+    encoding, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
+
+    def say(line: str) -> None:
+        try:
+            os.write(report, line.encode("ascii"))
+        except OSError:
+            os.kill(me, _signal.SIGKILL)
+
+    for i, (path, cwd, env, payload, out_fd, err_fd) in enumerate(jobs):
+        say(f"S {i}\n")
+        started = time.monotonic()
+        _enter(path, cwd, env, payload, out_fd, err_fd, encoding, errors)
+        sys.path[:] = pristine_path
+        sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+        before = set(sys.modules)
+        module: Any = type(sys)("__main__")
+        module.__file__ = path
+        module.__cached__ = None
+        module.__loader__ = loader_type("__main__", path)
+        module.__builtins__ = builtins
+        sys.modules["__main__"] = module
+        status = _run(path, module)
+        if os.getpid() != me:  # a fork of the script that ran on to the end
+            status = _finish(status)
+            os._exit(status & 0xFF if status >= 0 else 1)
+        threads = _thread._count()
+        status = _finish(status)
+        say(f"E {i} {status} {int((time.monotonic() - started) * 1e6)}\n")
+        sys.modules["__main__"] = runner_main
+        _forget(before, os.path.dirname(os.path.realpath(path)))
+        _reset_signals(handlers)
+        if threads:
+            return  # a thread of this script may still write: the rest run alone
+
+
+def _enter(path: str, cwd: str, env: dict[str, str], payload: bytes, out_fd: int,
+           err_fd: int, encoding: str, errors: str) -> None:
+    """File descriptors 0, 1 and 2, the std streams, environment and folder of one script."""
+    stdin = os.memfd_create("stdin") if hasattr(os, "memfd_create") else _temp_fd()
+    os.write(stdin, payload)
+    os.lseek(stdin, 0, os.SEEK_SET)
+    for fd, target in ((stdin, 0), (out_fd, 1), (err_fd, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    # As the interpreter makes them at start-up (stderr line-buffered, since 3.9).
+    sys.stdin = io.TextIOWrapper(
+        open(0, "rb", closefd=False), encoding=encoding, errors=errors, newline="\n")
+    sys.stdout = io.TextIOWrapper(
+        open(1, "wb", closefd=False), encoding=encoding, errors=errors, newline="\n")
+    sys.stderr = io.TextIOWrapper(
+        open(2, "wb", closefd=False), encoding=encoding, errors="backslashreplace",
+        newline="\n", line_buffering=True)
+    for name in ("stdin", "stdout", "stderr"):  # what the interpreter started with, too
+        setattr(sys, f"__{name}__", getattr(sys, name))
+    os.environ.clear()
+    os.environ.update(env)
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    sys.argv[:] = [path]
+    os.chdir(cwd)
+
+
+def _temp_fd() -> int:
+    import tempfile
+
+    return os.dup(tempfile.TemporaryFile().fileno())
+
+
+def _run(path: str, module: "Any") -> int:
+    """Compile and run the script as ``__main__``; its exit status (negative: a signal).
+    Its bytecode is kept as an imported module's is (under ``PYTHONPYCACHEPREFIX``,
+    checked against the source's size and time): compiling the pack's scripts on
+    every call would cost more than running them."""
+    try:
+        code = module.__loader__.get_code("__main__")
+        exec(code, module.__dict__)  # noqa: S102 - running the rule's script is the point
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt as exc:
+        _print_exception(exc, path)
+        return -2  # Python ends itself with SIGINT for an uncaught Ctrl-C
+    except BaseException as exc:  # noqa: BLE001 - what the interpreter would print and exit 1 for
+        _print_exception(exc, path)
+        return 1
+    return 0
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:  # noqa: BLE001, S110 - the interpreter ignores this too
+        pass
+    return 1
+
+
+def _print_exception(exc: BaseException, path: str) -> None:
+    """As the interpreter prints it: the traceback from the script's own frames on."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+        tb = tb.tb_next
+    try:
+        sys.excepthook(type(exc), exc, tb)
+    except Exception:  # noqa: BLE001, S110 - as the interpreter, which then exits 1
+        pass
+    finally:
+        sys.excepthook = sys.__excepthook__
+
+
+def _finish(status: int) -> int:
+    """What the interpreter does at exit: run the ``atexit`` handlers, flush the streams
+    (a failed flush of stdout exits 120)."""
+    atexit._run_exitfuncs()
+    atexit._clear()
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - as the interpreter: stdout failing is status 120
+            if stream is sys.stdout and status == 0:
+                status = 120
+    return status
+
+
+def _forget(before: set[str], folder: str) -> None:
+    """Drop modules the script imported from its own folder (or below it)."""
+    prefix = folder.rstrip(os.sep) + os.sep
+    for name in set(sys.modules) - before:
+        where = getattr(sys.modules[name], "__file__", None) or ""
+        if where and os.path.realpath(where).startswith(prefix):
+            del sys.modules[name]
+
+
+def _reset_signals(handlers: dict[int, object]) -> None:
+    """Timers off and signal handlers as they were before the script."""
+    for timer in (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF):
+        _signal.setitimer(timer, 0)
+    for signum, handler in handlers.items():
+        if _signal.getsignal(signum) is not handler:
+            _signal.signal(signum, handler)
+
+
+if __name__ == "__main__":
+    del sys.path[0]  # this file's folder: nothing may be imported from it
+    try:
+        _main()
+    except BaseException:
+        os.kill(os.getpid(), _signal.SIGKILL)  # never a status a script could have given
+    os._exit(0)
