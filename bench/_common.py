@@ -114,16 +114,18 @@ def paired(runs: int, base: list[str], argv: list[str], *, stdin: str = "", cwd:
 
 def ratios(runs: int, base: list[str], argv: list[str], *, stdin: str = "",
            cwd: str | None = None, env: dict[str, str] | None = None,
-           expect_out: str | None = None) -> list[float]:
+           expect_out: str | None = None, expect_in: str | None = None) -> list[float]:
     """The ratio of ``argv``'s wall time to ``base``'s for each of ``runs`` pairs, the
-    two run one after the other so both see the same load."""
+    two run one after the other so both see the same load. ``expect_out``: its whole
+    stdout; ``expect_in``: a text its stdout holds."""
     import sys
 
     out = []
     for _ in range(runs):
         b, _cpu, _p = timed(base, stdin="", env=env)
         t, _cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
-        if proc.returncode != 0 or (expect_out is not None and proc.stdout != expect_out):
+        if proc.returncode != 0 or (expect_out is not None and proc.stdout != expect_out) or (
+                expect_in is not None and expect_in not in proc.stdout):
             sys.exit(f"unexpected result from {argv}: rc={proc.returncode} "
                      f"stdout={proc.stdout[:300]!r} stderr={proc.stderr[:300]!r}")
         out.append(t / b)

@@ -12,6 +12,7 @@ Rows (goal in brackets):
    at the machine's load and again beside two busy CPU loops the bench starts:
    Read (no rule applies)                         [median <= 2x]
    Write of a small clean .py                     [median <= 3.5x, p95 <= 6x]
+   Write of a .py with slop, denied at write time [median <= 3.5x, p95 <= 6x]
    Edit of src/app.py                             [median <= 3.5x, p95 <= 6x]
    Bash ``ls``                                    [median <= 3.5x, p95 <= 6x]
 2. ``run --dry-run --diff`` over 10,000 changed files     [<= 3 s, <= 200 MB peak]
@@ -40,6 +41,16 @@ CLEAN_PY = '''"""Small helpers for prices."""
 def total(prices: list[float], tax: float) -> float:
     """The sum of ``prices`` with ``tax`` added (0.2 for 20 %)."""
     return round(sum(prices) * (1 + tax), 2)
+'''
+
+SLOP_PY = '''"""A loader."""
+
+
+def load(path: str) -> str:
+    try:
+        return open(path).read()
+    except:
+        pass
 '''
 
 PEAK = r"""
@@ -99,19 +110,29 @@ def main() -> int:
             ("Write of a small clean .py", (3.5, 6.0),
              hook_event(ws, "Write", {"file_path": os.path.join(ws, "src", "prices.py"),
                                       "content": CLEAN_PY})),
+            ("Write of a .py with slop, denied at write time", (3.5, 6.0),
+             hook_event(ws, "Write", {"file_path": os.path.join(ws, "src", "store.py"),
+                                      "content": SLOP_PY})),
             ("Edit of src/app.py", (3.5, 6.0),
              hook_event(ws, "Edit", {"file_path": os.path.join(ws, "src", "app.py"),
                                      "old_string": "return 1", "new_string": "return 2"})),
             ("Bash `ls`", (3.5, 6.0), hook_event(ws, "Bash", {"command": "ls"})),
         ]
-        for _name, _goal, event in rows:  # warm-up: rules cache, bytecode
-            ratios(1, base_py, hook, stdin=event, cwd=ws, env=env, expect_out="")
+
+        def expect(name: str) -> dict[str, str]:
+            """The answer each row must get: a deny for the slop, else none (an allow)."""
+            return {"expect_in": "swallowed-errors"} if "slop" in name else {"expect_out": ""}
+
+        for name, _goal, event in rows:  # warm-up: rules cache, bytecode
+            ratios(1, base_py, hook, stdin=event, cwd=ws, env=env, **expect(name))
         failed = 0
         for load_name, loops in (("low load", 0), ("beside two busy CPU loops", 2)):
+            print(f"machine load average before the {load_name} rows: "
+                  f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
             with BusyLoops(loops):
                 for name, (median_goal, p95_goal), event in rows:
                     got = ratios(args.runs, base_py, hook, stdin=event, cwd=ws, env=env,
-                                 expect_out="")
+                                 **expect(name))
                     median, high = statistics.median(got), p95(got)
                     ok = median <= median_goal and (p95_goal is None or high <= p95_goal)
                     failed += not ok
