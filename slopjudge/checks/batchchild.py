@@ -62,6 +62,8 @@ def _main() -> None:
             os.kill(me, _signal.SIGKILL)
 
     for i, (path, cwd, env, payload, out_fd, err_fd) in enumerate(jobs):
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            continue  # gone since it was planned: run alone, it is an error there
         say(f"S {i}\n")
         started = time.monotonic()
         _enter(path, cwd, env, payload, out_fd, err_fd, encoding, errors)

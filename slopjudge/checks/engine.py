@@ -142,15 +142,17 @@ def _run(
         if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
             raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
         batch = batches.get(check.full_id)
-        if on_start is not None:
+        if batch is not None and on_start is not None:
             on_start(check.full_id)
-        got = batch.result(ctx, scripts) if batch is not None else None
-        if got is not None:
-            result = got
-        elif check.kind == "judge":
+        result = batch.result(ctx, scripts) if batch is not None else None
+        if result is None and check.kind == "judge":
+            if on_start is not None:
+                on_start(check.full_id)
             result = kind(ctx)
-        else:
+        elif result is None:
             with scripts:
+                if on_start is not None and batch is None:
+                    on_start(check.full_id)
                 result = kind(ctx)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
