@@ -62,7 +62,8 @@ rule = os.environ["SLOPJUDGE_RULE"]
 json.dump({{"pid": os.getpid(), "ppid": os.getppid(), "argv": sys.argv, "cwd": os.getcwd(),
            "path0": sys.path[0], "main": __name__, "check": data["check"],
            "worker": "slopjudge.procs" in sys.modules, "leaked": os.environ.get("LEAK"),
-           "seen_before": "seen_marker" in globals()}}, open(os.path.join({str(seen)!r}, rule), "w"))
+           "seen_before": "seen_marker" in globals()}},
+          open(os.path.join({str(seen)!r}, rule), "w"))
 os.environ["LEAK"] = rule
 seen_marker = 1
 print("looked")
