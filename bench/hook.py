@@ -126,7 +126,7 @@ def main() -> int:
         for name, _goal, event in rows:  # warm-up: rules cache, bytecode
             ratios(1, base_py, hook, stdin=event, cwd=ws, env=env, **expect(name))
         failed = 0
-        for load_name, loops in (("low load", 0), ("beside two busy CPU loops", 2)):
+        for load_name, loops in (("at the machine's load", 0), ("beside two busy CPU loops", 2)):
             print(f"machine load average before the {load_name} rows: "
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
             with BusyLoops(loops):
