@@ -127,7 +127,7 @@ def main() -> int:
             ratios(1, base_py, hook, stdin=event, cwd=ws, env=env, **expect(name))
         failed = 0
         for load_name, loops in (("at the machine's load", 0), ("beside two busy CPU loops", 2)):
-            print(f"machine load average before the {load_name} rows: "
+            print(f"machine load average before the rows {load_name}: "
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
             with BusyLoops(loops):
                 for name, (median_goal, p95_goal), event in rows:

@@ -13,7 +13,8 @@ capped as a lone check's), how long it took. Fail closed as a lone script:
   that hangs times out on its own, as it always did);
 - a script that ends the child (a signal, ``os._exit``) gets that status, as its
   own process would have; the scripts after it run alone;
-- a batch that cannot start, or stops early, leaves its checks to run alone.
+- a batch that cannot start, or stops early, leaves its checks to run alone; so does
+  one whose files' text is over ``MAX_PAYLOADS`` together (a huge change).
 
 A batch is planned only where it pays: at least two Python scripts with no
 ``needs`` and ``each: changeset``; anything else runs alone (``script.run_script``).
@@ -39,6 +40,12 @@ TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+# A batch holds every payload at once (here and in the child); past this many bytes of
+# its files' text its checks run alone, each payload held only while its own check runs
+# (as many at once as run at once). A change that big takes far longer to judge than a
+# Python start per check costs.
+MAX_PAYLOADS = 8 << 20
+
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batchchild.py")
 
 
@@ -55,11 +62,19 @@ def plan(contexts: Iterable[CheckContext], parts: int) -> dict[str, Batch]:
     """Each batched check's batch: the batchable checks dealt into at most ``parts``
     batches of two or more (fewer checks run alone)."""
     chosen = [ctx for ctx in contexts if batchable(ctx)]
+    if sum(_size(ctx) for ctx in chosen) > MAX_PAYLOADS:
+        return {}
     parts = max(1, min(parts, len(chosen) // 2))
     if len(chosen) < 2:
         return {}
     batches = [Batch(chosen[n::parts]) for n in range(parts)]
     return {ctx.check.full_id: b for b in batches for ctx in b.contexts}
+
+
+def _size(ctx: CheckContext) -> int:
+    """About how many bytes the check's payload is: its files' text, before encoding."""
+    return sum(len(f.diff) + len(f.old_content or "") + len(f.new_content or "")
+               for f in ctx.changeset.files)
 
 
 class Batch:

@@ -221,3 +221,26 @@ checks:
     assert answer["permissionDecision"] == "deny"
     assert "killed by SIGKILL" in answer["permissionDecisionReason"]
     assert "slow-py" in answer["permissionDecisionReason"]
+
+
+def test_a_huge_change_runs_its_scripts_alone(tmp_path: Path) -> None:
+    """A batch would hold every payload at once: past MAX_PAYLOADS each script runs
+    alone, holding only its own."""
+    from slopjudge.checks.batch import MAX_PAYLOADS
+
+    pids = tmp_path / "pids"
+    body = (f"import os, sys\nsys.stdin.read()\n"
+            f"open({str(pids)!r}, 'a').write(f'{{os.getpid()}} ')\n")
+    rules = []
+    for rid in ("a", "b"):
+        folder = tmp_path / "rules" / rid
+        folder.mkdir(parents=True)
+        (folder / "check.py").write_text(body, encoding="utf-8")
+        rules.append(_rule(folder, rid, 60.0))
+    text = "x = 1\n" * (MAX_PAYLOADS // 12 + 1)
+    change = Changeset(files=[FileChange(path="a.py", status="A", new_content=text,
+                                         diff="", added=1)])
+    results = engine.run(rules, Event(kind="pre-tool", tool_name="Write"), change,
+                         workspace=str(tmp_path), options=RunOptions(jobs=2))
+    assert [r.outcome for r in results] == ["pass", "pass"], results
+    assert len(set(pids.read_text().split())) == 2
