@@ -236,9 +236,11 @@ def _deadline(limit: float) -> Iterator[None]:
 
     Works in any thread (judges render in worker threads, where no alarm signal reaches)
     and costs next to nothing: compiled templates check the clock on entering every block
-    (each loop iteration, macro call, branch taken) and on every call they make
-    (:class:`_DeadlineCodeGenerator`, :meth:`_Sandbox.call`), where a runaway template
-    spends its time. A trace function did the same at twice the cost of every render.
+    (each loop iteration, macro call, branch taken), on every call they make and in every
+    filter and test (:class:`_DeadlineCodeGenerator`, :meth:`_Sandbox.call`,
+    :func:`_checked`), where a runaway template spends its time. A trace function did the
+    same at twice the cost of every render. One operation of Python's own (a huge string
+    method) is not cut short; the sandbox refuses the huge values (:func:`_too_large`).
     """
     outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
     _clock.end, _clock.limit = time.monotonic() + limit, limit
