@@ -240,7 +240,8 @@ def _deadline(limit: float) -> Iterator[None]:
     filter and test (:class:`_DeadlineCodeGenerator`, :meth:`_Sandbox.call`,
     :func:`_checked`), where a runaway template spends its time. A trace function did the
     same at twice the cost of every render. One operation of Python's own (a huge string
-    method) is not cut short; the sandbox refuses the huge values (:func:`_too_large`).
+    method) is not cut short; huge numbers and repetitions are refused before they run
+    (:func:`_too_large`).
     """
     outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
     _clock.end, _clock.limit = time.monotonic() + limit, limit
