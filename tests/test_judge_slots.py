@@ -113,6 +113,50 @@ def test_a_slot_held_by_a_dead_process_is_free_again(tmp_path: Path) -> None:
     assert oct(os.stat(folder()).st_mode & 0o777) == "0o700"
 
 
+def test_calls_of_one_process_wait_for_its_own_slots() -> None:
+    """Threads of one process (a run's judges) hold at most ``judge_slots`` at once; one
+    waiting past its timeout is an error and leaves no slot taken."""
+    import threading
+    import time
+
+    lock = threading.Lock()
+    holding: list[int] = []
+    most = [0]
+
+    def call(n: int) -> None:
+        with Slot(2, 60):
+            with lock:
+                holding.append(n)
+                most[0] = max(most[0], len(holding))
+            time.sleep(0.02)
+            with lock:
+                holding.remove(n)
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads) and holding == []
+    assert 1 <= most[0] <= 2
+    with Slot(1, 10):
+        errors: list[BaseException] = []
+
+        def late() -> None:
+            try:
+                with Slot(1, 0.1):
+                    pass
+            except TimeoutError as exc:
+                errors.append(exc)
+
+        waiter = threading.Thread(target=late)
+        waiter.start()
+        waiter.join(timeout=60)
+        assert [str(e).split(" came")[0] for e in errors] == ["no judge slot of 1"]
+    with Slot(1, 10) as slot:  # the one that timed out took nothing
+        assert slot.fd >= 0
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("judge_slots: many\n", "slopjudge.yaml:1:1: `judge_slots` must be a whole number >= 1"),
     ("judge_slots: 0\n", "slopjudge.yaml:1:1: `judge_slots` must be a whole number >= 1"),

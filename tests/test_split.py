@@ -227,3 +227,28 @@ def test_the_same_change_splits_the_same_wherever_the_repository_lives(tmp_path:
         splits.append([FILE_RE.findall(p) for p in prompts])
     assert len(splits[0]) > 10
     assert splits[0] == splits[1]
+
+
+@pytest.mark.parametrize("outside", [100, 150])
+def test_files_outside_the_rules_paths_are_listed_up_to_100_then_counted(
+        tmp_path: Path, outside: int) -> None:
+    """The default pack's file list (``_changes.md.j2``): thousands of names outside the
+    rule's paths would fill every prompt; past 100 they are counted, not named."""
+    repo = tmp_path / "repo"
+    rule = repo / "rules" / "py"
+    rule.mkdir(parents=True)
+    (rule / "rule.yaml").write_text(
+        'description: judges Python\npaths: ["*.py"]\n'
+        "checks:\n  - id: judge\n    judge: py.md.j2\n")
+    (rule / "py.md.j2").write_text('{% include "_changes.md.j2" %}\nIs any of this slop?\n')
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    docs = [f"docs/page{n:03}.md" for n in range(outside)]
+    diff = new_file("src/app.py", ["x = 1"]) + "".join(new_file(p, ["text"]) for p in docs)
+    report, prompts = dry_run(repo, diff, tmp_path)
+    assert report["checks"][0]["outcome"] == "not_judged", report
+    [prompt] = prompts
+    assert "- src/app.py (A)\n" in prompt
+    listed = re.findall(r"^- (docs/\S+) \(A\), outside this rule's paths$", prompt, re.M)
+    assert listed == docs[:100]
+    more = re.findall(r"^- (\d+) more files outside this rule's paths$", prompt, re.M)
+    assert more == ([] if outside <= 100 else [str(outside - 100)])

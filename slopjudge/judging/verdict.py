@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -63,15 +64,33 @@ def verdict_instruction(min_confidence: float | None) -> str:
 @lru_cache(maxsize=1)
 def _validator() -> Any:
     # jsonschema is imported here, not at module level: the hook fast path
-    # must not pay for it unless a judge actually answers.
+    # must not pay for it unless a judge actually answers. The shipped schema is
+    # checked against its meta-schema by tests/test_verdict.py: checking it on every
+    # start cost more than the import, once per judge of a first wave (they ask at once).
     import jsonschema
 
     from slopjudge.loading.schemas import load_schema
 
     schema = load_schema("verdict.schema.json")
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+_warming = threading.Lock()
+
+
+def warm_validator() -> None:
+    """Build the reader's schema validator in the background, once: called as a judge
+    call starts, it is ready when the answers come (a first wave of parallel judges
+    would otherwise each wait, holding their judge slots, on jsonschema's import)."""
+    if _warming.acquire(blocking=False):  # never released: one warm-up per process
+        threading.Thread(target=_warm, name="verdict-schema", daemon=True).start()
+
+
+def _warm() -> None:
+    try:
+        _validator()
+    except Exception:  # noqa: BLE001, S110 - the reader meets it again, and says so
+        pass
 
 
 class _Reject(ValueError):

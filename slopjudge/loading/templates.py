@@ -24,18 +24,18 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
-import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
@@ -65,6 +65,8 @@ def escape_data(value: Any) -> Markup:
 def _finalize(value: Any) -> Any:
     # Runs on every {{ }} result before Jinja's own escape; returning Markup
     # makes that escape a no-op, so this escape is the one applied.
+    if type(value) is str:  # most values: the shortest way
+        return Markup(value.translate(_ESCAPES))
     if hasattr(value, "__html__"):
         return value
     return escape_data(value)
@@ -218,33 +220,43 @@ class TemplateTimeout(Exception):
         )
 
 
+_clock = threading.local()  # ``end``: this thread's render deadline (monotonic), if any
+
+
+def check_deadline() -> None:
+    """Raise :class:`TemplateTimeout` once this thread's render is past its deadline."""
+    end = getattr(_clock, "end", None)
+    if end is not None and time.monotonic() > end:
+        raise TemplateTimeout(_clock.limit)
+
+
 @contextmanager
 def _deadline(limit: float) -> Iterator[None]:
-    """Raise :class:`TemplateTimeout` in this thread once ``limit`` seconds pass.
+    """Stop a render that runs past ``limit`` seconds with :class:`TemplateTimeout`.
 
-    Works in any thread (judges render in worker threads, where no alarm
-    signal reaches): a trace function checks the clock on every function call,
-    and on every line of template code, where loops spin. Python modules are
-    not traced line by line, so Jinja's own code runs at full speed.
+    Works in any thread (judges render in worker threads, where no alarm signal reaches)
+    and costs next to nothing: compiled templates check the clock on entering every block
+    (each loop iteration, macro call, branch taken), on every call they make and in every
+    filter and test (:class:`_DeadlineCodeGenerator`, :meth:`_Sandbox.call`,
+    :func:`_checked`), where a runaway template spends its time. A trace function did the
+    same at twice the cost of every render. One operation of Python's own (a huge string
+    method) is not cut short; huge numbers and repetitions are refused before they run
+    (:func:`_too_large`).
     """
-    end = time.monotonic() + limit
-
-    def on_line(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
-        if time.monotonic() > end:
-            raise TemplateTimeout(limit)
-        return on_line
-
-    def on_call(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
-        if time.monotonic() > end:
-            raise TemplateTimeout(limit)
-        return None if frame.f_code.co_filename.endswith(".py") else on_line
-
-    previous = sys.gettrace()
-    sys.settrace(on_call)
+    outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
+    _clock.end, _clock.limit = time.monotonic() + limit, limit
     try:
         yield
     finally:
-        sys.settrace(previous)
+        _clock.end, _clock.limit = outer
+
+
+class _DeadlineCodeGenerator(CodeGenerator):
+    """Jinja's code generator, with a deadline check at the start of every block."""
+
+    def blockvisit(self, body: Iterable[nodes.Node], frame: Frame) -> None:
+        self.writeline("environment.check_deadline()")
+        super().blockvisit(body, frame)
 
 
 def _too_large(operator: str, left: Any, right: Any) -> str | None:
@@ -276,6 +288,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     """
 
     intercepted_binops = frozenset({"**", "*"})
+    code_generator_class = _DeadlineCodeGenerator
+    check_deadline = staticmethod(check_deadline)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        check_deadline()
+        return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         problem = _too_large(operator, left, right)
@@ -306,7 +324,21 @@ def _environment(
         "e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname,
         "funcname": _funcname, "tojson": _tojson,
     })
+    env.filters.update({name: _checked(fn) for name, fn in env.filters.items()})
+    env.tests.update({name: _checked(fn) for name, fn in env.tests.items()})
     return env
+
+
+def _checked(fn: Any) -> Any:
+    """``fn`` checking the render's deadline first: a loop inside a filter or a loop's
+    test runs no block of its own."""
+
+    @wraps(fn)  # keeps Jinja's pass_context marks
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        check_deadline()
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def _json_default(value: Any) -> Any:

@@ -31,8 +31,15 @@ DATA_LOOPS = (
     "{% endfor %}{% endfor %}\n"
 )
 
+# The inner loop runs inside a filter, called from a loop's test: no block is entered.
+FILTER_LOOPS = (
+    "Judge this change.\n"
+    "{% set big = range(10**5)|list %}{% for a in big if big|sum < 0 %}{% endfor %}\n"
+)
+
 CASES = {
     "nested-loops": (NESTED_LOOPS, 2, "ran longer than"),
+    "filter-loops": (FILTER_LOOPS, 2, "ran longer than"),
     "huge-power": (HUGE_POWER, 3, "too large a number"),
     "left-power": (LEFT_POWER, 2, "too large a number"),
 }

@@ -193,8 +193,11 @@ def call_runner(
     ``registry``: the engine run the runner's process belongs to."""
     import tenacity  # lazily: only a real judge call needs it
 
+    from slopjudge.judging.verdict import warm_validator
     from slopjudge.usage import add as add_usage
     from slopjudge.usage import parse_usage_line
+
+    warm_validator()
 
     env = runner_env(launched_by, min_confidence)
     env.update(extra_env or {})
