@@ -157,7 +157,7 @@ def run_json(argv: list[str], cwd: Path) -> Any:
                            f"{proc.stderr.strip()[:300]}") from None
 
 
-def measure_commit(res: Result, work: Path, rules: Path) -> None:
+def measure_commit(res: Result, work: Path, rules: Path, only: list[str]) -> None:
     gitdir = work / ".git"
     base = f"{res.commit}^"
     for row in git(gitdir, "diff", "--numstat", "--no-renames", base, res.commit).splitlines():
@@ -169,7 +169,8 @@ def measure_commit(res: Result, work: Path, rules: Path) -> None:
         elif ln.startswith("+") and path.endswith(CODE_EXT) and NAIVE.search(ln[1:]):
             res.naive = True
     report = run_json(["run", "--base", base, "--head", res.commit, "--dry-run", "--format",
-                       "json", "--rules", str(rules), "--no-cache", "--jobs", "1"], work)
+                       "json", "--rules", str(rules), "--no-cache", "--jobs", "1",
+                       *(a for rid in only for a in ("--rule", rid))], work)
     errors = [f"{c['id']}: {c['reason']}" for c in report["checks"] if c["outcome"] == "error"]
     errors += [str(e) for e in report.get("load_errors", [])]
     res.error = "; ".join(errors)[:500]
@@ -182,8 +183,8 @@ def measure_commit(res: Result, work: Path, rules: Path) -> None:
                                      "message": f["message"]})
 
 
-def measure_project(project: dict[str, Any], halves: list[str], scratch: Path, rules: Path) \
-        -> list[Result]:
+def measure_project(project: dict[str, Any], halves: list[str], scratch: Path, rules: Path,
+                    only: list[str]) -> list[Result]:
     todo = [Result(project["split"], project["repo"], c) for c in project["commits"]
             if project["split"] in halves]
     if "agent" in halves:
@@ -203,7 +204,7 @@ def measure_project(project: dict[str, Any], halves: list[str], scratch: Path, r
     (work / "slopjudge.yaml").write_text("preview: true\n", encoding="utf-8")
     for r in todo:
         try:
-            measure_commit(r, work, rules)
+            measure_commit(r, work, rules, only)
         except RuntimeError as exc:
             r.error = str(exc)
     print(f"  measured {project['repo']}: {len(todo)} commits", file=sys.stderr)
@@ -455,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure only this half (repeatable; default all)")
     ap.add_argument("--only", action="append", default=[], metavar="OWNER/NAME",
                     help="measure only this project (repeatable)")
+    ap.add_argument("--rule", action="append", default=[], metavar="ID",
+                    help="run only this rule (repeatable), while tuning it; the pack's figures "
+                         "then count only these rules")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--select", action="store_true",
                     help="choose the commits from the mirrors and rewrite the manifest")
@@ -479,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             groups = list(pool.map(
-                lambda p: measure_project(p, halves, scratch, args.rules.resolve()), projects))
+                lambda p: measure_project(p, halves, scratch, args.rules.resolve(), args.rule),
+                projects))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     results = [r for g in groups for r in g]

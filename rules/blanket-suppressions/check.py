@@ -99,13 +99,15 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.lang is None:
         return
     table = HASH if sf.lang in ("python", "hash") else SLASH
-    # A suppression the old version already had, on a line the change only edits or
-    # moves, was not added by this change: a removed line with the same suppression
-    # and much the same code carries it over (each removed line once).
+    # A suppression the old version already had, on a line the change only edits, moves or
+    # reshapes (an import sorter regrouping `from x import y  # noqa` lines), was not added
+    # by this change: each removed suppression carries one added one of the same kind over,
+    # the closest in code first.
     removed = [ss.NewLine(0, t, False) for t in sf.removed]
-    carried = [(ll.comment, ll.code.strip()) for ll in ss.lex(removed, sf.lang)
+    carried = [(_match(table, ll.comment), ll.code.strip()) for ll in ss.lex(removed, sf.lang)
                if ll.comment and _match(table, ll.comment)]
     lexed = sf.lexed()
+    found: list[tuple[ss.LexLine, str]] = []
     for i, ll in sf.added_indexed():
         text = ll.comment
         if not text:
@@ -115,14 +117,16 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         msg = _match(table, text)
         if msg is None or (sf.is_test and msg.startswith("`@ts-expect-error`")):
             continue  # in a test, `@ts-expect-error` asserts that the line must not type-check
-        code = ll.code.strip()
-        same = next((c for c in carried if c[0] == text
-                     and difflib.SequenceMatcher(None, c[1], code).ratio() >= 0.6), None)
+        found.append((ll, msg))
+    ranked = sorted(found, key=lambda f: -max(
+        (difflib.SequenceMatcher(None, c[1], f[0].code.strip()).ratio()
+         for c in carried if c[0] == f[1]), default=0.0))
+    for ll, msg in ranked:
+        same = next((c for c in carried if c[0] == msg), None)
         if same is not None:
             carried.remove(same)
             continue
         out.append(ss.Finding(sf.path, ll.no, msg))
-
 
 if __name__ == "__main__":
     ss.check_files(scan, ADVICE)

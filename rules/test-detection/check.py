@@ -33,8 +33,13 @@ RUNNER_MODULES = {"pytest", "_pytest", "unittest", "nose", "nose2", "doctest"}
 # a table of marker names, like this rule's own, reads nothing.
 ENV_READ = re.compile(
     r"\b(environ|getenv|Getenv|LookupEnv|process\s*\.\s*env|Deno\s*\.\s*env"
-    r"|flag\s*\.\s*Lookup)\b"
+    r"|import\s*\.\s*meta\s*\.\s*env|flag\s*\.\s*Lookup)\b"
 )
+# An environment's name compared with "test" (`process.env.NODE_ENV === "test"`,
+# `import.meta.env.MODE !== 'test'`, `os.getenv("APP_ENV") == "testing"`): the code asks
+# which environment it runs in, and the one it singles out is the test run.
+ENV_NAMES = {"test", "testing"}
+COMPARES = re.compile(r"[!=]==?")
 GO_ARGS_TEST = re.compile(r"\bos\s*\.\s*Args\s*\[\s*0\s*\]")
 
 # Code whose job is testing: a test runner or plugin, a test utility, a runner's config.
@@ -79,6 +84,9 @@ def _marker(ll: ss.LexLine, lang: str | None) -> str | None:
     named = [s for s in ll.strings if s in RUNNER_STRINGS]
     if named and ENV_READ.search(ll.code):
         return named[0]
+    if (ENV_READ.search(ll.code) and COMPARES.search(ll.code)
+            and any(s.lower() in ENV_NAMES for s in ll.strings)):
+        return "the environment's name compared with \"test\""
     if lang == "go" and GO_ARGS_TEST.search(ll.code) and ".test" in ll.strings:
         return "os.Args[0] ending in .test"
     return None

@@ -27,9 +27,20 @@ ALWAYS = ss.Later(
     r"enhanced|optimi[sz]ed|cleaned)$",
     re.I,
 )
-# Suffixes with legitimate uses elsewhere: a copy only when the original sits beside it.
+# Suffixes with legitimate uses elsewhere: a copy only when the original is in the
+# repository beside it (or the repository is not at hand to ask). Also in camelCase
+# (`formatNew.ts`, `clientV2.go`).
 IF_ORIGINAL = ss.Later(
-    r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$", re.I
+    r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$"
+    r"|(?<=[a-z0-9])(V\d+|New|Old|Alt|Tmp|Temp|Orig|Original|Latest)$", re.I
+)
+# A function or class defined under a versioned name beside the one it copies
+# (`parse_v2` beside `parse`, `loadNew` beside `load`).
+DEFINITION = ss.Later(
+    r"^\s*(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function\*?)\s+"
+    r"|func\s+(?:\([^)]*\)\s*)?|(?:export\s+)?(?:const|let|var)\s+)"
+    r"(?P<name>[A-Za-z_$][\w$]*?)(?P<suffix>_v\d+|V\d+|_new|New|_old|Old|_copy|Copy|_fixed|Fixed)"
+    r"\b(?!\s*:?=\s*(?![(]|function|async))"
 )
 VERSIONED_DIR = ss.Later(
     r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I
@@ -43,11 +54,35 @@ def split_name(base: str) -> tuple[str, str]:
     return lead + stem, (dot + ext)
 
 
-def exists_after(path: str, ws: str, present: set[str], deleted: set[str]) -> bool:
-    """Whether the file is there once the change applies: named by it, or on disk and kept."""
-    if path in deleted:
-        return False
-    return path in present or os.path.isfile(os.path.join(ws, path))
+class Repository:
+    """Where the change's repository can be looked up once the change applies: the work tree
+    on disk, and the head commit of a range (a CI clone may have no files checked out). A
+    diff read alone, none of whose files or folders the workspace holds, comes from a
+    repository that is not at hand."""
+
+    def __init__(self, payload: dict[str, Any], present: set[str], deleted: set[str],
+                 added: set[str]) -> None:
+        cs = payload.get("changeset") or {}
+        self.ws = ss.workspace(payload)
+        self.head = cs.get("head")
+        self.present, self.deleted = present, deleted
+        bare = not cs.get("base") and not self.head and ss.event(payload).get("kind") != "pre-tool"
+        looked_up = [os.path.dirname(p) if p in added else p for p in present | deleted]
+        self.at_hand = not bare or any(os.path.exists(os.path.join(self.ws, p))
+                                       for p in looked_up if p)
+
+    def has(self, path: str) -> bool:
+        """Whether the file is there once the change applies: named by it, or in the
+        repository and kept."""
+        if path in self.deleted:
+            return False
+        if path in self.present or os.path.isfile(os.path.join(self.ws, path)):
+            return True
+        if not self.head:
+            return False
+        from slopjudge.changes.gitio import git  # only a versioned name gets this far
+
+        return bool(git(self.ws, ["ls-tree", "--name-only", str(self.head), "--", path]).strip())
 
 
 def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
@@ -65,9 +100,22 @@ def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
     return None
 
 
+def copied_functions(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+    """Functions and classes the change adds under a versioned name of one the file still
+    defines: the original should have been changed."""
+    if not sf.added:
+        return
+    text = "\n".join(nl.text for nl in sf.new_lines())  # the file, or what its hunks show
+    defined = ss.old_names(ss.SourceFile(sf.path, "A", None, None, text, "", sf.lang, [], [], {}))
+    for ll in sf.added_lexed():
+        m = DEFINITION.match(ll.code)
+        if m and m["name"] in defined and f"{m['name']}_v1" not in defined:
+            out.append(ss.Finding(sf.path, ll.no, f"{m['name']}{m['suffix']} copies "
+                                  f"{m['name']}, which the file still defines"))
+
+
 def main() -> None:
     payload = ss.load_payload()
-    ws = ss.workspace(payload)
     cs = payload.get("changeset") or {}
     present: set[str] = set()
     deleted: set[str] = set()
@@ -76,7 +124,13 @@ def main() -> None:
             (deleted if f.get("status") == "D" else present).add(str(f["path"]))
             if f.get("oldPath") and f.get("status") != "R":
                 present.add(str(f["oldPath"]))
+    added = {str(f.get("path")) for f in cs.get("files") or []
+             if isinstance(f, dict) and f.get("status") == "A"}
+    repo = Repository(payload, present, deleted, added)
     out: list[ss.Finding] = []
+    for sf in ss.code_files(payload):
+        if not VERSIONED_DIR.search(sf.path):
+            copied_functions(sf, out)
     for f in cs.get("files") or []:
         if not isinstance(f, dict) or f.get("status") not in ("A", "R"):
             continue
@@ -97,13 +151,17 @@ def main() -> None:
         if m:
             original = stem[: m.start()] + ext
             beside = os.path.join(folder, original) if folder else original
-            if stem[: m.start()] and exists_after(beside, ws, present, deleted):
+            root = stem[: m.start()]
+            caller = switched_caller(cs, root, stem) if root else None
+            if root and repo.has(beside):
                 out.append(ss.Finding(path, None, f"{base!r} duplicates {original!r} beside it"))
-            elif stem[: m.start()]:
-                caller = switched_caller(cs, stem[: m.start()], stem)
-                if caller:
-                    out.append(ss.Finding(path, None, f"{base!r} is a copy of "
-                                          f"{stem[: m.start()]!r}: {caller} is switched to it"))
+            elif caller:
+                out.append(ss.Finding(path, None, f"{base!r} is a copy of {root!r}: {caller} "
+                                      f"is switched to it"))
+            elif root and not repo.at_hand:
+                out.append(ss.Finding(path, None, f"{base!r} reads as another version of "
+                                      f"{original!r} (the diff came alone: its repository is "
+                                      f"not at hand to show whether {original!r} exists)"))
     ss.finish(out, ADVICE)
 
 
