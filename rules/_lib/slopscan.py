@@ -580,6 +580,30 @@ def by_tree(
         on_lines(sf, out)
 
 
+def repo_text(payload: dict[str, Any], path: str) -> str | None:
+    """A file of the repository as the change leaves it: from the change when it holds the
+    file, else from the work tree, else from the head commit of a range (a CI clone may have
+    no files checked out); None when it is nowhere."""
+    cs = payload.get("changeset") or {}
+    for f in cs.get("files") or []:
+        if isinstance(f, dict) and f.get("path") == path and isinstance(f.get("newContent"), str):
+            return str(f["newContent"])
+    ws = workspace(payload)
+    try:
+        with open(os.path.join(ws, path), encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        pass
+    if not cs.get("head"):
+        return None
+    from slopjudge.changes.gitio import ChangesetError, git
+
+    try:
+        return git(ws, ["show", f"{cs['head']}:{path}"]).decode("utf-8", "replace")
+    except ChangesetError:
+        return None
+
+
 def code_files(payload: dict[str, Any]) -> Iterator[SourceFile]:
     """The changed files in a programming language (``CODE_LANGS``)."""
     return (sf for sf in files(payload) if sf.lang in CODE_LANGS)

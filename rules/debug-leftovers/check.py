@@ -210,12 +210,47 @@ JS_TEST_DECL = re.compile(r"\b(it|test|describe|suite|Deno\.test)(\.\w+)?\s*\(")
 SEPARATOR = re.compile(r"^\s*([-=*#~_])\1{2,}\s*$")
 
 
+# What names the function or branch a JS line is in: a function's name (declared, assigned,
+# a method) or a `case` label of a switch (an interpreter's `case "print":` command).
+JS_OWNER = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<fn>[\w$]+)"
+    r"|^\s*(?:export\s+)?(?:const|let|var)\s+(?P<var>[\w$]+)\s*=\s*(?:async\s+)?"
+    r"(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)"
+    r"|^\s*(?:(?:static|async|public|private|protected)\s+)*(?P<method>[\w$]+)\s*\([^)]*\)\s*"
+    r"(?::\s*[^={]+)?\{\s*$"
+    r"|^\s*case\s+[\"'`]?(?P<case>[\w$.-]+)[\"'`]?\s*:")
+JS_NOT_OWNER = {"if", "for", "while", "switch", "catch", "with", "return", "function"}
+# JS names whose job is printing (narrower than PRINTING_FN: a component's `render` prints
+# nothing to the console on purpose).
+JS_PRINTING = re.compile(
+    r"^_*(print|pprint|dump|show|display|report|usage|help|banner|echo|log|logger|emit|"
+    r"warn|info|trace|summar|table)|(Print|Dump|Show|Report|Usage|Help|Banner|Log|Summary)$")
+
+
+def _js_owner(lines: list[ss.LexLine], i: int) -> str | None:
+    """The name of the function, method or `case` the line at ``i`` sits in: the nearest
+    one above it that is indented less."""
+    indent = ss.indent(lines[i].text)
+    for k in range(i - 1, max(-1, i - 200), -1):
+        prev = lines[k]
+        if not prev.code.strip() or ss.indent(prev.text) >= indent:
+            continue
+        m = JS_OWNER.match(prev.text)  # the text: a `case "print":` label is a string
+        if m:
+            name = m["fn"] or m["var"] or m["method"] or m["case"]
+            if name not in JS_NOT_OWNER:
+                return name
+        indent = ss.indent(prev.text)
+    return None
+
+
 def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
     content = sf.new_content or ""
     if sf.is_test and (JS_CAPTURE.search(content)
                        or (sf.new_content is not None and not JS_TEST_DECL.search(content))):
         return
-    for ll in sf.added_lexed():
+    lines = sf.lexed()
+    for i, ll in sf.added_indexed():
         if re.search(r"(^|[;{}\s])debugger\s*;?\s*$", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`debugger` statement"))
             continue
@@ -225,6 +260,9 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0])
                         and not (cli and SEPARATOR.match(ll.strings[0])))
         method = m.group(1)
+        owner = _js_owner(lines, i)
+        if not debugish and owner and JS_PRINTING.search(owner):
+            continue  # printing is that function's (or command's) job
         if debugish or method in ("debug", "trace", "dir", "table") or not cli:
             message = f"console.{method}() left in {ll.text.strip()[:60]!r}"
             out.append(ss.Finding(sf.path, ll.no, message))
@@ -259,7 +297,48 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 
 
-def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
+JS_RELATIVE = re.compile(
+    r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}/[^"']+)["']""",
+    re.M)
+JS_EXTS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.ts")
+
+
+def _package_bins(payload: dict, path: str) -> tuple[str, list[str]]:
+    """The folder of the package.json nearest to ``path`` and the files its `bin` names."""
+    folder = os.path.dirname(path)
+    while True:
+        manifest = os.path.join(folder, "package.json") if folder else "package.json"
+        text = ss.repo_text(payload, manifest)
+        if text is not None:
+            import json
+
+            try:
+                bins = json.loads(text).get("bin") or {}
+            except (ValueError, AttributeError):
+                bins = {}
+            names = [bins] if isinstance(bins, str) else list(bins.values()) \
+                if isinstance(bins, dict) else []
+            return folder, [os.path.normpath(os.path.join(folder, str(b))) for b in names]
+        if not folder:
+            return "", []
+        folder = os.path.dirname(folder)
+
+
+def runs_as_command(payload: dict, path: str) -> bool:
+    """Whether a package's command runs this JS file: its package.json's `bin` names it, or
+    a file `bin` names imports it (a package's index.js behind its bin.js)."""
+    _, bins = _package_bins(payload, path)
+    if path in bins:
+        return True
+    for b in bins:
+        for spec in JS_RELATIVE.findall(ss.repo_text(payload, b) or ""):
+            target = os.path.normpath(os.path.join(os.path.dirname(b), spec))
+            if any(target + ext == path for ext in JS_EXTS):
+                return True
+    return False
+
+
+def scan(sf: ss.SourceFile, out: list[ss.Finding], payload: dict) -> None:
     if sf.lang == "python" and not ss.may_match(sf, PY_ANY):
         return
     content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
@@ -267,10 +346,23 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.lang == "python":
         ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
     elif sf.lang == "js":
-        js_lines(sf, cli, out)
+        found: list[ss.Finding] = []
+        js_lines(sf, cli, found)
+        if found and not cli and not sf.is_test and runs_as_command(payload, sf.path):
+            found = []
+            js_lines(sf, True, found)  # what a command prints is its output
+        out += found
     elif sf.lang == "go":
         go_lines(sf, cli, out)
 
 
+def main() -> None:
+    payload = ss.load_payload()
+    out: list[ss.Finding] = []
+    for sf in ss.files(payload):
+        scan(sf, out, payload)
+    ss.finish(out, ADVICE)
+
+
 if __name__ == "__main__":
-    ss.check_files(scan, ADVICE)
+    ss.main_guard(main)
