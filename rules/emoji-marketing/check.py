@@ -38,12 +38,42 @@ MESSAGE_CALL = re.compile(
 )
 
 
+# A value quoted in prose (`'🚀'`, "`✅`") is data the comment mentions, not its voice.
+QUOTED = re.compile(r"`[^`]+`|'[^'\s]{1,12}'|\"[^\"\s]{1,12}\"")
+DOC_TAG = re.compile(r"^\s*\*?\s*@(\w+)")
+FENCE = re.compile(r"^\s*\*?\s*(```|~~~)")
+
+
+def example_lines(lines: list[ss.LexLine]) -> set[int]:
+    """Lines of code examples inside documentation: an `@example` block of a doc comment (up
+    to its next tag or its end), a fenced block, a doctest line. Their emoji are data."""
+    inside: set[int] = set()
+    example = fence = False
+    for ll in lines:
+        if not ll.doc:
+            example = fence = False
+            continue
+        tag = DOC_TAG.match(ll.text)
+        if tag:
+            example = tag[1] == "example"
+        if FENCE.match(ll.text):
+            fence = not fence
+            inside.add(ll.no)
+        elif example or fence or ll.text.lstrip().startswith((">>>", "... ")):
+            inside.add(ll.no)
+    return inside
+
+
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if not ss.may_hold(sf, FIRST_WORDS):
         return
+    examples = example_lines(sf.lexed())
     for ll in sf.added_lexed():
+        if ll.no in examples:
+            continue
         doc_text = ll.text if (ll.doc and (ll.in_string or not ll.code.strip("\"' "))) else ""
-        prose = " ".join(x for x in (ll.comment, doc_text) if x)
+        doc_text = doc_text.replace('"""', " ").replace("'''", " ")
+        prose = QUOTED.sub("", " ".join(x for x in (ll.comment, doc_text) if x))
         snippet = ll.text.strip()[:50]
         if EMOJI.search(prose):
             message = f"emoji in a comment or docstring: {snippet!r}"
