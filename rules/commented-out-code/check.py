@@ -87,6 +87,20 @@ def _prose(t: str) -> bool:
         re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
 
 
+def _outside_parens(t: str) -> str:
+    """The text with its parenthesised groups removed (innermost first)."""
+    while True:
+        shorter = re.sub(r"\([^()]*\)", "", t)
+        if shorter == t:
+            return t
+        t = shorter
+
+
+# Two plain words in a row outside any parentheses: a sentence that names a call
+# ("Close() flushes the buffer (if any)"), not a call.
+WORDS_OUTSIDE = re.compile(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+
+
 def _c_codey(text: str) -> bool:
     t = text.strip()
     if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
@@ -98,9 +112,12 @@ def _c_codey(text: str) -> bool:
     if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
         return True
     if C_STATEMENT.match(t) and not re.search(r"[.!?]$", t):
-        prose = re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+", t)
-        return not prose or bool(re.search(r"[;{}()=]", t))
-    return bool(C_CALL.match(t)) and " " not in t.split("(")[0]
+        prose = re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+|\((?:[A-Za-z']+\s+)+[A-Za-z']+\)", t)
+        # a sentence may hold a parenthesis ("return early (nothing to do)"); code holds a
+        # call, a brace, a semicolon or an assignment
+        return not prose or bool(re.search(r"[;{}=]|\w\(", t))
+    return (bool(C_CALL.match(t)) and " " not in t.split("(")[0]
+            and not WORDS_OUTSIDE.search(_outside_parens(t)))
 
 
 DECLARATION = re.compile(r"^\s*(func|type|package|var|const|class|interface|export|function|"
@@ -113,8 +130,13 @@ def _indent_of(comment_text: str) -> int:
     return len(body) - len(body.lstrip(" "))
 
 
+# Example programs and documentation: their comments show alternatives ("Node.js: use ...").
+EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", re.I)
+
+
 def _code_in_run(
-    run: list[ss.LexLine], codey: Callable[[str], bool], python: bool, doc: bool
+    run: list[ss.LexLine], codey: Callable[[str], bool], python: bool, doc: bool,
+    example_file: bool = False,
 ) -> list[ss.LexLine]:
     """The lines of one run of added comment lines that read as code (up to an example).
 
@@ -128,7 +150,8 @@ def _code_in_run(
         if not c.comment or c.doc:  # a documentation comment's code lines are examples
             continue
         if codey(c.text.strip()[1:].strip() if python else c.comment):
-            if any(EXAMPLE_LEAD.search(p.comment) and not codey(p.comment) for p in run[:k]):
+            if any((example_file or EXAMPLE_LEAD.search(p.comment)) and not codey(p.comment)
+                   for p in run[:k] if p.comment):
                 break
             if doc and prose_indent is not None and _indent_of(c.text.strip()) > prose_indent:
                 continue
@@ -185,7 +208,8 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
                           ll.code) if doc else None
             name = m.group(1) + "(" if m else None  # a doc example calls what it documents
-            hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc)
+            hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc,
+                                            bool(EXAMPLE_PATH.search(sf.path)))
                     if h.added and h.no not in example and not _edited_comment(sf, h.text)
                     and not (name and name in h.text)]
             if hits:
