@@ -564,3 +564,38 @@ def test_a_preview_rule_is_off_until_the_settings_enable_it(tmp_path: Path) -> N
     assert res.returncode != 0
     assert "slopjudge.yaml:1:1: `preview` must be true, false or a list of rule ids" in \
         res.stdout + res.stderr
+
+
+# ----------------------------------------------------------------------------- the repository
+
+
+def test_repository_files_are_read_from_the_head_commit_of_an_unchecked_out_clone(
+        tmp_path: Path) -> None:
+    """A CI job or the corpus bench may judge a commit range in a clone with no files checked
+    out: the original of a versioned copy and the package.json behind a command are read
+    from the head commit, not only from disk."""
+    from helpers import commit_all, git, make_repo, sj, write_files
+
+    src = make_repo(tmp_path / "src", {
+        "etl/loader.py": "def load(path):\n    return open(path).read()\n",
+        "package.json": '{"name": "x", "bin": {"x": "bin.js"}}\n',
+        "bin.js": 'import run from "./index.js"\nrun()\n',
+        "index.js": "export default function run() {\n  return 1\n}\n",
+    })
+    write_files(src, {
+        "etl/loader_v2.py": "def load(path, enc='utf-8'):\n    return open(path, encoding=enc).read()\n",
+        "index.js": "export default function run() {\n  console.log('done')\n  return 1\n}\n",
+    })
+    head = commit_all(src)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-checkout", str(src), str(clone))
+    assert not (clone / "etl").exists()
+    res = sj("run", "--base", f"{head}^", "--head", head, "--dry-run", "--format", "json",
+             "--rules", str(RULES), "--rule", "versioned-copies", "--rule", "debug-leftovers",
+             "--no-cache", cwd=clone, process=True)
+    report = json.loads(res.stdout)
+    outcome = {c["rule"]: c for c in report["checks"]}
+    assert outcome["versioned-copies"]["outcome"] == "refuse"
+    assert "duplicates 'loader.py'" in outcome["versioned-copies"]["reason"]
+    # index.js is what the package's command runs: its output is no debug leftover
+    assert outcome["debug-leftovers"]["outcome"] == "pass", outcome["debug-leftovers"]
