@@ -34,12 +34,23 @@ VERB_KEYWORDS = {
     "print": {"print", "log", "output"},
     "try": {"try", "attempt"},
 }
+# The edit told in the past tense ("Added error handling", "Updated to use the new API",
+# "Changed from X to Y"), not the code's action in the imperative ("Update the icon",
+# "Remove trailing slashes"), which is how a comment says what the code below does. A past
+# participle used as an adjective ("Fixed-size buffer", "Removed entries are kept") is not
+# narration either.
 EDIT_NARRATION = re.compile(
-    r"^\s*(added|adding|add(ed)?\s+new|updated?|updating|changed?|changing|modified|fixed|fixing|removed|"
-    r"refactored|replaced|now\s+(we|uses?|returns?|handles?)|new:|old:|previously|was\s+\w+\s+before|"
-    r"step\s+\d+\s*[:.-]|as\s+requested|per\s+(the\s+)?(request|review|instructions?))\b",
+    r"^\s*((added|updated|changed|modified|fixed|removed|refactored|replaced|rewrote|rewritten|"
+    r"switched|converted|moved|renamed)(?![-\w])(?!\s+\w+\s+(is|are|was|were|get|gets)\b)"
+    r"|now\s+(we|uses?|returns?|handles?)\b|new:|old:|previously\b|was\s+\w+\s+before\b|"
+    r"step\s+\d+\s*[:.-]|as\s+requested\b|per\s+(the\s+)?(request|review|instructions?)\b)",
     re.I,
 )
+# A comment right above a declaration documents it, and naming what it documents is its
+# convention (a Go doc comment starts with the name; a section header names the type).
+DECLARATION = re.compile(
+    r"^\s*(export\s+)?(default\s+)?(async\s+)?(def|class|func|type|interface|struct|function|"
+    r"enum|module|namespace)\b")
 WHY_WORDS = re.compile(
     r"\b(because|since|so\s+that|otherwise|why|workaround|note|careful|must|never|"
     r"avoid|required|keep|assumes?|invariant|spec|rfc|see\s|issue|bug|hack)\b",
@@ -95,6 +106,8 @@ def main() -> None:
                 paragraph = after is not None and after.comment and not after.code.strip()
                 if nxt is None or paragraph:
                     continue  # a comment paragraph explains; a one-liner over one line restates
+                if DECLARATION.match(nxt.code):
+                    continue  # documents the declaration below it
                 code = nxt.code.strip()
             if restates(ll.comment, code):
                 found.append({
