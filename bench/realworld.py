@@ -343,7 +343,9 @@ def report(results: list[Result], args: argparse.Namespace) -> int:
                       for rule in sorted(held.per_rule) if rule in preview
                       and (earned(held.per_rule[rule], held.n_code) == "preview") != preview[rule]]
         if args.write_status:
-            write_status(rules, held, len({r.repo for r in results if r.half == "held-out"}))
+            mine = [r for r in results if r.half == "held-out" and r.code]
+            gates = {rule: sum(rule in r.gates for r in mine) for rule in gate_rules}
+            write_status(rules, held, len({r.repo for r in mine}), gates)
             mismatched = []
             preview = rule_status(rules)
         for m in mismatched:
@@ -382,8 +384,20 @@ def print_recall(results: list[Result], labels: dict[tuple[str, str, str, Any], 
     print()
 
 
-def write_status(rules: Path, held: Figures, projects: int) -> None:
-    """Write each content rule's held-out figures and earned status into its rule.yaml."""
+def tool_cases(rid: str) -> Counter[str]:
+    """A tool-call guard's cases under tests/rules/<rid>/, by expected outcome."""
+    from ruamel.yaml import YAML
+
+    out: Counter[str] = Counter()
+    for case in sorted((ROOT / "tests" / "rules" / rid).glob("*/case.yaml")):
+        data = YAML(typ="safe").load(case.read_text(encoding="utf-8")) or {}
+        out[str(data.get("expect"))] += 1
+    return out
+
+
+def write_status(rules: Path, held: Figures, projects: int, gates: dict[str, int]) -> None:
+    """Write each content rule's held-out figures and earned status into its rule.yaml; a
+    judge rule's gate, and what a tool-call guard is measured on instead of commits."""
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
@@ -402,10 +416,18 @@ def write_status(rules: Path, held: Figures, projects: int) -> None:
         n = c["true"] + c["false"]
         m = CommentedMap(corpus=corpus)
         if "ci" not in on and "stop" not in on:
-            m["note"] = "a guard on agent tool calls, which commits do not show: not measured here"
+            cases = tool_cases(rid)
+            m["corpus"] = f"its {sum(cases.values())} tool-call cases in tests/rules/{rid}"
+            m["note"] = (f"a guard on agent tool calls, which commits do not show: measured on "
+                         f"{cases['refuse']} calls it must refuse and {cases['pass']} look-alikes "
+                         f"it must let through (`slopjudge test`), all decided as labeled; "
+                         f"stable, as a refused call costs the agent one retry while a missed "
+                         f"one can destroy work")
         elif judge:
-            m["note"] = ("its verdict comes from a model, which this bench does not call: "
-                         "only its gate is measured (see docs/precision.md)")
+            m["note"] = (f"its verdict comes from a model, which this bench does not call; its "
+                         f"gate opens on {gates.get(rid, 0)} of {held.n_code} held-out code "
+                         f"commits ({gates.get(rid, 0) / max(1, held.n_code):.1%}); stable, as a "
+                         f"judge that cannot decide blocks and says so (see docs/precision.md)")
         else:
             m["precision"] = round(c["true"] / n, 3) if n else None
             m["findings"] = n

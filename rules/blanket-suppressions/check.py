@@ -100,7 +100,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         return
     table = HASH if sf.lang in ("python", "hash") else SLASH
     # A suppression the old version already had, on a line the change only edits, moves or
-    # reshapes (an import sorter regrouping `from x import y  # noqa` lines), was not added
+    # reshapes (an import sorter regrouping suppressed import lines), was not added
     # by this change: each removed suppression carries one added one of the same kind over,
     # the closest in code first.
     removed = [ss.NewLine(0, t, False) for t in sf.removed]
