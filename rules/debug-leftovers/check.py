@@ -36,14 +36,9 @@ DEBUG_MSG = re.compile(
 # demo run by hand under `if __name__ == "__main__":`.
 NAME_EQ_ONLY = re.compile(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
 SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
-DEBUGGER_CALLS = ("embed", "IPython.embed", "pdb.run", "pdb.pm")
-# A debugger call or import on a line of a Python file that does not parse.
-# Every name the Python checks below look for (calls, imports): a file with none of
-# them has nothing to report and is not parsed.
-PY_ANY = re.compile(r"print|breakpoint|set_trace|embed|pdb|pudb|\bpp\b|\bic\b")
-PY_DEBUGGER_LINE = re.compile(
-    r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b"
-)
+# Every name the Python checks below look for: a file with none of them has nothing to
+# report and is not parsed. (Debugger calls are debugger-statements' concern.)
+PY_ANY = re.compile(r"print|\bpp\b|\bic\b")
 
 
 def _main_block_lines(tree: ast.Module) -> set[int]:
@@ -129,21 +124,10 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding], *, cl
     main_block = _main_block_lines(tree)
     owner = _enclosing_functions(tree)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and ss.node_added(sf, node):
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            else:
-                mods = [node.module or ""]
-            if any(m.split(".")[0] in ("pdb", "ipdb", "pudb", "pdbpp") for m in mods):
-                out.append(ss.Finding(sf.path, node.lineno, f"imports the debugger {mods[0]}"))
-            continue
         if not isinstance(node, ast.Call) or not ss.node_added(sf, node):
             continue
         name = ss.dotted(node.func)
-        if name == "breakpoint" or name.endswith("set_trace") or name in DEBUGGER_CALLS:
-            message = f"{name}() stops the program in a debugger"
-            out.append(ss.Finding(sf.path, node.lineno, message))
-        elif name in ("print", "pprint", "pprint.pprint", "pp", "icecream.ic", "ic"):
+        if name in ("print", "pprint", "pprint.pprint", "pp", "icecream.ic", "ic"):
             if any(k.arg == "file" for k in node.keywords):
                 continue  # an explicit stream is deliberate output
             first = node.args[0] if node.args else None
@@ -186,9 +170,7 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        if PY_DEBUGGER_LINE.search(ll.code):
-            out.append(ss.Finding(sf.path, ll.no, "leftover debugger call"))
-        elif re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
+        if re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
                 continue
@@ -251,9 +233,6 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         return
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        if re.search(r"(^|[;{}\s])debugger\s*;?\s*$", ll.code):
-            out.append(ss.Finding(sf.path, ll.no, "`debugger` statement"))
-            continue
         m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
         if not m:
             continue
