@@ -60,7 +60,8 @@ def render(rules_dir: str, summary_only: bool = False, link_prefix: str = "") ->
         if data.get("tools"):
             on += f" ({', '.join(data['tools'])})"
         desc = data["description"].replace("|", "\\|")
-        row = f"| [`{rid}`]({link_prefix}#{rid}) | {on} | {kinds(data)} | {desc} |"
+        mark = " (preview)" if summary_only and data.get("preview") else ""
+        row = f"| [`{rid}`]({link_prefix}#{rid}){mark} | {on} | {kinds(data)} | {desc} |"
         if not summary_only:
             row += " preview |" if data.get("preview") else " stable |"
         out.append(row)
