@@ -47,8 +47,8 @@ def test_without_a_baseline_the_committed_gitignore_decides(ws: Path) -> None:
     (ws / "secret.py").write_text(LIVE_KEY)
     with open(ws / ".gitignore", "a") as fh:
         fh.write("secret.py\n")
-    reason = run_stop(ws)  # no session start: Stop compares with HEAD
-    assert "secret.py" in reason, reason
+    reason = run_stop(ws)  # no session start: Stop compares with HEAD (and says so)
+    assert "hardcoded-secrets" in reason and "secret.py" in reason, reason
 
 
 def test_what_the_committed_gitignore_files_ignore_stays_ignored(ws: Path) -> None:
