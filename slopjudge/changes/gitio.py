@@ -337,7 +337,10 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
         return _OWN_IGNORES
     from slopjudge.changes.authored import committed_ignores
 
-    listing = git(top, ["ls-tree", "-r", "-z", "--full-tree", head_tree(top, rev)])
+    # A baseline is a tree id already: only HEAD (perhaps unborn) is asked of git first.
+    tree = rev if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev) \
+        else head_tree(top, rev)
+    listing = git(top, ["ls-tree", "-r", "-z", "--full-tree", tree])
     found: dict[str, str] = {}
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
