@@ -19,11 +19,13 @@ if TYPE_CHECKING:
 
     # Outcomes of one check. Only "pass" lets a change through; "skipped" and
     # "not_applicable" abstain; everything else refuses or reports an error.
+    # "needs_person": a change to what decides the judging (`run --rules-from`).
     Outcome = Literal[
-        "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse"
+        "pass", "refuse", "error", "skipped", "not_applicable", "not_judged", "would_refuse",
+        "needs_person",
     ]
     # A run's, a hook's or a case's answer as a whole.
-    RunOutcome = Literal["pass", "refuse", "error"]
+    RunOutcome = Literal["pass", "refuse", "error", "needs_person"]
     # The check kinds: the keys of checks.CHECK_KINDS (tests/test_registries.py holds
     # the two, the loader and the rule schema to the same list).
     CheckKindName = Literal["script", "judge"]
@@ -464,11 +466,15 @@ def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
 
 
 def overall_outcome(
-    checks: list[CheckResult], load_errors: list[LoadError]
+    checks: list[CheckResult], load_errors: list[LoadError], *, person_blocks: bool = True
 ) -> RunOutcome:
-    """error beats refuse beats pass; load errors make the run an error."""
+    """error beats needs_person beats refuse beats pass; load errors make the run an
+    error. ``person_blocks`` false (``rule_changes: warn``): a needs_person check is
+    shown and does not decide the run."""
     if load_errors or any(c.outcome == "error" for c in checks):
         return "error"
+    if person_blocks and any(c.outcome == "needs_person" for c in checks):
+        return "needs_person"
     if any(c.outcome == "refuse" for c in checks):
         return "refuse"
     return "pass"

@@ -255,8 +255,10 @@ def test_a_clean_pull_request_passes(tmp_path: Path, python_bin: Path, wheel: st
 
 def test_an_error_fails_the_job_as_an_error(tmp_path: Path, python_bin: Path, wheel: str,
                                             pr: tuple[Path, str]) -> None:
-    ws, base = pr
-    commit(ws, {"src dir/wïdget.py": CLEAN, "rules/broken.yaml": "description: x\non: [ci]\n"})
+    ws, _ = pr
+    # A rule of the base branch that does not load (the rules are the base's).
+    base = commit(ws, {"rules/broken.yaml": "description: x\non: [ci]\n"})
+    commit(ws, {"src dir/wïdget.py": CLEAN})
     env = github_env(tmp_path, python_bin, base, "x")
     run = run_action({"dry-run": "true", "install": wheel}, env, ws)
     assert dict(run.log)["Verdict"] == "exit 1"
@@ -265,6 +267,40 @@ def test_an_error_fails_the_job_as_an_error(tmp_path: Path, python_bin: Path, wh
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert summary.startswith("## slopjudge: error (could not decide)\n")
     assert "Rules that did not load" in summary
+
+
+def deleting_a_rule(ws: Path) -> None:
+    """A pull request that deletes the rule its slop would meet, and adds the slop."""
+    git(ws, "rm", "-r", "-q", "rules/placeholder-code")
+    commit(ws, {"src dir/wïdget.py": PLACEHOLDER})
+
+
+def test_a_pull_request_that_deletes_a_rule_needs_a_person(
+        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str]) -> None:
+    ws, base = pr
+    deleting_a_rule(ws)
+    env = github_env(tmp_path, python_bin, base, "x")
+    run = run_action({"dry-run": "true", "install": wheel}, env, ws)
+    out = run.outputs["judge"]
+    assert (out["outcome"], out["exit-code"]) == ("needs_person", "1"), run.stdout["Judge"]
+    assert dict(run.log)["Verdict"] == "exit 1"
+    assert "::error title=slopjudge::rule changes need a person" in run.stdout["Verdict"]
+    judge_log = run.stdout["Judge"]
+    assert ("::error file=rules/placeholder-code/rule.yaml,title=slopjudge%3A rule changes "
+            "need a person::") in judge_log
+    # The base branch's rules judged the code: the deleted rule still refused the slop.
+    assert "::error file=src dir/wïdget.py,line=2,title=placeholder-code/scan::" in judge_log
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert summary.startswith("## slopjudge: rule changes need a person\n")
+
+
+def test_rules_from_checkout_judges_with_the_pull_requests_own_rules(
+        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str]) -> None:
+    ws, base = pr
+    deleting_a_rule(ws)
+    env = github_env(tmp_path, python_bin, base, "x")
+    run = run_action({"dry-run": "true", "install": wheel, "rules-from": "checkout"}, env, ws)
+    assert (run.outputs["judge"]["outcome"], dict(run.log)["Verdict"]) == ("pass", "exit 0")
 
 
 def test_without_a_base_the_job_fails_saying_so(tmp_path: Path, python_bin: Path, wheel: str,

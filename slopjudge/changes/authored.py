@@ -64,6 +64,11 @@ class Policy:
         self.protected = protected or (lambda _path: False)
         self.own = _own_prefixes(workspace) if workspace else ()
         self.left_out: list[LeftOut] = []
+        # A commit or tree whose committed .gitignore files alone say what a work-tree
+        # snapshot ignores (the Stop hook's: the session baseline, or HEAD), and patterns
+        # ignored besides (slopjudge's state folder); None: the .gitignore files on disk.
+        self.ignores_from: str | None = None
+        self.own_ignores: list[str] = []
 
     def keeps(self, path: str) -> bool:
         """A ``!pattern`` of the setting names it: judged whatever else says."""
@@ -142,7 +147,9 @@ def _dependency_root(path: str) -> str | None:
     for i, part in enumerate(parts[:-1]):
         if part in ("node_modules", "site-packages"):
             return "/".join(parts[: i + 1])
-    if len(parts) > 1 and (parts[-1] == "pyvenv.cfg"
+    # CACHEDIR.TAG: a tool's cache (pytest, mypy, ruff), which hides itself from git
+    # with a .gitignore of its own that the snapshot does not read.
+    if len(parts) > 1 and (parts[-1] in ("pyvenv.cfg", "CACHEDIR.TAG")
                            or (parts[-1] == "modules.txt" and parts[-2] == "vendor")):
         return "/".join(parts[:-1])
     return None
@@ -284,3 +291,72 @@ def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
         except OSError:
             continue
     return marks(paths, texts)
+
+
+# -- .gitignore: the committed files only ---------------------------------------------
+
+
+def committed_ignores(files: dict[str, bytes], extra: Iterable[str] = ()) -> bytes:
+    """One exclude list, as ``git ls-files --exclude-from`` reads it at the top folder,
+    saying what the ``.gitignore`` files ``files`` (path -> content, from a commit) say
+    where they are; then the ``extra`` patterns (slopjudge's own state folder).
+
+    A ``.gitignore`` written or edited in the work tree then hides nothing that the
+    committed ones do not: the files it names are judged. A pattern of ``dir/.gitignore``
+    is anchored at ``dir/`` (at any depth below it when it has no inner slash, as git
+    reads it); deeper files come later, so their patterns win, as in git."""
+    out: list[bytes] = []
+    for path in sorted(files, key=lambda p: (p.count("/"), p)):
+        folder = path[: -len(".gitignore")].rstrip("/")
+        for line in files[path].split(b"\n"):
+            moved = _ignore_line(folder, line)
+            if moved is not None:
+                out.append(moved)
+    out += [p.encode() for p in extra]
+    return b"".join(line + b"\n" for line in out)
+
+
+def _ignore_line(folder: str, line: bytes) -> bytes | None:
+    """One ``.gitignore`` line of ``folder`` as a line of a top-level exclude list; None
+    for a blank line or a comment."""
+    line = line[:-1] if line.endswith(b"\r") else line  # git drops the CR of CRLF
+    if not line or line.startswith(b"#"):
+        return None
+    if not folder:
+        return line
+    body = _trim(line)
+    negate = body.startswith(b"!")
+    body = body[1:] if negate else body
+    directory = body.endswith(b"/")
+    body = body[:-1] if directory else body
+    if not body:
+        return None
+    prefix = _glob_escape(folder.encode("utf-8", "surrogateescape"))
+    moved = prefix + b"/" + body[1:] if b"/" in body and body.startswith(b"/") \
+        else prefix + b"/" + body if b"/" in body else prefix + b"/**/" + body
+    return (b"!" if negate else b"") + moved + (b"/" if directory else b"")
+
+
+def _trim(line: bytes) -> bytes:
+    """``line`` without its trailing spaces, unless escaped (git's trim_trailing_spaces)."""
+    end, i = len(line), 0
+    last_space: int | None = None
+    while i < end:
+        c = line[i : i + 1]
+        if c == b" ":
+            last_space = i if last_space is None else last_space
+        else:
+            last_space = None
+            if c == b"\\":
+                i += 1
+                if i >= end:
+                    return line
+        i += 1
+    return line if last_space is None else line[:last_space]
+
+
+def _glob_escape(text: bytes) -> bytes:
+    """A folder name as a literal in a pattern (``[``, ``*``, ``?``, ``\\``; a leading
+    ``#`` or ``!`` would read as a comment or a negation)."""
+    out = b"".join(b"\\" + bytes([c]) if c in b"*?[\\" else bytes([c]) for c in text)
+    return b"\\" + out if out[:1] in (b"#", b"!") else out

@@ -289,16 +289,17 @@ def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
     import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
     import tempfile
 
-    # One listing of the real index (entries, flags) and of untracked files.
-    listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z", _OWN_IGNORES])
-    keep, paths, nested = _split_listing(top, listing, submodules)
-    skipped = [f"{d.rstrip('/')}/" for d in _dependency_folders(listing, leave_out)] \
-        if leave_out else []
-    if skipped:
-        paths = [p for p in paths if not decode(p).startswith(tuple(skipped))]
-        nested = [n for n in nested if not f"{n}/".startswith(tuple(skipped))]
     tmp = tempfile.mkdtemp(prefix="slopjudge-index-")
     try:
+        # One listing of the real index (entries, flags) and of untracked files.
+        listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z",
+                            _ignores(top, leave_out, tmp)])
+        keep, paths, nested = _split_listing(top, listing, submodules)
+        skipped = [f"{d.rstrip('/')}/" for d in _dependency_folders(listing, leave_out)] \
+            if leave_out else []
+        if skipped:
+            paths = [p for p in paths if not decode(p).startswith(tuple(skipped))]
+            nested = [n for n in nested if not f"{n}/".startswith(tuple(skipped))]
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
         if keep:  # entries whose file is not there to hash: sparse, unchecked-out submodules
             git(top, ["update-index", "-z", "--index-info"], env=env, input=b"".join(keep))
@@ -325,6 +326,33 @@ def _dependency_folders(listing: bytes, leave_out: Policy) -> list[str]:
 
 # Only the project's own .gitignore files say what is not the project's.
 _OWN_IGNORES = "--exclude-per-directory=.gitignore"
+
+
+def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
+    """The ``ls-files`` option saying what is ignored: the work tree's ``.gitignore``
+    files, or, when ``leave_out`` names a commit or tree (``ignores_from``), that tree's
+    ``.gitignore`` files as committed, written as one list into ``tmp``."""
+    rev = leave_out.ignores_from if leave_out is not None else None
+    if not rev:
+        return _OWN_IGNORES
+    from slopjudge.changes.authored import committed_ignores
+
+    # A baseline is a tree id already: only HEAD (perhaps unborn) is asked of git first.
+    tree = rev if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev) \
+        else head_tree(top, rev)
+    listing = git(top, ["ls-tree", "-r", "-z", "--full-tree", tree])
+    found: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if (name == b".gitignore" or name.endswith(b"/.gitignore")) \
+                and meta.split(b" ")[:2] in ([b"100644", b"blob"], [b"100755", b"blob"]):
+            found[decode(name)] = decode(meta.split(b" ")[2])
+    blobs = cat_blobs(top, sorted(set(found.values())))
+    path = os.path.join(tmp, "exclude")
+    with open(path, "wb") as fh:
+        fh.write(committed_ignores({p: blobs.get(sha, b"") for p, sha in found.items()},
+                                   leave_out.own_ignores if leave_out else ()))
+    return f"--exclude-from={path}"
 
 
 def _split_listing(top: str, listing: bytes, submodules: bool

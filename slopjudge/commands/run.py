@@ -20,10 +20,11 @@ TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never impo
 if TYPE_CHECKING:
     import argparse
 
+    from slopjudge.commands.rulesfrom import RulesFrom
     from slopjudge.loading.config import Settings
-    from slopjudge.model import Event, LoadError, Rule
+    from slopjudge.model import Changeset, CheckResult, Event, LoadError, Rule
 
-EXIT = {"pass": 0, "refuse": 1, "error": 2}
+EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
 EVENTS = ("ci", "stop")
 
 
@@ -56,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="ask judges again; ignore cached verdicts"
     )
+    parser.add_argument(
+        "--rules-from", metavar="REV",
+        help="take the rules, rubric, settings and templates from commit REV (a pull "
+             "request's base); a change to them is reported as needing a person")
     add_include_generated(parser)
 
 
@@ -71,12 +76,14 @@ _PLAIN_OPTIONS: dict[str, tuple[str, str]] = {
     "--write": ("write", "append"), "--staged": ("staged", "flag"),
     "--working-tree": ("working_tree", "flag"), "--dry-run": ("dry_run", "flag"),
     "--no-cache": ("no_cache", "flag"), "--include-generated": ("include_generated", "flag"),
+    "--rules-from": ("rules_from", "value"),
 }
 _PLAIN_DEFAULTS: dict[str, object] = {
     "command": "run", "rules": None, "diff": None, "base": None, "staged": False,
     "working_tree": False, "head": None, "event": "ci", "rule": None, "dry_run": False,
     "prompts_dir": None, "format": "text", "output": None, "write": None, "jobs": None,
     "shard": None, "runner": None, "no_cache": False, "include_generated": False,
+    "rules_from": None,
 }
 _SOURCE_FLAGS = {"--diff", "--base", "--staged", "--working-tree"}  # mutually exclusive
 
@@ -182,16 +189,29 @@ def run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         return fail(str(exc))
-    return _run(args, writes, shard)
+    if getattr(args, "rules_from", None) is None:
+        return _run(args, writes, shard, None)
+    if args.rules:
+        return fail("--rules and --rules-from do not go together: the rules come from the "
+                    "commit --rules-from names")
+    from slopjudge.commands import rulesfrom
+    from slopjudge.fsutil import find_workspace
+
+    rf = rulesfrom.open_rules(find_workspace(os.getcwd()), args.rules_from)
+    try:
+        return _run(args, writes, shard, rf)
+    finally:
+        rf.close()
 
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
-         shard: tuple[int, int] | None) -> int:
+         shard: tuple[int, int] | None, rf: RulesFrom | None) -> int:
     from slopjudge.changes.gitio import Background
 
     # The settings first (a small read): they say which files the change leaves out,
-    # and those are left out of git's reading itself.
-    settings = settings_of(args)
+    # and those are left out of git's reading itself. With --rules-from, the commit's
+    # settings, naming the workspace's files: none of them is ever left out.
+    settings = rf.in_workspace if rf else settings_of(args)
     # git reads the change from the start: the settings, the rules and the check
     # code load meanwhile. The settings' workspace is this same folder. Meanwhile
     # the interpreter lock changes hands often: the reading thread needs it for a
@@ -209,7 +229,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
             from slopjudge.errors import ChangesetError
             from slopjudge.model import RunReport, overall_outcome
 
-            prepared = _rules_to_run(args, settings)
+            prepared = _rules_to_run(args, settings, rf)
             if isinstance(prepared, int):  # a usage error: it is told, the git read ends
                 reading.wait()
                 return prepared
@@ -246,15 +266,20 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
         progress.start(sum(len(r.checks) for r in rules))
     from slopjudge.records.record import recording
 
+    on_result = recording(settings.events_file, event, progress.advance if progress else None)
     results = engine.run(
         rules, event, changeset, workspace=settings.workspace, options=options,
-        on_result=recording(settings.events_file, event, progress.advance if progress else None),
-        on_start=progress.begin if progress else None,
+        on_result=on_result, on_start=progress.begin if progress else None,
     )
     if progress:
         progress.finish()
+    person = _rule_changes(changeset, rf, shard)
+    if person is not None:
+        on_result(person)
+        results = [person, *results]
 
-    outcome = overall_outcome(results, load_errors)
+    outcome = overall_outcome(results, load_errors,
+                              person_blocks=settings.rule_changes != "warn")
     run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules,
                            left_out=changeset.left_out)
     color = args.format == "text" and not args.output and sys.stdout.isatty()
@@ -270,14 +295,32 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     return EXIT[outcome]
 
 
-def _rules_to_run(args: argparse.Namespace, settings: Settings) -> tuple[
+def _rule_changes(changeset: Changeset, rf: RulesFrom | None,
+                  shard: tuple[int, int] | None) -> CheckResult | None:
+    """With --rules-from, the needs_person result for a change to what decides the
+    judging; reported by the first shard only, so N shards report it once."""
+    if rf is None or (shard is not None and shard[0] != 1):
+        return None
+    from slopjudge.commands.rulesfrom import rule_changes
+
+    return rule_changes(changeset, rf)
+
+
+def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None) -> tuple[
         Settings, list[Rule], list[LoadError], Event] | int:
     """The settings, the rules ``args`` ask for and their load errors, and the event;
     an exit code when they name no rules folder or an unknown rule."""
     from slopjudge.checks.selection import applicable_rules, select_rules
     from slopjudge.model import Event
 
-    settings, loaded = settings_and_rules(args, settings)
+    if rf is not None:
+        from slopjudge.commands.rulesfrom import load
+
+        settings, loaded = rf.settings, load(rf)
+        if not os.path.isdir(settings.rules_dir):
+            return fail(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}")
+    else:
+        settings, loaded = settings_and_rules(args, settings)
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
     rules = loaded.rules

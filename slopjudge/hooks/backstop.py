@@ -184,10 +184,17 @@ def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str |
 
     # Files the project does not author are not judged; protected ones always are.
     policy = leave_out_policy(settings)
+    # What is ignored is what the committed .gitignore files say (at the baseline, or
+    # HEAD): one the session writes or edits hides nothing. slopjudge's state is its own.
+    state_dir = _inside(os.path.realpath(settings.workspace),
+                        os.path.realpath(settings.state_dir))
+    policy.own_ignores = [f"/{state_dir}/"] if state_dir else []
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is None:
+        policy.ignores_from = "HEAD"
         return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None
     tree = baseline["tree"]
+    policy.ignores_from = tree
     return changeset.from_tree_to_worktree(settings.workspace, tree, policy), tree
 
 

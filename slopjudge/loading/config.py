@@ -68,6 +68,9 @@ class Settings(Limits):
     # A tool slopjudge does not know whose input names a path outside the workspace or
     # a protected path: deny, ask the person, or allow.
     unknown_tools: str = "deny"
+    # `run --rules-from`: a change to what decides the judging (needs_person) fails the
+    # run (block) or is shown without deciding it (warn). Read from that commit's settings.
+    rule_changes: str = "block"
     jobs: int = 0  # script checks at once; 0: the CPU count
     judge_slots: int = 8  # judge calls at once, machine-wide (judging/slots.py)
     state_dir: str = ""  # default <workspace>/.slopjudge
@@ -100,6 +103,7 @@ _KEYS: dict[str, str] = {
     "stop_block_cap": "int",
     "hook_timeout": "int",
     "unknown_tools": "deny|ask|allow",
+    "rule_changes": "block|warn",
     "jobs": "int",
     "judge_slots": "count",
     "state_dir": "path",
@@ -389,18 +393,23 @@ def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict
     return out
 
 
-def load_settings(workspace: str, rules_dir: str | None = None) -> Settings:
+def load_settings(workspace: str, rules_dir: str | None = None, *,
+                  source: str | None = None) -> Settings:
     """Settings for ``workspace``: ``slopjudge.yaml``, else ``[tool.slopjudge]``.
 
     ``rules_dir`` (the ``--rules`` flag, relative to the current directory)
     beats the file. ``SLOPJUDGE_EVENTS_FILE`` and ``SLOPJUDGE_RUNNER`` beat
     both. Raise :class:`ConfigError` for a settings file slopjudge cannot use.
+    ``source``: the folder the settings files are read from, and where a default
+    ``RUBRIC.md`` and ``templates/`` are looked for, when not the workspace (another
+    commit's files, written out: ``run --rules-from``); paths still name the workspace.
     """
     workspace = os.path.abspath(workspace)
+    src = os.path.abspath(source) if source else workspace
     config_files: list[str] = []
     values: dict[str, Any] = {}
-    yaml_path = os.path.join(workspace, CONFIG_NAME)
-    toml_path = os.path.join(workspace, "pyproject.toml")
+    yaml_path = os.path.join(src, CONFIG_NAME)
+    toml_path = os.path.join(src, "pyproject.toml")
     if os.path.isfile(yaml_path):
         config_files.append(yaml_path)
         data, pos = _read_yaml_config(yaml_path)
@@ -416,7 +425,8 @@ def load_settings(workspace: str, rules_dir: str | None = None) -> Settings:
         values["rules_dir"] = os.path.abspath(rules_dir)
     if "template_dirs" not in values:
         local = os.path.join(workspace, "templates")
-        values["template_dirs"] = [local] if os.path.isdir(local) else []
+        values["template_dirs"] = [local] if os.path.isdir(os.path.join(src, "templates")) \
+            else []
     if os.path.isdir(PACKAGED_TEMPLATES):
         # In a checkout the packaged folder links to templates/: list it once.
         real = {os.path.realpath(d) for d in values["template_dirs"]}
@@ -424,7 +434,7 @@ def load_settings(workspace: str, rules_dir: str | None = None) -> Settings:
             values["template_dirs"].append(PACKAGED_TEMPLATES)
     if "rubric_path" not in values:
         local_rubric = os.path.join(workspace, "RUBRIC.md")
-        if os.path.isfile(local_rubric):
+        if os.path.isfile(os.path.join(src, "RUBRIC.md")):
             values["rubric_path"] = local_rubric
         elif os.path.isfile(PACKAGED_RUBRIC):
             values["rubric_path"] = PACKAGED_RUBRIC

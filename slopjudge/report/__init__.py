@@ -17,6 +17,7 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "pass": ("pass", "passed", "\x1b[32m"),
     "refuse": ("refuse", "refused", "\x1b[1;31m"),
     "error": ("error", "errored", "\x1b[1;31m"),
+    "needs_person": ("needs a person", "need a person", "\x1b[1;35m"),
     "skipped": ("skipped", "skipped", "\x1b[2m"),
     "not_applicable": ("not applicable", "not applicable", "\x1b[2m"),
     "not_judged": ("not judged (dry run)", "not judged (dry run)", "\x1b[36m"),

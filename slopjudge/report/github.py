@@ -34,6 +34,10 @@ def command(kind: str, message: str, **properties: object) -> str:
 def _check_commands(result: CheckResult) -> list[str]:
     if result.outcome == "error":
         return [command("error", f"check error: {result.reason}", title=f"{result.id} (error)")]
+    if result.outcome == "needs_person":
+        title = "slopjudge: rule changes need a person"
+        return [command("error", f.message, file=f.path, title=title) for f in result.findings] \
+            + [command("error", result.reason, title=title)]
     if result.outcome not in ("refuse", "would_refuse"):
         return []
     kind = "error" if result.outcome == "refuse" else "warning"

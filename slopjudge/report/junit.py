@@ -42,10 +42,9 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
         "time": f"{result.duration_ms / 1000:.3f}",
     })
     message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
-    if result.outcome == "refuse":
-        ET.SubElement(case, "failure", {"message": message, "type": "refuse"}).text = _details(
-            result
-        )
+    if result.outcome in ("refuse", "needs_person"):
+        ET.SubElement(case, "failure", {"message": message, "type": result.outcome}).text = \
+            _details(result)
         return "failure"
     if result.outcome == "error":
         ET.SubElement(case, "error", {"message": message, "type": "error"}).text = _details(result)

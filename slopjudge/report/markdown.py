@@ -29,6 +29,7 @@ HEADINGS = {
     "pass": "slopjudge: passed",
     "refuse": "slopjudge: refused",
     "error": "slopjudge: error (could not decide)",
+    "needs_person": "slopjudge: rule changes need a person",
 }
 _MAX_FINDINGS = 20  # per check
 _MAX_REASON_LINES = 20  # reason lines after the first, in a fenced block
@@ -177,14 +178,16 @@ def _section(title: str, items: list[list[str]]) -> list[str]:
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
-    by = {o: [c for c in report.checks if c.outcome == o] for o in ("refuse", "error",
-                                                                     "would_refuse")}
+    by = {o: [c for c in report.checks if c.outcome == o] for o in (
+        "needs_person", "refuse", "error", "would_refuse")}
     lines = [f"## {HEADINGS.get(report.outcome, 'slopjudge: ' + report.outcome)}", "",
              summary_line(report)]
     not_judged = sum(1 for c in report.checks if c.outcome == "not_judged")
     if not_judged:
         lines += ["", f"Dry run: {not_judged} judge check{'' if not_judged == 1 else 's'} "
                       "not asked; script checks decided alone."]
+    lines += _section("Rule changes need a person: the base commit's rules judged the rest",
+                      [_check_item(c) for c in by["needs_person"]])
     lines += _section(f"Refusals ({len(by['refuse'])})", [_check_item(c) for c in by["refuse"]])
     lines += _section(
         f"Errors ({len(by['error'])}): slopjudge could not decide; not a verdict on the code",

@@ -27,7 +27,7 @@ from slopjudge.model import CheckResult, Finding, LoadError, Rule, RunReport, le
 from slopjudge.report import encodable
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVELS = {"refuse": "error", "would_refuse": "warning"}
+_LEVELS = {"refuse": "error", "needs_person": "error", "would_refuse": "warning"}
 
 
 def tool_version() -> str:

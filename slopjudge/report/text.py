@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 _RESET = "\x1b[0m"
 # Blocking outcomes shout, so they stand out without color too.
-_LOUD = {"refuse", "error"}
+_LOUD = {"refuse", "error", "needs_person"}
 _LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOME_ORDER)
 _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indented
 # Said once under a run with errors, so nobody reads an outage as a finding.
@@ -81,7 +81,7 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
         head += f"  {_inert(summary)}"
     lines = [head]
     indent = " " * 6
-    if result.outcome in ("refuse", "error", "would_refuse"):
+    if result.outcome in ("refuse", "error", "would_refuse", "needs_person"):
         rest = reason_lines[1:]
         for ln in rest[:_MORE_REASON_LINES]:
             lines.append(f"{indent}{ln}" if ln else "")
@@ -138,7 +138,7 @@ def cost_line(checks: list[CheckResult]) -> str:
 
 
 # What the closing line counts, what blocks first.
-_VERDICT_ORDER = ("error", "refuse", "would_refuse", "not_judged", "pass")
+_VERDICT_ORDER = ("error", "needs_person", "refuse", "would_refuse", "not_judged", "pass")
 
 
 def verdict_line(report: RunReport) -> str:
@@ -150,7 +150,8 @@ def verdict_line(report: RunReport) -> str:
     parts = [f"{errors} load error{'s' if errors != 1 else ''}"] if errors else []
     parts += [outcome_count(o, counts[o]) for o in _VERDICT_ORDER if counts[o]]
     detail = ", ".join(parts) if parts else "nothing to check"
-    return f"slopjudge: {report.outcome.upper()}: {total} {noun}: {detail}"
+    shown = "NEEDS A PERSON" if report.outcome == "needs_person" else report.outcome.upper()
+    return f"slopjudge: {shown}: {total} {noun}: {detail}"
 
 
 def render(report: RunReport, *, color: bool = False) -> str:

@@ -33,8 +33,8 @@ def test_an_ignored_helper_planted_in_the_rules_blocks_the_stop(tmp_path: Path,
     (ws / "rules" / "_lib" / "zzfast.py").write_text(PATCH)
     rc, out, err = hook("stop", ws, stop(ws))
     reason = block_reason(out)
-    if ignore == ".gitignore":
-        assert "rules/_lib/zzfast.py (added, hidden from git by an ignore rule)" in reason
+    if ignore == ".gitignore":  # one edited in the session hides nothing from Stop
+        assert "rules/_lib/zzfast.py (added)" in reason
     else:  # the clone's own exclude list hides nothing, and is itself protected
         assert "rules/_lib/zzfast.py (added)" in reason and ".git/info/exclude (changed)" in reason
     assert "A person must review the change" in reason

@@ -1,0 +1,109 @@
+"""A few paths of a commit's tree, written out from git's objects into a folder.
+
+``run --rules-from REV`` judges a change with the rules, rubric, settings and
+templates of another commit (a pull request's base): they are read from git's
+object store, never from the work tree the change may have rewritten, and
+written into a private folder outside the workspace. Every git call goes
+through :func:`slopjudge.changes.gitio.git` (the repository's executable
+configuration neutralised). A symbolic link in the tree is kept only where it
+resolves inside the folder: none leads out of it. Submodules are left out.
+"""
+
+from __future__ import annotations
+
+import os
+
+from slopjudge.changes import gitio
+from slopjudge.changes.diffparse import decode
+from slopjudge.errors import ChangesetError
+
+_FILE_MODES = {"100644": 0o644, "100755": 0o755}
+
+
+def private_folder(workspace: str) -> str:
+    """A new folder only this user can enter, outside ``workspace`` (a temporary folder
+    inside the repository would be one the change could name)."""
+    import tempfile
+
+    ws = os.path.realpath(workspace)
+    for parent in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        real = os.path.realpath(parent)
+        if os.path.isdir(real) and real != ws and not real.startswith(ws + os.sep):
+            return tempfile.mkdtemp(prefix="slopjudge-rules-", dir=real)
+    raise ChangesetError(f"no temporary folder outside {workspace} to read the rules into")
+
+
+def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> list[str]:
+    """Write the files under ``paths`` (workspace-relative files or folders) of
+    ``commit``'s tree into ``dest``, at the same relative places; the paths written.
+
+    A path the commit lacks is skipped. Raises ChangesetError with git's one line."""
+    wanted = sorted({p.strip("/") for p in paths if p and p.strip("/")})
+    if not wanted:
+        return []
+    top = gitio.toplevel(workspace)
+    listing = gitio.git(top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *wanted])
+    files: list[tuple[str, str, str]] = []  # (mode, sha, path)
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, sha = decode(meta).split(" ")
+        path = decode(name)
+        if kind == "blob" and _plain(path) and (mode in _FILE_MODES or mode == "120000"):
+            files.append((mode, sha, path))
+    blobs = gitio.cat_blobs(top, sorted({sha for _, sha, _ in files}))
+    root = os.path.realpath(dest)
+    written: list[str] = []
+    links: list[tuple[str, bytes]] = []
+    for mode, sha, path in files:
+        if sha not in blobs:
+            raise ChangesetError(f"{commit}: object {sha} for {path} is missing")
+        if mode == "120000":
+            links.append((path, blobs[sha]))
+            continue
+        _write(root, path, blobs[sha], _FILE_MODES[mode])
+        written.append(path)
+    # Links last, so no file above was written through one.
+    written += _links(root, links)
+    return sorted(written)
+
+
+def _plain(path: str) -> bool:
+    """A relative path of ordinary names (git never stores others; a damaged tree might)."""
+    parts = path.split("/")
+    return not path.startswith("/") and "\0" not in path and all(
+        p not in ("", ".", "..") for p in parts)
+
+
+def _write(root: str, path: str, data: bytes, mode: int) -> None:
+    full = os.path.join(root, *path.split("/"))
+    os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
+    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(full, mode)  # past the umask: a script keeps its executable bit
+
+
+def _links(root: str, links: list[tuple[str, bytes]]) -> list[str]:
+    """Create ``links`` (path, target) under ``root``; remove, until none is left, each
+    one that resolves outside ``root`` (through other links too)."""
+    made: list[str] = []
+    for path, target in links:
+        full = os.path.join(root, *path.split("/"))
+        if os.path.isabs(os.fsdecode(target)) or b"\0" in target:
+            continue
+        os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
+        os.symlink(target, full)
+        made.append(path)
+    changed = True
+    while changed:
+        changed = False
+        for path in list(made):
+            full = os.path.join(root, *path.split("/"))
+            real = os.path.realpath(full)
+            if real != root and not real.startswith(root + os.sep):
+                os.unlink(full)
+                made.remove(path)
+                changed = True
+    return made

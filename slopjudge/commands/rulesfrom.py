@@ -1,0 +1,155 @@
+"""``run --rules-from REV``: a change judged by another commit's rules.
+
+A pull request could otherwise weaken the rules that judge it (delete a rule,
+set it to shadow, point ``rules_dir`` at an empty folder) and have its own
+rule scripts run in the job. With ``--rules-from`` the rules, rubric, settings
+and templates come from REV's tree (:mod:`slopjudge.changes.revtree`), and a
+change that touches any of them, as REV's settings define them (the Stop
+backstop's protected set: :func:`slopjudge.hooks.backstop.protected`), is
+reported as its own outcome, ``needs_person``: only a person can accept it.
+REV's rules still judge the rest of the change.
+"""
+
+from __future__ import annotations
+
+import os
+
+from slopjudge.model import CheckResult, Finding, fields
+
+TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
+if TYPE_CHECKING:
+    from slopjudge.loading.config import Settings
+    from slopjudge.model import Changeset, LoadResult
+
+# The pseudo-check that carries the outcome in every report and in the event log.
+RULE, CHECK = "slopjudge", "rule-changes"
+HEADLINE = "rule changes need a person"
+# Read from REV before its settings say where the rest is.
+_FIRST = ("slopjudge.yaml", "pyproject.toml", "RUBRIC.md", "templates")
+
+
+class RulesFrom:
+    """REV's rules written out in ``folder``, and REV's settings in two views:
+    ``settings`` (what the run uses: the workspace's state, REV's rules) and
+    ``in_workspace`` (the same settings as they name the workspace's files: what a
+    change may not touch). :meth:`close` removes the folder."""
+
+    def __init__(self, rev: str, commit: str, folder: str, settings: Settings,
+                 in_workspace: Settings) -> None:
+        self.rev, self.commit, self.folder = rev, commit, folder
+        self.settings, self.in_workspace = settings, in_workspace
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def shown(self, text: str) -> str:
+        """``text`` with the private folder's paths named as ``REV:path``."""
+        return text.replace(self.folder + os.sep, f"{self.rev}:").replace(self.folder, self.rev)
+
+
+def open_rules(workspace: str, rev: str) -> RulesFrom:
+    """REV's rules and settings for judging a change in ``workspace``.
+
+    Raises ChangesetError (an unknown revision, git failing) or ConfigError (REV's
+    settings do not load), each one line naming REV."""
+    from slopjudge.changes import gitio, revtree
+    from slopjudge.errors import ChangesetError
+    from slopjudge.loading.config import ConfigError, load_settings
+
+    if not rev.strip():
+        raise ChangesetError("--rules-from was given an empty value")
+    try:
+        commit = gitio.resolve(workspace, rev)
+    except ChangesetError:
+        raise ChangesetError(f"--rules-from {rev}: not a commit in this repository") from None
+    folder = revtree.private_folder(workspace)
+    try:
+        ws = os.path.abspath(workspace)
+        revtree.materialise(workspace, commit, list(_FIRST), folder)
+        try:
+            in_ws = load_settings(ws, source=folder)
+        except ConfigError as exc:
+            raise ConfigError(exc.path.replace(folder + os.sep, f"{rev}:"), exc.line, exc.col,
+                              exc.message) from None
+        more = [p for p in _judging_paths(in_ws) if p not in _FIRST]
+        revtree.materialise(workspace, commit, more, folder)
+        return RulesFrom(rev, commit, folder, _in_folder(in_ws, folder), in_ws)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _inside(ws: str, path: str) -> str | None:
+    rel = os.path.relpath(os.path.normpath(path), ws)
+    return None if rel == ".." or rel.startswith(".." + os.sep) else rel.replace(os.sep, "/")
+
+
+def _judging_paths(settings: Settings) -> list[str]:
+    """The rules folder, template folders and rubric the settings name inside the
+    workspace, relative to it."""
+    from slopjudge.resources import in_package
+
+    ws = settings.workspace
+    named = [settings.rules_dir, *settings.template_dirs, settings.rubric_path or ""]
+    out = [_inside(ws, p) for p in named if p and not in_package(p)]
+    return [p for p in out if p and p != "."]
+
+
+def _in_folder(in_ws: Settings, folder: str) -> Settings:
+    """``in_ws`` with the rules, templates and rubric it names inside the workspace
+    taken from ``folder`` instead; state, events and caches stay the workspace's."""
+    from slopjudge.loading.config import Settings
+    from slopjudge.resources import in_package
+
+    ws = in_ws.workspace
+
+    def moved(path: str) -> str:
+        rel = _inside(ws, path) if not in_package(path) else None
+        return os.path.join(folder, *rel.split("/")) if rel and rel != "." else path
+
+    values = {f.name: getattr(in_ws, f.name) for f in fields(in_ws)}
+    values.update(rules_dir=moved(in_ws.rules_dir),
+                  template_dirs=[moved(d) for d in in_ws.template_dirs],
+                  rubric_path=moved(in_ws.rubric_path) if in_ws.rubric_path else None)
+    return Settings(**values)
+
+
+def load(rf: RulesFrom) -> LoadResult:
+    """REV's rules, loaded afresh (the rules cache is keyed by files on disk; these are
+    new on every run), their error paths named ``REV:path``."""
+    from slopjudge.loading.config import ensure_state_ignored
+    from slopjudge.loading.loader import load_rules
+    from slopjudge.loading.rulecache import enabled
+
+    ensure_state_ignored(rf.settings.state_dir)
+    s = rf.settings
+    result = load_rules(s.rules_dir, workspace=s.workspace, template_dirs=s.template_dirs)
+    for error in result.errors:
+        error.path = rf.shown(error.path)
+    return enabled(result, s)
+
+
+def rule_changes(changeset: Changeset, rf: RulesFrom) -> CheckResult | None:
+    """The needs_person result for the files of ``changeset`` that decide the
+    judging under REV's settings; None when it touches none of them."""
+    from slopjudge.hooks.backstop import changed_files
+
+    touched = changed_files(changeset, rf.in_workspace)
+    if not touched:
+        return None
+    words = {"A": "added", "M": "changed", "D": "deleted", "R": "renamed"}
+    findings = [Finding(path=path.split(" [", 1)[0], line=None,
+                        message=f"{HEADLINE}: {path} {words.get(status, status)}")
+                for path, status in touched]
+    listed = ", ".join(f"{p} ({words.get(s, s)})" for p, s in touched[:20])
+    more = f" and {len(touched) - 20} more" if len(touched) > 20 else ""
+    reason = (f"{HEADLINE}: this change touches what decides the judging (the rules, rubric, "
+              f"settings, templates or hook configuration as {rf.rev} defines them): "
+              f"{listed}{more}.\nThe rules of {rf.rev} judged the rest of the change; a "
+              "person must review these files before they take effect.")
+    return CheckResult(id=f"{RULE}/{CHECK}", rule=RULE, check=CHECK, kind="script",
+                       outcome="needs_person", reason=reason, findings=findings)
