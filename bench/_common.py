@@ -56,6 +56,11 @@ def regular_install(root: str) -> str:
     # slopjudge installed there stays invisible to this venv.
     with open(os.path.join(site, "zz_bench_deps.pth"), "w", encoding="utf-8") as fh:
         fh.write(sysconfig.get_path("purelib") + "\n")
+    deps = subprocess.run([py, "-c", "import jinja2, jsonschema, ruamel.yaml, tenacity, unidiff"],
+                          capture_output=True, text=True, cwd=root)
+    if deps.returncode:
+        sys.exit("slopjudge's dependencies are not importable from the interpreter running the "
+                 f"bench ({sys.executable}); run it with a venv's python that has them")
     where = subprocess.run([py, "-c", "import slopjudge; print(slopjudge.__file__)"],
                            check=True, capture_output=True, text=True, cwd=root).stdout
     if not where.startswith(site):

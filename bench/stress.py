@@ -96,11 +96,15 @@ def stress(name: str, argv: list[str], cwd: str, env: dict[str, str], runs: int,
             loop.wait()
     slowest = max(quiet + busy, default=0.0)
     over = sum(1 for w in quiet + busy if w >= MAX_WALL_S)
-    ok = len(outcomes) == 1 and over == 0 and tracebacks == 0
+    # The one outcome must be the answer the change deserves: a refusal (exit 1), never
+    # slopjudge failing to decide (exit 2) the same way every time.
+    expected = all(text.startswith("exit 1\n") for text in outcomes)
+    ok = len(outcomes) == 1 and expected and over == 0 and tracebacks == 0
     where = f"{len(busy)} beside two busy CPU loops" if busy else "none busy"
     print(f"{name}: {runs} runs ({where}): distinct outcomes {len(outcomes)}, "
           f"max wall {slowest:.2f} s (must be < {MAX_WALL_S:g} s; {over} not), "
-          f"tracebacks {tracebacks} -> {'OK' if ok else 'FAILED'}", flush=True)
+          f"tracebacks {tracebacks}, refused as it must: {'yes' if expected else 'NO'} "
+          f"-> {'OK' if ok else 'FAILED'}", flush=True)
     print(f"  wall: {_walls('quiet', quiet)}; {_walls('busy', busy)}")
     (common, seen), *others = outcomes.most_common()
     first = common.splitlines()
