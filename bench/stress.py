@@ -8,7 +8,8 @@ one). Runs go one after the other (two at once would each measure the other). Fo
 each job it prints the distinct outcomes with how often each was seen (the exit status
 and the report with its timings taken out: must be exactly one), the median and the
 slowest wall time of the quiet and of the busy runs (none may take 5 s), and the runs
-that printed a traceback (must be 0). Exits 1 when any of the three does not hold.
+that printed a traceback (must be 0); the outcome must be the refusal (exit 1) both changes
+deserve. Exits 1 when any of these does not hold.
 It drives only slopjudge's command line, never how slopjudge runs its checks.
 
     python bench/stress.py [--runs 1000] [--files-runs 500] [--slopjudge PATH]
