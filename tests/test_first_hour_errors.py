@@ -142,13 +142,14 @@ def test_test_after_init_does_not_call_the_packaged_rules_untested(tmp_path: Pat
     assert proc.returncode == 0, proc.stdout
     assert "rules with no refusing case" not in proc.stdout
     assert "rules with no passing case" not in proc.stdout
-    assert "17 rule(s) are unchanged copies of the default pack" in proc.stdout
+    pack = len(list((Path(__file__).resolve().parents[1] / "rules").glob("*/rule.yaml")))
+    assert f"{pack} rule(s) are unchanged copies of the default pack" in proc.stdout
     # A changed rule is the person's own again: its missing cases are listed.
     check = repo / "rules" / "sleep-waits" / "check.py"
     check.write_text(check.read_text() + "\n# ours now\n")
     proc = sj("test", cwd=repo)
     assert "rules with no refusing case: sleep-waits" in proc.stdout
-    assert "16 rule(s) are unchanged copies" in proc.stdout
+    assert f"{pack - 1} rule(s) are unchanged copies" in proc.stdout
 
 
 def test_junit_says_not_judged_once(tmp_path: Path) -> None:
