@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -55,6 +56,25 @@ ADVICE = (
 )
 
 
+class Overridable(ss.Finding):
+    """A stub in a method of a plain class: it stands unless a subclass, in the change or
+    in the repository, overrides the method (the base's override-me default, RUBRIC S1)."""
+
+    __slots__ = ("cls", "method", "lang")
+
+    def __init__(self, path: str, line: int | None, message: str, cls: str, method: str,
+                 lang: str) -> None:
+        super().__init__(path, line, message)
+        self.cls, self.method, self.lang = cls, method, lang
+
+
+def _finding(sf: ss.SourceFile, line: int, message: str, cls: str | None,
+             method: str | None) -> ss.Finding:
+    if cls and method and sf.lang in SUBCLASS_HEAD:
+        return Overridable(sf.path, line, message, cls, method, sf.lang or "")
+    return ss.Finding(sf.path, line, message)
+
+
 def _deco_name(d: ast.expr) -> str:
     if isinstance(d, ast.Call):
         d = d.func
@@ -98,9 +118,10 @@ def _stub_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, 
         exc = body[0].exc
         target = exc.func if isinstance(exc, ast.Call) else exc
         if isinstance(target, ast.Name) and target.id == "NotImplementedError":
-            msg = ""
-            if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant):
-                msg = str(exc.args[0].value)
+            # every literal piece of the message: f"{type(self).__name__} must implement x()",
+            # "%s must implement x()" % name, "...".format(...) say it as a constant would
+            msg = " ".join(str(n.value) for a in getattr(exc, "args", ()) for n in ast.walk(a)
+                           if isinstance(n, ast.Constant) and isinstance(n.value, str))
             return "notimpl:" + msg, has_doc
     return None, has_doc
 
@@ -151,8 +172,9 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
         if kind.startswith("notimpl:"):
             if OVERRIDE_HINT.search(kind):
                 return
-            out.append(ss.Finding(sf.path, fn.body[-1].lineno,
-                                  f"{fn.name}() only raises NotImplementedError"))
+            out.append(_finding(sf, fn.body[-1].lineno,
+                                f"{fn.name}() only raises NotImplementedError",
+                                cls and cls.name, fn.name))
             return
         # a bare pass/... body: a documented no-op hook, a dunder or a named no-op is deliberate
         doc = ast.get_docstring(fn) or ""
@@ -160,7 +182,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 or (fn.name.startswith("__") and fn.name.endswith("__"))):
             return
         message = f"{fn.name}() has an empty placeholder body"
-        out.append(ss.Finding(sf.path, fn.body[-1].lineno, message))
+        out.append(_finding(sf, fn.body[-1].lineno, message, cls and cls.name, fn.name))
 
     visit(tree, None)
 
@@ -180,13 +202,19 @@ def _report_unless_deliberate(
     if any(OVERRIDE_HINT.search(s) for s in ll.strings):
         return
     indent = ss.indent(ll.text)
+    method = cls = None
     for prev in reversed(lines[:idx]):
         deliberate = decides(prev, indent)
         if deliberate is not None:
             if deliberate:
                 return
+            cls = re.search(r"\bclass\s+([\w$]+)", prev.text)
             break
-    out.append(ss.Finding(sf.path, ll.no, message))
+        head = METHOD_HEAD.match(prev.code)
+        if (method is None and head and head[1] not in KEYWORDS
+                and ss.indent(prev.text) < indent):
+            method = head[1]
+    out.append(_finding(sf, ll.no, message, cls and cls[1], method))
 
 
 def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
@@ -305,5 +333,101 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         curly_lines(sf, out)
 
 
+# A method head, as the lines above a not-implemented error show it (Python or JS/TS).
+METHOD_HEAD = re.compile(
+    r"^\s*(?:(?:public|private|protected|static|async|override|get|set|def)\s+)*\*?\s*"
+    r"([\w$]+)\s*(?:<[^>]*>)?\s*\("
+)
+KEYWORDS = {"if", "for", "while", "switch", "catch", "with", "function", "return", "await"}
+# A subclass's head, its base (the last part of a dotted name) in group 2: Python's bases
+# may span lines; JS/TS `class X extends Base` (a class expression too).
+SUBCLASS_HEAD = {
+    "python": (r"^([ \t]*)class\s+\w+\s*\([^)]*?(?<![\w.])(?:\w+\.)*({names})\b",
+               "class[[:space:]].*({names})", ("*.py",)),
+    "js": (r"^([ \t]*)[^\n]*?\bclass\b(?:\s+[\w$]+)?\s*(?:<[^{{\n]*>)?\s+extends\s+"
+           r"(?:[\w$]+\.)*({names})(?![\w$])",
+           "extends[[:space:]].*({names})",
+           ("*.js", "*.jsx", "*.mjs", "*.cjs", "*.ts", "*.tsx", "*.mts", "*.cts")),
+}
+
+
+def _overridden(text: str, lang: str, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (class, method) pairs of ``wanted`` that a subclass in ``text`` overrides: it
+    defines the method at its body's own level."""
+    names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
+    lines = text.splitlines()
+    found = set()
+    for m in re.finditer(SUBCLASS_HEAD[lang][0].format(names=names), text, re.M):
+        start = text.count("\n", 0, m.start())
+        body = _class_body(lines, start, len(m[1].expandtabs()))
+        level = min((ss.indent(t) for t in body), default=0)
+        defined = {h[1] for t in body if ss.indent(t) == level
+                   for h in [METHOD_HEAD.match(t) or re.match(r"\s*([\w$]+)\s*=", t)]
+                   if h and not t.rstrip().endswith(";")}
+        found |= {(c, meth) for c, meth in wanted if c == m[2] and meth in defined}
+    return found
+
+
+def _class_body(lines: list[str], start: int, indent: int) -> list[str]:
+    """The non-blank lines of the class whose head starts at ``lines[start]``: those below
+    it indented deeper than the head, up to the first that is not (a `}` or the next
+    statement)."""
+    body = []
+    for t in lines[start + 1:]:
+        if not t.strip() or t.lstrip().startswith(")"):  # the end of Python's bases
+            continue
+        if ss.indent(t.expandtabs()) <= indent:
+            break
+        body.append(t)
+    return body
+
+
+def _repo_files(payload: dict[str, Any], lang: str, wanted: set[tuple[str, str]]) -> list[str]:
+    """Files of the repository that may hold a subclass of a class in ``wanted``: of the
+    head commit (or snapshot) when the change names one, else of the work tree (.gitignore
+    respected). None found, or git could not say: the findings stand."""
+    from slopjudge.changes.gitio import ChangesetError, git
+
+    names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
+    head = (payload.get("changeset") or {}).get("head")
+    where = ([], [head]) if head else (["--no-index", "--exclude-standard"], [])
+    try:
+        out = git(ss.workspace(payload), ["grep", "-l", "-I", "-E", *where[0], "-e",
+                                          SUBCLASS_HEAD[lang][1].format(names=names),
+                                          *where[1], "--", *SUBCLASS_HEAD[lang][2]], ok=(0, 1))
+    except ChangesetError:
+        return []
+    prefix = f"{head}:" if head else ""
+    return [p.removeprefix(prefix) for p in out.decode("utf-8", "replace").splitlines()]
+
+
+def unless_overridden(payload: dict[str, Any], changed: list[ss.SourceFile],
+                      findings: list[ss.Finding]) -> list[ss.Finding]:
+    """``findings`` without the stubs that a subclass overrides: one in the change's files,
+    else one in the repository's (searched only for what the change leaves open)."""
+    open_ = {(f.lang, f.cls, f.method) for f in findings if isinstance(f, Overridable)}
+    for lang in sorted({lang for lang, _, _ in open_}):
+        wanted = {(c, m) for la, c, m in open_ if la == lang}
+        texts = {sf.path: "\n".join(nl.text for nl in sf.new_lines())
+                 for sf in changed if sf.lang == lang}
+        for text in texts.values():
+            wanted -= _overridden(text, lang, wanted)
+        for path in _repo_files(payload, lang, wanted) if wanted else []:
+            text = None if path in texts else ss.repo_text(payload, path)
+            wanted -= _overridden(text or "", lang, wanted) if wanted else set()
+        open_ -= {(la, c, m) for la, c, m in open_ if la == lang and (c, m) not in wanted}
+    return [f for f in findings
+            if not isinstance(f, Overridable) or (f.lang, f.cls, f.method) in open_]
+
+
+def main() -> None:
+    payload = ss.load_payload()
+    changed = list(ss.code_files(payload))
+    out: list[ss.Finding] = []
+    for sf in changed:
+        scan(sf, out)
+    ss.finish(unless_overridden(payload, changed, out), ADVICE)
+
+
 if __name__ == "__main__":
-    ss.check_files(scan, ADVICE, ss.code_files)
+    ss.main_guard(main)
