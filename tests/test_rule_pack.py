@@ -421,6 +421,51 @@ def test_a_base_method_its_subclasses_replace_is_no_placeholder() -> None:
         == [3]
 
 
+
+def placeholder_refusals(cwd: Path, *args: str) -> list[str]:
+    from helpers import sj
+
+    res = sj("run", *args, "--dry-run", "--format", "json", "--rules", str(RULES), "--rule",
+             "placeholder-code", "--no-cache", cwd=cwd, process=True)
+    (check,) = json.loads(res.stdout)["checks"]
+    assert check["outcome"] in ("pass", "refuse"), check
+    return [f"{f['path']}:{f['line']}" for f in check["findings"] or []]
+
+
+@pytest.mark.parametrize("base, sub", [
+    ("src/export.py",
+     "from . import export\n\nclass CsvExporter(\n    export.Exporter,\n):\n"
+     "    def header(self, columns):\n        return ','.join(columns)\n"),
+    ("src/export.js",
+     "const base = require('./export');\n\nclass CsvExporter extends base.Exporter {\n"
+     "  header(columns) {\n    return columns.join(',');\n  }\n}\n"),
+])
+def test_a_base_default_a_subclass_of_the_repository_overrides_is_no_placeholder(
+        tmp_path: Path, base: str, sub: str) -> None:
+    """The subclass is not in the change: it is found in the work tree (a Stop hook's view)
+    and in the head commit of a clone with nothing checked out (a CI job's); a method it
+    does not override stays a placeholder."""
+    from helpers import commit_all, git, make_repo, write_files
+
+    py = base.endswith(".py")
+    stub = ("class Exporter:\n    def header(self, columns):\n        raise NotImplementedError\n"
+            "\n    def footer(self):\n        raise NotImplementedError\n") if py else (
+            "class Exporter {\n  header(columns) {\n    throw new Error('not implemented');\n"
+            "  }\n\n  footer() {\n    throw new Error('not implemented');\n  }\n}\n")
+    footer = f"{base}:6" if py else f"{base}:7"
+    repo = make_repo(tmp_path / "repo", {base.replace("export", "csv_export"): sub})
+    write_files(repo, {base: stub})
+    assert placeholder_refusals(repo, "--working-tree") == [footer]
+    head = commit_all(repo)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-checkout", str(repo), str(clone))
+    assert placeholder_refusals(clone, "--base", f"{head}^", "--head", head) == [footer]
+    # a change that also deletes the subclass leaves both stubs placeholders
+    git(repo, "rm", "-q", base.replace("export", "csv_export"))
+    commit_all(repo)
+    assert placeholder_refusals(repo, "--base", f"{head}^") == [f"{base}:3", footer]
+
+
 def test_deliberate_output_in_tests_is_not_a_leftover() -> None:
     captured = (
         "def test_banner(capsys):\n"

@@ -384,17 +384,18 @@ def _class_body(lines: list[str], start: int, indent: int) -> list[str]:
 
 def _repo_files(payload: dict[str, Any], lang: str, wanted: set[tuple[str, str]]) -> list[str]:
     """Files of the repository that may hold a subclass of a class in ``wanted``: of the
-    head commit (or snapshot) when the change names one, else of the work tree (.gitignore
-    respected). None found, or git could not say: the findings stand."""
+    head commit (or snapshot) when the change names one, else git's files of the work tree
+    (untracked ones too, ignored ones not). No git repository (a bare diff), none found, or
+    git could not say: the findings stand."""
     from slopjudge.changes.gitio import ChangesetError, git
 
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
     head = (payload.get("changeset") or {}).get("head")
-    where = ([], [head]) if head else (["--no-index", "--exclude-standard"], [])
     try:
-        out = git(ss.workspace(payload), ["grep", "-l", "-I", "-E", *where[0], "-e",
-                                          SUBCLASS_HEAD[lang][1].format(names=names),
-                                          *where[1], "--", *SUBCLASS_HEAD[lang][2]], ok=(0, 1))
+        out = git(ss.workspace(payload), [
+            "grep", "-l", "-I", "-E", *([] if head else ["--untracked"]),
+            "-e", SUBCLASS_HEAD[lang][1].format(names=names), *([head] if head else []),
+            "--", *SUBCLASS_HEAD[lang][2]], ok=(0, 1))
     except ChangesetError:
         return []
     prefix = f"{head}:" if head else ""
