@@ -174,7 +174,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 return
             out.append(_finding(sf, fn.body[-1].lineno,
                                 f"{fn.name}() only raises NotImplementedError",
-                                cls and cls.name, fn.name))
+                                cls.name if cls else None, fn.name))
             return
         # a bare pass/... body: a documented no-op hook, a dunder or a named no-op is deliberate
         doc = ast.get_docstring(fn) or ""
@@ -182,7 +182,8 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
                 or (fn.name.startswith("__") and fn.name.endswith("__"))):
             return
         message = f"{fn.name}() has an empty placeholder body"
-        out.append(_finding(sf, fn.body[-1].lineno, message, cls and cls.name, fn.name))
+        out.append(_finding(sf, fn.body[-1].lineno, message, cls.name if cls else None,
+                            fn.name))
 
     visit(tree, None)
 
@@ -354,8 +355,10 @@ SUBCLASS_HEAD = {
 def _overridden(text: str, lang: str, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (class, method) pairs of ``wanted`` that a subclass in ``text`` overrides: it
     defines the method at its body's own level."""
+    if not wanted:
+        return set()
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
-    lines = text.splitlines()
+    lines = text.split("\n")
     found = set()
     for m in re.finditer(SUBCLASS_HEAD[lang][0].format(names=names), text, re.M):
         start = text.count("\n", 0, m.start())
@@ -414,8 +417,8 @@ def unless_overridden(payload: dict[str, Any], changed: list[ss.SourceFile],
         for text in texts.values():
             wanted -= _overridden(text, lang, wanted)
         for path in _repo_files(payload, lang, wanted) if wanted else []:
-            text = None if path in texts else ss.repo_text(payload, path)
-            wanted -= _overridden(text or "", lang, wanted) if wanted else set()
+            found = None if path in texts else ss.repo_text(payload, path)
+            wanted -= _overridden(found or "", lang, wanted)
         open_ -= {(la, c, m) for la, c, m in open_ if la == lang and (c, m) not in wanted}
     return [f for f in findings
             if not isinstance(f, Overridable) or (f.lang, f.cls, f.method) in open_]
