@@ -334,8 +334,9 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         curly_lines(sf, out)
 
 
-# A method head, as the lines above a not-implemented error show it (Python or JS/TS).
-METHOD_HEAD = re.compile(
+# A method head, as the lines above a not-implemented error show it (Python or JS/TS);
+# compiled where first used (only a stub in a class reaches it).
+METHOD_HEAD = ss.Later(
     r"^\s*(?:(?:public|private|protected|static|async|override|get|set|def)\s+)*\*?\s*"
     r"([\w$]+)\s*(?:<[^>]*>)?\s*\("
 )
