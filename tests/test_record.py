@@ -86,25 +86,6 @@ def test_event_record_has_the_spec_fields() -> None:
     json.dumps(rec)  # plain JSON values only
 
 
-def test_event_record_template_override_and_prompt_on_request() -> None:
-    rec = event_record(
-        _judged(), event_kind="ci", session_id=None, template_sha256="c" * 64, keep_prompt=True
-    )
-    assert rec["template_sha256"] == "c" * 64
-    assert rec["prompt"] == "Judge this change.\n<diff>...</diff>"
-    script = event_record(
-        _judged(kind="script", prompt=None, prompt_sha256=None, template_sha256=None),
-        event_kind="ci",
-        session_id=None,
-        keep_prompt=True,
-    )
-    assert (
-        "prompt" not in script
-        and script["prompt_sha256"] is None
-        and script["template_sha256"] is None
-    )
-
-
 def test_round_trip_one_line_per_record(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "events.jsonl"  # folders are created
     records = [

@@ -1,15 +1,10 @@
 """`slopjudge import sloprail [.sloprail]`: convert sloprail rule folders into rules/.
 
 ``file-guard/<name>/file-guard.yaml`` and ``gate/<name>/gate.yaml`` become
-``rules/<name>/rule.yaml`` with the scripts, prepares, templates, ``when`` and
-``subjects`` scripts copied beside it. Match expressions become the rule's
-``match:`` (a gate's triggers joined into one), ``require`` and ``subjects`` carry
-over, ``preventive: true`` adds ``pre-tool`` on the file tools. A rule that would
-behave differently under slopjudge is refused, never written: every reason is one
-docs/sloprail.md lists, printed with the file and line it came from. Nothing is
-ever overwritten, nothing is read or copied through a symlink that leads out of
-the .sloprail folder, and the converted rules are loaded as ``slopjudge
-validate`` loads them, every problem printed.
+``rules/<name>/rule.yaml`` with their folder copied beside it (docs/sloprail.md has
+every form). A rule that would behave differently under slopjudge is refused, never
+written, with the file and line of each reason. Nothing is overwritten, nothing is
+read through a symlink leading out of the folder, and what is written is validated.
 """
 
 from __future__ import annotations
@@ -68,27 +63,25 @@ class Converted:
         self.fatal = True
 
 
-class _Reader:
-    """One sloprail YAML file, read round-trip so every value has a line."""
+def _read_yaml(path: str, shown: str) -> tuple[Any, str | None]:
+    """A sloprail YAML file, read round-trip so every value has a line; or why not."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return YAML(typ="rt").load(fh), None
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
-    def __init__(self, path: str, shown: str) -> None:
-        self.path = path
-        self.shown = shown
 
-    def load(self) -> Any:
-        with open(self.path, encoding="utf-8") as fh:
-            return YAML(typ="rt").load(fh)
-
-    def at(self, node: Any, key: Any = None) -> str:
-        """``file:line`` of ``node`` (of its item or key ``key``); line 1 when unknown."""
-        try:
-            if key is None:
-                line = node.lc.line
-            else:
-                line = (node.lc.item(key) if isinstance(key, int) else node.lc.key(key))[0]
-        except (AttributeError, KeyError, IndexError, TypeError):
-            line = 0
-        return f"{self.shown}:{line + 1}"
+def _at(shown: str, node: Any, key: Any = None) -> str:
+    """``file:line`` of ``node`` (of its item or key ``key``); line 1 when unknown."""
+    try:
+        if key is None:
+            line = node.lc.line
+        else:
+            line = (node.lc.item(key) if isinstance(key, int) else node.lc.key(key))[0]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        line = 0
+    return f"{shown}:{line + 1}"
 
 
 # ---- match expressions -----------------------------------------------------------
@@ -164,56 +157,61 @@ def _check_id(value: str, used: set[str]) -> str:
     return cid
 
 
+# A script line that would not work under slopjudge, and why ({0}: the program it
+# calls); the first that matches is noted.
+_SCRIPT_PROBLEMS = (
+    (_SR_COMMAND, "calls sloprail's own `{0}` (`{line}`), which slopjudge does not provide"),
+    (re.compile(r"(^|[\s\"'=(:/])\.\./"),
+     "reads a file outside its rule folder (`{line}`), which is not copied"),
+    (re.compile(r"[\"']Changeset[\"']"), "expects sloprail's changeset event "
+     "(`event.kind == \"Changeset\"`); slopjudge gives each file's event"),
+    (re.compile(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_"),
+     "reads an environment variable slopjudge does not set (`{line}`)"),
+)
+
+
 def _script_problems(path: str, shown: str) -> list[Note]:
     """Lines of a script or prepare that would not work under slopjudge."""
-    notes: list[Note] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return notes
+        return []
+    notes: list[Note] = []
     for n, line in enumerate(lines, 1):
         text = line.strip()
         if text.startswith("#"):
             continue
-        m = _SR_COMMAND.search(text)
-        if m:
-            notes.append(Note(f"{shown}:{n}", f"calls sloprail's own `{m.group(1)}` "
-                              f"(`{text[:80]}`), which slopjudge does not provide"))
-        elif re.search(r"(^|[\s\"'=(:/])\.\./", text):
-            notes.append(Note(f"{shown}:{n}", f"reads a file outside its rule folder "
-                              f"(`{text[:80]}`), which is not copied"))
-        elif re.search(r"[\"']Changeset[\"']", text):
-            notes.append(Note(f"{shown}:{n}", "expects sloprail's changeset event "
-                              "(`event.kind == \"Changeset\"`); slopjudge gives each file's "
-                              "event"))
-        elif re.search(r"\bSR_(AGENT_ID|TREE)\b|SLOPRAIL_", text):
-            notes.append(Note(f"{shown}:{n}", f"reads an environment variable slopjudge "
-                              f"does not set (`{text[:80]}`)"))
+        for rx, why in _SCRIPT_PROBLEMS:
+            m = rx.search(text)
+            if m:
+                notes.append(Note(f"{shown}:{n}", why.format(*m.groups(), line=text[:80])))
+                break
     return notes
 
 
-def _yaml_str(value: str) -> str:
+def _yaml(value: str | list[str]) -> str:
+    """A string or a list of strings in YAML's flow form (JSON's)."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def _yaml_list(values: list[str]) -> str:
-    return "[" + ", ".join(_yaml_str(v) for v in values) + "]"
 
 
 @dataclass
 class _Opened:
-    """A declaration being converted: its result, YAML reader, folder (as shown), mapping."""
+    """A declaration being converted: its result, its YAML file and folder (as shown),
+    its mapping, its folder and name."""
 
     conv: Converted
-    reader: _Reader
+    shown: str
     rel_dir: str
     data: Any
     folder: str
     name: str
 
+    def at(self, node: Any, key: Any = None) -> str:
+        return _at(self.shown, node, key)
+
     def fail(self, node: Any, key: Any, message: str) -> None:
-        self.conv.fail(self.reader.at(node, key), message)
+        self.conv.fail(self.at(node, key), message)
 
     def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
         """``value`` as a path relative to the rule folder, when it names a file inside it
@@ -240,7 +238,7 @@ def _convert_checks(o: _Opened, *, each_file: bool) -> list[str]:
     used: set[str] = set()
     prev: tuple[str, str] | None = None  # (id, kind) of the check before
     for n, item in enumerate(checks):
-        where = o.reader.at(checks, n)
+        where = o.at(checks, n)
         if not isinstance(item, dict):
             o.conv.fail(where, f"check {n + 1} is not a mapping")
             continue
@@ -249,11 +247,11 @@ def _convert_checks(o: _Opened, *, each_file: bool) -> list[str]:
             o.conv.fail(where, f"check {n + 1} needs exactly one of script, judge")
             continue
         kind = kinds[0]
-        name = o.script(item[kind], o.reader.at(item, kind), kind, scan=kind == "script")
+        name = o.script(item[kind], o.at(item, kind), kind, scan=kind == "script")
         if name is None:
             continue
         cid = _check_id(str(item[kind]), used)
-        out += [f"  - id: {cid}", f"    {kind}: {_yaml_str(name)}"]
+        out += [f"  - id: {cid}", f"    {kind}: {_yaml(name)}"]
         if prev is not None and prev[1] == "script":
             # sloprail stops at the first refusal: a script before this check gates it.
             out.append(f"    needs: [{prev[0]}]")
@@ -268,7 +266,7 @@ def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
     """A check's fields besides its script or judge, as rule.yaml lines."""
     lines: list[str] = []
     for key, value in item.items():
-        at = o.reader.at(item, key)
+        at = o.at(item, key)
         if key in ("script", "judge"):
             continue
         if key == "prepare" and kind != "judge":
@@ -277,11 +275,11 @@ def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
         elif key == "prepare":
             name = o.script(value, at, "prepare")
             if name is not None:
-                lines.append(f"    prepare: {_yaml_str(name)}")
+                lines.append(f"    prepare: {_yaml(name)}")
         elif key in ("model", "timeout"):
-            lines.append(f"    {key}: {_yaml_str(str(value))}")
+            lines.append(f"    {key}: {_yaml(str(value))}")
         elif key in ("allowed_tools", "disallowed_tools") and isinstance(value, list):
-            lines.append(f"    {key}: {_yaml_list([str(v) for v in value])}")
+            lines.append(f"    {key}: {_yaml([str(v) for v in value])}")
         elif key in ("allowed_tools", "disallowed_tools"):
             o.conv.fail(at, f"{key} is not a list")
         elif key in ("response_schema", "post_process"):
@@ -309,7 +307,7 @@ def _convert_require(o: _Opened) -> list[str]:
         return []
     out = ["require:"]
     for n, item in enumerate(req):
-        where = o.reader.at(req, n)
+        where = o.at(req, n)
         if not isinstance(item, dict):
             o.conv.fail(where, f"require {n + 1} is not a mapping")
             continue
@@ -338,8 +336,8 @@ def _header(o: _Opened, on: list[str]) -> list[str]:
     return [
         f"# Converted from sloprail's .sloprail/{o.conv.source}/{nature}.yaml by "
         "`slopjudge import sloprail`.",
-        f"description: {_yaml_str(f'sloprail {nature} {o.name}')}",
-        f"on: {_yaml_list(on)}",
+        f"description: {_yaml(f'sloprail {nature} {o.name}')}",
+        f"on: {_yaml(on)}",
     ]
 
 
@@ -365,10 +363,14 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     then the converter of its nature."""
     conv = Converted(f"{nature}/{name}")
     rel_dir = f"{shown_root}/{nature}/{name}"
-    reader = _Reader(os.path.join(folder, f"{nature}.yaml"), f"{rel_dir}/{nature}.yaml")
-    data = _load(reader, conv)
-    if data is not None:
-        _CONVERTERS[nature](_Opened(conv, reader, rel_dir, data, folder, name))
+    shown = f"{rel_dir}/{nature}.yaml"
+    data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"), shown)
+    if problem is not None:
+        conv.fail(f"{shown}:1", f"cannot read: {problem}")
+    elif not isinstance(data, dict):
+        conv.fail(f"{shown}:1", "not a YAML mapping")
+    else:
+        _CONVERTERS[nature](_Opened(conv, shown, rel_dir, data, folder, name))
     return conv
 
 
@@ -402,10 +404,10 @@ def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
             o.fail(data, "match", f"match glob `{text}` uses `**` inside a name or a "
                    "backslash, which slopjudge globs read differently")
         else:
-            lines.append(f"paths: {_yaml_list([glob[0]])}")
+            lines.append(f"paths: {_yaml([glob[0]])}")
         if glob is not None and glob[1]:
             lines += ["# sloprail matched whole file paths: a folder matching is not enough.",
-                      f"exclude: {_yaml_list([glob[1]])}"]
+                      f"exclude: {_yaml([glob[1]])}"]
     elif text:
         problem = _expr_problem(text, gate=False)
         if problem:
@@ -436,16 +438,16 @@ def _file_guard(o: _Opened) -> None:
         o.fail(data, "preventive", "preventive must be true or false")
     lines = _header(o, on)
     if tools:
-        lines.append(f"tools: {_yaml_list(tools)}")
+        lines.append(f"tools: {_yaml(tools)}")
     lines += paths
     if conds:
-        lines.append(f"match: {_yaml_str(_joined(conds, 'and'))}")
+        lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
     lines += _convert_require(o)
     subjects = data.get("subjects")
     if subjects is not None:
-        name = o.script(subjects, o.reader.at(data, "subjects"), "subjects")
+        name = o.script(subjects, o.at(data, "subjects"), "subjects")
         if name is not None:
-            lines.append(f"subjects: {_yaml_str(name)}")
+            lines.append(f"subjects: {_yaml(name)}")
     _finish(o, lines, each_file=subjects is None)
 
 
@@ -484,7 +486,7 @@ def _gate(o: _Opened) -> None:
         o.fail(data, None, "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
-        where = o.reader.at(triggers, n)
+        where = o.at(triggers, n)
         if not isinstance(trig, dict) or not trig.get("event"):
             conv.fail(where, "a trigger needs `event`")
             continue
@@ -511,27 +513,14 @@ def _gate(o: _Opened) -> None:
             conv.notes.append(Note(where, _GATE_NOTES[event]))
     lines = _header(o, on)
     if tools and "pre-tool" in on:
-        lines.append(f"tools: {_yaml_list(tools)}")
+        lines.append(f"tools: {_yaml(tools)}")
     if parts:
-        lines.append(f"match: {_yaml_str(_joined(parts, 'or'))}")
+        lines.append(f"match: {_yaml(_joined(parts, 'or'))}")
     lines += _convert_require(o)
     _finish(o, lines, each_file=file_only and bool(on))
 
 
 _CONVERTERS: dict[str, Callable[[_Opened], None]] = {"file-guard": _file_guard, "gate": _gate}
-
-
-def _load(reader: _Reader, conv: Converted) -> Any:
-    try:
-        data = reader.load()
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        conv.fail(f"{reader.shown}:1", f"cannot read: {first}")
-        return None
-    if not isinstance(data, dict):
-        conv.fail(f"{reader.shown}:1", "not a YAML mapping")
-        return None
-    return data
 
 
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
@@ -540,18 +529,16 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {"disabled": {}, "enabled": {}}
     if not os.path.isfile(path):
         return out
-    reader = _Reader(path, f"{shown_root}/config.yaml")
-    try:
-        data = reader.load()
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"{reader.shown}:1: cannot read ({first}); its `disabled:` list is not applied",
+    shown = f"{shown_root}/config.yaml"
+    data, problem = _read_yaml(path, shown)
+    if problem is not None:
+        print(f"{shown}:1: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
         return out
     for key in out:
         items = data.get(key) if isinstance(data, dict) else None
         if isinstance(items, list):
-            out[key] = {str(v): reader.at(items, n) for n, v in enumerate(items)}
+            out[key] = {str(v): _at(shown, items, n) for n, v in enumerate(items)}
     return out
 
 

@@ -47,32 +47,20 @@ def _now_iso() -> str:
 
 
 MAX_RECORDED_FINDINGS = 20
-# The result's fields every record carries as they are, in the log's order.
+# The result's fields every record carries as they are, in the log's order. The
+# prompt itself is kept apart (records/prompts.py): it can be large.
 _RECORDED = ("id", "rule", "check", "kind", "outcome", "reason", "duration_ms", "runner",
-             "model", "prompt_sha256")
+             "model", "prompt_sha256", "template_sha256", "cache_hit", "confidence", "tokens",
+             "cost")
 
 
-def event_record(
-    result: CheckResult,
-    *,
-    event_kind: str,
-    session_id: str | None,
-    template_sha256: str | None = None,
-    keep_prompt: bool = False,
-) -> dict[str, Any]:
-    """The event-log record (SPEC §8) for one check outcome.
-
-    ``template_sha256`` overrides the digest carried by ``result``. The
-    rendered prompt is kept only with ``keep_prompt=True`` (for replay), as it
-    can be large and may quote the code under review.
-    """
+def event_record(result: CheckResult, *, event_kind: str,
+                 session_id: str | None) -> dict[str, Any]:
+    """The event-log record (SPEC §8) for one check outcome."""
     record: dict[str, Any] = {
         "time": _now_iso(),
         "event": event_kind,
         **{k: getattr(result, k) for k in _RECORDED},
-        "template_sha256": template_sha256 if template_sha256 is not None
-        else result.template_sha256,
-        **{k: getattr(result, k) for k in ("cache_hit", "confidence", "tokens", "cost")},
         "session_id": session_id,
     }
     if result.findings:
@@ -86,8 +74,6 @@ def event_record(
         # What the judge calls cost (usage.py): summed over the check's calls.
         record.update({k: getattr(result, k) for k in (
             "usage", "judge_calls", "cached_calls", "units", "prompt_tokens")})
-    if keep_prompt and result.prompt is not None:
-        record["prompt"] = result.prompt
     return record
 
 
