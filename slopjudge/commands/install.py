@@ -1,20 +1,13 @@
-"""``slopjudge install claude|codex [--print] [--absolute | --command CMD]``: wire
-the four hooks into ``.claude/settings.json`` or ``.codex/hooks.json``.
+"""``slopjudge install claude|codex``: wire the hooks into ``.claude/settings.json`` or
+``.codex/hooks.json`` (docs/hooks.md).
 
-By default the hooks call a wrapper written beside the settings
-(``.claude/hooks/slopjudge``), meant to be committed with them: an absolute
-path into one person's virtualenv does not exist on a teammate's machine, and
-an agent lets every tool run when a hook command cannot start. The wrapper
-finds slopjudge on each machine and fails closed when it cannot
-(``data/hook-wrapper.sh`` says how). ``--absolute`` names this machine's
-slopjudge instead.
-
-Both files take the same shape (Codex reads Claude Code's hook format), so
-one merge serves both: it keeps every other key and every other hook as it
-is, replaces slopjudge's own entries in place (so a second run changes
-nothing), and gives each hook an explicit ``timeout``: the agent lets a tool
-run when its hook times out, so the timeout must outlast the slowest judge
-(600 s by default).
+The hooks call a wrapper committed beside the settings by default: an absolute path
+into one person's virtualenv does not exist on a teammate's machine, and an agent lets
+every tool run when a hook command cannot start (``data/hook-wrapper.sh`` finds
+slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge serves
+both: every other key and hook stays, slopjudge's entries are replaced in place (a
+second run changes nothing), and each hook has a ``timeout`` that outlasts the slowest
+judge, since the agent lets a tool run when its hook times out.
 """
 
 from __future__ import annotations

@@ -80,16 +80,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "default: file://{abspath}")
 
 
-def default_events_file() -> str:
-    return load_settings(find_workspace(os.getcwd())).events_file
-
-
 def run(args: argparse.Namespace) -> int:
-    command = getattr(args, "report_command", None) or "events"
     path = args.events
     if not path:
         try:
-            path = default_events_file()
+            path = load_settings(find_workspace(os.getcwd())).events_file
         except ValueError as exc:  # ConfigError: a settings file slopjudge cannot use
             return fail(str(exc))
     if not os.path.isfile(path):
@@ -97,16 +92,8 @@ def run(args: argparse.Namespace) -> int:
     events, problems = read_events(path)
     for problem in problems:
         print(f"slopjudge: skipped {problem}", file=sys.stderr)
-    as_json = args.format == "json"
-    if command == "agreement":
-        return _agreement(args, path, events, as_json)
-    if command == "flips":
-        return _flips(path, events, as_json)
-    if command == "cost":
-        return _cost(args, path, events, as_json)
-    if command == "html":
-        return _html(args, path, events)
-    return _events(args, path, events, problems, as_json)
+    command = _COMMANDS[getattr(args, "report_command", None) or "events"]
+    return command(args, path, events, problems)
 
 
 def _out(text: str) -> None:
@@ -120,7 +107,8 @@ def _first_line(text: Any) -> str:
 # --- html --------------------------------------------------------------------
 
 
-def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]]) -> int:
+def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
+          _problems: list[str]) -> int:
     labels = None
     if args.labels:
         try:
@@ -151,7 +139,7 @@ _OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
 
 
 def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
-            problems: list[str], as_json: bool) -> int:
+            problems: list[str]) -> int:
     rules = set(getattr(args, "rule", []) or [])
     session = getattr(args, "session", None)
     chosen = [e for e in events if (not rules or e.get("rule") in rules)
@@ -175,7 +163,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     summary = {"file": path, "events": len(chosen), "problems": problems,
                "first": min(times) if times else None, "last": max(times) if times else None,
                "checks": checks, "recent": recent}
-    if as_json:
+    if args.format == "json":
         _out(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     span = f", {summary['first']} to {summary['last']}" if times else ""
@@ -208,9 +196,8 @@ def _number(value: Any) -> float:
 
 # --- agreement ---------------------------------------------------------------
 
-def _agreement(
-    args: argparse.Namespace, path: str, events: list[dict[str, Any]], as_json: bool
-) -> int:
+def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
+               _problems: list[str]) -> int:
     try:
         labels, label_problems = read_labels(args.labels)
     except OSError as exc:
@@ -224,7 +211,7 @@ def _agreement(
     result = agreement(events, labels)
     # Nothing compared is no measurement: say so in the exit status too.
     code = 0 if result.n else 2
-    if as_json:
+    if args.format == "json":
         _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
         return code
     lines = [
@@ -253,9 +240,10 @@ def _agreement(
 
 # --- flips -------------------------------------------------------------------
 
-def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
+def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
+           _problems: list[str]) -> int:
     found = flips(events)
-    if as_json:
+    if args.format == "json":
         _out(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
         return 0
     if not found:
@@ -277,12 +265,14 @@ def _flips(path: str, events: list[dict[str, Any]], as_json: bool) -> int:
 # --- cost --------------------------------------------------------------------
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
-          as_json: bool) -> int:
+          _problems: list[str]) -> int:
     session = getattr(args, "session", None)
-    chosen = [e for e in events if not session or e.get("session_id") == session]
-    report = cost_report(chosen)
-    if as_json:
-        _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False))
-        return 0
-    _out(render_cost(path, report))
+    report = cost_report([e for e in events if not session or e.get("session_id") == session])
+    _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
+         if args.format == "json" else render_cost(path, report))
     return 0
+
+
+# Each subcommand's reading of the log: (args, path, events, unreadable lines) -> exit code.
+_COMMANDS = {"events": _events, "agreement": _agreement, "flips": _flips, "cost": _cost,
+             "html": _html}

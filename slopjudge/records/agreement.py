@@ -1,27 +1,9 @@
-"""How far recorded verdicts agree with people, and where they wobble.
+"""How far recorded verdicts agree with people (labels), and where they wobble (flips).
 
-**Verdicts.** An event is a verdict when its outcome is ``pass``,
-``refuse`` or ``would_refuse`` (a shadow-mode refusal: the check said
-refuse, it just did not block). Errors, skips and dry runs are not verdicts
-and never count; nor does a shadow ``would_refuse`` marked ``shadow_error``,
-nor a ``refuse`` whose reason says no verdict was reached (logs written
-before runner failures were recorded as ``error``: "judge unavailable: ...",
-"judge timed out ...", "the judge gave no verdict ...").
-
-**Labels.** ``labels.jsonl`` holds one object per line with ``label``
-(``pass`` or ``refuse``) and a key naming what was judged:
-
-1. ``prompt_sha256`` (preferred): the exact rendered prompt the check saw.
-   Optional ``rule``/``check`` (or ``id``) narrow it further.
-2. otherwise ``id`` (``<rule>/<check>``) or ``rule`` + ``check``, with an
-   optional ``session_id`` to pick one session's run.
-
-A label is compared with the **latest** matching verdict in the event log
-(file order, which is append order). A label with no matching verdict counts
-as ``missing``.
-
-**Counts.** A *false refusal* is a refusal the person labelled ``pass``; a
-*false pass* is a pass the person labelled ``refuse``.
+docs/records.md gives the label format. A verdict is ``pass``, ``refuse`` or a shadow
+``would_refuse``; errors, skips, dry runs, shadow errors and an older log's ``refuse``
+that says no verdict was reached never count. A label is compared with the latest
+matching verdict in file (append) order.
 """
 
 from __future__ import annotations

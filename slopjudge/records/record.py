@@ -1,25 +1,11 @@
 """The event log: one JSON line per check outcome, appended atomically.
 
-A record counts once its line, newline included, is in the file. Each line
-goes out in a single ``os.write`` on a descriptor opened with ``O_APPEND``,
-so concurrent writers never interleave (the kernel appends each write whole
-under the file's lock) and the newline is always the write's last byte.
-
-A killed writer is the hard case: Linux copies a write page by page and
-gives up between pages when a fatal signal arrives, so a SIGKILL can leave
-the start of a line without its newline (measured: about one kill in a
-hundred, for 300-byte lines too). Two rules keep the log clean anyway:
-
-- writers hold an exclusive ``flock`` while appending, so a line without its
-  newline at the end of the file can only come from a writer that died; the
-  next writer cuts it off before writing;
-- readers ignore an unterminated last line that does not parse (it is a
-  record never completed, or one being written right now).
-
-Readers take the file line by line and report, never crash on, any other
-line that does not parse.
-
-Standard library only: the hook fast path records events too.
+Each line goes out in one ``os.write`` on an ``O_APPEND`` descriptor, newline last, so
+concurrent writers never interleave. A SIGKILL can still cut a write between pages
+(about one kill in a hundred), so writers hold an ``flock`` and cut off a last line
+without its newline (only a dead writer leaves one), and readers ignore an
+unterminated last line that does not parse; any other bad line is reported, never
+a crash. Standard library only: the hook fast path records events too.
 """
 
 from __future__ import annotations
@@ -207,15 +193,7 @@ def recording(events_file: str | None, event: Event,
               ) -> Callable[[CheckResult], None]:
     """An ``on_result`` for ``checks.engine.run``: each finished check goes to the event
     log (none when ``events_file`` is None), then to ``then``."""
-    recorder = Recorder(events_file, event)
-    if then is None:
-        return recorder.record
-
-    def both(result: CheckResult) -> None:
-        recorder.record(result)
-        then(result)
-
-    return both
+    return Recorder(events_file, event, then).record
 
 
 class Recorder:
@@ -226,25 +204,31 @@ class Recorder:
     pass: recording problems are reported on stderr and the run goes on.
     """
 
-    def __init__(self, events_file: str | None, event: Event) -> None:
+    def __init__(self, events_file: str | None, event: Event,
+                 then: Callable[[CheckResult], None] | None = None) -> None:
         self.path = events_file  # None: record nothing
         self.event = event
+        self.then = then
         self.lock = threading.Lock()
         self.warned = False
         # Names the run each line came from (the checks of one hook call or `run`).
         self.run = f"{os.getpid()}-{time.time_ns()}"
 
     def record(self, result: CheckResult) -> None:
-        if not self.path or result.outcome == "not_applicable":
-            return
+        if self.path and result.outcome != "not_applicable":
+            self._append(result, self.path)
+        if self.then is not None:
+            self.then(result)
+
+    def _append(self, result: CheckResult, path: str) -> None:
         try:
             if result.prompt and result.prompt_sha256:
                 from slopjudge.records.prompts import save_prompt
 
-                save_prompt(self.path, result.prompt_sha256, result.prompt)
+                save_prompt(path, result.prompt_sha256, result.prompt)
             rec = event_record(result, event_kind=self.event.kind, session_id=self.event.session_id)
             rec["run"] = self.run
-            append_events(self.path, [rec])
+            append_events(path, [rec])
         except OSError as exc:
             with self.lock:
                 if not self.warned:

@@ -1,11 +1,6 @@
-"""``--format github``: GitHub Actions workflow commands, one annotation per line.
-
-``::error`` for each finding of a refusing check (a refusal with no findings
-gets one annotation without a file), ``::warning`` for shadow
-``would_refuse``, ``::error`` for checks that errored and for rule load
-errors (with file, line and column), and a final ``::notice`` with the
-verdict. Values are escaped as the Actions runner expects: ``%``, CR and LF
-in messages; also ``:`` and ``,`` in properties.
+"""``--format github``: GitHub Actions workflow commands, one annotation per line:
+``::error`` per finding of a refusal, for an errored check and a rule load error,
+``::warning`` for a shadow ``would_refuse``, a last ``::notice`` with the verdict.
 """
 
 from __future__ import annotations

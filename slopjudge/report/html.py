@@ -1,16 +1,8 @@
-"""``slopjudge report html``: the event log as one self-contained HTML page.
+"""``slopjudge report html``: the event log as one self-contained HTML page
+(docs/reports.md says what it shows), from the template ``data/report.html.j2``.
 
-What it shows: refusals and errors over time per rule, judge cost and tokens by
-rule and model, judge latency, agreement of recorded verdicts with people's
-labels (a matrix per rule, shadow rules marked), and the last run's findings
-linked to file and line. Every chart has a table beside it holding the same
-figures, so the page reads without the charts too.
-
-Charts are pygal's SVG, inlined: no script, no stylesheet or font from the
-network, so the file opens anywhere (CI artefacts, mail, an air-gapped
-machine). The page is a Jinja template (``data/report.html.j2``). Chart ids
-are fixed and pygal's dated comment is left out: the same log gives the same
-page, byte for byte.
+Charts are pygal's SVG, inlined with no script, so the file opens anywhere; fixed
+chart ids and no dated comment make the same log give the same page, byte for byte.
 """
 
 from __future__ import annotations
@@ -24,6 +16,7 @@ from typing import Any
 
 from slopjudge.records.agreement import agreement, verdict
 from slopjudge.records.costreport import _group as group_usage
+from slopjudge.records.costreport import _model
 
 DEFAULT_LINK = "file://{abspath}"
 # Series colours, drawn opaque (pygal's default blends them with the background).
@@ -80,11 +73,6 @@ def over_time(events: list[dict[str, Any]]) -> dict[str, Any]:
         **{kind: {rule: [c[b] for b in buckets] for rule, c in sorted(by_rule.items())}
            for kind, by_rule in counts.items()},
     }
-
-
-def _model(event: dict[str, Any]) -> str:
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
-    return str((usage or {}).get("model") or event.get("model") or "(unknown)")
 
 
 def cost_by_rule_and_model(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,12 +1,8 @@
-"""``--format junit``: JUnit XML for CI test panels.
+"""``--format junit``: JUnit XML for CI test panels, a suite per rule, a case per check.
 
-One ``<testsuite>`` per rule, one ``<testcase>`` per check (classname = the
-rule, name = the full check id). ``refuse`` is a ``<failure>``, ``error`` an
-``<error>``; ``skipped``, ``not_applicable`` and ``not_judged`` are
-``<skipped>``. A shadow ``would_refuse`` does not block, so it is not a
-failure: the case passes and its ``<system-out>`` says what it would have
-refused. Rule load errors form a ``slopjudge-load`` suite with one erroring
-case per rule file.
+A shadow ``would_refuse`` does not block, so it is no failure: the case passes and its
+``<system-out>`` says what it would have refused. Rule load errors form a
+``slopjudge-load`` suite with one erroring case per rule file.
 """
 
 from __future__ import annotations

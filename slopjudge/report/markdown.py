@@ -1,13 +1,5 @@
-"""``--format markdown``: a summary for a pull-request comment or a job's step summary.
-
-The overall outcome first, then what blocks, each kind apart: refusals (a
-verdict on the change) with their files and lines, errors (slopjudge could not
-decide: not a verdict on the code), rules that did not load; then shadow
-refusals, judge cost when the runner reported it, and every check in a folded
-table.
-
-``file:line`` becomes a link to the line when ``GITHUB_SERVER_URL``,
-``GITHUB_REPOSITORY`` and ``GITHUB_SHA`` are set (as in GitHub Actions).
+"""``--format markdown``: a summary for a pull-request comment or a job's step summary
+(docs/ci.md says what it holds).
 
 Everything that comes from a check (reasons, messages, paths) is data: it is
 escaped, or put in a code span or a fenced block, so it can neither format

@@ -1,18 +1,9 @@
-"""``--format sarif``: SARIF 2.1.0, for code-scanning panels.
+"""``--format sarif``: SARIF 2.1.0, for code-scanning panels (validated in tests against
+``schemas/sarif-2.1.0-rtm.5.json``).
 
-- ``tool.driver.rules``: one reporting descriptor per check, id = the full
-  check id ``<rule>/<check>``; short description = the rule's description,
-  full description and help = the rule's doc block.
-- ``results``: one per finding of a refusing check (level ``error``) or of a
-  shadow ``would_refuse`` (level ``warning``), with the file as a relative
-  URI and ``startLine`` when known. A refusal without findings still gives
-  one result, with no location.
-- Checks that errored and rule load errors are not findings about the code:
-  they go to ``invocations[0].toolExecutionNotifications``, and make
-  ``executionSuccessful`` false.
-
-Validated in tests against the official schema in
-``schemas/sarif-2.1.0-rtm.5.json``.
+A descriptor per check; a result per finding of a refusal (``error``) or a shadow
+``would_refuse`` (``warning``). Errors and rule load errors are not findings about the
+code: they are tool execution notifications, and make ``executionSuccessful`` false.
 """
 
 from __future__ import annotations
