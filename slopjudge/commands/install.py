@@ -25,6 +25,7 @@ from slopjudge.commands._shared import NOT_IN_GIT, git_top
 from slopjudge.fsutil import write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
+from slopjudge.loading.config import display_path, find_workspace
 from slopjudge.resources import data_path
 
 WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
@@ -121,8 +122,6 @@ def merge(settings: dict[str, Any], command: str,
 
 
 def _read(path: str) -> dict[str, Any]:
-    from slopjudge.loading.config import display_path
-
     shown = display_path(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -143,27 +142,20 @@ def _read(path: str) -> dict[str, Any]:
     return data
 
 
-def install_into(path: str, command: str, events: tuple[Hook, ...] = HOOKS,
-                 harness: str = "claude") -> str:
-    """Merge the hooks for ``events`` into the JSON file at ``path``; its path.
-
-    An unreadable or unusable file raises :class:`InstallError` and is left
-    as it is."""
-    try:
-        data = merge(_read(path), command, events, harness)
-    except InstallError as exc:
-        from slopjudge.loading.config import display_path
-
-        if str(exc).startswith('"'):
-            raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
-        raise
+def _write(path: str, data: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return path
 
 
-def wrapper_text(harness: str) -> str:
-    with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
-        return fh.read().replace("@HARNESS@", harness)
+def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
+    """The JSON file at ``path`` read, changed by ``change`` and written in one go; a
+    file that cannot be read or that ``change`` cannot take raises :class:`InstallError`
+    and is left as it is."""
+    data = _read(path)
+    try:
+        change(data)
+    except InstallError as exc:
+        raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
+    _write(path, data)
 
 
 def write_wrapper(workspace: str, harness: str) -> str:
@@ -172,10 +164,9 @@ def write_wrapper(workspace: str, harness: str) -> str:
     A file there that slopjudge did not write is left untouched
     (:class:`InstallError`); an older wrapper of slopjudge's is replaced.
     """
-    from slopjudge.loading.config import display_path
-
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
-    text = wrapper_text(harness)
+    with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
+        text = fh.read().replace("@HARNESS@", harness)
     if os.path.lexists(path):
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
@@ -205,10 +196,15 @@ def install(workspace: str, command: str | None, harness: str = "claude",
         write_wrapper(workspace, harness)
         command = wrapper_command(target)
     path = os.path.join(workspace, *target.settings_relpath)
-    if not sealed:
-        return install_into(path, command, target.hooks, harness)
     hooks_command = command
-    seal(workspace, lambda data: merge(data, hooks_command, target.hooks, harness))
+
+    def add_hooks(data: dict[str, Any]) -> None:
+        merge(data, hooks_command, target.hooks, harness)
+
+    if sealed:
+        seal(workspace, add_hooks)
+    else:
+        _rewrite(path, add_hooks)
     return path
 
 
@@ -273,8 +269,6 @@ def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
 
 
 def _read_record(workspace: str) -> list[list[Any]]:
-    from slopjudge.loading.config import display_path
-
     path = os.path.join(workspace, *SEAL_RECORD)
     record = _read(path)
     ops = record.get("ops", [])
@@ -285,7 +279,7 @@ def _read_record(workspace: str) -> list[list[Any]]:
     return ops
 
 
-def seal(workspace: str, also: Callable[[dict[str, Any]], object] | None = None) -> None:
+def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
     """Merge Claude Code's sandbox and deny rules for a sealed session into
     ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which), after ``also``
     (the hooks), in one write: a file either merge cannot take is left untouched."""
@@ -300,20 +294,15 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object] | None = None)
     if cachesign.key() is None:  # made now, so the sandbox has a file to hide
         raise InstallError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                            "safely, so nothing can be sealed")
-    path = os.path.join(workspace, *HARNESSES["claude"].settings_relpath)
-    data = _read(path)
     ops = _read_record(workspace)
-    try:
-        if also is not None:
-            also(data)
-        _merge_sealed(data, sealed.claude_settings(settings), [], ops)
-    except InstallError as exc:
-        from slopjudge.loading.config import display_path
 
-        raise InstallError(f"{display_path(path)}: {exc}; left untouched") from None
-    lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
-    write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    def change(data: dict[str, Any]) -> None:
+        also(data)
+        _merge_sealed(data, sealed.claude_settings(settings), [], ops)
+        lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
+        write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
+
+    _rewrite(os.path.join(workspace, *HARNESSES["claude"].settings_relpath), change)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -340,8 +329,6 @@ def run(args: argparse.Namespace) -> int:
         for line in target.install_notes(""):
             print(line, file=sys.stderr)
         return 0
-    from slopjudge.loading.config import find_workspace
-
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     if git_top(workspace) is None:
         print(f"slopjudge: {workspace} {NOT_IN_GIT}; no hooks were installed", file=sys.stderr)
@@ -426,7 +413,7 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
         _unmerge_sealed(data, _read_record(workspace))
     if removed or unseal:
         if data:
-            write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            _write(path, data)
             touched.append(path)
         elif os.path.lexists(path):
             os.unlink(path)
