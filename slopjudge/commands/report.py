@@ -100,10 +100,6 @@ def _out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _first_line(text: Any) -> str:
-    return first_line(text) if isinstance(text, str) else ""
-
-
 # --- html --------------------------------------------------------------------
 
 
@@ -185,7 +181,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         lines += ["", f"last {len(recent)} events:"]
         for e in recent:
             lines.append(f"  {e.get('time')}  {e.get('event')}  {e.get('outcome')}  "
-                         f"{e.get('id') or e.get('rule')}  {_first_line(e.get('reason'))}".rstrip())
+                         f"{e.get('id') or e.get('rule')}  {first_line(e.get('reason'))}".rstrip())
     _out("\n".join(lines))
     return 0
 
@@ -257,7 +253,7 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             where = "  ".join(f"{k} {v[k]}" for k in ("model", "session_id") if v.get(k))
             cached = "  (cached)" if v.get("cache_hit") else ""
             lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
-                         f"{_first_line(v.get('reason'))}".rstrip())
+                         f"{first_line(v.get('reason'))}".rstrip())
     _out("\n".join(lines))
     return 0
 

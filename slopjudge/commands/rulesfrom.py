@@ -84,32 +84,31 @@ def open_rules(workspace: str, rev: str) -> RulesFrom:
 
 
 def _inside(ws: str, path: str) -> str | None:
+    """``path`` relative to the workspace ``ws`` ('/'-separated) when it is a file or
+    folder inside it, not the packaged one: what REV's tree holds for it."""
+    from slopjudge.resources import in_package
+
     rel = os.path.relpath(os.path.normpath(path), ws)
-    return None if rel == ".." or rel.startswith(".." + os.sep) else rel.replace(os.sep, "/")
+    if in_package(path) or rel in (".", "..") or rel.startswith(".." + os.sep):
+        return None
+    return rel.replace(os.sep, "/")
 
 
 def _judging_paths(settings: Settings) -> list[str]:
     """The rules folder, template folders and rubric the settings name inside the
     workspace, relative to it."""
-    from slopjudge.resources import in_package
-
-    ws = settings.workspace
     named = [settings.rules_dir, *settings.template_dirs, settings.rubric_path or ""]
-    out = [_inside(ws, p) for p in named if p and not in_package(p)]
-    return [p for p in out if p and p != "."]
+    return [rel for p in named if p and (rel := _inside(settings.workspace, p))]
 
 
 def _in_folder(in_ws: Settings, folder: str) -> Settings:
     """``in_ws`` with the rules, templates and rubric it names inside the workspace
     taken from ``folder`` instead; state, events and caches stay the workspace's."""
     from slopjudge.loading.config import Settings
-    from slopjudge.resources import in_package
-
-    ws = in_ws.workspace
 
     def moved(path: str) -> str:
-        rel = _inside(ws, path) if not in_package(path) else None
-        return os.path.join(folder, *rel.split("/")) if rel and rel != "." else path
+        rel = _inside(in_ws.workspace, path)
+        return os.path.join(folder, *rel.split("/")) if rel else path
 
     values = {f.name: getattr(in_ws, f.name) for f in fields(in_ws)}
     values.update(rules_dir=moved(in_ws.rules_dir),

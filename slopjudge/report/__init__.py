@@ -8,6 +8,8 @@ SARIF code.
 
 from __future__ import annotations
 
+import re
+
 from slopjudge.hookspec import ReportFormat
 from slopjudge.model import RunReport
 
@@ -44,9 +46,19 @@ def encodable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def first_line(text: str) -> str:
-    """The first non-blank line of ``text``, stripped ("" when there is none)."""
-    for line in text.splitlines():
+# Control characters from a check's output could drive a terminal or break a format.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def inert(text: str) -> str:
+    """``text`` encodable, with its control characters shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
+
+
+def first_line(text: object) -> str:
+    """The first non-blank line of ``text``, stripped ("" when there is none, or when
+    ``text`` is no string: a log line may hold anything)."""
+    for line in text.splitlines() if isinstance(text, str) else []:
         if line.strip():
             return line.strip()
     return ""

@@ -14,7 +14,7 @@ from collections import Counter
 from urllib.parse import quote
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, encodable, outcome_count, outcome_label
+from slopjudge.report import OUTCOME_ORDER, inert, outcome_count, outcome_label
 from slopjudge.report.text import format_duration
 
 HEADINGS = {
@@ -33,23 +33,17 @@ _ESCAPE = re.compile(r"([\\`*_\[\]!|~<>&@])")
 # GitHub finds mentions in the rendered text, so a backslash would not stop one: a
 # zero-width space after "@" does.
 _REPLACE = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "@": "@\u200b"}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _clean(text: str) -> str:
-    """One line of ``text``, control characters shown inert."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
 
 
 def text(value: str) -> str:
     """``value`` as literal Markdown text on one line (no formatting, no mention)."""
-    out = _ESCAPE.sub(lambda m: _REPLACE.get(m.group(1), "\\" + m.group(1)), _clean(value))
+    out = _ESCAPE.sub(lambda m: _REPLACE.get(m.group(1), "\\" + m.group(1)), inert(value))
     return " ".join(out.split())
 
 
 def code(value: str) -> str:
     """``value`` as an inline code span, whatever backticks it holds."""
-    value = " ".join(_clean(value).split())
+    value = " ".join(inert(value).split())
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
@@ -58,7 +52,7 @@ def code(value: str) -> str:
 
 def fenced(lines: list[str], indent: str) -> list[str]:
     """``lines`` in a fenced code block longer than any backtick run inside."""
-    body = [_clean(line) for line in lines]
+    body = [inert(line) for line in lines]
     longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{indent}{fence}text"] + [f"{indent}{line}" for line in body] + [f"{indent}{fence}"]

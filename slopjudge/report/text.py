@@ -6,7 +6,6 @@ long run.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import Counter
@@ -15,8 +14,8 @@ from slopjudge.model import CheckResult, Finding, LoadError, RunReport, left_out
 from slopjudge.report import (
     OUTCOME_ORDER,
     OUTCOMES,
-    encodable,
     first_line,
+    inert,
     outcome_count,
     outcome_label,
 )
@@ -34,14 +33,6 @@ _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indent
 ERROR_NOTE = ("slopjudge: ERROR means slopjudge could not decide that check (runner, timeout, "
               "crash, no verdict); it is not a finding in the change, and it blocks until "
               "the check can run.")
-# Control characters from script output could drive the terminal; show them inert.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _inert(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
-
-
 def _paint(text: str, outcome: str, color: bool) -> str:
     code = OUTCOMES[outcome][2] if color and outcome in OUTCOMES else None
     return f"{code}{text}{_RESET}" if code else text
@@ -75,10 +66,10 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     )
     head += f"  {format_duration(result.duration_ms):>7}"
     # Split first (so CRLF is a line break), then make each line inert.
-    reason_lines = [_inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
+    reason_lines = [inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
     summary = first_line(result.reason or "")
     if summary:
-        head += f"  {_inert(summary)}"
+        head += f"  {inert(summary)}"
     lines = [head]
     indent = " " * 6
     if result.outcome in ("refuse", "error", "would_refuse", "needs_person"):
@@ -88,7 +79,7 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
         if len(rest) > _MORE_REASON_LINES:
             lines.append(f"{indent}... ({len(rest) - _MORE_REASON_LINES} more lines)")
     for finding in result.findings:
-        text = [_inert(ln) for ln in format_finding(finding).splitlines()] or [""]
+        text = [inert(ln) for ln in format_finding(finding).splitlines()] or [""]
         lines.append(f"{indent}{text[0]}")
         lines.extend(f"{indent}  {ln}" for ln in text[1:])
     return lines
@@ -97,7 +88,7 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
 def _load_error_lines(errors: list[LoadError], color: bool) -> list[str]:
     noun = "problem" if len(errors) == 1 else "problems"
     head = f"slopjudge: {len(errors)} {noun} loading rules; the rules concerned are NOT in force"
-    return [_paint(head, "error", color)] + [f"  {_inert(str(e))}" for e in errors] + [""]
+    return [_paint(head, "error", color)] + [f"  {inert(str(e))}" for e in errors] + [""]
 
 
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
@@ -267,7 +258,7 @@ class Progress:
             shown = [f"{cid} {format_duration((now - t0) * 1000)}" for cid, t0 in oldest[:3]]
             more = f" +{len(oldest) - 3}" if len(oldest) > 3 else ""
             text += "  running: " + ", ".join(shown) + more
-        text = _inert(text)[: max(width - 1, 10)]
+        text = inert(text)[: max(width - 1, 10)]
         self.stream.write(f"\r\x1b[K{text}")
         self.stream.flush()
         self._drawn = True
