@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from slopjudge.commands.rulesfrom import RulesFrom
     from slopjudge.loading.config import Settings
-    from slopjudge.model import Changeset, CheckResult, Event, LoadError, Rule
+    from slopjudge.model import Event, LoadError, Rule
 
 EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
 EVENTS = ("ci", "stop")
@@ -273,10 +273,15 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     )
     if progress:
         progress.finish()
-    person = _rule_changes(changeset, rf, shard)
-    if person is not None:
-        on_result(person)
-        results = [person, *results]
+    # With --rules-from, a change to what decides the judging needs a person; the first
+    # shard reports it, so N shards report it once.
+    if rf is not None and (shard is None or shard[0] == 1):
+        from slopjudge.commands.rulesfrom import rule_changes
+
+        person = rule_changes(changeset, rf)
+        if person is not None:
+            on_result(person)
+            results = [person, *results]
 
     outcome = overall_outcome(results, load_errors,
                               person_blocks=settings.rule_changes != "warn")
@@ -293,17 +298,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
     return EXIT[outcome]
-
-
-def _rule_changes(changeset: Changeset, rf: RulesFrom | None,
-                  shard: tuple[int, int] | None) -> CheckResult | None:
-    """With --rules-from, the needs_person result for a change to what decides the
-    judging; reported by the first shard only, so N shards report it once."""
-    if rf is None or (shard is not None and shard[0] != 1):
-        return None
-    from slopjudge.commands.rulesfrom import rule_changes
-
-    return rule_changes(changeset, rf)
 
 
 def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None) -> tuple[
