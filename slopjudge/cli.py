@@ -112,13 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         import gc
 
         gc.disable()
-    args = None
-    if command == "run":  # a CI job's usual options are read without argparse
-        from slopjudge.commands.run import plain_args
-
-        args = plain_args(args_list)
-    if args is None:
-        args = build_parser(command).parse_args(args_list)
+    args = build_parser(command).parse_args(args_list)
     name = f"slopjudge.commands.{MODULES.get(args.command, args.command)}"
     __import__(name)  # import_module's import, without importlib (and the warnings it loads)
     module = sys.modules[name]

@@ -1,9 +1,8 @@
 """A CI run of a commit that touches no code (the default pack, a README edit) loads
 only what its two Python checks need: no judge code, no verdict cache, no thread-pool
 executor (and the logging it brings), no judges' budget, no template engine, schema
-validator or YAML parser (the rules come from their cache), no argument parser (its
-usual options are read without one) and none of what the pack's helpers use only
-for code (syntax trees, close matches) or dataclasses would load."""
+validator or YAML parser (the rules come from their cache), and none of what the pack's
+helpers use only for code (syntax trees, close matches) or dataclasses would load."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ OFF_THE_RUN_PATH = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "tenacity",
     "slopjudge.checks.judge", "slopjudge.judging.cache", "slopjudge.judging.budget",
     "slopjudge.loading.templates", "slopjudge.judging.verdict", "slopjudge.loading.loader",
-    "argparse", "gettext", "dataclasses", "inspect", "ast", "difflib", "shutil",
+    "dataclasses", "inspect", "ast", "difflib",
 }
 
 PROBE = r"""
