@@ -133,45 +133,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
          shard: tuple[int, int] | None, rf: RulesFrom | None) -> int:
-    from slopjudge.changes.gitio import Background
+    from slopjudge import report
+    from slopjudge.checks import engine
+    from slopjudge.checks.options import options_from_settings
+    from slopjudge.errors import ChangesetError
+    from slopjudge.model import RunReport, overall_outcome
 
     # The settings first (a small read): they say which files the change leaves out,
     # and those are left out of git's reading itself. With --rules-from, the commit's
     # settings, naming the workspace's files: none of them is ever left out.
     settings = rf.in_workspace if rf else settings_of(args)
-    # git reads the change from the start: the settings, the rules and the check
-    # code load meanwhile. The settings' workspace is this same folder. Meanwhile
-    # the interpreter lock changes hands often: the reading thread needs it for a
-    # moment after each git call, and waiting out this thread's imports at the
-    # default interval (5 ms a time) would add to every call.
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, 0.0002))
+    policy = leave_out_policy(args, settings)
+    prepared = _rules_to_run(args, settings, rf)
+    if isinstance(prepared, int):  # a usage error
+        return prepared
+    settings, rules, load_errors, event = prepared
     try:
-        reading = Background(changeset_from_args, args, settings.workspace,
-                             leave_out_policy(args, settings))
-        try:
-            from slopjudge import report
-            from slopjudge.checks import engine
-            from slopjudge.checks.options import options_from_settings
-            from slopjudge.errors import ChangesetError
-            from slopjudge.model import RunReport, overall_outcome
-
-            prepared = _rules_to_run(args, settings, rf)
-            if isinstance(prepared, int):  # a usage error: it is told, the git read ends
-                reading.wait()
-                return prepared
-            settings, rules, load_errors, event = prepared
-            # A judge's code waits until a judge has files to judge.
-            engine.import_ahead(("script",))
-        except BaseException:  # Ctrl-C, SIGTERM, bad settings: the git being read goes too
-            reading.kill()
-            raise
-        try:
-            changeset = reading.result()
-        except (ChangesetError, OSError) as exc:
-            return fail(str(exc))
-    finally:
-        sys.setswitchinterval(interval)
+        changeset = changeset_from_args(args, settings.workspace, policy)
+    except (ChangesetError, OSError) as exc:
+        return fail(str(exc))
 
     options = options_from_settings(
         settings,
