@@ -1,13 +1,8 @@
 """`slopjudge cite`: the agent cites what it relies on (docs/sloprail.md).
 
-``slopjudge cite --user 'the person's words' [--path FILE]...`` (also
-``--tool-result`` and ``--any``, each repeatable). Nothing is stored: the call
-itself, in the session's transcript, is the record, read and resolved when a rule
-looks (changes/citations.py). With ``--path`` it grounds later writes of those
-files; chained as ``slopjudge cite ... && <command>`` it grounds that command.
-Given ``--transcript`` (a session's JSONL) it resolves the quotes at once and says
-whether each would count. The quote is never printed: a tool's output is a pool
-citations resolve in.
+Nothing is stored: the call itself, in the session's transcript, is the record, read
+and resolved when a rule looks (changes/citations.py). ``--transcript`` resolves the
+quotes now. The quote is never printed: a tool's output is a pool citations resolve in.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""``slopjudge doctor [--workspace DIR]``: are slopjudge's hooks installed, and will the
-agent run them?
+"""``slopjudge doctor``: are slopjudge's hooks installed, and will the agent run them?
 
-For each agent whose settings hold slopjudge's hooks: which are there, whether the
-wrapper they call is in place, and what keeps the agent from running them (Codex runs
-a hook only once the project and the hook are trusted, and a changed hook command is
-untrusted again), each with its remedy. Exit 0 when nothing stands in the way, 1 when
-something does.
+For each agent whose settings hold them: which are there, whether their wrapper is in
+place, and what keeps the agent from running them (Codex runs an untrusted hook not at
+all), each with its remedy. Exit 0 when nothing stands in the way, 1 when something does.
 """
 
 from __future__ import annotations

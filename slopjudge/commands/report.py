@@ -1,12 +1,4 @@
-"""`slopjudge report`: read the event log.
-
-- ``events`` (default): per check, how often each outcome was recorded;
-  ``--last N`` also lists the latest events.
-- ``agreement --labels FILE``: recorded verdicts against human labels
-  (accuracy, Cohen's kappa, false refusals, false passes).
-- ``flips``: checks whose verdict changed for the same prompt.
-- ``cost``: judge spend by rule, check, model and day, and the cache's savings.
-- ``html --output FILE``: all of it as one self-contained page (``report/html.py``).
+"""`slopjudge report events|agreement|flips|cost|html`: read the event log (docs/records.md).
 
 Lines of the log that do not parse are named on stderr and skipped (a run
 killed mid-write can leave one); they do not stop the report.

@@ -1,9 +1,6 @@
-"""``slopjudge uninstall claude|codex [--workspace DIR]``: remove exactly what
-``slopjudge install`` wrote: slopjudge's hook entries in ``.claude/settings.json`` or
-``.codex/hooks.json`` (every other hook and setting stays as it is, a file left empty is
-removed), the hook wrapper, when slopjudge wrote it, and what ``install claude --sealed``
-added (``.claude/slopjudge-sealed.json`` lists it). Codex's trust entries for the
-removed hooks stay in ``config.toml``: they name hooks that no longer exist.
+"""``slopjudge uninstall claude|codex``: remove exactly what ``slopjudge install`` wrote
+(docs/uninstall.md). Codex's trust entries for the removed hooks stay in
+``config.toml``: they name hooks that no longer exist.
 """
 
 from __future__ import annotations

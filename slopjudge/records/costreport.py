@@ -1,11 +1,6 @@
-"""`slopjudge report cost`: what judge calls cost, from the event log.
-
-Each judge event carries the calls its check made (``judge_calls``), the
-units answered from the verdict cache (``cached_calls``) and the summed
-usage the runner reported (``usage``). This sums them by rule, check, model
-(the model the runner says it used, else the model set asked for) and day
-(UTC), and estimates what the cache saved: each cached unit at its check's
-mean tokens and cost per call made.
+"""`slopjudge report cost`: what judge calls cost, from the event log (docs/records.md):
+each judge event's ``judge_calls``, ``cached_calls`` and ``usage`` summed by rule, check,
+model and day (UTC), and the cache's savings at each check's mean per call made.
 """
 
 from __future__ import annotations
