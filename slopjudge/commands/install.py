@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.commands._shared import NOT_IN_GIT, git_top
+from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
 from slopjudge.fsutil import write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
@@ -308,8 +308,7 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
 def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
     if args.sealed and args.harness != "claude":
-        print(f"slopjudge: {CODEX_CANNOT_SEAL}", file=sys.stderr)
-        return 2
+        return fail(f"{CODEX_CANNOT_SEAL}")
     if args.hook_command:
         command: str | None = args.hook_command
     elif args.absolute:
@@ -318,9 +317,8 @@ def run(args: argparse.Namespace) -> int:
         command = None
     shown = command or wrapper_command(target)
     if args.print_only and args.sealed:
-        print("slopjudge: --sealed writes paths of this machine and project; run it without "
-              "--print (`slopjudge uninstall claude` takes it out again)", file=sys.stderr)
-        return 2
+        return fail("--sealed writes paths of this machine and project; run it without "
+                    "--print (`slopjudge uninstall claude` takes it out again)")
     if args.print_only:
         print(json.dumps(snippet(shown, target.hooks, target.name), indent=2))
         if command is None:
@@ -331,13 +329,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     if git_top(workspace) is None:
-        print(f"slopjudge: {workspace} {NOT_IN_GIT}; no hooks were installed", file=sys.stderr)
-        return 2
+        return fail(f"{workspace} {NOT_IN_GIT}; no hooks were installed")
     try:
         path = install(workspace, command, args.harness, sealed=args.sealed)
     except InstallError as exc:
-        print(f"slopjudge: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"{exc}")
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if args.sealed:
         _say_sealed(workspace)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
+from slopjudge.commands._shared import fail
 from slopjudge.commands.install import InstallError, uninstall
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.loading.config import find_workspace
@@ -27,12 +27,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         removed, touched = uninstall(workspace, args.harness)
     except InstallError as exc:
-        print(f"slopjudge: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"{exc}")
     except OSError as exc:
-        print(f"slopjudge: could not uninstall: {exc.strerror or exc}: "
-              f"{exc.filename or workspace}", file=sys.stderr)
-        return 2
+        return fail(f"could not uninstall: {exc.strerror or exc}: {exc.filename or workspace}")
     if not removed and not touched:
         print(f"slopjudge: no slopjudge hooks for {args.harness} in {workspace}; nothing changed")
         return 0

@@ -85,12 +85,12 @@ def _descriptors(report: RunReport) -> tuple[list[dict[str, Any]], dict[str, int
     return descriptors, index
 
 
-def _location(finding: Finding) -> dict[str, Any] | None:
-    if not finding.path:
+def _location(path: str | None, line: int | None, col: int = 0) -> dict[str, Any] | None:
+    if not path:
         return None
-    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(finding.path)}}
-    if finding.line and finding.line >= 1:
-        physical["region"] = {"startLine": int(finding.line)}
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(path)}}
+    if line and line >= 1:
+        physical["region"] = {"startLine": int(line), **({"startColumn": col} if col >= 1 else {})}
     return {"physicalLocation": physical}
 
 
@@ -117,7 +117,7 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
             },
             "properties": {"outcome": result.outcome, "reason": result.reason},
         }
-        location = _location(finding)
+        location = _location(finding.path, finding.line)
         if location:
             entry["locations"] = [location]
         out.append(entry)
@@ -129,14 +129,9 @@ def _notification(text: str, level: str, *, check_id: str | None = None,
     note: dict[str, Any] = {"level": level, "message": _message(text)}
     if check_id is not None and rule_index is not None:
         note["associatedRule"] = {"id": check_id, "index": rule_index}
-    if error is not None:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(error.path)}}
-        if error.line >= 1:
-            region: dict[str, Any] = {"startLine": error.line}
-            if error.col >= 1:
-                region["startColumn"] = error.col
-            physical["region"] = region
-        note["locations"] = [{"physicalLocation": physical}]
+    location = _location(error.path, error.line, error.col) if error is not None else None
+    if location:
+        note["locations"] = [location]
     return note
 
 
