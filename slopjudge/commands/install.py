@@ -101,24 +101,35 @@ def merge(settings: dict[str, Any], command: str,
         if not isinstance(groups, list):
             raise InstallError(f'"hooks.{event}" is not a list')
         new_group = wanted[event][0]
-        placed = False
-        for group in list(groups):
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                continue
-            kept = []
-            for handler in group["hooks"]:
-                if is_ours(handler, point):
-                    if not placed and group.get("matcher") == matcher:
-                        kept.append(new_group["hooks"][0])
-                        placed = True
-                    continue  # a stale or duplicate slopjudge entry
+        if not _take_ours(groups, point, (matcher, new_group["hooks"][0]))[1]:
+            groups.append(new_group)
+    return settings
+
+
+def _take_ours(groups: list[Any], point: str,
+               new: tuple[str | None, dict[str, Any]] | None = None) -> tuple[int, bool]:
+    """Take slopjudge's handlers for ``point`` out of ``groups`` (a group left empty by
+    that goes too); with ``new`` (matcher, handler), the first in a group of that matcher
+    is replaced by the handler in place instead. How many were taken, and whether one
+    was replaced."""
+    taken, placed = 0, False
+    for group in list(groups):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        kept = []
+        for handler in group["hooks"]:
+            if not is_ours(handler, point):
                 kept.append(handler)
+            elif new is not None and not placed and group.get("matcher") == new[0]:
+                kept.append(new[1])
+                placed = True
+            else:
+                taken += 1  # a stale or duplicate slopjudge entry
+        if kept != group["hooks"]:
             group["hooks"] = kept
             if not kept:
                 groups.remove(group)
-        if not placed:
-            groups.append(new_group)
-    return settings
+    return taken, placed
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -375,19 +386,9 @@ def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
         groups = hooks.get(event)
         if not isinstance(groups, list):
             continue
-        before = removed
-        for group in list(groups):
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                continue
-            kept = [h for h in group["hooks"] if not is_ours(h, point)]
-            if len(kept) == len(group["hooks"]):
-                continue
-            removed += len(group["hooks"]) - len(kept)
-            if kept:
-                group["hooks"] = kept
-            else:
-                groups.remove(group)
-        if not groups and removed > before:  # an empty list the person wrote stays
+        taken = _take_ours(groups, point)[0]
+        removed += taken
+        if not groups and taken:  # an empty list the person wrote stays
             del hooks[event]
     if not hooks and removed:
         del settings["hooks"]
