@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from slopjudge.commands.rulesfrom import RulesFrom
     from slopjudge.loading.config import Settings
-    from slopjudge.model import Event, LoadError, Rule
+    from slopjudge.model import Event, LoadError, Rule, RunReport
 
 EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
 EVENTS = ("ci", "stop")
@@ -133,7 +133,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
          shard: tuple[int, int] | None, rf: RulesFrom | None) -> int:
-    from slopjudge import report
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.errors import ChangesetError
@@ -154,17 +153,10 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
         return fail(str(exc))
 
     options = options_from_settings(
-        settings,
-        dry_run=args.dry_run,
-        prompts_dir=os.path.abspath(args.prompts_dir) if args.prompts_dir else None,
-        no_cache=args.no_cache,
-        shard=shard,
-    )
-    if args.jobs:
-        options.jobs = args.jobs
-    if args.runner:
-        options.runner = args.runner
-
+        settings, dry_run=args.dry_run, no_cache=args.no_cache, shard=shard,
+        prompts_dir=os.path.abspath(args.prompts_dir) if args.prompts_dir else None)
+    options.jobs = args.jobs or options.jobs
+    options.runner = args.runner or options.runner
     progress = None
     if args.format == "text" and not args.output and sys.stderr.isatty():
         from slopjudge.report.text import Progress
@@ -192,8 +184,15 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
 
     outcome = overall_outcome(results, load_errors,
                               person_blocks=settings.rule_changes != "warn")
-    run_report = RunReport(outcome=outcome, checks=results, load_errors=load_errors, rules=rules,
-                           left_out=changeset.left_out)
+    _write(args, writes, RunReport(outcome=outcome, checks=results, load_errors=load_errors,
+                                   rules=rules, left_out=changeset.left_out))
+    return EXIT[outcome]
+
+
+def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: RunReport) -> None:
+    """The report in ``--format`` to ``--output`` or stdout, and to each ``--write`` file."""
+    from slopjudge import report
+
     color = args.format == "text" and not args.output and sys.stdout.isatty()
     text = report.render(run_report, args.format, color=color)
     if args.output:
@@ -204,7 +203,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     for fmt, path in writes:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
-    return EXIT[outcome]
 
 
 def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None) -> tuple[
