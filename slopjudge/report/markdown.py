@@ -78,13 +78,8 @@ def where(finding: Finding) -> str:
     return f"[{code(shown)}]({link})" if link else code(shown)
 
 
-def _reason_lines(reason: str) -> tuple[str, list[str]]:
-    lines = [ln.rstrip() for ln in (reason or "").strip().splitlines()]
-    return (lines[0] if lines else ""), lines[1:]
-
-
 def _check_item(result: CheckResult) -> list[str]:
-    first, rest = _reason_lines(result.reason)
+    first, *rest = [ln.rstrip() for ln in (result.reason or "").strip().splitlines()] or [""]
     head = f"- {code(result.id)}"
     if first:
         head += f": {text(first)}"
