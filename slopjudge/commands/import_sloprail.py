@@ -56,6 +56,7 @@ class Converted:
     notes: list[Note] = field(default_factory=list)  # what did not convert
     fatal: bool = False  # the rule itself could not be converted
     off: bool = False  # off in sloprail (disabled, or enabled: false): not converted, rightly
+    enabled: bool = True  # a gate's own `enabled:`, which config.yaml's `enabled:` overrides
 
     def fail(self, where: str, message: str) -> None:
         """A note on what makes the rule itself unconvertible."""
@@ -370,6 +371,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     elif not isinstance(data, dict):
         conv.fail(f"{shown}:1", "not a YAML mapping")
     else:
+        conv.enabled = data.get("enabled") is not False
         _CONVERTERS[nature](_Opened(conv, shown, rel_dir, data, folder, name))
     return conv
 
@@ -571,17 +573,11 @@ def _declaration(root: str, shown_root: str, nature: str, name: str,
                               "disabled in config.yaml: off in sloprail, so not converted",
                               off=True)
     conv = convert(nature, folder, name, shown_root)
-    off = nature == "gate" and not conv.fatal and _off_by_default(yaml_path)
-    if off and source not in config["enabled"]:
+    if nature == "gate" and not conv.fatal and not conv.enabled \
+            and source not in config["enabled"]:
         return _not_converted(source, where, "enabled: false and not listed in config.yaml "
                               "`enabled:`: off in sloprail, so not converted", off=True)
     return conv
-
-
-def _off_by_default(yaml_path: str) -> bool:
-    with open(yaml_path, encoding="utf-8") as fh:
-        data = YAML(typ="safe").load(fh)
-    return isinstance(data, dict) and data.get("enabled") is False
 
 
 def discover(root: str, shown_root: str) -> list[Converted]:
