@@ -122,6 +122,7 @@ def _run(
             )
 
     rules_by_id = {r.id: r for r in rules}
+    here = _in_process(contexts, options, on_start) if options.in_process else {}
 
     from slopjudge.checks.graph import default_jobs
 
@@ -137,6 +138,15 @@ def _run(
     def run_one(check: Check) -> CheckResult:
         if check.full_id in preset:
             return preset[check.full_id]
+        result = here.pop(check.full_id, None)
+        if result is None:
+            result = run_check(check)
+        if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
+            result.shadow_error = result.outcome == "error"
+            result.outcome = "would_refuse"
+        return result
+
+    def run_check(check: Check) -> CheckResult:
         ctx = contexts.pop(check.full_id)  # a finished rule's payload is freed
         kind = CHECK_KINDS.get(check.kind)
         if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
@@ -154,9 +164,6 @@ def _run(
                 if on_start is not None and batch is None:
                     on_start(check.full_id)
                 result = kind(ctx)
-        if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
-            result.shadow_error = result.outcome == "error"
-            result.outcome = "would_refuse"
         return result
 
     # With at most one check to run (a change no other rule's files are in: the rest
@@ -164,6 +171,35 @@ def _run(
     jobs = cpus + min(judges, max(1, options.judge_slots)) if len(contexts) > 1 else 1
     return graph.execute(ordered, run_one, jobs=jobs, on_result=on_result,
                          on_interrupt=lambda running: stop_running(running, processes=processes))
+
+
+def _in_process(contexts: dict[str, CheckContext], options: RunOptions,
+                on_start: Callable[[str], None] | None) -> dict[str, CheckResult]:
+    """Run here, now, the checks that are slopjudge's own Python scripts
+    (``checks/inproc.py``), taking them out of ``contexts``; their results."""
+    from slopjudge.checks import inproc
+
+    if not contexts or not inproc.usable():
+        return {}
+    from slopjudge.checks.graph import crashed
+
+    runner = inproc.Runner()
+    results: dict[str, CheckResult] = {}
+    try:
+        for full_id, ctx in list(contexts.items()):
+            installed = runner.twin(ctx)
+            if installed is None:
+                continue
+            del contexts[full_id]
+            if on_start is not None:
+                on_start(full_id)
+            try:
+                results[full_id] = runner.run(ctx, installed)
+            except Exception as exc:  # noqa: BLE001 - as the graph does: this check errors
+                results[full_id] = crashed(ctx.check, exc)
+    finally:
+        runner.close()
+    return results
 
 
 def _batches(contexts: Iterable[CheckContext], event: Event,

@@ -45,6 +45,9 @@ class RunOptions:
     max_prompt_tokens: int | None = None
     budget: Any = None
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    # slopjudge's own Python scripts run in this process (checks/inproc.py): a hook
+    # process, under its deadline, with no other thread
+    in_process: bool = False
 
 
 def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:

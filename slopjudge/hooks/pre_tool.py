@@ -201,7 +201,7 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     from slopjudge.checks.options import options_from_settings
     from slopjudge.records.record import recording
 
-    options = options_from_settings(settings)
+    options = options_from_settings(settings, in_process=True)
     results = engine.run(rules, event, changeset, workspace=workspace, options=options,
                          on_result=recording(settings.events_file, event))
     answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)

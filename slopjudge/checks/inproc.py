@@ -1,0 +1,335 @@
+"""The default pack's Python scripts run inside the PreToolUse hook's own process, one
+after the other: no second Python start on a Write or a Bash call.
+
+Only slopjudge's own code runs here. A script qualifies when its rule's folder and the
+pack's ``_lib`` beside it hold nothing but files byte-identical to the copies installed
+with slopjudge (``slopjudge/data/rules/<rule>/``, ``data/rules/_lib``; ``rule.yaml``
+may differ); the code then executed is the installed copy's (its bytecode, its lines
+in a traceback), the module's ``__file__`` the project's path, so data files the pack
+reads beside its scripts (``rules/_config``) are the project's. Anything else (a
+person's own script, an edited pack script) runs as its own process.
+
+A script gets what ``python script.py`` gives it: ``__name__ == "__main__"``,
+``sys.argv``, ``sys.path[0]`` its folder, its environment and working folder, its
+payload on ``sys.stdin`` as text, stdout and stderr captured, its exit status from
+``SystemExit``, an uncaught exception as status 1 with the traceback on its stderr.
+What the pack's scripts never do is not emulated (threads, ``atexit``, signals,
+``os._exit``, a fork): ``tests/test_pack_inproc_safe.py`` keeps them from it.
+
+Fail closed. Scripts run only in the main thread of a process with no other thread
+(``sys.stdout`` is the whole process's), and only under the hook's deadline (an armed
+``SIGALRM`` timer): a script past its own ``timeout`` is interrupted and its check is an
+``error``; one past the hook's deadline meets the hook's answer (blocked); one stuck in
+C code that never lets a signal handler run is ended by ``faulthandler``'s watchdog
+thread one second after that deadline (exit status 1, which the hook wrapper turns
+into a block).
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import sys
+import time
+
+from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
+from slopjudge.hookspec import CheckContext
+from slopjudge.model import CheckResult
+from slopjudge.procs import ProcResult
+from slopjudge.resources import data_path
+
+TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
+PACK = data_path("rules")
+LIB = "_lib"
+# Past the hook's deadline, how long a script stuck in C code has before the watchdog
+# ends the process: the deadline itself is at least 2 s before the agent's timeout.
+WATCHDOG_GRACE_S = 1.0
+
+
+class _TimedOut(BaseException):
+    """Raised into a script that ran past its check's ``timeout``."""
+
+
+def usable() -> bool:
+    """Whether scripts may run here now: the main thread, no other thread, and a
+    deadline armed (``hooks.set_deadline``)."""
+    import _signal
+    import _thread
+    import threading
+
+    return (threading.current_thread() is threading.main_thread() and _thread._count() == 0
+            and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0)
+
+
+class Runner:
+    """One engine run's in-process scripts: which folders were found identical to the
+    installed pack (read once a run) and the modules the scripts imported from them,
+    shared by the run's scripts and forgotten after it."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
+        self.imported: set[str] = set()
+
+    def twin(self, ctx: CheckContext) -> str | None:
+        """The installed copy of ``ctx``'s script when it runs here, else None."""
+        check = ctx.check
+        script = check.script
+        if (check.kind != "script" or check.each != "changeset" or check.needs
+                or not script or not script.endswith(".py")
+                or os.path.dirname(script) != ctx.rule.dir):
+            return None
+        own = self._verified(ctx.rule.dir, os.path.join(PACK, os.path.basename(ctx.rule.dir)))
+        lib = self._verified(os.path.join(ctx.rule.dir, os.pardir, LIB), os.path.join(PACK, LIB))
+        if own is None or lib is None:
+            return None
+        return own.get(os.path.basename(script))
+
+    def _verified(self, folder: str, installed: str) -> dict[str, str] | None:
+        """``folder``'s files and their installed copies when each is byte-identical to
+        one (``rule.yaml`` aside, whose text is settings); None otherwise. Kept under
+        the folder's path as written and as resolved: ``sys.path`` may hold either."""
+        key = os.path.normpath(folder)
+        if key not in self.folders:
+            self.folders[key] = self.folders[os.path.realpath(folder)] = _identical(
+                folder, installed)
+        return self.folders[key]
+
+    def run(self, ctx: CheckContext, installed: str) -> CheckResult:
+        started = time.monotonic()
+        proc = self._execute(ctx, installed)
+        return script_result(ctx.check, proc, int((time.monotonic() - started) * 1000))
+
+    def _execute(self, ctx: CheckContext, installed: str) -> ProcResult:
+        assert ctx.check.script is not None
+        path = ctx.check.script
+        env = python_env(check_env(ctx), ctx.rule.dir)
+        stdin = io.TextIOWrapper(io.BytesIO(payload_bytes(ctx)), encoding="utf-8")
+        out, err = _Sink(), _Sink()
+        saved = _Saved()
+        finder = _PackFinder(self)
+        try:
+            _enter(path, ctx.rule.dir, env, stdin, out, err)
+            sys.meta_path.insert(0, finder)
+            before = set(sys.modules)
+            status, timed_out = _timed(ctx.check.timeout, lambda: _main(path, installed))
+            self.imported |= set(sys.modules) - before
+        finally:
+            saved.restore()
+        return ProcResult(None if timed_out else status, out.getvalue(), err.getvalue(),
+                          timed_out=timed_out)
+
+    def close(self) -> None:
+        """Forget the modules the run's scripts imported from the pack's folders: the
+        next run (a test's process runs many) may read another project's."""
+        for name in self.imported:
+            module = sys.modules.get(name)
+            where = os.path.dirname(getattr(module, "__file__", None) or "")
+            if where and os.path.normpath(where) in self.folders:
+                del sys.modules[name]
+        self.imported.clear()
+
+
+def _identical(folder: str, installed: str) -> dict[str, str] | None:
+    try:
+        names = os.listdir(folder)
+        theirs = set(os.listdir(installed))
+    except OSError:
+        return None
+    files: dict[str, str] = {}
+    for name in names:
+        if name in ("__pycache__", "rule.yaml"):
+            continue  # bytecode is read from slopjudge's own cache folder, never from here
+        copy = os.path.join(installed, name)
+        if name not in theirs or not _same_bytes(os.path.join(folder, name), copy):
+            return None
+        files[name] = copy
+    return files
+
+
+def _same_bytes(mine: str, theirs: str) -> bool:
+    try:
+        with open(mine, "rb") as a, open(theirs, "rb") as b:
+            if os.fstat(a.fileno()).st_size != os.fstat(b.fileno()).st_size:
+                return False
+            return a.read() == b.read()
+    except OSError:  # a folder, unreadable, gone: not a copy of a file of slopjudge's
+        return False
+
+
+class _Kept(io.BytesIO):
+    def close(self) -> None:  # a script closing its stdout must not lose what it wrote
+        pass
+
+
+class _Sink:
+    """A script's stdout or stderr: bytes behind a text stream, as a pipe gives them."""
+
+    def __init__(self) -> None:
+        self.raw = _Kept()
+        self.text = io.TextIOWrapper(self.raw, encoding=sys.__stdout__.encoding
+                                     if sys.__stdout__ else "utf-8", newline="\n",
+                                     line_buffering=False)
+
+    def getvalue(self) -> bytes:
+        try:
+            self.text.flush()
+        except ValueError:  # closed by the script: what was written is in raw
+            pass
+        return self.raw.getvalue()
+
+
+class _Saved:
+    """What running a script here changes in the process, put back after it."""
+
+    def __init__(self) -> None:
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.argv, self.path, self.meta_path = list(sys.argv), list(sys.path), list(sys.meta_path)
+        self.main = sys.modules.get("__main__")
+        self.environ = dict(os.environ)
+        self.cwd = os.getcwd()
+        self.bytecode = (sys.dont_write_bytecode, sys.pycache_prefix)
+
+    def restore(self) -> None:
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        sys.argv[:], sys.path[:], sys.meta_path[:] = self.argv, self.path, self.meta_path
+        if self.main is not None:
+            sys.modules["__main__"] = self.main
+        if os.environ != self.environ:
+            os.environ.clear()
+            os.environ.update(self.environ)
+        os.chdir(self.cwd)
+        sys.dont_write_bytecode, sys.pycache_prefix = self.bytecode
+
+
+def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
+           err: _Sink) -> None:
+    sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
+    sys.argv[:] = [path]
+    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+    if os.environ != env:
+        os.environ.clear()
+        os.environ.update(env)
+    # Bytecode where the script's own process keeps it (checks/script.python_env).
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    os.chdir(cwd)
+
+
+def _main(path: str, installed: str) -> int:
+    """The installed copy's code as ``__main__`` of a module at ``path``; its status."""
+    module: Any = type(sys)("__main__")
+    module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
+    sys.modules["__main__"] = module
+    try:
+        exec(_code(installed), module.__dict__)  # noqa: S102 - slopjudge's own script
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except _TimedOut:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - what the interpreter prints and exits 1 for
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next
+                                  if exc.__traceback__ else None)
+        return 1
+    return 0
+
+
+def _code(installed: str, name: str = "__main__") -> Any:
+    """The installed file's code, its bytecode cached as an import caches it."""
+    from importlib.machinery import SourceFileLoader
+
+    return SourceFileLoader(name, installed).get_code(name)
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _timed(timeout: float, body: Any) -> tuple[int, bool]:
+    """``body()``'s status, or (0, True) when it ran past ``timeout`` seconds. The hook's
+    own deadline timer is set back after it, less the time taken; a watchdog thread
+    outside the interpreter ends the process if the deadline passes unanswered."""
+    import _signal
+    import faulthandler
+
+    left = _signal.getitimer(_signal.ITIMER_REAL)[0]
+    deadline = _signal.getsignal(_signal.SIGALRM)
+    started = time.monotonic()
+    fired = False
+
+    def on_timeout(signum: int, frame: object) -> None:
+        nonlocal fired
+        fired = True
+        _rearm(deadline, left - (time.monotonic() - started))
+        raise _TimedOut
+
+    own = timeout < left
+    if own:
+        _signal.signal(_signal.SIGALRM, on_timeout)
+        _signal.setitimer(_signal.ITIMER_REAL, timeout)
+    faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
+    try:
+        status = body()
+    except _TimedOut:
+        status = 0
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        if own and not fired:
+            _rearm(deadline, left - (time.monotonic() - started))
+    return status, fired
+
+
+def _rearm(handler: Any, left: float) -> None:
+    import _signal
+
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
+    _signal.signal(_signal.SIGALRM, handler)
+    _signal.setitimer(_signal.ITIMER_REAL, max(0.001, left))
+
+
+class _PackFinder:
+    """Imports of a module from a verified folder get the installed copy's code."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        if path is not None or "." in name:
+            return None
+        for entry in sys.path:
+            where = os.path.join(entry or ".", f"{name}.py")
+            if not os.path.exists(where):
+                if os.path.isdir(os.path.join(entry or ".", name)):
+                    return None  # a package by that name comes first: the usual import
+                continue
+            files = self.runner.folders.get(os.path.normpath(entry or "."))
+            if not files or f"{name}.py" not in files:
+                return None
+            from importlib.machinery import ModuleSpec
+
+            loader: Any = _Loader(files[f"{name}.py"])
+            spec = ModuleSpec(name, loader, origin=where)
+            spec.has_location = True
+            return spec
+        return None
+
+
+class _Loader:
+    def __init__(self, installed: str) -> None:
+        self.installed = installed
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        exec(_code(self.installed, module.__name__), module.__dict__)  # noqa: S102 - slopjudge's own module
