@@ -99,11 +99,18 @@ class Runner:
         return self.folders[key]
 
     def run(self, ctx: CheckContext, installed: str) -> CheckResult:
+        """The check's result; an uncaught exception is an ``error`` (the script decided
+        nothing), its traceback the reason."""
         started = time.monotonic()
-        proc = self._execute(ctx, installed)
-        return script_result(ctx.check, proc, int((time.monotonic() - started) * 1000))
+        proc, raised = self._execute(ctx, installed)
+        result = script_result(ctx.check, proc, int((time.monotonic() - started) * 1000))
+        if raised:
+            result.outcome = "error"
+            result.reason = ("slopjudge's own script stopped on an uncaught exception: "
+                             + proc.stderr.decode("utf-8", "replace").strip())
+        return result
 
-    def _execute(self, ctx: CheckContext, installed: str) -> ProcResult:
+    def _execute(self, ctx: CheckContext, installed: str) -> tuple[ProcResult, bool]:
         assert ctx.check.script is not None
         path = ctx.check.script
         env = python_env(check_env(ctx), ctx.rule.dir)
@@ -115,12 +122,13 @@ class Runner:
             _enter(path, ctx.rule.dir, env, stdin, out, err)
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
-            status, timed_out = _timed(ctx.check.timeout, lambda: _main(path, installed))
+            ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
             self.imported |= set(sys.modules) - before
         finally:
             saved.restore()
-        return ProcResult(None if timed_out else status, out.getvalue(), err.getvalue(),
-                          timed_out=timed_out)
+        status, raised = ended or (None, False)
+        return ProcResult(status, out.getvalue(), err.getvalue(),
+                          timed_out=ended is None), raised
 
     def close(self) -> None:
         """Forget the modules the run's scripts imported from the pack's folders: the
@@ -219,15 +227,16 @@ def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
     os.chdir(cwd)
 
 
-def _main(path: str, installed: str) -> int:
-    """The installed copy's code as ``__main__`` of a module at ``path``; its status."""
+def _main(path: str, installed: str) -> tuple[int, bool]:
+    """The installed copy's code as ``__main__`` of a module at ``path``; its status,
+    and whether it ended on an uncaught exception."""
     module: Any = type(sys)("__main__")
     module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
     sys.modules["__main__"] = module
     try:
         exec(_code(installed), module.__dict__)  # noqa: S102 - slopjudge's own script
     except SystemExit as exc:
-        return _exit_status(exc.code)
+        return _exit_status(exc.code), False
     except _TimedOut:
         raise
     except BaseException as exc:  # noqa: BLE001 - what the interpreter prints and exits 1 for
@@ -235,8 +244,8 @@ def _main(path: str, installed: str) -> int:
 
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next
                                   if exc.__traceback__ else None)
-        return 1
-    return 0
+        return 1, True
+    return 0, False
 
 
 def _code(installed: str, name: str = "__main__") -> Any:
@@ -255,8 +264,8 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def _timed(timeout: float, body: Any) -> tuple[int, bool]:
-    """``body()``'s status, or (0, True) when it ran past ``timeout`` seconds. The hook's
+def _timed(timeout: float, body: Any) -> Any:
+    """``body()``, or None when it ran past ``timeout`` seconds. The hook's
     own deadline timer is set back after it, less the time taken; a watchdog thread
     outside the interpreter ends the process if the deadline passes unanswered."""
     import _signal
@@ -279,14 +288,14 @@ def _timed(timeout: float, body: Any) -> tuple[int, bool]:
         _signal.setitimer(_signal.ITIMER_REAL, timeout)
     faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
     try:
-        status = body()
+        ended = body()
     except _TimedOut:
-        status = 0
+        ended = None
     finally:
         faulthandler.cancel_dump_traceback_later()
         if own and not fired:
             _rearm(deadline, left - (time.monotonic() - started))
-    return status, fired
+    return None if fired else ended
 
 
 def _rearm(handler: Any, left: float) -> None:
