@@ -73,6 +73,7 @@ class Runner:
     def __init__(self) -> None:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
         self.imported: set[str] = set()
+        self.watched = False
 
     def twin(self, ctx: CheckContext) -> str | None:
         """The installed copy of ``ctx``'s script when it runs here, else None."""
@@ -118,8 +119,15 @@ class Runner:
         out, err = _Sink(), _Sink()
         saved = _Saved()
         finder = _PackFinder(self)
+        if not self.watched:
+            import _signal
+            import faulthandler
+
+            left = _signal.getitimer(_signal.ITIMER_REAL)[0]
+            faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
+            self.watched = True
         try:
-            _enter(path, ctx.rule.dir, env, stdin, out, err)
+            _enter(path, ctx.rule.dir, env, stdin, out, err, saved)
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
@@ -131,8 +139,14 @@ class Runner:
                           timed_out=ended is None), raised
 
     def close(self) -> None:
-        """Forget the modules the run's scripts imported from the pack's folders: the
-        next run (a test's process runs many) may read another project's."""
+        """Stop the watchdog; forget the modules the run's scripts imported from the
+        pack's folders: the next run (a test's process runs many) may read another
+        project's."""
+        if self.watched:
+            import faulthandler
+
+            faulthandler.cancel_dump_traceback_later()
+            self.watched = False
         for name in self.imported:
             module = sys.modules.get(name)
             where = os.path.dirname(getattr(module, "__file__", None) or "")
@@ -197,7 +211,7 @@ class _Saved:
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.argv, self.path, self.meta_path = list(sys.argv), list(sys.path), list(sys.meta_path)
         self.main = sys.modules.get("__main__")
-        self.environ = dict(os.environ)
+        self.environ: dict[str, str | None] = {}  # what _enter changed: the value before
         self.cwd = os.getcwd()
         self.bytecode = (sys.dont_write_bytecode, sys.pycache_prefix)
 
@@ -206,21 +220,28 @@ class _Saved:
         sys.argv[:], sys.path[:], sys.meta_path[:] = self.argv, self.path, self.meta_path
         if self.main is not None:
             sys.modules["__main__"] = self.main
-        if os.environ != self.environ:
-            os.environ.clear()
-            os.environ.update(self.environ)
+        for key, value in self.environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         os.chdir(self.cwd)
         sys.dont_write_bytecode, sys.pycache_prefix = self.bytecode
 
 
 def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
-           err: _Sink) -> None:
+           err: _Sink, saved: _Saved) -> None:
     sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
     sys.argv[:] = [path]
     sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
-    if os.environ != env:
-        os.environ.clear()
-        os.environ.update(env)
+    # Only what differs: each variable set costs a putenv, and the hook's differs from a
+    # check's in a dozen SLOPJUDGE_* and SR_* names.
+    for key in [k for k in os.environ if k not in env]:
+        saved.environ[key] = os.environ.pop(key)
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            saved.environ.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
     # Bytecode where the script's own process keeps it (checks/script.python_env).
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
@@ -266,10 +287,8 @@ def _exit_status(code: object) -> int:
 
 def _timed(timeout: float, body: Any) -> Any:
     """``body()``, or None when it ran past ``timeout`` seconds. The hook's
-    own deadline timer is set back after it, less the time taken; a watchdog thread
-    outside the interpreter ends the process if the deadline passes unanswered."""
+    own deadline timer is set back after it, less the time taken."""
     import _signal
-    import faulthandler
 
     left = _signal.getitimer(_signal.ITIMER_REAL)[0]
     deadline = _signal.getsignal(_signal.SIGALRM)
@@ -286,13 +305,11 @@ def _timed(timeout: float, body: Any) -> Any:
     if own:
         _signal.signal(_signal.SIGALRM, on_timeout)
         _signal.setitimer(_signal.ITIMER_REAL, timeout)
-    faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
     try:
         ended = body()
     except _TimedOut:
         ended = None
     finally:
-        faulthandler.cancel_dump_traceback_later()
         if own and not fired:
             _rearm(deadline, left - (time.monotonic() - started))
     return None if fired else ended
