@@ -197,13 +197,19 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
+    import os
+
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
+    from slopjudge.checks.regexcache import RegexCache
     from slopjudge.records.record import recording
 
     options = options_from_settings(settings, in_process=True)
+    patterns = RegexCache(os.path.join(settings.state_dir, "cache", "regex.bin"), workspace)
+    patterns.load()
     results = engine.run(rules, event, changeset, workspace=workspace, options=options,
                          on_result=recording(settings.events_file, event))
+    patterns.save()
     answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
     if answer is not None:
         common.emit(answer)
