@@ -74,6 +74,10 @@ class Runner:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
         self.imported: set[str] = set()
         self.watched = False
+        # The environment before the run's first script, put back once after its last:
+        # most of what each script's adds is the same for all of them.
+        self.environ: dict[str, str] | None = None
+        self.bytecode: dict[str, dict[str, str]] = {}  # rule folder -> python_env's settings
 
     def twin(self, ctx: CheckContext) -> str | None:
         """The installed copy of ``ctx``'s script when it runs here, else None."""
@@ -114,7 +118,14 @@ class Runner:
     def _execute(self, ctx: CheckContext, installed: str) -> tuple[ProcResult, bool]:
         assert ctx.check.script is not None
         path = ctx.check.script
-        env = python_env(check_env(ctx), ctx.rule.dir)
+        bytecode = self.bytecode.get(ctx.rule.dir)
+        if bytecode is None:
+            bytecode = self.bytecode[ctx.rule.dir] = python_env({}, ctx.rule.dir)
+        if self.environ is None:
+            self.environ = dict(os.environ)
+        env = {k: v for k, v in check_env(ctx, self.environ).items()
+               if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(bytecode)  # python_env(check_env(ctx), ...), its folder looked up once
         stdin = io.TextIOWrapper(io.BytesIO(payload_bytes(ctx)), encoding="utf-8")
         out, err = _Sink(), _Sink()
         saved = _Saved()
@@ -127,7 +138,7 @@ class Runner:
             faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
             self.watched = True
         try:
-            _enter(path, ctx.rule.dir, env, stdin, out, err, saved)
+            _enter(path, ctx.rule.dir, env, stdin, out, err)
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
@@ -147,6 +158,9 @@ class Runner:
 
             faulthandler.cancel_dump_traceback_later()
             self.watched = False
+        if self.environ is not None:
+            _set_environ(self.environ)
+            self.environ = None
         for name in self.imported:
             module = sys.modules.get(name)
             where = os.path.dirname(getattr(module, "__file__", None) or "")
@@ -211,7 +225,6 @@ class _Saved:
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.argv, self.path, self.meta_path = list(sys.argv), list(sys.path), list(sys.meta_path)
         self.main = sys.modules.get("__main__")
-        self.environ: dict[str, str | None] = {}  # what _enter changed: the value before
         self.cwd = os.getcwd()
         self.bytecode = (sys.dont_write_bytecode, sys.pycache_prefix)
 
@@ -220,28 +233,26 @@ class _Saved:
         sys.argv[:], sys.path[:], sys.meta_path[:] = self.argv, self.path, self.meta_path
         if self.main is not None:
             sys.modules["__main__"] = self.main
-        for key, value in self.environ.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
         os.chdir(self.cwd)
         sys.dont_write_bytecode, sys.pycache_prefix = self.bytecode
 
 
+def _set_environ(env: dict[str, str]) -> None:
+    """``os.environ`` made ``env``, changing only what differs: each change is a putenv,
+    and one check's environment differs from the last one's in a few names."""
+    for key in [k for k in os.environ if k not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+
+
 def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
-           err: _Sink, saved: _Saved) -> None:
+           err: _Sink) -> None:
     sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
     sys.argv[:] = [path]
     sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
-    # Only what differs: each variable set costs a putenv, and the hook's differs from a
-    # check's in a dozen SLOPJUDGE_* and SR_* names.
-    for key in [k for k in os.environ if k not in env]:
-        saved.environ[key] = os.environ.pop(key)
-    for key, value in env.items():
-        if os.environ.get(key) != value:
-            saved.environ.setdefault(key, os.environ.get(key))
-            os.environ[key] = value
+    _set_environ(env)
     # Bytecode where the script's own process keeps it (checks/script.python_env).
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None

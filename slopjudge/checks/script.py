@@ -20,16 +20,18 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def check_env(ctx: CheckContext) -> dict[str, str]:
-    """The environment of a script or prepare: ours plus the SLOPJUDGE_* facts."""
-    return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset)
+def check_env(ctx: CheckContext, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a script or prepare: ours (``base``: instead of
+    ``os.environ``) plus the SLOPJUDGE_* facts."""
+    return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset, base)
 
 
 def rule_env(rule: Rule, event: Event, workspace: str,
-             changeset: Changeset | None = None) -> dict[str, str]:
+             changeset: Changeset | None = None,
+             base: dict[str, str] | None = None) -> dict[str, str]:
     """Ours plus the SLOPJUDGE_* facts, and the same facts under sloprail's SR_* names
     (docs/sloprail.md), so a script brought over reads what it read there."""
-    env = dict(os.environ)
+    env = dict(os.environ if base is None else base)
     env.update(
         SLOPJUDGE_RULE=rule.id,
         SLOPJUDGE_RULE_DIR=rule.dir,
