@@ -19,10 +19,12 @@ What the pack's scripts never do is not emulated (threads, ``atexit``, signals,
 Fail closed. Scripts run only in the main thread of a process with no other thread
 (``sys.stdout`` is the whole process's), and only under the hook's deadline (an armed
 ``SIGALRM`` timer): a script past its own ``timeout`` is interrupted and its check is an
-``error``; one past the hook's deadline meets the hook's answer (blocked); one stuck in
-C code that never lets a signal handler run is ended by ``faulthandler``'s watchdog
-thread one second after that deadline (exit status 1, which the hook wrapper turns
-into a block).
+``error``; one past the hook's deadline meets the hook's answer (blocked). Both are
+signals, handled between bytecodes and inside the regular expression engine (which
+checks for them as it backtracks), so a catastrophic pattern is interrupted too. C code
+that never checks for signals cannot be: the pack's scripts call none on input without
+a bound. (A watchdog thread would cover it, but starting one costs a PreToolUse call
+20 to 60 ms of wall time on a loaded machine, measured: more than all the scripts.)
 """
 
 from __future__ import annotations
@@ -45,9 +47,6 @@ if TYPE_CHECKING:
 
 PACK = data_path("rules")
 LIB = "_lib"
-# Past the hook's deadline, how long a script stuck in C code has before the watchdog
-# ends the process: the deadline itself is at least 2 s before the agent's timeout.
-WATCHDOG_GRACE_S = 1.0
 
 
 class _TimedOut(BaseException):
@@ -73,7 +72,6 @@ class Runner:
     def __init__(self) -> None:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
         self.imported: set[str] = set()
-        self.watched = False
         # The environment before the run's first script, put back once after its last:
         # most of what each script's adds is the same for all of them.
         self.environ: dict[str, str] | None = None
@@ -130,13 +128,6 @@ class Runner:
         out, err = _Sink(), _Sink()
         saved = _Saved()
         finder = _PackFinder(self)
-        if not self.watched:
-            import _signal
-            import faulthandler
-
-            left = _signal.getitimer(_signal.ITIMER_REAL)[0]
-            faulthandler.dump_traceback_later(left + WATCHDOG_GRACE_S, exit=True, file=2)
-            self.watched = True
         try:
             _enter(path, ctx.rule.dir, env, stdin, out, err)
             sys.meta_path.insert(0, finder)
@@ -150,14 +141,9 @@ class Runner:
                           timed_out=ended is None), raised
 
     def close(self) -> None:
-        """Stop the watchdog; forget the modules the run's scripts imported from the
-        pack's folders: the next run (a test's process runs many) may read another
+        """Put the environment back; forget the modules the run's scripts imported from
+        the pack's folders: the next run (a test's process runs many) may read another
         project's."""
-        if self.watched:
-            import faulthandler
-
-            faulthandler.cancel_dump_traceback_later()
-            self.watched = False
         if self.environ is not None:
             _set_environ(self.environ)
             self.environ = None

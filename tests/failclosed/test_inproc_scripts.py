@@ -48,12 +48,10 @@ RAISES = "import sys\nsys.stdin.read()\nraise ValueError('the probe broke')\n"
 LOOPS = "import sys\nsys.stdin.read()\nwhile True:\n    pass\n"
 # Backtracking without end: the regular expression engine runs in C the whole time.
 REGEX = "import re, sys\nsys.stdin.read()\nre.match(r'(a+)+$', 'a' * 64 + 'b')\n"
-# C code that never checks for signals: no Python signal handler can run until it ends.
-C_HANG = "import itertools, sys\nsys.stdin.read()\nsum(itertools.repeat(1, 10 ** 15))\n"
 
 PROBES = {"sj-probe": (PROBE, "60s"), "sj-raises": (RAISES, "60s"),
           "sj-loops": (LOOPS, "2s"), "sj-regex": (REGEX, "2s"),
-          "sj-loops-long": (LOOPS, "60s"), "sj-c-hang": (C_HANG, "60s")}
+          "sj-loops-long": (LOOPS, "60s"), "sj-regex-long": (REGEX, "60s")}
 
 
 def _rule_yaml(timeout: str) -> str:
@@ -179,17 +177,14 @@ def test_a_script_past_its_timeout_blocks_as_undecided(tmp_path: Path, installed
     assert took < 30, took
 
 
-@pytest.mark.parametrize("rule", ["sj-loops-long", "sj-c-hang"])
+@pytest.mark.parametrize("rule", ["sj-loops-long", "sj-regex-long"])
 def test_a_script_past_the_hook_deadline_blocks(tmp_path: Path, installed: Path,
                                                 rule: str) -> None:
-    """The deadline is 2 s under ``hook_timeout: 10``. A Python loop meets the hook's own
-    answer; C code that holds the interpreter meets the watchdog a second later, whose
-    exit status the wrapper turns into a block."""
+    """The deadline is 2 s under ``hook_timeout: 10``, before the scripts' own 60 s: the
+    hook's answer comes while the script loops in Python or backtracks in the regular
+    expression engine's C code."""
     ws = _project(tmp_path, installed, (rule,), "hook_timeout: 10\n")
     rc, out, err, took = _call(ws, installed, tmp_path / "out")
     assert (rc, out) == (2, None), err
-    if rule == "sj-loops-long":
-        assert "did not decide within 8 s" in err and "so this call is blocked" in err, err
-    else:
-        assert "the hook ended without a verdict" in err and "blocking" in err, err
+    assert "did not decide within 8 s" in err and "so this call is blocked" in err, err
     assert took < 10, took
