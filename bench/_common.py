@@ -117,24 +117,26 @@ def paired(runs: int, base: list[str], argv: list[str], *, stdin: str = "", cwd:
     return statistics.median(bases), statistics.median(alls), statistics.median(ratios)
 
 
-def ratios(runs: int, base: list[str], argv: list[str], *, stdin: str = "",
-           cwd: str | None = None, env: dict[str, str] | None = None,
-           expect_out: str | None = None, expect_in: str | None = None) -> list[float]:
-    """The ratio of ``argv``'s wall time to ``base``'s for each of ``runs`` pairs, the
-    two run one after the other so both see the same load. ``expect_out``: its whole
-    stdout; ``expect_in``: a text its stdout holds."""
+def pairs(runs: int, base: list[str], argv: list[str], *, stdin: str = "", cwd: str | None = None,
+          env: dict[str, str] | None = None, expect_out: str | None = None,
+          expect_in: str | None = None) -> tuple[list[float], list[float]]:
+    """Per pair (``base`` then ``argv``, so both see the same load): the ratio of the wall
+    times and the ratio of the CPU times (user + system, children included), which the
+    machine's load changes far less. ``expect_out``: its whole stdout; ``expect_in``: a
+    text its stdout holds."""
     import sys
 
-    out = []
+    walls, cpus = [], []
     for _ in range(runs):
-        b, _cpu, _p = timed(base, stdin="", env=env)
-        t, _cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
+        b, b_cpu, _p = timed(base, stdin="", env=env)
+        t, t_cpu, proc = timed(argv, stdin=stdin, cwd=cwd, env=env)
         if proc.returncode != 0 or (expect_out is not None and proc.stdout != expect_out) or (
                 expect_in is not None and expect_in not in proc.stdout):
             sys.exit(f"unexpected result from {argv}: rc={proc.returncode} "
                      f"stdout={proc.stdout[:300]!r} stderr={proc.stderr[:300]!r}")
-        out.append(t / b)
-    return out
+        walls.append(t / b)
+        cpus.append(t_cpu / b_cpu if b_cpu > 0 else float("inf"))
+    return walls, cpus
 
 
 def p95(values: list[float]) -> float:

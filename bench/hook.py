@@ -9,7 +9,8 @@ Rows (goal in brackets):
 1. pre-tool rows, each through the hook command `slopjudge install claude` writes, as
    Claude Code runs it, one process per call; the ratio to ``python -c pass`` of the
    same interpreter per pair, median and p95 over ``--runs`` pairs (at least 9),
-   at the machine's load and again beside two busy CPU loops the bench starts:
+   at the machine's load and again beside two busy CPU loops the bench starts (with
+   the same ratios of CPU time, user + system, which load changes far less):
    Read (no rule applies)                         [median <= 2x]
    Write of a small clean .py                     [median <= 3.5x, p95 <= 6x]
    Write of a .py with slop, denied at write time [median <= 3.5x, p95 <= 6x]
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 
-from _common import BusyLoops, bench_env, git, init_repo, p95, paired, ratios, regular_install
+from _common import BusyLoops, bench_env, git, init_repo, p95, paired, pairs, regular_install
 
 CLEAN_PY = '''"""Small helpers for prices."""
 
@@ -124,15 +125,15 @@ def main() -> int:
             return {"expect_in": "swallowed-errors"} if "slop" in name else {"expect_out": ""}
 
         for name, _goal, event in rows:  # warm-up: rules cache, bytecode
-            ratios(1, base_py, hook, stdin=event, cwd=ws, env=env, **expect(name))
+            pairs(1, base_py, hook, stdin=event, cwd=ws, env=env, **expect(name))
         failed = 0
         for load_name, loops in (("at the machine's load", 0), ("beside two busy CPU loops", 2)):
             print(f"machine load average before the rows {load_name}: "
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
             with BusyLoops(loops):
                 for name, (median_goal, p95_goal), event in rows:
-                    got = ratios(args.runs, base_py, hook, stdin=event, cwd=ws, env=env,
-                                 **expect(name))
+                    got, cpu = pairs(args.runs, base_py, hook, stdin=event, cwd=ws, env=env,
+                                     **expect(name))
                     median, high = statistics.median(got), p95(got)
                     ok = median <= median_goal and (p95_goal is None or high <= p95_goal)
                     failed += not ok
@@ -140,7 +141,8 @@ def main() -> int:
                         f", p95 <= {p95_goal:g}x" if p95_goal else "")
                     print(f"pre-tool, {name}, {load_name}: median {median:.2f}x, "
                           f"p95 {high:.2f}x python -c pass over {len(got)} pairs "
-                          f"(goal {goal}) {verdict(ok)}", flush=True)
+                          f"(goal {goal}) {verdict(ok)}; CPU median "
+                          f"{statistics.median(cpu):.2f}x, p95 {p95(cpu):.2f}x", flush=True)
         if args.hooks_only:
             print(f"machine load average while measuring: {os.getloadavg()[0]:.2f} "
                   f"on {os.cpu_count()} CPUs")
