@@ -78,9 +78,34 @@ def test_no_rule_applies_imports_nothing_heavy(tmp_path: Path) -> None:
     assert "slopjudge.loading.rulecache" in new  # the probe really took the hook path
 
 
-# A Bash call that the pack's checks judge: they run (each its own process, started
-# through subprocess), but a command carries no file change, so no changeset, diff or
-# snapshot code loads, nor anything for judges; the pack's helpers load in the checks.
+# The same probe for a call the pack's checks judge: they run in the hook process
+# (checks/inproc.py), so what they import is theirs, kept apart from slopjudge's own.
+PROBE_CHECKS = r"""
+import sys
+before = set(sys.modules)
+from slopjudge.checks import inproc
+
+by_scripts = set()
+run = inproc.Runner.run
+def counted(self, ctx, installed):
+    started = set(sys.modules)
+    try:
+        return run(self, ctx, installed)
+    finally:
+        by_scripts.update(set(sys.modules) - started)
+inproc.Runner.run = counted
+from slopjudge.cli import main
+code = main(["hook", "pre-tool"])
+new = sorted(set(sys.modules) - before - by_scripts)
+import json
+
+json.dump({"code": code, "new": new, "scripts": sorted(by_scripts)}, sys.stderr)
+"""
+
+
+# A Bash call that the pack's checks judge: they run, but a command carries no file
+# change, so no changeset, diff or snapshot code loads, nor anything for judges; the
+# pack's helpers are the checks' own.
 NOT_FOR_A_COMMAND = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "datetime", "hashlib", "slopjudge.changes.changeset",
@@ -93,7 +118,8 @@ NOT_FOR_A_COMMAND = {
 
 def _imports_of_a_judged_call(tmp_path: Path, tool: str, tool_input: dict[str, str]
                                ) -> set[str]:
-    """The modules a second pre-tool call (the rules cached) imports, after init."""
+    """The modules a second pre-tool call (the rules cached) imports, after init, less
+    those the pack's scripts imported while they ran in the hook process."""
     repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
     res = sj("init", cwd=repo)
     assert res.returncode == 0, res.stderr
@@ -104,16 +130,16 @@ def _imports_of_a_judged_call(tmp_path: Path, tool: str, tool_input: dict[str, s
     assert (first.returncode, first.stdout) == (0, ""), first.stderr
     import subprocess
 
-    res = subprocess.run([PY, "-c", PROBE], cwd=repo, env=_product_env(), input=event,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run([PY, "-c", PROBE_CHECKS], cwd=repo, env=_product_env(),
+                         input=event, capture_output=True, text=True, timeout=60)
     got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
     assert got["code"] == 0 and res.stdout == ""
+    assert "hookio" in got["scripts"]  # the pack's checks really ran, in the hook process
     return set(got["new"])
 
 
 def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
     new = _imports_of_a_judged_call(tmp_path, "Bash", {"command": "ls"})
-    assert "slopjudge.procs" in new  # the pack's checks really ran
     found = sorted(m for m in new if m in NOT_FOR_A_COMMAND
                    or m.split(".")[0] in NOT_FOR_A_COMMAND)
     assert found == [], f"imported for a Bash call: {found}"
@@ -121,8 +147,8 @@ def test_a_judged_command_imports_no_change_machinery(tmp_path: Path) -> None:
 
 # A Write the pack's checks judge: its change is built and the checks run, but the
 # proposed edit's hunks come without the diff parser, and nothing loads that only
-# git changesets, judges, typing or dataclasses need, nor any of the pack's helpers
-# (they load in the checks' own processes); a new file's diff is one hunk, without difflib.
+# git changesets, judges, typing or dataclasses need (the pack's helpers are the
+# checks' own); a new file's diff is one hunk, without difflib.
 NOT_FOR_A_FILE_TOOL = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "hookio",
@@ -136,7 +162,7 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
     new = _imports_of_a_judged_call(tmp_path, "Write", {
         "file_path": str(tmp_path / "repo" / "src" / "prices.py"),
         "content": "def total(x: int) -> int:\n    return x\n"})
-    assert {"slopjudge.procs", "slopjudge.changes.proposed"} <= new
+    assert {"slopjudge.checks.inproc", "slopjudge.changes.proposed"} <= new
     found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
                    or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
     assert found == [], f"imported for a Write call: {found}"

@@ -29,11 +29,15 @@ a bound. (A watchdog thread would cover it, but starting one costs a PreToolUse 
 
 from __future__ import annotations
 
+import _signal
+import _thread
 import builtins
 import io
 import os
 import sys
+import threading
 import time
+from importlib.machinery import ModuleSpec, SourceFileLoader
 
 from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
@@ -56,10 +60,6 @@ class _TimedOut(BaseException):
 def usable() -> bool:
     """Whether scripts may run here now: the main thread, no other thread, and a
     deadline armed (``hooks.set_deadline``)."""
-    import _signal
-    import _thread
-    import threading
-
     return (threading.current_thread() is threading.main_thread() and _thread._count() == 0
             and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0)
 
@@ -258,7 +258,7 @@ def _main(path: str, installed: str) -> tuple[int, bool]:
     except _TimedOut:
         raise
     except BaseException as exc:  # noqa: BLE001 - what the interpreter prints and exits 1 for
-        import traceback
+        import traceback  # only for a crash: it loads linecache and tokenize
 
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next
                                   if exc.__traceback__ else None)
@@ -268,8 +268,6 @@ def _main(path: str, installed: str) -> tuple[int, bool]:
 
 def _code(installed: str, name: str = "__main__") -> Any:
     """The installed file's code, its bytecode cached as an import caches it."""
-    from importlib.machinery import SourceFileLoader
-
     return SourceFileLoader(name, installed).get_code(name)
 
 
@@ -285,8 +283,6 @@ def _exit_status(code: object) -> int:
 def _timed(timeout: float, body: Any) -> Any:
     """``body()``, or None when it ran past ``timeout`` seconds. The hook's
     own deadline timer is set back after it, less the time taken."""
-    import _signal
-
     left = _signal.getitimer(_signal.ITIMER_REAL)[0]
     deadline = _signal.getsignal(_signal.SIGALRM)
     started = time.monotonic()
@@ -313,8 +309,6 @@ def _timed(timeout: float, body: Any) -> Any:
 
 
 def _rearm(handler: Any, left: float) -> None:
-    import _signal
-
     _signal.setitimer(_signal.ITIMER_REAL, 0)
     _signal.signal(_signal.SIGALRM, handler)
     _signal.setitimer(_signal.ITIMER_REAL, max(0.001, left))
@@ -338,8 +332,6 @@ class _PackFinder:
             files = self.runner.folders.get(os.path.normpath(entry or "."))
             if not files or f"{name}.py" not in files:
                 return None
-            from importlib.machinery import ModuleSpec
-
             loader: Any = _Loader(files[f"{name}.py"])
             spec = ModuleSpec(name, loader, origin=where)
             spec.has_location = True

@@ -16,6 +16,10 @@ interpreter's version and ``_sre``'s, and read only by the same.
 
 from __future__ import annotations
 
+import _sre
+import array
+import marshal
+import re
 import sys
 
 from slopjudge import cachesign
@@ -30,8 +34,6 @@ MAX_ENTRIES = 1024  # a script compiling patterns made from its input must not g
 
 
 def _stamp() -> str:
-    import _sre
-
     return f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
 
 
@@ -47,9 +49,6 @@ class RegexCache:
     def load(self) -> None:
         """Put the file's patterns in ``re``'s cache; a file that does not read or was
         not written by this interpreter is no cache."""
-        import _sre
-        import array
-
         if _sre.CODESIZE != array.array("I").itemsize:
             return
         try:
@@ -61,9 +60,6 @@ class RegexCache:
         if not head.startswith(_MAGIC) or not cachesign.verify(
                 body, "regex", head[len(_MAGIC):].decode("ascii", "replace"), self.workspace):
             return
-        import marshal
-        import re
-
         try:
             stamp, entries = marshal.loads(body)
             if stamp != _stamp():
@@ -79,16 +75,12 @@ class RegexCache:
 
     def save(self) -> None:
         """Write the file again when ``re``'s cache holds patterns it does not."""
-        import re
-
         new = [key for key in list(re._cache)  # type: ignore[attr-defined]
                if (key[0] is str, key[1], key[2]) not in self.entries
                and not key[2] & re.DEBUG]
         room = MAX_ENTRIES - len(self.entries)
         if not new or room <= 0:
             return
-        import marshal
-
         for kind, pattern, flags in new[:room]:
             self.entries[(kind is str, pattern, flags)] = _program(pattern, flags)
         body = marshal.dumps((_stamp(), self.entries))
@@ -104,7 +96,6 @@ class RegexCache:
 def _program(pattern: Any, flags: int) -> tuple[int, bytes, int, dict[str, int],
                                                   tuple[str | None, ...]]:
     """What ``re._compiler.compile`` hands ``_sre.compile`` for this pattern."""
-    import array
     from re import _compiler, _parser  # type: ignore[attr-defined]
 
     parsed = _parser.parse(pattern, flags)
