@@ -72,10 +72,12 @@ class Runner:
     def __init__(self) -> None:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
         self.imported: set[str] = set()
-        # The environment before the run's first script, put back once after its last:
-        # most of what each script's adds is the same for all of them.
+        # The environment before the run's first script, put back once after its last
+        # (most of what each script's adds is the same for all of them), and what
+        # ``os.environ`` holds meanwhile: reading it back decodes every variable.
         self.environ: dict[str, str] | None = None
-        self.bytecode: dict[str, dict[str, str]] = {}  # rule folder -> python_env's settings
+        self.current: dict[str, str] = {}
+        self.bytecode: dict[str, dict[str, str]] = {}  # rules folder -> python_env's settings
 
     def twin(self, ctx: CheckContext) -> str | None:
         """The installed copy of ``ctx``'s script when it runs here, else None."""
@@ -116,11 +118,13 @@ class Runner:
     def _execute(self, ctx: CheckContext, installed: str) -> tuple[ProcResult, bool]:
         assert ctx.check.script is not None
         path = ctx.check.script
-        bytecode = self.bytecode.get(ctx.rule.dir)
+        rules = os.path.dirname(ctx.rule.dir)  # every rule there has the same workspace
+        bytecode = self.bytecode.get(rules)
         if bytecode is None:
-            bytecode = self.bytecode[ctx.rule.dir] = python_env({}, ctx.rule.dir)
+            bytecode = self.bytecode[rules] = python_env({}, ctx.rule.dir)
         if self.environ is None:
             self.environ = dict(os.environ)
+            self.current = dict(self.environ)
         env = {k: v for k, v in check_env(ctx, self.environ).items()
                if k != "PYTHONDONTWRITEBYTECODE"}
         env.update(bytecode)  # python_env(check_env(ctx), ...), its folder looked up once
@@ -129,7 +133,8 @@ class Runner:
         saved = _Saved()
         finder = _PackFinder(self)
         try:
-            _enter(path, ctx.rule.dir, env, stdin, out, err)
+            _enter(path, ctx.rule.dir, env, stdin, out, err, self.current)
+            self.current = env
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
@@ -145,7 +150,7 @@ class Runner:
         the pack's folders: the next run (a test's process runs many) may read another
         project's."""
         if self.environ is not None:
-            _set_environ(self.environ)
+            _set_environ(self.environ, dict(os.environ))
             self.environ = None
         for name in self.imported:
             module = sys.modules.get(name)
@@ -223,22 +228,23 @@ class _Saved:
         sys.dont_write_bytecode, sys.pycache_prefix = self.bytecode
 
 
-def _set_environ(env: dict[str, str]) -> None:
-    """``os.environ`` made ``env``, changing only what differs: each change is a putenv,
-    and one check's environment differs from the last one's in a few names."""
-    for key in [k for k in os.environ if k not in env]:
+def _set_environ(env: dict[str, str], now: dict[str, str]) -> None:
+    """``os.environ`` (which holds ``now``) made ``env``, changing only what differs: each
+    change is a putenv, and one check's environment differs from the last one's in a few
+    names. (The pack's scripts leave ``os.environ`` alone: tests/test_pack_inproc_safe.py.)"""
+    for key in now.keys() - env.keys():
         del os.environ[key]
     for key, value in env.items():
-        if os.environ.get(key) != value:
+        if now.get(key) != value:
             os.environ[key] = value
 
 
 def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
-           err: _Sink) -> None:
+           err: _Sink, now: dict[str, str]) -> None:
     sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
     sys.argv[:] = [path]
     sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
-    _set_environ(env)
+    _set_environ(env, now)
     # Bytecode where the script's own process keeps it (checks/script.python_env).
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
