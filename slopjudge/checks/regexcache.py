@@ -74,16 +74,20 @@ class RegexCache:
         self.entries = entries
 
     def save(self) -> None:
-        """Write the file again when ``re``'s cache holds patterns it does not."""
-        new = [key for key in list(re._cache)  # type: ignore[attr-defined]
-               if (key[0] is str, key[1], key[2]) not in self.entries
-               and not key[2] & re.DEBUG]
-        room = MAX_ENTRIES - len(self.entries)
-        if not new or room <= 0:
+        """Write the file again when ``re``'s cache holds patterns it does not. On a
+        Python whose ``re`` is laid out otherwise, nothing is kept (it only costs speed)."""
+        try:
+            new = [key for key in list(re._cache)  # type: ignore[attr-defined]
+                   if (key[0] is str, key[1], key[2]) not in self.entries
+                   and not key[2] & re.DEBUG]
+            room = MAX_ENTRIES - len(self.entries)
+            if not new or room <= 0:
+                return
+            for kind, pattern, flags in new[:room]:
+                self.entries[(kind is str, pattern, flags)] = _program(pattern, flags)
+            body = marshal.dumps((_stamp(), self.entries))
+        except Exception:  # noqa: BLE001 - another layout of re's internals: no cache
             return
-        for kind, pattern, flags in new[:room]:
-            self.entries[(kind is str, pattern, flags)] = _program(pattern, flags)
-        body = marshal.dumps((_stamp(), self.entries))
         mac = cachesign.sign(body, "regex", self.workspace)
         if mac is None:
             return  # no key to sign with: an unsigned file would never be read
