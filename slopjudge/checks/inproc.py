@@ -139,6 +139,9 @@ class Runner:
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
             self.imported |= set(sys.modules) - before
+        except BaseException:
+            self.current = dict(os.environ)  # _enter may have stopped half way
+            raise
         finally:
             saved.restore()
         status, raised = ended or (None, False)
@@ -161,6 +164,7 @@ class Runner:
 
 
 def _identical(folder: str, installed: str) -> dict[str, str] | None:
+    """See :meth:`Runner._verified`."""
     try:
         names = os.listdir(folder)
         theirs = set(os.listdir(installed))
