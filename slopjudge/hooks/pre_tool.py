@@ -23,6 +23,8 @@ any rule sees them; the workspace is the project, never the payload's cwd.
 
 from __future__ import annotations
 
+import os
+
 from slopjudge import hooks
 from slopjudge.changes.agentevent import proposed_changeset
 from slopjudge.hooks import common
@@ -142,8 +144,6 @@ def unknown_tool(event: Event, settings: Any, workspace: str,
 
 def _guarded(path: str, settings: Any, workspace: str) -> str | None:
     """Why ``path`` is one an unknown tool may not touch unjudged, or None."""
-    import os
-
     from slopjudge.changes.toolmatch import resolve_path
     from slopjudge.hooks import backstop
 
@@ -197,8 +197,8 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
-    import os
-
+    # Here, not at the top: the pattern cache loads `re` (with enum, about 0.8x a whole
+    # `python -c pass`), which a call no rule applies to never needs.
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.regexcache import RegexCache
