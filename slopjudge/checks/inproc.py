@@ -309,11 +309,15 @@ def _timed(timeout: float, body: Any) -> Any:
         _signal.signal(_signal.SIGALRM, on_timeout)
         _signal.setitimer(_signal.ITIMER_REAL, timeout)
     try:
-        ended = body()
+        ended = body()  # _main: nothing but _TimedOut comes out of it
     except _TimedOut:
         ended = None
-    finally:
-        if own and not fired:
+    if own and not fired:
+        try:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+        except _TimedOut:
+            pass  # it fired on the way out: the deadline is set back already
+        if not fired:
             _rearm(deadline, left - (time.monotonic() - started))
     return None if fired else ended
 
