@@ -1,8 +1,9 @@
 """The patterns of the hardcoded-secrets rule (its check.py reads them from here).
 
-A helper beside slopscan, not the check's own module. :data:`ANY_FLAG`, which every
-changed file is searched with, is compiled when the check starts; the others are
-compiled where first used: most changes hold no line any of them is asked about.
+A helper beside slopscan, not the check's own module. Each is compiled where first
+used: most changes hold no line any of them is asked about, and :data:`ANY_FLAG`, which
+every changed file's added lines are searched with, is compiled only for added lines that
+hold one of :data:`FLAG_WORDS`.
 """
 
 from __future__ import annotations
@@ -60,12 +61,22 @@ SAFE_HOSTS = ss.Later(
     r".*\.local|host)$",
     re.I,
 )
-LOCKFILE = re.compile(
+LOCKFILE = ss.Later(
     r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
     r"uv\.lock|Pipfile\.lock|composer\.lock|[^/]*\.lock)$"
 )
 
 
 # Whatever a line is flagged for starts with one of these: lines none of them matches
-# are not read one by one.
-ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, ss.Later(SECRET_NAME, re.I))
+# are not read one by one. Each of them holds one of FLAG_WORDS (in any case), in order:
+# the provider keys, the JWT, the URL's credentials, and SECRET_NAME's names.
+FLAG_WORDS = (
+    "akia", "asia", "secret", "-----begin", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    "github_pat_", "glpat-", "xox", "k_live_", "aiza", "sk-", "sg.", "npm_", "://",
+    "eyj",
+    "token", "passw", "pwd", "credential",
+    *(f"{a}{sep}key" for a in ("api", "access", "auth", "private", "signing", "encryption")
+      for sep in ("", "_", "-")),
+)
+ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, ss.Later(SECRET_NAME, re.I),
+                     words=FLAG_WORDS, fold=True)
