@@ -18,40 +18,49 @@ ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific
 # A suppression starts its comment, or follows another one's `#`; one quoted in prose does not.
 LEAD = r"(^|(?<![`'\"\w])#\s*)"
 HASH = [
-    (ss.Later(LEAD + r"type:\s*ignore(?!\s*\[)"),
+    (ss.Later(LEAD + r"type:\s*ignore(?!\s*\[)", words=("type:",)),
      "bare `# type: ignore` silences every type error on the line"),
-    (ss.Later(LEAD + r"pyright:\s*ignore(?!\s*\[)"),
+    (ss.Later(LEAD + r"pyright:\s*ignore(?!\s*\[)", words=("pyright:",)),
      "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
-    (ss.Later(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
+    (ss.Later(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I, words=("noqa",)),
      "bare `# noqa` silences every lint on the line"),
-    (ss.Later(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
+    (ss.Later(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)", words=("ruff",)),
      "file-wide `# ruff: noqa` silences every lint"),
-    (ss.Later(LEAD + r"flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
-    (ss.Later(LEAD + r"mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
-    (ss.Later(LEAD + r"pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
+    (ss.Later(LEAD + r"flake8\s*:\s*noqa\b", words=("flake8",)),
+     "file-wide `# flake8: noqa` silences every lint"),
+    (ss.Later(LEAD + r"mypy\s*:\s*ignore-errors\b", words=("mypy",)),
+     "file-wide `# mypy: ignore-errors`"),
+    (ss.Later(LEAD + r"pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)", words=("pylint",)),
      "pylint disabled for everything"),
-    (ss.Later(LEAD + r"nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
-    (ss.Later(LEAD + r"rubocop:disable\s+all\b"), "rubocop disabled for everything"),
+    (ss.Later(LEAD + r"nosec(?!\s+B\d)", words=("nosec",)),
+     "bare `# nosec` silences every security finding"),
+    (ss.Later(LEAD + r"rubocop:disable\s+all\b", words=("rubocop:disable",)),
+     "rubocop disabled for everything"),
 ]
 SLASH = [
     # with a reason of a few words (`@ts-ignore: because X is untyped`) it is explained
-    (ss.Later(r"^\s*@ts-ignore\b(?!\s*[:\-\u2013\u2014]?\s*\w+\W+\w+\W+\w+)"),
+    (ss.Later(r"^\s*@ts-ignore\b(?!\s*[:\-\u2013\u2014]?\s*\w+\W+\w+\W+\w+)",
+              words=("@ts-ignore",)),
      "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
     # typescript-eslint's ban-ts-comment: `@ts-expect-error` needs a description of at
     # least 3 characters (`// @ts-expect-error: upstream types lack X`).
-    (ss.Later(r"^\s*@ts-expect-error\b\s*[:\-\u2013\u2014]?\s*\S{0,2}\s*(\*/)?\s*$"),
+    (ss.Later(r"^\s*@ts-expect-error\b\s*[:\-\u2013\u2014]?\s*\S{0,2}\s*(\*/)?\s*$",
+              words=("@ts-expect-error",)),
      "`@ts-expect-error` without a description hides the type error unexplained"),
-    (ss.Later(r"^\s*@ts-nocheck\b"), "`@ts-nocheck` turns type checking off for the file"),
-    (ss.Later(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"),
+    (ss.Later(r"^\s*@ts-nocheck\b", words=("@ts-nocheck",)),
+     "`@ts-nocheck` turns type checking off for the file"),
+    (ss.Later(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$",
+              words=("jshint", "tslint:disable")),
      "linter disabled with no rule list"),
 ]
 
 # Directives that name the checks they silence, parsed into those names: a rule is matched by
 # its whole name (`no-empty` is not `no-empty-function`), whatever the spacing around `:`.
-NOLINT = ss.Later(r"^\s*nolint\b\s*(?::\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*))?(?P<rest>.*)$")
+NOLINT = ss.Later(r"^\s*nolint\b\s*(?::\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*))?(?P<rest>.*)$",
+                  words=("nolint",))
 ESLINT = ss.Later(r"^\s*eslint-disable(?P<kind>-next-line|-line)?(?![\w-])(?P<names>.*?)"
-                    r"(?:\s--(?P<reason>.*?))?\s*(\*/)?\s*$")
+                  r"(?:\s--(?P<reason>.*?))?\s*(\*/)?\s*$", words=("eslint-disable",))
 # The checks that catch a dropped error: silencing one by name with no word on why drops the
 # error it points at for good (RUBRIC S6 "a scoped suppression over a finding that is real").
 # (errorlint and wrapcheck ask how an error is compared or wrapped, not whether it is dropped.)

@@ -27,11 +27,11 @@ MARKETING_PHRASES = (
     r"comprehensive\s+(solution|suite)", r"effortless(ly)?", r"revolutionary", r"unparalleled",
     r"rock[- ]solid", r"bulletproof", r"magic(al)?ally",
 )
-MARKETING = ss.Later(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I)
 # Each phrase's first word, which a match holds within one comment or string, so within
 # the line's text: a file with none of them (and no emoji: ASCII only) is not read.
 FIRST_WORDS = tuple(p[: len(p) - len(p.lstrip("abcdefghijklmnopqrstuvwxyz"))]
                     for p in MARKETING_PHRASES)
+MARKETING = ss.Later(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I, words=FIRST_WORDS)
 # Where a string's words reach a person as the program's own voice.
 MESSAGE_CALL = ss.Later(
     r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
