@@ -1,8 +1,9 @@
 """The patterns of the hardcoded-secrets rule (its check.py reads them from here).
 
-A helper beside slopscan, not the check's own module. :data:`ANY_FLAG`, which every
-changed file is searched with, is compiled when the check starts; the others are
-compiled where first used: most changes hold no line any of them is asked about.
+A helper beside slopscan, not the check's own module. Each is compiled where first
+used: most changes hold no line any of them is asked about, and :data:`ANY_FLAG`, which
+every changed file's added lines are searched with, is compiled only for added lines that
+hold one of :data:`FLAG_WORDS`.
 """
 
 from __future__ import annotations
@@ -12,27 +13,40 @@ import re
 import slopscan as ss
 
 PROVIDER = [
-    (ss.Later(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS access key id"),
-    (ss.Later(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I),
+    (ss.Later(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", words=("AKIA", "ASIA")), "AWS access key id"),
+    (ss.Later(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I,
+              words=("aws_secret_access_key",)),
      "AWS secret access key"),
-    (ss.Later(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----"),
+    (ss.Later(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----",
+              words=("PRIVATE KEY",)),
      "private key block"),
-    (ss.Later(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}"), "GitHub token"),
-    (ss.Later(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "GitLab token"),
-    (ss.Later(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "Slack token"),
-    (ss.Later(r"\b[sr]k_live_[A-Za-z0-9]{20,}"), "Stripe live key"),
-    (ss.Later(r"\bAIza[0-9A-Za-z_\-]{35}\b"), "Google API key"),
-    (ss.Later(r"\bsk-(proj-|ant-(api\d\d-)?)?[A-Za-z0-9_\-]{32,}"), "API secret key"),
-    (ss.Later(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), "SendGrid key"),
-    (ss.Later(r"\bnpm_[A-Za-z0-9]{36}\b"), "npm token"),
-    (ss.Later(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+    (ss.Later(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}",
+              words=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")), "GitHub token"),
+    (ss.Later(r"\bglpat-[A-Za-z0-9_\-]{20,}", words=("glpat-",)), "GitLab token"),
+    (ss.Later(r"\bxox[abposr]-[A-Za-z0-9-]{10,}", words=("xox",)), "Slack token"),
+    (ss.Later(r"\b[sr]k_live_[A-Za-z0-9]{20,}", words=("k_live_",)), "Stripe live key"),
+    (ss.Later(r"\bAIza[0-9A-Za-z_\-]{35}\b", words=("AIza",)), "Google API key"),
+    (ss.Later(r"\bsk-(proj-|ant-(api\d\d-)?)?[A-Za-z0-9_\-]{32,}", words=("sk-",)),
+     "API secret key"),
+    (ss.Later(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", words=("SG.",)), "SendGrid key"),
+    (ss.Later(r"\bnpm_[A-Za-z0-9]{36}\b", words=("npm_",)), "npm token"),
+    (ss.Later(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}",
+              words=("hooks.slack.com",)),
      "Slack webhook URL"),
 ]
-JWT = ss.Later(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
-URL_CRED = ss.Later(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", re.I)
+JWT = ss.Later(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+               words=("eyJ",))
+URL_CRED = ss.Later(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", re.I,
+                    words=("://",))
 SECRET_NAME = (
     r"(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
     r"private[_-]?key|client[_-]?secret|credentials?|signing[_-]?key|encryption[_-]?key)"
+)
+# One of these is in every match of SECRET_NAME (in any case).
+SECRET_WORDS = (
+    "secret", "token", "passw", "pwd", "credential",
+    *(f"{a}{sep}key" for a in ("api", "access", "auth", "private", "signing", "encryption")
+      for sep in ("", "_", "-")),
 )
 NOT_A_SECRET_NAME = ss.Later(
     r"(_|-)?(url|uri|endpoint|path|file|name|type|header|field|len|length|prefix|env|var|id|"
@@ -46,6 +60,7 @@ ASSIGN = ss.Later(
     r"(?::=|=>|==|=|:)\s*"
     r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`,;)}]+)(?P=q)",
     re.I,
+    words=SECRET_WORDS,
 )
 PLACEHOLDER = ss.Later(
     r"x{3,}|\*{3,}|\.{3}|change[_-]?me|example|dummy|fake|mock|sample|placeholder|your[_-]|replace|redacted|"
@@ -60,12 +75,15 @@ SAFE_HOSTS = ss.Later(
     r".*\.local|host)$",
     re.I,
 )
-LOCKFILE = re.compile(
+LOCKFILE = ss.Later(
     r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
     r"uv\.lock|Pipfile\.lock|composer\.lock|[^/]*\.lock)$"
 )
 
 
 # Whatever a line is flagged for starts with one of these: lines none of them matches
-# are not read one by one.
-ANY_FLAG = ss.any_of(*(rx for rx, _ in PROVIDER), JWT, URL_CRED, ss.Later(SECRET_NAME, re.I))
+# are not read one by one (nor is the pattern compiled when they hold none of its words).
+_FLAGGED = [*(rx for rx, _ in PROVIDER), JWT, URL_CRED,
+            ss.Later(SECRET_NAME, re.I, words=SECRET_WORDS)]
+ANY_FLAG = ss.any_of(*_FLAGGED, words=tuple(w.lower() for rx in _FLAGGED for w in rx.words),
+                     fold=True)

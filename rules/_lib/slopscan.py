@@ -51,24 +51,26 @@ LANG_BY_EXT = {
 }
 CODE_LANGS = {"python", "js", "go", "clike"}
 
-TEST_PATH_RE = re.compile(
-    r"(^|/)(tests?|__tests__|__mocks__|spec|specs|testing|e2e)/"
-    r"|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$"
-    r"|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$"
-)
-FIXTURE_PATH_RE = re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/")
-
-
 class Later:
-    """A regular expression compiled when it is first searched with: a check's module
-    compiles on every run what it defines, and most changes never reach most of a
-    check's expressions (compiling one costs more than searching a change with it)."""
+    """A regular expression compiled when it is first used, once per process: a check's
+    module would otherwise compile on every run all it defines, and most changes never
+    reach most of a check's expressions (compiling one costs more than searching a change
+    with it). Every method of a compiled pattern is there (``search``, ``sub``, ...).
 
-    __slots__ = ("pattern", "flags", "_rx")
+    ``words``: strings one of which every match holds, as the pattern spells them (in
+    lower case when the pattern ignores case, or ``fold``): ``search``, ``match`` and
+    ``finditer`` answer a text with none of them without compiling the pattern. A text
+    that is not ASCII is always searched when case is ignored (``re.I`` folds some other
+    letters onto ASCII ones: the Kelvin sign is a k)."""
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    __slots__ = ("pattern", "flags", "words", "fold", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0, words: tuple[str, ...] = (),
+                 fold: bool = False) -> None:
         self.pattern = pattern
         self.flags = flags
+        self.words = words
+        self.fold = fold or bool(flags & re.IGNORECASE)
         self._rx: re.Pattern[str] | None = None
 
     def compiled(self) -> re.Pattern[str]:
@@ -76,14 +78,38 @@ class Later:
             self._rx = re.compile(self.pattern, self.flags)
         return self._rx
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled().search(text)
+    def may_hold(self, text: str) -> bool:
+        """False when ``text`` holds none of the ``words`` (and so no match)."""
+        if not self.words:
+            return True
+        if self.fold:
+            if not text.isascii():
+                return True
+            text = text.lower()
+        return any(w in text for w in self.words)
 
-    def match(self, text: str) -> re.Match[str] | None:
-        return self.compiled().match(text)
+    def search(self, text: str, *span: int) -> re.Match[str] | None:
+        return self.compiled().search(text, *span) if self.may_hold(text) else None
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled().finditer(text)
+    def match(self, text: str, *span: int) -> re.Match[str] | None:
+        return self.compiled().match(text, *span) if self.may_hold(text) else None
+
+    def finditer(self, text: str, *span: int) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text, *span) if self.may_hold(text) else iter(())
+
+    def __getattr__(self, name: str) -> Any:  # sub, findall, fullmatch, groups ...
+        return getattr(self.compiled(), name)
+
+
+# Every match holds one of its ``words``: most paths are answered without the regex.
+TEST_PATH_RE = Later(
+    r"(^|/)(tests?|__tests__|__mocks__|spec|specs|testing|e2e)/"
+    r"|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$"
+    r"|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$",
+    words=("test", "spec", "__mocks__", "e2e/"),
+)
+FIXTURE_PATH_RE = Later(r"(^|/)(fixtures?|testdata|__snapshots__)/",
+                        words=("fixture", "testdata/", "__snapshots__/"))
 
 
 # --------------------------------------------------------------------------- records
@@ -170,16 +196,15 @@ class LexLine(_Record):
         self.in_string = in_string  # the line starts inside a multi-line string
 
 
-_PY_PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
 # The characters where the lexer's state can change, per language: every other
 # character of code (or of a string) is copied as is, so runs of them are
 # copied at once.
 _CODE_STOPS = {
-    "python": re.compile(r"[#\"'`]"),
-    "hash": re.compile(r"[#\"'`]"),
-    "js": re.compile(r"[/\"'`]"),
-    "go": re.compile(r"[/\"'`]"),
-    "clike": re.compile(r"[/\"'`]"),
+    "python": Later(r"[#\"'`]"),
+    "hash": Later(r"[#\"'`]"),
+    "js": Later(r"[/\"'`]"),
+    "go": Later(r"[/\"'`]"),
+    "clike": Later(r"[/\"'`]"),
 }
 _STRING_STOPS: dict[str, re.Pattern[str]] = {}
 
@@ -204,7 +229,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     buf_str: list[str] = []
     str_owner: LexLine | None = None
     triple = False
-    code_stop = _CODE_STOPS[lang]
+    code_stop = _CODE_STOPS[lang].compiled()
     for nl in lines:
         if state is None and code_stop.search(nl.text) is None:
             out.append(LexLine(nl.no, nl.text, nl.added, code=nl.text))  # all of it is code
@@ -500,6 +525,31 @@ def _source_file(f: dict[str, Any], all_paths: AbstractSet[str], ws: str,
     return sf, test_data
 
 
+# The files already read in this process, shared by the checks it runs: slopjudge runs
+# the pack's scripts one after another in one interpreter, where this module stays
+# imported, so the second check of a file reuses the first's lexing and syntax tree.
+# A SourceFile is read, never changed, by the checks. Bounded: a run over thousands of
+# files keeps the first ones, which is all a hook call has.
+_SHARED: dict[tuple[Any, ...], tuple[dict[str, Any], SourceFile, bool]] = {}
+_SHARED_MAX = 64
+
+
+def _shared_source_file(f: dict[str, Any], all_paths: frozenset[str], ws: str,
+                        globs: tuple[str, ...]) -> tuple[SourceFile, bool]:
+    """:func:`_source_file`, once per process for a file entry equal in every field."""
+    key = (f.get("path"), f.get("newContent"), f.get("diff"), ws, all_paths, globs)
+    try:
+        hit = _SHARED.get(key)
+    except TypeError:  # a field of a type no payload of slopjudge's has: not shared
+        return _source_file(f, all_paths, ws, globs)
+    if hit is not None and hit[0] == f:
+        return hit[1], hit[2]
+    sf, test_data = _source_file(f, all_paths, ws, globs)
+    if len(_SHARED) < _SHARED_MAX:
+        _SHARED[key] = (f, sf, test_data)
+    return sf, test_data
+
+
 def _context(payload: dict[str, Any]) -> tuple[str, frozenset[str], tuple[str, ...]]:
     """What a file's SourceFile depends on besides the file: the workspace, every path of
     the change (a test case's expected-output sibling) and the test-data globs."""
@@ -524,13 +574,13 @@ def files(
         status = str(f.get("status") or "M")
         if status == "D" and not include_deleted:
             continue
-        sf, test_data = _source_file(f, all_paths, ws, globs)
+        sf, test_data = _shared_source_file(f, all_paths, ws, globs)
         if test_data and not include_test_data:
             continue
         yield sf
 
 
-def may_match(sf: SourceFile, rx: re.Pattern[str]) -> bool:
+def may_match(sf: SourceFile, rx: re.Pattern[str] | Later) -> bool:
     """Whether the file's new text could hold a match of ``rx`` (in code, a comment or a
     string): False only when the text is ASCII and has none. Python reads identifiers
     through NFKC, so a text with other characters may spell a name in them. A check
@@ -556,13 +606,16 @@ def _new_text(sf: SourceFile) -> str:
     return "\n".join(nl.text for h in sf.hunks for nl in h)
 
 
-def any_of(*patterns: re.Pattern[str]) -> re.Pattern[str]:
+def any_of(*patterns: re.Pattern[str] | Later, words: tuple[str, ...] = (),
+           fold: bool = False) -> Later:
     """One regex that finds a match in a text of lines wherever any of ``patterns``
     (each with its own case flag) matches one of its lines (``^`` and ``$`` at every
     line): a file none of them can match is not read line by line (:func:`may_match`).
-    A pattern that looks past the end of a line (``x(?!\\s)``) needs the line alone."""
-    return re.compile("|".join(
-        f"(?{'i' if p.flags & re.IGNORECASE else ''}m:{p.pattern})" for p in patterns))
+    A pattern that looks past the end of a line (``x(?!\\s)``) needs the line alone.
+    ``words`` and ``fold``: as :class:`Later`'s, for every one of ``patterns``."""
+    return Later("|".join(
+        f"(?{'i' if p.flags & re.IGNORECASE else ''}m:{p.pattern})" for p in patterns),
+        words=words, fold=fold)
 
 
 def by_tree(
@@ -703,10 +756,11 @@ def old_names(sf: SourceFile) -> set[str]:
 
 # Folders that hold data for a project's own tests: inputs and expected outputs of the
 # formatter, linter or parser under test.
-TEST_DATA_DIR = re.compile(
+TEST_DATA_DIR = Later(
     r"(^|/)(testdata|test_data|test-data|__snapshots__|__fixtures__|golden)/"
     r"|(^|/)(tests?|testing|spec|__tests__)/(.+/)?(data|cases|fixtures?|inputs?|outputs?|"
-    r"expected|golden|snapshots?|samples?|resources|corpus|examples?|files)/"
+    r"expected|golden|snapshots?|samples?|resources|corpus|examples?|files)/",
+    words=("test", "spec/", "__snapshots__/", "__fixtures__/", "golden/"),
 )
 PAIR_SUFFIXES = (".out", ".expected", ".output", ".golden", ".exp", ".ref", ".result")
 PAIR_STEMS = Later(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
@@ -724,7 +778,7 @@ def test_data_globs() -> list[str]:
     separator or newlines) and the lines of ``rules/_config/test-data.txt``, in the glob
     dialect of a rule's ``paths`` (a folder admits every file below it)."""
     env = os.environ.get("SLOPJUDGE_TEST_DATA", "")
-    globs = re.split(r"[\n" + re.escape(os.pathsep) + r"]", env)
+    globs = env.replace(os.pathsep, "\n").split("\n")
     try:
         with open(TEST_DATA_FILE, encoding="utf-8") as fh:
             globs += fh.read().splitlines()

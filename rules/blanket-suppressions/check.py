@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -19,40 +18,49 @@ ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific
 # A suppression starts its comment, or follows another one's `#`; one quoted in prose does not.
 LEAD = r"(^|(?<![`'\"\w])#\s*)"
 HASH = [
-    (re.compile(LEAD + r"type:\s*ignore(?!\s*\[)"),
+    (ss.Later(LEAD + r"type:\s*ignore(?!\s*\[)", words=("type:",)),
      "bare `# type: ignore` silences every type error on the line"),
-    (re.compile(LEAD + r"pyright:\s*ignore(?!\s*\[)"),
+    (ss.Later(LEAD + r"pyright:\s*ignore(?!\s*\[)", words=("pyright:",)),
      "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
-    (re.compile(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I),
+    (ss.Later(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I, words=("noqa",)),
      "bare `# noqa` silences every lint on the line"),
-    (re.compile(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)"),
+    (ss.Later(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)", words=("ruff",)),
      "file-wide `# ruff: noqa` silences every lint"),
-    (re.compile(LEAD + r"flake8\s*:\s*noqa\b"), "file-wide `# flake8: noqa` silences every lint"),
-    (re.compile(LEAD + r"mypy\s*:\s*ignore-errors\b"), "file-wide `# mypy: ignore-errors`"),
-    (re.compile(LEAD + r"pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)"),
+    (ss.Later(LEAD + r"flake8\s*:\s*noqa\b", words=("flake8",)),
+     "file-wide `# flake8: noqa` silences every lint"),
+    (ss.Later(LEAD + r"mypy\s*:\s*ignore-errors\b", words=("mypy",)),
+     "file-wide `# mypy: ignore-errors`"),
+    (ss.Later(LEAD + r"pylint\s*:\s*(disable\s*=\s*all\b|skip-file\b)", words=("pylint",)),
      "pylint disabled for everything"),
-    (re.compile(LEAD + r"nosec(?!\s+B\d)"), "bare `# nosec` silences every security finding"),
-    (re.compile(LEAD + r"rubocop:disable\s+all\b"), "rubocop disabled for everything"),
+    (ss.Later(LEAD + r"nosec(?!\s+B\d)", words=("nosec",)),
+     "bare `# nosec` silences every security finding"),
+    (ss.Later(LEAD + r"rubocop:disable\s+all\b", words=("rubocop:disable",)),
+     "rubocop disabled for everything"),
 ]
 SLASH = [
     # with a reason of a few words (`@ts-ignore: because X is untyped`) it is explained
-    (re.compile(r"^\s*@ts-ignore\b(?!\s*[:\-\u2013\u2014]?\s*\w+\W+\w+\W+\w+)"),
+    (ss.Later(r"^\s*@ts-ignore\b(?!\s*[:\-\u2013\u2014]?\s*\w+\W+\w+\W+\w+)",
+              words=("@ts-ignore",)),
      "`@ts-ignore` hides the type error (use `@ts-expect-error` with a reason)"),
     # typescript-eslint's ban-ts-comment: `@ts-expect-error` needs a description of at
     # least 3 characters (`// @ts-expect-error: upstream types lack X`).
-    (re.compile(r"^\s*@ts-expect-error\b\s*[:\-\u2013\u2014]?\s*\S{0,2}\s*(\*/)?\s*$"),
+    (ss.Later(r"^\s*@ts-expect-error\b\s*[:\-\u2013\u2014]?\s*\S{0,2}\s*(\*/)?\s*$",
+              words=("@ts-expect-error",)),
      "`@ts-expect-error` without a description hides the type error unexplained"),
-    (re.compile(r"^\s*@ts-nocheck\b"), "`@ts-nocheck` turns type checking off for the file"),
-    (re.compile(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$"),
+    (ss.Later(r"^\s*@ts-nocheck\b", words=("@ts-nocheck",)),
+     "`@ts-nocheck` turns type checking off for the file"),
+    (ss.Later(r"^\s*(jshint\s+ignore:start|tslint:disable)\s*$",
+              words=("jshint", "tslint:disable")),
      "linter disabled with no rule list"),
 ]
 
 # Directives that name the checks they silence, parsed into those names: a rule is matched by
 # its whole name (`no-empty` is not `no-empty-function`), whatever the spacing around `:`.
-NOLINT = re.compile(r"^\s*nolint\b\s*(?::\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*))?(?P<rest>.*)$")
-ESLINT = re.compile(r"^\s*eslint-disable(?P<kind>-next-line|-line)?(?![\w-])(?P<names>.*?)"
-                    r"(?:\s--(?P<reason>.*?))?\s*(\*/)?\s*$")
+NOLINT = ss.Later(r"^\s*nolint\b\s*(?::\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*))?(?P<rest>.*)$",
+                  words=("nolint",))
+ESLINT = ss.Later(r"^\s*eslint-disable(?P<kind>-next-line|-line)?(?![\w-])(?P<names>.*?)"
+                  r"(?:\s--(?P<reason>.*?))?\s*(\*/)?\s*$", words=("eslint-disable",))
 # The checks that catch a dropped error: silencing one by name with no word on why drops the
 # error it points at for good (RUBRIC S6 "a scoped suppression over a finding that is real").
 # (errorlint and wrapcheck ask how an error is compared or wrapped, not whether it is dropped.)
@@ -85,7 +93,7 @@ def _slash_directive(text: str) -> str | None:
     return None
 
 
-RAISES = re.compile(r"\braises\s*\(|assertRaises|toThrow|\.throws\s*\(|rejects\b")
+RAISES = ss.Later(r"\braises\s*\(|assertRaises|toThrow|\.throws\s*\(|rejects\b")
 
 
 def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
@@ -93,6 +101,12 @@ def _match(table: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
         if rx.search(text):
             return msg
     return _slash_directive(text) if table is SLASH else None
+
+
+def _closeness(a: str, b: str) -> float:
+    import difflib  # its import compiles a regex: paid only when a suppression is carried
+
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -119,7 +133,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue  # in a test, `@ts-expect-error` asserts that the line must not type-check
         found.append((ll, msg))
     ranked = sorted(found, key=lambda f: -max(
-        (difflib.SequenceMatcher(None, c[1], f[0].code.strip()).ratio()
+        (_closeness(c[1], f[0].code.strip())
          for c in carried if c[0] == f[1]), default=0.0))
     for ll, msg in ranked:
         same = next((c for c in carried if c[0] == msg), None)

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import os
 import re
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -18,13 +20,13 @@ ADVICE = (
     "or restore it as live code."
 )
 
-DIRECTIVE = re.compile(
+DIRECTIVE = ss.Later(
     r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|"
     r"go:|\+build|prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|"
     r"region\b|endregion\b|#|[\w.-]+:\s+-{1,2}\w)",
     re.I,
 )
-EXAMPLE_LEAD = re.compile(
+EXAMPLE_LEAD = ss.Later(
     r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I
 )
 PY_SIMPLE = (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)
@@ -35,7 +37,7 @@ PY_CONTROL = (
 
 
 # English, not a call: a plural marker ("Second(s)", "match(es)").
-PLURAL = re.compile(r"^\w+\((s|es)\)\W*$", re.I)
+PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", re.I)
 
 
 def _py_codey(text: str) -> bool:
@@ -72,13 +74,13 @@ def _py_codey(text: str) -> bool:
     return isinstance(s, PY_SIMPLE) or isinstance(s, PY_CONTROL)
 
 
-C_STATEMENT = re.compile(
+C_STATEMENT = ss.Later(
     r"^(const|let|var|return\s+\S|import\s|export\s|await\s|throw\s|"
     r"if\s*\(|for\s*\(|while\s*\(|switch\s*\(|"
     r"func\s|go\s+\w|defer\s|package\s|fmt\.|log\.|console\.|this\.|self\.|"
     r"[a-zA-Z_$][\w$.]*\s*(:=|\+=|-=|=(?!=))\s*\S)"
 )
-C_CALL = re.compile(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
+C_CALL = ss.Later(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 
 def _prose(t: str) -> bool:
@@ -98,7 +100,7 @@ def _outside_parens(t: str) -> str:
 
 # Two plain words in a row outside any parentheses: a sentence that names a call
 # ("Close() flushes the buffer (if any)"), not a call.
-WORDS_OUTSIDE = re.compile(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+WORDS_OUTSIDE = ss.Later(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
 
 
 def _c_codey(text: str) -> bool:
@@ -120,7 +122,7 @@ def _c_codey(text: str) -> bool:
             and not WORDS_OUTSIDE.search(_outside_parens(t)))
 
 
-DECLARATION = re.compile(r"^\s*(func|type|package|var|const|class|interface|export|function|"
+DECLARATION = ss.Later(r"^\s*(func|type|package|var|const|class|interface|export|function|"
                          r"def|async|@)\b")
 
 
@@ -131,7 +133,7 @@ def _indent_of(comment_text: str) -> int:
 
 
 # Example programs and documentation: their comments show alternatives ("Node.js: use ...").
-EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", re.I)
+EXAMPLE_PATH = ss.Later(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", re.I)
 
 
 def _code_in_run(
@@ -164,12 +166,14 @@ def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
     block the change did not disable): a live line turned into a comment is still new."""
     was = [r for r in sf.removed if r.strip().startswith(("#", "//", "/*", "*"))]
     key = ss.norm(text)
+    import difflib  # its import compiles a regex: paid only for an added commented-out line
+
     return bool(key and difflib.get_close_matches(key, [ss.norm(r) for r in was], n=1,
                                                   cutoff=0.75))
 
 
-GO_FUNC = re.compile(r"^func\s+(\([^)]*\)\s*)?(\w+)")
-GO_OUTPUT = re.compile(r"^\s*(unordered\s+)?output:", re.I)
+GO_FUNC = ss.Later(r"^func\s+(\([^)]*\)\s*)?(\w+)")
+GO_OUTPUT = ss.Later(r"^\s*(unordered\s+)?output:", re.I)
 
 
 def _go_example_lines(lines: list[ss.LexLine]) -> set[int]:

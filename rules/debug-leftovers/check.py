@@ -15,30 +15,30 @@ import slopscan as ss  # noqa: E402
 ADVICE = "Remove the debugging aid, or route real output through the logging facility."
 
 # Where printing is the program's job: command-line entry points, scripts, examples.
-CLI_PATH = re.compile(
+CLI_PATH = ss.Later(
     r"(^|/)(cli|cmd|bin|scripts?|tools?|bench(marks?)?|examples?|demos?|docs|management/commands|commands|hooks)(/|\.py$|\.[jt]s$)"
     r"|(^|/)(__main__|manage|setup|noxfile|fabfile|tasks|conftest)\.py$|(^|/)main\.(py|go|[jt]s)$"
     r"|\.config\.[cm]?[jt]s$"
 )
-CLI_CONTENT = re.compile(
+CLI_CONTENT = ss.Later(
     r"^#!|if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*(import|from)\s+(argparse|click|typer|fire|optparse)\b"
     r"|\bsys\.argv\b|^\s*def\s+main\s*\(|process\.argv|require\(['\"](commander|yargs)['\"]\)"
     r"|from\s+['\"](commander|yargs)['\"]|^package\s+main\b",
     re.M,
 )
 # A message that only makes sense to the person debugging.
-DEBUG_MSG = re.compile(
+DEBUG_MSG = ss.Later(
     r"^\s*(\[?debug\]?\b|dbg\b|here\b|got\s+here|xx+\b|>{2,}|<{3,}|-{3,}|={3,}|\*{3,}|#{3,}|@@|!!!|asdf|wtf|"
     r"checkpoint\b|hit\s|reached\b|value\s+(of|is)\b|test(ing)?\s*\d*\s*$|[a-z_][\w.]*\s*=\s*$)",
     re.I,
 )
 # `print(f"name={name!r}")` reads as a trace in library code, but it is the output of a
 # demo run by hand under `if __name__ == "__main__":`.
-NAME_EQ_ONLY = re.compile(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
-SELF_DOC_FSTRING = re.compile(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
+NAME_EQ_ONLY = ss.Later(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
+SELF_DOC_FSTRING = ss.Later(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 # Every name the Python checks below look for: a file with none of them has nothing to
 # report and is not parsed. (Debugger calls are debugger-statements' concern.)
-PY_ANY = re.compile(r"print|\bpp\b|\bic\b")
+PY_ANY = ss.Later(r"print|\bpp\b|\bic\b", words=("print", "pp", "ic"))
 
 
 def _main_block_lines(tree: ast.Module) -> set[int]:
@@ -64,7 +64,7 @@ def _first_str(call: ast.Call) -> str | None:
 
 
 # Functions whose job is to print: a grammar dump, a `show`/`report` helper, a CLI usage text.
-PRINTING_FN = re.compile(
+PRINTING_FN = ss.Later(
     r"^_*(dump|print|pprint|show|display|render|report|describe|emit|echo|usage|help|main|"
     r"list|summar|write|output|banner|status|format_and_print|debug_print)|"
     r"_(dump|print|show|display|report|usage|help|summary|table|banner)$",
@@ -85,9 +85,9 @@ def _enclosing_functions(tree: ast.Module) -> dict[int, ast.FunctionDef | ast.As
 # Deliberate output in tests (RUBRIC S5): output the test captures and checks, and
 # diagnostics printed on the path where the test fails.
 CAPTURE_ARGS = {"capsys", "capfd", "capsysbinary", "capfdbinary"}
-CAPTURE_CALL = re.compile(
+CAPTURE_CALL = ss.Later(
     r"redirect_std(out|err)|patch\w*\(\s*['\"](sys\.std(out|err)|builtins\.print)")
-FAIL_CALL = re.compile(r"(^|\.)(fail|skip|exit|Fatal\w*|FailNow)$")
+FAIL_CALL = ss.Later(r"(^|\.)(fail|skip|exit|Fatal\w*|FailNow)$")
 
 
 def _captures_output(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> bool:
@@ -181,20 +181,20 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 
 # A test that spies on or replaces the console prints on purpose: the output is its subject.
-JS_CAPTURE = re.compile(r"spyOn\(\s*console\b|\bconsole\.\w+\s*=(?!=)|"
+JS_CAPTURE = ss.Later(r"spyOn\(\s*console\b|\bconsole\.\w+\s*=(?!=)|"
                         r"(mock|stub|spy)\w*\(\s*console\b")
-GO_CAPTURE = re.compile(r"\bos\.Std(out|err)\s*=(?!=)")
+GO_CAPTURE = ss.Later(r"\bos\.Std(out|err)\s*=(?!=)")
 
 
 # A test file declares tests; a script in a test folder without any is a program the tests
 # run, and what it prints is what they check.
-JS_TEST_DECL = re.compile(r"\b(it|test|describe|suite|Deno\.test)(\.\w+)?\s*\(")
-SEPARATOR = re.compile(r"^\s*([-=*#~_])\1{2,}\s*$")
+JS_TEST_DECL = ss.Later(r"\b(it|test|describe|suite|Deno\.test)(\.\w+)?\s*\(")
+SEPARATOR = ss.Later(r"^\s*([-=*#~_])\1{2,}\s*$")
 
 
 # What names the function or branch a JS line is in: a function's name (declared, assigned,
 # a method) or a `case` label of a switch (an interpreter's `case "print":` command).
-JS_OWNER = re.compile(
+JS_OWNER = ss.Later(
     r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<fn>[\w$]+)"
     r"|^\s*(?:export\s+)?(?:const|let|var)\s+(?P<var>[\w$]+)\s*=\s*(?:async\s+)?"
     r"(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)"
@@ -204,7 +204,7 @@ JS_OWNER = re.compile(
 JS_NOT_OWNER = {"if", "for", "while", "switch", "catch", "with", "return", "function"}
 # JS names whose job is printing (narrower than PRINTING_FN: a component's `render` prints
 # nothing to the console on purpose).
-JS_PRINTING = re.compile(
+JS_PRINTING = ss.Later(
     r"^_*(print|pprint|dump|show|display|report|usage|help|banner|echo|log|logger|emit|"
     r"warn|info|trace|summar|table)|(Print|Dump|Show|Report|Usage|Help|Banner|Log|Summary)$")
 
@@ -276,7 +276,7 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 
 
-JS_RELATIVE = re.compile(
+JS_RELATIVE = ss.Later(
     r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}/[^"']+)["']""",
     re.M)
 JS_EXTS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.ts")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -16,13 +15,14 @@ ADVICE = "Remove the debugger call: it stops every run that reaches it."
 DEBUGGER_MODULES = ("pdb", "ipdb", "pudb", "pdbpp")
 DEBUGGER_CALLS = ("embed", "IPython.embed", "pdb.run", "pdb.pm")
 # Every name the Python check looks for: a file with none of them is not parsed.
-PY_ANY = re.compile(r"breakpoint|set_trace|embed|pdb|pudb")
+PY_ANY = ss.Later(r"breakpoint|set_trace|embed|pdb|pudb",
+                  words=("breakpoint", "set_trace", "embed", "pdb", "pudb"))
 # A debugger call or import on a line of a Python file that does not parse.
-PY_DEBUGGER_LINE = re.compile(
+PY_DEBUGGER_LINE = ss.Later(
     r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b"
 )
-JS_DEBUGGER = re.compile(r"(^|[;{}\s])debugger\s*;?\s*$")
-GO_BREAKPOINT = re.compile(r"\bruntime\s*\.\s*Breakpoint\s*\(\s*\)")
+JS_DEBUGGER = ss.Later(r"(^|[;{}\s])debugger\s*;?\s*$")
+GO_BREAKPOINT = ss.Later(r"\bruntime\s*\.\s*Breakpoint\s*\(\s*\)")
 
 
 def python_tree(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:

@@ -12,7 +12,7 @@ import slopscan as ss  # noqa: E402
 
 ADVICE = ("Say plainly what the code does: drop the emoji and the adjectives from comments, "
           "docstrings and messages.")
-EMOJI = re.compile(
+EMOJI = ss.Later(
     "[\U0001F000-\U0001F02F\U0001F0A0-\U0001F0FF\U0001F170-\U0001F251\U0001F300-\U0001FAFF"
     "\u2705\u274C\u274E\u2728\u26A1\u2B50\u2B55\u23F0-\u23F3\u231B\u2753-\u2757\u2764\u267B\u2615"
     "\u26A0\u26D4\uFE0F]"
@@ -27,21 +27,22 @@ MARKETING_PHRASES = (
     r"comprehensive\s+(solution|suite)", r"effortless(ly)?", r"revolutionary", r"unparalleled",
     r"rock[- ]solid", r"bulletproof", r"magic(al)?ally",
 )
-MARKETING = re.compile(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I)
 # Each phrase's first word, which a match holds within one comment or string, so within
 # the line's text: a file with none of them (and no emoji: ASCII only) is not read.
-FIRST_WORDS = tuple(re.sub(r"[^a-z].*", "", p) for p in MARKETING_PHRASES)
+FIRST_WORDS = tuple(p[: len(p) - len(p.lstrip("abcdefghijklmnopqrstuvwxyz"))]
+                    for p in MARKETING_PHRASES)
+MARKETING = ss.Later(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I, words=FIRST_WORDS)
 # Where a string's words reach a person as the program's own voice.
-MESSAGE_CALL = re.compile(
+MESSAGE_CALL = ss.Later(
     r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"
     r"raise|throw|Error|Exception|panic|errors\.New|Errorf)\b"
 )
 
 
 # A value quoted in prose (`'🚀'`, "`✅`") is data the comment mentions, not its voice.
-QUOTED = re.compile(r"`[^`]+`|'[^'\s]{1,12}'|\"[^\"\s]{1,12}\"")
-DOC_TAG = re.compile(r"^\s*\*?\s*@(\w+)")
-FENCE = re.compile(r"^\s*\*?\s*(```|~~~)")
+QUOTED = ss.Later(r"`[^`]+`|'[^'\s]{1,12}'|\"[^\"\s]{1,12}\"")
+DOC_TAG = ss.Later(r"^\s*\*?\s*@(\w+)")
+FENCE = ss.Later(r"^\s*\*?\s*(```|~~~)")
 
 
 def example_lines(lines: list[ss.LexLine]) -> set[int]:

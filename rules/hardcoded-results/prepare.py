@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-TEST_DETECTION = re.compile(
+TEST_DETECTION = ss.Later(
     r"PYTEST_CURRENT_TEST|[\"']pytest[\"']\s+in\s+sys\.modules|sys\.modules\.get\(\s*[\"']pytest|"
     r"\bunittest\b.*\bin\s+sys\.modules|NODE_ENV\s*[!=]==?\s*[\"']test[\"']|process\.env\.JEST_WORKER_ID|"
     r"process\.env\.VITEST|testing\.Testing\(\)|flag\.Lookup\(\s*\"test\.v\"|os\.Args\[0\].*\.test|"
@@ -25,7 +25,7 @@ BORING_NUMBERS = {
     "0", "1", "2", "10", "100", "1000", "0.0", "1.0", "0.5", "-1", "255", "60", "24", "3600",
 }
 # Strings too common to say anything: identifiers, format codes, encodings, file names.
-COMMON_STRING = re.compile(r"[a-z_]+|%\w|\{\}|utf-?8|[\w.]+\.(py|js|ts|go)")
+COMMON_STRING = ss.Later(r"[a-z_]+|%\w|\{\}|utf-?8|[\w.]+\.(py|js|ts|go)")
 SKIP_DIRS = ("fixtures", "node_modules", "__pycache__")
 MAX_SCAN_BYTES = 4_000_000
 
@@ -67,11 +67,11 @@ def test_corpus(payload: dict, ws: str) -> str:
 
 # `{404: "Not Found", 503: "..."}`: a table inside the implementation, which may hold the
 # tests' cases (both a key and a value shared with the tests).
-DICT_TABLE = re.compile(r"\{[^{}]*:[^{}]*,[^{}]*:[^{}]*\}")
+DICT_TABLE = ss.Later(r"\{[^{}]*:[^{}]*,[^{}]*:[^{}]*\}")
 # `return 13` / `return "expected"`: the whole returned value is a literal.
-CONST_RETURN = re.compile(r"^\s*return\s+(-?[\d.]+|[\"'`]+)\s*[;,]?\s*$")
+CONST_RETURN = ss.Later(r"^\s*return\s+(-?[\d.]+|[\"'`]+)\s*[;,]?\s*$")
 # `if n == 7:` / `case "abc":` / `=== "x"`: an input compared with a literal.
-COMPARE = re.compile(r"\b(if|elif|else\s+if)\b.*(==|===|\bis\b)\s*(-?[\d.]+|[\"'`]+)|^\s*case\s")
+COMPARE = ss.Later(r"\b(if|elif|else\s+if)\b.*(==|===|\bis\b)\s*(-?[\d.]+|[\"'`]+)|^\s*case\s")
 
 
 def special_case(lexed: list[ss.LexLine], i: int) -> bool:

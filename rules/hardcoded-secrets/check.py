@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -29,6 +28,8 @@ ADVICE = ("Remove the secret from the change, rotate it if it was real, "
 def entropy(s: str) -> float:
     if not s:
         return 0.0
+    import math  # a module of its own to load: paid only for a value that may be a secret
+
     counts = {c: s.count(c) for c in set(s)}
     return -sum(n / len(s) * math.log2(n / len(s)) for n in counts.values())
 

@@ -39,7 +39,7 @@ VERB_KEYWORDS = {
 # "Remove trailing slashes"), which is how a comment says what the code below does. A past
 # participle used as an adjective ("Fixed-size buffer", "Removed entries are kept") is not
 # narration either.
-EDIT_NARRATION = re.compile(
+EDIT_NARRATION = ss.Later(
     r"^\s*((added|updated|changed|modified|fixed|removed|refactored|replaced|rewrote|rewritten|"
     r"switched|converted|moved|renamed)(?![-\w])(?!\s+\w+\s+(is|are|was|were|get|gets)\b)"
     r"|now\s+(we|uses?|returns?|handles?)\b|new:|old:|previously\b|was\s+\w+\s+before\b|"
@@ -48,10 +48,10 @@ EDIT_NARRATION = re.compile(
 )
 # A comment right above a declaration documents it, and naming what it documents is its
 # convention (a Go doc comment starts with the name; a section header names the type).
-DECLARATION = re.compile(
+DECLARATION = ss.Later(
     r"^\s*(export\s+)?(default\s+)?(async\s+)?(def|class|func|type|interface|struct|function|"
     r"enum|module|namespace)\b")
-WHY_WORDS = re.compile(
+WHY_WORDS = ss.Later(
     r"\b(because|since|so\s+that|otherwise|why|workaround|note|careful|must|never|"
     r"avoid|required|keep|assumes?|invariant|spec|rfc|see\s|issue|bug|hack)\b",
     re.I,

@@ -7,14 +7,17 @@ import ast
 import os
 import re
 import sys
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
 # Phrases that admit, in a comment or docstring, that the code is not real.
-ADMISSION = re.compile(
+ADMISSION = ss.Later(
     r"\btodo\b\W{0,3}(implement|add\s+(the\s+)?(real|actual)|finish|fill\s+in|write\s+(the\s+)?(real|actual))"
     r"|\bimplement\s+(me|this|later)\b"
     r"|\bnot\s+yet\s+implemented\b|\bnot\s+implemented\s+yet\b"
@@ -25,14 +28,15 @@ ADMISSION = re.compile(
     r"|\bfor\s+now,?\s+(we\s+)?(just\s+|simply\s+)?(return|pass|skip|hard-?code|fake|pretend)\b"
     r"|\bwould\s+(normally|typically)\s+(call|fetch|query|connect|send|be\s+(fetched|loaded|computed))\b",
     re.I,
+    words=("todo", "implement", "placeholder", "stub", "real", "here", "for", "would"),
 )
-NOT_IMPL_MSG = re.compile(
+NOT_IMPL_MSG = ss.Later(
     r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented"
     r"|^\s*todo\b|\btodo:",
     re.I,
 )
-OVERRIDE_HINT = re.compile(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
-BASE_CLASS_NAME = re.compile(
+OVERRIDE_HINT = ss.Later(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
+BASE_CLASS_NAME = ss.Later(
     r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$"
 )
 INTERFACE_BASES = ("ABC", "ABCMeta", "Protocol", "Generic")
@@ -40,15 +44,16 @@ ABSTRACT_DECOS = {
     "abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod",
     "overload",
 }
-NOOP_DOC = re.compile(
+NOOP_DOC = ss.Later(
     r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
     r"intentional|deliberate|optional|nothing\s+to\s+do|ignored",
     re.I,
 )
 # A stub body is `pass`, `...` or `raise NotImplementedError`: a Python file with none of
 # them is not parsed (its comments are still read).
-PY_STUB = re.compile(r"pass|\.\.\.|NotImplementedError")
-NOOP_NAME = re.compile(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
+PY_STUB = ss.Later(r"pass|\.\.\.|NotImplementedError",
+                   words=("pass", "...", "NotImplementedError"))
+NOOP_NAME = ss.Later(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
 
 ADVICE = (
     "Write the real implementation (or remove the stub and its callers); "
@@ -254,10 +259,10 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 # What raises a not-implemented error, by language (others: Java, C#, Kotlin ...).
 THROW = {
-    "js": re.compile(r"\bthrow\s+new\s+\w*Error\s*\("),
-    "go": re.compile(r"\bpanic\s*\("),
+    "js": ss.Later(r"\bthrow\s+new\s+\w*Error\s*\("),
+    "go": ss.Later(r"\bpanic\s*\("),
 }
-THROW_OTHER = re.compile(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(")
+THROW_OTHER = ss.Later(r"\bthrow\s+new\s+\w*(Error|Exception)\s*\(")
 
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -274,16 +279,17 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 # A TODO or FIXME that says what the code should do but does not, or a comment that
 # admits the body is temporary ("for now", "until the store is wired up").
-TODO = re.compile(
+TODO = ss.Later(
     r"\b(TODO|FIXME|XXX|HACK)\b|\bfor now\b|\btemporar(y|ily)\b|"
     r"\buntil\b.{0,60}\b(wired|implemented|hooked|ready|done|available)\b",
     re.I,
+    words=("todo", "fixme", "xxx", "hack", "for now", "temporar", "until"),
 )
 _CONST = (r"(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
           r"\[\s*\]|\{\s*\}|\(\s*\)|[\"'][^\"']*[\"'])")
 # One constant, or several (Go's `return true, nil`).
-CONST_RETURN = re.compile(rf"^\s*return\s+{_CONST}(\s*,\s*{_CONST})*\s*;?\s*$")
-FUNC_HEAD = re.compile(
+CONST_RETURN = ss.Later(rf"^\s*return\s+{_CONST}(\s*,\s*{_CONST})*\s*;?\s*$")
+FUNC_HEAD = ss.Later(
     r"^\s*((async\s+)?def\s+\w+.*:|func\s.*\{|(export\s+)?(async\s+)?function\b.*\{|"
     r".*\)\s*(:\s*[\w<>\[\]|. ]+)?\s*(=>\s*)?\{)\s*$"
 )

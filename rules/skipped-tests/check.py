@@ -7,14 +7,13 @@ import ast
 import os
 import re
 import sys
-import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
 ADVICE = ("Make the test run and assert the behaviour; a skip needs a condition and a reason "
           "(skipif), and a test must be able to fail.")
-ASSERTING_CALL = re.compile(
+ASSERTING_CALL = ss.Later(
     r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", re.I
 )
 
@@ -31,7 +30,7 @@ def _is_test_fn(fn: ast.AST, cls: ast.ClassDef | None) -> bool:
                                             any("TestCase" in _dotted(b) for b in cls.bases))
 
 
-HELPER_MODULE = re.compile(
+HELPER_MODULE = ss.Later(
     r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", re.I
 )
 
@@ -109,8 +108,8 @@ def _trivial_assert(node: ast.Assert) -> bool:
 # A test whose name or docstring says the call must simply succeed: raising fails it.
 # "success" alone says so only in prose (a docstring): `test_login_success` is just the
 # happy path, which has a result to check.
-SUCCEEDS = re.compile(r"succe(ss|ed|eds|eding)\b", re.I)
-NO_RAISE = re.compile(
+SUCCEEDS = ss.Later(r"succe(ss|ed|eds|eding)\b", re.I)
+NO_RAISE = ss.Later(
     r"\bno(t|n)?[\s_-]+rais"
     r"|\bdoes\s*n[o']?t\s+(raise|throw|crash|fail|error)|\bno[\s_-]+(error|exception|crash)s?\b"
     r"|\bnothing\s+happens\b|\bwithout\s+(an?\s+)?(error|exception|raising|crash)"
@@ -119,7 +118,8 @@ NO_RAISE = re.compile(
     re.I,
 )
 # A benchmark measures cost, not behaviour (pytest-benchmark, CodSpeed).
-BENCH_PATH = re.compile(r"(^|/)(bench|benchmarks?)/|(^|/)(test_)?bench(mark)?s?(_\w+)?\.py$")
+BENCH_PATH = ss.Later(r"(^|/)(bench|benchmarks?)/|(^|/)(test_)?bench(mark)?s?(_\w+)?\.py$",
+                      words=("bench",))
 
 
 def _is_benchmark(fn: ast.FunctionDef | ast.AsyncFunctionDef, module_marked: bool) -> bool:
@@ -162,7 +162,7 @@ def _must_not_raise(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 # Files a test runner collects: elsewhere a `test*` function is a helper or typing example.
-COLLECTED = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|tests?)\.py$")
+COLLECTED = ss.Later(r"(^|/)(test_[^/]*|[^/]*_test|tests?)\.py$")
 
 
 def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> None:
@@ -235,8 +235,8 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
     visit(tree, None)
 
 
-HUNK_DEF = re.compile(r"^(\s*)(async\s+)?def\s+(\w+)\s*\(")
-HUNK_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)")
+HUNK_DEF = ss.Later(r"^(\s*)(async\s+)?def\s+(\w+)\s*\(")
+HUNK_IMPORT = ss.Later(r"^\s*from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)")
 FULL_CONTEXT = 3  # git's default: a hunk that ends with fewer context lines ends the file
 
 
@@ -269,6 +269,8 @@ def _hunk_function(hunk: list[ss.LexLine], start: int, at_eof: bool) -> str | No
     lines = [ll.text for ll in hunk[first:end]]
     while lines and not lines[-1].strip():
         lines.pop()
+    import textwrap  # its import compiles six regexes: paid only for a test a hunk shows
+
     return textwrap.dedent("\n".join(lines)) + "\n"
 
 
@@ -320,17 +322,17 @@ def python_hunks(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, f"{fn.name} asserts nothing"))
 
 
-JS_SKIP = re.compile(
+JS_SKIP = ss.Later(
     r"\b(it|test|describe|context|suite|specify)\.(skip|only)\s*\("
     r"|\b(xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\("
 )
-JS_TAUTOLOGY = re.compile(
+JS_TAUTOLOGY = ss.Later(
     r"\bexpect\(\s*(true|1|\"\"|'')\s*\)\.(toBe|toEqual|toStrictEqual)\(\s*(true|1|\"\"|'')\s*\)"
     r"|\bexpect\(\s*true\s*\)\.toBeTruthy\(\s*\)|\bassert(\.ok)?\(\s*true\s*\)"
     r"|\bexpect\(\s*false\s*\)\.toBeFalsy\(\s*\)"
 )
 # `it("...", () => {})` with an empty body (the lexed code has string contents blanked)
-JS_EMPTY = re.compile(
+JS_EMPTY = ss.Later(
     r"\b(it|test)\s*\(\s*([\"'`])\2\s*,\s*(async\s*)?"
     r"(\(\s*\w*\s*\)\s*=>|function\s*\(\s*\w*\s*\))\s*\{\s*\}\s*\)"
 )

@@ -13,20 +13,20 @@ import slopscan as ss  # noqa: E402
 
 ADVICE = ("Wait for the condition itself (poll with a deadline, an event, a future, "
           "a readiness probe, fake timers) instead of sleeping a fixed time.")
-RACE_TALK = re.compile(
+RACE_TALK = ss.Later(
     r"\b(race|wait\s+(for|until)|give\s+\w+(\s+\w+)?\s+(time|a\s+(moment|second|chance))|make\s+sure|ensure|"
     r"settle|catch\s+up|flak|hack|workaround|let\s+(it|the\s+\w+)\s+(finish|start|complete|sync)|"
     r"(is|be)\s+ready|to\s+(finish|complete|start\s+up|propagate))",
     re.I,
 )
 # Sleeping IS the behaviour under test: expiry, timeouts, clocks, rate limits.
-CLOCK_TALK = re.compile(
+CLOCK_TALK = ss.Later(
     r"ttl|expir|timeout|time_?out|mtime|clock|resolution|rate.?limit|debounce|throttle|"
     r"backoff|elapsed|duration|stale|slow|granularity|racily|(same|later|next)\s+second",
     re.I,
 )
 # Every sleep looked for in Python is named `sleep`: a file without the word is not parsed.
-PY_ANY = re.compile(r"sleep")
+PY_ANY = ss.Later(r"sleep", words=("sleep",))
 PY_SLEEP = {
     "time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep",
 }
@@ -77,30 +77,30 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
     visit(tree, None, False)
 
 
-ASSERTION = re.compile(
+ASSERTION = ss.Later(
     r"^\s*assert\b|\bexpect\s*\(|\bt\.(Error|Fatal)|\brequire\.|\bself\.assert|\bassert\."
 )
-TEST_START = re.compile(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+)?def\s+test")
-LOOP_START = re.compile(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)\(|^\s*do\s*\{")
+TEST_START = ss.Later(r"^\s*func\s+Test|\b(it|test|specify)\s*\(|^\s*(async\s+)?def\s+test")
+LOOP_START = ss.Later(r"^\s*(for|while)\b|^\s*\}?\s*while\s*\(|\.(forEach|map)\(|^\s*do\s*\{")
 
 
-HELPER_START = re.compile(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b|^\s*class\s")
+HELPER_START = ss.Later(r"\bfunc\b|^\s*(async\s+)?def\s|=>\s*\{|\bfunction\b|^\s*class\s")
 # `async fetch() {` / `get(key) {`: a method of a class or object literal (a fake's method).
-JS_METHOD = re.compile(r"^\s*(async\s+|static\s+|private\s+|public\s+)*(?!(if|for|while|switch|"
+JS_METHOD = ss.Later(r"^\s*(async\s+|static\s+|private\s+|public\s+)*(?!(if|for|while|switch|"
                        r"catch|function|return)\b)[A-Za-z_$][\w$]*\s*\([^)]*\)\s*(:\s*[^{]+)?\{\s*$")
 # A stand-in whose sleep simulates slow work (RUBRIC S11 look-alike).
-TEST_DOUBLE = re.compile(r"\b(mockImplementation|mockResolvedValue|jest\.fn|vi\.fn|sinon\.\w+|"
+TEST_DOUBLE = ss.Later(r"\b(mockImplementation|mockResolvedValue|jest\.fn|vi\.fn|sinon\.\w+|"
                          r"side_effect|Fake|Stub|Mock|Slow|Spy)\w*", re.I)
 
 
 # A fixed sleep, by language (others, and Python that does not parse: a call of a sleep).
 SLEEP = {
-    "go": re.compile(r"\btime\.Sleep\s*\("),
-    "js": re.compile(
+    "go": ss.Later(r"\btime\.Sleep\s*\("),
+    "js": ss.Later(
         r"\bawait\s+(new\s+Promise\s*\(.*setTimeout|(sleep|delay|wait|pause|timeout)\s*\(\s*\d|"
         r"\w+\.(waitForTimeout|pause)\s*\(\s*\d)|\bcy\.wait\(\s*\d"),
 }
-SLEEP_OTHER = re.compile(r"\b(Thread\.sleep|sleep|usleep)\s*\(\s*\d")
+SLEEP_OTHER = ss.Later(r"\b(Thread\.sleep|sleep|usleep)\s*\(\s*\d")
 
 
 def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:

@@ -63,7 +63,7 @@ def _does_nothing(body: list[ast.stmt]) -> bool:
 # A scoped suppression of the linters' own broad-except finding: the author saw the
 # warning and kept the handler on purpose (ruff/flake8 BLE001, E722, S110, S112;
 # pylint broad-except, bare-except, W0702, W0703).
-ACKNOWLEDGED = re.compile(
+ACKNOWLEDGED = ss.Later(
     r"noqa\s*:?\s*[A-Z0-9, ]*\b(BLE001|E722|S110|S112)\b"
     r"|pylint\s*:\s*disable\s*=\s*[\w, -]*"
     r"\b(broad-except|bare-except|broad-exception-caught|W0702|W0703)\b",
@@ -122,7 +122,7 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
 
 
 # A directive is not an explanation; a few words are.
-DIRECTIVE = re.compile(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", re.I)
+DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", re.I)
 
 
 def _says_why(comment: str) -> bool:
@@ -144,10 +144,10 @@ def ss_name(f: ast.expr) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-EXCEPT_RE = re.compile(
+EXCEPT_RE = ss.Later(
     r"^\s*except(\s*\(?\s*(Base)?Exception\s*\)?(\s+as\s+\w+)?)?\s*:\s*(?P<inline>.*)$"
 )
-NOTHING_RE = re.compile(
+NOTHING_RE = ss.Later(
     r"^\s*(pass|continue|break|\.\.\.|return|return\s+(None|False|0|0\.0|\[\s*\]|\{\s*\}|\(\s*\)"
     r"|[bu]?\"\"|[bu]?''|(list|dict|set|tuple|frozenset|str|bytes)\(\s*\)))\s*$")
 
@@ -161,8 +161,8 @@ def _nothing(code: str, strings: list[str]) -> bool:
 
 # A handler needs `except`, a suppression `with` or `suppress(`: a Python file with
 # none of them has nothing to report and is not parsed.
-PY_ANY = re.compile(r"except|with|suppress")
-SUPPRESS_ALL = re.compile(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
+PY_ANY = ss.Later(r"except|with|suppress", words=("except", "with", "suppress"))
+SUPPRESS_ALL = ss.Later(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
 
 
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
@@ -195,13 +195,13 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             out.append(ss.Finding(sf.path, ll.no, "broad except swallows every error silently"))
 
 
-EMPTY_CATCH = re.compile(r"\bcatch\s*(\([^)]*\))?\s*\{\s*\}")
-EMPTY_CATCH_CALL = re.compile(
+EMPTY_CATCH = ss.Later(r"\bcatch\s*(\([^)]*\))?\s*\{\s*\}")
+EMPTY_CATCH_CALL = ss.Later(
     r"\.catch\(\s*(async\s*)?(\(\s*\w*\s*\)|\w+|function\s*\(\s*\w*\s*\))\s*(=>)?\s*"
     r"(\{\s*\}|null|undefined|void\s+0)\s*\)")
 # The promise was just aborted, cancelled or closed: its rejection is the expected outcome of
 # that call, and catching it keeps it from surfacing as unhandled (RUBRIC S2 look-alike).
-ENDED = re.compile(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscribe|"
+ENDED = ss.Later(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscribe|"
                    r"disconnect|stop)\s*\(|\b(clearTimeout|controller\.abort)\b")
 
 
@@ -310,11 +310,12 @@ def _returns_only_error(lines: list[ss.LexLine], i: int) -> bool:
 # `return <value>, nil` (or `return nil, nil`) as the whole error branch: the caller gets a
 # success and never sees the error. A lone `return nil` is left alone: a walk callback
 # returning nil to skip an entry is a common, deliberate idiom.
-GO_SUCCESS_RETURN = re.compile(r"^\s*return\s+[^/]+,\s*nil\s*$")
+GO_SUCCESS_RETURN = ss.Later(r"^\s*return\s+[^/]+,\s*nil\s*$")
 
 
 # A benchmark times the failure path on purpose: the error it catches is the workload.
-BENCH_PATH = re.compile(r"(^|/)(bench|benchmarks?)/|(^|/)[^/]*bench(mark)?s?[^/]*\.[cm]?[jt]sx?$")
+BENCH_PATH = ss.Later(r"(^|/)(bench|benchmarks?)/|(^|/)[^/]*bench(mark)?s?[^/]*\.[cm]?[jt]sx?$",
+                      words=("bench",))
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:

@@ -16,13 +16,16 @@ ADVICE = ("Make the code behave the same under test; if a test needs another beh
 # Markers that mean "am I being tested?" and nothing else. Matched on code and on whole
 # string literals, never inside comments, docstrings or longer messages.
 CODE_MARKERS = [
-    (re.compile(r"\bsys\s*\.\s*_called_from_test\b"), "sys._called_from_test"),
-    (re.compile(r"\bin\s+sys\s*\.\s*modules\b"), "sys.modules"),
-    (re.compile(r"\bsys\s*\.\s*modules\s*\.\s*get\s*\(|\bsys\s*\.\s*modules\s*\["), "sys.modules"),
-    (re.compile(r"\b(process\s*\.\s*env|import\s*\.\s*meta\s*\.\s*env)\s*\.\s*"
-                r"(JEST_WORKER_ID|VITEST(_WORKER_ID|_POOL_ID)?)\b"), "the test runner's variable"),
-    (re.compile(r"\btypeof\s+(jest|vi)\s*[!=]==?"), "the test runner's global"),
-    (re.compile(r"\btesting\s*\.\s*Testing\s*\(\s*\)"), "testing.Testing()"),
+    (ss.Later(r"\bsys\s*\.\s*_called_from_test\b", words=("_called_from_test",)),
+     "sys._called_from_test"),
+    (ss.Later(r"\bin\s+sys\s*\.\s*modules\b", words=("modules",)), "sys.modules"),
+    (ss.Later(r"\bsys\s*\.\s*modules\s*\.\s*get\s*\(|\bsys\s*\.\s*modules\s*\[",
+              words=("modules",)), "sys.modules"),
+    (ss.Later(r"\b(process\s*\.\s*env|import\s*\.\s*meta\s*\.\s*env)\s*\.\s*"
+              r"(JEST_WORKER_ID|VITEST(_WORKER_ID|_POOL_ID)?)\b",
+              words=("JEST_WORKER_ID", "VITEST")), "the test runner's variable"),
+    (ss.Later(r"\btypeof\s+(jest|vi)\s*[!=]==?", words=("typeof",)), "the test runner's global"),
+    (ss.Later(r"\btesting\s*\.\s*Testing\s*\(\s*\)", words=("Testing",)), "testing.Testing()"),
 ]
 # Whole string literals that name a test runner's marker.
 RUNNER_STRINGS = {"PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER",
@@ -31,30 +34,33 @@ RUNNER_STRINGS = {"PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER"
 RUNNER_MODULES = {"pytest", "_pytest", "unittest", "nose", "nose2", "doctest"}
 # A marker string counts only where the line reads the environment (or flags) with it:
 # a table of marker names, like this rule's own, reads nothing.
-ENV_READ = re.compile(
+ENV_READ = ss.Later(
     r"\b(environ|getenv|Getenv|LookupEnv|process\s*\.\s*env|Deno\s*\.\s*env"
-    r"|import\s*\.\s*meta\s*\.\s*env|flag\s*\.\s*Lookup)\b"
+    r"|import\s*\.\s*meta\s*\.\s*env|flag\s*\.\s*Lookup)\b",
+    words=("env", "Env", "Lookup"),
 )
 # An environment's name compared with "test" (`process.env.NODE_ENV === "test"`,
 # `import.meta.env.MODE !== 'test'`, `os.getenv("APP_ENV") == "testing"`): the code asks
 # which environment it runs in, and the one it singles out is the test run.
 ENV_NAMES = {"test", "testing"}
-COMPARES = re.compile(r"[!=]==?")
-GO_ARGS_TEST = re.compile(r"\bos\s*\.\s*Args\s*\[\s*0\s*\]")
+COMPARES = ss.Later(r"[!=]==?")
+GO_ARGS_TEST = ss.Later(r"\bos\s*\.\s*Args\s*\[\s*0\s*\]", words=("Args",))
 
 # Code whose job is testing: a test runner or plugin, a test utility, a runner's config.
-TESTING_PATH = re.compile(
+TESTING_PATH = ss.Later(
     r"(^|/)[^/]*(pytest|jest|vitest|mocha|testing|testutils?|test_?utils?|test-utils?"
     r"|test_?helpers?|test-helpers?|test_?support|fixtures?|mocks?|fakes?)[^/]*(/|$)"
     r"|(^|/)(setup_?tests|jest\.setup|vitest\.setup|karma\.conf)[^/]*$"
     r"|(^|/)[^/]*\.config\.[cm]?[jt]s$",
     re.I,
+    words=("test", "jest", "mocha", "fixture", "mock", "fake", "karma.conf", ".config."),
 )
-TESTING_IMPORT = re.compile(
+TESTING_IMPORT = ss.Later(
     r"^\s*(import\s+(pytest|_pytest|unittest)\b|from\s+(pytest|_pytest|unittest)\b"
     r"|def\s+pytest_\w+\s*\(|@pytest\.fixture)"
     r"|\bfrom\s+[\"'](vitest|@jest/[\w-]+|jest)[\"']|\brequire\(\s*[\"'](jest|vitest)",
     re.M,
+    words=("pytest", "unittest", "jest", "vitest"),
 )
 
 
@@ -94,7 +100,9 @@ def _marker(ll: ss.LexLine, lang: str | None) -> str | None:
 
 # Every marker above holds one of these words in the line's text (or, in JS and Go, a
 # block comment that the code reads around): a file without them is not read.
-MAY_MARK = re.compile(r"sys|env|typeof|Testing|PYTEST|JEST|VITEST|test\.v|Args|/\*")
+MAY_MARK = ss.Later(r"sys|env|typeof|Testing|PYTEST|JEST|VITEST|test\.v|Args|/\*",
+                    words=("sys", "env", "typeof", "Testing", "PYTEST", "JEST", "VITEST",
+                           "test.v", "Args", "/*"))
 
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:

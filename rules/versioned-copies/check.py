@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing's import costs more than this check's work on most changes
+    from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
@@ -15,24 +18,28 @@ ADVICE = ("Edit the original file in place and delete the copy; "
           "version control keeps the old version. If both versions must be served, "
           "put them in versioned packages (api/v1/, api/v2/) instead.")
 
-# Compiled where first used (ss.Later): only an added or renamed file is asked about.
+# Compiled where first used (ss.Later): only an added or renamed file is asked about, and
+# only when it holds one of a pattern's words.
 # Backup artefacts: never meant to be committed.
 BACKUP_NAME = ss.Later(
     r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$",
     re.I,
+    words=("bak", "orig", "old", "swp", "swo", "rej", "~", "copy", " (", "backup"),
 )
 # Suffixes that only ever mean "another take on the same file".
 ALWAYS = ss.Later(
     r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
     r"enhanced|optimi[sz]ed|cleaned)$",
     re.I,
+    words=("_", "-"),
 )
 # Suffixes with legitimate uses elsewhere: a copy only when the original is in the
 # repository beside it (or the repository is not at hand to ask). Also in camelCase
 # (`formatNew.ts`, `clientV2.go`).
 IF_ORIGINAL = ss.Later(
     r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$"
-    r"|(?<=[a-z0-9])(V\d+|New|Old|Alt|Tmp|Temp|Orig|Original|Latest)$", re.I
+    r"|(?<=[a-z0-9])(V\d+|New|Old|Alt|Tmp|Temp|Orig|Original|Latest)$", re.I,
+    words=("_", "-", "v", "new", "old", "alt", "tmp", "temp", "orig", "latest"),
 )
 # A function or class defined under a versioned name beside the one it copies
 # (`parse_v2` beside `parse`, `loadNew` beside `load`).
@@ -40,10 +47,13 @@ DEFINITION = ss.Later(
     r"^\s*(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function\*?)\s+"
     r"|func\s+(?:\([^)]*\)\s*)?|(?:export\s+)?(?:const|let|var)\s+)"
     r"(?P<name>[A-Za-z_$][\w$]*?)(?P<suffix>_v\d+|V\d+|_new|New|_old|Old|_copy|Copy|_fixed|Fixed)"
-    r"\b(?!\s*:?=\s*(?![(]|function|async))"
+    r"\b(?!\s*:?=\s*(?![(]|function|async))",
+    words=("_v", "V", "_new", "New", "_old", "Old", "_copy", "Copy", "_fixed", "Fixed"),
 )
 VERSIONED_DIR = ss.Later(
-    r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I
+    r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I,
+    words=("migrations/", "alembic/", "versions/", "changelog.d/", "fixtures/", "testdata/",
+           "vendor/"),
 )
 
 
@@ -105,11 +115,13 @@ def copied_functions(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     defines: the original should have been changed."""
     if not sf.added:
         return
+    found = [(ll, m) for ll in sf.added_lexed() if (m := DEFINITION.match(ll.code))]
+    if not found:
+        return
     text = "\n".join(nl.text for nl in sf.new_lines())  # the file, or what its hunks show
     defined = ss.old_names(ss.SourceFile(sf.path, "A", None, None, text, "", sf.lang, [], [], {}))
-    for ll in sf.added_lexed():
-        m = DEFINITION.match(ll.code)
-        if m and m["name"] in defined and f"{m['name']}_v1" not in defined:
+    for ll, m in found:
+        if m["name"] in defined and f"{m['name']}_v1" not in defined:
             out.append(ss.Finding(sf.path, ll.no, f"{m['name']}{m['suffix']} copies "
                                   f"{m['name']}, which the file still defines"))
 

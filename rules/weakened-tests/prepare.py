@@ -11,18 +11,18 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
 
-ASSERTION = re.compile(
+ASSERTION = ss.Later(
     r"\bassert\b|\bassert\w*\s*\(|\bexpect\s*\(|\.to(Be|Equal|Throw|Match|Have|Contain|StrictEqual)\w*\(|"
     r"\bt\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(|\brequire\.\w+\(|\bself\.assert\w+|pytest\.raises|"
     r"\.should\b|\bshould\.\w+\(|\.rejects\b|\.throws\b")
 # A test's name is no assertion: renaming a test (a typo fixed in `it("...")`) changes none.
-TEST_NAME = re.compile(
+TEST_NAME = ss.Later(
     r"""\b(it|test|describe|context|t\.Run|s\.Run|suite\.Run)\s*\(\s*(["'`])(?:\\.|(?!\2).)*\2""")
 
 
 # What a loosened assertion reads like: only that a value exists or is truthy, membership
 # instead of equality, a tolerance, a skip or xfail.
-LOOSE = re.compile(
+LOOSE = ss.Later(
     r"is\s+not\s+None|\bassert\s+\w[\w.\[\]()]*\s*(#.*)?$|\bin\s|\bapprox\(|\brel\s*=|\babs\s*=|"
     r"toBeTruthy|toBeDefined|toBeFalsy|not\.toBeNull|toContain|toMatch\(|expect\.any\(|"
     r"assertIsNotNone|assertTrue|assertIn\b|assertAlmostEqual|NotNil|NotEmpty|Contains|"
@@ -49,7 +49,7 @@ def is_assertion(text: str, lang: str | None) -> bool:
 
 
 # `assert cond, "message"`: the message explains a failure, it checks nothing.
-ASSERT_HEAD = re.compile(r"^\s*assert\s")
+ASSERT_HEAD = ss.Later(r"^\s*assert\s")
 
 
 def without_message(text: str) -> str:
@@ -82,7 +82,7 @@ def key(text: str) -> str:
 
 # A literal an assertion checks: a number, or a string (the lexer keeps a string's quotes
 # in the code and its text apart).
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?\b")
+NUMBER = ss.Later(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?\b")
 
 
 def literals(text: str, lang: str | None) -> set[str]:
@@ -112,7 +112,7 @@ def rewritten_in_form(gone: list[str], added: list[str], lang: str | None) -> li
     return kept
 
 
-DEFINED = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?"
+DEFINED = ss.Later(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?"
                      r"(?:def|class|function|func(?:\s+\([^)]*\))?|const|let|var|type)\s+(\w+)")
 
 
