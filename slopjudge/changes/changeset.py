@@ -27,40 +27,25 @@ from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
-from slopjudge.model import Changeset, FileChange, LeftOut
+from slopjudge.model import Changeset, FileChange
 
 TYPE_CHECKING = False  # not typing's: every hook imports this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from slopjudge.changes.authored import Policy
 
 __all__ = [
-    "ChangesetError",
-    "from_diff",
-    "read_diff",
-    "from_git_range",
-    "from_staged",
-    "from_working_tree",
-    "snapshot_worktree",
-    "from_trees",
-    "from_tree_to_worktree",
-    "from_proposed_edit",
-    "from_proposed_edits",
-    "ignored_paths",
-    "split",
-    "unified_diff",
+    "ChangesetError", "from_diff", "read_diff", "from_git_range", "from_staged",
+    "from_working_tree", "snapshot_worktree", "from_trees", "from_tree_to_worktree",
+    "from_proposed_edit", "from_proposed_edits", "ignored_paths", "split", "unified_diff",
 ]
 
 
-def from_diff(data: bytes, workspace: str | None = None) -> Changeset:
-    """Read a git or plain unified diff.
-
-    ``workspace`` is accepted for symmetry only: contents are never read from
-    disk, since the diff need not match the tree. How the diff is read (names,
-    statuses, contents rebuilt from hunks): :func:`.diffparse.file_changes`.
-    """
-    if isinstance(data, str):  # tolerate text callers
-        data = data.encode("utf-8", errors="surrogateescape")
-    return Changeset(base=None, head=None, commits=[], files=file_changes(data))
+def from_diff(data: bytes) -> Changeset:
+    """A git or plain unified diff, read leniently (:func:`.diffparse.file_changes`);
+    contents are never read from disk, since the diff need not match the tree."""
+    return Changeset(files=file_changes(data))
 
 
 def read_diff(data: bytes, name: str) -> Changeset:
@@ -76,7 +61,7 @@ def read_diff(data: bytes, name: str) -> Changeset:
     except DiffError as exc:
         where = f"{name}:{exc.line}" if exc.line else name
         raise ChangesetError(f"{where}: {exc.message}") from None
-    return Changeset(base=None, head=None, commits=[], files=file_changes(data, parsed))
+    return Changeset(files=file_changes(data, parsed))
 
 
 # --------------------------------------------------------------------------
@@ -147,6 +132,14 @@ def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -
                       hunks=hunks)
 
 
+def _change(workspace: str, diff_args: list[str], policy: Policy | None,
+            **fields: Any) -> Changeset:
+    """The Changeset of ``diff_args``'s change, with what ``policy`` left out."""
+    files = _changeset_from_git_diff(workspace, diff_args, policy)
+    left_out = list(policy.left_out) if policy is not None else []
+    return Changeset(files=files, left_out=left_out, **fields)
+
+
 def from_trees(workspace: str, base_tree: str, head_tree: str, *,
                head_is_tree: bool = False, policy: Policy | None = None) -> Changeset:
     """The change between two tree-ish objects (trees or commits).
@@ -156,9 +149,7 @@ def from_trees(workspace: str, base_tree: str, head_tree: str, *,
     gitio.toplevel(workspace)
     base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
     head = head_tree if head_is_tree else gitio.resolve(workspace, head_tree, "tree")
-    files = _changeset_from_git_diff(workspace, [base, head], policy)
-    return Changeset(base=base_tree, head=head_tree, commits=[], files=files,
-                     left_out=_left(policy))
+    return _change(workspace, [base, head], policy, base=base_tree, head=head_tree)
 
 
 def from_tree_to_worktree(workspace: str, base_tree: str,
@@ -172,9 +163,7 @@ def from_tree_to_worktree(workspace: str, base_tree: str,
     snap = gitio.snapshot_worktree(workspace, policy, submodules=True)
     if known is None or len(known) != 1:  # asked again one by one, for git's own complaint
         return from_trees(workspace, base_tree, snap, head_is_tree=True, policy=policy)
-    files = _changeset_from_git_diff(workspace, [known[0], snap], policy)
-    return Changeset(base=base_tree, head=snap, commits=[], files=files,
-                     left_out=_left(policy))
+    return _change(workspace, [known[0], snap], policy, base=base_tree, head=snap)
 
 
 def from_git_range(workspace: str, base: str, head: str = "HEAD",
@@ -206,9 +195,8 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD",
         # A tree as base (git's empty tree: the whole history) has no merge
         # base; every commit reachable from head is in the range.
         tree = gitio.resolve(workspace, base, "tree")
-        files = _changeset_from_git_diff(workspace, [tree, head_sha], policy)
-        return Changeset(base=tree, head=head_sha, files=files,
-                         commits=gitio.commits(workspace, head_sha), left_out=_left(policy))
+        return _change(workspace, [tree, head_sha], policy, base=tree, head=head_sha,
+                       commits=gitio.commits(workspace, head_sha))
     mb = decode(gitio.git(workspace, ["merge-base", base_sha, head_sha], ok=(0, 1))).split()
     return _range_change(workspace, mb[0] if mb else base_sha, base_sha, head_sha, policy)
 
@@ -217,15 +205,11 @@ def _range_change(workspace: str, start: str, base_sha: str, head_sha: str,
                   policy: Policy | None) -> Changeset:
     commits = gitio.Background(gitio.commits, workspace, f"{base_sha}..{head_sha}")
     try:
-        files = _changeset_from_git_diff(workspace, [start, head_sha], policy)
+        change = _change(workspace, [start, head_sha], policy, base=start, head=head_sha)
     finally:
         commits.wait()  # a failed diff still lets the log finish first: no git left running
-    return Changeset(base=start, head=head_sha, files=files, commits=commits.result(),
-                     left_out=_left(policy))
-
-
-def _left(policy: Policy | None) -> list[LeftOut]:
-    return list(policy.left_out) if policy is not None else []
+    change.commits = commits.result()
+    return change
 
 
 def from_staged(workspace: str, policy: Policy | None = None) -> Changeset:
@@ -239,8 +223,7 @@ def from_staged(workspace: str, policy: Policy | None = None) -> Changeset:
             base = gitio.resolve(workspace, "HEAD")
         except ChangesetError:
             base = gitio.empty_tree(workspace)
-    files = _changeset_from_git_diff(workspace, ["--cached", base], policy)
-    return Changeset(base=base, head=None, commits=[], files=files, left_out=_left(policy))
+    return _change(workspace, ["--cached", base], policy, base=base)
 
 
 def from_working_tree(workspace: str, base: str = "HEAD",
@@ -259,5 +242,4 @@ def from_working_tree(workspace: str, base: str = "HEAD",
         except ChangesetError:
             base_id = base_tree
     snap = gitio.snapshot_worktree(workspace, policy)
-    files = _changeset_from_git_diff(workspace, [base_tree, snap], policy)
-    return Changeset(base=base_id, head=None, commits=[], files=files, left_out=_left(policy))
+    return _change(workspace, [base_tree, snap], policy, base=base_id)

@@ -20,22 +20,9 @@ from slopjudge.model import Commit
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, Generic, TypeVar
+    from typing import Any
 
     from slopjudge.changes.authored import Policy
-
-    T = TypeVar("T")
-
-    class _Generic(Generic[T]):
-        """typing's Generic, for mypy only."""
-else:
-    T = object
-
-    class _Generic:
-        """Background[...] at run time: the class itself."""
-
-        def __class_getitem__(cls, item: object) -> type:
-            return cls
 
 # On every git call: nothing the repository's configuration names runs, and no file is
 # hidden by what only this clone says (the agent can write .git/config and .git/info).
@@ -213,46 +200,31 @@ def diff(workspace: str, diff_args: list[str]) -> bytes:
     return git(workspace, [*_DIFF_ARGS, *diff_args])
 
 
-def cat_blobs(workspace: str, shas: list[str]) -> dict[str, bytes]:
-    """Blob contents for ``shas`` in one ``git cat-file --batch``."""
-    if not shas:
+def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
+    """The blobs ``asks`` names (blob ids, ``rev:path``), by name, from one ``git cat-file
+    --batch``; a name git does not have, or that is not a blob, is left out."""
+    if not asks:
         return {}
-    out = git(workspace, ["cat-file", "--batch"], input="".join(s + "\n" for s in shas).encode())
-    blobs: dict[str, bytes] = {}
-    p, n = 0, len(out)
-    while p < n:
-        nl = out.index(b"\n", p)
-        head = out[p:nl].split(b" ")
-        p = nl + 1
-        if len(head) != 3:  # "<sha> missing"
-            continue
-        size = int(head[2])
-        blobs[head[0].decode("ascii")] = out[p : p + size]
-        p += size + 1
-    return blobs
-
-
-
-def cat_paths(workspace: str, rev: str, names: list[str]) -> dict[str, bytes]:
-    """The contents of ``names`` (blobs) in the tree-ish ``rev``, those it has, from one
-    ``git cat-file --batch``."""
-    if not names:
-        return {}
-    out = git(workspace, ["cat-file", "--batch"],
-              input="".join(f"{rev}:{n}\n" for n in names).encode())
+    out = git(workspace, ["cat-file", "--batch"], input="".join(a + "\n" for a in asks).encode())
     found: dict[str, bytes] = {}
     p = 0
-    for name in names:  # one answer per line asked, in order
+    for ask in asks:  # one answer per line asked, in order
         nl = out.index(b"\n", p)
         line = out[p:nl]
         p = nl + 1
-        if line.endswith((b" missing", b" ambiguous")):
+        if line.endswith((b" missing", b" ambiguous")):  # the name asked, which may hold spaces
             continue
         _sha, kind, size = line.split(b" ")
         if kind == b"blob":
-            found[name] = out[p : p + int(size)]
+            found[ask] = out[p : p + int(size)]
         p += int(size) + 1
     return found
+
+
+def cat_paths(workspace: str, rev: str, names: list[str]) -> dict[str, bytes]:
+    """The contents of ``names`` (blobs) in the tree-ish ``rev``, those it has."""
+    found = cat_blobs(workspace, [f"{rev}:{n}" for n in names])
+    return {n: found[f"{rev}:{n}"] for n in names if f"{rev}:{n}" in found}
 
 
 def commits(workspace: str, rev_range: str) -> list[Commit]:
@@ -561,17 +533,17 @@ def _config_digest_input(path: str, raw: bytes) -> bytes:
 _BACKGROUND = threading.local()  # in a Background's thread: the registry of its git calls
 
 
-class Background(_Generic[T]):
+class Background:
     """A git read run in a thread while this one runs another, so the two calls'
     start-up and wait overlap (a Stop or a CI run pays for each git call in a row).
 
     Interrupted while waiting for it (Ctrl-C, SIGTERM), the git it runs is killed, as
     it would be were it read in this thread."""
 
-    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
         from slopjudge.procs import Registry
 
-        self._value: T | None = None
+        self._value: Any = None
         self._error: BaseException | None = None
         self._registry = Registry()
         # An event, not Thread.join: a join cut short by a signal leaves the thread
@@ -579,7 +551,7 @@ class Background(_Generic[T]):
         self._done = threading.Event()
         threading.Thread(target=self._run, args=(fn, args), daemon=True).start()
 
-    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         _BACKGROUND.registry = self._registry
         try:
             self._value = fn(*args)
@@ -603,9 +575,9 @@ class Background(_Generic[T]):
 
         self._registry.signal_all(signal.SIGKILL)
 
-    def result(self) -> T:
+    def result(self) -> Any:
         """Its answer, or what it raised, raised here."""
         self.wait()
         if self._error is not None:
             raise self._error
-        return self._value  # type: ignore[return-value]  # set: no error was raised
+        return self._value
