@@ -1,26 +1,18 @@
 """The unified-diff parser: git or plain diff bytes into per-file patches and FileChanges.
 
-A diff is split into one :class:`FilePatch` per file section (git extended
-headers, ``---``/``+++`` names, hunks), with byte offsets so each file's own
-diff text can be cut out exactly. Names are the real bytes git writes (C-style
-quoting undone, ``a/``/``b/`` prefixes stripped). Contents are rebuilt from the
-hunks only where the hunks provably hold the whole file. The parser never
-raises on odd input: lines outside any file section are ignored.
-
-``unidiff`` reads each hunk's lines (type, text, old and new line numbers:
-:func:`_read_hunk`), for the payload's ``hunks`` and the rebuilt contents.
-Kept by hand is what it does not do: git's extended headers and C-quoted
-names, byte offsets, and the walk that finds where a hunk ends in cut-off or
-miscounted input, which :func:`check` reports by line.
-
-:mod:`slopjudge.changes.changeset` uses this for diff files and for the patch part of
-its one ``git diff`` per repository source.
+Kept by hand, since ``unidiff`` does not do it: git's extended headers and C-quoted
+names, the byte offsets that cut each file's diff text out exactly, and the walk that
+finds where a hunk ends in cut-off or miscounted input (:func:`check` reports it by
+line). ``unidiff`` reads each hunk's lines (:func:`_read_hunk`). :func:`parse` never
+raises on odd input; contents are rebuilt from the hunks only where they provably hold
+the whole file (:func:`_rebuild`).
 """
 
 from __future__ import annotations
 
 import re
 from functools import partial
+from itertools import accumulate
 
 from slopjudge.model import FileChange
 
@@ -33,10 +25,6 @@ if TYPE_CHECKING:
 
 def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
-
-
-# --------------------------------------------------------------------------
-# git paths
 
 
 _C_ESCAPES = {
@@ -56,11 +44,8 @@ def _unescape(m: re.Match[bytes]) -> bytes:
 
 
 def _unquote_c(raw: bytes) -> tuple[bytes, int]:
-    """Undo git's C-style quoting of ``raw`` (which starts with ``"``).
-
-    Returns the path bytes and the index just past the closing quote
-    (-1 when the quote never closes).
-    """
+    """``raw`` (starting with ``"``) unquoted, and the index past its closing quote (-1:
+    none)."""
     m = _QUOTED.match(raw)
     assert m is not None  # raw starts with a quote
     return _ESCAPE.sub(_unescape, m.group(1)), m.end() if m.group(2) else -1
@@ -126,10 +111,6 @@ def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
         return a[2:], b[2:]
     return None
 
-# --------------------------------------------------------------------------
-# unified diff parser
-
-
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
 _GIT_HEADERS = (
@@ -187,13 +168,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     lines outside any file section are ignored."""
     lines = data.split(b"\n")
     n = len(lines)
-    # Byte offset where each line starts; the list costs one int per line.
-    offsets = [0] * (n + 1)
-    pos = 0
-    for idx, ln in enumerate(lines):
-        offsets[idx] = pos
-        pos += len(ln) + 1
-    offsets[n] = pos
+    offsets = [0, *accumulate(len(ln) + 1 for ln in lines)]  # where each line starts
     size = len(data)
     parts: list[FilePatch] = []
     cur: FilePatch | None = None
@@ -531,14 +506,11 @@ def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
 
 def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:
     out: list[tuple[FilePatch, FilePatch | None]] = []
-    i = 0
-    while i < len(parts):
-        if i + 1 < len(parts) and _is_typechange(parts[i], parts[i + 1]):
-            out.append((parts[i], parts[i + 1]))
-            i += 2
+    for part in parts:
+        if out and out[-1][1] is None and _is_typechange(out[-1][0], part):
+            out[-1] = (out[-1][0], part)
         else:
-            out.append((parts[i], None))
-            i += 1
+            out.append((part, None))
     return out
 
 
@@ -576,36 +548,28 @@ def file_changes(
     read_parts([p for p in parts if _provable(p)], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
-        if b is not None:
-            old, _ = _rebuild(a, lines)
-            _, new = _rebuild(b, lines)
-            binary = a.binary or b.binary
-            files.append(FileChange(
-                path=decode(a.old or b""), status="M",
-                old_content=None if binary else old,
-                new_content=None if binary else new,
-                diff=decode(data[a.start : b.end]), binary=binary,
-                added=a.added + b.added, removed=a.removed + b.removed,
-                hunk_source=partial(reader.hunks, a, b),
-            ))
-            continue
         if not a.git:
             _plain_status(a, strip)
         old, new = _rebuild(a, lines)
-        if a.status == "D":
-            path, old_path = a.old or a.new or b"", None
+        status, old_path = a.status, None
+        if b is not None:  # a type change: a's old side, b's new side
+            new, status, path = _rebuild(b, lines)[1], "M", a.old
+        elif a.status == "D":
+            path = a.old or a.new
         elif a.status == "R" or a.copy:
-            path, old_path = a.new or b"", a.old
+            path, old_path = a.new, a.old
         else:
-            path, old_path = a.new or a.old or b"", None
+            path = a.new or a.old
+        binary = a.binary or (b is not None and b.binary)
+        added, removed = (0, 0) if a.binary else (a.added, a.removed)
+        if b is not None:
+            added, removed = a.added + b.added, a.removed + b.removed
         files.append(FileChange(
-            path=decode(path), status=a.status,
+            path=decode(path or b""), status=status,
             old_path=decode(old_path) if old_path is not None else None,
-            old_content=old,
-            new_content=new,
-            diff=decode(data[a.start : a.end]), binary=a.binary,
-            added=0 if a.binary else a.added, removed=0 if a.binary else a.removed,
-            hunk_source=partial(reader.hunks, a, None),
+            old_content=None if binary else old, new_content=None if binary else new,
+            diff=decode(data[a.start : (b or a).end]), binary=binary,
+            added=added, removed=removed, hunk_source=partial(reader.hunks, a, b),
         ))
     return files
 
