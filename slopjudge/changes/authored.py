@@ -1,26 +1,11 @@
 """What is judged: the files a project authors, not the ones it installs or generates.
 
-Left out by default, and counted in every report (SPEC §10 "What is judged"):
-
-- slopjudge's own installed files, wherever its environment lives;
-- untracked environments and dependency folders: a folder no tracked file is in
-  that holds ``pyvenv.cfg``, a ``site-packages`` or ``node_modules`` folder, or a
-  Go ``vendor/`` with ``modules.txt``. They are left out of the work tree's
-  snapshot itself, so git never reads them;
-- files ``.gitattributes`` marks ``linguist-generated``, ``linguist-vendored`` or
-  ``-diff`` (``binary`` too: it is ``-diff``). The attributes are read from the
-  change's base (the commit, the session baseline), never from the change itself:
-  an attributes line an agent adds does not hide the files it names;
-- source maps, minified bundles (by name, or JavaScript and CSS whose lines
-  average over 110 characters, as GitHub's linguist tells) and lockfiles.
-
-The setting ``exclude_generated`` is ``true`` (the default), ``false`` (judge
-everything), or a list of patterns (:mod:`slopjudge.pathglob`): a pattern leaves
-its files out too, a ``!pattern`` keeps them judged whatever the rules above say.
-``run --include-generated`` judges everything for one run. A protected file
-(rules, rubric, settings, hook config) is never left out: the Stop backstop reads
-the same change (:func:`slopjudge.hooks.backstop.leave_out_policy` makes the
-policy from the settings).
+The manual's what-is-judged.md lists what is left out by default and why (SPEC §10),
+and ``exclude_generated``. Two choices the code keeps: ``.gitattributes`` is read
+from the change's base, never from the change itself, so an attributes line an agent
+adds hides nothing; and a protected file (rules, rubric, settings, hook config) is
+never left out, since the Stop backstop reads the same change
+(:func:`slopjudge.hooks.backstop.leave_out_policy` makes the policy).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Changesets: what changed, read exactly as git reports it (SPEC §3).
 
-Sources: a diff file (git or plain unified), a commit range, the index, the
-work tree (untracked files included, ``.gitignore`` respected), two trees, or
-a proposed edit from an agent's file tool.
-
-This module is the public face: each source below joins the parts that do
-one job each. Repository sources run ONE ``git diff --raw --numstat -p -z``
-for the whole change and read contents with a single ``git cat-file --batch``
-(:mod:`.gitio`, the git I/O); :mod:`.gitraw` turns git's raw records and
-patch into FileChanges (statuses A, M, D, R only: a copy is ``A`` with
-``old_path`` set, a type change or mode-only change ``M``); :mod:`.diffparse`
-reads diff text; :mod:`.proposed` synthesizes a proposed edit's diff;
-:mod:`.rulefilter` picks the files a rule sees. Paths are the real bytes git
-reports (C-style quoting undone), decoded as UTF-8 with undecodable bytes
-replaced, so the payload is always valid JSON. Contents and diffs are decoded the same way;
-line endings (CRLF included) are kept as they are.
+The public face of the sources (a diff, a commit range, the index, the work tree, two
+trees, a proposed edit). A repository source runs ONE ``git diff --raw --numstat -p
+-z`` and one ``git cat-file --batch`` (:mod:`.gitio`); :mod:`.gitraw` turns their
+output into FileChanges (statuses A, M, D, R: a copy is ``A`` with ``old_path``, a
+type or mode change ``M``). Paths, contents and diffs are decoded as UTF-8 with
+undecodable bytes replaced, so the payload is always valid JSON; line endings are kept.
 """
 
 from __future__ import annotations

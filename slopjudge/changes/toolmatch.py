@@ -1,33 +1,15 @@
-"""Match a rule's ``tools:`` patterns against an agent's tool call.
+"""Match a rule's ``tools:`` patterns against an agent's tool call (docs/hooks.md).
+
+A bare pattern globs the tool name (``fnmatch``; ``Bash`` names every shell tool).
+``Bash(glob)`` globs the whole command and each simple command :mod:`.shell` finds in
+it, as written and as run (wrappers dropped), words joined by one space; a trailing
+`` *`` (or Claude Code's legacy ``:*``) admits the bare command too. Matching errs wide:
+a guard that fires too often is safer than one that can be stepped around. A file
+tool's glob reads its path, resolved (:func:`resolve_path`), in the dialect of a rule's
+``paths``, relative to the workspace; ``//`` starts an absolute path. Any other tool's
+glob reads its input as compact JSON with sorted keys.
 
 Standard library only: this runs on the hook fast path.
-
-Pattern forms:
-
-- ``Write``, ``Bash``, ``mcp__*``, ``mcp__github__*``, ``*``: a glob on the
-  tool name (case-sensitive, ``fnmatch`` syntax).
-- ``Bash(git push *)``: the tool name, then a glob on the shell command.
-  It matches when the glob matches the whole command or any one simple
-  command inside it, as :mod:`slopjudge.changes.shell` splits it (on ``&&``, ``||``,
-  ``;``, ``|``, ``&`` and newlines outside quotes; into ``$( )``, backticks,
-  ``sh -c`` and ``eval``), each taken as written (``sudo rm x``) and as run
-  (``rm x``: ``VAR=value``, ``env``, ``sudo`` ... dropped), words joined by one
-  space, quotes removed. A here-document's lines count as commands too. A
-  trailing `` *`` also admits the bare command (``git push *`` matches ``git
-  push``), and Claude Code's legacy ``git push:*`` means the same. Matching
-  errs wide: a guard that fires too often is safer than one that can be
-  stepped around.
-- ``Write(src/**)``, ``Edit(*.py)``: for the file tools (Write, Edit,
-  MultiEdit, NotebookEdit, Read), a path glob (:mod:`slopjudge.pathglob`, the
-  dialect of a rule's ``paths``) on the file's path relative to the workspace
-  (``workspace`` argument, default the current directory): ``Write(src)``
-  admits ``src/a.py`` as ``paths: [src]`` does. ``//`` starts an absolute path
-  (Claude Code's spelling). A file outside the workspace is matched by its
-  absolute path, by a pattern that may start in any folder (``*.py``,
-  ``**/x``). Paths are resolved first (symlinks, ``..``, case on a
-  case-folding file system): see :func:`resolve_path`.
-- A parenthesised pattern on any other tool (an MCP tool, WebFetch, ...)
-  globs the tool input serialised as compact JSON with sorted keys.
 """
 
 from __future__ import annotations
