@@ -142,17 +142,13 @@ def from_proposed_edits(
     source's. Files the edit leaves as they are drop out.
     """
     ws = os.path.abspath(workspace)
-    files: list[FileChange] = []
-    for path, old_path, new_content in items:
-        fc = _proposed_file(ws, _abs(ws, path),
-                            None if old_path is None else _abs(ws, old_path), new_content)
-        if fc is not None:
-            files.append(fc)
-    return Changeset(base=None, head=None, commits=[], files=files)
 
+    def full(path: str) -> str:
+        return os.path.abspath(os.path.join(ws, path))
 
-def _abs(ws: str, path: str) -> str:
-    return os.path.abspath(path if os.path.isabs(path) else os.path.join(ws, path))
+    files = [_proposed_file(ws, full(path), None if old is None else full(old), new)
+             for path, old, new in items]
+    return Changeset(files=[f for f in files if f is not None])
 
 
 def _read_old(full: str, name: str) -> bytes | None:
@@ -162,18 +158,18 @@ def _read_old(full: str, name: str) -> bytes | None:
         raise ChangesetError(f"cannot read {name}: {exc}") from None
 
 
-def _proposed_file(
-    ws: str, full: str, old_full: str | None, new_content: str | None
-) -> FileChange | None:
+def _proposed_file(ws: str, full: str, old_full: str | None,
+                   new_content: str | None) -> FileChange | None:
     name = relative(ws, full)
-    source = old_full if old_full is not None and old_full != full else full
-    old_name = relative(ws, source)
-    old_bytes = _read_old(source, old_name)
-    renamed = source != full and old_bytes is not None and new_content is not None
+    source, old_bytes = full, None
+    if old_full is not None and old_full != full:
+        old_bytes = _read_old(old_full, relative(ws, old_full))
+        if old_bytes is not None and new_content is not None:
+            source = old_full  # a rename; a move whose source is gone is judged as written
+    renamed = source != full
     if not renamed:
-        source, old_name = full, name
-        if old_full is not None and old_full != full:
-            old_bytes = _read_old(full, name)  # the source is gone: judged as written
+        old_bytes = _read_old(full, name)
+    old_name = relative(ws, source)
     if old_bytes is None and new_content is None:
         return None
     mode = "100644"
@@ -182,11 +178,8 @@ def _proposed_file(
             mode = "100755" if os.stat(source).st_mode & 0o111 else "100644"
         except OSError:
             pass
-    status: FileStatus
-    if renamed:
-        status = "R"
-    else:
-        status = "A" if old_bytes is None else ("D" if new_content is None else "M")
+    status: FileStatus = "R" if renamed else "A" if old_bytes is None \
+        else "D" if new_content is None else "M"
     binary = old_bytes is not None and b"\0" in old_bytes[:8000]
     old_text = None if old_bytes is None else old_bytes.decode("utf-8", errors="replace")
     diff, added, removed, hunks = text_diff(old_name, name, status, mode, old_text,
