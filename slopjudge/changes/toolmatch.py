@@ -74,27 +74,17 @@ def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any]
 def any_tool_matches(patterns: list[str], tool_name: str | None,
                      tool_input: dict[str, Any] | None, workspace: str | None = None) -> bool:
     """An empty list admits every tool, as the rule field's default says."""
-    if not patterns:
-        return True
-    return any(tool_matches(p, tool_name, tool_input, workspace) for p in patterns)
-
-
-# --- Bash -------------------------------------------------------------------
-
-def _command_globs(glob: str) -> list[str]:
-    glob = glob.strip()
-    if glob.endswith(":*"):  # Claude Code's legacy prefix form
-        stem = glob[:-2].rstrip()
-        return [stem, stem + " *"]
-    if glob.endswith(" *"):
-        return [glob, glob[:-2].rstrip()]
-    return [glob]
+    return not patterns or any(tool_matches(p, tool_name, tool_input, workspace)
+                               for p in patterns)
 
 
 def command_matches(glob: str, command: str) -> bool:
     """Whether ``glob`` matches the command or one of its simple commands: as
     written (``sudo rm x``) or as run (``rm x``), words joined by one space."""
-    globs = _command_globs(glob)
+    glob = glob.strip()
+    if glob.endswith(":*"):  # Claude Code's legacy prefix form
+        glob = glob[:-2].rstrip() + " *"
+    globs = [glob, glob[:-2].rstrip()] if glob.endswith(" *") else [glob]
     return any(_fnmatchcase(c, g) for c in _candidates(command) for g in globs)
 
 
@@ -141,8 +131,6 @@ def _split_candidates(command: str) -> tuple[str, ...]:
             simples.extend(split_shell(s.heredoc, depth=1))
     return tuple(sorted(candidates))
 
-
-# --- paths ------------------------------------------------------------------
 
 def _real_root(workspace: str) -> str:
     return _remembered(_REAL_ROOTS, workspace, os.path.realpath)
@@ -202,12 +190,8 @@ def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
     """``tool_input`` with a file tool's path fields resolved (see :func:`resolve_path`)."""
     if tool_name not in PATH_TOOLS:
         return tool_input
-    out = dict(tool_input)
-    for key in _PATH_KEYS:
-        value = out.get(key)
-        if isinstance(value, str) and value:
-            out[key] = resolve_path(value, workspace)
-    return out
+    return {k: resolve_path(v, workspace) if k in _PATH_KEYS and isinstance(v, str) and v
+            else v for k, v in tool_input.items()}
 
 
 def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
