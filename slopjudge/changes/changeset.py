@@ -1,9 +1,9 @@
 """Changesets: what changed, read exactly as git reports it (SPEC §3).
 
 The public face of the sources (a diff, a commit range, the index, the work tree, two
-trees, a proposed edit). A repository source runs ONE ``git diff --raw --numstat -p
--z`` and one ``git cat-file --batch`` (:mod:`.gitio`); :mod:`.gitraw` turns their
-output into FileChanges (statuses A, M, D, R: a copy is ``A`` with ``old_path``, a
+trees, a proposed edit). A repository source runs ONE ``git diff --raw -p -z`` and one
+``git cat-file --batch`` (:mod:`.gitio`); :mod:`.gitraw` turns their output into
+FileChanges (statuses A, M, D, R: a copy is ``A`` with ``old_path``, a
 type or mode change ``M``). Paths, contents and diffs are decoded as UTF-8 with
 undecodable bytes replaced, so the payload is always valid JSON; line endings are kept.
 """

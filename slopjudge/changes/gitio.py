@@ -1,6 +1,6 @@
 """git I/O for changesets: every git command slopjudge runs to read a change.
 
-One ``git diff --raw --numstat -p -z`` per change (:func:`diff`), blob contents
+One ``git diff --raw -p -z`` per change (:func:`diff`), blob contents
 from a single ``git cat-file --batch`` (:func:`cat_blobs`), commit lists, and
 the work tree read through a tree snapshot written with a temporary index, so
 the real index is never touched (:func:`snapshot_worktree`). What the output
@@ -190,13 +190,13 @@ def head_tree(workspace: str, rev: str) -> str:
 _DIFF_ARGS = [
     "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
     "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
-    "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "--numstat", "-p", "-z", "--no-abbrev",
+    "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "-p", "-z", "--no-abbrev",
 ]
 
 
 
 def diff(workspace: str, diff_args: list[str]) -> bytes:
-    """``git diff --raw --numstat -p -z`` output for ``diff_args`` (see :mod:`.gitraw`)."""
+    """``git diff --raw -p -z`` output for ``diff_args`` (see :mod:`.gitraw`)."""
     return git(workspace, [*_DIFF_ARGS, *diff_args])
 
 

@@ -1,8 +1,8 @@
-"""git's raw records: what ``git diff --raw --numstat -p -z`` output says, as FileChanges.
+"""git's raw records: what ``git diff --raw -p -z`` output says, as FileChanges.
 
-The raw records give status, paths and blob ids, numstat the line counts and
-the binary flag, the patch each file's diff (parsed by :mod:`.diffparse`).
-No I/O here: :mod:`.gitio` runs git, :mod:`.changeset` joins the two.
+The raw records give status, paths and blob ids; the patch (parsed by
+:mod:`.diffparse`) each file's diff, line counts and binary flag. No I/O here:
+:mod:`.gitio` runs git, :mod:`.changeset` joins the two.
 
 Mapping to :class:`FileChange`: statuses are A, M, D, R only. A copy is ``A``
 with ``old_path`` set to its source; a type change (file <-> symlink) and a
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class RawRecord:
-    """One file's raw record, numstat attached (a slotted class: see diffparse.Hunk)."""
+    """One file's raw record, counts from its patch (a slotted class: see diffparse.Hunk)."""
 
     __slots__ = ("old_mode", "new_mode", "old_sha", "new_sha", "status", "src", "dst",
                  "added", "removed", "binary")
@@ -45,8 +45,7 @@ class RawRecord:
 
 
 def diff_records(data: bytes) -> tuple[list[RawRecord], bytes]:
-    """Split ``git diff --raw --numstat -p -z`` output: raw records with
-    numstat attached, then the patch text."""
+    """Split ``git diff --raw -p -z`` output: the raw records, then the patch text."""
     recs: list[RawRecord] = []
     p, n = 0, len(data)
     while p < n and data[p] == 0x3A:  # ':'
@@ -62,34 +61,9 @@ def diff_records(data: bytes) -> tuple[list[RawRecord], bytes]:
             dst = data[p:z]
             p = z + 1
         recs.append(RawRecord(meta[0], meta[1], meta[2], meta[3], meta[4], src, dst))
-    k = 0
-    while p < n and data[p] != 0x00 and data[p : p + 4] != b"diff":
-        t1 = data.index(b"\t", p)
-        t2 = data.index(b"\t", t1 + 1)
-        a, r = data[p:t1], data[t1 + 1 : t2]
-        p = t2 + 1
-        if data[p] == 0:  # rename/copy: "\0old\0new\0"
-            z = data.index(b"\0", p + 1)
-            p = data.index(b"\0", z + 1) + 1
-            key = data[z + 1 : p - 1]
-        else:
-            z = data.index(b"\0", p)
-            key, p = data[p:z], z + 1
-        # Numstat lists the raw records in order; check the name all the same.
-        rec = recs[k] if k < len(recs) and _raw_key(recs[k]) == key else next(
-            (x for x in recs if _raw_key(x) == key), None)
-        if rec is not None:
-            rec.binary = a == b"-"
-            rec.added = 0 if a == b"-" else int(a)
-            rec.removed = 0 if r == b"-" else int(r)
-        k += 1
     if p < n and data[p] == 0x00:
         p += 1
     return recs, data[p:]
-
-
-def _raw_key(rec: RawRecord) -> bytes:
-    return rec.dst if rec.dst is not None else rec.src
 
 
 STATUS: dict[str, FileStatus] = {
@@ -131,6 +105,10 @@ def file_changes(recs: list[RawRecord], patch: bytes, blobs: dict[str, bytes]) -
                 diff = decode(patch[a.start : last.end])
                 hunks, source = None, partial(reader.hunks, a, b)
                 g += 1
+                pair = (a,) if b is None else (a, b)
+                r.binary = any(x.binary for x in pair)
+                if not r.binary:
+                    r.added, r.removed = sum(x.added for x in pair), sum(x.removed for x in pair)
         files.append(FileChange(
             path=decode(r.src if kind == "D" else new_path),
             status=status,
