@@ -21,14 +21,12 @@ Hunks apply as Codex applies them: a ``@@ text`` header first finds that
 line, then the hunk's context and removed lines are found in order from
 there, compared exactly, then ignoring trailing whitespace, then ignoring
 surrounding whitespace, then with typographic dashes, quotes and spaces read
-as their ASCII forms (Codex's ``seek_sequence``). A hunk with no old lines appends at the end. The
-result always ends with a newline. A file written with CRLF keeps CRLF
-(the patch text itself may use either ending).
+as their ASCII forms (Codex's ``seek_sequence``). A hunk with no old lines
+appends at the end. The result ends with a newline, and keeps a file's CRLF.
 
-:func:`apply` never writes: it reads the files on disk and returns the
-contents the patch would leave. A patch that cannot apply raises
-:class:`PatchError` (an :class:`~slopjudge.changes.edits.EditError`): Codex fails the
-call itself, so the hook lets it through and nothing changes on disk.
+:func:`apply` never writes. A patch that cannot apply raises :class:`PatchError`
+(an ``EditError``): the hook then judges what the call is known to touch
+(:func:`slopjudge.changes.edits.unapplied_changeset`).
 """
 
 from __future__ import annotations
@@ -255,34 +253,20 @@ def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]
     def full(path: str) -> str:
         return os.path.normpath(os.path.join(root, os.path.expanduser(path)))
 
-    def current(path: str) -> str | None:
-        return state[path] if path in state else _read(path)
-
     for op in parse(text):
         path = full(op.path)
-        if op.kind == "add":
-            state[path] = op.content
-            items[path] = (items.get(path, (None, None))[0], op.content)
-        elif op.kind == "delete":
-            if current(path) is None:
-                raise PatchError(f"{path}: cannot delete a file that does not exist")
-            state[path] = None
-            items[path] = (None, None)
-        else:
-            old = current(path)
+        new: str | None = op.content
+        if op.kind != "add":
+            old = state[path] if path in state else _read(path)
             if old is None:
-                raise PatchError(f"{path}: cannot update a file that does not exist")
-            new = apply_hunks(old, op.hunks, op.path)
-            if op.move_to is None:
-                state[path] = new
-                items[path] = (items.get(path, (None, None))[0], new)
-                continue
+                raise PatchError(f"{path}: cannot {op.kind} a file that does not exist")
+            new = None if op.kind == "delete" else apply_hunks(old, op.hunks, op.path)
+        moved_from = None if op.kind == "delete" else items.get(path, (None, None))[0]
+        if op.move_to is not None:
             dest = full(op.move_to)
             moved_from = items.pop(path, (None, None))[0] or path
             state[path] = None
-            state[dest] = new
-            if dest != path:
-                items[dest] = (moved_from, new)
-            else:
-                items[dest] = (None, new)
+            path, moved_from = dest, (None if dest == path else moved_from)
+        state[path] = new
+        items[path] = (moved_from, new)
     return [(path, old, new) for path, (old, new) in items.items()]
