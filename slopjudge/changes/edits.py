@@ -383,12 +383,9 @@ def proposed_content(
     if tool_name == "Write":
         return path, _str(tool_input, "content")
     text = read_text(path)
-    if tool_name == "Edit":
-        return path, edit_file(text, [(_str(tool_input, "old_string"),
-                                       _str(tool_input, "new_string"),
-                                       bool(tool_input.get("replace_all")))], path)
-    if tool_name == "MultiEdit":
-        edits = tool_input.get("edits")
+    if tool_name in ("Edit", "MultiEdit"):
+        many = tool_name == "MultiEdit"
+        edits = tool_input.get("edits") if many else [tool_input]
         if not isinstance(edits, list) or not edits:
             raise EditError("MultiEdit without edits")
         steps: list[tuple[str, str, bool]] = []
@@ -399,7 +396,7 @@ def proposed_content(
                 steps.append((_str(edit, "old_string"), _str(edit, "new_string"),
                               bool(edit.get("replace_all"))))
             except EditError as exc:
-                raise EditError(f"edit {n}: {exc}") from None
+                raise EditError(f"edit {n}: {exc}" if many else str(exc)) from None
         return path, edit_file(text, steps, path)
     return path, _notebook(text, tool_input, path)
 
@@ -512,10 +509,6 @@ def _with_added(path: str, lines: list[str]) -> str:
     return text + sep + "\n".join(lines) + "\n"
 
 
-def _new_lines(value: object) -> list[str]:
-    return value.splitlines() if isinstance(value, str) else []
-
-
 def unapplied_items(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> list[tuple[str, str | None, str | None]]:
@@ -530,18 +523,11 @@ def unapplied_items(
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
         return []
-    added: list[str] = []
-    if tool_name == "Write":
-        added = _new_lines(tool_input.get("content"))
-    elif tool_name == "Edit":
-        added = _new_lines(tool_input.get("new_string"))
-    elif tool_name == "MultiEdit":
-        edits = tool_input.get("edits")
-        for edit in edits if isinstance(edits, list) else []:
-            if isinstance(edit, dict):
-                added += _new_lines(edit.get("new_string"))
-    else:
-        added = _new_lines(tool_input.get("new_source"))
+    edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
+    key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
+    added = [line for edit in (edits if isinstance(edits, list) else [])
+             if isinstance(edit, dict) and isinstance(edit.get(key), str)
+             for line in edit[key].splitlines()]
     return [(path, None, _with_added(path, added))]
 
 
