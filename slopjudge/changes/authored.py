@@ -55,15 +55,14 @@ class Policy:
         self.ignores_from: str | None = None
         self.own_ignores: list[str] = []
 
+    def _last_pattern(self, path: str) -> str | None:
+        """The last pattern of the setting that names ``path``: it decides, as in git."""
+        return next((p for p in reversed(self.patterns)
+                     if pathglob.match(p[1:] if p.startswith("!") else p, path)), None)
+
     def keeps(self, path: str) -> bool:
         """A ``!pattern`` of the setting names it: judged whatever else says."""
-        kept = False
-        for pattern in self.patterns:
-            if pattern.startswith("!") and pathglob.match(pattern[1:], path):
-                kept = True
-            elif not pattern.startswith("!") and pathglob.match(pattern, path):
-                kept = False
-        return kept
+        return (self._last_pattern(path) or "").startswith("!")
 
     def why(self, path: str, marks: dict[str, str] | None = None) -> str | None:
         """Why ``path`` is left out (its reason), or None when it is judged."""
@@ -80,11 +79,10 @@ class Policy:
             reason = SOURCE_MAP
         elif pathglob.match_any(list(MINIFIED_NAMES), path):
             reason = MINIFIED
-        for pattern in self.patterns:
-            negated = pattern.startswith("!")
-            if pathglob.match(pattern[1:] if negated else pattern, path):
-                reason = None if negated else (reason or SETTING)
-        return reason
+        last = self._last_pattern(path)
+        if last is None:
+            return reason
+        return None if last.startswith("!") else reason or SETTING
 
     def record(self, path: str, files: int, why: str) -> None:
         self.left_out.append(LeftOut(path=path, files=files, why=why))
@@ -96,20 +94,15 @@ class Policy:
         its file count. ``tracked``/``untracked``: the work tree's paths."""
         if not self.enabled:
             return []
-        found: dict[str, list[str]] = {}
-        for path in untracked:
-            folder = _dependency_root(path)
-            if folder:
-                found.setdefault(folder, [])
-        if not found:
+        roots = sorted({r for path in untracked if (r := _dependency_root(path))})
+        if not roots:
             return []
         # Nested candidates (a venv's site-packages) belong to the outermost one.
-        roots = sorted(found)
         outer = [r for i, r in enumerate(roots)
                  if not any(r.startswith(o + "/") for o in roots[:i])]
         prefixes = tuple(o + "/" for o in outer)
-        busy = {o for o in outer for t in tracked if t.startswith(o + "/")} \
-            if any(t.startswith(prefixes) for t in tracked) else set()
+        busy = {o for t in tracked if t.startswith(prefixes) for o in outer
+                if t.startswith(o + "/")}
         members: dict[str, list[str]] = {o: [] for o in outer if o not in busy}
         for path in untracked:
             if path.startswith(prefixes):
