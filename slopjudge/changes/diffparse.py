@@ -631,21 +631,17 @@ def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
-    """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff.
+    """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff;
+    return what :func:`parse` gave, so well-formed input is parsed once.
 
-    :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff``
-    output and tolerates text around patches, as in ``git format-patch``
-    mails). Input a user hands over is held to more: at least one file
-    section; every hunk holds exactly the lines its header counts; no ``@@``
-    line that is not a hunk header; no file header without the hunks or git
-    headers that say what changed; a newline at the end. An empty input is its own error, "empty
-    diff": an empty file is more often a failed ``git diff`` than no change.
-    The earliest problem is reported, by line. Returns what :func:`parse`
-    gave, for :func:`file_changes`, so well-formed input is parsed once.
-
-    Not ``unidiff``: it reads random bytes and plain text as an empty patch
-    set, accepts a hunk with more lines than its header counts, and its
-    errors name no line; the hunk walk here already knows each of those.
+    :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff`` output
+    and text around patches, as in ``git format-patch`` mails). Input a user hands over
+    is held to more: a file section; every hunk holds exactly the lines its header
+    counts; no ``@@`` line that is not a hunk header; no file header without the hunks
+    or git headers that say what changed; a newline at the end. Empty input is its own
+    error: an empty file is more often a failed ``git diff`` than no change. The
+    earliest problem is reported, by line. Not ``unidiff``: it reads random bytes as an
+    empty patch set, accepts a hunk longer than its header counts, and names no line.
     """
     if not data.strip():
         raise DiffError(0, "empty diff (nothing to judge)")

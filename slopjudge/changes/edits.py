@@ -367,14 +367,10 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def proposed_content(
-    tool_name: str, tool_input: dict[str, Any], workspace: str
-) -> tuple[str, str | None] | None:
+def proposed_content(tool_name: str, tool_input: dict[str, Any],
+                     workspace: str) -> tuple[str, str] | None:
     """``(absolute path, new content)`` for a file tool call; None for other tools.
-
-    The content is None for a deletion (no Claude Code tool deletes yet; the
-    shape allows it). Raises :class:`EditError` when the input cannot apply.
-    """
+    Raises :class:`EditError` when the input cannot apply."""
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
         if tool_name in EDIT_TOOLS:
@@ -469,13 +465,9 @@ def _patch_base(tool_input: dict[str, Any], workspace: str, cwd: str | None) -> 
 def proposed_changes(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> list[tuple[str, str | None, str | None]] | None:
-    """Every file a call would write: ``(absolute path, moved-from path or
-    None, new content or None for a deletion)``; None when the call edits no
-    file (Bash, MCP, Read, ...).
-
-    ``cwd`` anchors an ``apply_patch``'s relative paths (Codex resolves them
-    against its working directory); default the workspace. Raises
-    :class:`EditError` when the input cannot apply.
+    """Every file a call would write: ``(absolute path, moved-from path or None, new
+    content or None for a deletion)``; None when the call edits no file (Bash, MCP,
+    Read, ...). ``cwd``: see :func:`_patch_base`. EditError when the input cannot apply.
     """
     patch = patch_text(tool_name, tool_input)
     if patch is not None:

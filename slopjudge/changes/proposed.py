@@ -125,22 +125,18 @@ def _hunk_head(line: str) -> dict[str, Any]:
 
 
 def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Changeset:
-    """The change a file tool is about to make: old content from disk, new
-    content as given (None: the file is deleted), the diff synthesized the
-    way git prints it. The path is relative to ``workspace`` when inside it,
-    else absolute."""
+    """The change a file tool is about to make (None: the file is deleted); see
+    :func:`from_proposed_edits`."""
     return from_proposed_edits(workspace, [(path, None, new_content)])
 
 
 def from_proposed_edits(
     workspace: str, items: list[tuple[str, str | None, str | None]]
 ) -> Changeset:
-    """The change a multi-file edit (Codex's ``apply_patch``) is about to make.
-
-    Each item is ``(path, moved-from path or None, new content or None for a
-    deletion)``; a moved file is a rename (``R``) whose old content is the
-    source's. Files the edit leaves as they are drop out.
-    """
+    """The change an edit is about to make. Each item is ``(path, moved-from path or
+    None, new content or None for a deletion)``; a moved file is a rename (``R``) whose
+    old content is the source's. Files the edit leaves as they are drop out; a file
+    outside ``workspace`` is named by its absolute path."""
     ws = os.path.abspath(workspace)
 
     def full(path: str) -> str:
