@@ -28,9 +28,8 @@ def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
     return Event(
         kind=kind,
         tool_name=_str(payload, "tool_name"),
-        tool_input=tool_input
-        if isinstance(tool_input, dict)
-        else ({} if kind == "pre-tool" else None),
+        tool_input=tool_input if isinstance(tool_input, dict)
+        else {} if kind == "pre-tool" else None,
         session_id=_str(payload, "session_id"),
         transcript_path=_str(payload, "transcript_path"),
         cwd=_str(payload, "cwd"),

@@ -590,7 +590,6 @@ def _plain_status(p: FilePatch, strip: bool) -> None:
         p.status = "M"
 
 
-
 # --------------------------------------------------------------------------
 # strict reading of diff input (`run --diff`, `payload --diff`, rule fixtures)
 

@@ -186,13 +186,11 @@ def head_tree(workspace: str, rev: str) -> str:
         raise
 
 
-
 _DIFF_ARGS = [
     "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
     "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
     "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "-p", "-z", "--no-abbrev",
 ]
-
 
 
 def diff(workspace: str, diff_args: list[str]) -> bytes:

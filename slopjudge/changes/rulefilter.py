@@ -37,10 +37,5 @@ def split(
 
 def unified_diff(files: list[FileChange]) -> str:
     """The whole diff a rule sees: each of its files' diffs in order."""
-    out: list[str] = []
-    for f in files:
-        if not f.diff:
-            continue
-        out.append(f.diff if f.diff.endswith("\n") else f.diff + "\n")
-    return "".join(out)
+    return "".join(f.diff if f.diff.endswith("\n") else f.diff + "\n" for f in files if f.diff)
 
