@@ -188,8 +188,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             cur = FilePatch(start=offsets[i], end=0, git=True)
             names = _git_line_names(line[11:])
             if names is not None:
-                pair = _strip_pair(*names) or names
-                cur.old, cur.new = pair
+                cur.old, cur.new = _strip_pair(*names) or names
             i = _git_headers(lines, i + 1, cur)
             if i < n and not lines[i].startswith((b"@@ ", b"diff --git ")):
                 close(i)  # junk after a header-only section ends it
@@ -222,16 +221,13 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
         if h.startswith(b"diff --git ") or h.startswith(b"@@ "):
             return i
         if h.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
-            old = _header_path(h[4:])
-            new = _header_path(lines[i + 1][4:])
+            old, new = _header_path(h[4:]), _header_path(lines[i + 1][4:])
+            part.old = old[2:] if old and _PREFIX.match(old) else old
+            part.new = new[2:] if new and _PREFIX.match(new) else new
             if old is None:
-                part.status, part.old = "A", None
-            else:
-                part.old = old[2:] if _PREFIX.match(old) else old
+                part.status = "A"
             if new is None:
-                part.status, part.new = "D", None
-            else:
-                part.new = new[2:] if _PREFIX.match(new) else new
+                part.status = "D"
             part.has_dashes = True
             return i + 2
         h = h.rstrip(b"\r")

@@ -419,15 +419,10 @@ def _shell_patch(command: object) -> str | None:
                 and words[1] in ("-c", "-lc")):
             return _shell_patch(words[2])
         return None
-    if not isinstance(command, str):
+    if not isinstance(command, str) or not command.split():
         return None
-    words = command.split(None, 1)
-    if not words:
-        return None
-    first = words[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
-    if os.path.basename(first) not in _PATCH_PROGRAMS:
-        return None
-    return _envelope(command)
+    first = command.split(None, 1)[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
+    return _envelope(command) if os.path.basename(first) in _PATCH_PROGRAMS else None
 
 
 def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
@@ -441,11 +436,7 @@ def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str 
     if not isinstance(tool_input, dict):
         return None
     if tool_name == APPLY_PATCH:
-        for value in tool_input.values():
-            found = _envelope(value)
-            if found is not None:
-                return found
-        return None
+        return next((f for v in tool_input.values() if (f := _envelope(v)) is not None), None)
     if tool_name in SHELL_TOOLS:
         return _shell_patch(tool_input.get("command", tool_input.get("cmd")))
     return None

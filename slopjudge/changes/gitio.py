@@ -522,9 +522,7 @@ def _config_digest_input(path: str, raw: bytes) -> bytes:
                                               "--list", "-z"])
     except ChangesetError:
         return raw
-    entries = [e for e in listing.split(b"\0") if e]
-    kept = sorted(e for e in entries
-                  if not _benign(e.split(b"\n", 1)[0]))
+    kept = sorted(e for e in listing.split(b"\0") if e and not _benign(e.split(b"\n", 1)[0]))
     return b"config\0" + b"\0".join(kept)
 
 
