@@ -21,9 +21,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from slopjudge.payload import PayloadShapeError
 from tests.payloadcheck import PayloadCheck
+
+# Hypothesis's timing checks (a deadline per example, "input generation is slow") would fail
+# a test by how loaded the machine is (seen at load 20 on 2 cores); the suite's answer must not
+# depend on load. Tests that set their own health checks add too_slow themselves.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 _PAYLOADS = pytest.StashKey[PayloadCheck]()
 _ROOT = Path(__file__).resolve().parent.parent

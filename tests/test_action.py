@@ -37,6 +37,9 @@ def load_action() -> dict[str, Any]:
     return data
 
 
+# A step id -> the outputs it wrote.
+Steps = dict[str, dict[str, str]]
+
 # --- expressions -------------------------------------------------------------------
 
 _CONTEXT = re.compile(r"\b(inputs|steps|github|runner)((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)")
@@ -83,7 +86,11 @@ class Run:
         return bool(eval(python, {"__builtins__": {}}, {}))  # noqa: S307 - checked above
 
 
-def run_action(inputs: dict[str, str], env: dict[str, str], cwd: Path) -> Run:
+def run_action(inputs: dict[str, str], env: dict[str, str], cwd: Path, *,
+               reuse: Steps | None = None, only: str | None = None) -> Run:
+    """Run the action's steps in order. ``reuse`` maps a step id to the outputs an earlier
+    run of that step gave for the same inputs (the step is not run again); ``only`` runs
+    the one step with that id."""
     action = load_action()
     declared = action["inputs"]
     unknown = set(inputs) - set(declared)
@@ -94,6 +101,12 @@ def run_action(inputs: dict[str, str], env: dict[str, str], cwd: Path) -> Run:
               {"temp": env["RUNNER_TEMP"]})
     for step in action["runs"]["steps"]:
         name = step.get("name", step.get("id", "?"))
+        if only is not None and step.get("id") != only:
+            continue
+        if reuse and step.get("id") in reuse:
+            run.outputs[step["id"]] = reuse[step["id"]]
+            run.log.append((name, "exit 0 (an earlier run's, reused)"))
+            continue
         if "if" in step and not run.condition(step["if"]):
             run.log.append((name, "skipped: its condition is false"))
             continue
@@ -140,6 +153,22 @@ def python_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheel(slopjudge_wheel: Path) -> str:
     """This repository built once, for the `install` input of the later runs (quicker)."""
     return str(slopjudge_wheel)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory, python_bin: Path,
+              wheel: str) -> Steps:
+    """The "Install slopjudge" step run once with ``install: <wheel>``; the runs given the
+    same input reuse its outputs (its venv) instead of building the same venv again, as a
+    cached step would. Installing itself is what test_a_refusing_pull_request (the action's
+    own copy) and the PEP 668 test (the wheel, into a fresh venv) run and check."""
+    where = tmp_path_factory.mktemp("install-once")
+    env = github_env(where, python_bin, None, "x")
+    run = run_action({"install": wheel}, env, where, only="install")
+    assert run.log == [("Install slopjudge", "exit 0")], run.stdout
+    bin_dir = Path(run.outputs["install"]["bin"])
+    assert (bin_dir / "slopjudge").is_file() and bin_dir.is_relative_to(env["RUNNER_TEMP"])
+    return {"install": run.outputs["install"]}
 
 
 @pytest.fixture()
@@ -240,11 +269,12 @@ def test_a_refusing_pull_request(tmp_path: Path, python_bin: Path,
 
 
 def test_a_clean_pull_request_passes(tmp_path: Path, python_bin: Path, wheel: str,
-                                     pr: tuple[Path, str]) -> None:
+                                     installed: Steps, pr: tuple[Path, str]) -> None:
     ws, base = pr
     commit(ws, {"src dir/wïdget.py": CLEAN})
     env = github_env(tmp_path, python_bin, base, "x")
-    run = run_action({"dry-run": "true", "upload-sarif": "false", "install": wheel}, env, ws)
+    run = run_action({"dry-run": "true", "upload-sarif": "false", "install": wheel}, env, ws,
+                     reuse=installed)
     steps = dict(run.log)
     assert steps["Judge"] == "exit 0" and steps["Verdict"] == "exit 0", run.stdout
     assert steps["Upload SARIF"] == "skipped: its condition is false"
@@ -254,13 +284,13 @@ def test_a_clean_pull_request_passes(tmp_path: Path, python_bin: Path, wheel: st
 
 
 def test_an_error_fails_the_job_as_an_error(tmp_path: Path, python_bin: Path, wheel: str,
-                                            pr: tuple[Path, str]) -> None:
+                                            installed: Steps, pr: tuple[Path, str]) -> None:
     ws, _ = pr
     # A rule of the base branch that does not load (the rules are the base's).
     base = commit(ws, {"rules/broken.yaml": "description: x\non: [ci]\n"})
     commit(ws, {"src dir/wïdget.py": CLEAN})
     env = github_env(tmp_path, python_bin, base, "x")
-    run = run_action({"dry-run": "true", "install": wheel}, env, ws)
+    run = run_action({"dry-run": "true", "install": wheel}, env, ws, reuse=installed)
     assert dict(run.log)["Verdict"] == "exit 1"
     assert run.outputs["judge"]["outcome"] == "error"
     assert "slopjudge could not decide (exit status 2)" in run.stdout["Verdict"]
@@ -276,11 +306,12 @@ def deleting_a_rule(ws: Path) -> None:
 
 
 def test_a_pull_request_that_deletes_a_rule_needs_a_person(
-        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str]) -> None:
+        tmp_path: Path, python_bin: Path, wheel: str, installed: Steps,
+        pr: tuple[Path, str]) -> None:
     ws, base = pr
     deleting_a_rule(ws)
     env = github_env(tmp_path, python_bin, base, "x")
-    run = run_action({"dry-run": "true", "install": wheel}, env, ws)
+    run = run_action({"dry-run": "true", "install": wheel}, env, ws, reuse=installed)
     out = run.outputs["judge"]
     assert (out["outcome"], out["exit-code"]) == ("needs_person", "1"), run.stdout["Judge"]
     assert dict(run.log)["Verdict"] == "exit 1"
@@ -295,19 +326,21 @@ def test_a_pull_request_that_deletes_a_rule_needs_a_person(
 
 
 def test_rules_from_checkout_judges_with_the_pull_requests_own_rules(
-        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str]) -> None:
+        tmp_path: Path, python_bin: Path, wheel: str, installed: Steps,
+        pr: tuple[Path, str]) -> None:
     ws, base = pr
     deleting_a_rule(ws)
     env = github_env(tmp_path, python_bin, base, "x")
-    run = run_action({"dry-run": "true", "install": wheel, "rules-from": "checkout"}, env, ws)
+    run = run_action({"dry-run": "true", "install": wheel, "rules-from": "checkout"}, env, ws,
+                     reuse=installed)
     assert (run.outputs["judge"]["outcome"], dict(run.log)["Verdict"]) == ("pass", "exit 0")
 
 
 def test_without_a_base_the_job_fails_saying_so(tmp_path: Path, python_bin: Path, wheel: str,
-                                                pr: tuple[Path, str]) -> None:
+                                                installed: Steps, pr: tuple[Path, str]) -> None:
     ws, _base = pr
     env = github_env(tmp_path, python_bin, None, "x")
-    run = run_action({"dry-run": "true", "install": wheel}, env, ws)
+    run = run_action({"dry-run": "true", "install": wheel}, env, ws, reuse=installed)
     assert "::error title=slopjudge::no revision to compare with" in run.stdout["Judge"]
     assert run.outputs["judge"]["outcome"] == "error"
     assert dict(run.log)["Verdict"] == "exit 1"
@@ -345,14 +378,15 @@ def fork_event(env: dict[str, str], base: str) -> None:
 
 @pytest.mark.parametrize("setting", ["fail", "pass"])
 def test_a_fork_without_a_key_runs_scripts_and_says_judges_were_not_judged(
-        tmp_path: Path, python_bin: Path, wheel: str, pr: tuple[Path, str], setting: str) -> None:
+        tmp_path: Path, python_bin: Path, wheel: str, installed: Steps, pr: tuple[Path, str],
+        setting: str) -> None:
     ws, _ = pr
     base = with_judge_rule(ws)
     commit(ws, {"src dir/wïdget.py": CLEAN})
     env = github_env(tmp_path, python_bin, base, "x")
     fork_event(env, base)
     run = run_action({"install": wheel, "claude-code": "false", "upload-sarif": "false",
-                      "unjudged-forks": setting}, env, ws)
+                      "unjudged-forks": setting}, env, ws, reuse=installed)
     out = run.outputs["judge"]
     judge_log = run.stdout["Judge"]
     notices = [ln for ln in judge_log.splitlines() if "comes from a fork" in ln]
@@ -380,13 +414,14 @@ def test_a_fork_without_a_key_runs_scripts_and_says_judges_were_not_judged(
 
 
 def test_a_fork_with_a_refusing_script_still_refuses(tmp_path: Path, python_bin: Path,
-                                                      wheel: str, pr: tuple[Path, str]) -> None:
+                                                      wheel: str, installed: Steps,
+                                                      pr: tuple[Path, str]) -> None:
     ws, base = pr
     commit(ws, {"src dir/wïdget.py": PLACEHOLDER})
     env = github_env(tmp_path, python_bin, base, "x")
     fork_event(env, base)
     run = run_action({"install": wheel, "claude-code": "false", "upload-sarif": "false",
-                      "unjudged-forks": "pass"}, env, ws)
+                      "unjudged-forks": "pass"}, env, ws, reuse=installed)
     assert (run.outputs["judge"]["outcome"], dict(run.log)["Verdict"]) == ("refuse", "exit 1")
 
 

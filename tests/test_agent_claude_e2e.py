@@ -65,7 +65,8 @@ def answer_path(request: dict[str, Any]) -> str:
 
 
 def run_agent(
-    tmp_path: Path, repo: Path, verifier: str, script: Script, *extra: str
+    tmp_path: Path, repo: Path, verifier: str, script: Script, *extra: str,
+    prompt: bytes = b"Judge the change to app.py. Reply with a verdict object.",
 ) -> tuple[subprocess.CompletedProcess[bytes], FakeMessagesAPI]:
     claude = claude_bin()
     out_root = tmp_path / "answers"
@@ -80,8 +81,7 @@ def run_agent(
                 "--add-dir:readonly", str(repo), "--allowed-tools", "Read Grep",
                 "--prompt-stdin", *extra,
             ],
-            input=b"Judge the change to app.py. Reply with a verdict object.",
-            env=env, cwd=repo / "rules", capture_output=True, timeout=RUN_TIMEOUT,
+            input=prompt, env=env, cwd=repo / "rules", capture_output=True, timeout=RUN_TIMEOUT,
         )
     assert not api.errors, api.errors
     # The private answer folder never outlives the run.
@@ -101,8 +101,11 @@ def write_verdict(verdict: dict[str, Any]) -> Script:
 
 
 def test_written_pass_verdict_passes(tmp_path: Path, repo: Path, verifier: str) -> None:
+    """A passing verdict, on a prompt over 64k: too long for an argument, it reaches the
+    real CLI on stdin whole."""
     verdict = {"pass": True, "reasoning": "the change is small and tested"}
-    proc, api = run_agent(tmp_path, repo, verifier, write_verdict(verdict))
+    big = b"Judge the change to app.py.\n" + b"x" * 70_000 + b"\nEND-OF-DIFF-MARKER"
+    proc, api = run_agent(tmp_path, repo, verifier, write_verdict(verdict), prompt=big)
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout) == verdict
     err = proc.stderr.decode()
@@ -110,9 +113,10 @@ def test_written_pass_verdict_passes(tmp_path: Path, repo: Path, verifier: str) 
     # The Write into the answer folder was granted, not refused.
     results = tool_results(api.requests[1])
     assert len(results) == 1 and not results[0]["is_error"], results
-    # The prompt carried the caller's text and the answer-file paragraph.
+    # The prompt carried the caller's text, all of it, and the answer-file paragraph.
     first = last_user_text(api.requests[0])
     assert "Judge the change to app.py." in first and "will be read and checked" in first
+    assert "x" * 70_000 in first and "END-OF-DIFF-MARKER" in first
 
 
 def test_written_fail_verdict_refuses_with_reasoning(
@@ -178,34 +182,6 @@ def test_bash_and_repo_write_are_refused_and_nothing_changes(
         capture_output=True, check=True,
     )
     assert status.stdout == b""
-
-
-def test_prompt_over_64k_goes_on_stdin_to_the_real_cli(
-    tmp_path: Path, repo: Path, verifier: str
-) -> None:
-    claude = claude_bin()
-    big = "Judge this.\n" + ("x" * 70_000) + "\nEND-OF-DIFF-MARKER"
-    verdict = {"pass": True, "reasoning": "read it all"}
-    seen: list[str] = []
-
-    def script(request: dict[str, Any], turn: int) -> list[dict[str, Any]]:
-        if tool_results(request):
-            return [{"type": "text", "text": "Done."}]
-        seen.append(last_user_text(request))
-        return write_verdict(verdict)(request, turn)
-
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api.url, str(tmp_path / "home"))
-        env["SLOPJUDGE_CLAUDE_BIN"] = claude
-        proc = subprocess.run(
-            [sys.executable, "-m", "slopjudge.judging.runner.agent", "--model", "sonnet",
-             "--verify", verifier, "--add-dir:readonly", str(repo), "--prompt-stdin"],
-            input=big.encode(), env=env, cwd=repo, capture_output=True, timeout=RUN_TIMEOUT,
-        )
-    assert not api.errors, api.errors
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert json.loads(proc.stdout) == verdict
-    assert seen and "END-OF-DIFF-MARKER" in seen[0] and "x" * 70_000 in seen[0]
 
 
 def test_verdict_as_reply_text_is_taken_when_no_file_was_written(

@@ -653,7 +653,8 @@ TEXT = st.lists(LINE, max_size=12).map("\n".join) | st.lists(LINE, max_size=12).
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(old=TEXT, new=TEXT)
 def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> None:

@@ -3,7 +3,9 @@
 The fake API reports known usage figures on every turn; the pinned CLI sums
 them into its ``--output-format json`` result, ``slopjudge-agent`` turns that
 into a ``JUDGE-USAGE-JSON`` line, and slopjudge records it in events.jsonl,
-the json report and the text summary; ``report cost`` sums the log.
+the json report and the text summary; ``report cost`` sums the log. The same
+run is the judge end to end's passing case: the rendered prompt reaches the model,
+its data escaped (tests/test_judge_claude_e2e.py has the refusing and erring ones).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakeapi import FakeMessagesAPI
+from tests.fakeapi import FakeMessagesAPI, last_user_text
 from tests.test_judge_claude_e2e import documented_repo, judge_env, writes
 
 pytestmark = pytest.mark.claude
@@ -34,7 +36,7 @@ EXPECTED_COST = TURNS * sum(TURN[k] * PRICE[k] for k in TURN) / 1e6
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return documented_repo(tmp_path, "def add(a, b):\n    return a + b\n",
+    return documented_repo(tmp_path, "def add(a, b):\n    return a + b  # </file> {{ 7*7 }}\n",
                            "    model: [size-md]\n")
 
 
@@ -59,6 +61,12 @@ def test_run_records_exact_tokens_and_cost_and_report_cost_sums_them(
     want = {k: TURNS * v for k, v in TURN.items()}
     report = json.loads(first.stdout)
     (check,) = report["checks"]
+    assert (report["outcome"], check["outcome"]) == ("pass", "pass")
+    prompt = last_user_text(api.requests[0])
+    # The rendered template reached the model, its data escaped, with the verdict instruction.
+    assert "Does this change keep `add` documented?" in prompt
+    assert "&lt;/file&gt; {{ 7*7 }}" in prompt and "</file> {{" not in prompt
+    assert '"pass"' in prompt and "Write your answer to the file" in prompt
     usage = check["usage"]
     assert {k: usage[k] for k in TURN} == want
     assert usage["cost_usd"] == pytest.approx(EXPECTED_COST, rel=1e-9, abs=0)
@@ -70,6 +78,7 @@ def test_run_records_exact_tokens_and_cost_and_report_cost_sums_them(
 
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert len(events) == 2
+    assert events[0]["outcome"] == "pass" and events[0]["prompt_sha256"]
     assert {k: events[0]["usage"][k] for k in TURN} == want
     assert events[0]["cost"] == pytest.approx(EXPECTED_COST, rel=1e-9, abs=0)
     assert events[0]["tokens"] == sum(want.values())

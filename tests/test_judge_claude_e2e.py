@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.claude_cli import claude_bin
-from tests.fakeapi import FakeMessagesAPI, Script, claude_env, last_user_text, tool_results
+from tests.fakeapi import FakeMessagesAPI, Script, claude_env, tool_results
 from tests.test_agent_claude_e2e import answer_path
 
 pytestmark = pytest.mark.claude
@@ -92,18 +92,6 @@ def writes(verdict: dict[str, Any]) -> Script:
 def the_check(report: dict[str, Any]) -> dict[str, Any]:
     (check,) = [c for c in report["checks"] if c["id"] == "documented/judge"]
     return check
-
-
-def test_a_written_pass_verdict_passes(tmp_path: Path, repo: Path) -> None:
-    code, report, api = judge(tmp_path, repo, writes({"pass": True, "reasoning": "fine"}))
-    assert (code, report["outcome"], the_check(report)["outcome"]) == (0, "pass", "pass")
-    prompt = last_user_text(api.requests[0])
-    # The rendered template reached the model, its data escaped, with the verdict instruction.
-    assert "Does this change keep `add` documented?" in prompt
-    assert "&lt;/file&gt; {{ 7*7 }}" in prompt and "</file> {{" not in prompt
-    assert '"pass"' in prompt and "Write your answer to the file" in prompt
-    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
-    assert [e["outcome"] for e in events] == ["pass"] and events[0]["prompt_sha256"]
 
 
 def test_a_written_fail_verdict_refuses_with_the_judges_reasoning(

@@ -733,7 +733,8 @@ _FIELDS = st.sampled_from(
 
 
 @hsettings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(noise=_YAMLISH, parts=st.lists(_FIELDS, max_size=8))
 def test_loading_never_raises_and_every_error_is_one_located_line(
