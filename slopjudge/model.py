@@ -303,12 +303,6 @@ class Rule:
                 text += f"{'; ' if text else ''}{label}{m[key]}"
         return text
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rule:
-        data = dict(data)
-        data["checks"] = [Check(**c) for c in data.get("checks", [])]
-        return cls(**data)
-
 
 @record
 class Commit:
