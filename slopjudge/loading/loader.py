@@ -19,7 +19,7 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -96,37 +96,24 @@ def _suggest(word: str, options: Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _mark(where: Callable[[], tuple[int, int]], otherwise: Callable[[], Pos]) -> Pos:
-    """ruamel's 0-based mark as a 1-based position; ``otherwise()`` when there is none
-    (a node built by an alias or merge, or not from YAML at all)."""
+def _pos(node: Any, key: Any = None, *, of_key: bool = False) -> Pos:
+    """Where ``node[key]`` starts (its key, ``of_key``), else ``node`` itself, 1-based;
+    the enclosing position when ruamel kept none (a node built by an alias or merge, or
+    not from YAML at all)."""
     try:
-        line, col = where()
+        if key is None:
+            line, col = node.lc.line, node.lc.col
+        elif isinstance(node, list):
+            line, col = node.lc.item(key)
+        else:
+            line, col = node.lc.key(key) if of_key else node.lc.value(key)
         return line + 1, col + 1
     except Exception:
-        return otherwise()
-
-
-def _key_pos(node: Any, key: Any) -> Pos:
-    return _mark(lambda: node.lc.key(key), lambda: _node_pos(node))
-
-
-def _value_pos(node: Any, key: Any) -> Pos:
-    return _mark(lambda: node.lc.value(key), lambda: _key_pos(node, key))
-
-
-def _item_pos(node: Any, index: int) -> Pos:
-    return _mark(lambda: node.lc.item(index), lambda: _node_pos(node))
-
-
-def _node_pos(node: Any) -> Pos:
-    return _mark(lambda: (node.lc.line, node.lc.col), lambda: (1, 1))
-
-
-def _child_pos(parent: Any, key: Any) -> Pos:
-    """Where the value at ``parent[key]`` starts."""
-    if isinstance(parent, list) and isinstance(key, int):
-        return _item_pos(parent, key)
-    return _value_pos(parent, key)
+        if key is None:
+            return 1, 1
+        if of_key or isinstance(node, list):
+            return _pos(node)
+        return _pos(node, key, of_key=True)
 
 
 def _where(path: Iterable[Any]) -> str:
@@ -280,12 +267,12 @@ def _parse(fr: _FileRule) -> Any:
         return None
     swollen = _swollen(data)
     if swollen is not None:
-        fr.err(_node_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
+        fr.err(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
                                    "through its aliases (`*name`); write the values out")
         return None
     if not isinstance(data, dict):
         fr.err(
-            _node_pos(data),
+            _pos(data),
             f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
         )
         return None
@@ -368,7 +355,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     parent: Any = data
     for part in path[:-1]:
         parent = parent[part]
-    pos = _child_pos(parent, path[-1]) if path else (1, 1)
+    pos = _pos(parent, path[-1]) if path else (1, 1)
     where = _where(path)
     inst = error.instance
     if v == "type":
@@ -409,28 +396,20 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
     _rule_id(fr)
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
     description = data.get("description")
-    if isinstance(description, str):
-        if not description.strip() and description:
-            fr.err(_value_pos(data, "description"), "`description` must not be empty")
-        elif "\n" in description.strip():
-            fr.err(
-                _value_pos(data, "description"),
-                "`description` must be one line (a refusal quotes it); put detail in `doc`",
-            )
+    if isinstance(description, str) and description and not description.strip():
+        fr.err(_pos(data, "description"), "`description` must not be empty")
+    elif isinstance(description, str) and "\n" in description.strip():
+        fr.err(_pos(data, "description"),
+               "`description` must be one line (a refusal quotes it); put detail in `doc`")
     on = data.get("on")
     on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
-    tools = data.get("tools")
-    if isinstance(tools, list):
-        _tool_items(fr, "tools", tools, deny=False)
-    if "pre-tool" not in on_list:
-        for key in ("tools", "on_uncertain"):
-            if key in data:
-                fr.err(
-                    _key_pos(data, key),
-                    f"`{key}` has no effect: `on` lacks `pre-tool` "
-                    f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`",
-                )
-
+    if isinstance(data.get("tools"), list):
+        _tool_items(fr, data["tools"], "tools", deny=False)
+    for key in ("tools", "on_uncertain"):
+        if key in data and "pre-tool" not in on_list:
+            fr.err(_pos(data, key, of_key=True),
+                   f"`{key}` has no effect: `on` lacks `pre-tool` "
+                   f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`")
     checks_node = data.get("checks")
     checks: list[Check] = []
     if isinstance(checks_node, list):
@@ -445,21 +424,13 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         value = data.get(key)
         return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
 
-    mode = data.get("mode")
-    on_uncertain = data.get("on_uncertain")
     fr.rule = Rule(
-        id=fr.id,
-        path=fr.path,
-        dir=refs.rule_dir,
-        description=str(description).strip() if isinstance(description, str) else "",
-        on=[x for x in on_list if x in EVENT_KINDS]
-        if isinstance(on, list)
-        else list(DEFAULT_ON),
-        tools=strings("tools"),
-        paths=strings("paths"),
-        exclude=strings("exclude"),
-        mode="shadow" if mode == "shadow" else "enforce",
-        on_uncertain="ask" if on_uncertain == "ask" else "deny",
+        id=fr.id, path=fr.path, dir=refs.rule_dir,
+        description=description.strip() if isinstance(description, str) else "",
+        on=[x for x in on_list if x in EVENT_KINDS],
+        tools=strings("tools"), paths=strings("paths"), exclude=strings("exclude"),
+        mode="shadow" if data.get("mode") == "shadow" else "enforce",
+        on_uncertain="ask" if data.get("on_uncertain") == "ask" else "deny",
         checks=checks,
         doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
         preview=data.get("preview") is True,
@@ -500,26 +471,26 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
     kinds = [k for k in ("skill", "citation", "context") if k in item]
     for key in item:
         if key not in ("skill", "citation", "context", "files", "when"):
-            fr.err(_key_pos(item, key), f"unknown field `{key}` in `{label}`"
+            fr.err(_pos(item, key, of_key=True), f"unknown field `{key}` in `{label}`"
                    + _suggest(str(key), ("skill", "citation", "files", "when")))
     if len(kinds) != 1:
-        fr.err(_item_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
+        fr.err(_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
         return None
     kind = kinds[0]
     out: dict[str, Any] = {"kind": kind, "when": None}
     if kind == "context":
-        fr.err(_key_pos(item, "context"), f"`{label}.context`: slopjudge has no contexts "
+        fr.err(_pos(item, "context", of_key=True), f"`{label}.context`: slopjudge has no contexts "
                "(docs/sloprail.md); use `when` with a script that decides it")
         return None
     if kind == "skill":
         name, files = item.get("skill"), item.get("files", [])
         if not isinstance(name, str) or not name.strip():
-            fr.err(_value_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
+            fr.err(_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
             return None
         if not isinstance(files, list) or not all(
                 isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")
                 for f in files):
-            fr.err(_value_pos(item, "files"), f"`{label}.files` must list paths inside the "
+            fr.err(_pos(item, "files"), f"`{label}.files` must list paths inside the "
                    "skill's folder (relative, no `..`)")
             return None
         out.update(skill=name.strip(), files=[str(f) for f in files])
@@ -529,17 +500,17 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
         if (not isinstance(cite, dict) or set(cite) != {"source_types"}
                 or not isinstance(types, list) or not types
                 or any(t not in _SOURCE_TYPES for t in types)):
-            fr.err(_value_pos(item, "citation"), f"`{label}.citation` must be "
+            fr.err(_pos(item, "citation"), f"`{label}.citation` must be "
                    f"{{source_types: [...]}} naming {' and/or '.join(_SOURCE_TYPES)}")
             return None
         out["source_types"] = [str(t) for t in types]
     if "files" in item and kind != "skill":
-        fr.err(_key_pos(item, "files"), f"`{label}.files` goes with `skill` only")
+        fr.err(_pos(item, "files", of_key=True), f"`{label}.files` goes with `skill` only")
         return None
     when = item.get("when")
     if when is not None:
         if not isinstance(when, str) or not when.strip():
-            fr.err(_value_pos(item, "when"), f"`{label}.when` must be a script")
+            fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
         out["when"] = refs.executable(item, "when", when)
         if out["when"] is None:
@@ -550,7 +521,7 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
 def _expr_pos(path: str, data: Any, key: str, offset: int) -> Pos:
     """Where character ``offset`` of the scalar ``data[key]`` sits in the file (a quoted
     scalar's escapes are not counted back)."""
-    line, col = _value_pos(data, key)
+    line, col = _pos(data, key)
     before = str(data[key])[:offset]
     try:
         with open(path, encoding="utf-8") as f:
@@ -586,37 +557,30 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
         if key in own:
             continue
         if key in other:
-            fr.err(_key_pos(node, key),
+            fr.err(_pos(node, key, of_key=True),
                    f"`{key}` is a rule field, not a check field; move it to the top level"
                    if label else f"`{key}` is a check field; put it under `checks:`")
         else:
             fr.err(
-                _key_pos(node, key),
+                _pos(node, key, of_key=True),
                 f"unknown field `{key}`" + (f" in `{label}`" if label else "")
                 + _suggest(str(key), own),
             )
 
 
-def _tool_items(
-    fr: _FileRule, key: str, items: list[Any], *, deny: bool, label: str = ""
-) -> list[str]:
-    label = label or key
+def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> list[str]:
     good: list[str] = []
     for i, item in enumerate(items):
         if not isinstance(item, str):
             continue  # the schema reported the type
         problem = tool_rule_problem(item)
+        if not problem and deny and denies_verdict_write(item):
+            problem = (f"`{item}` denies the judge writing its verdict file; "
+                       "deny narrower paths instead, e.g. `Write(src/**)`")
         if problem:
-            fr.err(_item_pos(items, i), f"`{label}[{i}]`: {problem}")
-            continue
-        if deny and denies_verdict_write(item):
-            fr.err(
-                _item_pos(items, i),
-                f"`{label}[{i}]`: `{item}` denies the judge writing its verdict file; "
-                "deny narrower paths instead, e.g. `Write(src/**)`",
-            )
-            continue
-        good.append(str(item))
+            fr.err(_pos(items, i), f"`{label}[{i}]`: {problem}")
+        else:
+            good.append(item)
     return good
 
 
@@ -638,16 +602,10 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
         try:
             timeout = parse_duration(item["timeout"])
         except DurationError as exc:
-            fr.err(_value_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
+            fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
-    check = Check(
-        id=check_id,
-        rule=fr.id,
-        kind=kind,
-        timeout=timeout,
-        line=_item_pos(seq, index)[0],
-        col=_item_pos(seq, index)[1],
-    )
+    line, col = _pos(seq, index)
+    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=line, col=col)
     for key in ("script", "prepare"):
         value = item.get(key)
         if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
@@ -662,10 +620,8 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
         if isinstance(value, list):
-            good = _tool_items(
-                fr, key, value, deny=key == "disallowed_tools", label=f"{label}.{key}"
-            )
-            setattr(check, key, good)
+            setattr(check, key, _tool_items(fr, value, f"{label}.{key}",
+                                            deny=key == "disallowed_tools"))
     if item.get("each") in ("changeset", "file"):
         check.each = item["each"]
     conf = item.get("min_confidence")
@@ -675,7 +631,7 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     if isinstance(needs, list):
         for i, raw in enumerate(needs):
             if isinstance(raw, str) and raw:
-                fr.needs.append(_Need(check, str(raw), _item_pos(needs, i)))
+                fr.needs.append(_Need(check, str(raw), _pos(needs, i)))
     return check
 
 
@@ -687,17 +643,17 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
         keys = list(item)
         second = "judge" if keys.index("judge") > keys.index("script") else "script"
         fr.err(
-            _key_pos(item, second),
+            _pos(item, second, of_key=True),
             f"`{label}` has both `script` and `judge`; a check is one or the other, "
             "so split it into two checks",
         )
     elif not has_script and not has_judge:
-        fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+        fr.err(_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
     if has_script and not has_judge:
         for key in JUDGE_ONLY:
             if key in item:
                 fr.err(
-                    _key_pos(item, key),
+                    _pos(item, key, of_key=True),
                     f"`{key}` applies to judge checks only; `{label}` is a script check",
                 )
     return "script" if has_script else "judge"
@@ -708,7 +664,7 @@ def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     """The check's id (``check-N`` by default), unique in the rule."""
     raw_id = item.get("id")
     check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
-    id_pos = _value_pos(item, "id") if "id" in item else _item_pos(seq, index)
+    id_pos = _pos(item, "id") if "id" in item else _pos(seq, index)
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
     else:
@@ -720,14 +676,14 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
     model = item.get("model")
     if isinstance(model, str):
         if model and not model.strip():
-            fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
+            fr.err(_pos(item, "model"), f"`{label}.model` must not be empty")
         elif model.strip():
             check.model = model.strip()
     elif isinstance(model, list):
         # A preference list: the runner takes the first entry its harness can run.
         names = [m.strip() for m in model if isinstance(m, str)]
         if not names or any(not n or "," in n for n in names) or len(names) != len(model):
-            fr.err(_value_pos(item, "model"),
+            fr.err(_pos(item, "model"),
                    f"`{label}.model` must list model names or size aliases (no commas)")
         else:
             check.model = ",".join(names)
@@ -748,7 +704,7 @@ class _Refs:
         self.watched = watched
 
     def executable(self, item: Any, key: str, value: str) -> str | None:
-        pos = _value_pos(item, key)
+        pos = _pos(item, key)
         value = value.strip()
         candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
         if len(value.split()) > 1 and not os.path.lexists(candidate):
@@ -790,7 +746,7 @@ class _Refs:
         return candidate
 
     def template(self, item: Any, value: str) -> str | None:
-        pos = _value_pos(item, "judge")
+        pos = _pos(item, "judge")
         value = value.strip()
         bases = [self.rule_dir, *self.template_dirs]
         for base in bases:
