@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.payload import PayloadShapeError
-from tests.payloadcheck import PayloadCheck
+from tests.payloadcheck import PayloadCheck, PayloadShapeError
 
 _PAYLOADS = pytest.StashKey[PayloadCheck]()
 _ROOT = Path(__file__).resolve().parent.parent
