@@ -101,12 +101,13 @@ def _pos(node: Any, key: Any = None, *, of_key: bool = False) -> Pos:
     the enclosing position when ruamel kept none (a node built by an alias or merge, or
     not from YAML at all)."""
     try:
+        lc = node.lc
         if key is None:
-            line, col = node.lc.line, node.lc.col
+            line, col = lc.line, lc.col
         elif isinstance(node, list):
-            line, col = node.lc.item(key)
+            line, col = lc.item(key)
         else:
-            line, col = node.lc.key(key) if of_key else node.lc.value(key)
+            line, col = lc.key(key) if of_key else lc.value(key)
         return line + 1, col + 1
     except Exception:
         if key is None:
