@@ -227,28 +227,6 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
     return data, pos
 
 
-def _ruamel_yaml(path: str, text: str) -> tuple[Any, dict[str, tuple[int, int]]]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        data = YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        from slopjudge.loading.loader import yaml_problem
-
-        raise ConfigError(path, line, col, f"broken YAML: {yaml_problem(exc)}") from None
-    except YAMLError as exc:
-        raise ConfigError(path, 1, 1, f"broken YAML: {exc}") from None
-    pos: dict[str, tuple[int, int]] = {}
-    if isinstance(data, dict) and hasattr(data, "lc"):
-        for key in data:
-            line, col = data.lc.key(key)
-            pos[str(key)] = (line + 1, col + 1)
-    return data, pos
-
-
 def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -258,7 +236,14 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
     try:
         data, pos = _simple_yaml(text)
     except _Fallback:
-        data, pos = _ruamel_yaml(path, text)
+        from slopjudge.loading.loader import YamlProblem, parse_yaml
+
+        try:
+            data = parse_yaml(text)
+        except YamlProblem as exc:
+            raise ConfigError(path, *exc.args[0], exc.args[1]) from None
+        pos = {str(k): (data.lc.key(k)[0] + 1, data.lc.key(k)[1] + 1)
+               for k in data} if isinstance(data, dict) else {}
     if data is None:
         return {}, {}
     if not isinstance(data, dict):

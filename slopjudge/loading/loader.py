@@ -124,25 +124,20 @@ def _where(path: Iterable[Any]) -> str:
     return out or "the rule"
 
 
-# The words a message uses for a JSON schema type, and the schema type of a loaded value
+# The words a message uses for a JSON schema type, and for a loaded value's type
 # (bool before int: a bool is an int to isinstance).
 _SCHEMA_TYPES = {
     "string": "a string", "array": "a list", "object": "a mapping",
     "number": "a number", "integer": "an integer", "boolean": "a boolean",
 }
 _VALUE_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"), (int, "integer"), (float, "number"),
-    (str, "string"), (dict, "object"), (list, "array"),
+    (type(None), "empty (null)"), (bool, "a boolean"), (int, "an integer"),
+    (float, "a number"), (str, "a string"), (dict, "a mapping"), (list, "a list"),
 )
 
 
 def _type_word(instance: Any) -> str:
-    if instance is None:
-        return "empty (null)"
-    for py_type, schema_type in _VALUE_TYPES:
-        if isinstance(instance, py_type):
-            return _SCHEMA_TYPES[schema_type]
-    return type(instance).__name__
+    return next((w for t, w in _VALUE_TYPES if isinstance(instance, t)), type(instance).__name__)
 
 
 @functools.cache
@@ -203,18 +198,16 @@ def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> No
 
 # -- parse --
 
-# The parser's words for the usual indentation slips, said for a person; `{}`
-# gets what the parser found. Keyed by the start of ruamel's problem text.
+# The parser's words for the usual indentation slips, said for a person. Keyed by the
+# start of ruamel's problem text.
+_UNINDENTED = ("this line's indentation matches no enclosing block: indent it exactly like "
+               "the keys (or `- ` items) it belongs with")
 _YAML_PROBLEMS = {
     "mapping values are not allowed here": (
         "a `key:` where none can be: this line is indented deeper than the keys it "
         "belongs with, or a value containing `: ` needs quotes"),
-    "expected <block end>": (
-        "this line's indentation matches no enclosing block: indent it exactly like "
-        "the keys (or `- ` items) it belongs with"),
-    "did not find expected key": (
-        "this line's indentation matches no enclosing block: indent it exactly like "
-        "the keys (or `- ` items) it belongs with"),
+    "expected <block end>": _UNINDENTED,
+    "did not find expected key": _UNINDENTED,
     "did not find expected '-' indicator": (
         "a `key:` among `- ` items: indent it under its item, or start it with `- `"),
     "could not find expected ':'": (
@@ -225,17 +218,27 @@ _YAML_PROBLEMS = {
 }
 
 
-def yaml_problem(exc: Any) -> str:
-    """One line for a ruamel parse error: the usual slips in words, else ruamel's own."""
-    problem = " ".join(str(exc.problem or "").split())
-    for start, words in _YAML_PROBLEMS.items():
-        if problem.startswith(start):
-            return words
-    if not problem:
-        problem = " ".join(str(exc).split())
-    context = " ".join(str(exc.context or "").split())
-    return f"{problem} ({context})" if context and exc.problem else problem
+class YamlProblem(Exception):
+    """YAML that does not parse: ``args`` are the 1-based (line, col) and one line."""
 
+
+def parse_yaml(text: str) -> Any:
+    """``text`` read by ruamel.yaml (round trip: nodes keep their positions); raise
+    :class:`YamlProblem` with the usual slips in words, else ruamel's own."""
+    try:
+        return YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = " ".join(str(exc.problem or "").split())
+        context = " ".join(str(exc.context or "").split())
+        words = next((w for start, w in _YAML_PROBLEMS.items() if problem.startswith(start)),
+                     f"{problem} ({context})" if context and problem else
+                     problem or " ".join(str(exc).split()))
+        raise YamlProblem(pos, f"broken YAML: {words}") from None
+    except YAMLError as exc:
+        raise YamlProblem((1, 1), "broken YAML: "
+                          + (" ".join(str(exc).split()) or type(exc).__name__)) from None
 
 
 def _parse(fr: _FileRule) -> Any:
@@ -254,14 +257,9 @@ def _parse(fr: _FileRule) -> Any:
         fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
         return None
     try:
-        data = YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        fr.err(pos, f"broken YAML: {yaml_problem(exc)}")
-        return None
-    except YAMLError as exc:
-        fr.err((1, 1), f"broken YAML: {' '.join(str(exc).split()) or type(exc).__name__}")
+        data = parse_yaml(text)
+    except YamlProblem as exc:
+        fr.err(*exc.args)
         return None
     if data is None:
         fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
@@ -272,10 +270,8 @@ def _parse(fr: _FileRule) -> Any:
                                    "through its aliases (`*name`); write the values out")
         return None
     if not isinstance(data, dict):
-        fr.err(
-            _pos(data),
-            f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
-        )
+        fr.err(_pos(data), "the top level must be a mapping (description, checks, …), "
+                           f"not {_type_word(data)}")
         return None
     return data
 
@@ -312,16 +308,14 @@ def _swollen(data: Any) -> Any:
     try:
         size(data)
     except _Swollen as exc:
-        return exc.node
+        return exc.args[0]
     except RecursionError:
         return data
     return None
 
 
 class _Swollen(Exception):
-    def __init__(self, node: Any) -> None:
-        super().__init__()
-        self.node = node
+    """``args[0]``: the container at which the expansion passed the limit."""
 
 
 # -- the schema --
@@ -780,42 +774,25 @@ class _Refs:
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[set[str]]:
-    """The strongly connected components that hold a cycle (Kosaraju's two walks, both
-    iterative: need chains can be deep)."""
-    finished: list[str] = []  # nodes in the order their depth-first walk left them
-    seen: set[str] = set()
-    for root in sorted(graph):
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(graph[root]))]
-        while stack:
-            node, children = stack[-1]
-            child = next((c for c in children if c not in seen), None)
-            if child is None:
-                stack.pop()
-                finished.append(node)
-            else:
-                seen.add(child)
-                stack.append((child, iter(graph.get(child, []))))
-    back: dict[str, list[str]] = {}
-    for src, dsts in graph.items():
-        for dst in dsts:
-            back.setdefault(dst, []).append(src)
-    found: list[set[str]] = []
-    placed: set[str] = set()
-    for root in reversed(finished):  # what reaches the last finished node back: its component
-        if root in placed:
-            continue
-        members, todo = {root}, [root]
+    """The groups of checks that need each other round a loop (the strongly connected
+    components holding a cycle): each check with what it reaches and is reached back
+    from. Walks are iterative (need chains can be deep); a pack has hundreds of checks."""
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
         while todo:
-            for prev in back.get(todo.pop(), []):
-                if prev not in placed and prev not in members:
-                    members.add(prev)
-                    todo.append(prev)
-        placed |= members
-        if len(members) > 1 or root in graph.get(root, []):
-            found.append(members)
+            for child in graph.get(todo.pop(), []):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        return seen
+
+    reached = {node: reach(node) for node in graph}
+    found: list[set[str]] = []
+    for node in sorted(graph):
+        if node in reached[node] and not any(node in group for group in found):
+            found.append({m for m in reached[node] if node in reached.get(m, ())})
     return found
 
 
