@@ -234,21 +234,22 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     try:
-        data, pos = _simple_yaml(text)
+        return _simple_yaml(text)
     except _Fallback:
-        from slopjudge.loading.loader import YamlProblem, parse_yaml
+        pass
+    from slopjudge.loading.loader import YamlProblem, parse_yaml
 
-        try:
-            data = parse_yaml(text)
-        except YamlProblem as exc:
-            raise ConfigError(path, *exc.args[0], exc.args[1]) from None
-        pos = {str(k): (data.lc.key(k)[0] + 1, data.lc.key(k)[1] + 1)
-               for k in data} if isinstance(data, dict) else {}
-    if data is None:
+    try:
+        loaded = parse_yaml(text)
+    except YamlProblem as exc:
+        (line, col), message = exc.args
+        raise ConfigError(path, line, col, message) from None
+    if loaded is None:
         return {}, {}
-    if not isinstance(data, dict):
+    if not isinstance(loaded, dict):
         raise ConfigError(path, 1, 1, "the settings file must be a mapping of `key: value`")
-    return dict(data), pos
+    key_at = loaded.lc.key  # type: ignore[attr-defined]
+    return dict(loaded), {str(k): (key_at(k)[0] + 1, key_at(k)[1] + 1) for k in loaded}
 
 
 def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]] | None:
