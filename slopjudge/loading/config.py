@@ -49,8 +49,8 @@ class Limits:
         return any(getattr(self, f.name) is not None for f in fields(self))
 
     def session(self) -> bool:
-        return any(v is not None for v in (
-            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
+        return any(getattr(self, f.name) is not None for f in fields(self)
+                   if f.name.startswith("session_"))
 
 
 @record(kw_only=True)
@@ -308,6 +308,12 @@ def _apply(
     return out
 
 
+# Settings that are true, false or a list (what the list holds); exclude_generated's
+# patterns are read by changes/authored.py.
+_LISTS_OR_BOOLS = {"preview": "rule ids",
+                   "generated": "path patterns (`!pattern` keeps matching files judged)"}
+
+
 def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
            workspace: str) -> Any:
     """One setting's value as its kind says, or ConfigError at its line."""
@@ -325,12 +331,13 @@ def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
         return float(value)
-    if kind == "preview":
+    if kind in _LISTS_OR_BOOLS:
+        if isinstance(value, str) and kind == "generated":
+            value = [value]
         if not isinstance(value, bool) and not (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-        ):
+                isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
             raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                              "rule ids")
+                              + _LISTS_OR_BOOLS[kind])
         return value
     if "|" in kind:  # one of these words
         if value not in kind.split("|"):
@@ -339,24 +346,11 @@ def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
         return value
     if kind == "aliases":
         return _model_aliases(path, line, col, value)
-    if kind == "generated":
-        return _generated(path, line, col, key, value)
     if isinstance(value, str):  # paths
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
     return [_resolve(workspace, str(v)) for v in value]
-
-
-def _generated(path: str, line: int, col: int, key: str, value: Any) -> bool | list[str]:
-    """``exclude_generated``: true, false, or path patterns (changes/authored.py)."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, bool) and not (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-        raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                          "path patterns (`!pattern` keeps matching files judged)")
-    return value
 
 
 def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
