@@ -687,87 +687,72 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
 # -- the files a check names --
 
 
+@dataclass
 class _Refs:
     """Finds the scripts and templates a rule's checks name, and notes every path
     looked at (``watched``: a change there invalidates the rules cache)."""
 
-    def __init__(self, fr: _FileRule, rule_dir: str, template_dirs: list[str],
-                 watched: set[str]) -> None:
-        self.fr = fr
-        self.rule_dir = rule_dir
-        self.template_dirs = template_dirs
-        self.watched = watched
+    fr: _FileRule
+    rule_dir: str
+    template_dirs: list[str]
+    watched: set[str]
 
     def executable(self, item: Any, key: str, value: str) -> str | None:
-        pos = _pos(item, key)
         value = value.strip()
         candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
-        if len(value.split()) > 1 and not os.path.lexists(candidate):
-            self.watched.add(candidate)
-            self.fr.err(
-                pos,
-                f"{key} `{value}` is a command line, but a {key} names one file or command "
-                "and takes no arguments (it reads the payload on stdin); put the command in "
-                f"a script beside the rule (e.g. {key}.sh) and name that",
-            )
-            return None
-        if "/" not in value and not os.path.lexists(candidate):
+        shown, here = display_path(candidate), os.path.lexists(candidate)
+        if not here and "/" not in value and len(value.split()) == 1:
             # A bare name not beside the rule may be a command on PATH.
             found = shutil.which(value)
             if found:
                 self.watched.add(found)
                 return value
             self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
-            self.fr.err(
-                pos,
-                f"{key} `{value}` not found: not in {display_path(self.rule_dir)}/ and "
-                "not a command on PATH",
-            )
-            return None
-        self.watched.add(candidate)
-        shown = display_path(candidate)
-        if not os.path.exists(candidate):
-            self.fr.err(pos, f"{key} `{value}` not found (looked for {shown})")
-            return None
-        if os.path.isdir(candidate):
-            self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
-            return None
-        if not os.access(candidate, os.X_OK):
-            # A Python script runs on slopjudge's own interpreter (procs.script_argv):
-            # it needs no run bit, which a wheel install does not keep.
-            if not is_python_script(candidate):
-                self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
-                return None
-        return candidate
+            problem = f"not found: not in {display_path(self.rule_dir)}/ and not a command on PATH"
+        else:
+            self.watched.add(candidate)
+            if not here and len(value.split()) > 1:
+                problem = (f"is a command line, but a {key} names one file or command and takes "
+                           "no arguments (it reads the payload on stdin); put the command in a "
+                           f"script beside the rule (e.g. {key}.sh) and name that")
+            elif not os.path.exists(candidate):
+                problem = f"not found (looked for {shown})"
+            elif os.path.isdir(candidate):
+                problem = f"is a folder, not an executable ({shown})"
+            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
+                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+                # it needs no run bit, which a wheel install does not keep.
+                problem = f"is not executable; run `chmod +x {shown}`"
+            else:
+                return candidate
+        self.fr.err(_pos(item, key), f"{key} `{value}` {problem}")
+        return None
 
     def template(self, item: Any, value: str) -> str | None:
-        pos = _pos(item, "judge")
         value = value.strip()
         bases = [self.rule_dir, *self.template_dirs]
         for base in bases:
             candidate = os.path.normpath(os.path.join(base, value))
             self.watched.add(candidate)
             if os.path.isfile(candidate):
-                self._validate_template(candidate, item.get("each"))
-                return candidate
-        looked = ", ".join(f"{display_path(b)}/" for b in bases)
-        self.fr.err(pos, f"judge template `{value}` not found (looked in {looked})")
-        return None
-
-    def _validate_template(self, path: str, each: Any = None) -> None:
+                break
+        else:
+            looked = ", ".join(f"{display_path(b)}/" for b in bases)
+            self.fr.err(_pos(item, "judge"),
+                        f"judge template `{value}` not found (looked in {looked})")
+            return None
         # A per-file judge's event carries the file's fields: load it with them.
-        per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
+        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
         try:
-            problems = validate_template(
-                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs, **per_file
-            )
+            problems = validate_template(candidate, rule_dir=self.rule_dir,
+                                         template_dirs=self.template_dirs, **per_file)
         except Exception as exc:  # a template checker bug must not hide the rule's other problems
-            self.fr.err((1, 1), f"cannot check template {display_path(path)}: {exc}")
-            return
-        for p in problems or []:
-            if p.rule is None:
-                p.rule = self.fr.id
+            self.fr.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
+            return candidate
+        for p in problems:
+            p.rule = p.rule or self.fr.id
             self.fr.errors.append(p)
+        return candidate
 
 
 # ---- across files ------------------------------------------------------------
