@@ -795,6 +795,24 @@ def _cycle_path(start: str, members: set[str], graph: dict[str, list[str]]) -> l
     return [start, start]
 
 
+def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> str | None:
+    """The full id of the check ``need`` names; None (the error recorded) when none loads."""
+    raw = need.raw.strip()
+    rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
+    target = by_id.get(rid, [None])[0]
+    if target is None:
+        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id))
+    elif target.check_ids is None:
+        fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
+    elif cid not in target.check_ids:
+        owner = "this rule" if rid == fr.id else f"rule `{rid}`"
+        fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
+               + _suggest(cid, target.check_ids))
+    else:
+        return f"{rid}/{cid}"
+    return None
+
+
 def _link(loaded: list[_FileRule]) -> None:
     """Resolve needs, refuse cycles, disable rules that need a rule that does not load."""
     by_id: dict[str, list[_FileRule]] = {}
@@ -811,26 +829,8 @@ def _link(loaded: list[_FileRule]) -> None:
     edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
     for fr in loaded:
         for need in fr.needs:
-            raw = need.raw.strip()
-            rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
-            target = by_id.get(rid)
-            if not target:
-                fr.err(
-                    need.pos,
-                    f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id),
-                )
-                continue
-            tfr = target[0]
-            if tfr.check_ids is None:
-                fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({tfr.disp})")
-                continue
-            if cid not in tfr.check_ids:
-                owner = "this rule" if rid == fr.id else f"rule `{rid}`"
-                fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
-                       + _suggest(cid, tfr.check_ids))
-                continue
-            src, dst = need.check.full_id, f"{rid}/{cid}"
-            if dst not in graph.setdefault(src, []):
+            src, dst = need.check.full_id, _resolve(fr, need, by_id)
+            if dst is not None and dst not in graph.setdefault(src, []):
                 graph[src].append(dst)
                 edge_need[(src, dst)] = (fr, need)
 
