@@ -62,23 +62,16 @@ _FUNCTIONS = (*_PREDICATES, "len", "lower", "upper", "trim")
 def _unquote(text: str, at: int) -> str:
     if text[0] == "`":
         return text[1:-1]
-    out, i, body = [], 0, text[1:-1]
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
-            out.append(chr(int(body[i + 2:i + 6], 16)))
-            i += 6
-        elif nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            raise MatchError(f"unknown escape `\\{nxt}` in a string", at + i + 1)
-    return "".join(out)
+
+    def escape(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if len(esc) == 5:
+            return chr(int(esc[1:], 16))
+        if esc not in _ESCAPES:
+            raise MatchError(f"unknown escape `\\{esc}` in a string", at + m.start() + 1)
+        return _ESCAPES[esc]
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", escape, text[1:-1], flags=re.DOTALL)
 
 
 def _tokens(src: str) -> list[tuple[str, Any, int]]:
