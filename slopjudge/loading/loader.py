@@ -463,19 +463,16 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
     """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
     with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
     label = f"require[{i}]"
+    _misplaced_keys(fr, item, ("skill", "citation", "files", "when", "context"), (), label)
     kinds = [k for k in ("skill", "citation", "context") if k in item]
-    for key in item:
-        if key not in ("skill", "citation", "context", "files", "when"):
-            fr.err(_pos(item, key, of_key=True), f"unknown field `{key}` in `{label}`"
-                   + _suggest(str(key), ("skill", "citation", "files", "when")))
     if len(kinds) != 1:
         fr.err(_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
         return None
     kind = kinds[0]
     out: dict[str, Any] = {"kind": kind, "when": None}
     if kind == "context":
-        fr.err(_pos(item, "context", of_key=True), f"`{label}.context`: slopjudge has no contexts "
-               "(docs/sloprail.md); use `when` with a script that decides it")
+        fr.err(_pos(item, "context", of_key=True), f"`{label}.context`: slopjudge has no "
+               "contexts (docs/sloprail.md); use `when` with a script that decides it")
         return None
     if kind == "skill":
         name, files = item.get("skill"), item.get("files", [])
