@@ -165,12 +165,6 @@ class _SloprailUndefined(jinja2.StrictUndefined):
 class TemplateRenderError(Exception):
     """A template failed to render; ``str()`` is ``path:line: message``."""
 
-    def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
 
 # Wall-clock limits on running a template: at load time (against the synthetic
 # payload) and when a judge renders its prompt. A template that runs longer is
@@ -337,7 +331,7 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
             return template.render(_render_context(context))
     except Exception as exc:  # every failure becomes one clear line
         where, line, message = _explain(exc, os.path.abspath(path))
-        raise TemplateRenderError(where, line, message) from None
+        raise TemplateRenderError(f"{where}:{line}: {message}") from None
 
 
 def template_sha256(path: str) -> str | None:
