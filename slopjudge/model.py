@@ -163,8 +163,6 @@ def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -
                 return hash(tuple(getattr(self, n) for n in compared))
 
             cls.__setattr__, cls.__delattr__, cls.__hash__ = __setattr__, __delattr__, __hash__
-        cls.__match_args__ = tuple(  # type: ignore[misc]
-            f.name for f in ordered if not f.kw_only)
         return cls
 
     return wrap if cls is None else wrap(cls)

@@ -320,12 +320,9 @@ def _compare(op: str, a: Any, b: Any, at: int) -> bool:
     if op in ("==", "!="):
         same = a == b and (isinstance(a, bool) == isinstance(b, bool))
         return same if op == "==" else not same
-    if isinstance(a, str) and isinstance(b, str):
-        pair: tuple[Any, Any] = (a, b)
-    else:
-        pair = (_number(a, at), _number(b, at))
-    return bool({"<": pair[0] < pair[1], ">": pair[0] > pair[1],
-                 "<=": pair[0] <= pair[1], ">=": pair[0] >= pair[1]}[op])
+    if not (isinstance(a, str) and isinstance(b, str)):
+        a, b = _number(a, at), _number(b, at)
+    return bool(a < b if op == "<" else a > b if op == ">" else a <= b if op == "<=" else a >= b)
 
 
 def _word(op: str, a: Any, b: Any, at: int, pattern: re.Pattern[str] | None) -> bool:
