@@ -870,8 +870,8 @@ def load_rules(
     errors: list[LoadError] = []
     watched: set[str] = set()
     if not os.path.isdir(rules_dir):
-        errors.append(LoadError(display_path(rules_dir), 1, 1, "rules folder not found"))
-        return LoadResult(rules=[], errors=errors, files=[], watched=[rules_dir])
+        return LoadResult(rules=[], files=[], watched=[rules_dir], errors=[
+            LoadError(display_path(rules_dir), 1, 1, "rules folder not found")])
     found = find_rule_files(rules_dir)
     loaded: list[_FileRule] = []
     for rule_id, path in found:
@@ -879,8 +879,7 @@ def load_rules(
         try:
             _load_file(fr, template_dirs, watched)
         except Exception as exc:  # one broken file must not take the others down
-            fr.rule = None
-            fr.check_ids = None
+            fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
         loaded.append(fr)
     linked = True
@@ -888,9 +887,8 @@ def load_rules(
         _link(loaded)
     except Exception as exc:  # fail closed: no rule is trusted if linking broke
         linked = False
-        errors.append(
-            LoadError(display_path(rules_dir), 1, 1, f"internal error linking rules: {exc}")
-        )
+        errors.append(LoadError(display_path(rules_dir), 1, 1,
+                                f"internal error linking rules: {exc}"))
     rules = []
     for fr in loaded:
         if linked:
@@ -901,6 +899,5 @@ def load_rules(
         errors.extend(fr.errors)
     rules.sort(key=lambda r: r.id)
     errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
-    return LoadResult(
-        rules=rules, errors=errors, files=[p for _, p in found], watched=sorted(watched)
-    )
+    return LoadResult(rules=rules, errors=errors, files=[p for _, p in found],
+                      watched=sorted(watched))
