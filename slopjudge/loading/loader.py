@@ -40,19 +40,11 @@ if TYPE_CHECKING:
     from slopjudge.model import CheckKindName
 
 RULE_ID = r"[a-z0-9][a-z0-9-]*"
-RULE_FIELDS = (
-    "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
-    "match", "require", "subjects", "preview", "measured",
-)
-CHECK_FIELDS = (
-    "id", "needs", "timeout", "script", "prepare", "judge", "model",
-    "allowed_tools", "disallowed_tools", "each", "min_confidence", "max_prompt_tokens",
-)
-# Fields that only mean something on a judge check (`judge` itself is the "both" case).
-JUDGE_ONLY = (
-    "prepare", "model", "allowed_tools", "disallowed_tools", "min_confidence",
-    "max_prompt_tokens",
-)
+# The fields, as the schema lists them; the judge-only ones are those it forbids a script.
+_RULE_SCHEMA = load_schema("rule.schema.json")
+RULE_FIELDS = tuple(_RULE_SCHEMA["properties"])
+CHECK_FIELDS = tuple(_RULE_SCHEMA["$defs"]["check"]["properties"])
+JUDGE_ONLY = tuple(_RULE_SCHEMA["$defs"]["check"]["then"]["properties"])
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
 
@@ -142,7 +134,7 @@ def _type_word(instance: Any) -> str:
 
 @functools.cache
 def _load_validator() -> Any:
-    return Draft202012Validator(load_schema("rule.schema.json"))
+    return Draft202012Validator(_RULE_SCHEMA)
 
 
 # ---- one file ----------------------------------------------------------------
@@ -322,12 +314,7 @@ class _Swollen(Exception):
 
 
 def _schema(fr: _FileRule, data: Any) -> None:
-    try:
-        validator = _load_validator()
-    except (OSError, ValueError) as exc:
-        fr.err((1, 1), f"cannot validate: {exc}")
-        return
-    for error in validator.iter_errors(data):
+    for error in _load_validator().iter_errors(data):
         problem = _schema_problem(data, error)
         if problem is not None:
             fr.err(*problem)
