@@ -252,7 +252,7 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
     return dict(loaded), {str(k): (key_at(k)[0] + 1, key_at(k)[1] + 1) for k in loaded}
 
 
-def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]] | None:
+def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     import re  # as in _scalar
     import tomllib
 
@@ -268,7 +268,7 @@ def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int
         raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     table = doc.get("tool", {}).get("slopjudge")
     if table is None:
-        return None
+        return {}, {}
     if not isinstance(table, dict):
         raise ConfigError(path, 1, 1, "`tool.slopjudge` must be a table")
     # tomllib keeps no positions: find each key's line inside the table by text.
@@ -386,20 +386,13 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
     """
     workspace = os.path.abspath(workspace)
     src = os.path.abspath(source) if source else workspace
-    config_files: list[str] = []
     values: dict[str, Any] = {}
-    yaml_path = os.path.join(src, CONFIG_NAME)
-    toml_path = os.path.join(src, "pyproject.toml")
-    if os.path.isfile(yaml_path):
-        config_files.append(yaml_path)
-        data, pos = _read_yaml_config(yaml_path)
-        values = _apply(yaml_path, data, pos, workspace)
-    elif os.path.isfile(toml_path):
-        # Listed even without a table: adding one must invalidate the rules cache.
-        config_files.append(toml_path)
-        found = _read_pyproject(toml_path)
-        if found is not None:
-            values = _apply(toml_path, found[0], found[1], workspace)
+    # pyproject.toml is listed even without a table: adding one must invalidate the rules cache.
+    config_files = [p for p in (os.path.join(src, CONFIG_NAME),
+                                os.path.join(src, "pyproject.toml")) if os.path.isfile(p)][:1]
+    for path in config_files:
+        read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
+        values = _apply(path, *read(path), workspace)
 
     if rules_dir is not None:
         values["rules_dir"] = os.path.abspath(rules_dir)
@@ -418,12 +411,10 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
             values["rubric_path"] = local_rubric
         elif os.path.isfile(PACKAGED_RUBRIC):
             values["rubric_path"] = PACKAGED_RUBRIC
-    env_events = os.environ.get("SLOPJUDGE_EVENTS_FILE")
-    if env_events:
-        values["events_file"] = os.path.abspath(env_events)
-    env_runner = os.environ.get("SLOPJUDGE_RUNNER")
-    if env_runner:
-        values["runner"] = env_runner
+    if os.environ.get("SLOPJUDGE_EVENTS_FILE"):
+        values["events_file"] = os.path.abspath(os.environ["SLOPJUDGE_EVENTS_FILE"])
+    if os.environ.get("SLOPJUDGE_RUNNER"):
+        values["runner"] = os.environ["SLOPJUDGE_RUNNER"]
     return Settings(
         workspace=workspace,
         rules_dir=values.pop("rules_dir", os.path.join(workspace, "rules")),
