@@ -1,20 +1,12 @@
 """A rule's ``match:``: sloprail's match expressions (expr-lang's grammar, the part
-rules use), compiled at load and evaluated per file or per event.
+rules use; for users: docs/sloprail.md), compiled at load and evaluated per file or
+per event.
 
-Grammar: string literals ("…", '…', `raw`), numbers, ``true``/``false``/``nil``,
-``[a, b]`` lists; names, ``a.b``, ``a?.b``, ``a["b"]``, ``a[0]``; ``#`` and ``.f``
-(the current element inside a predicate); calls ``any all none one filter map
-count len lower upper trim``; operators, loosest first: ``or ||``, ``and &&``,
-``== != < > <= >= in matches contains startsWith endsWith`` (each also as
-``not in`` …), ``+ -``, unary ``not ! -``, ``??``; parentheses.
-
-As in expr-lang, ``matches`` is an unanchored regular-expression search (RE2
-syntax read by Python's ``re``; ``\\z`` is read as ``\\Z``); a wrong type (``nil
-startsWith "x"``, ``and`` on a non-boolean) is a runtime error, and a runtime
-error never reads as "no match": the caller fails closed on it. A literal regular
-expression is compiled at load, so a bad one is a load error with its position.
-
-Standard library only: the PreToolUse hook evaluates these.
+As in expr-lang, ``matches`` is an unanchored regular-expression search (RE2 syntax
+read by Python's ``re``; ``\\z`` is read as ``\\Z``); a wrong type is a runtime error,
+and a runtime error never reads as "no match": the caller fails closed on it. A
+literal regular expression is compiled at load, so a bad one is a load error with its
+position. Standard library only: the PreToolUse hook evaluates these.
 """
 
 from __future__ import annotations
