@@ -88,13 +88,16 @@ def _suggest(word: str, options: Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _pos(node: Any, key: Any = None, *, of_key: bool = False) -> Pos:
+_NODE = object()  # no key: the node itself (a YAML key may be null)
+
+
+def _pos(node: Any, key: Any = _NODE, *, of_key: bool = False) -> Pos:
     """Where ``node[key]`` starts (its key, ``of_key``), else ``node`` itself, 1-based;
     the enclosing position when ruamel kept none (a node built by an alias or merge, or
     not from YAML at all)."""
     try:
         lc = node.lc
-        if key is None:
+        if key is _NODE:
             line, col = lc.line, lc.col
         elif isinstance(node, list):
             line, col = lc.item(key)
@@ -102,7 +105,7 @@ def _pos(node: Any, key: Any = None, *, of_key: bool = False) -> Pos:
             line, col = lc.key(key) if of_key else lc.value(key)
         return line + 1, col + 1
     except Exception:
-        if key is None:
+        if key is _NODE:
             return 1, 1
         if of_key or isinstance(node, list):
             return _pos(node)
