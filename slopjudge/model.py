@@ -39,31 +39,23 @@ EVENT_KINDS: tuple[str, ...] = ("pre-tool", "stop", "subagent-stop", "ci")
 SIZE_ALIASES = ("size-xs", "size-sm", "size-md", "size-lg", "size-xl", "size-xxl")
 
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "<no default>"
-
-
-_MISSING: Any = _Missing()
+_MISSING: Any = object()  # no default
 
 
 class Field:
-    """One field of a record: its name, default or factory, and whether it counts
-    in ``__eq__`` and ``__repr__``."""
+    """One field of a record (``field(...)`` as ``dataclasses.field``): its name, default
+    or factory, and whether it counts in ``__eq__`` and ``__repr__``."""
 
     __slots__ = ("name", "default", "factory", "compare", "repr", "kw_only")
 
-    def __init__(self, default: Any = _MISSING, factory: Any = _MISSING, compare: bool = True,
-                 repr: bool = True) -> None:
+    def __init__(self, *, default: Any = _MISSING, default_factory: Any = _MISSING,
+                 compare: bool = True, repr: bool = True) -> None:
         self.name = ""
-        self.default, self.factory = default, factory
+        self.default, self.factory = default, default_factory
         self.compare, self.repr, self.kw_only = compare, repr, False
 
 
-def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True,
-          repr: bool = True) -> Any:
-    """As ``dataclasses.field``: a default or a factory, and what the field counts in."""
-    return Field(default, default_factory, compare, repr)
+field: Any = Field
 
 
 def fields(cls_or_obj: Any) -> tuple[Field, ...]:
@@ -119,7 +111,7 @@ def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
     return __init__
 
 
-@dataclass_transform(field_specifiers=(field, Field))
+@dataclass_transform(field_specifiers=(Field,))
 def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -> Any:
     """As ``@dataclass`` (``eq``, ``repr``, ``kw_only``, ``frozen``), without importing it."""
 
@@ -171,8 +163,6 @@ def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -
                 return hash(tuple(getattr(self, n) for n in compared))
 
             cls.__setattr__, cls.__delattr__, cls.__hash__ = __setattr__, __delattr__, __hash__
-        cls.__match_args__ = tuple(  # type: ignore[misc]
-            f.name for f in ordered if not f.kw_only)
         return cls
 
     return wrap if cls is None else wrap(cls)
@@ -302,12 +292,6 @@ class Rule:
             if m.get(key):
                 text += f"{'; ' if text else ''}{label}{m[key]}"
         return text
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rule:
-        data = dict(data)
-        data["checks"] = [Check(**c) for c in data.get("checks", [])]
-        return cls(**data)
 
 
 @record

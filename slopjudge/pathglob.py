@@ -1,24 +1,10 @@
-"""Gitignore-like path globs: the one glob dialect of slopjudge.
+"""Gitignore-like path globs: the one glob dialect of slopjudge (its syntax for users:
+docs/writing-rules.md, "Globs").
 
 Used for a rule's ``paths`` and ``exclude``, the path in ``tools:`` patterns
-(``Write(src/**)``, :mod:`slopjudge.changes.toolmatch`) and the rule pack's scripts
-(``rules/_lib/slopscan.py``: ``rules/_config/test-data.txt``, protect-rules).
-
-Paths are repository-relative with ``/`` separators. Syntax:
-
-- ``*`` matches within one path segment, ``?`` one character (never ``/``),
-  ``[abc]``/``[a-z]``/``[!abc]`` a character class (never ``/``), ``\\x`` a
-  literal ``x``;
-- a ``**`` segment matches any number of directories: ``**/test_*.py``,
-  ``docs/**``, ``a/**/b``; ``**`` inside a segment acts like ``*``;
-- a pattern without ``/`` (other than a trailing one) matches the basename at
-  any depth (``*.py``); with a ``/`` it is anchored at the root (a leading
-  ``/`` or ``./`` anchors a bare name too: ``/setup.py``);
-- as in gitignore, a pattern that matches a directory matches every file
-  under it (``src`` admits ``src/a/b.py``); a trailing ``/`` matches
-  directories only.
-
-Matching is case-sensitive. Compiled patterns are cached.
+(``Write(src/**)``, :mod:`slopjudge.changes.toolmatch`) and the rule pack's scripts.
+Paths are repository-relative with ``/`` separators; matching is case-sensitive, and
+compiled patterns are cached.
 """
 
 from __future__ import annotations

@@ -12,11 +12,9 @@ strict undefined. The one exception is the per-file view of ``event``
 are absent where the file has none, so ``is defined`` tells a delete from an
 emptied file.
 
-With ``SLOPJUDGE_CHECK_PAYLOADS=1`` in the environment every payload built is
-validated against the schema and a wrong shape raises :class:`PayloadShapeError`.
-With a folder there instead, every payload built is kept in it (one file per
-distinct payload, named by its hash) for the caller to validate later: the test
-suite does so for every process it starts without each one loading the validator.
+With a folder in ``SLOPJUDGE_CHECK_PAYLOADS``, every payload built is kept in it (one
+file per distinct payload, named by its hash) for the caller to validate: the test
+suite does so (tests/payloadcheck.py) for every process it starts.
 """
 
 from __future__ import annotations
@@ -166,11 +164,9 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
-    check = os.environ.get(CHECK_ENV)
-    if check == "1":
-        check_shape(payload)
-    elif check:
-        keep_for_check(payload, check)
+    keep = os.environ.get(CHECK_ENV)
+    if keep:
+        keep_for_check(payload, keep)
     return payload
 
 
@@ -332,48 +328,6 @@ def payload_keys() -> tuple[str, ...]:
     from slopjudge.loading.schemas import load_schema
 
     return tuple(load_schema(SCHEMA)["required"])
-
-
-class PayloadShapeError(AssertionError):
-    """A payload that does not match ``schemas/payload.schema.json``."""
-
-
-def shape_problems(payload: dict[str, Any]) -> list[str]:
-    """Every way ``payload`` departs from the schema, as ``at /json/path: message``."""
-    validator = _validator()
-    problems = sorted(validator.iter_errors(payload),
-                      key=lambda e: [str(p) for p in e.absolute_path])
-    return [
-        "at /" + "/".join(str(p) for p in e.absolute_path) + f": {_short(e.message)}"
-        for e in problems
-    ]
-
-
-def _short(text: str) -> str:
-    # jsonschema quotes the offending value, which may be a whole file.
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def check_shape(payload: dict[str, Any]) -> None:
-    problems = shape_problems(payload)
-    if problems:
-        raise PayloadShapeError("payload does not match payload.schema.json: "
-                                + "; ".join(problems[:5]))
-
-
-_VALIDATOR: list[Any] = []
-
-
-def _validator() -> Any:
-    if not _VALIDATOR:
-        import jsonschema
-
-        from slopjudge.loading.schemas import load_schema
-
-        schema = load_schema(SCHEMA)
-        cls = jsonschema.validators.validator_for(schema)
-        _VALIDATOR.append(cls(schema))
-    return _VALIDATOR[0]
 
 
 def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from slopjudge.payload import PayloadShapeError
-from tests.payloadcheck import PayloadCheck
+from tests.payloadcheck import PayloadCheck, PayloadShapeError
 
 # Hypothesis's timing checks (a deadline per example, "input generation is slow") would fail
 # a test by how loaded the machine is (seen at load 20 on 2 cores); the suite's answer must not

@@ -9,13 +9,46 @@ test naming it: the validator is loaded once per worker, not once per subprocess
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from slopjudge.payload import CHECK_ENV, PayloadShapeError, shape_problems
+import jsonschema
+
+from slopjudge.loading.schemas import load_schema
+from slopjudge.payload import CHECK_ENV, SCHEMA
+
+
+class PayloadShapeError(AssertionError):
+    """A payload that does not match ``schemas/payload.schema.json``."""
+
+
+@functools.cache
+def _validator() -> Any:
+    schema = load_schema(SCHEMA)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def shape_problems(payload: dict[str, Any]) -> list[str]:
+    """Every way ``payload`` departs from the schema, as ``at /json/path: message``
+    (jsonschema quotes the offending value, which may be a whole file: cut short)."""
+    problems = sorted(_validator().iter_errors(payload),
+                      key=lambda e: [str(p) for p in e.absolute_path])
+    return ["at /" + "/".join(str(p) for p in e.absolute_path) + ": "
+            + (e.message if len(e.message) <= 200 else e.message[:199] + "…")
+            for e in problems]
+
+
+def check_shape(payload: dict[str, Any]) -> None:
+    problems = shape_problems(payload)
+    if problems:
+        raise PayloadShapeError("payload does not match payload.schema.json: "
+                                + "; ".join(problems[:5]))
+
 
 OUTSIDE = "outside any test (a module or session fixture, or a process that outlived its test)"
 

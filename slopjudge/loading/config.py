@@ -49,8 +49,8 @@ class Limits:
         return any(getattr(self, f.name) is not None for f in fields(self))
 
     def session(self) -> bool:
-        return any(v is not None for v in (
-            self.session_max_judge_calls, self.session_max_tokens, self.session_max_cost_usd))
+        return any(getattr(self, f.name) is not None for f in fields(self)
+                   if f.name.startswith("session_"))
 
 
 @record(kw_only=True)
@@ -227,28 +227,6 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
     return data, pos
 
 
-def _ruamel_yaml(path: str, text: str) -> tuple[Any, dict[str, tuple[int, int]]]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        data = YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        from slopjudge.loading.loader import yaml_problem
-
-        raise ConfigError(path, line, col, f"broken YAML: {yaml_problem(exc)}") from None
-    except YAMLError as exc:
-        raise ConfigError(path, 1, 1, f"broken YAML: {exc}") from None
-    pos: dict[str, tuple[int, int]] = {}
-    if isinstance(data, dict) and hasattr(data, "lc"):
-        for key in data:
-            line, col = data.lc.key(key)
-            pos[str(key)] = (line + 1, col + 1)
-    return data, pos
-
-
 def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -256,17 +234,25 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     try:
-        data, pos = _simple_yaml(text)
+        return _simple_yaml(text)
     except _Fallback:
-        data, pos = _ruamel_yaml(path, text)
-    if data is None:
+        pass
+    from slopjudge.loading.loader import YamlProblem, parse_yaml
+
+    try:
+        loaded = parse_yaml(text)
+    except YamlProblem as exc:
+        (line, col), message = exc.args
+        raise ConfigError(path, line, col, message) from None
+    if loaded is None:
         return {}, {}
-    if not isinstance(data, dict):
+    if not isinstance(loaded, dict):
         raise ConfigError(path, 1, 1, "the settings file must be a mapping of `key: value`")
-    return dict(data), pos
+    key_at = loaded.lc.key  # type: ignore[attr-defined]
+    return dict(loaded), {str(k): (key_at(k)[0] + 1, key_at(k)[1] + 1) for k in loaded}
 
 
-def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]] | None:
+def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     import re  # as in _scalar
     import tomllib
 
@@ -282,7 +268,7 @@ def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int
         raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     table = doc.get("tool", {}).get("slopjudge")
     if table is None:
-        return None
+        return {}, {}
     if not isinstance(table, dict):
         raise ConfigError(path, 1, 1, "`tool.slopjudge` must be a table")
     # tomllib keeps no positions: find each key's line inside the table by text.
@@ -322,6 +308,12 @@ def _apply(
     return out
 
 
+# Settings that are true, false or a list (what the list holds); exclude_generated's
+# patterns are read by changes/authored.py.
+_LISTS_OR_BOOLS = {"preview": "rule ids",
+                   "generated": "path patterns (`!pattern` keeps matching files judged)"}
+
+
 def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
            workspace: str) -> Any:
     """One setting's value as its kind says, or ConfigError at its line."""
@@ -339,12 +331,13 @@ def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
         return float(value)
-    if kind == "preview":
+    if kind in _LISTS_OR_BOOLS:
+        if isinstance(value, str) and kind == "generated":
+            value = [value]
         if not isinstance(value, bool) and not (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-        ):
+                isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
             raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                              "rule ids")
+                              + _LISTS_OR_BOOLS[kind])
         return value
     if "|" in kind:  # one of these words
         if value not in kind.split("|"):
@@ -353,24 +346,11 @@ def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
         return value
     if kind == "aliases":
         return _model_aliases(path, line, col, value)
-    if kind == "generated":
-        return _generated(path, line, col, key, value)
     if isinstance(value, str):  # paths
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
     return [_resolve(workspace, str(v)) for v in value]
-
-
-def _generated(path: str, line: int, col: int, key: str, value: Any) -> bool | list[str]:
-    """``exclude_generated``: true, false, or path patterns (changes/authored.py)."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, bool) and not (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-        raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                          "path patterns (`!pattern` keeps matching files judged)")
-    return value
 
 
 def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
@@ -406,20 +386,13 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
     """
     workspace = os.path.abspath(workspace)
     src = os.path.abspath(source) if source else workspace
-    config_files: list[str] = []
     values: dict[str, Any] = {}
-    yaml_path = os.path.join(src, CONFIG_NAME)
-    toml_path = os.path.join(src, "pyproject.toml")
-    if os.path.isfile(yaml_path):
-        config_files.append(yaml_path)
-        data, pos = _read_yaml_config(yaml_path)
-        values = _apply(yaml_path, data, pos, workspace)
-    elif os.path.isfile(toml_path):
-        # Listed even without a table: adding one must invalidate the rules cache.
-        config_files.append(toml_path)
-        found = _read_pyproject(toml_path)
-        if found is not None:
-            values = _apply(toml_path, found[0], found[1], workspace)
+    # pyproject.toml is listed even without a table: adding one must invalidate the rules cache.
+    config_files = [p for p in (os.path.join(src, CONFIG_NAME),
+                                os.path.join(src, "pyproject.toml")) if os.path.isfile(p)][:1]
+    for path in config_files:
+        read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
+        values = _apply(path, *read(path), workspace)
 
     if rules_dir is not None:
         values["rules_dir"] = os.path.abspath(rules_dir)
@@ -438,12 +411,10 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
             values["rubric_path"] = local_rubric
         elif os.path.isfile(PACKAGED_RUBRIC):
             values["rubric_path"] = PACKAGED_RUBRIC
-    env_events = os.environ.get("SLOPJUDGE_EVENTS_FILE")
-    if env_events:
-        values["events_file"] = os.path.abspath(env_events)
-    env_runner = os.environ.get("SLOPJUDGE_RUNNER")
-    if env_runner:
-        values["runner"] = env_runner
+    if os.environ.get("SLOPJUDGE_EVENTS_FILE"):
+        values["events_file"] = os.path.abspath(os.environ["SLOPJUDGE_EVENTS_FILE"])
+    if os.environ.get("SLOPJUDGE_RUNNER"):
+        values["runner"] = os.environ["SLOPJUDGE_RUNNER"]
     return Settings(
         workspace=workspace,
         rules_dir=values.pop("rules_dir", os.path.join(workspace, "rules")),

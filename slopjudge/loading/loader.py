@@ -19,7 +19,7 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,19 +40,11 @@ if TYPE_CHECKING:
     from slopjudge.model import CheckKindName
 
 RULE_ID = r"[a-z0-9][a-z0-9-]*"
-RULE_FIELDS = (
-    "description", "doc", "on", "tools", "paths", "exclude", "mode", "on_uncertain", "checks",
-    "match", "require", "subjects", "preview", "measured",
-)
-CHECK_FIELDS = (
-    "id", "needs", "timeout", "script", "prepare", "judge", "model",
-    "allowed_tools", "disallowed_tools", "each", "min_confidence", "max_prompt_tokens",
-)
-# Fields that only mean something on a judge check (`judge` itself is the "both" case).
-JUDGE_ONLY = (
-    "prepare", "model", "allowed_tools", "disallowed_tools", "min_confidence",
-    "max_prompt_tokens",
-)
+# The fields, as the schema lists them; the judge-only ones are those it forbids a script.
+_RULE_SCHEMA = load_schema("rule.schema.json")
+RULE_FIELDS = tuple(_RULE_SCHEMA["properties"])
+CHECK_FIELDS = tuple(_RULE_SCHEMA["$defs"]["check"]["properties"])
+JUDGE_ONLY = tuple(_RULE_SCHEMA["$defs"]["check"]["then"]["properties"])
 DEFAULT_TIMEOUT = {"script": 120.0, "judge": 600.0}
 DEFAULT_ON = ["stop", "ci"]
 
@@ -96,37 +88,28 @@ def _suggest(word: str, options: Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _mark(where: Callable[[], tuple[int, int]], otherwise: Callable[[], Pos]) -> Pos:
-    """ruamel's 0-based mark as a 1-based position; ``otherwise()`` when there is none
-    (a node built by an alias or merge, or not from YAML at all)."""
+_NODE = object()  # no key: the node itself (a YAML key may be null)
+
+
+def _pos(node: Any, key: Any = _NODE, *, of_key: bool = False) -> Pos:
+    """Where ``node[key]`` starts (its key, ``of_key``), else ``node`` itself, 1-based;
+    the enclosing position when ruamel kept none (a node built by an alias or merge, or
+    not from YAML at all)."""
     try:
-        line, col = where()
+        lc = node.lc
+        if key is _NODE:
+            line, col = lc.line, lc.col
+        elif isinstance(node, list):
+            line, col = lc.item(key)
+        else:
+            line, col = lc.key(key) if of_key else lc.value(key)
         return line + 1, col + 1
     except Exception:
-        return otherwise()
-
-
-def _key_pos(node: Any, key: Any) -> Pos:
-    return _mark(lambda: node.lc.key(key), lambda: _node_pos(node))
-
-
-def _value_pos(node: Any, key: Any) -> Pos:
-    return _mark(lambda: node.lc.value(key), lambda: _key_pos(node, key))
-
-
-def _item_pos(node: Any, index: int) -> Pos:
-    return _mark(lambda: node.lc.item(index), lambda: _node_pos(node))
-
-
-def _node_pos(node: Any) -> Pos:
-    return _mark(lambda: (node.lc.line, node.lc.col), lambda: (1, 1))
-
-
-def _child_pos(parent: Any, key: Any) -> Pos:
-    """Where the value at ``parent[key]`` starts."""
-    if isinstance(parent, list) and isinstance(key, int):
-        return _item_pos(parent, key)
-    return _value_pos(parent, key)
+        if key is _NODE:
+            return 1, 1
+        if of_key or isinstance(node, list):
+            return _pos(node)
+        return _pos(node, key, of_key=True)
 
 
 def _where(path: Iterable[Any]) -> str:
@@ -136,30 +119,25 @@ def _where(path: Iterable[Any]) -> str:
     return out or "the rule"
 
 
-# The words a message uses for a JSON schema type, and the schema type of a loaded value
+# The words a message uses for a JSON schema type, and for a loaded value's type
 # (bool before int: a bool is an int to isinstance).
 _SCHEMA_TYPES = {
     "string": "a string", "array": "a list", "object": "a mapping",
     "number": "a number", "integer": "an integer", "boolean": "a boolean",
 }
 _VALUE_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"), (int, "integer"), (float, "number"),
-    (str, "string"), (dict, "object"), (list, "array"),
+    (type(None), "empty (null)"), (bool, "a boolean"), (int, "an integer"),
+    (float, "a number"), (str, "a string"), (dict, "a mapping"), (list, "a list"),
 )
 
 
 def _type_word(instance: Any) -> str:
-    if instance is None:
-        return "empty (null)"
-    for py_type, schema_type in _VALUE_TYPES:
-        if isinstance(instance, py_type):
-            return _SCHEMA_TYPES[schema_type]
-    return type(instance).__name__
+    return next((w for t, w in _VALUE_TYPES if isinstance(instance, t)), type(instance).__name__)
 
 
 @functools.cache
 def _load_validator() -> Any:
-    return Draft202012Validator(load_schema("rule.schema.json"))
+    return Draft202012Validator(_RULE_SCHEMA)
 
 
 # ---- one file ----------------------------------------------------------------
@@ -215,18 +193,16 @@ def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> No
 
 # -- parse --
 
-# The parser's words for the usual indentation slips, said for a person; `{}`
-# gets what the parser found. Keyed by the start of ruamel's problem text.
+# The parser's words for the usual indentation slips, said for a person. Keyed by the
+# start of ruamel's problem text.
+_UNINDENTED = ("this line's indentation matches no enclosing block: indent it exactly like "
+               "the keys (or `- ` items) it belongs with")
 _YAML_PROBLEMS = {
     "mapping values are not allowed here": (
         "a `key:` where none can be: this line is indented deeper than the keys it "
         "belongs with, or a value containing `: ` needs quotes"),
-    "expected <block end>": (
-        "this line's indentation matches no enclosing block: indent it exactly like "
-        "the keys (or `- ` items) it belongs with"),
-    "did not find expected key": (
-        "this line's indentation matches no enclosing block: indent it exactly like "
-        "the keys (or `- ` items) it belongs with"),
+    "expected <block end>": _UNINDENTED,
+    "did not find expected key": _UNINDENTED,
     "did not find expected '-' indicator": (
         "a `key:` among `- ` items: indent it under its item, or start it with `- `"),
     "could not find expected ':'": (
@@ -237,17 +213,27 @@ _YAML_PROBLEMS = {
 }
 
 
-def yaml_problem(exc: Any) -> str:
-    """One line for a ruamel parse error: the usual slips in words, else ruamel's own."""
-    problem = " ".join(str(exc.problem or "").split())
-    for start, words in _YAML_PROBLEMS.items():
-        if problem.startswith(start):
-            return words
-    if not problem:
-        problem = " ".join(str(exc).split())
-    context = " ".join(str(exc.context or "").split())
-    return f"{problem} ({context})" if context and exc.problem else problem
+class YamlProblem(Exception):
+    """YAML that does not parse: ``args`` are the 1-based (line, col) and one line."""
 
+
+def parse_yaml(text: str) -> Any:
+    """``text`` read by ruamel.yaml (round trip: nodes keep their positions); raise
+    :class:`YamlProblem` with the usual slips in words, else ruamel's own."""
+    try:
+        return YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = " ".join(str(exc.problem or "").split())
+        context = " ".join(str(exc.context or "").split())
+        words = next((w for start, w in _YAML_PROBLEMS.items() if problem.startswith(start)),
+                     f"{problem} ({context})" if context and problem else
+                     problem or " ".join(str(exc).split()))
+        raise YamlProblem(pos, f"broken YAML: {words}") from None
+    except YAMLError as exc:
+        raise YamlProblem((1, 1), "broken YAML: "
+                          + (" ".join(str(exc).split()) or type(exc).__name__)) from None
 
 
 def _parse(fr: _FileRule) -> Any:
@@ -266,28 +252,21 @@ def _parse(fr: _FileRule) -> Any:
         fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
         return None
     try:
-        data = YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        fr.err(pos, f"broken YAML: {yaml_problem(exc)}")
-        return None
-    except YAMLError as exc:
-        fr.err((1, 1), f"broken YAML: {' '.join(str(exc).split()) or type(exc).__name__}")
+        data = parse_yaml(text)
+    except YamlProblem as exc:
+        fr.err(*exc.args)
         return None
     if data is None:
         fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
         return None
     swollen = _swollen(data)
     if swollen is not None:
-        fr.err(_node_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
+        fr.err(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
                                    "through its aliases (`*name`); write the values out")
         return None
     if not isinstance(data, dict):
-        fr.err(
-            _node_pos(data),
-            f"the top level must be a mapping (description, checks, …), not {_type_word(data)}",
-        )
+        fr.err(_pos(data), "the top level must be a mapping (description, checks, …), "
+                           f"not {_type_word(data)}")
         return None
     return data
 
@@ -324,28 +303,21 @@ def _swollen(data: Any) -> Any:
     try:
         size(data)
     except _Swollen as exc:
-        return exc.node
+        return exc.args[0]
     except RecursionError:
         return data
     return None
 
 
 class _Swollen(Exception):
-    def __init__(self, node: Any) -> None:
-        super().__init__()
-        self.node = node
+    """``args[0]``: the container at which the expansion passed the limit."""
 
 
 # -- the schema --
 
 
 def _schema(fr: _FileRule, data: Any) -> None:
-    try:
-        validator = _load_validator()
-    except (OSError, ValueError) as exc:
-        fr.err((1, 1), f"cannot validate: {exc}")
-        return
-    for error in validator.iter_errors(data):
+    for error in _load_validator().iter_errors(data):
         problem = _schema_problem(data, error)
         if problem is not None:
             fr.err(*problem)
@@ -368,7 +340,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     parent: Any = data
     for part in path[:-1]:
         parent = parent[part]
-    pos = _child_pos(parent, path[-1]) if path else (1, 1)
+    pos = _pos(parent, path[-1]) if path else (1, 1)
     where = _where(path)
     inst = error.instance
     if v == "type":
@@ -409,28 +381,20 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
     _rule_id(fr)
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
     description = data.get("description")
-    if isinstance(description, str):
-        if not description.strip() and description:
-            fr.err(_value_pos(data, "description"), "`description` must not be empty")
-        elif "\n" in description.strip():
-            fr.err(
-                _value_pos(data, "description"),
-                "`description` must be one line (a refusal quotes it); put detail in `doc`",
-            )
+    if isinstance(description, str) and description and not description.strip():
+        fr.err(_pos(data, "description"), "`description` must not be empty")
+    elif isinstance(description, str) and "\n" in description.strip():
+        fr.err(_pos(data, "description"),
+               "`description` must be one line (a refusal quotes it); put detail in `doc`")
     on = data.get("on")
     on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
-    tools = data.get("tools")
-    if isinstance(tools, list):
-        _tool_items(fr, "tools", tools, deny=False)
-    if "pre-tool" not in on_list:
-        for key in ("tools", "on_uncertain"):
-            if key in data:
-                fr.err(
-                    _key_pos(data, key),
-                    f"`{key}` has no effect: `on` lacks `pre-tool` "
-                    f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`",
-                )
-
+    if isinstance(data.get("tools"), list):
+        _tool_items(fr, data["tools"], "tools", deny=False)
+    for key in ("tools", "on_uncertain"):
+        if key in data and "pre-tool" not in on_list:
+            fr.err(_pos(data, key, of_key=True),
+                   f"`{key}` has no effect: `on` lacks `pre-tool` "
+                   f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`")
     checks_node = data.get("checks")
     checks: list[Check] = []
     if isinstance(checks_node, list):
@@ -445,21 +409,13 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         value = data.get(key)
         return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
 
-    mode = data.get("mode")
-    on_uncertain = data.get("on_uncertain")
     fr.rule = Rule(
-        id=fr.id,
-        path=fr.path,
-        dir=refs.rule_dir,
-        description=str(description).strip() if isinstance(description, str) else "",
-        on=[x for x in on_list if x in EVENT_KINDS]
-        if isinstance(on, list)
-        else list(DEFAULT_ON),
-        tools=strings("tools"),
-        paths=strings("paths"),
-        exclude=strings("exclude"),
-        mode="shadow" if mode == "shadow" else "enforce",
-        on_uncertain="ask" if on_uncertain == "ask" else "deny",
+        id=fr.id, path=fr.path, dir=refs.rule_dir,
+        description=description.strip() if isinstance(description, str) else "",
+        on=[x for x in on_list if x in EVENT_KINDS],
+        tools=strings("tools"), paths=strings("paths"), exclude=strings("exclude"),
+        mode="shadow" if data.get("mode") == "shadow" else "enforce",
+        on_uncertain="ask" if data.get("on_uncertain") == "ask" else "deny",
         checks=checks,
         doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
         preview=data.get("preview") is True,
@@ -497,29 +453,26 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
     """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
     with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
     label = f"require[{i}]"
+    _misplaced_keys(fr, item, ("skill", "citation", "files", "when", "context"), (), label)
     kinds = [k for k in ("skill", "citation", "context") if k in item]
-    for key in item:
-        if key not in ("skill", "citation", "context", "files", "when"):
-            fr.err(_key_pos(item, key), f"unknown field `{key}` in `{label}`"
-                   + _suggest(str(key), ("skill", "citation", "files", "when")))
     if len(kinds) != 1:
-        fr.err(_item_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
+        fr.err(_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
         return None
     kind = kinds[0]
     out: dict[str, Any] = {"kind": kind, "when": None}
     if kind == "context":
-        fr.err(_key_pos(item, "context"), f"`{label}.context`: slopjudge has no contexts "
-               "(docs/sloprail.md); use `when` with a script that decides it")
+        fr.err(_pos(item, "context", of_key=True), f"`{label}.context`: slopjudge has no "
+               "contexts (docs/sloprail.md); use `when` with a script that decides it")
         return None
     if kind == "skill":
         name, files = item.get("skill"), item.get("files", [])
         if not isinstance(name, str) or not name.strip():
-            fr.err(_value_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
+            fr.err(_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
             return None
         if not isinstance(files, list) or not all(
                 isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")
                 for f in files):
-            fr.err(_value_pos(item, "files"), f"`{label}.files` must list paths inside the "
+            fr.err(_pos(item, "files"), f"`{label}.files` must list paths inside the "
                    "skill's folder (relative, no `..`)")
             return None
         out.update(skill=name.strip(), files=[str(f) for f in files])
@@ -529,17 +482,17 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
         if (not isinstance(cite, dict) or set(cite) != {"source_types"}
                 or not isinstance(types, list) or not types
                 or any(t not in _SOURCE_TYPES for t in types)):
-            fr.err(_value_pos(item, "citation"), f"`{label}.citation` must be "
+            fr.err(_pos(item, "citation"), f"`{label}.citation` must be "
                    f"{{source_types: [...]}} naming {' and/or '.join(_SOURCE_TYPES)}")
             return None
         out["source_types"] = [str(t) for t in types]
     if "files" in item and kind != "skill":
-        fr.err(_key_pos(item, "files"), f"`{label}.files` goes with `skill` only")
+        fr.err(_pos(item, "files", of_key=True), f"`{label}.files` goes with `skill` only")
         return None
     when = item.get("when")
     if when is not None:
         if not isinstance(when, str) or not when.strip():
-            fr.err(_value_pos(item, "when"), f"`{label}.when` must be a script")
+            fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
         out["when"] = refs.executable(item, "when", when)
         if out["when"] is None:
@@ -550,7 +503,7 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
 def _expr_pos(path: str, data: Any, key: str, offset: int) -> Pos:
     """Where character ``offset`` of the scalar ``data[key]`` sits in the file (a quoted
     scalar's escapes are not counted back)."""
-    line, col = _value_pos(data, key)
+    line, col = _pos(data, key)
     before = str(data[key])[:offset]
     try:
         with open(path, encoding="utf-8") as f:
@@ -586,37 +539,30 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
         if key in own:
             continue
         if key in other:
-            fr.err(_key_pos(node, key),
+            fr.err(_pos(node, key, of_key=True),
                    f"`{key}` is a rule field, not a check field; move it to the top level"
                    if label else f"`{key}` is a check field; put it under `checks:`")
         else:
             fr.err(
-                _key_pos(node, key),
+                _pos(node, key, of_key=True),
                 f"unknown field `{key}`" + (f" in `{label}`" if label else "")
                 + _suggest(str(key), own),
             )
 
 
-def _tool_items(
-    fr: _FileRule, key: str, items: list[Any], *, deny: bool, label: str = ""
-) -> list[str]:
-    label = label or key
+def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> list[str]:
     good: list[str] = []
     for i, item in enumerate(items):
         if not isinstance(item, str):
             continue  # the schema reported the type
         problem = tool_rule_problem(item)
+        if not problem and deny and denies_verdict_write(item):
+            problem = (f"`{item}` denies the judge writing its verdict file; "
+                       "deny narrower paths instead, e.g. `Write(src/**)`")
         if problem:
-            fr.err(_item_pos(items, i), f"`{label}[{i}]`: {problem}")
-            continue
-        if deny and denies_verdict_write(item):
-            fr.err(
-                _item_pos(items, i),
-                f"`{label}[{i}]`: `{item}` denies the judge writing its verdict file; "
-                "deny narrower paths instead, e.g. `Write(src/**)`",
-            )
-            continue
-        good.append(str(item))
+            fr.err(_pos(items, i), f"`{label}[{i}]`: {problem}")
+        else:
+            good.append(item)
     return good
 
 
@@ -638,16 +584,10 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
         try:
             timeout = parse_duration(item["timeout"])
         except DurationError as exc:
-            fr.err(_value_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
+            fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
-    check = Check(
-        id=check_id,
-        rule=fr.id,
-        kind=kind,
-        timeout=timeout,
-        line=_item_pos(seq, index)[0],
-        col=_item_pos(seq, index)[1],
-    )
+    line, col = _pos(seq, index)
+    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=line, col=col)
     for key in ("script", "prepare"):
         value = item.get(key)
         if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
@@ -662,10 +602,8 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
         if isinstance(value, list):
-            good = _tool_items(
-                fr, key, value, deny=key == "disallowed_tools", label=f"{label}.{key}"
-            )
-            setattr(check, key, good)
+            setattr(check, key, _tool_items(fr, value, f"{label}.{key}",
+                                            deny=key == "disallowed_tools"))
     if item.get("each") in ("changeset", "file"):
         check.each = item["each"]
     conf = item.get("min_confidence")
@@ -675,7 +613,7 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     if isinstance(needs, list):
         for i, raw in enumerate(needs):
             if isinstance(raw, str) and raw:
-                fr.needs.append(_Need(check, str(raw), _item_pos(needs, i)))
+                fr.needs.append(_Need(check, str(raw), _pos(needs, i)))
     return check
 
 
@@ -687,17 +625,17 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
         keys = list(item)
         second = "judge" if keys.index("judge") > keys.index("script") else "script"
         fr.err(
-            _key_pos(item, second),
+            _pos(item, second, of_key=True),
             f"`{label}` has both `script` and `judge`; a check is one or the other, "
             "so split it into two checks",
         )
     elif not has_script and not has_judge:
-        fr.err(_item_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+        fr.err(_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
     if has_script and not has_judge:
         for key in JUDGE_ONLY:
             if key in item:
                 fr.err(
-                    _key_pos(item, key),
+                    _pos(item, key, of_key=True),
                     f"`{key}` applies to judge checks only; `{label}` is a script check",
                 )
     return "script" if has_script else "judge"
@@ -708,7 +646,7 @@ def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     """The check's id (``check-N`` by default), unique in the rule."""
     raw_id = item.get("id")
     check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
-    id_pos = _value_pos(item, "id") if "id" in item else _item_pos(seq, index)
+    id_pos = _pos(item, "id") if "id" in item else _pos(seq, index)
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
     else:
@@ -720,14 +658,14 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
     model = item.get("model")
     if isinstance(model, str):
         if model and not model.strip():
-            fr.err(_value_pos(item, "model"), f"`{label}.model` must not be empty")
+            fr.err(_pos(item, "model"), f"`{label}.model` must not be empty")
         elif model.strip():
             check.model = model.strip()
     elif isinstance(model, list):
         # A preference list: the runner takes the first entry its harness can run.
         names = [m.strip() for m in model if isinstance(m, str)]
         if not names or any(not n or "," in n for n in names) or len(names) != len(model):
-            fr.err(_value_pos(item, "model"),
+            fr.err(_pos(item, "model"),
                    f"`{label}.model` must list model names or size aliases (no commas)")
         else:
             check.model = ",".join(names)
@@ -736,129 +674,97 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
 # -- the files a check names --
 
 
+@dataclass
 class _Refs:
     """Finds the scripts and templates a rule's checks name, and notes every path
     looked at (``watched``: a change there invalidates the rules cache)."""
 
-    def __init__(self, fr: _FileRule, rule_dir: str, template_dirs: list[str],
-                 watched: set[str]) -> None:
-        self.fr = fr
-        self.rule_dir = rule_dir
-        self.template_dirs = template_dirs
-        self.watched = watched
+    fr: _FileRule
+    rule_dir: str
+    template_dirs: list[str]
+    watched: set[str]
 
     def executable(self, item: Any, key: str, value: str) -> str | None:
-        pos = _value_pos(item, key)
         value = value.strip()
         candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
-        if len(value.split()) > 1 and not os.path.lexists(candidate):
-            self.watched.add(candidate)
-            self.fr.err(
-                pos,
-                f"{key} `{value}` is a command line, but a {key} names one file or command "
-                "and takes no arguments (it reads the payload on stdin); put the command in "
-                f"a script beside the rule (e.g. {key}.sh) and name that",
-            )
-            return None
-        if "/" not in value and not os.path.lexists(candidate):
+        shown, here = display_path(candidate), os.path.lexists(candidate)
+        if not here and "/" not in value and len(value.split()) == 1:
             # A bare name not beside the rule may be a command on PATH.
             found = shutil.which(value)
             if found:
                 self.watched.add(found)
                 return value
             self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
-            self.fr.err(
-                pos,
-                f"{key} `{value}` not found: not in {display_path(self.rule_dir)}/ and "
-                "not a command on PATH",
-            )
-            return None
-        self.watched.add(candidate)
-        shown = display_path(candidate)
-        if not os.path.exists(candidate):
-            self.fr.err(pos, f"{key} `{value}` not found (looked for {shown})")
-            return None
-        if os.path.isdir(candidate):
-            self.fr.err(pos, f"{key} `{value}` is a folder, not an executable ({shown})")
-            return None
-        if not os.access(candidate, os.X_OK):
-            # A Python script runs on slopjudge's own interpreter (procs.script_argv):
-            # it needs no run bit, which a wheel install does not keep.
-            if not is_python_script(candidate):
-                self.fr.err(pos, f"{key} `{value}` is not executable; run `chmod +x {shown}`")
-                return None
-        return candidate
+            problem = f"not found: not in {display_path(self.rule_dir)}/ and not a command on PATH"
+        else:
+            self.watched.add(candidate)
+            if not here and len(value.split()) > 1:
+                problem = (f"is a command line, but a {key} names one file or command and takes "
+                           "no arguments (it reads the payload on stdin); put the command in a "
+                           f"script beside the rule (e.g. {key}.sh) and name that")
+            elif not os.path.exists(candidate):
+                problem = f"not found (looked for {shown})"
+            elif os.path.isdir(candidate):
+                problem = f"is a folder, not an executable ({shown})"
+            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
+                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+                # it needs no run bit, which a wheel install does not keep.
+                problem = f"is not executable; run `chmod +x {shown}`"
+            else:
+                return candidate
+        self.fr.err(_pos(item, key), f"{key} `{value}` {problem}")
+        return None
 
     def template(self, item: Any, value: str) -> str | None:
-        pos = _value_pos(item, "judge")
         value = value.strip()
         bases = [self.rule_dir, *self.template_dirs]
         for base in bases:
             candidate = os.path.normpath(os.path.join(base, value))
             self.watched.add(candidate)
             if os.path.isfile(candidate):
-                self._validate_template(candidate, item.get("each"))
-                return candidate
-        looked = ", ".join(f"{display_path(b)}/" for b in bases)
-        self.fr.err(pos, f"judge template `{value}` not found (looked in {looked})")
-        return None
-
-    def _validate_template(self, path: str, each: Any = None) -> None:
+                break
+        else:
+            looked = ", ".join(f"{display_path(b)}/" for b in bases)
+            self.fr.err(_pos(item, "judge"),
+                        f"judge template `{value}` not found (looked in {looked})")
+            return None
         # A per-file judge's event carries the file's fields: load it with them.
-        per_file: dict[str, Any] = {"each": "file"} if each == "file" else {}
+        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
         try:
-            problems = validate_template(
-                path, rule_dir=self.rule_dir, template_dirs=self.template_dirs, **per_file
-            )
+            problems = validate_template(candidate, rule_dir=self.rule_dir,
+                                         template_dirs=self.template_dirs, **per_file)
         except Exception as exc:  # a template checker bug must not hide the rule's other problems
-            self.fr.err((1, 1), f"cannot check template {display_path(path)}: {exc}")
-            return
-        for p in problems or []:
-            if p.rule is None:
-                p.rule = self.fr.id
+            self.fr.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
+            return candidate
+        for p in problems:
+            p.rule = p.rule or self.fr.id
             self.fr.errors.append(p)
+        return candidate
 
 
 # ---- across files ------------------------------------------------------------
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[set[str]]:
-    """The strongly connected components that hold a cycle (Kosaraju's two walks, both
-    iterative: need chains can be deep)."""
-    finished: list[str] = []  # nodes in the order their depth-first walk left them
-    seen: set[str] = set()
-    for root in sorted(graph):
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(graph[root]))]
-        while stack:
-            node, children = stack[-1]
-            child = next((c for c in children if c not in seen), None)
-            if child is None:
-                stack.pop()
-                finished.append(node)
-            else:
-                seen.add(child)
-                stack.append((child, iter(graph.get(child, []))))
-    back: dict[str, list[str]] = {}
-    for src, dsts in graph.items():
-        for dst in dsts:
-            back.setdefault(dst, []).append(src)
-    found: list[set[str]] = []
-    placed: set[str] = set()
-    for root in reversed(finished):  # what reaches the last finished node back: its component
-        if root in placed:
-            continue
-        members, todo = {root}, [root]
+    """The groups of checks that need each other round a loop (the strongly connected
+    components holding a cycle): each check with what it reaches and is reached back
+    from. Walks are iterative (need chains can be deep); a pack has hundreds of checks."""
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
         while todo:
-            for prev in back.get(todo.pop(), []):
-                if prev not in placed and prev not in members:
-                    members.add(prev)
-                    todo.append(prev)
-        placed |= members
-        if len(members) > 1 or root in graph.get(root, []):
-            found.append(members)
+            for child in graph.get(todo.pop(), []):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        return seen
+
+    reached = {node: reach(node) for node in graph}
+    found: list[set[str]] = []
+    for node in sorted(graph):
+        if node in reached[node] and not any(node in group for group in found):
+            found.append({m for m in reached[node] if node in reached.get(m, ())})
     return found
 
 
@@ -874,6 +780,24 @@ def _cycle_path(start: str, members: set[str], graph: dict[str, list[str]]) -> l
                 seen.add(child)
                 queue.append([*path, child])
     return [start, start]
+
+
+def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> str | None:
+    """The full id of the check ``need`` names; None (the error recorded) when none loads."""
+    raw = need.raw.strip()
+    rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
+    target = by_id.get(rid, [None])[0]
+    if target is None:
+        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id))
+    elif target.check_ids is None:
+        fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
+    elif cid not in target.check_ids:
+        owner = "this rule" if rid == fr.id else f"rule `{rid}`"
+        fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
+               + _suggest(cid, target.check_ids))
+    else:
+        return f"{rid}/{cid}"
+    return None
 
 
 def _link(loaded: list[_FileRule]) -> None:
@@ -892,26 +816,8 @@ def _link(loaded: list[_FileRule]) -> None:
     edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
     for fr in loaded:
         for need in fr.needs:
-            raw = need.raw.strip()
-            rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
-            target = by_id.get(rid)
-            if not target:
-                fr.err(
-                    need.pos,
-                    f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id),
-                )
-                continue
-            tfr = target[0]
-            if tfr.check_ids is None:
-                fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({tfr.disp})")
-                continue
-            if cid not in tfr.check_ids:
-                owner = "this rule" if rid == fr.id else f"rule `{rid}`"
-                fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
-                       + _suggest(cid, tfr.check_ids))
-                continue
-            src, dst = need.check.full_id, f"{rid}/{cid}"
-            if dst not in graph.setdefault(src, []):
+            src, dst = need.check.full_id, _resolve(fr, need, by_id)
+            if dst is not None and dst not in graph.setdefault(src, []):
                 graph[src].append(dst)
                 edge_need[(src, dst)] = (fr, need)
 
@@ -954,8 +860,8 @@ def load_rules(
     errors: list[LoadError] = []
     watched: set[str] = set()
     if not os.path.isdir(rules_dir):
-        errors.append(LoadError(display_path(rules_dir), 1, 1, "rules folder not found"))
-        return LoadResult(rules=[], errors=errors, files=[], watched=[rules_dir])
+        return LoadResult(rules=[], files=[], watched=[rules_dir], errors=[
+            LoadError(display_path(rules_dir), 1, 1, "rules folder not found")])
     found = find_rule_files(rules_dir)
     loaded: list[_FileRule] = []
     for rule_id, path in found:
@@ -963,8 +869,7 @@ def load_rules(
         try:
             _load_file(fr, template_dirs, watched)
         except Exception as exc:  # one broken file must not take the others down
-            fr.rule = None
-            fr.check_ids = None
+            fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
         loaded.append(fr)
     linked = True
@@ -972,9 +877,8 @@ def load_rules(
         _link(loaded)
     except Exception as exc:  # fail closed: no rule is trusted if linking broke
         linked = False
-        errors.append(
-            LoadError(display_path(rules_dir), 1, 1, f"internal error linking rules: {exc}")
-        )
+        errors.append(LoadError(display_path(rules_dir), 1, 1,
+                                f"internal error linking rules: {exc}"))
     rules = []
     for fr in loaded:
         if linked:
@@ -985,6 +889,5 @@ def load_rules(
         errors.extend(fr.errors)
     rules.sort(key=lambda r: r.id)
     errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
-    return LoadResult(
-        rules=rules, errors=errors, files=[p for _, p in found], watched=sorted(watched)
-    )
+    return LoadResult(rules=rules, errors=errors, files=[p for _, p in found],
+                      watched=sorted(watched))

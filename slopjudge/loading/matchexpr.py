@@ -1,20 +1,12 @@
 """A rule's ``match:``: sloprail's match expressions (expr-lang's grammar, the part
-rules use), compiled at load and evaluated per file or per event.
+rules use; for users: docs/sloprail.md), compiled at load and evaluated per file or
+per event.
 
-Grammar: string literals ("…", '…', `raw`), numbers, ``true``/``false``/``nil``,
-``[a, b]`` lists; names, ``a.b``, ``a?.b``, ``a["b"]``, ``a[0]``; ``#`` and ``.f``
-(the current element inside a predicate); calls ``any all none one filter map
-count len lower upper trim``; operators, loosest first: ``or ||``, ``and &&``,
-``== != < > <= >= in matches contains startsWith endsWith`` (each also as
-``not in`` …), ``+ -``, unary ``not ! -``, ``??``; parentheses.
-
-As in expr-lang, ``matches`` is an unanchored regular-expression search (RE2
-syntax read by Python's ``re``; ``\\z`` is read as ``\\Z``); a wrong type (``nil
-startsWith "x"``, ``and`` on a non-boolean) is a runtime error, and a runtime
-error never reads as "no match": the caller fails closed on it. A literal regular
-expression is compiled at load, so a bad one is a load error with its position.
-
-Standard library only: the PreToolUse hook evaluates these.
+As in expr-lang, ``matches`` is an unanchored regular-expression search (RE2 syntax
+read by Python's ``re``; ``\\z`` is read as ``\\Z``); a wrong type is a runtime error,
+and a runtime error never reads as "no match": the caller fails closed on it. A
+literal regular expression is compiled at load, so a bad one is a load error with its
+position. Standard library only: the PreToolUse hook evaluates these.
 """
 
 from __future__ import annotations
@@ -62,23 +54,16 @@ _FUNCTIONS = (*_PREDICATES, "len", "lower", "upper", "trim")
 def _unquote(text: str, at: int) -> str:
     if text[0] == "`":
         return text[1:-1]
-    out, i, body = [], 0, text[1:-1]
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
-            out.append(chr(int(body[i + 2:i + 6], 16)))
-            i += 6
-        elif nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            raise MatchError(f"unknown escape `\\{nxt}` in a string", at + i + 1)
-    return "".join(out)
+
+    def escape(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if len(esc) == 5:
+            return chr(int(esc[1:], 16))
+        if esc not in _ESCAPES:
+            raise MatchError(f"unknown escape `\\{esc}` in a string", at + m.start() + 1)
+        return _ESCAPES[esc]
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", escape, text[1:-1], flags=re.DOTALL)
 
 
 def _tokens(src: str) -> list[tuple[str, Any, int]]:
@@ -327,12 +312,9 @@ def _compare(op: str, a: Any, b: Any, at: int) -> bool:
     if op in ("==", "!="):
         same = a == b and (isinstance(a, bool) == isinstance(b, bool))
         return same if op == "==" else not same
-    if isinstance(a, str) and isinstance(b, str):
-        pair: tuple[Any, Any] = (a, b)
-    else:
-        pair = (_number(a, at), _number(b, at))
-    return bool({"<": pair[0] < pair[1], ">": pair[0] > pair[1],
-                 "<=": pair[0] <= pair[1], ">=": pair[0] >= pair[1]}[op])
+    if not (isinstance(a, str) and isinstance(b, str)):
+        a, b = _number(a, at), _number(b, at)
+    return bool(a < b if op == "<" else a > b if op == ">" else a <= b if op == "<=" else a >= b)
 
 
 def _word(op: str, a: Any, b: Any, at: int, pattern: re.Pattern[str] | None) -> bool:

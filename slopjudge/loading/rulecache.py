@@ -1,19 +1,15 @@
 """The validated-rules cache: skip parsing and validating rules that did not change.
 
-Every agent hook loads the rules. Parsing YAML and validating it against the
-schema costs far more than the hook's own work, so the last
-:class:`~slopjudge.model.LoadResult` is kept in ``<state_dir>/cache/rules.json``
-under a key of file stats ``(path, size, mtime_ns, mode)``: every file under
-the rules folder and the template folders, RUBRIC.md, the settings files,
-the files the result depends on elsewhere (scripts, PATH folders), the code
-that validates, and the slopjudge version; ``PATH`` itself only when a rule names a
-command found there (another ``PATH`` reloads nothing else). The mode is in the key because
-``chmod +x`` fixes a "not executable" error without touching mtime.
+Every agent hook loads the rules, and parsing and validating them costs far more than
+the hook's own work. The last :class:`~slopjudge.model.LoadResult` is kept in
+``<state_dir>/cache/rules.json`` under a key of file stats ``(path, size, mtime_ns,
+mode)`` of everything it depends on: the rules and template folders, RUBRIC.md, the
+settings files, scripts and PATH folders elsewhere, the validating code and the
+version; ``PATH`` itself only when a rule names a command found there. The mode counts
+because ``chmod +x`` fixes a "not executable" error without touching mtime.
 
-The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write,
-such as a rules list an agent emptied, is a miss and the rules load afresh.
-
-Standard library only on a hit: no ruamel.yaml, jsonschema or jinja2.
+The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write (a rules
+list an agent emptied) is a miss. Standard library only on a hit.
 """
 
 from __future__ import annotations

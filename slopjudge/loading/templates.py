@@ -1,22 +1,17 @@
 """Judge templates: a sandboxed, strict Jinja2 environment that keeps data inert.
 
-- Sandboxed (``ImmutableSandboxedEnvironment``): a template cannot reach
-  Python internals or mutate the payload.
-- Strict undefined: a name or key the payload lacks is an error, found at load
-  time by rendering each template against a synthetic payload.
-- Autoescape: every interpolated value (diffs, file contents, prepare output)
-  has ``&``, ``<`` and ``>`` turned into entities, so data can never close the
-  template's own tags (``</file>``, ``</diff>``) or open new ones. Trusted
-  text (the template itself, its includes, the rubric) is not escaped. Data is
-  never rendered a second time, so template syntax inside it stays text.
+- Sandboxed (``ImmutableSandboxedEnvironment``): no Python internals, no mutating the payload.
+- Strict undefined: a name or key the payload lacks is an error, found at load time by
+  rendering each template against a synthetic payload.
+- Autoescape: every interpolated value (diffs, file contents, prepare output) has ``&``,
+  ``<`` and ``>`` turned into entities, so data can never close the template's own tags
+  (``</file>``, ``</diff>``) or open new ones. Trusted text (the template, its includes,
+  the rubric) is not escaped; data is never rendered a second time.
 
-sloprail's templates port (README "Templates written for sloprail"): its extra
-filters (``raw``, ``dirname``, ``funcname``), its compact ``tojson``, and its
-undefined rule (a key missing on a present parent renders empty at run time)
-are followed where they keep data inert; the load check stays strict.
-
-Only :mod:`slopjudge.checks.judge` and the loader import this module; the
-hook fast path never does.
+sloprail's templates port (docs/sloprail.md): its filters ``raw``, ``dirname`` and
+``funcname``, its compact ``tojson``, and its undefined rule (a key missing on a present
+parent renders empty at run time) are followed where they keep data inert; the load
+check stays strict.
 """
 
 from __future__ import annotations
@@ -56,20 +51,12 @@ _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def escape_data(value: Any) -> Markup:
-    """Make a value safe to interpolate into a prompt: no tag can be closed or opened."""
+    """``value`` safe to interpolate into a prompt: no tag can be closed or opened. Also
+    the environment's ``finalize``, run on every ``{{ }}`` result before Jinja's own
+    escape, which the Markup returned makes a no-op."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
     return Markup(str(value).translate(_ESCAPES))
-
-
-def _finalize(value: Any) -> Any:
-    # Runs on every {{ }} result before Jinja's own escape; returning Markup
-    # makes that escape a no-op, so this escape is the one applied.
-    if type(value) is str:  # most values: the shortest way
-        return Markup(value.translate(_ESCAPES))
-    if hasattr(value, "__html__"):
-        return value
-    return escape_data(value)
 
 
 def _break_close(text: str) -> str:
@@ -79,14 +66,9 @@ def _break_close(text: str) -> str:
 
 
 def _raw(value: Any) -> Markup:
-    """``raw``: the value without entity escaping, but never a closing tag.
-
-    In sloprail ``raw`` undoes its one escape (``</`` to ``<\\/``), trusting the
-    value fully. Here data stays data: ``&``, ``<``, ``>`` and quotes come
-    through as they are, and every ``</`` is still broken, so the value cannot
-    end the ``<file>``/``<diff>`` it sits in. Trusted text (a ``{% set %}``
-    block of the template, the rubric) is kept verbatim.
-    """
+    """``raw``: the value without entity escaping, but every ``</`` still broken, so it
+    cannot end the ``<file>``/``<diff>`` it sits in (sloprail's trusts it fully). Trusted
+    text (a ``{% set %}`` block of the template, the rubric) is kept verbatim."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
     return Markup(_break_close(str(value)))
@@ -105,12 +87,8 @@ def _funcname(value: Any) -> str:
 
 
 def _tojson(value: Any, indent: int | None = None) -> Markup:
-    """sloprail's ``tojson``: keys sorted, compact, ``&``/``<``/``>`` as themselves.
-
-    Jinja's own writes ``\\u003c`` for every ``<``; sloprail keeps them and only
-    breaks ``</`` (as ``<\\/``, which JSON decodes back to ``</``), so the text
-    round-trips through a JSON parser and still cannot close a tag.
-    """
+    """sloprail's ``tojson``: keys sorted, compact, ``&``/``<``/``>`` as themselves (Jinja's
+    writes ``\\u003c``); only ``</`` is broken, as ``<\\/``, which JSON reads back."""
     import json
 
     if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
@@ -143,8 +121,6 @@ def _prepared(value: Any, where: str = "additionalContext") -> Any:
 
 def _missing_key(parent: _Prepared, name: object) -> str:
     """What a template read that prepare did not supply, with the nearest key it did."""
-    import difflib
-
     keys = sorted(str(k) for k in parent)
     hint = difflib.get_close_matches(str(name), keys, n=1)
     tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
@@ -154,15 +130,11 @@ def _missing_key(parent: _Prepared, name: object) -> str:
 
 
 class _SloprailUndefined(jinja2.StrictUndefined):
-    """sloprail's (gonja's) undefined, where it cannot hide a mistake at load.
-
-    A key missing on a present parent (``event.oldContent`` on a delete)
-    prints as "" and tests false, as in sloprail. Everything else stays an
-    error: a missing top-level name, reading through a missing parent,
-    iterating, comparing. The load check renders with plain strict undefined
-    against a payload that has every field, so a misspelled key is still
-    refused when the rule loads.
-    """
+    """sloprail's (gonja's) undefined, where it cannot hide a mistake at load: a key
+    missing on a present parent (``event.oldContent`` on a delete) prints as "" and tests
+    false. Everything else stays an error (a missing top-level name, reading through a
+    missing parent, iterating, comparing); the load check is strict against a payload
+    with every field, so a misspelled key is still refused when the rule loads."""
 
     __slots__ = ()
 
@@ -192,12 +164,6 @@ class _SloprailUndefined(jinja2.StrictUndefined):
 
 class TemplateRenderError(Exception):
     """A template failed to render; ``str()`` is ``path:line: message``."""
-
-    def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
 
 
 # Wall-clock limits on running a template: at load time (against the synthetic
@@ -234,14 +200,11 @@ def check_deadline() -> None:
 def _deadline(limit: float) -> Iterator[None]:
     """Stop a render that runs past ``limit`` seconds with :class:`TemplateTimeout`.
 
-    Works in any thread (judges render in worker threads, where no alarm signal reaches)
-    and costs next to nothing: compiled templates check the clock on entering every block
-    (each loop iteration, macro call, branch taken), on every call they make and in every
-    filter and test (:class:`_DeadlineCodeGenerator`, :meth:`_Sandbox.call`,
-    :func:`_checked`), where a runaway template spends its time. A trace function did the
-    same at twice the cost of every render. One operation of Python's own (a huge string
-    method) is not cut short; huge numbers and repetitions are refused before they run
-    (:func:`_too_large`).
+    Works in any thread (no alarm signal reaches a judge's worker thread): compiled
+    templates check the clock on entering every block, on every call and in every filter
+    and test, where a runaway template spends its time (a trace function cost twice as
+    much). One operation of Python's own (a huge string method) is not cut short; huge
+    numbers and repetitions are refused before they run (:func:`_too_large`).
     """
     outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
     _clock.end, _clock.limit = time.monotonic() + limit, limit
@@ -302,12 +265,6 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
-def _autoescape(_name: str | None) -> bool:
-    # On for *.md.j2 as SPEC §5 asks, and for every other judge template too:
-    # no prompt format is better off letting data close its tags.
-    return True
-
-
 @lru_cache(maxsize=64)
 def _environment(
     search_path: tuple[str, ...], strict: bool = False
@@ -315,8 +272,10 @@ def _environment(
     env = _Sandbox(
         loader=jinja2.FileSystemLoader(list(search_path)),
         undefined=jinja2.StrictUndefined if strict else _SloprailUndefined,
-        autoescape=_autoescape,
-        finalize=_finalize,
+        # On for *.md.j2 as SPEC §5 asks, and for every other judge template too:
+        # no prompt format is better off letting data close its tags.
+        autoescape=True,
+        finalize=escape_data,
         keep_trailing_newline=True,
         auto_reload=True,
     )
@@ -372,7 +331,7 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
             return template.render(_render_context(context))
     except Exception as exc:  # every failure becomes one clear line
         where, line, message = _explain(exc, os.path.abspath(path))
-        raise TemplateRenderError(where, line, message) from None
+        raise TemplateRenderError(f"{where}:{line}: {message}") from None
 
 
 def template_sha256(path: str) -> str | None:
@@ -392,25 +351,21 @@ class _Anything:
 
     def __getattr__(self, name: str) -> Any:
         # Jinja and the sandbox probe these: they must read as absent.
-        if (
-            name.startswith("_")
-            or name.startswith("jinja")
-            or name in ("unsafe_callable", "alters_data")
-        ):
+        if name.startswith(("_", "jinja")) or name in ("unsafe_callable", "alters_data"):
             raise AttributeError(name)
         return _Anything()
 
-    def __getitem__(self, key: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _Anything()
+
+    __getitem__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = (
+        __call__)
 
     def __iter__(self) -> Any:
         return iter((_Anything(),))
 
     def __len__(self) -> int:
         return 1
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _Anything()
 
     def __str__(self) -> str:
         return "sample"
@@ -422,11 +377,6 @@ class _Anything:
 
     def __float__(self) -> float:
         return 1.0
-
-    def __add__(self, other: Any) -> Any:
-        return _Anything()
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __add__
 
     def __lt__(self, other: Any) -> bool:
         return False
@@ -456,14 +406,9 @@ _SAMPLE_DIFF = (
 def synthetic_payload(
     rule_dir: str = "/rules/example", *, each: str = "changeset"
 ) -> dict[str, Any]:
-    """A payload with every SPEC §3 key and one sample file, for load-time rendering.
-
-    Built by the one payload builder, so it has every field a real one has;
-    the values a tool call or prepare supply are open mappings, so any key of
-    them loads. With ``each="file"`` the event is that file's sloprail view,
-    with every field it can carry (``oldPath`` too), so a template reading any
-    of them loads.
-    """
+    """A payload with every SPEC §3 key and one sample file, for load-time rendering:
+    built by the one payload builder, with open mappings for what a tool call or prepare
+    supply; with ``each="file"`` the event is that file's sloprail view, every field in."""
     from slopjudge.model import Changeset, Commit, Event, FileChange, Rule
     from slopjudge.payload import build_payload, file_event
 
@@ -542,6 +487,10 @@ def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
     return where, line, f"template fails to render: {type(exc).__name__}: {exc}"
 
 
+def _syntax_error(exc: jinja2.TemplateSyntaxError, where: str) -> LoadError:
+    return LoadError(exc.filename or where, exc.lineno or 1, 1, exc.message or str(exc))
+
+
 def _static_problems(
     env: ImmutableSandboxedEnvironment, name: str, seen: set[str]
 ) -> list[LoadError]:
@@ -556,10 +505,8 @@ def _static_problems(
     problems: list[LoadError] = []
     # Unknown filters and tests, even in branches a render would not reach.
     for node in ast.find_all((nodes.Filter, nodes.Test)):
-        kind, table = (
-            ("filter", env.filters) if isinstance(node, nodes.Filter) else ("test", env.tests)
-        )
-        if node.name not in table:
+        kind = "filter" if isinstance(node, nodes.Filter) else "test"
+        if node.name not in (env.filters if kind == "filter" else env.tests):
             problems.append(LoadError(where, node.lineno, 1, f"unknown {kind} {node.name!r}"))
     if problems:
         return problems
@@ -567,50 +514,30 @@ def _static_problems(
     try:
         undeclared = meta.find_undeclared_variables(ast)
     except jinja2.TemplateSyntaxError as exc:  # an unknown filter or test
-        return [LoadError(where, exc.lineno or 1, 1, exc.message or str(exc))]
+        return [_syntax_error(exc, where)]
     for var in sorted(undeclared - known):
         line = next((n.lineno for n in ast.find_all(nodes.Name) if n.name == var), 1)
         hint = difflib.get_close_matches(var, CONTEXT_KEYS, n=1)
         tip = f" (did you mean {hint[0]!r}?)" if hint else ""
-        problems.append(
-            LoadError(where, line, 1, f"unknown variable {var!r}{tip}; the judge context has "
-                      + ", ".join(CONTEXT_KEYS))
-        )
+        problems.append(LoadError(where, line, 1, f"unknown variable {var!r}{tip}; the "
+                                  "judge context has " + ", ".join(CONTEXT_KEYS)))
     for access in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        attr = (
-            access.attr
-            if isinstance(access, nodes.Getattr)
-            else (
-                access.arg.value
-                if isinstance(access, nodes.Getitem) and isinstance(access.arg, nodes.Const)
-                else None
-            )
-        )
+        key = access.attr if isinstance(access, nodes.Getattr) else getattr(access, "arg", None)
+        attr = key.value if isinstance(key, nodes.Const) else key
         if isinstance(attr, str) and attr.startswith("_"):
-            problems.append(
-                LoadError(where, access.lineno, 1,
-                          f"sandbox: access to {attr!r} is not allowed in a template")
-            )
+            problems.append(LoadError(where, access.lineno, 1,
+                                      f"sandbox: access to {attr!r} is not allowed in a template"))
+    imports = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
     for ref in meta.find_referenced_templates(ast):
         if ref is None:
             continue  # a computed name: checked when it renders
         try:
             problems.extend(_static_problems(env, ref, seen))
         except jinja2.TemplateNotFound:
-            line = next(
-                (
-                    n.lineno
-                    for n in ast.find_all(
-                        (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
-                    )
-                ),
-                1,
-            )
+            line = next((n.lineno for n in ast.find_all(imports)), 1)
             problems.append(LoadError(where, line, 1, f"template not found: {ref}"))
         except jinja2.TemplateSyntaxError as exc:
-            problems.append(
-                LoadError(exc.filename or ref, exc.lineno or 1, 1, exc.message or str(exc))
-            )
+            problems.append(_syntax_error(exc, ref))
     return problems
 
 
@@ -630,7 +557,7 @@ def validate_template(
     try:
         problems = _static_problems(env, name, set())
     except jinja2.TemplateSyntaxError as exc:
-        return [LoadError(exc.filename or target, exc.lineno or 1, 1, exc.message or str(exc))]
+        return [_syntax_error(exc, target)]
     except (OSError, UnicodeDecodeError) as exc:
         return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
     if problems:
