@@ -307,6 +307,26 @@ def test_a_virtualenv_python_runs_slopjudge_even_in_a_folder_with_spaces(
     assert run_hook(ws, "PreToolUse", write(ws), bare_env(ws))[:2] == (0, "")
 
 
+def test_a_linked_virtualenv_runs_slopjudge_through_its_launchers_python(repo: Path) -> None:
+    """A launcher whose first line names a python outside the project (the virtualenv is
+    a link, or was made at another path to the project): the wrapper runs slopjudge
+    through that python, not through the launcher (pip's imports `re` first)."""
+    assert install(repo).returncode == 0
+    bin_dir = repo / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    launcher = bin_dir / "slopjudge"
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.exit('launcher run')\n")
+    launcher.chmod(0o755)
+    rc, out, err = run_hook(repo, "PreToolUse", write(repo, "FORBIDDEN\n"), bare_env(repo))
+    assert rc == 0, err
+    assert "launcher run" not in err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # A line that is no plain python (arguments after it) is left to the launcher.
+    launcher.write_text(f"#!{sys.executable} -E\nimport sys\nsys.exit('launcher run')\n")
+    rc, _out, err = run_hook(repo, "PreToolUse", write(repo), bare_env(repo))
+    assert rc == 2 and "launcher run" in err, err
+
+
 def test_python_dash_m_is_used_when_python3_can_import_slopjudge(repo: Path) -> None:
     assert install(repo).returncode == 0
     bin_dir = repo.parent / "pybin"

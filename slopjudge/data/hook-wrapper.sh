@@ -7,7 +7,7 @@
 # slopjudge the way the README documents:
 #   1. $SLOPJUDGE_BIN, when set;
 #   2. the project's virtualenv: .venv/bin/slopjudge, then venv/bin/slopjudge (run
-#      through the virtualenv's own python when it has one);
+#      through the python its launcher names, when it names one);
 #   3. python3 -P -m slopjudge, when python3 can import it (not from the project folder);
 #   4. slopjudge on PATH, then ~/.local/bin/slopjudge (pipx, pip --user).
 # When none is there, it blocks every tool that could change the repository
@@ -42,6 +42,15 @@ for venv in .venv venv; do
         case $first in
             "#!$root/$venv/bin/python"*) [ -x "$root/$venv/bin/python" ] \
                 && venv_python=$root/$venv/bin/python ;;
+            '#!/'*)
+                # Another python's launcher (the virtualenv is a link, or was made at
+                # another path to the project): that python, when the whole line names
+                # one (not a /bin/sh trampoline, not an interpreter with arguments).
+                interp=${first#??}
+                case ${interp##*/} in
+                    python | python[0-9]*) [ -f "$interp" ] && [ -x "$interp" ] \
+                        && venv_python=$interp ;;
+                esac ;;
         esac
     fi
 done
