@@ -34,10 +34,10 @@ from typing import Any, NoReturn
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
+from slopjudge.harnesses.base import ModelSetError, alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
-from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
