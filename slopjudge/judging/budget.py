@@ -1,21 +1,9 @@
 """Spend limits on judge calls: per run, and per agent session across hook calls.
 
-Settings (``slopjudge.yaml`` / ``[tool.slopjudge]``), each unset by default:
-
-- ``max_judge_calls``, ``max_tokens``, ``max_cost_usd``: one run (one
-  ``slopjudge run``, one hook call);
-- ``session_max_judge_calls``, ``session_max_tokens``, ``session_max_cost_usd``:
-  one agent session, summed over its hook calls in
-  ``<state_dir>/state/<session>.spend.json``.
-
-Before each model call the judge asks :meth:`Budget.acquire`; a call that
-would go over a limit is not made and its check is an ``error`` naming the
-limit and how far it is spent. Calls answered from the verdict cache are
-never counted. A call reserves its estimated tokens and cost when it starts,
-so parallel calls cannot together pass a limit, and :meth:`Budget.settle`
-replaces the estimate with what the runner reported.
-
-Standard library only.
+docs/runner-and-budgets.md ("Budgets under any concurrency") is the contract: a call
+reserves its estimate before it starts (:meth:`Budget.acquire`), so parallel calls
+cannot together pass a limit, and settles to what the runner reported after
+(:meth:`Budget.settle`). Standard library only.
 """
 
 from __future__ import annotations
@@ -241,46 +229,43 @@ def _alive(pid: int) -> bool:
 
 
 def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
-    """The session's spend, the calls still held (those of live processes) and its rates."""
-    spend = read_session_spend(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return spend, {}, None  # a missing file (a broken one failed above)
-    held: dict[str, list[float]] = {}
-    raw = data.get("held")
-    for key, value in (raw.items() if isinstance(raw, dict) else ()):
-        pid = str(key).split(".", 1)[0]
-        if (pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2
-                and all(isinstance(v, (int, float)) and v >= 0 for v in value)):
-            held[str(key)] = [float(value[0]), float(value[1])]
-    rates = None
-    raw = data.get("rates")
-    if isinstance(raw, dict):
-        nums = [raw.get("tokens"), raw.get("cost_usd")]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in nums):
-            rates = Rates(float(nums[0]), float(nums[1]))  # type: ignore[arg-type]
-    return spend, held, rates
-
-
-def read_session_spend(path: str) -> Spend:
-    """A session's spend so far; a missing file is nothing spent. ValueError (one line)
-    when the record cannot be read: the caller fails closed."""
+    """The session's spend, the calls still held (those of live processes) and its rates;
+    a missing file is nothing spent. ValueError (one line) when the record cannot be read:
+    the caller fails closed."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
-        return Spend()
+        return Spend(), {}, None
     except OSError as exc:
         raise ValueError(exc.strerror or str(exc)) from None
     except ValueError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
+    spend = Spend(int(_num(data.get("judge_calls")) or 0), int(_num(data.get("tokens")) or 0),
+                  _num(data.get("cost_usd")) or 0.0)
+    held: dict[str, list[float]] = {}
+    raw = data.get("held")
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        pid = str(key).split(".", 1)[0]
+        if pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2:
+            tokens, cost = _num(value[0]), _num(value[1])
+            if tokens is not None and cost is not None:
+                held[str(key)] = [tokens, cost]
+    raw = data.get("rates")
+    rates = None
+    if isinstance(raw, dict):
+        tokens, cost = _num(raw.get("tokens")), _num(raw.get("cost_usd"))
+        rates = Rates(tokens, cost) if tokens is not None and cost is not None else None
+    return spend, held, rates
 
-    def num(key: str) -> float:
-        v = data.get(key)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else 0
 
-    return Spend(int(num("judge_calls")), int(num("tokens")), float(num("cost_usd")))
+def _num(v: Any) -> float | None:
+    """A non-negative JSON number as a float; None for anything else."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+
+
+def read_session_spend(path: str) -> Spend:
+    """A session's spend so far (see :func:`_read_record`)."""
+    return _read_record(path)[0]
