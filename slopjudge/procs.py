@@ -1,21 +1,12 @@
 """Run a child process with input, a deadline, and no survivors.
 
-Every command slopjudge starts (script checks, prepare, the judge runner, the
-harness inside slopjudge-agent) goes through :func:`run`. The child gets its
-own process group, so a timeout kills everything it forked: TERM first, then
-KILL after a grace period.
-
-A process group does not hold a child that calls ``setsid`` (a daemonising
-double fork), so each child is also contained by the kernel:
-
-- a cgroup v2 of its own where the cgroup tree is writable (``cgroup.kill``
-  ends every process in it, however it forked), entered before ``exec``;
-- else slopjudge is a child subreaper (``PR_SET_CHILD_SUBREAPER``): orphans
-  re-parent to it instead of init, each carries its child's tag in
-  ``SLOPJUDGE_PROC_TAGS``, and they are killed with the child that made them.
-
-Either way nothing a check started outlives it, its timeout, or a signal to
-slopjudge (:func:`kill_all`).
+Every command slopjudge starts goes through :func:`run` (docs/runner-and-budgets.md
+states what a check can count on). The child leads its own process group, so a timeout
+reaches everything it forked: TERM, then KILL after a grace period. A group does not
+hold a child that calls ``setsid``, so each child is also held by the kernel: a cgroup
+v2 of its own where the tree is writable (``cgroup.kill`` ends all in it), entered
+before ``exec``; else slopjudge is a child subreaper and kills the orphans carrying
+the child's tag in ``SLOPJUDGE_PROC_TAGS``.
 """
 
 from __future__ import annotations
@@ -51,8 +42,7 @@ def _killpg(pgid: int, sig: int) -> bool:
 
 
 class Registry:
-    """Children started by run() and still running: leader pid -> its
-    containment.
+    """The leaders of children started by run() and still running.
 
     Each child gets its own session, so a Ctrl-C at the terminal never reaches
     it: on an interrupt the caller stops them through :meth:`signal_all`. One
@@ -62,16 +52,13 @@ class Registry:
     """
 
     def __init__(self) -> None:
-        self._live: dict[int, _Jail] = {}
-        self._lock = threading.Lock()
+        self._live: set[int] = set()  # add and discard are each one atomic step
 
-    def add(self, pid: int, jail: _Jail) -> None:
-        with self._lock:
-            self._live[pid] = jail
+    def add(self, pid: int) -> None:
+        self._live.add(pid)
 
     def discard(self, pid: int) -> None:
-        with self._lock:
-            self._live.pop(pid, None)
+        self._live.discard(pid)
 
     def __contains__(self, pid: object) -> bool:
         return pid in self._live
@@ -113,7 +100,6 @@ def kill_all(*, wait: bool = True) -> int:
 
 
 # ---- how a rule's script is started ----------------------------------------
-
 
 
 def is_python_script(path: str) -> bool:
@@ -517,7 +503,7 @@ def _run(argv: list[str], input: bytes, timeout: float | None, cwd: str | None,
     # left is killed and its containment removed.
     listed = {EVERYONE, registry or EVERYONE}
     for reg in listed:
-        reg.add(proc.pid, jail)
+        reg.add(proc.pid)
     try:
         return _collect(proc, jail, input, timeout, max_output, started,
                         [r for r, _w in pipes])
