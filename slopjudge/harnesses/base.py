@@ -30,14 +30,32 @@ HOOKS: tuple[Hook, ...] = (
 )
 
 
-def pre_tool_answer(decision: str, reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "permissionDecision": decision,
-                                   "permissionDecisionReason": reason}}
+class Agent:
+    """What an agent does as Claude Code does; each agent's class overrides the rest
+    (``registry.AgentHarness`` says what each part is for)."""
 
+    hooks: tuple[Hook, ...] = HOOKS
 
-def stop_block(reason: str) -> dict[str, Any]:
-    return {"decision": "block", "reason": reason}
+    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload  # the hooks read Claude Code's shape
+
+    def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": decision,
+                                       "permissionDecisionReason": reason}}
+
+    def stop_block(self, reason: str) -> dict[str, Any]:
+        return {"decision": "block", "reason": reason}
+
+    def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
+        # Claude Code shows a Stop hook's systemMessage to the person.
+        return {"systemMessage": notice}, True
+
+    def install_notes(self, workspace: str) -> list[str]:
+        return []
+
+    def trust_problems(self, workspace: str) -> list[str]:
+        return []  # Claude Code runs the project's hooks once the folder is trusted
 
 
 def hook_command(command: str, point: str, harness: str) -> str:

@@ -36,31 +36,11 @@ CLAUDE_MODELS = {
 CLAUDE_PREFIXES = ("claude-", "haiku", "sonnet", "opus", "fable")
 
 
-class ClaudeCode:
+class ClaudeCode(base.Agent):
     name: str = "claude"
     settings_relpath: tuple[str, ...] = (".claude", "settings.json")
-    hooks: tuple[base.Hook, ...] = base.HOOKS
     # Claude Code exports the project root to every hook.
     root: str = "$CLAUDE_PROJECT_DIR"
-
-    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return payload  # the hooks read Claude Code's shape
-
-    def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
-        return base.pre_tool_answer(decision, reason)
-
-    def stop_block(self, reason: str) -> dict[str, Any]:
-        return base.stop_block(reason)
-
-    def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
-        # Claude Code shows a Stop hook's systemMessage to the person.
-        return {"systemMessage": notice}, True
-
-    def install_notes(self, workspace: str) -> list[str]:
-        return []
-
-    def trust_problems(self, workspace: str) -> list[str]:
-        return []  # Claude Code runs the project's hooks once the folder is trusted
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
         found = find_claude(env)

@@ -67,28 +67,22 @@ CODEX_MODELS = {
 CODEX_PREFIXES = ("gpt-", "codex-", "o1", "o3", "o4")
 
 
-class Codex:
+class Codex(base.Agent):
     name: str = "codex"
     settings_relpath: tuple[str, ...] = (".codex", "hooks.json")
-    hooks: tuple[base.Hook, ...] = base.HOOKS
     # Codex runs hooks from the session's folder, which may be below the root.
     root: str = "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-
-    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return payload  # Claude Code's shape; `apply_patch` is read by the edit code
+    # Payloads are Claude Code's shape; `apply_patch` is read by the edit code.
 
     def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
         if decision == "ask":  # Codex cannot ask: an ask it would ignore and run
             reason += ("\nCodex cannot ask the person, so slopjudge denies this call. Ask the "
                        "person in your reply whether to go ahead")
         # Codex appends ". Command: <cmd>" itself.
-        return base.pre_tool_answer("deny", reason.rstrip().rstrip("."))
-
-    def stop_block(self, reason: str) -> dict[str, Any]:
-        return base.stop_block(reason)
+        return super().pre_tool_answer("deny", reason.rstrip().rstrip("."))
 
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
-        return base.stop_block(
+        return self.stop_block(
             f"{notice}\n\nslopjudge lets this turn end at your next stop: change nothing more "
             "for it. End your reply by telling the person what is above, starting with its "
             "first line word for word."), False
