@@ -1,12 +1,11 @@
 """Claude Code: hooks in ``.claude/settings.json``, answers as its hook protocol
 documents them, ``claude -p`` as a judge.
 
-The judge runs isolated from the person's setup: ``--settings`` switches off
-hooks, MCP servers and plugins (so a judge never fires slopjudge's own hooks),
-``--permission-mode default`` makes every tool outside ``--allowed-tools`` a
-refusal (``-p`` cannot prompt), and the only write granted is the scoped rule
-``Edit(//<answer dir>/**)``, which in Claude Code also admits ``Write`` into
-that folder. Read-only folders get the same rule as a denial.
+The judge runs isolated from the person's setup (docs/judges.md): ``--settings``
+switches off hooks, MCP servers and plugins (so a judge never fires slopjudge's own
+hooks), ``--permission-mode default`` refuses every tool outside ``--allowed-tools``,
+and the one write granted is ``Edit(//<answer dir>/**)``, which in Claude Code also
+admits ``Write`` there. Read-only folders get the same rule as a denial.
 """
 
 from __future__ import annotations

@@ -1,41 +1,13 @@
 """The Codex CLI: hooks in ``.codex/hooks.json``, ``codex exec`` as a judge.
 
-What differs from Claude Code (checked against ``@openai/codex`` 0.171):
-
-- Codex runs a project's hooks only when the project is trusted and each hook is
-  trusted by hash (``[hooks.state."<hooks.json>:<event>:<group>:<handler>"]
-  trusted_hash`` in ``$CODEX_HOME/config.toml``); ``codex exec`` skips an
-  untrusted or changed hook without a word. :meth:`Codex.trust_problems` computes
-  the hash as Codex does and says which of slopjudge's hooks would not run.
-- ``permissionDecision: "ask"`` is not supported (Codex logs a failure and runs
-  the call), so an ask is a deny that says why.
-- Codex appends ``. Command: <cmd>`` to a deny reason: the reason ends without
-  its own full stop.
-- ``codex exec`` shows a Stop hook's ``systemMessage`` nowhere, so the notice at
-  the end of a blocked turn goes through the agent: one more block asks it to
-  tell the person, and the stop after that ends the turn.
-- Payloads are Claude Code's shape (a shell call is ``Bash`` with the command as a
-  string, ``apply_patch`` carries the patch in ``command``).
-
-As a judge, Codex enforces access with its OS sandbox rather than per-tool rules. The
-judge runs with ``--sandbox workspace-write`` rooted (``-C``) at the private
-answer folder: that folder is the one place it may write, because the answer
-file must be written there. Everything else, the repository under judgement
-included, is read-only to it; ``/tmp`` and ``$TMPDIR`` are excluded from the
-writable set, and network access stays off. User config and hooks are ignored
-(``--ignore-user-config --disable hooks``) and the session is not saved (``--ephemeral``).
-
-Another provider or endpoint: user config is ignored, so a provider in
-``~/.codex/config.toml`` is not used. ``SLOPJUDGE_CODEX_BASE_URL`` (a Responses API
-base URL, such as ``https://proxy.example/v1``) makes the judge talk to it as the
-provider ``slopjudge``, authenticated by the key in the variable named by
-``SLOPJUDGE_CODEX_API_KEY_ENV`` (default ``OPENAI_API_KEY``); Codex's own retries
-are off there, so slopjudge's retry policy (``retries``) is the only one.
-
-Tool rules: Codex has no per-command grants, so a scoped allow rule such as
-``Bash(git show:*)`` cannot be honoured and is refused (fail closed); use the
-Claude harness for those. Denials need no flag: the sandbox already denies
-every write outside the answer folder.
+docs/codex.md says what differs from Claude Code (checked against ``@openai/codex``
+0.171) and why: Codex runs a hook only when the project and the hook (by hash) are
+trusted, and skips an untrusted one without a word, so :func:`trust_problems`
+computes the hash as Codex does; it cannot ``ask`` (an ask is a deny that says why);
+it shows a Stop hook's ``systemMessage`` nowhere, so the end-of-turn notice goes
+through the agent. As a judge, its OS sandbox rather than tool rules holds it: it may
+write only the private answer folder, so a scoped allow rule such as
+``Bash(git show:*)`` cannot be honoured and is refused (fail closed).
 """
 
 from __future__ import annotations

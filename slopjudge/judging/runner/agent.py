@@ -1,19 +1,11 @@
 """slopjudge-agent: the bundled judge runner, a drop-in for sr-agent's judge mode.
 
-Same command line and exit codes as sr-agent::
-
-    slopjudge-agent --model M --verify V [--allowed-tools 'R1 R2'] [--disallowed-tools 'R3']
-                    [--add-dir D]... [--add-dir:readonly D]...
-                    (--prompt-stdin | --prompt P | PROMPT...)
-                    [--harness claude|codex] [--dry-run] [--verify-attempts N]
-
-With ``--verify`` it makes a private answer folder, asks the harness to write
-the answer file there, and hands the file to the verifier: exit 0 prints the
-file and exits 0; exit 3 is a final rejection (exit 2); anything else re-asks
-with the verifier's complaint, up to ``--verify-attempts`` times (exit 2 when
-exhausted). A harness that exits non-zero gets an ``sr-agent:
-harness-failure: <cause>`` line and its exit code passed through. Usage
-errors, a missing binary and every rejection exit 2.
+Same command line and exit codes as sr-agent (docs/judges.md, SPEC §5). With
+``--verify`` the harness writes its answer to a file in a private folder and the
+verifier reads it: exit 0 prints the file, exit 3 is a final rejection, anything else
+re-asks with the verifier's complaint, up to ``--verify-attempts`` times. A harness
+that exits non-zero gets an ``sr-agent: harness-failure: <cause>`` line and its exit
+code passed through; usage errors, a missing binary and every rejection exit 2.
 """
 
 from __future__ import annotations
