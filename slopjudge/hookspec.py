@@ -94,8 +94,3 @@ class Harness(Protocol):
         """The reply and the usage the harness reported (None when it reported none)."""
         ...
 
-
-class HarnessFactory(Protocol):
-    """A harness for this environment, and whether its binary was found."""
-
-    def __call__(self, env: Mapping[str, str]) -> tuple[Harness, bool]: ...

@@ -77,11 +77,6 @@ class Registry:
 EVERYONE = Registry()
 
 
-def signal_all(sig: int) -> int:
-    """Send ``sig`` to every process group run() has running in this process; how many."""
-    return EVERYONE.signal_all(sig)
-
-
 def kill_all(*, wait: bool = True) -> int:
     """KILL every child run() has running and everything they started; how many children.
 

@@ -28,7 +28,7 @@ from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
 from slopjudge.harnesses.base import ModelSetError, alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
-from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
+from slopjudge.hookspec import Harness, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
 
 PROG = "slopjudge-agent"
@@ -311,8 +311,7 @@ class _Spend:
 
 
 def run_agent(opts: Options, env: dict[str, str]) -> int:
-    factory: HarnessFactory = HARNESSES[opts.harness].judge
-    harness, found = factory(env)
+    harness, found = HARNESSES[opts.harness].judge(env)
     warnings: list[str] = []
     try:
         harness.override_models(
