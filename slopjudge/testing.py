@@ -94,9 +94,9 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
         return None, [f"{shown}:{line}:{col}: {exc.problem or 'broken YAML'}"]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"{shown}:1:1: {exc}"]
-    schema = _case_schema()
     problems: list[str] = []
-    for err in sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str):
+    validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
+    for err in sorted(validator.iter_errors(data), key=str):
         key_path = list(err.absolute_path)
         at_key = False
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
@@ -135,10 +135,6 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
         except (KeyError, IndexError, TypeError):
             break
     return line, col
-
-
-def _case_schema() -> dict[str, Any]:
-    return load_schema("case.schema.json")
 
 
 def _write_mock(tmp: str, name: str, verdict: dict[str, Any]) -> tuple[str, str]:

@@ -19,7 +19,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -63,14 +63,14 @@ class _Terminated(Exception):
 class Options:
     model: str
     verify: str | None
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
-    writable_dirs: list[str] = field(default_factory=list)
-    readonly_dirs: list[str] = field(default_factory=list)
-    prompt: str = ""
-    harness: str = "claude"
-    dry_run: bool = False
-    attempts: int = DEFAULT_ATTEMPTS
+    allowed_tools: list[str]
+    disallowed_tools: list[str]
+    writable_dirs: list[str]
+    readonly_dirs: list[str]
+    prompt: str
+    harness: str
+    dry_run: bool
+    attempts: int
 
 
 # -- parsing -------------------------------------------------------------------
@@ -276,10 +276,6 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _child_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in _SESSION_VARS}
-
-
 def _single_json_object(data: bytes) -> bytes | None:
     """The harness reply when it is exactly one JSON object (``claude -p`` text output)."""
     text = data.decode("utf-8", "replace").strip()
@@ -327,7 +323,7 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
     if not found and not opts.dry_run:
         _err(f"{PROG}: {harness.missing_message}")
         return 2
-    child_env = _child_env(env)
+    child_env = {k: v for k, v in env.items() if k not in _SESSION_VARS}
 
     if opts.verify is None:
         argv, stdin = harness.argv(_attempt(opts, model, opts.prompt, opts.writable_dirs))
