@@ -29,6 +29,10 @@ class Spend:
     tokens: int = 0
     cost_usd: float = 0.0
 
+    def add(self, calls: int, tokens: float, cost: float) -> Spend:
+        """This spend and ``calls`` calls more, of ``tokens`` and ``cost`` (a new one)."""
+        return Spend(self.judge_calls + calls, int(self.tokens + tokens), self.cost_usd + cost)
+
 
 @record
 class Rates:
@@ -116,17 +120,13 @@ class Budget:
             want = Reservation(next(self._ids), prompt_tokens,
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
                                prompt_tokens * rates.cost_usd)
-            held = Spend(self.run.judge_calls + self.held.judge_calls,
-                         self.run.tokens + self.held.tokens,
-                         self.run.cost_usd + self.held.cost_usd)
+            held = self.run.add(self.held.judge_calls, self.held.tokens, self.held.cost_usd)
             problem = _over("", "in this run", self.limits, held, want.tokens, want.cost_usd)
             if problem is None and self.limits.session() and self.state_dir:
                 problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
                 return problem
-            self.held.judge_calls += 1
-            self.held.tokens += want.tokens
-            self.held.cost_usd += want.cost_usd
+            self.held = self.held.add(1, want.tokens, want.cost_usd)
             return want
 
     def settle(self, session_id: str | None, want: Reservation,
@@ -136,12 +136,8 @@ class Budget:
         spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
-            self.held.judge_calls -= 1
-            self.held.tokens -= want.tokens
-            self.held.cost_usd -= want.cost_usd
-            self.run.judge_calls += 1
-            self.run.tokens += spent
-            self.run.cost_usd += cost
+            self.held = self.held.add(-1, -want.tokens, -want.cost_usd)
+            self.run = self.run.add(1, spent, cost)
             if self.rates is None:
                 self.rates = Rates()
             self.rates.learn(want.prompt_tokens, spent, cost)
@@ -183,9 +179,8 @@ class Budget:
                         "this check was not judged")
             key = f"{os.getpid()}.{want.id}"
             if reserve:
-                counted = Spend(spent.judge_calls + len(held),
-                                spent.tokens + int(sum(h[0] for h in held.values())),
-                                spent.cost_usd + sum(h[1] for h in held.values()))
+                counted = spent.add(len(held), sum(h[0] for h in held.values()),
+                                    sum(h[1] for h in held.values()))
                 problem = _over("session_", "in this agent session", self.limits, counted,
                                 want.tokens, want.cost_usd)
                 if problem is not None:
@@ -193,9 +188,7 @@ class Budget:
                 held[key] = [want.tokens, want.cost_usd]
             else:
                 held.pop(key, None)
-                spent.judge_calls += 1
-                spent.tokens += tokens
-                spent.cost_usd += cost
+                spent = spent.add(1, tokens, cost)
                 rates = rates or Rates()
                 rates.learn(want.prompt_tokens, tokens, cost)
             record: dict[str, Any] = {"judge_calls": spent.judge_calls, "tokens": spent.tokens,
