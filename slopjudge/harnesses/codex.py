@@ -169,12 +169,6 @@ class CodexHarness(base.CommandHarness):
 # --- trust ---------------------------------------------------------------------
 
 
-def codex_config_path(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-    return os.path.join(home, "config.toml")
-
-
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
     """The hash Codex keeps for a trusted hook: its normalized identity (event, matcher,
     the one handler) as canonical JSON, sha256 (Codex's ``command_hook_hash``)."""
@@ -228,7 +222,9 @@ def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list
     import tomllib
 
     hooks_file = os.path.join(workspace, *CODEX.settings_relpath)
-    config = codex_config_path(env)
+    env = os.environ if env is None else env
+    config = os.path.join(env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"),
+                          "config.toml")
     try:
         ours = our_hooks(hooks_file)
     except FileNotFoundError:
