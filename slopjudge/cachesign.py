@@ -63,13 +63,6 @@ def _read_key(path: str) -> bytes | None:
     return data if len(data) == KEY_BYTES else None
 
 
-def _create_key(path: str) -> None:
-    """Write a new key; two processes racing end up with the same one (link, not rename)."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
-
-
 def _inside(path: str, root: str) -> bool:
     path, root = os.path.realpath(path), os.path.realpath(root)
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
@@ -82,8 +75,9 @@ def key(workspace: str | None = None) -> bytes | None:
         path = key_path()
         found = _read_key(path)
         if found is None and not os.path.lexists(path):
-            try:
-                _create_key(path)
+            try:  # two processes racing end up with the same key (link, not rename)
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
             except OSError:
                 pass
             found = _read_key(path)

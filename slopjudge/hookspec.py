@@ -1,38 +1,9 @@
-"""The extension points of slopjudge, on one page.
+"""The protocols behind slopjudge's extension points (check kinds, changeset sources,
+report formats, judge harnesses; docs/architecture.md lists each with its registry).
 
-Each capability plugs in behind one protocol declared here, and each has one
-registry: a dict from a name to an implementation, typed by the protocol so
-that ``mypy --strict`` holds every entry to the interface (tests/test_registries.py
-shows mypy rejecting entries that drift). A new changeset source, report format or
-judge harness is one module plus one registry entry:
-
-- a **check kind** (:class:`CheckKind`) turns a :class:`CheckContext` into a
-  :class:`~slopjudge.model.CheckResult`. Registry: ``CHECK_KINDS`` in
-  ``checks/__init__.py`` (``script``, ``judge``), keyed by ``model.CheckKindName``,
-  the one list of kinds, which mypy holds the registry, the loader and the results
-  to; the engine dispatches on a check's ``kind`` through it. A new kind also needs
-  its key in the rule schema and the loader's reading of its fields.
-- a check's **outcome** is ``model.Outcome`` (a run's, ``model.RunOutcome``): one
-  ``Literal`` every result is typed by.
-- a **changeset source** (:class:`ChangesetSource`) produces the
-  :class:`~slopjudge.model.Changeset` a CLI command judges (``--diff``,
-  ``--base``, ``--staged``, ``--working-tree``). Registry: ``SOURCES`` in
-  ``changes/sources.py``.
-- a **report format** (:class:`ReportFormat`) renders a
-  :class:`~slopjudge.model.RunReport` as text. Registry: ``FORMATS`` in
-  ``report/__init__.py``; ``slopjudge run --format`` and ``--write`` offer
-  exactly its keys.
-- a **harness** (:class:`Harness`) tells ``slopjudge-agent`` how to run one
-  coding agent as a judge; a :class:`HarnessFactory` finds its binary. It is the
-  ``judge`` of an agent (:class:`~slopjudge.harnesses.registry.AgentHarness`: one module
-  per agent, which also reads its hook payloads, writes its answers and its
-  install). Registry: ``HARNESSES`` in ``harnesses/registry.py`` (``claude``,
-  ``codex``).
-- a **hook point** (``hooks/*.py``) translates one agent event into an engine
-  run and the engine's answer back into the agent's protocol.
-
-How a run behaves (:class:`~slopjudge.checks.options.RunOptions`) lives in
-``checks/options.py``.
+Each registry is a dict typed by one of these protocols, so ``mypy --strict`` holds
+every entry to its interface (tests/test_registries.py shows it rejecting entries
+that drift). An agent's hook side is ``harnesses.registry.AgentHarness``.
 """
 
 from __future__ import annotations
@@ -123,8 +94,3 @@ class Harness(Protocol):
         """The reply and the usage the harness reported (None when it reported none)."""
         ...
 
-
-class HarnessFactory(Protocol):
-    """A harness for this environment, and whether its binary was found."""
-
-    def __call__(self, env: Mapping[str, str]) -> tuple[Harness, bool]: ...

@@ -1,21 +1,12 @@
 """Run a child process with input, a deadline, and no survivors.
 
-Every command slopjudge starts (script checks, prepare, the judge runner, the
-harness inside slopjudge-agent) goes through :func:`run`. The child gets its
-own process group, so a timeout kills everything it forked: TERM first, then
-KILL after a grace period.
-
-A process group does not hold a child that calls ``setsid`` (a daemonising
-double fork), so each child is also contained by the kernel:
-
-- a cgroup v2 of its own where the cgroup tree is writable (``cgroup.kill``
-  ends every process in it, however it forked), entered before ``exec``;
-- else slopjudge is a child subreaper (``PR_SET_CHILD_SUBREAPER``): orphans
-  re-parent to it instead of init, each carries its child's tag in
-  ``SLOPJUDGE_PROC_TAGS``, and they are killed with the child that made them.
-
-Either way nothing a check started outlives it, its timeout, or a signal to
-slopjudge (:func:`kill_all`).
+Every command slopjudge starts goes through :func:`run` (docs/runner-and-budgets.md
+states what a check can count on). The child leads its own process group, so a timeout
+reaches everything it forked: TERM, then KILL after a grace period. A group does not
+hold a child that calls ``setsid``, so each child is also held by the kernel: a cgroup
+v2 of its own where the tree is writable (``cgroup.kill`` ends all in it), entered
+before ``exec``; else slopjudge is a child subreaper and kills the orphans carrying
+the child's tag in ``SLOPJUDGE_PROC_TAGS``.
 """
 
 from __future__ import annotations
@@ -51,8 +42,7 @@ def _killpg(pgid: int, sig: int) -> bool:
 
 
 class Registry:
-    """Children started by run() and still running: leader pid -> its
-    containment.
+    """The leaders of children started by run() and still running.
 
     Each child gets its own session, so a Ctrl-C at the terminal never reaches
     it: on an interrupt the caller stops them through :meth:`signal_all`. One
@@ -62,16 +52,13 @@ class Registry:
     """
 
     def __init__(self) -> None:
-        self._live: dict[int, _Jail] = {}
-        self._lock = threading.Lock()
+        self._live: set[int] = set()  # add and discard are each one atomic step
 
-    def add(self, pid: int, jail: _Jail) -> None:
-        with self._lock:
-            self._live[pid] = jail
+    def add(self, pid: int) -> None:
+        self._live.add(pid)
 
     def discard(self, pid: int) -> None:
-        with self._lock:
-            self._live.pop(pid, None)
+        self._live.discard(pid)
 
     def __contains__(self, pid: object) -> bool:
         return pid in self._live
@@ -88,31 +75,6 @@ class Registry:
 
 
 EVERYONE = Registry()
-
-
-class _running:  # noqa: N801 - used as a statement: ``with _running(pid, jail, registry):``
-    """``pid`` is listed (in ``registry`` and :data:`EVERYONE`) while the block runs;
-    after it, whatever it left is killed and its containment removed. (A class, not a
-    ``contextlib`` generator: importing contextlib costs a hook more than this.)"""
-
-    def __init__(self, pid: int, jail: _Jail, registry: Registry | None) -> None:
-        self.pid, self.jail = pid, jail
-        self.listed = ([EVERYONE] if registry is None or registry is EVERYONE
-                       else [EVERYONE, registry])
-
-    def __enter__(self) -> None:
-        for reg in self.listed:
-            reg.add(self.pid, self.jail)
-
-    def __exit__(self, *exc: object) -> None:
-        for reg in self.listed:
-            reg.discard(self.pid)
-        self.jail.close()
-
-
-def signal_all(sig: int) -> int:
-    """Send ``sig`` to every process group run() has running in this process; how many."""
-    return EVERYONE.signal_all(sig)
 
 
 def kill_all(*, wait: bool = True) -> int:
@@ -133,7 +95,6 @@ def kill_all(*, wait: bool = True) -> int:
 
 
 # ---- how a rule's script is started ----------------------------------------
-
 
 
 def is_python_script(path: str) -> bool:
@@ -173,10 +134,6 @@ def script_argv(path: str) -> list[str]:
 
 
 # ---- containment -------------------------------------------------------------
-
-
-def _proc_dirs() -> list[int]:
-    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
 
 
 def _ppid(pid: int) -> int | None:
@@ -222,7 +179,7 @@ class _Tree:
 
     def _scan(self) -> None:
         self.by_parent = {}
-        for child in _proc_dirs():
+        for child in (int(n) for n in os.listdir("/proc") if n.isdigit()):
             parent = _ppid(child)
             if parent is not None:
                 self.by_parent.setdefault(parent, []).append(child)
@@ -487,16 +444,6 @@ def _not_started(why: str, started: float) -> ProcResult:
     return ProcResult(None, b"", b"", start_error=why, duration_s=time.monotonic() - started)
 
 
-def _kill_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
-    if _killpg(proc.pid, signal.SIGTERM):
-        try:
-            proc.wait(timeout=KILL_GRACE_S)
-        except Exception as exc:
-            if not _timed_out(exc):
-                raise
-    _reap_group(proc, jail)
-
-
 def run(
     argv: list[str],
     *,
@@ -547,9 +494,18 @@ def _run(argv: list[str], input: bytes, timeout: float | None, cwd: str | None,
     for pair in pipes:
         os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
         pair[1] = -1
-    with _running(proc.pid, jail, registry):
+    # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
+    # left is killed and its containment removed.
+    listed = {EVERYONE, registry or EVERYONE}
+    for reg in listed:
+        reg.add(proc.pid)
+    try:
         return _collect(proc, jail, input, timeout, max_output, started,
                         [r for r, _w in pipes])
+    finally:
+        for reg in listed:
+            reg.discard(proc.pid)
+        jail.close()
 
 
 def _exits_readable() -> bool:
@@ -570,12 +526,6 @@ def _exits_readable() -> bool:
 # runs Python in a full fork of this process, whose other threads may hold locks.
 _SH = "/bin/sh"
 _ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
-
-
-def _timed_out(exc: BaseException) -> bool:
-    """``subprocess.TimeoutExpired``, without importing subprocess to ask."""
-    module = sys.modules.get("subprocess")
-    return module is not None and isinstance(exc, module.TimeoutExpired)
 
 
 def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
@@ -706,7 +656,14 @@ def _collect(
                 break
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
-        _kill_group(proc, jail)
+        if _killpg(proc.pid, signal.SIGTERM):
+            import subprocess  # loaded already: _spawn started the child with it
+
+            try:
+                proc.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        _reap_group(proc, jail)
         raise
     finally:
         # Out of the poll before they are closed: a closed descriptor still registered

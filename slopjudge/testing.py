@@ -43,12 +43,10 @@ HOOK_KINDS = {
 class CaseResult:
     rule: str
     case: str
-    path: str  # the case folder
     ok: bool
     expected: str
     actual: str
     problems: list[str] = field(default_factory=list)
-    checks: list[CheckResult] = field(default_factory=list)
     unreadable: bool = False  # the case's diff or event could not be read: `test` exits 2
     skipped: bool = False  # a sloprail case whose fields mean something else here
 
@@ -94,9 +92,9 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
         return None, [f"{shown}:{line}:{col}: {exc.problem or 'broken YAML'}"]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"{shown}:1:1: {exc}"]
-    schema = _case_schema()
     problems: list[str] = []
-    for err in sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str):
+    validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
+    for err in sorted(validator.iter_errors(data), key=str):
         key_path = list(err.absolute_path)
         at_key = False
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
@@ -135,10 +133,6 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
         except (KeyError, IndexError, TypeError):
             break
     return line, col
-
-
-def _case_schema() -> dict[str, Any]:
-    return load_schema("case.schema.json")
 
 
 def _write_mock(tmp: str, name: str, verdict: dict[str, Any]) -> tuple[str, str]:
@@ -201,7 +195,7 @@ def run_case(
     rule_id: str, name: str, folder: str, rules: list[Rule], options: RunOptions
 ) -> CaseResult:
     def failed(expected: str, problems: list[str], actual: str = "error") -> CaseResult:
-        return CaseResult(rule_id, name, folder, False, expected, actual, problems)
+        return CaseResult(rule_id, name, False, expected, actual, problems)
 
     case, problems = read_case(folder)
     if case is None:
@@ -233,19 +227,19 @@ def run_case(
             )
             res.unreadable = True
             return res
-        actual, results = _execute(
+        actual = _execute(
             rule_id, selected, event, changeset, workspace, tmp, full_stubs, expected,
             case.get("reason_contains"), options, problems,
         )
-    return CaseResult(rule_id, name, folder, not problems, expected, actual, problems, results)
+    return CaseResult(rule_id, name, not problems, expected, actual, problems)
 
 
 def _execute(
     rule_id: str, selected: list[Rule], event: Event, changeset: Changeset, workspace: str,
     tmp: str, stubs: dict[str, dict[str, Any]], expected: str, wanted: Any,
     options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
-) -> tuple[str, list[CheckResult]]:
-    """Run the rule with canned judges; (actual outcome, results). Adds to ``problems``."""
+) -> str:
+    """Run the rule with canned judges; the actual outcome. Adds to ``problems``."""
     mocks: dict[str, str] = {}
     seen_files: dict[str, str] = {}
     for full, stub in stubs.items():
@@ -289,7 +283,7 @@ def _execute(
         if r.kind == "judge" and r.id not in mocks and r.outcome not in (
                 "skipped", "not_applicable"):
             problems.append(f"judges: {r.id} has no stub in this case")
-    return actual, results
+    return actual
 
 
 # --- sloprail's own cases: <rule>/tests/<case>/{case.yaml, setup.sh} ----------------
@@ -372,12 +366,12 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
     data, problems, why_not = _read_sloprail_case(folder)
     if data is None:
-        return CaseResult(rule.id, name, folder, False, "?", "error", problems)
+        return CaseResult(rule.id, name, False, "?", "error", problems)
     if why_not is None and "ci" not in rule.on:
         why_not = "a case without a trajectory judges a commit range; this rule does not run on ci"
     expected = {"refuse": "refuse", "permit": "pass"}.get(str(data.get("expect")), "?")
     if why_not is not None:
-        return CaseResult(rule.id, name, folder, True, expected, "not run",
+        return CaseResult(rule.id, name, True, expected, "not run",
                           [f"not run: {why_not}"], skipped=True)
     stubs: dict[str, dict[str, Any]] = {}
     optional: set[str] = set()
@@ -405,7 +399,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                 tail = (res.stderr or res.stdout or b"").decode("utf-8", "replace").strip()
                 what = res.start_error or ("timed out" if res.timed_out
                                            else f"exit {res.returncode}")
-                return CaseResult(rule.id, name, folder, False, expected, "error",
+                return CaseResult(rule.id, name, False, expected, "error",
                                   [f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"])
         base = str(data.get("base") or "")
         if not base:
@@ -414,14 +408,14 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         try:
             changeset = cs.from_git_range(workspace, base, "HEAD")
         except cs.ChangesetError as exc:
-            return CaseResult(rule.id, name, folder, False, expected, "error",
+            return CaseResult(rule.id, name, False, expected, "error",
                               [f"cannot read {base}..HEAD: {exc}"])
         event = Event(kind="ci", cwd=workspace)
-        actual, results = _execute(
+        actual = _execute(
             rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,
             data.get("reason_contains"), options, problems, frozenset(optional),
         )
-    return CaseResult(rule.id, name, folder, not problems, expected, actual, problems, results)
+    return CaseResult(rule.id, name, not problems, expected, actual, problems)
 
 
 def run_tests(rules: list[Rule], cases_dir: str, options: RunOptions, *,

@@ -1,18 +1,10 @@
 """What judge calls cost: token counts, USD, duration and the model used.
 
-A runner reports the usage of one judge call on stderr, in one optional line
-any sr-agent-compatible runner may print::
-
-    JUDGE-USAGE-JSON: {"input_tokens": 1200, "output_tokens": 80,
-                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 4000,
-                       "cost_usd": 0.0031, "duration_ms": 5400, "model": "claude-haiku-4-5"}
-
-Every key is optional; the last such line counts. Values that are not
-non-negative numbers (or, for ``model``, a string) are dropped, never
-trusted. A usage is a plain dict with the keys of :data:`FIELDS` so it goes
-into the event log and the json report as it is.
-
-Standard library only.
+A runner reports one call's usage on stderr in an optional ``JUDGE-USAGE-JSON:``
+line (docs/judges.md); the last such line counts. Values that are not non-negative
+numbers (or, for ``model``, a string) are dropped, never trusted. A usage is a plain
+dict (:data:`NUMBER_FIELDS` and ``model``), so it goes into the event log and the json
+report as it is. Standard library only.
 """
 
 from __future__ import annotations
@@ -33,7 +25,6 @@ TOKEN_FIELDS = (
     "cache_read_input_tokens",
 )
 NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
-FIELDS = (*NUMBER_FIELDS, "model")
 
 
 def _number(value: Any) -> float | int | None:

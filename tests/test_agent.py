@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from slopjudge.harnesses.base import ModelSetError
+from slopjudge.harnesses.claude import ISOLATION_SETTINGS, ClaudeHarness
+from slopjudge.harnesses.codex import CodexHarness
 from slopjudge.hookspec import JudgeAttempt
 from slopjudge.judging.runner.agent import UsageError, classify, split_rules
-from slopjudge.judging.runner.harness import ModelSetError
-from slopjudge.judging.runner.harness_claude import ISOLATION_SETTINGS, ClaudeHarness
-from slopjudge.judging.runner.harness_codex import CodexHarness
 
 FAKE = r'''#!{python}
 import json, os, re, sys, time

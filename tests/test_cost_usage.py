@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from test_agent import PASS, Run, bindir, run  # noqa: F401  (fixtures)
 
+from slopjudge.harnesses.base import alias_overrides
 from slopjudge.judging.runner.client import call_runner
-from slopjudge.judging.runner.harness import alias_overrides
 from slopjudge.records.costreport import cost_report, render_cost
 from slopjudge.usage import (
     add,
@@ -136,8 +136,8 @@ def test_model_aliases_from_the_settings_reach_the_harness(run: Run, verifier: s
 
 
 def test_a_preference_list_takes_the_first_model_the_harness_runs() -> None:
-    from slopjudge.judging.runner.harness_claude import ClaudeHarness
-    from slopjudge.judging.runner.harness_codex import CodexHarness
+    from slopjudge.harnesses.claude import ClaudeHarness
+    from slopjudge.harnesses.codex import CodexHarness
 
     assert ClaudeHarness().resolve_model("gpt-6-luna,size-sm") == "haiku"
     assert CodexHarness().resolve_model("opus,gpt-6-luna") == "gpt-6-luna"
@@ -214,7 +214,7 @@ def test_report_cost_on_a_log_with_no_judges(tmp_path: Path) -> None:
 
 
 def test_codex_json_events_give_the_reply_and_the_usage() -> None:
-    from slopjudge.judging.runner.harness_codex import CodexHarness
+    from slopjudge.harnesses.codex import CodexHarness
 
     stream = "\n".join([
         '{"type": "thread.started", "thread_id": "t"}',

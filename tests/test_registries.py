@@ -42,7 +42,7 @@ from slopjudge.report import FORMATS
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.harnesses.claude import ClaudeCode
 from slopjudge.hookspec import Harness
-from slopjudge.judging.runner.harness_claude import ClaudeHarness
+from slopjudge.harnesses.claude import ClaudeHarness
 from slopjudge.changes.sources import SOURCES
 
 

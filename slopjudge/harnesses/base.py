@@ -1,11 +1,23 @@
-"""What the agents share: the four hooks, and answers in Claude Code's shape
-(Codex reads the same format and differs only where its module says)."""
+"""What the agents share: the four hooks, answers in Claude Code's shape (Codex reads
+the same format and differs only where its module says), and the judge side's model
+sets and binary lookup.
+
+A model set is a comma list of size aliases (``size-md``) and model names; each
+harness maps the aliases to its own models and knows which names it can run.
+"""
 
 from __future__ import annotations
 
+import os
+
+from slopjudge.model import SIZE_ALIASES
+
 TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
+
+PROMPT_STDIN_LIMIT = 64 * 1024  # a judge prompt over this many bytes goes on stdin
 
 # (event, hook point, matcher, timeout in seconds). The agent lets a tool run when
 # its hook times out, so the timeout outlasts the slowest judge (600 s by default).
@@ -18,14 +30,32 @@ HOOKS: tuple[Hook, ...] = (
 )
 
 
-def pre_tool_answer(decision: str, reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "permissionDecision": decision,
-                                   "permissionDecisionReason": reason}}
+class Agent:
+    """What an agent does as Claude Code does; each agent's class overrides the rest
+    (``registry.AgentHarness`` says what each part is for)."""
 
+    hooks: tuple[Hook, ...] = HOOKS
 
-def stop_block(reason: str) -> dict[str, Any]:
-    return {"decision": "block", "reason": reason}
+    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload  # the hooks read Claude Code's shape
+
+    def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": decision,
+                                       "permissionDecisionReason": reason}}
+
+    def stop_block(self, reason: str) -> dict[str, Any]:
+        return {"decision": "block", "reason": reason}
+
+    def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
+        # Claude Code shows a Stop hook's systemMessage to the person.
+        return {"systemMessage": notice}, True
+
+    def install_notes(self, workspace: str) -> list[str]:
+        return []
+
+    def trust_problems(self, workspace: str) -> list[str]:
+        return []  # Claude Code runs the project's hooks once the folder is trusted
 
 
 def hook_command(command: str, point: str, harness: str) -> str:
@@ -39,7 +69,6 @@ def is_ours(handler: Any, point: str) -> bool:
     """A handler slopjudge installed for ``point``: its command runs a program named
     exactly ``slopjudge`` (the script, the wrapper install writes, ``python -m slopjudge``),
     so another tool whose name merely holds the word is never taken for ours."""
-    import os
     import shlex
 
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
@@ -52,3 +81,83 @@ def is_ours(handler: Any, point: str) -> bool:
         words = words[:-2]
     return (len(words) >= 3 and words[-2:] == ["hook", point]
             and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))
+
+
+class ModelSetError(ValueError):
+    """A model set names nothing the harness can run."""
+
+
+def explicit_binary(env: Mapping[str, str], variable: str) -> str | None:
+    """The binary named by ``variable``: a path must be an executable file, a bare name
+    is looked up on PATH. None when the variable is unset or names nothing runnable."""
+    import shutil  # not at the top: it imports fnmatch and re, which the fast path avoids
+
+    explicit = env.get(variable)
+    if not explicit:
+        return None
+    if os.sep in explicit:
+        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
+    return shutil.which(explicit, path=env.get("PATH"))
+
+
+class CommandHarness:
+    """A judge harness that runs one binary: holds the binary and resolves model sets."""
+
+    name: str
+    models: Mapping[str, str]  # size alias -> model name
+    prefixes: tuple[str, ...]  # model names this harness runs as given
+    missing_message: str
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+
+    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
+        """First entry of a comma list that suits the harness: an alias or a known name."""
+        entries = [e.strip() for e in model_set.split(",") if e.strip()]
+        if not entries:
+            raise ModelSetError(
+                "empty model set (give --model size-md, a model name, or a comma list)")
+        for i, entry in enumerate(entries):
+            if entry in self.models:
+                if warnings is not None and i + 1 < len(entries):
+                    rest = ", ".join(entries[i + 1:])
+                    warnings.append(f"model set entries after {entry} are never used: {rest}")
+                return self.models[entry]
+            if entry.lower().startswith(self.prefixes):
+                return entry
+        known = ", ".join(SIZE_ALIASES)
+        names = ", ".join(p.rstrip("-") + ("-*" if p.endswith("-") else "")
+                          for p in self.prefixes)
+        raise ModelSetError(f"no model in {model_set!r} suits harness {self.name} "
+                            f"(use {known}, or a name like {names})")
+
+    def override_models(self, overrides: Mapping[str, str]) -> None:
+        """Settings' ``model_aliases`` for this harness: alias -> model name."""
+        self.models = {**self.models, **overrides}
+
+
+def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:
+    """This harness's part of ``SLOPJUDGE_MODEL_ALIASES``
+    (``{"claude": {"size-sm": "claude-haiku-4-5"}, ...}``); ValueError when malformed."""
+    import json
+
+    if not raw or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"SLOPJUDGE_MODEL_ALIASES is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError("SLOPJUDGE_MODEL_ALIASES must map harness names to {alias: model}")
+    mine = data.get(harness) or {}
+    if not isinstance(mine, dict):
+        raise ValueError(f"SLOPJUDGE_MODEL_ALIASES[{harness!r}] must map size aliases to models")
+    out: dict[str, str] = {}
+    for alias, model in mine.items():
+        if alias not in SIZE_ALIASES:
+            raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {alias!r} is not one of "
+                             + ", ".join(SIZE_ALIASES))
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {harness}.{alias} must name a model")
+        out[alias] = model.strip()
+    return out

@@ -1,21 +1,13 @@
 """The Codex CLI: hooks in ``.codex/hooks.json``, ``codex exec`` as a judge.
 
-What differs from Claude Code (checked against ``@openai/codex`` 0.171):
-
-- Codex runs a project's hooks only when the project is trusted and each hook is
-  trusted by hash (``[hooks.state."<hooks.json>:<event>:<group>:<handler>"]
-  trusted_hash`` in ``$CODEX_HOME/config.toml``); ``codex exec`` skips an
-  untrusted or changed hook without a word. :meth:`Codex.trust_problems` computes
-  the hash as Codex does and says which of slopjudge's hooks would not run.
-- ``permissionDecision: "ask"`` is not supported (Codex logs a failure and runs
-  the call), so an ask is a deny that says why.
-- Codex appends ``. Command: <cmd>`` to a deny reason: the reason ends without
-  its own full stop.
-- ``codex exec`` shows a Stop hook's ``systemMessage`` nowhere, so the notice at
-  the end of a blocked turn goes through the agent: one more block asks it to
-  tell the person, and the stop after that ends the turn.
-- Payloads are Claude Code's shape (a shell call is ``Bash`` with the command as a
-  string, ``apply_patch`` carries the patch in ``command``).
+docs/codex.md says what differs from Claude Code (checked against ``@openai/codex``
+0.171) and why: Codex runs a hook only when the project and the hook (by hash) are
+trusted, and skips an untrusted one without a word, so :func:`trust_problems`
+computes the hash as Codex does; it cannot ``ask`` (an ask is a deny that says why);
+it shows a Stop hook's ``systemMessage`` nowhere, so the end-of-turn notice goes
+through the agent. As a judge, its OS sandbox rather than tool rules holds it: it may
+write only the private answer folder, so a scoped allow rule such as
+``Bash(git show:*)`` cannot be honoured and is refused (fail closed).
 """
 
 from __future__ import annotations
@@ -29,36 +21,40 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from slopjudge.hookspec import Harness
+    from slopjudge.hookspec import Harness, JudgeAttempt
 
 # Codex's keys for hook events in its trust state.
 EVENT_KEYS = {"SessionStart": "session_start", "PreToolUse": "pre_tool_use",
               "Stop": "stop", "SubagentStop": "subagent_stop"}
 DEFAULT_TIMEOUT = 600  # Codex's, for a handler without one
 
+CODEX_MODELS = {
+    "size-xs": "gpt-6-luna",
+    "size-sm": "gpt-6-luna",
+    "size-md": "gpt-6.1-sol",
+    "size-lg": "gpt-6.1-sol",
+    "size-xl": "gpt-6-astra",
+    "size-xxl": "gpt-6-astra",
+}
+CODEX_PREFIXES = ("gpt-", "codex-", "o1", "o3", "o4")
 
-class Codex:
+
+class Codex(base.Agent):
     name: str = "codex"
     settings_relpath: tuple[str, ...] = (".codex", "hooks.json")
-    hooks: tuple[base.Hook, ...] = base.HOOKS
     # Codex runs hooks from the session's folder, which may be below the root.
     root: str = "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-
-    def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return payload  # Claude Code's shape; `apply_patch` is read by the edit code
+    # Payloads are Claude Code's shape; `apply_patch` is read by the edit code.
 
     def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
         if decision == "ask":  # Codex cannot ask: an ask it would ignore and run
             reason += ("\nCodex cannot ask the person, so slopjudge denies this call. Ask the "
                        "person in your reply whether to go ahead")
         # Codex appends ". Command: <cmd>" itself.
-        return base.pre_tool_answer("deny", reason.rstrip().rstrip("."))
-
-    def stop_block(self, reason: str) -> dict[str, Any]:
-        return base.stop_block(reason)
+        return super().pre_tool_answer("deny", reason.rstrip().rstrip("."))
 
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
-        return base.stop_block(
+        return self.stop_block(
             f"{notice}\n\nslopjudge lets this turn end at your next stop: change nothing more "
             "for it. End your reply by telling the person what is above, starting with its "
             "first line word for word."), False
@@ -72,21 +68,105 @@ class Codex:
         return trust_problems(workspace)
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        from slopjudge.judging.runner.harness_codex import codex_harness
+        import shutil
 
-        return codex_harness(env)
+        if env.get("SLOPJUDGE_CODEX_BIN"):
+            found = base.explicit_binary(env, "SLOPJUDGE_CODEX_BIN")
+        else:
+            found = shutil.which("codex", path=env.get("PATH"))
+        harness = CodexHarness(found or "codex", env.get("SLOPJUDGE_CODEX_BASE_URL") or None,
+                               env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY")
+        return harness, found is not None
 
 
 CODEX = Codex()
 
 
+
+# --- judge ---------------------------------------------------------------------
+
+
+class CodexHarness(base.CommandHarness):
+    """Builds the ``codex exec`` command for one judge attempt."""
+
+    name = "codex"
+    models = CODEX_MODELS
+    prefixes = CODEX_PREFIXES
+    missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
+
+    def __init__(self, binary: str = "codex", base_url: str | None = None,
+                 key_env: str = "OPENAI_API_KEY") -> None:
+        super().__init__(binary)
+        self.base_url = base_url
+        self.key_env = key_env
+
+    def provider_args(self) -> list[str]:
+        """``-c`` overrides selecting the provider at ``base_url`` (none without one)."""
+        if not self.base_url:
+            return []
+        import json
+
+        def q(text: str) -> str:
+            return json.dumps(text)  # a JSON string is a TOML basic string
+
+        table = (f"{{name = {q('slopjudge')}, base_url = {q(self.base_url)}, "
+                 f"wire_api = {q('responses')}, env_key = {q(self.key_env)}, "
+                 "request_max_retries = 0, stream_max_retries = 0}")
+        return ["-c", f"model_providers.slopjudge={table}", "-c", 'model_provider="slopjudge"']
+
+    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+        """Refuse grants the sandbox cannot express."""
+        scoped = [r for r in allowed_tools if "(" in r]
+        if scoped:
+            raise ValueError(
+                "codex cannot scope tool rules: " + " ".join(scoped) + " (use --harness claude)"
+            )
+
+    def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
+        """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
+        argv = [
+            self.binary, "exec", "-m", attempt.model,
+            "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
+            # JSONL events: the usage of each turn; the answer still comes through the file.
+            "--json", *self.provider_args(),
+        ]
+        writable = attempt.writable_dirs
+        if writable:
+            argv += [
+                "-C", writable[0],
+                "--sandbox", "workspace-write",
+                "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+                "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            ]
+            for extra in writable[1:]:
+                argv += ["--add-dir", extra]
+        else:
+            argv += ["--sandbox", "read-only"]
+        data = attempt.prompt.encode("utf-8")
+        if len(data) > base.PROMPT_STDIN_LIMIT:
+            return [*argv, "--", "-"], data
+        return [*argv, "--", attempt.prompt], b""
+
+    def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
+        """The reply (the last agent message) and the usage of the ``turn.completed``
+        events of ``codex exec --json``; output that is no such event stream is the reply
+        itself."""
+        from slopjudge.usage import codex_events, from_codex_events
+
+        text = stdout.decode("utf-8", "replace")
+        events = codex_events(text)
+        reply: str | None = None
+        for event in events:
+            item = event.get("item")
+            if (event["type"] == "item.completed" and isinstance(item, dict)
+                    and item.get("type") == "agent_message" and isinstance(item.get("text"), str)):
+                reply = item["text"]
+        if not events:
+            return stdout, None
+        return (reply or "").encode("utf-8"), from_codex_events(text)
+
+
 # --- trust ---------------------------------------------------------------------
-
-
-def codex_config_path(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-    return os.path.join(home, "config.toml")
 
 
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
@@ -142,7 +222,9 @@ def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list
     import tomllib
 
     hooks_file = os.path.join(workspace, *CODEX.settings_relpath)
-    config = codex_config_path(env)
+    env = os.environ if env is None else env
+    config = os.path.join(env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"),
+                          "config.toml")
     try:
         ours = our_hooks(hooks_file)
     except FileNotFoundError:

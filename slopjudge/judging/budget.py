@@ -1,21 +1,9 @@
 """Spend limits on judge calls: per run, and per agent session across hook calls.
 
-Settings (``slopjudge.yaml`` / ``[tool.slopjudge]``), each unset by default:
-
-- ``max_judge_calls``, ``max_tokens``, ``max_cost_usd``: one run (one
-  ``slopjudge run``, one hook call);
-- ``session_max_judge_calls``, ``session_max_tokens``, ``session_max_cost_usd``:
-  one agent session, summed over its hook calls in
-  ``<state_dir>/state/<session>.spend.json``.
-
-Before each model call the judge asks :meth:`Budget.acquire`; a call that
-would go over a limit is not made and its check is an ``error`` naming the
-limit and how far it is spent. Calls answered from the verdict cache are
-never counted. A call reserves its estimated tokens and cost when it starts,
-so parallel calls cannot together pass a limit, and :meth:`Budget.settle`
-replaces the estimate with what the runner reported.
-
-Standard library only.
+docs/runner-and-budgets.md ("Budgets under any concurrency") is the contract: a call
+reserves its estimate before it starts (:meth:`Budget.acquire`), so parallel calls
+cannot together pass a limit, and settles to what the runner reported after
+(:meth:`Budget.settle`). Standard library only.
 """
 
 from __future__ import annotations
@@ -40,6 +28,10 @@ class Spend:
     judge_calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+
+    def add(self, calls: int, tokens: float, cost: float) -> Spend:
+        """This spend and ``calls`` calls more, of ``tokens`` and ``cost`` (a new one)."""
+        return Spend(self.judge_calls + calls, int(self.tokens + tokens), self.cost_usd + cost)
 
 
 @record
@@ -128,17 +120,13 @@ class Budget:
             want = Reservation(next(self._ids), prompt_tokens,
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
                                prompt_tokens * rates.cost_usd)
-            held = Spend(self.run.judge_calls + self.held.judge_calls,
-                         self.run.tokens + self.held.tokens,
-                         self.run.cost_usd + self.held.cost_usd)
+            held = self.run.add(self.held.judge_calls, self.held.tokens, self.held.cost_usd)
             problem = _over("", "in this run", self.limits, held, want.tokens, want.cost_usd)
             if problem is None and self.limits.session() and self.state_dir:
                 problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
                 return problem
-            self.held.judge_calls += 1
-            self.held.tokens += want.tokens
-            self.held.cost_usd += want.cost_usd
+            self.held = self.held.add(1, want.tokens, want.cost_usd)
             return want
 
     def settle(self, session_id: str | None, want: Reservation,
@@ -148,12 +136,8 @@ class Budget:
         spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
-            self.held.judge_calls -= 1
-            self.held.tokens -= want.tokens
-            self.held.cost_usd -= want.cost_usd
-            self.run.judge_calls += 1
-            self.run.tokens += spent
-            self.run.cost_usd += cost
+            self.held = self.held.add(-1, -want.tokens, -want.cost_usd)
+            self.run = self.run.add(1, spent, cost)
             if self.rates is None:
                 self.rates = Rates()
             self.rates.learn(want.prompt_tokens, spent, cost)
@@ -195,9 +179,8 @@ class Budget:
                         "this check was not judged")
             key = f"{os.getpid()}.{want.id}"
             if reserve:
-                counted = Spend(spent.judge_calls + len(held),
-                                spent.tokens + int(sum(h[0] for h in held.values())),
-                                spent.cost_usd + sum(h[1] for h in held.values()))
+                counted = spent.add(len(held), sum(h[0] for h in held.values()),
+                                    sum(h[1] for h in held.values()))
                 problem = _over("session_", "in this agent session", self.limits, counted,
                                 want.tokens, want.cost_usd)
                 if problem is not None:
@@ -205,9 +188,7 @@ class Budget:
                 held[key] = [want.tokens, want.cost_usd]
             else:
                 held.pop(key, None)
-                spent.judge_calls += 1
-                spent.tokens += tokens
-                spent.cost_usd += cost
+                spent = spent.add(1, tokens, cost)
                 rates = rates or Rates()
                 rates.learn(want.prompt_tokens, tokens, cost)
             record: dict[str, Any] = {"judge_calls": spent.judge_calls, "tokens": spent.tokens,
@@ -241,46 +222,43 @@ def _alive(pid: int) -> bool:
 
 
 def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
-    """The session's spend, the calls still held (those of live processes) and its rates."""
-    spend = read_session_spend(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return spend, {}, None  # a missing file (a broken one failed above)
-    held: dict[str, list[float]] = {}
-    raw = data.get("held")
-    for key, value in (raw.items() if isinstance(raw, dict) else ()):
-        pid = str(key).split(".", 1)[0]
-        if (pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2
-                and all(isinstance(v, (int, float)) and v >= 0 for v in value)):
-            held[str(key)] = [float(value[0]), float(value[1])]
-    rates = None
-    raw = data.get("rates")
-    if isinstance(raw, dict):
-        nums = [raw.get("tokens"), raw.get("cost_usd")]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in nums):
-            rates = Rates(float(nums[0]), float(nums[1]))  # type: ignore[arg-type]
-    return spend, held, rates
-
-
-def read_session_spend(path: str) -> Spend:
-    """A session's spend so far; a missing file is nothing spent. ValueError (one line)
-    when the record cannot be read: the caller fails closed."""
+    """The session's spend, the calls still held (those of live processes) and its rates;
+    a missing file is nothing spent. ValueError (one line) when the record cannot be read:
+    the caller fails closed."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
-        return Spend()
+        return Spend(), {}, None
     except OSError as exc:
         raise ValueError(exc.strerror or str(exc)) from None
     except ValueError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
+    spend = Spend(int(_num(data.get("judge_calls")) or 0), int(_num(data.get("tokens")) or 0),
+                  _num(data.get("cost_usd")) or 0.0)
+    held: dict[str, list[float]] = {}
+    raw = data.get("held")
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        pid = str(key).split(".", 1)[0]
+        if pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2:
+            tokens, cost = _num(value[0]), _num(value[1])
+            if tokens is not None and cost is not None:
+                held[str(key)] = [tokens, cost]
+    raw = data.get("rates")
+    rates = None
+    if isinstance(raw, dict):
+        tokens, cost = _num(raw.get("tokens")), _num(raw.get("cost_usd"))
+        rates = Rates(tokens, cost) if tokens is not None and cost is not None else None
+    return spend, held, rates
 
-    def num(key: str) -> float:
-        v = data.get(key)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else 0
 
-    return Spend(int(num("judge_calls")), int(num("tokens")), float(num("cost_usd")))
+def _num(v: Any) -> float | None:
+    """A non-negative JSON number as a float; None for anything else."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+
+
+def read_session_spend(path: str) -> Spend:
+    """A session's spend so far (see :func:`_read_record`)."""
+    return _read_record(path)[0]

@@ -1,11 +1,9 @@
 """The verdict cache (SPEC §8): the same question to the same judge gets the same answer.
 
-Key: sha256 over the rendered prompt, the verdict instruction version, the
-model set, the tool rules and the runner's identity. Only real verdicts are
-stored (never errors or missing verdicts), one JSON file per key, written
-atomically, signed with a MAC bound to its key (:mod:`slopjudge.cachesign`).
-A file that no longer reads as a verdict, or that slopjudge did not sign (an
-agent rewrote it to a pass, or copied another key's entry), is a miss.
+Only real verdicts are stored, one JSON file per key, written atomically and signed
+with a MAC bound to its key (:mod:`slopjudge.cachesign`): a file that no longer reads
+as a verdict, or that slopjudge did not sign (an agent rewrote it to a pass, or copied
+another key's entry), is a miss.
 """
 
 from __future__ import annotations

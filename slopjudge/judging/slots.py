@@ -1,18 +1,12 @@
 """Judge slots: how many model calls run at once on this machine, across every
-slopjudge process of the user (hooks of several sessions, CI runs, ``slopjudge test``).
+slopjudge process of the user (docs/runner-and-budgets.md says how they are shared).
 
-A call holds one of the first ``judge_slots`` slot files of a per-user folder
-(``$XDG_RUNTIME_DIR/slopjudge/judge-slots``, else ``<tmp>/slopjudge-<uid>/judge-slots``)
-under an exclusive ``flock`` while its runner runs. The kernel lets go of a lock when
-the process holding it ends, however it ends: a slot is never lost to a crash. A call
-waits for a free slot no longer than its own timeout, then is an ``error``.
-
-The calls of one process first take one of its own ``judge_slots`` (a semaphore): a call
-waiting on another call of the same process starts the moment that one ends, where
-polling the slot files would add up to 50 ms a wave. Only calls of other processes are
-waited for by polling.
-
-Standard library only.
+A slot is a slot file held under an exclusive ``flock``: the kernel lets go of it when
+the process ends, however it ends, so a slot is never lost to a crash. The calls of one
+process first take one of its own slots (a semaphore), so a call waiting on another of
+the same process starts the moment that one ends (polling the slot files would add up
+to 50 ms a wave); only other processes' calls are waited for by polling. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -23,8 +17,6 @@ import stat
 import tempfile
 import threading
 import time
-
-DEFAULT_SLOTS = 8
 
 _ours: dict[int, threading.BoundedSemaphore] = {}  # this process's slots, by their number
 _ours_lock = threading.Lock()

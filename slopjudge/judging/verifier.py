@@ -75,11 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_REFUSE
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "slopjudge" / "bin"
-
-
 def _installed() -> str | None:
     """The console script installed beside this Python, if there is one."""
     candidate = Path(sys.executable).parent / "slopjudge-verify"
@@ -97,7 +92,9 @@ def verifier_path() -> str:
     import hashlib
 
     tag = hashlib.sha256(script.encode()).hexdigest()[:12]
-    for root in (_cache_root(), Path(tempfile.gettempdir()) / f"slopjudge-{os.getuid()}" / "bin"):
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for root in (Path(cache) / "slopjudge" / "bin",
+                 Path(tempfile.gettempdir()) / f"slopjudge-{os.getuid()}" / "bin"):
         target = root / f"slopjudge-verify-{tag}"
         try:
             if target.is_file() and target.read_text() == script and os.access(target, os.X_OK):

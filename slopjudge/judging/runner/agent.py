@@ -1,19 +1,11 @@
 """slopjudge-agent: the bundled judge runner, a drop-in for sr-agent's judge mode.
 
-Same command line and exit codes as sr-agent::
-
-    slopjudge-agent --model M --verify V [--allowed-tools 'R1 R2'] [--disallowed-tools 'R3']
-                    [--add-dir D]... [--add-dir:readonly D]...
-                    (--prompt-stdin | --prompt P | PROMPT...)
-                    [--harness claude|codex] [--dry-run] [--verify-attempts N]
-
-With ``--verify`` it makes a private answer folder, asks the harness to write
-the answer file there, and hands the file to the verifier: exit 0 prints the
-file and exits 0; exit 3 is a final rejection (exit 2); anything else re-asks
-with the verifier's complaint, up to ``--verify-attempts`` times (exit 2 when
-exhausted). A harness that exits non-zero gets an ``sr-agent:
-harness-failure: <cause>`` line and its exit code passed through. Usage
-errors, a missing binary and every rejection exit 2.
+Same command line and exit codes as sr-agent (docs/judges.md, SPEC §5). With
+``--verify`` the harness writes its answer to a file in a private folder and the
+verifier reads it: exit 0 prints the file, exit 3 is a final rejection, anything else
+re-asks with the verifier's complaint, up to ``--verify-attempts`` times. A harness
+that exits non-zero gets an ``sr-agent: harness-failure: <cause>`` line and its exit
+code passed through; usage errors, a missing binary and every rejection exit 2.
 """
 
 from __future__ import annotations
@@ -27,17 +19,17 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
+from slopjudge.harnesses.base import ModelSetError, alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
-from slopjudge.hookspec import Harness, HarnessFactory, JudgeAttempt
+from slopjudge.hookspec import Harness, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
-from slopjudge.judging.runner.harness import ModelSetError, alias_overrides
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
@@ -71,14 +63,14 @@ class _Terminated(Exception):
 class Options:
     model: str
     verify: str | None
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
-    writable_dirs: list[str] = field(default_factory=list)
-    readonly_dirs: list[str] = field(default_factory=list)
-    prompt: str = ""
-    harness: str = "claude"
-    dry_run: bool = False
-    attempts: int = DEFAULT_ATTEMPTS
+    allowed_tools: list[str]
+    disallowed_tools: list[str]
+    writable_dirs: list[str]
+    readonly_dirs: list[str]
+    prompt: str
+    harness: str
+    dry_run: bool
+    attempts: int
 
 
 # -- parsing -------------------------------------------------------------------
@@ -284,10 +276,6 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _child_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in _SESSION_VARS}
-
-
 def _single_json_object(data: bytes) -> bytes | None:
     """The harness reply when it is exactly one JSON object (``claude -p`` text output)."""
     text = data.decode("utf-8", "replace").strip()
@@ -319,8 +307,7 @@ class _Spend:
 
 
 def run_agent(opts: Options, env: dict[str, str]) -> int:
-    factory: HarnessFactory = HARNESSES[opts.harness].judge
-    harness, found = factory(env)
+    harness, found = HARNESSES[opts.harness].judge(env)
     warnings: list[str] = []
     try:
         harness.override_models(
@@ -336,7 +323,7 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
     if not found and not opts.dry_run:
         _err(f"{PROG}: {harness.missing_message}")
         return 2
-    child_env = _child_env(env)
+    child_env = {k: v for k, v in env.items() if k not in _SESSION_VARS}
 
     if opts.verify is None:
         argv, stdin = harness.argv(_attempt(opts, model, opts.prompt, opts.writable_dirs))
