@@ -192,8 +192,9 @@ def _same_bytes(mine: str, theirs: str) -> bool:
 
 
 class _Kept(io.BytesIO):
-    def close(self) -> None:  # a script closing its stdout must not lose what it wrote
-        pass
+    def close(self) -> None:
+        """Flushes and stays open: a script closing its stdout must not lose what it wrote."""
+        self.flush()
 
 
 class _Sink:
