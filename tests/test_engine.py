@@ -11,8 +11,7 @@ import pytest
 from slopjudge.checks import engine, selection
 from slopjudge.checks.options import RunOptions, options_from_settings
 from slopjudge.model import Changeset, Check, Event, FileChange, Rule
-from slopjudge.records.prompts import load_prompt
-from slopjudge.records.record import recording
+from slopjudge.records.record import load_prompt, recording
 from tests.helpers import executable, read_jsonl, sh
 
 

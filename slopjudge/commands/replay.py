@@ -20,8 +20,7 @@ from slopjudge.judging.runner.client import build_argv, call_runner, resolve_run
 from slopjudge.judging.verifier import verifier_path
 from slopjudge.loading.config import find_workspace, load_settings
 from slopjudge.records.agreement import cohens_kappa, not_verdicts, verdict
-from slopjudge.records.prompts import load_prompt
-from slopjudge.records.record import read_events
+from slopjudge.records.record import load_prompt, read_events
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -34,7 +34,7 @@ def _now_iso() -> str:
 
 MAX_RECORDED_FINDINGS = 20
 # The result's fields every record carries as they are, in the log's order. The
-# prompt itself is kept apart (records/prompts.py): it can be large.
+# prompt itself is kept apart (save_prompt): it can be large.
 _RECORDED = ("id", "rule", "check", "kind", "outcome", "reason", "duration_ms", "runner",
              "model", "prompt_sha256", "template_sha256", "cache_hit", "confidence", "tokens",
              "cost")
@@ -77,10 +77,7 @@ LOCK_WAIT_S = 5.0  # a writer stuck longer than this holding the lock is not nor
 
 def _lock(fd: int) -> None:
     """Take an exclusive flock on ``fd``, waiting at most LOCK_WAIT_S (then OSError)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: appends stay atomic, tails are not repaired
-        return
+    import fcntl
     deadline = time.monotonic() + LOCK_WAIT_S
     pause = 0.0005
     while True:
@@ -121,11 +118,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def append_events(path: str, records: list[dict[str, Any]]) -> None:
-    """Append ``records`` to ``path``, one line each, creating folders as needed.
-
-    Raises ``OSError`` (unwritable folder, full disk); the caller decides
-    whether a run without its record should still count.
-    """
+    """Append ``records`` to ``path``, one line each; ``OSError`` (unwritable folder,
+    full disk) is the caller's to weigh."""
     if not records:
         return
     folder = os.path.dirname(os.path.abspath(path))
@@ -142,12 +136,9 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
 
 
 def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Read the event log: the records, and one ``path:line: problem`` per bad line.
-
-    A missing file is an empty log (no problems). Blank lines are skipped. A
-    last line without its newline counts when it parses and is ignored when
-    it does not (a record never completed, or being written right now).
-    """
+    """The records, and one ``path:line: problem`` per bad line; a missing file is an
+    empty log. A last line without its newline counts only when it parses (else it is a
+    record never completed, or being written right now)."""
     import json
 
     try:
@@ -192,48 +183,52 @@ def recording(events_file: str | None, event: Event,
               then: Callable[[CheckResult], None] | None = None
               ) -> Callable[[CheckResult], None]:
     """An ``on_result`` for ``checks.engine.run``: each finished check goes to the event
-    log (none when ``events_file`` is None), then to ``then``."""
-    return Recorder(events_file, event, then).record
+    log as it finishes (none when ``events_file`` is None), so a run killed half way
+    leaves every finished check on record; then to ``then``. A failing disk never turns
+    a refusal into a pass: it is said once on stderr and the run goes on."""
+    run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
+    lock = threading.Lock()
+    warned: list[bool] = []
+
+    def record(result: CheckResult) -> None:
+        if events_file and result.outcome != "not_applicable":
+            try:
+                if result.prompt and result.prompt_sha256:
+                    save_prompt(events_file, result.prompt_sha256, result.prompt)
+                rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
+                rec["run"] = run
+                append_events(events_file, [rec])
+            except OSError as exc:
+                with lock:
+                    if not warned:
+                        warned.append(True)
+                        import sys
+
+                        print(f"slopjudge: could not record events to {events_file}: {exc}",
+                              file=sys.stderr)
+        if then is not None:
+            then(result)
+
+    return record
 
 
-class Recorder:
-    """Appends one event line per finished check of a run, as it finishes.
+# Each rendered judge prompt is kept once beside the log, by digest (the log names it by
+# its sha256): `slopjudge replay` reads it back to re-judge it through another runner.
+def _prompt_path(events_file: str, digest: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(events_file)), "prompts", f"{digest}.md")
 
-    Lines go out one at a time so that a run killed half way leaves every
-    finished check on record. A failing disk never turns a refusal into a
-    pass: recording problems are reported on stderr and the run goes on.
-    """
 
-    def __init__(self, events_file: str | None, event: Event,
-                 then: Callable[[CheckResult], None] | None = None) -> None:
-        self.path = events_file  # None: record nothing
-        self.event = event
-        self.then = then
-        self.lock = threading.Lock()
-        self.warned = False
-        # Names the run each line came from (the checks of one hook call or `run`).
-        self.run = f"{os.getpid()}-{time.time_ns()}"
+def save_prompt(events_file: str, digest: str, prompt: str) -> None:
+    path = _prompt_path(events_file, digest)
+    if not os.path.exists(path):
+        from slopjudge.fsutil import write_atomic
 
-    def record(self, result: CheckResult) -> None:
-        if self.path and result.outcome != "not_applicable":
-            self._append(result, self.path)
-        if self.then is not None:
-            self.then(result)
+        write_atomic(path, prompt)
 
-    def _append(self, result: CheckResult, path: str) -> None:
-        try:
-            if result.prompt and result.prompt_sha256:
-                from slopjudge.records.prompts import save_prompt
 
-                save_prompt(path, result.prompt_sha256, result.prompt)
-            rec = event_record(result, event_kind=self.event.kind, session_id=self.event.session_id)
-            rec["run"] = self.run
-            append_events(path, [rec])
-        except OSError as exc:
-            with self.lock:
-                if not self.warned:
-                    self.warned = True
-                    import sys
-
-                    print(f"slopjudge: could not record events to {self.path}: {exc}",
-                          file=sys.stderr)
+def load_prompt(events_file: str, digest: str) -> str | None:
+    try:
+        with open(_prompt_path(events_file, digest), encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
