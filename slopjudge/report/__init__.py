@@ -1,10 +1,6 @@
-"""Report formats: one :class:`~slopjudge.model.RunReport`, six renderings.
-
-Each format is one module with ``render(report, *, color=False) -> str``.
-:data:`FORMATS` is the registry (protocol: ``hookspec.ReportFormat``); each
-entry imports only its own module, so the text path never loads the XML or
-SARIF code.
-"""
+"""Report formats: one module each with ``render(report, *, color=False) -> str``, and
+:data:`FORMATS`, the registry (``hookspec.ReportFormat``); an entry imports only its own
+module, so the text path never loads the XML or SARIF code."""
 
 from __future__ import annotations
 
@@ -38,11 +34,8 @@ def outcome_count(outcome: str, n: int) -> str:
 
 
 def encodable(text: str) -> str:
-    """``text`` with lone surrogates (undecodable bytes from a child) as ``\\udcff`` escapes.
-
-    Inside a JSON string the escape is valid JSON for the same character;
-    elsewhere it keeps the output writable as UTF-8.
-    """
+    """``text`` with lone surrogates (undecodable bytes from a child) as ``\\udcff`` escapes:
+    valid JSON for the same character inside a JSON string, writable UTF-8 elsewhere."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -65,32 +58,17 @@ def first_line(text: object) -> str:
 
 
 class _Lazy:
-    """A format whose module is imported when it first renders."""
+    """A format whose module is imported when it first renders (test_registries holds
+    each module's ``render`` to the same output)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
 
     def __call__(self, report: RunReport, *, color: bool = False) -> str:
-        return _implementation(self.name)(report, color=color)
+        import importlib
 
-
-def _implementation(name: str) -> ReportFormat:
-    # One branch per format: mypy holds each module's render to ReportFormat.
-    if name == "text":
-        from slopjudge.report.text import render
-    elif name == "json":
-        from slopjudge.report.json import render
-    elif name == "junit":
-        from slopjudge.report.junit import render
-    elif name == "sarif":
-        from slopjudge.report.sarif import render
-    elif name == "github":
-        from slopjudge.report.github import render
-    elif name == "markdown":
-        from slopjudge.report.markdown import render
-    else:
-        raise ValueError(f"no report format module for {name!r}")
-    return render
+        module = importlib.import_module(f"slopjudge.report.{self.name}")
+        return str(module.render(report, color=color))
 
 
 FORMATS: dict[str, ReportFormat] = {

@@ -1,8 +1,5 @@
-"""The report for a person: one line per check, a summary table, the verdict.
-
-Also :class:`Progress`, the single updating line a terminal shows during a
-long run.
-"""
+"""The report for a person: one line per check, a summary table, the verdict; and
+:class:`Progress`, the single updating line a terminal shows during a long run."""
 
 from __future__ import annotations
 
@@ -166,22 +163,15 @@ def render(report: RunReport, *, color: bool = False) -> str:
 
 
 class Progress:
-    """One updating status line on a terminal; silent anywhere else.
-
-    Nothing is drawn until ``delay`` seconds have passed since :meth:`start`,
-    so quick runs do not flicker. The line names the checks running now with
-    their elapsed time (redrawn every ``tick`` seconds when ``tick`` > 0) and
-    marks verdicts answered from the cache. Safe to call from worker threads.
-    """
+    """One updating status line on a terminal, silent anywhere else, safe from worker
+    threads. Nothing is drawn before ``delay`` seconds, so quick runs do not flicker;
+    with ``tick`` > 0 it is redrawn that often, so a running check's time moves."""
 
     def __init__(self, stream: TextIO, *, delay: float = 0.5, tick: float = 0.0) -> None:
         self.stream = stream
         self.delay = delay
         self.tick = tick
-        self.total = 0
-        self.done = 0
-        self.refused = 0
-        self.cached = 0
+        self.total = self.done = self.refused = self.cached = 0
         self.running: dict[str, float] = {}  # check id -> start (monotonic)
         self._last: CheckResult | None = None
         self._started = 0.0
@@ -189,10 +179,7 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
-        try:
-            self.enabled = bool(stream.isatty())
-        except (AttributeError, ValueError):
-            self.enabled = False
+        self.enabled = stream.isatty()
 
     def start(self, total: int) -> None:
         with self._lock:
@@ -205,7 +192,6 @@ class Progress:
             self._ticker.start()
 
     def begin(self, check_id: str) -> None:
-        """A check starts running."""
         with self._lock:
             self.running[check_id] = time.monotonic()
 
