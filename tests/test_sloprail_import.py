@@ -287,7 +287,7 @@ def test_gate_events(tmp_path: Path, trigger: str, on: str, tools: str | None,
     executable(folder / "ok.sh", "#!/bin/sh\nexit 0\n")
     (folder / "gate.yaml").write_text(f"on: [{trigger}]\nchecks:\n  - script: ./ok.sh\n")
     conv = convert("gate", str(folder), "g", ".sloprail")
-    notes = [f"{n.where}: {n.text}" for n in conv.notes]
+    notes = conv.notes
     assert conv.fatal == (fatal_note is not None), notes
     if fatal_note is not None:
         assert any(".sloprail/gate/g/gate.yaml:1" in n and fatal_note in n for n in notes), notes

@@ -39,32 +39,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclass
-class Note:
-    where: str  # file:line
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.text}"
-
-
-@dataclass
 class Converted:
+    """A declaration's conversion: its result, and while converting, its YAML file and
+    folder as shown, its mapping, its folder and name."""
+
     source: str  # "file-guard/<name>"
     rule_id: str | None = None
     made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
     yaml: str = ""
-    notes: list[Note] = field(default_factory=list)  # what did not convert
+    notes: list[str] = field(default_factory=list)  # "file:line: what did not convert"
     fatal: bool = False  # the rule itself could not be converted
     off: bool = False  # off in sloprail (disabled, or enabled: false): not converted, rightly
     enabled: bool = True  # a gate's own `enabled:`, which config.yaml's `enabled:` overrides
+    shown: str = ""
+    rel_dir: str = ""
+    data: Any = None
+    folder: str = ""
+    name: str = ""
+
+    def note(self, where: str, text: str) -> None:
+        self.notes.append(f"{where}: {text}")
 
     def fail(self, where: str, message: str) -> None:
         """A note on what makes the rule itself unconvertible."""
-        self.notes.append(Note(where, message))
+        self.note(where, message)
         self.fatal = True
 
+    def at(self, node: Any, key: Any = None) -> str:
+        return _at(self.shown, node, key)
 
-def _read_yaml(path: str, shown: str) -> tuple[Any, str | None]:
+    def fail_at(self, node: Any, key: Any, message: str) -> None:
+        self.fail(self.at(node, key), message)
+
+    def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
+        """``value`` as a path relative to the rule folder, when it names a file inside it
+        (resolved: neither `..` nor a symlink brings one in from elsewhere); its lines
+        that would not work under slopjudge noted."""
+        full = os.path.normpath(os.path.join(self.folder, str(value)))
+        if os.path.isabs(str(value)) or not _inside(full, self.folder) \
+                or not os.path.isfile(full):
+            self.fail(where, f"{what} `{value}` is not a file inside the rule folder")
+            return None
+        name = os.path.relpath(full, self.folder)
+        try:
+            with open(full, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines() if scan else []
+        except OSError:
+            lines = []
+        for n, line in enumerate(lines, 1):
+            text = line.strip()
+            if text.startswith("#"):
+                continue
+            for rx, why in _SCRIPT_PROBLEMS:
+                m = rx.search(text)
+                if m:
+                    self.fail(f"{self.rel_dir}/{name}:{n}",
+                              why.format(*m.groups(), line=text[:80]))
+                    break
+        return name
+
+
+def _read_yaml(path: str) -> tuple[Any, str | None]:
     """A sloprail YAML file, read round-trip so every value has a line; or why not."""
     try:
         with open(path, encoding="utf-8") as fh:
@@ -171,81 +206,28 @@ _SCRIPT_PROBLEMS = (
 )
 
 
-def _script_problems(path: str, shown: str) -> list[Note]:
-    """Lines of a script or prepare that would not work under slopjudge."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return []
-    notes: list[Note] = []
-    for n, line in enumerate(lines, 1):
-        text = line.strip()
-        if text.startswith("#"):
-            continue
-        for rx, why in _SCRIPT_PROBLEMS:
-            m = rx.search(text)
-            if m:
-                notes.append(Note(f"{shown}:{n}", why.format(*m.groups(), line=text[:80])))
-                break
-    return notes
-
-
 def _yaml(value: str | list[str]) -> str:
     """A string or a list of strings in YAML's flow form (JSON's)."""
     return json.dumps(value, ensure_ascii=False)
 
 
-@dataclass
-class _Opened:
-    """A declaration being converted: its result, its YAML file and folder (as shown),
-    its mapping, its folder and name."""
-
-    conv: Converted
-    shown: str
-    rel_dir: str
-    data: Any
-    folder: str
-    name: str
-
-    def at(self, node: Any, key: Any = None) -> str:
-        return _at(self.shown, node, key)
-
-    def fail(self, node: Any, key: Any, message: str) -> None:
-        self.conv.fail(self.at(node, key), message)
-
-    def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
-        """``value`` as a path relative to the rule folder, when it names a file inside it
-        (resolved: neither `..` nor a symlink brings one in from elsewhere); its lines
-        that would not work under slopjudge noted."""
-        full = os.path.normpath(os.path.join(self.folder, str(value)))
-        if os.path.isabs(str(value)) or not _inside(full, self.folder) \
-                or not os.path.isfile(full):
-            self.conv.fail(where, f"{what} `{value}` is not a file inside the rule folder")
-            return None
-        name = os.path.relpath(full, self.folder)
-        for bad in _script_problems(full, f"{self.rel_dir}/{name}") if scan else []:
-            self.conv.fail(bad.where, bad.text)
-        return name
-
-
-def _convert_checks(o: _Opened, *, each_file: bool) -> list[str]:
-    """The ``checks:`` lines of rule.yaml; what does not convert is noted on ``o.conv``."""
+def _convert_checks(o: Converted, *, each_file: bool) -> list[str]:
+    """The ``checks:`` lines of rule.yaml; what does not convert is noted on ``o``."""
     out: list[str] = []
     checks = o.data.get("checks") or []
     if not isinstance(checks, list):
-        o.fail(o.data, "checks", "checks is not a list")
+        o.fail_at(o.data, "checks", "checks is not a list")
         return out
     used: set[str] = set()
     prev: tuple[str, str] | None = None  # (id, kind) of the check before
     for n, item in enumerate(checks):
         where = o.at(checks, n)
         if not isinstance(item, dict):
-            o.conv.fail(where, f"check {n + 1} is not a mapping")
+            o.fail(where, f"check {n + 1} is not a mapping")
             continue
         kinds = [k for k in ("script", "judge") if item.get(k)]
         if len(kinds) != 1:
-            o.conv.fail(where, f"check {n + 1} needs exactly one of script, judge")
+            o.fail(where, f"check {n + 1} needs exactly one of script, judge")
             continue
         kind = kinds[0]
         name = o.script(item[kind], o.at(item, kind), kind, scan=kind == "script")
@@ -263,7 +245,7 @@ def _convert_checks(o: _Opened, *, each_file: bool) -> list[str]:
     return out
 
 
-def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
+def _check_fields(o: Converted, item: dict[str, Any], kind: str) -> list[str]:
     """A check's fields besides its script or judge, as rule.yaml lines."""
     lines: list[str] = []
     for key, value in item.items():
@@ -271,7 +253,7 @@ def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
         if key in ("script", "judge"):
             continue
         if key == "prepare" and kind != "judge":
-            o.conv.fail(at, "prepare on a script check: slopjudge runs a prepare only "
+            o.fail(at, "prepare on a script check: slopjudge runs a prepare only "
                         "before a judge")
         elif key == "prepare":
             name = o.script(value, at, "prepare")
@@ -282,12 +264,12 @@ def _check_fields(o: _Opened, item: dict[str, Any], kind: str) -> list[str]:
         elif key in ("allowed_tools", "disallowed_tools") and isinstance(value, list):
             lines.append(f"    {key}: {_yaml([str(v) for v in value])}")
         elif key in ("allowed_tools", "disallowed_tools"):
-            o.conv.fail(at, f"{key} is not a list")
+            o.fail(at, f"{key} is not a list")
         elif key in ("response_schema", "post_process"):
-            o.conv.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
+            o.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
                         "only (pass, reasoning, confidence, findings)")
         else:
-            o.conv.fail(at, f"check field `{key}` has no slopjudge meaning")
+            o.fail(at, f"check field `{key}` has no slopjudge meaning")
     return lines
 
 
@@ -298,24 +280,24 @@ def _citation(value: Any) -> bool:
         t in ("user", "tool_result") for t in value["source_types"])
 
 
-def _convert_require(o: _Opened) -> list[str]:
+def _convert_require(o: Converted) -> list[str]:
     """``require:`` as slopjudge's (checks/require.py), its ``when`` scripts copied."""
     req = o.data.get("require")
     if req is None:
         return []
     if not isinstance(req, list):
-        o.fail(o.data, "require", "require is not a list")
+        o.fail_at(o.data, "require", "require is not a list")
         return []
     out = ["require:"]
     for n, item in enumerate(req):
         where = o.at(req, n)
         if not isinstance(item, dict):
-            o.conv.fail(where, f"require {n + 1} is not a mapping")
+            o.fail(where, f"require {n + 1} is not a mapping")
             continue
         entry: dict[str, Any] = {}
         for key, value in item.items():
             if key == "context":
-                o.conv.fail(where, f"require context `{value}`: slopjudge has no contexts")
+                o.fail(where, f"require context `{value}`: slopjudge has no contexts")
             elif key == "skill" and isinstance(value, str):
                 entry["skill"] = value
             elif key == "files" and isinstance(value, list):
@@ -327,15 +309,15 @@ def _convert_require(o: _Opened) -> list[str]:
                 if name is not None:
                     entry["when"] = name
             else:
-                o.conv.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
+                o.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
         out.append(f"  - {json.dumps(entry, ensure_ascii=False)}")
     return out
 
 
-def _header(o: _Opened, on: list[str]) -> list[str]:
-    nature = o.conv.source.split("/")[0]
+def _header(o: Converted, on: list[str]) -> list[str]:
+    nature = o.source.split("/")[0]
     return [
-        f"# Converted from sloprail's .sloprail/{o.conv.source}/{nature}.yaml by "
+        f"# Converted from sloprail's .sloprail/{o.source}/{nature}.yaml by "
         "`slopjudge import sloprail`.",
         f"description: {_yaml(f'sloprail {nature} {o.name}')}",
         f"on: {_yaml(on)}",
@@ -348,31 +330,31 @@ _PASS_SCRIPT = ("#!/bin/sh\n# sloprail's rule is its requirements: once they hol
                 "exit 0\n")
 
 
-def _finish(o: _Opened, lines: list[str], *, each_file: bool) -> None:
+def _finish(o: Converted, lines: list[str], *, each_file: bool) -> None:
     """The rule.yaml text: ``lines``, then the checks (or one that passes, when the rule
     is its requirements alone)."""
     checks = _convert_checks(o, each_file=each_file)
     if not checks and "require" not in o.data:
-        o.fail(o.data, None, "no check converted")
+        o.fail_at(o.data, None, "no check converted")
     if not checks:
-        o.conv.made["requirements-met.sh"] = _PASS_SCRIPT
-    o.conv.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
+        o.made["requirements-met.sh"] = _PASS_SCRIPT
+    o.yaml = "\n".join([*lines, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
 
 
 def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     """One file-guard's or gate's conversion: its YAML read (unreadable: noted, fatal),
     then the converter of its nature."""
-    conv = Converted(f"{nature}/{name}")
     rel_dir = f"{shown_root}/{nature}/{name}"
-    shown = f"{rel_dir}/{nature}.yaml"
-    data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"), shown)
+    conv = Converted(f"{nature}/{name}", shown=f"{rel_dir}/{nature}.yaml", rel_dir=rel_dir,
+                     folder=folder, name=name)
+    conv.data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
     if problem is not None:
-        conv.fail(f"{shown}:1", f"cannot read: {problem}")
-    elif not isinstance(data, dict):
-        conv.fail(f"{shown}:1", "not a YAML mapping")
+        conv.fail(f"{conv.shown}:1", f"cannot read: {problem}")
+    elif not isinstance(conv.data, dict):
+        conv.fail(f"{conv.shown}:1", "not a YAML mapping")
     else:
-        conv.enabled = data.get("enabled") is not False
-        _CONVERTERS[nature](_Opened(conv, shown, rel_dir, data, folder, name))
+        conv.enabled = conv.data.get("enabled") is not False
+        _CONVERTERS[nature](conv)
     return conv
 
 
@@ -386,14 +368,14 @@ _FILE_GUARD_KEYS = ("match", "deletions", "require", "subjects", "checks", "prev
 _GATE_KEYS = ("on", "require", "checks", "enabled")
 
 
-def _unknown_keys(o: _Opened, known: tuple[str, ...]) -> None:
+def _unknown_keys(o: Converted, known: tuple[str, ...]) -> None:
     for key in o.data:
         if key not in known:
-            o.fail(o.data, key, f"field `{key}` has no slopjudge form"
+            o.fail_at(o.data, key, f"field `{key}` has no slopjudge form"
                    + (" (slopjudge has no contexts)" if key == "context" else ""))
 
 
-def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
+def _file_match(o: Converted) -> tuple[list[str], list[str]]:
     """A file-guard's ``match`` and ``deletions`` as (paths and exclude lines, match
     conditions)."""
     data = o.data
@@ -403,7 +385,7 @@ def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
     if text and not re.search(r"[\s\"']", text):
         glob = _glob(text)
         if glob is None:
-            o.fail(data, "match", f"match glob `{text}` uses `**` inside a name or a "
+            o.fail_at(data, "match", f"match glob `{text}` uses `**` inside a name or a "
                    "backslash, which slopjudge globs read differently")
         else:
             lines.append(f"paths: {_yaml([glob[0]])}")
@@ -413,7 +395,7 @@ def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
     elif text:
         problem = _expr_problem(text, gate=False)
         if problem:
-            o.fail(data, "match", problem)
+            o.fail_at(data, "match", problem)
         conds.append(text)
     deletions = data.get("deletions") or "skip"
     if deletions == "skip":
@@ -421,12 +403,12 @@ def _file_match(o: _Opened) -> tuple[list[str], list[str]]:
     elif deletions == "only":
         conds.append('status == "D"')
     elif deletions != "include":
-        o.fail(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
+        o.fail_at(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
                "(sloprail refuses it)")
     return lines, conds
 
 
-def _file_guard(o: _Opened) -> None:
+def _file_guard(o: Converted) -> None:
     data = o.data
     _unknown_keys(o, _FILE_GUARD_KEYS)
     paths, conds = _file_match(o)
@@ -437,7 +419,7 @@ def _file_guard(o: _Opened) -> None:
         on.append("pre-tool")
         tools = list(CHANGE_TOOLS)
     elif preventive is not False:
-        o.fail(data, "preventive", "preventive must be true or false")
+        o.fail_at(data, "preventive", "preventive must be true or false")
     lines = _header(o, on)
     if tools:
         lines.append(f"tools: {_yaml(tools)}")
@@ -476,8 +458,8 @@ _GATE_NOTES = {
 }
 
 
-def _gate(o: _Opened) -> None:
-    conv, data = o.conv, o.data
+def _gate(o: Converted) -> None:
+    conv, data = o, o.data
     _unknown_keys(o, _GATE_KEYS)
     on: list[str] = []
     tools: list[str] | None = []
@@ -485,7 +467,7 @@ def _gate(o: _Opened) -> None:
     file_only = True
     triggers = data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
-        o.fail(data, None, "a gate needs `on: [{event, match}]`")
+        o.fail_at(data, None, "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
         where = o.at(triggers, n)
@@ -508,11 +490,11 @@ def _gate(o: _Opened) -> None:
         if match:
             problem = _expr_problem(match, gate=True)
             if problem:
-                o.fail(trig, "match", problem)
+                o.fail_at(trig, "match", problem)
             test = f"{test} and ({match})"
         parts.append(test)
         if event in _GATE_NOTES:
-            conv.notes.append(Note(where, _GATE_NOTES[event]))
+            conv.note(where, _GATE_NOTES[event])
     lines = _header(o, on)
     if tools and "pre-tool" in on:
         lines.append(f"tools: {_yaml(tools)}")
@@ -522,7 +504,7 @@ def _gate(o: _Opened) -> None:
     _finish(o, lines, each_file=file_only and bool(on))
 
 
-_CONVERTERS: dict[str, Callable[[_Opened], None]] = {"file-guard": _file_guard, "gate": _gate}
+_CONVERTERS: dict[str, Callable[[Converted], None]] = {"file-guard": _file_guard, "gate": _gate}
 
 
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
@@ -532,7 +514,7 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     if not os.path.isfile(path):
         return out
     shown = f"{shown_root}/config.yaml"
-    data, problem = _read_yaml(path, shown)
+    data, problem = _read_yaml(path)
     if problem is not None:
         print(f"{shown}:1: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
@@ -552,7 +534,7 @@ def _inside(path: str, root: str) -> bool:
 
 def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:
     conv = Converted(source, fatal=True, off=off)
-    conv.notes.append(Note(where, why))
+    conv.note(where, why)
     return conv
 
 
@@ -611,23 +593,25 @@ def discover(root: str, shown_root: str) -> list[Converted]:
 
 
 def _copy_folder(src_dir: str, dest_dir: str, skip: str) -> list[str]:
-    """Copy the rule folder (its scripts' sourced siblings and data, its ``tests/``)
-    but ``skip``; a symlink is copied as the file it names when that stays inside the
-    rule folder, and left out (returned) when it leads out of it."""
+    """Copy the rule folder (its scripts' sourced siblings and data, its ``tests/``) but
+    ``skip``; a symlink is copied as the file it names when that stays inside the rule
+    folder, and left out (returned) when it leads out of it or names a folder."""
     left_out: list[str] = []
-    for folder, dirs, files in os.walk(src_dir):
-        rel = os.path.relpath(folder, src_dir)
-        os.makedirs(os.path.normpath(os.path.join(dest_dir, rel)), exist_ok=True)
-        for name in [*files, *[d for d in dirs if os.path.islink(os.path.join(folder, d))]]:
-            src = os.path.join(folder, name)
-            shown = os.path.normpath(os.path.join(rel, name))
-            if shown == skip:
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        out = set()
+        for name in names:
+            path = os.path.join(folder, name)
+            shown = os.path.relpath(path, src_dir)
+            if shown != skip and (os.path.isfile(path) and _inside(path, src_dir)
+                                  or os.path.isdir(path) and not os.path.islink(path)):
                 continue
-            if not _inside(src, src_dir) or not os.path.isfile(src):
+            out.add(name)
+            if shown != skip:
                 left_out.append(shown)
-                continue
-            shutil.copy2(src, os.path.join(dest_dir, shown))  # keeps the execute bit
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        return out
+
+    shutil.copytree(src_dir, dest_dir, ignore=ignored, dirs_exist_ok=True)  # copy2: keeps +x
     return left_out
 
 
@@ -645,8 +629,8 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
             fh.write(text)
         os.chmod(os.path.join(dest, name), 0o755)
     for name in skipped:
-        conv.notes.append(Note(f"{conv.source}/{name}", "not copied: a symlink leading "
-                               "out of the rule folder"))
+        conv.note(f"{conv.source}/{name}", "not copied: a symlink leading out of the rule "
+                  "folder")
     with open(os.path.join(dest, "rule.yaml"), "w", encoding="utf-8") as fh:
         fh.write(conv.yaml)
     return None
@@ -658,28 +642,21 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"no sloprail folder at {args.folder}")
     settings = settings_of(args)
     rules_dir = settings.rules_dir
-    shown_root = os.path.relpath(root)
-    found = discover(root, shown_root)
+    found = discover(root, os.path.relpath(root))
     if not found:
         return fail(f"{args.folder} holds no file-guard/ or gate/ rule folders")
     taken: set[str] = set()
     written: list[str] = []
     invalid: list[str] = []
-    for conv in found:
-        if not conv.fatal:
-            rid = _rule_id(conv.source.split("/", 1)[1])
-            if rid in taken:
-                rid = _rule_id(conv.source.replace("/", "-"))
-            conv.rule_id = rid
-            taken.add(rid)
     os.makedirs(rules_dir, exist_ok=True)
     for conv in found:
         if conv.fatal:
             print(f"{conv.source}: " + ("off, not converted" if conv.off else "NOT converted"))
         else:
-            assert conv.rule_id is not None
-            src_dir = os.path.join(root, conv.source)
-            problem = write_rule(conv, rules_dir, src_dir)
+            rid = _rule_id(conv.source.split("/", 1)[1])
+            conv.rule_id = rid if rid not in taken else _rule_id(conv.source.replace("/", "-"))
+            taken.add(conv.rule_id)
+            problem = write_rule(conv, rules_dir, os.path.join(root, conv.source))
             shown = os.path.relpath(os.path.join(rules_dir, conv.rule_id))
             if problem:
                 print(f"{conv.source}: NOT converted: {problem}")
