@@ -1,18 +1,15 @@
-"""``slopjudge install claude|codex``: wire the hooks into ``.claude/settings.json`` or
-``.codex/hooks.json`` (docs/hooks.md).
-
-The hooks call a wrapper committed beside the settings by default: an absolute path
-into one person's virtualenv does not exist on a teammate's machine, and an agent lets
-every tool run when a hook command cannot start (``data/hook-wrapper.sh`` finds
-slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge serves
-both: every other key and hook stays, slopjudge's entries are replaced in place (a
-second run changes nothing), and each hook has a ``timeout`` that outlasts the slowest
-judge, since the agent lets a tool run when its hook times out.
-"""
+"""``slopjudge install|uninstall claude|codex``: the hooks in ``.claude/settings.json`` or
+``.codex/hooks.json`` (docs/hooks.md), by default calling a wrapper committed beside them:
+an absolute path into one person's virtualenv does not exist on a teammate's machine, and
+an agent lets every tool run when a hook command cannot start (``data/hook-wrapper.sh``
+finds slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge
+serves both; each hook's ``timeout`` outlasts the slowest judge, since the agent lets a tool
+run when its hook times out."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shlex
@@ -108,10 +105,9 @@ def merge(settings: dict[str, Any], command: str,
 
 def _take_ours(groups: list[Any], point: str,
                new: tuple[str | None, dict[str, Any]] | None = None) -> tuple[int, bool]:
-    """Take slopjudge's handlers for ``point`` out of ``groups`` (a group left empty by
-    that goes too); with ``new`` (matcher, handler), the first in a group of that matcher
-    is replaced by the handler in place instead. How many were taken, and whether one
-    was replaced."""
+    """Take slopjudge's handlers for ``point`` out of ``groups`` (a group left empty goes
+    too), but with ``new`` (matcher, handler) replace the first in a group of that matcher
+    in place; how many were taken, and whether one was replaced."""
     taken, placed = 0, False
     for group in list(groups):
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
@@ -158,9 +154,8 @@ def _write(path: str, data: dict[str, Any]) -> None:
 
 
 def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
-    """The JSON file at ``path`` read, changed by ``change`` and written in one go; a
-    file that cannot be read or that ``change`` cannot take raises :class:`InstallError`
-    and is left as it is."""
+    """The JSON file at ``path`` read, changed and written in one go; one that cannot be
+    read or changed raises :class:`InstallError`, left as it is."""
     data = _read(path)
     try:
         change(data)
@@ -170,11 +165,8 @@ def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
 
 
 def write_wrapper(workspace: str, harness: str) -> str:
-    """Write the hook wrapper for ``harness`` under ``workspace``; its path.
-
-    A file there that slopjudge did not write is left untouched
-    (:class:`InstallError`); an older wrapper of slopjudge's is replaced.
-    """
+    """Write the hook wrapper for ``harness``; its path. A file there that slopjudge did
+    not write is left untouched (:class:`InstallError`)."""
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
     with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
         text = fh.read().replace("@HARNESS@", harness)
@@ -196,10 +188,8 @@ def write_wrapper(workspace: str, harness: str) -> str:
 
 def install(workspace: str, command: str | None, harness: str = "claude",
             sealed: bool = False) -> str:
-    """Merge the hooks into the agent's file under ``workspace``; its path.
-
-    ``command`` None: the hooks call the wrapper, written first. ``sealed``: the
-    sandbox settings of :func:`seal` too."""
+    """Merge the hooks into the agent's file under ``workspace``; its path. ``command``
+    None: the hooks call the wrapper, written first."""
     target = HARNESSES[harness]
     if sealed and harness != "claude":
         raise InstallError(CODEX_CANNOT_SEAL)
@@ -207,11 +197,7 @@ def install(workspace: str, command: str | None, harness: str = "claude",
         write_wrapper(workspace, harness)
         command = wrapper_command(target)
     path = os.path.join(workspace, *target.settings_relpath)
-    hooks_command = command
-
-    def add_hooks(data: dict[str, Any]) -> None:
-        merge(data, hooks_command, target.hooks, harness)
-
+    add_hooks = functools.partial(merge, command=command, events=target.hooks, harness=harness)
     if sealed:
         seal(workspace, add_hooks)
     else:
@@ -320,12 +306,7 @@ def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
     if args.sealed and args.harness != "claude":
         return fail(f"{CODEX_CANNOT_SEAL}")
-    if args.hook_command:
-        command: str | None = args.hook_command
-    elif args.absolute:
-        command = default_command()
-    else:
-        command = None
+    command = args.hook_command or (default_command() if args.absolute else None)
     shown = command or wrapper_command(target)
     if args.print_only and args.sealed:
         return fail("--sealed writes paths of this machine and project; run it without "
@@ -376,8 +357,8 @@ def _say_sealed(workspace: str) -> None:
 
 
 def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
-    """Take slopjudge's hooks out of ``settings``; how many were taken. A group, an event
-    or the ``hooks`` object left empty by that goes too; nothing else is touched."""
+    """Take slopjudge's hooks out of ``settings`` (and a group, an event or ``hooks`` left
+    empty by that); how many were taken."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return 0
@@ -396,9 +377,8 @@ def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
 
 
 def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
-    """Remove slopjudge's hooks (and its wrapper) for ``harness`` under ``workspace``: the
-    number of hooks removed and the files changed or removed. A settings file left empty
-    (``{}``) is removed; one slopjudge cannot read raises :class:`InstallError`."""
+    """Remove slopjudge's hooks, wrapper and seal for ``harness``: how many hooks, and the
+    files changed or removed (a settings file left empty too)."""
     target = HARNESSES[harness]
     path = os.path.join(workspace, *target.settings_relpath)
     touched: list[str] = []
