@@ -19,7 +19,7 @@ from slopjudge.commands._shared import fail
 from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
 from slopjudge.judging.verifier import verifier_path
 from slopjudge.loading.config import find_workspace, load_settings
-from slopjudge.records.agreement import cohens_kappa, not_verdicts, verdict
+from slopjudge.records.agreement import compare, not_verdicts, verdict
 from slopjudge.records.record import load_prompt, read_events
 
 
@@ -82,18 +82,12 @@ def run(args: argparse.Namespace) -> int:
     runner = resolve_runner(args.runner)
     rows = [_replay(args, ev, events_file, runner, settings.workspace) for ev in items]
     judged = [r for r in rows if r["replayed"] is not None]
-    summary = {
-        "prompts": len(rows),
-        "replayed": len(judged),
-        "no_verdict": len(rows) - len(judged),
-        "skipped_records": skipped,
-        "agreement": (sum(r["recorded"] == r["replayed"] for r in judged) / len(judged))
-        if judged
-        else 0.0,
-        "kappa": cohens_kappa([r["recorded"] for r in judged], [r["replayed"] for r in judged]),
-        "new_refusals": sum(r["recorded"] == "pass" and r["replayed"] == "refuse" for r in judged),
-        "new_passes": sum(r["recorded"] == "refuse" and r["replayed"] == "pass" for r in judged),
-    }
+    # The replayed verdicts against the recorded ones: a false refusal is a new refusal.
+    found = compare([r["replayed"] for r in judged], [r["recorded"] for r in judged])
+    summary = {"prompts": len(rows), "replayed": len(judged),
+               "no_verdict": len(rows) - len(judged), "skipped_records": skipped,
+               "agreement": found.accuracy, "kappa": found.kappa,
+               "new_refusals": found.false_refusals, "new_passes": found.false_passes}
     if args.format == "json":
         print(json.dumps({"summary": summary, "rows": rows}, indent=2))
     else:

@@ -37,13 +37,8 @@ class Agreement:
 
 
 def cohens_kappa(a: list[str], b: list[str]) -> float:
-    """Cohen's kappa of two raters over the same items: (po - pe) / (1 - pe).
-
-    Edge cases, chosen so no input divides by zero: no items gives 0.0 (no
-    evidence of agreement); when chance agreement is certain (both raters gave
-    every item the same single class) the raters agree perfectly and kappa is
-    1.0.
-    """
+    """Cohen's kappa of two raters over the same items: (po - pe) / (1 - pe); 0.0 for no
+    items (no evidence), 1.0 when both gave every item the same single class."""
     if len(a) != len(b):
         raise ValueError(f"cohens_kappa: {len(a)} ratings against {len(b)}")
     total = len(a)
@@ -123,11 +118,27 @@ def check_label(label: Any, where: str) -> str | None:
     return None
 
 
-def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agreement:
-    """Compare the latest recorded verdict for each label with the label.
+def compare(predicted: list[str], expected: list[str], *, missing: int = 0,
+            skipped: int = 0) -> Agreement:
+    """How far ``predicted`` verdicts agree with ``expected`` ones, pair by pair."""
+    pairs = list(zip(predicted, expected, strict=True))
+    n = len(pairs)
+    return Agreement(
+        n=n,
+        accuracy=(sum(1 for p, e in pairs if p == e) / n) if n else 0.0,
+        kappa=cohens_kappa(predicted, expected),
+        false_refusals=sum(1 for p, e in pairs if p == "refuse" and e == "pass"),
+        false_passes=sum(1 for p, e in pairs if p == "pass" and e == "refuse"),
+        missing=missing,
+        true_passes=sum(1 for p, e in pairs if p == e == "pass"),
+        true_refusals=sum(1 for p, e in pairs if p == e == "refuse"),
+        skipped=skipped,
+    )
 
-    Raises ``ValueError`` naming the first unusable label (see :func:`check_label`).
-    """
+
+def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agreement:
+    """The latest recorded verdict for each label against the label; ``ValueError``
+    names the first unusable label (see :func:`check_label`)."""
     verdicts = [e for e in events if verdict(e) is not None]
     predicted: list[str] = []
     expected: list[str] = []
@@ -142,19 +153,7 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
             continue
         predicted.append(verdict(latest) or "")
         expected.append(label["label"])
-    pairs = list(zip(predicted, expected, strict=True))
-    n = len(pairs)
-    return Agreement(
-        n=n,
-        accuracy=(sum(1 for p, e in pairs if p == e) / n) if n else 0.0,
-        kappa=cohens_kappa(predicted, expected),
-        false_refusals=sum(1 for p, e in pairs if p == "refuse" and e == "pass"),
-        false_passes=sum(1 for p, e in pairs if p == "pass" and e == "refuse"),
-        missing=missing,
-        true_passes=sum(1 for p, e in pairs if p == e == "pass"),
-        true_refusals=sum(1 for p, e in pairs if p == e == "refuse"),
-        skipped=not_verdicts(events),
-    )
+    return compare(predicted, expected, missing=missing, skipped=not_verdicts(events))
 
 
 # What `report flips` shows of each verdict recorded for a flipping prompt.
@@ -162,11 +161,8 @@ _FLIP_FIELDS = ("outcome", "model", "runner", "session_id", "cache_hit", "reason
 
 
 def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Checks whose verdict changed for the same prompt (same ``prompt_sha256``).
-
-    One entry per (check, prompt) with both a pass and a refusal recorded, in
-    order of first appearance, listing every verdict recorded for it.
-    """
+    """Each (check, prompt) with both a pass and a refusal recorded, in order of first
+    appearance, with every verdict recorded for it."""
     groups: dict[tuple[Any, Any, str], list[dict[str, Any]]] = {}
     for event in events:
         digest = event.get("prompt_sha256")
@@ -189,10 +185,7 @@ def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def read_labels(path: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Read ``labels.jsonl``: usable labels, and one ``path:line: problem`` per bad line.
-
-    Raises ``OSError`` when the file cannot be read.
-    """
+    """``labels.jsonl``'s usable labels, and one ``path:line: problem`` per bad line."""
     labels: list[dict[str, Any]] = []
     problems: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as handle:
