@@ -31,37 +31,35 @@ def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
                         argparse.SUPPRESS else "text", help="text (default) or json")
 
 
+# Each subcommand and its help; what it reads is in _COMMANDS at the end.
+_SUBCOMMANDS = {
+    "events": "outcome counts per check (the default)",
+    "agreement": "recorded verdicts against human labels",
+    "flips": "checks whose verdict changed for the same prompt",
+    "cost": "judge spend by rule, check, model and day; cache savings",
+    "html": "one self-contained HTML page: refusals and errors over time, cost, latency, "
+            "agreement, the last run's findings",
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Common flags work before or after the subcommand: the subparsers' copies
     # default to SUPPRESS so they never overwrite what was given before.
     _add_common(parser, None)
-    sub = parser.add_subparsers(dest="report_command",
-                                metavar="{events,agreement,flips,cost,html}")
-    events = sub.add_parser("events", help="outcome counts per check (the default)")
-    _add_common(events, argparse.SUPPRESS)
-    events.add_argument(
-        "--last", type=int, default=0, metavar="N", help="also list the last N events"
-    )
-    events.add_argument(
-        "--rule", action="append", default=[], metavar="ID", help="only this rule; repeatable"
-    )
-    events.add_argument("--session", metavar="ID", help="only this session's events")
-    agree = sub.add_parser("agreement", help="recorded verdicts against human labels")
-    _add_common(agree, argparse.SUPPRESS)
-    agree.add_argument(
-        "--labels",
-        metavar="FILE",
-        required=True,
-        help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}',
-    )
-    flips = sub.add_parser("flips", help="checks whose verdict changed for the same prompt")
-    _add_common(flips, argparse.SUPPRESS)
-    cost = sub.add_parser("cost", help="judge spend by rule, check, model and day; cache savings")
-    _add_common(cost, argparse.SUPPRESS)
-    cost.add_argument("--session", metavar="ID", help="only this session's events")
-    html = sub.add_parser("html", help="one self-contained HTML page: refusals and errors over "
-                          "time, cost, latency, agreement, the last run's findings")
-    _add_common(html, argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="report_command", metavar="{" + ",".join(_SUBCOMMANDS) + "}")
+    subs = {name: sub.add_parser(name, help=text) for name, text in _SUBCOMMANDS.items()}
+    for p in subs.values():
+        _add_common(p, argparse.SUPPRESS)
+    subs["events"].add_argument("--last", type=int, default=0, metavar="N",
+                                help="also list the last N events")
+    subs["events"].add_argument("--rule", action="append", default=[], metavar="ID",
+                                help="only this rule; repeatable")
+    for name in ("events", "cost"):
+        subs[name].add_argument("--session", metavar="ID", help="only this session's events")
+    subs["agreement"].add_argument(
+        "--labels", metavar="FILE", required=True,
+        help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}')
+    html = subs["html"]
     html.add_argument("--output", "-o", metavar="FILE", default="slopjudge-report.html",
                       help="where to write the page (default: slopjudge-report.html)")
     html.add_argument("--labels", metavar="FILE",
