@@ -47,13 +47,14 @@ def _message(text: str) -> dict[str, str]:
     return {"text": text if text.strip() else "(no message)"}
 
 
-def _descriptor(check_id: str, rule: Rule | None, kind: str | None, shadow: bool) -> dict[str, Any]:
+def _descriptor(check_id: str, rule: Rule | None, kind: str | None) -> dict[str, Any]:
     descriptor: dict[str, Any] = {"id": check_id}
     if rule is not None:
         descriptor["shortDescription"] = _message(rule.description)
         if rule.doc.strip():
             descriptor["fullDescription"] = {"text": rule.doc.strip()}
             descriptor["help"] = {"text": rule.doc.strip(), "markdown": rule.doc.strip()}
+    shadow = rule is not None and rule.mode == "shadow"
     descriptor["defaultConfiguration"] = {"level": "warning" if shadow else "error"}
     properties: dict[str, Any] = {"rule": check_id.partition("/")[0]}
     if kind:
@@ -69,19 +70,12 @@ def _descriptors(report: RunReport) -> tuple[list[dict[str, Any]], dict[str, int
     rules_by_id = {r.id: r for r in report.rules}
     descriptors: list[dict[str, Any]] = []
     index: dict[str, int] = {}
-
-    def add(check_id: str, rule: Rule | None, kind: str | None) -> None:
-        if check_id in index:
-            return
-        index[check_id] = len(descriptors)
-        shadow = rule is not None and rule.mode == "shadow"
-        descriptors.append(_descriptor(check_id, rule, kind, shadow))
-
-    for rule in report.rules:
-        for check in rule.checks:
-            add(check.full_id, rule, check.kind)
-    for result in report.checks:
-        add(result.id, rules_by_id.get(result.rule), result.kind)
+    for check_id, rule, kind in [
+            *((c.full_id, r, c.kind) for r in report.rules for c in r.checks),
+            *((x.id, rules_by_id.get(x.rule), x.kind) for x in report.checks)]:
+        if check_id not in index:
+            index[check_id] = len(descriptors)
+            descriptors.append(_descriptor(check_id, rule, kind))
     return descriptors, index
 
 
@@ -138,11 +132,8 @@ def _notification(text: str, level: str, *, check_id: str | None = None,
 def to_sarif(report: RunReport) -> dict[str, Any]:
     descriptors, index = _descriptors(report)
     results: list[dict[str, Any]] = []
-    notifications: list[dict[str, Any]] = []
-    for error in report.load_errors:
-        notifications.append(
-            _notification(f"{error.path} does not load: {error.message}", "error", error=error)
-        )
+    notifications = [_notification(f"{e.path} does not load: {e.message}", "error", error=e)
+                     for e in report.load_errors]
     for result in report.checks:
         if result.outcome in _LEVELS:
             results += _results(result, index[result.id])
