@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 from typing import Any
@@ -83,17 +84,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tree(folder: str) -> dict[str, bytes]:
-    """Every file under ``folder`` by relative path, caches left out."""
-    files: dict[str, bytes] = {}
-    for here, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in names:
-            if not name.endswith(".pyc"):
-                path = os.path.join(here, name)
-                with open(path, "rb") as fh:
-                    files[os.path.relpath(path, folder)] = fh.read()
-    return files
+def _same_tree(a: str, b: str) -> bool:
+    """Whether two folders hold the same files, byte for byte, caches left out."""
+    cmp = filecmp.dircmp(a, b, ignore=["__pycache__"])
+    _same, differ, odd = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
+    return not (cmp.left_only or cmp.right_only or cmp.common_funny or differ or odd) and all(
+        _same_tree(os.path.join(a, d), os.path.join(b, d)) for d in cmp.common_dirs)
 
 
 def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
@@ -104,11 +100,11 @@ def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
     if not os.path.isdir(pack) or os.path.realpath(rules_dir) == os.path.realpath(pack):
         return set()
     try:
-        if _tree(os.path.join(rules_dir, "_lib")) != _tree(os.path.join(pack, "_lib")):
+        if not _same_tree(os.path.join(rules_dir, "_lib"), os.path.join(pack, "_lib")):
             return set()
         return {r.id for r in rules
                 if os.path.isdir(os.path.join(pack, r.id))
                 and os.path.realpath(r.dir) == os.path.realpath(os.path.join(rules_dir, r.id))
-                and _tree(r.dir) == _tree(os.path.join(pack, r.id))}
+                and _same_tree(r.dir, os.path.join(pack, r.id))}
     except OSError:
         return set()  # unreadable: counted as the person's own rule

@@ -60,10 +60,7 @@ def _group(
 
 def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
     judges = [e for e in events if e.get("kind") == "judge"]
-    total = _row("total")
-    for e in judges:
-        _add(total, e)
-    total["cost_usd"] = round(total["cost_usd"], 6)
+    total = (_group(judges, lambda e: "total") or [_row("total")])[0]
     by_check = _group(judges, lambda e: str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"))
     saved_tokens = 0.0
     saved_cost = 0.0
