@@ -1,9 +1,5 @@
-"""``slopjudge doctor``: are slopjudge's hooks installed, and will the agent run them?
-
-For each agent whose settings hold them: which are there, whether their wrapper is in
-place, and what keeps the agent from running them (Codex runs an untrusted hook not at
-all), each with its remedy. Exit 0 when nothing stands in the way, 1 when something does.
-"""
+"""``slopjudge doctor``: are slopjudge's hooks installed, and will the agent run them (Codex
+runs an untrusted hook not at all)? Each problem with its remedy; exit 1 when any."""
 
 from __future__ import annotations
 

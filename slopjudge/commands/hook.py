@@ -1,8 +1,5 @@
-"""``slopjudge hook start|pre-tool|stop|subagent-stop``: agent hook entry points.
-
-The CLI normally goes straight to :func:`slopjudge.hooks.main_fast`; this
-module serves the parsed path (``slopjudge hook --help``, odd spellings).
-"""
+"""``slopjudge hook <point>`` as parsed (``--help``, odd spellings): the CLI normally goes
+straight to :func:`slopjudge.hooks.main_fast`."""
 
 from __future__ import annotations
 

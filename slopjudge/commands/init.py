@@ -1,8 +1,5 @@
-"""`slopjudge init`: start a repository with the default rule pack.
-
-Copies the packaged rules, templates and RUBRIC.md into the workspace. It
-never overwrites: a file that already exists is left as it is and named.
-"""
+"""`slopjudge init`: copy the packaged rules, templates and RUBRIC.md into the workspace,
+never overwriting: a file that already exists is left as it is and named."""
 
 from __future__ import annotations
 

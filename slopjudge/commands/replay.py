@@ -1,11 +1,5 @@
-"""`slopjudge replay`: re-judge recorded prompts through another runner and compare.
-
-Every judge verdict in the event log names its prompt by digest; the prompt
-itself is kept beside the log (``prompts/<sha256>.md``). Replay sends each
-distinct prompt to ``--runner`` and measures how far the new verdicts agree
-with the recorded ones: the way to try a cheaper model or a new runner on
-real traffic before switching.
-"""
+"""`slopjudge replay`: each distinct recorded judge prompt re-judged through another runner
+and compared, to try a cheaper model on real traffic before switching (docs/records.md)."""
 
 from __future__ import annotations
 

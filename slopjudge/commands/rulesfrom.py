@@ -1,14 +1,6 @@
-"""``run --rules-from REV``: a change judged by another commit's rules.
-
-A pull request could otherwise weaken the rules that judge it (delete a rule,
-set it to shadow, point ``rules_dir`` at an empty folder) and have its own
-rule scripts run in the job. With ``--rules-from`` the rules, rubric, settings
-and templates come from REV's tree (:mod:`slopjudge.changes.revtree`), and a
-change that touches any of them, as REV's settings define them (the Stop
-backstop's protected set: :func:`slopjudge.hooks.backstop.protected`), is
-reported as its own outcome, ``needs_person``: only a person can accept it.
-REV's rules still judge the rest of the change.
-"""
+"""``run --rules-from REV``: a change judged by another commit's rules, so that a pull
+request cannot weaken the rules that judge it nor run its own rule scripts in the job; a
+change to what decides the judging is ``needs_person`` (docs/ci.md)."""
 
 from __future__ import annotations
 

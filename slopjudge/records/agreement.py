@@ -1,10 +1,5 @@
-"""How far recorded verdicts agree with people (labels), and where they wobble (flips).
-
-docs/records.md gives the label format. A verdict is ``pass``, ``refuse`` or a shadow
-``would_refuse``; errors, skips, dry runs, shadow errors and an older log's ``refuse``
-that says no verdict was reached never count. A label is compared with the latest
-matching verdict in file (append) order.
-"""
+"""How far recorded verdicts agree with people's labels, and where they wobble (flips);
+only real verdicts count (docs/records.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``--format json``: exactly ``RunReport.to_dict()``, described by ``schemas/report.schema.json``.
-
-Named ``json.py`` on purpose: absolute imports mean ``import json`` below is
-still the standard library.
-"""
+"""``--format json``: exactly ``RunReport.to_dict()`` (``schemas/report.schema.json``).
+Named ``json.py`` on purpose: absolute imports keep ``import json`` the standard library."""
 
 from __future__ import annotations
 
