@@ -254,7 +254,7 @@ def _check_fields(o: Converted, item: dict[str, Any], kind: str) -> list[str]:
             continue
         if key == "prepare" and kind != "judge":
             o.fail(at, "prepare on a script check: slopjudge runs a prepare only "
-                        "before a judge")
+                   "before a judge")
         elif key == "prepare":
             name = o.script(value, at, "prepare")
             if name is not None:
@@ -267,7 +267,7 @@ def _check_fields(o: Converted, item: dict[str, Any], kind: str) -> list[str]:
             o.fail(at, f"{key} is not a list")
         elif key in ("response_schema", "post_process"):
             o.fail(at, f"{key}: slopjudge's judges answer its own verdict schema "
-                        "only (pass, reasoning, confidence, findings)")
+                   "only (pass, reasoning, confidence, findings)")
         else:
             o.fail(at, f"check field `{key}` has no slopjudge meaning")
     return lines
@@ -372,7 +372,7 @@ def _unknown_keys(o: Converted, known: tuple[str, ...]) -> None:
     for key in o.data:
         if key not in known:
             o.fail_at(o.data, key, f"field `{key}` has no slopjudge form"
-                   + (" (slopjudge has no contexts)" if key == "context" else ""))
+                      + (" (slopjudge has no contexts)" if key == "context" else ""))
 
 
 def _file_match(o: Converted) -> tuple[list[str], list[str]]:
@@ -386,7 +386,7 @@ def _file_match(o: Converted) -> tuple[list[str], list[str]]:
         glob = _glob(text)
         if glob is None:
             o.fail_at(data, "match", f"match glob `{text}` uses `**` inside a name or a "
-                   "backslash, which slopjudge globs read differently")
+                      "backslash, which slopjudge globs read differently")
         else:
             lines.append(f"paths: {_yaml([glob[0]])}")
         if glob is not None and glob[1]:
@@ -404,7 +404,7 @@ def _file_match(o: Converted) -> tuple[list[str], list[str]]:
         conds.append('status == "D"')
     elif deletions != "include":
         o.fail_at(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
-               "(sloprail refuses it)")
+                  "(sloprail refuses it)")
     return lines, conds
 
 
@@ -459,7 +459,7 @@ _GATE_NOTES = {
 
 
 def _gate(o: Converted) -> None:
-    conv, data = o, o.data
+    data = o.data
     _unknown_keys(o, _GATE_KEYS)
     on: list[str] = []
     tools: list[str] | None = []
@@ -472,12 +472,12 @@ def _gate(o: Converted) -> None:
     for n, trig in enumerate(triggers):
         where = o.at(triggers, n)
         if not isinstance(trig, dict) or not trig.get("event"):
-            conv.fail(where, "a trigger needs `event`")
+            o.fail(where, "a trigger needs `event`")
             continue
         event = str(trig["event"])
         if event not in _GATE_EVENTS:
-            conv.fail(where, f"event {event}: not a sloprail gate event ("
-                      + ", ".join(_GATE_EVENTS) + ")")
+            o.fail(where, f"event {event}: not a sloprail gate event ("
+                   + ", ".join(_GATE_EVENTS) + ")")
             continue
         test, its_on, its_tools = _GATE_EVENTS[event]
         file_only = file_only and its_tools == list(CHANGE_TOOLS)
@@ -494,7 +494,7 @@ def _gate(o: Converted) -> None:
             test = f"{test} and ({match})"
         parts.append(test)
         if event in _GATE_NOTES:
-            conv.note(where, _GATE_NOTES[event])
+            o.note(where, _GATE_NOTES[event])
     lines = _header(o, on)
     if tools and "pre-tool" in on:
         lines.append(f"tools: {_yaml(tools)}")
