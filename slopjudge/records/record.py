@@ -188,9 +188,10 @@ def recording(events_file: str | None, event: Event,
     a refusal into a pass: it is said once on stderr and the run goes on."""
     run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
     lock = threading.Lock()
-    warned: list[bool] = []
+    warned = False
 
     def record(result: CheckResult) -> None:
+        nonlocal warned
         if events_file and result.outcome != "not_applicable":
             try:
                 if result.prompt and result.prompt_sha256:
@@ -201,7 +202,7 @@ def recording(events_file: str | None, event: Event,
             except OSError as exc:
                 with lock:
                     if not warned:
-                        warned.append(True)
+                        warned = True
                         import sys
 
                         print(f"slopjudge: could not record events to {events_file}: {exc}",
