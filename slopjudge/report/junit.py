@@ -38,13 +38,6 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
         "time": f"{result.duration_ms / 1000:.3f}",
     })
     message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
-    if result.outcome in ("refuse", "needs_person"):
-        ET.SubElement(case, "failure", {"message": message, "type": result.outcome}).text = \
-            _details(result)
-        return "failure"
-    if result.outcome == "error":
-        ET.SubElement(case, "error", {"message": message, "type": "error"}).text = _details(result)
-        return "error"
     if result.outcome in _SKIPPED:
         label = outcome_label(result.outcome)
         # A reason that already says the outcome ("not judged (dry run)") is not repeated.
@@ -55,12 +48,13 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
     if result.outcome == "would_refuse":
         ET.SubElement(case, "system-out").text = _xml_text(
             "would refuse (shadow mode, not blocking): " + _details(result))
-    elif result.outcome != "pass":  # an outcome this format does not know: never hide it
-        ET.SubElement(case, "error", {"message": message, "type": result.outcome}).text = _details(
-            result
-        )
-        return "error"
-    return None
+    if result.outcome in ("pass", "would_refuse"):
+        return None
+    # A refusal fails the case; an error, or an outcome this format does not know (never
+    # hidden), errors it.
+    mark = "failure" if result.outcome in ("refuse", "needs_person") else "error"
+    ET.SubElement(case, mark, {"message": message, "type": result.outcome}).text = _details(result)
+    return mark
 
 
 def _set_counts(element: ET.Element, tests: int, marks: list[str | None], seconds: float) -> None:
