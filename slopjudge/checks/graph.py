@@ -1,9 +1,5 @@
-"""Run checks in dependency order on a bounded pool.
-
-A check starts once every check it ``needs`` has finished; if any of them did
-not pass, the check is ``skipped`` and says which. Results come back in a
-fixed order (the order checks were given), whatever order they finish in.
-"""
+"""Run checks in dependency order on a bounded pool: a check whose ``needs`` did not all
+pass is ``skipped`` and says which; results come back in input order."""
 
 from __future__ import annotations
 
@@ -17,21 +13,20 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from concurrent.futures import Future
 
+    from slopjudge.model import Outcome
+
 
 def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def skipped_for_needs(check: Check, blockers: list[tuple[str, str]]) -> CheckResult:
-    parts = [f"{cid} ({outcome.replace('_', ' ')})" for cid, outcome in blockers]
-    return CheckResult(
-        id=check.full_id,
-        rule=check.rule,
-        check=check.id,
-        kind=check.kind,
-        outcome="skipped",
-        reason="needs " + ", ".join(parts) + " to pass first",
-    )
+def _result(check: Check, outcome: Outcome, reason: str) -> CheckResult:
+    return CheckResult(id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
+                       outcome=outcome, reason=reason)
+
+
+def crashed(check: Check, exc: Exception) -> CheckResult:
+    return _result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
 
 
 def execute(
@@ -51,12 +46,16 @@ def execute(
     running ones so it can stop them, and the interrupt goes on up. Checks cut
     short this way report nothing: they did not refuse, they were stopped.
     """
-    jobs = jobs or default_jobs()
     graph = _Graph(checks, run_one, on_result)
-    if jobs <= 1 or len(checks) <= 1:
-        graph.run_in_order()
+    workers = min(jobs or default_jobs(), len(checks))
+    if workers <= 1:
+        # In this thread, no pool to start (a hook with one check, or --jobs 1). An
+        # interrupt lands in the running check, whose child is killed on the way out.
+        graph.start_ready(None)
     else:
-        graph.run_pooled(min(jobs, len(checks)), on_interrupt)
+        graph.run_pooled(workers, on_interrupt)
+    for check in graph.waiting.values():  # only a cycle, which the loader refuses: never hang
+        graph.finish(_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
     return [graph.results[c.full_id] for c in checks]
 
 
@@ -66,36 +65,16 @@ class _Graph:
 
     def __init__(self, checks: list[Check], run_one: Callable[[Check], CheckResult],
                  on_result: Callable[[CheckResult], None] | None) -> None:
-        self.checks = checks
         self.run_one = run_one
         self.on_result = on_result
         self.by_id = {c.full_id: c for c in checks}
         self.results: dict[str, CheckResult] = {}
-        self.waiting = {c.full_id: list(c.needs) for c in checks}
+        self.waiting = dict(self.by_id)
 
     def finish(self, result: CheckResult) -> None:
         self.results[result.id] = result
         if self.on_result is not None:
             self.on_result(result)
-
-    def ready(self) -> list[Check]:
-        """The waiting checks whose needs have all finished (or are not in the run)."""
-        out = []
-        for cid, needs in list(self.waiting.items()):
-            if all(n in self.results or n not in self.by_id for n in needs):
-                del self.waiting[cid]
-                out.append(self.by_id[cid])
-        return out
-
-    def blockers_of(self, check: Check) -> list[tuple[str, str]]:
-        blockers = []
-        for n in check.needs:
-            got = self.results.get(n)
-            if got is None:
-                blockers.append((n, "not run"))
-            elif got.outcome != "pass":
-                blockers.append((n, got.outcome))
-        return blockers
 
     def guarded(self, check: Check) -> CheckResult:
         try:
@@ -103,13 +82,27 @@ class _Graph:
         except Exception as exc:  # a check kind must not crash the run
             return crashed(check, exc)
 
-    def run_in_order(self) -> None:
-        """One at a time, in this thread: no pool to start (a hook with one check, or
-        --jobs 1). An interrupt lands in the running check, whose child process is
-        killed on the way out (procs.run); nothing else is running."""
-        for check in _dependency_order(self.checks, self.by_id):
-            blockers = self.blockers_of(check)
-            self.finish(skipped_for_needs(check, blockers) if blockers else self.guarded(check))
+    def start_ready(self, pool: _Pool | None) -> None:
+        """Skip, or start (run here without a pool), each waiting check whose needs have
+        finished or are not in the run; that can make others ready."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for cid, check in list(self.waiting.items()):
+                if not all(n in self.results or n not in self.by_id for n in check.needs):
+                    continue
+                del self.waiting[cid]
+                progressed = True
+                got = [(n, self.results[n].outcome if n in self.results else "not run")
+                       for n in check.needs]
+                blockers = [f"{n} ({o.replace('_', ' ')})" for n, o in got if o != "pass"]
+                if blockers:
+                    self.finish(_result(check, "skipped",
+                                        "needs " + ", ".join(blockers) + " to pass first"))
+                elif pool is None:
+                    self.finish(self.guarded(check))
+                else:
+                    pool.submit(check)
 
     def run_pooled(self, workers: int,
                    on_interrupt: Callable[[list[Future[None]]], None] | None) -> None:
@@ -117,16 +110,10 @@ class _Graph:
         it) cost a short run more to import than its checks' own work."""
         pool = _Pool(self.guarded, workers)
         try:
-            while self.waiting or pool.running:
-                self._submit_ready(pool)
-                if not pool.running:
-                    # Only reachable with a cycle, which the loader refuses; never hang.
-                    for cid in list(self.waiting):
-                        del self.waiting[cid]
-                        self.finish(skipped_for_needs(self.by_id[cid],
-                                                      [("(a cycle)", "not run")]))
-                    continue
+            self.start_ready(pool)
+            while pool.running:
                 self.finish(pool.next_result())
+                self.start_ready(pool)
         except BaseException:
             # Interrupted: start nothing more, let the caller stop what runs, go on up.
             pool.stopping.set()
@@ -135,18 +122,6 @@ class _Graph:
             raise
         finally:
             pool.close()
-
-    def _submit_ready(self, pool: _Pool) -> None:
-        progressed = True
-        while progressed:  # skipping one check can make others ready
-            progressed = False
-            for check in self.ready():
-                progressed = True
-                blockers = self.blockers_of(check)
-                if blockers:
-                    self.finish(skipped_for_needs(check, blockers))
-                else:
-                    pool.submit(check)
 
 
 class _Pool:
@@ -229,33 +204,3 @@ def _as_futures(ended: list[threading.Event]) -> list[Future[None]]:
         threading.Thread(target=settle, daemon=True).start()
         futures.append(future)
     return futures
-
-
-def crashed(check: Check, exc: Exception) -> CheckResult:
-    return CheckResult(
-        id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
-        outcome="error", reason=f"internal error: {type(exc).__name__}: {exc}",
-    )
-
-
-def _dependency_order(checks: list[Check], by_id: dict[str, Check]) -> list[Check]:
-    """``checks`` in input order, each moved after the checks it needs (a cycle, which
-    the loader refuses, keeps input order: its checks are then skipped as not run)."""
-    out: list[Check] = []
-    placed: set[str] = set()
-    visiting: set[str] = set()
-
-    def place(check: Check) -> None:
-        if check.full_id in placed or check.full_id in visiting:
-            return
-        visiting.add(check.full_id)
-        for n in check.needs:
-            if n in by_id:
-                place(by_id[n])
-        visiting.discard(check.full_id)
-        placed.add(check.full_id)
-        out.append(check)
-
-    for check in checks:
-        place(check)
-    return out
