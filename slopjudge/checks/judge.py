@@ -1,12 +1,8 @@
-"""Judge checks (SPEC §5): prepare, render, ask the runner (or a mock), read the verdict.
+"""Judge checks (SPEC §5, docs/judges.md): prepare, render, ask the runner (or a mock).
 
-Fail-closed throughout: a check passes only when every judge call it makes
-returns a schema-valid ``pass: true`` that meets ``min_confidence``. Only a
-real verdict refuses (``pass: false``, or a pass short of ``min_confidence``);
-everything that kept the judge from deciding (a runner that could not start,
-authentication, usage limit, timeout, crash, no verdict, output over the
-limit, a prepare failure, a template that does not render, a misbehaving
-judge mock) is an ``error``. Both block (SPEC §4 "Outcomes").
+A check passes only when every call returns a valid ``pass: true`` meeting
+``min_confidence``; only a verdict refuses, and whatever kept the judge from deciding
+is an ``error`` (both block, SPEC §4).
 """
 
 from __future__ import annotations
@@ -22,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
 from slopjudge.checks.prepare import PrepareResult, run_prepare
+from slopjudge.checks.script import join_diffs, last_line, per_file, with_files
+from slopjudge.checks.split import Part
 from slopjudge.hookspec import CheckContext
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner.client import (
@@ -50,19 +48,6 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Unit:
-    """One judge call: the whole changeset, or one file of it (``each: file``)."""
-
-    label: str | None  # the file's path for each: file
-    payload: dict[str, Any]
-    rendered: str = ""
-    prompt: str = ""  # rendered + verdict instruction
-    tokens: int = 0  # the prompt's estimated tokens (split.estimate_tokens)
-    usage: dict[str, Any] | None = None  # what its model call cost (JUDGE-USAGE-JSON)
-    fingerprint: str | None = None  # its own prepare's (a per-unit prepare)
-
-
-@dataclass
 class _Judgment:
     outcome: RunOutcome
     reason: str
@@ -74,42 +59,21 @@ class _Judgment:
     called: bool = False  # a model (or its mock) was asked
 
 
-def _units(ctx: CheckContext, base: dict[str, Any]) -> list[_Unit]:
+def _units(ctx: CheckContext, base: dict[str, Any]) -> list[Part]:
+    """One per subject (``subject`` = {id, files, context, fingerprint}, as sloprail gives
+    a judge), else one per file for ``each: file``, else the whole change."""
     files = (base.get("changeset") or {}).get("files") or []
     if ctx.subjects is not None:
-        return _subject_units(ctx.subjects, base, files)
+        return [Part(str(s["id"]), dict(with_files(base, [f for f in files
+                                                         if f.get("path") in s["files"]]),
+                                         subject=dict(s, context={})),
+                     fingerprint=s.get("fingerprint") or None) for s in ctx.subjects]
     if ctx.check.each != "file" or not files:
-        return [_Unit(None, base)]
-    from slopjudge.payload import file_event
-
-    units = []
-    cited = base["changeset"].get("citations")
-    for f in files:
-        payload = dict(base)
-        payload["changeset"] = dict(base["changeset"], files=[f])
-        payload["change"] = f.get("diff") or ""
-        # The file's own event, as a sloprail file-guard judge reads it.
-        payload["event"] = file_event(base.get("event") or {}, f, cited)
-        units.append(_Unit(str(f.get("path")), payload))
-    return units
+        return [Part(None, base)]
+    return [Part(str(p["changeset"]["files"][0].get("path")), p) for p in per_file(base)]
 
 
-def _subject_units(subjects: list[dict[str, Any]], base: dict[str, Any],
-                   files: list[dict[str, Any]]) -> list[_Unit]:
-    """One unit per subject (a rule's ``subjects`` script): its files, its diff and
-    ``subject`` = {id, files, context, fingerprint}, as sloprail gives a judge."""
-    units = []
-    for subject in subjects:
-        mine = [f for f in files if f.get("path") in subject["files"]]
-        payload = dict(base, subject=dict(subject, context={}))
-        payload["changeset"] = dict(base["changeset"], files=mine)
-        payload["change"] = "".join(f.get("diff") or "" for f in mine)
-        units.append(_Unit(str(subject["id"]), payload,
-                           fingerprint=subject.get("fingerprint") or None))
-    return units
-
-
-def _path(unit: _Unit) -> str | None:
+def _path(unit: Part) -> str | None:
     """The file a finding without a path belongs to: the unit's, when it holds one file."""
     files = (unit.payload.get("unit") or {}).get("files")
     if isinstance(files, list):
@@ -134,12 +98,7 @@ def _from_verdict(
     return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
 
 
-def _last_line(data: bytes) -> str:
-    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-    return lines[-1][:500] if lines else ""
-
-
-def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
+def _judge_mock(ctx: CheckContext, unit: Part) -> _Judgment:
     full_id = ctx.check.full_id
     script = (ctx.options.judge_mocks or {}).get(full_id)
     if not script:
@@ -147,7 +106,7 @@ def _judge_mock(ctx: CheckContext, unit: _Unit) -> _Judgment:
     return _ask(ctx, unit, lambda: _run_mock(ctx, unit, script))
 
 
-def _ask(ctx: CheckContext, unit: _Unit, call: Callable[[], _Judgment]) -> _Judgment:
+def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgment:
     """``call()`` (one model call) as the budget and the machine's judge slots allow it."""
     from slopjudge.judging.slots import Slot
 
@@ -169,12 +128,11 @@ def _ask(ctx: CheckContext, unit: _Unit, call: Callable[[], _Judgment]) -> _Judg
     return judgment
 
 
-def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
+def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
     full_id = ctx.check.full_id
-    data = (
-        unit.rendered.rstrip("\n") + "\n\n"
-        + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n"
-    ).encode("utf-8")
+    rendered = unit.prompt.removesuffix(_instruction(ctx))
+    data = (rendered.rstrip("\n") + "\n\n"
+            + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     timeout = ctx.check.timeout
     res = procs.run(
         procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
@@ -188,7 +146,7 @@ def _run_mock(ctx: CheckContext, unit: _Unit, script: str) -> _Judgment:
     if output_over_limit(res):
         return _Judgment("error", f"judge mock {script}: {OVER_LIMIT}")
     if res.returncode != 0:
-        detail = _last_line(res.stderr) or _last_line(res.stdout)
+        detail = last_line(res.stderr) or last_line(res.stdout)
         return _Judgment("error", f"judge mock {script} exited with status {res.returncode}"
                          + (f": {detail}" if detail else ""))
     verdict, problem = parse_verdict(res.stdout.decode("utf-8", "replace"))
@@ -205,7 +163,7 @@ class _RealRunner:
     fingerprint: str | None
 
 
-def _judge_real(ctx: CheckContext, unit: _Unit, real: _RealRunner) -> _Judgment:
+def _judge_real(ctx: CheckContext, unit: Part, real: _RealRunner) -> _Judgment:
     check = ctx.check
     key = None
     if real.cache is not None:
@@ -233,7 +191,7 @@ def _alias_env(opts: RunOptions) -> dict[str, str] | None:
     return {"SLOPJUDGE_MODEL_ALIASES": json.dumps(aliases)} if aliases else None
 
 
-def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | None) -> _Judgment:
+def _call_real(ctx: CheckContext, unit: Part, real: _RealRunner, key: str | None) -> _Judgment:
     check, opts = ctx.check, ctx.options
     outcome = call_runner(
         real.argv,
@@ -263,7 +221,7 @@ def _call_real(ctx: CheckContext, unit: _Unit, real: _RealRunner, key: str | Non
     return judgment
 
 
-def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
+def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
     folder = ctx.options.prompts_dir
     if not folder:
         return
@@ -274,7 +232,7 @@ def _write_prompts(ctx: CheckContext, units: list[_Unit]) -> None:
         Path(folder, name).write_text(unit.prompt, encoding="utf-8")
 
 
-def _combine(units: list[_Unit], judgments: list[_Judgment]
+def _combine(units: list[Part], judgments: list[_Judgment]
              ) -> tuple[RunOutcome, str, list[Finding]]:
     if not units:  # nothing was asked: never a pass
         return "error", "nothing was judged (no unit to ask the model about)", []
@@ -318,14 +276,8 @@ def _run(ctx: CheckContext) -> CheckResult:
     from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
     template = check.judge or ""
-    # The runner works from the rule folder: tell the judge where the repository is.
-    instruction = (
-        f"\n\nThe repository under review is at {ctx.workspace} (read-only); "
-        "file paths above are relative to it."
-        + verdict_instruction(check.min_confidence)
-    )
     try:
-        units, problems = _fit_units(ctx, units, template, instruction)
+        units, problems = _fit_units(ctx, units, template)
     except TemplateRenderError as exc:
         res = _result(ctx, "error", f"judge template does not render: {exc}")
         res.template_sha256 = template_sha256(template)
@@ -380,8 +332,14 @@ def _run(ctx: CheckContext) -> CheckResult:
     return result
 
 
+def _instruction(ctx: CheckContext) -> str:
+    # The runner works from the rule folder: tell the judge where the repository is.
+    return (f"\n\nThe repository under review is at {ctx.workspace} (read-only); "
+            "file paths above are relative to it." + verdict_instruction(ctx.check.min_confidence))
+
+
 def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
-                    ) -> tuple[list[_Unit], PrepareResult] | CheckResult:
+                    ) -> tuple[list[Part], PrepareResult] | CheckResult:
     """The units to judge, each with what prepare added; a result when prepare decided
     (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
     that unit's payload (its ``event.path``), as sloprail prepares each event."""
@@ -431,15 +389,12 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
         return None
     moved = [{"path": f["path"], "status": f["status"]} for f in files
              if inside(str(f.get("path")))]
-    change = "".join(d if d.endswith("\n") else d + "\n"
-                     for d in (f.get("diff") or "" for f in kept) if d)
-    return dict(payload, change=change,
+    return dict(payload, change=join_diffs(kept),
                 changeset=dict(cs, files=kept, others=[*(cs.get("others") or []), *moved]))
 
 
-def _fit_units(
-    ctx: CheckContext, units: list[_Unit], template: str, instruction: str
-) -> tuple[list[_Unit], list[str]]:
+def _fit_units(ctx: CheckContext, units: list[Part], template: str
+               ) -> tuple[list[Part], list[str]]:
     """Render each unit; split what is over the prompt budget (checks/split.py)."""
     from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
     from slopjudge.loading.templates import render
@@ -447,29 +402,26 @@ def _fit_units(
     check, opts = ctx.check, ctx.options
     budget = check.max_prompt_tokens or opts.max_prompt_tokens or DEFAULT_MAX_PROMPT_TOKENS
     each_file = check.each == "file"
+    instruction = _instruction(ctx)
 
     def prompt_of(payload: dict[str, Any]) -> str:
         rendered = render(template, payload, rule_dir=ctx.rule.dir,
                           template_dirs=opts.template_dirs)
         return rendered + part_note(payload["unit"], each_file) + instruction
 
-    parts: list[tuple[Any, _Unit]] = []
+    parts: list[Part] = []
     problems: list[str] = []
     for n, unit in enumerate(units, 1):
         found = plan(unit.payload, each_file=each_file, render=prompt_of, budget=budget,
                      workspace=ctx.workspace, place=(n, len(units)))
-        parts.extend((p, unit) for p in found.parts)
-        problems.extend(found.problems)
+        for part in found.parts:
+            part.label = part.label if unit.label is None or each_file else unit.label
+            part.fingerprint = unit.fingerprint
+        parts += found.parts
+        problems += found.problems
     if not problems and len(units) > 1:
-        problems = number_parts([p for p, _ in parts], prompt_of, budget)
-    out = []
-    for part, whole in parts:
-        u = _Unit(part.label if whole.label is None or each_file else whole.label,
-                  part.payload, fingerprint=whole.fingerprint)
-        u.prompt, u.tokens = part.prompt, part.tokens
-        u.rendered = part.prompt[: len(part.prompt) - len(instruction)]
-        out.append(u)
-    return out, problems
+        problems = number_parts(parts, prompt_of, budget)
+    return parts, problems
 
 
 def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
@@ -483,7 +435,7 @@ def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
         result.cost = result.usage.get("cost_usd")
 
 
-def _map(slots: int, fn: Any, units: list[_Unit]) -> list[_Judgment]:
+def _map(slots: int, fn: Callable[[Part], _Judgment], units: list[Part]) -> list[_Judgment]:
     if len(units) == 1:
         return [fn(units[0])]
     # Judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs.

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from slopjudge.checks.script import check_env, payload_bytes, run_check_command
+from slopjudge.checks.script import check_env, last_line, payload_bytes, run_check_command
 from slopjudge.hookspec import CheckContext
 
 _KEYS = ("additionalContext", "skip", "fingerprint")
@@ -26,11 +26,6 @@ class PrepareResult:
     skip: bool = False
     fingerprint: str | None = None
     reason: str = ""
-
-
-def _last_line(data: bytes) -> str:
-    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-    return lines[-1][:500] if lines else ""
 
 
 def _refuse(reason: str) -> PrepareResult:
@@ -100,7 +95,7 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
             if code is not None and code < 0
             else f"exited with status {code}"
         )
-        detail = _last_line(result.stderr) or _last_line(result.stdout)
+        detail = last_line(result.stderr) or last_line(result.stdout)
         return _refuse(f"prepare {status}" + (f": {detail}" if detail else ""))
     try:
         text = result.stdout.decode("utf-8")

@@ -46,6 +46,11 @@ def rule_env(rule: Rule, event: Event, workspace: str,
     return env
 
 
+def last_line(data: bytes) -> str:
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else ""
+
+
 def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
     """A fixed sentence for a process that gave no reason of its own."""
     if proc.start_error:
@@ -124,15 +129,24 @@ def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
     return run(argv, input=payload, timeout=timeout, cwd=cwd, env=env, registry=registry)
 
 
-def _per_file(ctx: CheckContext) -> list[dict[str, Any]]:
+def join_diffs(files: list[dict[str, Any]]) -> str:
+    diffs = (f.get("diff") or "" for f in files)
+    return "".join(d if d.endswith("\n") else d + "\n" for d in diffs if d)
+
+
+def with_files(base: dict[str, Any], files: list[dict[str, Any]]) -> dict[str, Any]:
+    """The payload ``base`` for some of its files: its changeset and change cut to them."""
+    change = (files[0].get("diff") or "") if len(files) == 1 else join_diffs(files)
+    return dict(base, changeset=dict(base["changeset"], files=files), change=change)
+
+
+def per_file(base: dict[str, Any]) -> list[dict[str, Any]]:
     """``each: file``: the payload once per file, with that file's event (as sloprail
-    runs a file-guard's script on each file event)."""
+    runs a file-guard on each file event)."""
     from slopjudge.payload import file_event
 
-    base = ctx.payload
     cited = base["changeset"].get("citations")
-    return [dict(base, changeset=dict(base["changeset"], files=[f]), change=f.get("diff") or "",
-                 event=file_event(base.get("event") or {}, f, cited))
+    return [dict(with_files(base, [f]), event=file_event(base.get("event") or {}, f, cited))
             for f in base["changeset"].get("files") or []]
 
 
@@ -143,7 +157,7 @@ def run_script(ctx: CheckContext) -> CheckResult:
         return _run_one(ctx, payload_bytes(ctx))
     started = time.monotonic()
     result = None
-    for payload in _per_file(ctx):
+    for payload in per_file(ctx.payload):
         result = _run_one(ctx, dumps(payload).encode("utf-8"))
         if result.outcome != "pass":
             break

@@ -1,29 +1,7 @@
-"""Bounded judge prompts: a change too big for one prompt is judged in parts.
-
-Each judge check has a prompt budget, ``max_prompt_tokens`` (the check's own,
-else the settings', else :data:`DEFAULT_MAX_PROMPT_TOKENS`). Tokens are
-estimated without a tokenizer or a network call, as UTF-8 bytes / 3.5
-(:func:`estimate_tokens`): English prose and code run at 3.5 to 4.5 bytes
-per token in current model tokenizers, so the estimate errs on the large
-side, and the default leaves room for the harness's own system prompt and
-tools inside a 200,000-token context.
-
-A prompt over the budget is split, and the parts are judged (and cached) one
-by one, as ``each: file`` judges files:
-
-1. by file: files are packed in order into as few parts as fit;
-2. a file that does not fit alone is split into groups of its diff hunks;
-   such a part carries the file's diff hunks only (``oldContent`` and
-   ``newContent`` are null: the judge reads the file in the workspace);
-3. a single hunk that still does not fit is an error naming the file and its
-   size. Nothing is ever cut short silently, and no prompt over the budget is
-   sent.
-
-The template sees which part it judges as ``unit``: ``{"index", "count",
-"files", "hunks", "whole"}`` (``hunks`` is ``{"first", "last", "of"}`` for a
-part of one file's hunks, else null; ``whole`` is true when the part is the
-whole change).
-"""
+"""Bounded judge prompts: a change over ``max_prompt_tokens`` is judged in parts, by
+files, then by groups of one file's hunks; a hunk that does not fit alone is an error
+(docs/judges.md, "Prompt budget"). Tokens are UTF-8 bytes / 3.5: code and prose run at
+3.5 to 4.5 bytes a token, so the estimate errs on the large side, without a tokenizer."""
 
 from __future__ import annotations
 
@@ -31,6 +9,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from slopjudge.checks.script import with_files
 
 DEFAULT_MAX_PROMPT_TOKENS = 100_000
 BYTES_PER_TOKEN = 3.5
@@ -45,7 +25,6 @@ Render = Callable[[dict[str, Any]], str]  # a payload -> the whole prompt (instr
 
 
 def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` as UTF-8 bytes / 3.5, rounded up."""
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
 
 
@@ -62,36 +41,17 @@ class Part:
 
     label: str | None  # None: the whole change; a path for one file (or its hunks)
     payload: dict[str, Any]
-    prompt: str = ""
+    prompt: str = ""  # rendered, with the judge's instruction
     files: list[str] = field(default_factory=list)
-    tokens: int = 0
+    tokens: int = 0  # the prompt's, estimated
+    fingerprint: str | None = None  # its own prepare's (a per-unit prepare)
+    usage: dict[str, Any] | None = None  # what its model call cost (JUDGE-USAGE-JSON)
 
 
 @dataclass
 class Plan:
     parts: list[Part]
     problems: list[str]  # one line per part that cannot fit; the check is an error
-
-
-def unit_info(
-    index: int, count: int, files: list[str], hunks: dict[str, int] | None, whole: bool
-) -> dict[str, Any]:
-    return {"index": index, "count": count, "files": files, "hunks": hunks, "whole": whole}
-
-
-def _with(
-    base: dict[str, Any], files: list[dict[str, Any]], unit: dict[str, Any]
-) -> dict[str, Any]:
-    payload = dict(base)
-    payload["changeset"] = dict(base["changeset"], files=files)
-    if len(files) == 1:
-        payload["change"] = files[0].get("diff") or ""  # as `each: file` always gave it
-    else:
-        payload["change"] = "".join(
-            d if d.endswith("\n") else d + "\n" for d in (f.get("diff") or "" for f in files) if d
-        )
-    payload["unit"] = unit
-    return payload
 
 
 def split_hunks(diff: str) -> tuple[str, list[str]]:
@@ -139,7 +99,8 @@ class _Planner:
              hunks: dict[str, int] | None = None, whole: bool = False,
              place: tuple[int, int] = (1, 1)) -> Part:
         paths = [str(f.get("path")) for f in files]
-        payload = _with(self.base, files, unit_info(*place, paths, hunks, whole))
+        payload = dict(with_files(self.base, files), unit={
+            "index": place[0], "count": place[1], "files": paths, "hunks": hunks, "whole": whole})
         prompt = self.render(payload)
         return Part(label, payload, prompt, paths, self.tokens(prompt))
 
