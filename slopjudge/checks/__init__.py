@@ -1,9 +1,5 @@
-"""The check kinds, one module each: ``script`` and ``judge`` (with ``prepare``).
-
-:data:`CHECK_KINDS` is the registry (protocol: ``hookspec.CheckKind``). Each
-entry imports its module when a check of that kind first runs, so a run of
-script checks never loads the judge's code.
-"""
+"""The check kinds' registry (protocol: ``hookspec.CheckKind``); each imports its module
+when a check of that kind first runs, so a run of scripts never loads the judge's code."""
 
 from __future__ import annotations
 

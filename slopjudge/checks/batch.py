@@ -1,24 +1,7 @@
-"""Python script checks run as a batch: one child process (``batchchild.py``) runs them
-one after the other, each as ``python script.py`` would run it, so a run pays for
-one Python start and one import of what the scripts share (the pack's ``_lib``,
-``re``, ``json``, ``ast``) instead of one per check.
-
-The child is started and held like any check process (``procs.run``: its own
-process group and cgroup, the run's registry, no survivors). What the parent
-keeps, per script: its exit status, its stdout and stderr (each its own pipe,
-capped as a lone check's), how long it took. Fail closed as a lone script:
-
-- the batch has the shortest timeout of its checks; past it the child is killed
-  and every check it had not answered runs alone, with its own timeout (a script
-  that hangs times out on its own, as it always did);
-- a script that ends the child (a signal, ``os._exit``) gets that status, as its
-  own process would have; the scripts after it run alone;
-- a batch that cannot start, or stops early, leaves its checks to run alone; so does
-  one whose files' text is over ``MAX_PAYLOADS`` together (a huge change).
-
-A batch is planned only where it pays: at least two Python scripts with no
-``needs`` and ``each: changeset``; anything else runs alone (``script.run_script``).
-"""
+"""Python script checks run as a batch: one child (``batchchild.py``, held as any check
+process) runs them one after the other, so a run pays for one Python start and one import
+of what they share. What it keeps and how it fails closed (a check it could not answer
+runs alone): docs/runner-and-budgets.md, "Python scripts of one run share a child"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,10 @@
-"""The child process of a script batch (``checks/batch.py``): runs the Python script
-checks it is given one after the other in this one interpreter, each as
-``python script.py`` would run it, so a hook call starts Python once for all of them.
+"""The child of a script batch (``checks/batch.py``): runs each Python script it is given
+as ``python script.py`` would (docs/runner-and-budgets.md). Run as a file, never imported:
+a script sees only the modules a fresh interpreter has, and built-in ones.
 
-Run as a file, never imported: it imports nothing of slopjudge (a script sees the
-modules a fresh interpreter has) and only built-in modules before the first script.
-
-Each script gets what its own process would: ``__name__ == "__main__"`` in a fresh
-module, ``sys.argv == [path]``, ``sys.path[0]`` its folder, its own environment and
-working folder, its payload on file descriptor 0, its own stdout and stderr pipes
-(file descriptors 1 and 2, read by the parent), its exit status from ``SystemExit``,
-an uncaught exception (a traceback, 1), a signal or ``os._exit``, with its ``atexit``
-handlers run and its output flushed after it. Modules it imported from its own
-folder are forgotten after it (another rule's folder may hold a module of the same
-name); others (the standard library, the pack's ``_lib``) stay imported for the
-next script, which is what makes the batch cheap.
-
-On its original stdout it tells the parent ``S <i>`` before script ``i`` and
-``E <i> <status> <microseconds>`` after it. A script that ends the process (a signal,
-``os._exit``) leaves its ``S`` without an ``E``: the parent takes the process's own
-status for it, and runs each script not started yet on its own. The child stops
-early, leaving the rest to run alone, when a script leaves threads running. If the
-child cannot report, it kills itself (``SIGKILL``), which the parent reads as an
-error of the running script, never a pass.
+It tells the parent ``S <i>`` before script ``i`` and ``E <i> <status> <microseconds>``
+after it; a script that ends the process leaves an ``S`` without an ``E``. If it cannot
+report, it kills itself: an error of the running script, never a pass.
 """
 
 # Built in or loaded at start-up: importing them costs nothing.

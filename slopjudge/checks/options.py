@@ -1,9 +1,5 @@
-"""How one engine run behaves: :class:`RunOptions`, filled from the settings and the environment.
-
-The settings (``config.load_settings``) already carry what the environment
-overrides there (``SLOPJUDGE_RUNNER``, ``SLOPJUDGE_EVENTS_FILE``); this module
-adds what only a run needs: the rubric text, judge mocks and the cost limits.
-"""
+"""How one engine run behaves: :class:`RunOptions`, from the settings (which carry the
+environment's overrides) plus what only a run needs: rubric, judge mocks, cost limits."""
 
 from __future__ import annotations
 

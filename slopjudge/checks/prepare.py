@@ -1,11 +1,5 @@
-"""A judge check's ``prepare`` step (SPEC §4).
-
-Runs before the template renders, with the payload on stdin, and may print
-``{"additionalContext": {...}, "skip": bool, "fingerprint": str}`` (all
-optional; empty stdout is ``{}``). A non-zero exit, a timeout or output that
-is not that object makes the check an ``error`` before the model is asked: a
-broken prepare step is not a finding in the change.
-"""
+"""A judge check's ``prepare`` step (SPEC §4): it may print ``{"additionalContext",
+"skip", "fingerprint"}``; a failure or any other output is an ``error``, never a finding."""
 
 from __future__ import annotations
 

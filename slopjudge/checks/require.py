@@ -1,13 +1,6 @@
-"""A rule's ``require:`` (sloprail's prerequisites), checked before any of its checks.
-
-Each entry is a skill the session must have loaded (a real ``Skill`` tool call in
-the transcript whose result is not an error, and with ``files`` a successful ``Read``
-of each page of it) or a citation of one of the named pools (citations.py). ``when``
-is a script given the rule's payload: exit 0 applies the requirement, exit 1 waives
-it, anything else (another code, a crash, a timeout) applies it, so a doubt never
-waives a requirement. An unmet requirement refuses the rule with what to do; no
-check runs.
-"""
+"""A rule's ``require:`` (docs/sloprail.md), checked before any of its checks: a skill
+loaded (and its pages read) or a citation. Only a ``when`` script's exit 1 waives one:
+a doubt (a crash, a timeout) never does."""
 
 from __future__ import annotations
 

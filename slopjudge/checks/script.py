@@ -1,8 +1,5 @@
-"""Script checks (SPEC §4): a deterministic command that passes only on exit 0.
-
-A non-zero exit refuses. A script that could not start, timed out or was
-killed by a signal decided nothing: that is an ``error`` (it blocks too).
-"""
+"""Script checks (SPEC §4): exit 0 passes, another status refuses; a script that could
+not start, timed out or was killed decided nothing: an ``error`` (it blocks too)."""
 
 from __future__ import annotations
 

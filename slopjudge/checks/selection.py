@@ -1,8 +1,5 @@
 """Which rules and checks a run takes: the event filter, ``--rule`` selection, sharding.
-
-Standard library only at module level: the PreToolUse fast path calls
-:func:`applicable_rules` on every tool call.
-"""
+Nothing heavy at module level: every PreToolUse call runs :func:`applicable_rules`."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""A rule's ``subjects:`` script: the units its judges are asked about (sloprail's
-bucketed or whole-unit judging, e.g. a whole skill folder as one subject).
-
-The script gets the rule's payload on stdin and prints a JSON list of
-``{"id": str, "files": [path, ...], "fingerprint"?: str}``; every file it names must
-be one the rule sees, and every file the rule sees must be in some subject (an empty
-list, or a file left out, would leave it unjudged). Each judge check is then asked
-once per subject, with that subject's files and ``subject`` in its payload. A script
-that fails, prints anything else, or leaves a file out makes the rule's judges an
-error: never a pass.
-"""
+"""A rule's ``subjects:`` script: the units its judges are asked about (docs/sloprail.md).
+Every file the rule sees must be in some subject: one left out would go unjudged."""
 
 from __future__ import annotations
 
