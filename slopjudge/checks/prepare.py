@@ -10,7 +10,9 @@ from typing import Any
 from slopjudge.checks.script import check_env, last_line, payload_bytes, run_check_command
 from slopjudge.hookspec import CheckContext
 
-_KEYS = ("additionalContext", "skip", "fingerprint")
+# Each key prepare may print: its type and how a message names it.
+_KEYS = {"additionalContext": (dict, "an object"), "skip": (bool, "true or false"),
+         "fingerprint": (str, "a string")}
 
 
 @dataclass
@@ -20,11 +22,6 @@ class PrepareResult:
     skip: bool = False
     fingerprint: str | None = None
     reason: str = ""
-
-
-def _refuse(reason: str) -> PrepareResult:
-    # Named for history: the check that gets this result is an error, not a refusal.
-    return PrepareResult(ok=False, reason=reason)
 
 
 def _reject_constant(name: str) -> Any:
@@ -38,29 +35,18 @@ def parse_prepare_output(text: str) -> PrepareResult:
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
-        return _refuse(f"prepare printed output that is not JSON: {exc}")
+        return PrepareResult(False, reason=f"prepare printed output that is not JSON: {exc}")
     if not isinstance(data, dict):
-        return _refuse("prepare printed JSON that is not an object")
+        return PrepareResult(False, reason="prepare printed JSON that is not an object")
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
-        return _refuse(
-            f"prepare printed unknown keys {', '.join(map(repr, unknown))} "
-            f"(allowed: {', '.join(_KEYS)})"
-        )
-    extra = data.get("additionalContext", {})
-    if extra is None:
-        extra = {}
-    if not isinstance(extra, dict):
-        return _refuse('prepare printed "additionalContext" that is not an object')
-    skip = data.get("skip", False)
-    if skip is None:
-        skip = False
-    if not isinstance(skip, bool):
-        return _refuse('prepare printed "skip" that is not true or false')
-    fingerprint = data.get("fingerprint")
-    if fingerprint is not None and not isinstance(fingerprint, str):
-        return _refuse('prepare printed "fingerprint" that is not a string')
-    return PrepareResult(ok=True, additional_context=extra, skip=skip, fingerprint=fingerprint)
+        return PrepareResult(False, reason=f"prepare printed unknown keys "
+                             f"{', '.join(map(repr, unknown))} (allowed: {', '.join(_KEYS)})")
+    for key, (kind, said) in _KEYS.items():  # null is as good as absent
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            return PrepareResult(False, reason=f'prepare printed "{key}" that is not {said}')
+    return PrepareResult(True, data.get("additionalContext") or {}, bool(data.get("skip")),
+                         data.get("fingerprint"))
 
 
 def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> PrepareResult:
@@ -79,9 +65,9 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
                                env=check_env(ctx), registry=ctx.processes)
     if result.start_error is not None:
-        return _refuse(f"prepare could not start: {result.start_error}")
+        return PrepareResult(False, reason=f"prepare could not start: {result.start_error}")
     if result.timed_out:
-        return _refuse(f"prepare timed out after {timeout:g} s")
+        return PrepareResult(False, reason=f"prepare timed out after {timeout:g} s")
     if result.returncode != 0:
         code = result.returncode
         status = (
@@ -90,9 +76,9 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
             else f"exited with status {code}"
         )
         detail = last_line(result.stderr) or last_line(result.stdout)
-        return _refuse(f"prepare {status}" + (f": {detail}" if detail else ""))
+        return PrepareResult(False, reason=f"prepare {status}" + (f": {detail}" if detail else ""))
     try:
         text = result.stdout.decode("utf-8")
     except UnicodeDecodeError:
-        return _refuse("prepare printed output that is not UTF-8")
+        return PrepareResult(False, reason="prepare printed output that is not UTF-8")
     return parse_prepare_output(text)

@@ -19,25 +19,17 @@ def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileCha
           workspace: str, registry: Registry | None) -> str | None:
     """Why the first unmet requirement is unmet; None when every one holds."""
     for req in rule.require:
-        if req.get("when") and not _applies(rule, req["when"], event, payload, workspace,
-                                            registry):
-            continue
+        if req.get("when"):
+            from slopjudge.checks.script import run_rule_script
+
+            proc = run_rule_script(rule, req["when"], event, payload, workspace, registry)
+            if proc.returncode == 1 and not proc.timed_out and proc.start_error is None:
+                continue  # waived
         problem = (_skill(req, event.transcript_path) if req["kind"] == "skill"
                    else _citation(req, payload, files))
         if problem:
             return problem
     return None
-
-
-def _applies(rule: Rule, script: str, event: Event, payload: dict[str, Any], workspace: str,
-             registry: Registry | None) -> bool:
-    from slopjudge.checks.script import rule_env, run_check_command
-    from slopjudge.jsonobject import dumps
-
-    proc = run_check_command(script, dumps(payload).encode("utf-8"), timeout=120.0,
-                             cwd=rule.dir, env=rule_env(rule, event, workspace),
-                             registry=registry)
-    return not (proc.returncode == 1 and not proc.timed_out and proc.start_error is None)
 
 
 def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChange]) -> str:

@@ -48,10 +48,10 @@ def last_line(data: bytes) -> str:
     return lines[-1][:500] if lines else ""
 
 
-def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
-    """A fixed sentence for a process that gave no reason of its own."""
+def _failure(proc: ProcResult, timeout: float) -> str:
+    """A fixed sentence for a script that gave no reason of its own."""
     if proc.start_error:
-        return f"{what} could not start: {proc.start_error}"
+        return f"script could not start: {proc.start_error}"
     if proc.timed_out:
         return f"timed out after {timeout:g} s"
     sig = proc.signal
@@ -62,26 +62,15 @@ def describe_failure(proc: ProcResult, what: str, timeout: float) -> str:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
-        return f"{what} was killed by {name}"
-    return f"{what} exited with status {proc.returncode} and gave no reason"
+        return f"script was killed by {name}"
+    return f"script exited with status {proc.returncode} and gave no reason"
 
 
 def parse_findings(raw: Any) -> list[Finding]:
-    findings: list[Finding] = []
-    if not isinstance(raw, list):
-        return findings
-    for item in raw:
-        if not isinstance(item, dict):
-            continue
-        line = item.get("line")
-        findings.append(
-            Finding(
-                path=item.get("path") if isinstance(item.get("path"), str) else None,
-                line=line if isinstance(line, int) and not isinstance(line, bool) else None,
-                message=str(item.get("message") or ""),
-            )
-        )
-    return findings
+    items = [i for i in raw if isinstance(i, dict)] if isinstance(raw, list) else []
+    return [Finding(path=i["path"] if isinstance(i.get("path"), str) else None,
+                    line=i["line"] if type(i.get("line")) is int else None,  # not a bool
+                    message=str(i.get("message") or "")) for i in items]
 
 
 def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
@@ -163,6 +152,14 @@ def run_script(ctx: CheckContext) -> CheckResult:
     return result
 
 
+def run_rule_script(rule: Rule, command: str, event: Event, payload: dict[str, Any],
+                    workspace: str, registry: Registry | None) -> ProcResult:
+    """A rule's ``when`` or ``subjects`` script, on the rule's payload."""
+    return run_check_command(command, dumps(payload).encode("utf-8"), timeout=120.0,
+                             cwd=rule.dir, env=rule_env(rule, event, workspace),
+                             registry=registry)
+
+
 def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
     check = ctx.check
     assert check.script is not None
@@ -186,7 +183,7 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
     if passed:
         reason = str(obj.get("reason") or "") if obj else ""
     elif undecided:
-        reason = describe_failure(proc, "script", check.timeout)
+        reason = _failure(proc, check.timeout)
     elif obj is not None and isinstance(obj.get("reason"), str) and obj["reason"].strip():
         reason = obj["reason"].strip()
     elif stdout.strip() and obj is None:
@@ -194,7 +191,7 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
     elif stderr.strip():
         reason = stderr.strip()
     else:
-        reason = describe_failure(proc, "script", check.timeout)
+        reason = _failure(proc, check.timeout)
     return CheckResult(
         id=check.full_id,
         rule=check.rule,

@@ -17,13 +17,10 @@ if TYPE_CHECKING:
 def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
                  registry: Registry | None) -> list[dict[str, Any]] | str:
     """The subjects, or why there are none to judge (an error's reason)."""
-    from slopjudge.checks.script import rule_env, run_check_command
-    from slopjudge.jsonobject import dumps
+    from slopjudge.checks.script import run_rule_script
 
     assert rule.subjects is not None
-    proc = run_check_command(rule.subjects, dumps(payload).encode("utf-8"), timeout=120.0,
-                             cwd=rule.dir, env=rule_env(rule, event, workspace),
-                             registry=registry)
+    proc = run_rule_script(rule, rule.subjects, event, payload, workspace, registry)
     if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
         detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [
             f"exit status {proc.returncode}"]
