@@ -54,23 +54,27 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         cache_dir=settings.cache_dir,
         template_dirs=list(settings.template_dirs),
         pack_paths=_pack_paths(settings),
+        max_prompt_tokens=settings.max_prompt_tokens,
+        model_aliases=dict(settings.model_aliases),
     )
     if settings.rubric_path and os.path.isfile(settings.rubric_path):
         opts.rubric = read_rubric(settings.rubric_path)
-    _cost_options(opts, settings)
-    if os.environ.get("SLOPJUDGE_JUDGE_MOCKS") is not None:
-        try:
-            opts.judge_mocks = judge_mocks_from_env()
-        except ValueError as exc:
-            from slopjudge.errors import SlopjudgeError
+    from slopjudge.loading.config import Limits
+    from slopjudge.model import fields
 
-            raise SlopjudgeError(str(exc)) from None
+    if any(getattr(settings, f.name, None) is not None for f in fields(Limits)):
+        from slopjudge.judging.budget import Budget  # loaded only where a limit is set
+
+        opts.budget = Budget.from_settings(settings)
+    try:
+        opts.judge_mocks = judge_mocks_from_env()
+    except ValueError as exc:
+        from slopjudge.errors import SlopjudgeError
+
+        raise SlopjudgeError(str(exc)) from None
     for key, value in overrides.items():
         setattr(opts, key, value)
     return opts
-
-
-_PACK_SCHEMAS = ("schemas/rule.schema.json", "schemas/case.schema.json")
 
 
 def _pack_paths(settings: Settings) -> list[str]:
@@ -79,7 +83,8 @@ def _pack_paths(settings: Settings) -> list[str]:
     from slopjudge.resources import in_package
 
     ws = os.path.realpath(settings.workspace)
-    out = list(_PACK_SCHEMAS)  # what `slopjudge init` copies beside the rules for editors
+    # And what `slopjudge init` copies beside the rules for editors.
+    out = ["schemas/rule.schema.json", "schemas/case.schema.json"]
     for path in [settings.rules_dir, *settings.template_dirs, settings.rubric_path]:
         if not path or in_package(path):
             continue
@@ -89,19 +94,6 @@ def _pack_paths(settings: Settings) -> list[str]:
     return out
 
 
-def _cost_options(opts: RunOptions, settings: Settings) -> None:
-    opts.max_prompt_tokens = settings.max_prompt_tokens
-    opts.model_aliases = dict(settings.model_aliases)
-    from slopjudge.loading.config import Limits
-    from slopjudge.model import fields
-
-    if all(getattr(settings, f.name, None) is None for f in fields(Limits)):
-        return  # no limit set: no budget (and no budget code loaded)
-    from slopjudge.judging.budget import Budget
-
-    opts.budget = Budget.from_settings(settings)
-
-
 def read_rubric(path: str) -> str:
     """RUBRIC.md as judges read it: every line that starts with ``#`` removed."""
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -109,11 +101,8 @@ def read_rubric(path: str) -> str:
 
 
 def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str] | None:
-    """Read ``SLOPJUDGE_JUDGE_MOCKS``: None when unset; raises ValueError (one line) when malformed.
-
-    Set but empty means mocks are on and none is given, so every judge errors:
-    a test run never falls through to a real model.
-    """
+    """``SLOPJUDGE_JUDGE_MOCKS``: None when unset; ValueError (one line) when malformed. Set
+    but empty, every judge errors: a test run never falls through to a real model."""
     raw = (os.environ if environ is None else environ).get("SLOPJUDGE_JUDGE_MOCKS")
     if raw is None:
         return None
