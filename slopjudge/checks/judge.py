@@ -43,7 +43,6 @@ from slopjudge.model import CheckResult, Finding
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from slopjudge.checks.options import RunOptions
     from slopjudge.model import Outcome, RunOutcome
 
 
@@ -96,14 +95,6 @@ def _from_verdict(
         return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit,
                          True, found)
     return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
-
-
-def _judge_mock(ctx: CheckContext, unit: Part) -> _Judgment:
-    full_id = ctx.check.full_id
-    script = (ctx.options.judge_mocks or {}).get(full_id)
-    if not script:
-        return _Judgment("error", f"no judge mock for {full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
-    return _ask(ctx, unit, lambda: _run_mock(ctx, unit, script))
 
 
 def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgment:
@@ -185,12 +176,6 @@ def _judge_real(ctx: CheckContext, unit: Part, real: _RealRunner) -> _Judgment:
     return _ask(ctx, unit, lambda: _call_real(ctx, unit, real, key))
 
 
-def _alias_env(opts: RunOptions) -> dict[str, str] | None:
-    """The settings' model alias overrides, for the runner (SLOPJUDGE_MODEL_ALIASES)."""
-    aliases = opts.model_aliases
-    return {"SLOPJUDGE_MODEL_ALIASES": json.dumps(aliases)} if aliases else None
-
-
 def _call_real(ctx: CheckContext, unit: Part, real: _RealRunner, key: str | None) -> _Judgment:
     check, opts = ctx.check, ctx.options
     outcome = call_runner(
@@ -202,7 +187,9 @@ def _call_real(ctx: CheckContext, unit: Part, real: _RealRunner, key: str | None
         min_confidence=check.min_confidence,
         retries=opts.retries,
         backoff_s=opts.retry_backoff_s,
-        extra_env=_alias_env(opts),
+        # The settings' model alias overrides, for the runner.
+        extra_env=({"SLOPJUDGE_MODEL_ALIASES": json.dumps(opts.model_aliases)}
+                   if opts.model_aliases else None),
         registry=ctx.processes,
     )
     unit.usage = outcome.usage
@@ -300,25 +287,8 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.outcome, result.reason = "not_judged", "not judged (dry run)"
         return result
 
-    if opts.judge_mocks is not None:
-        script = opts.judge_mocks.get(check.full_id)
-        result.runner = f"mock:{script}" if script else "mock"
-        judgments = _map(opts.judge_slots, lambda u: _judge_mock(ctx, u), units)
-    else:
-        from slopjudge.judging.verifier import verifier_path
-
-        runner = resolve_runner(opts.runner)
-        argv = build_argv(
-            runner, model=check.model, verifier=verifier_path(),
-            allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
-            readonly_dir=ctx.workspace,
-        )
-        cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
-                 if opts.cache_dir and not opts.no_cache else None)
-        real = _RealRunner(argv, " ".join(runner), cache, prep.fingerprint)
-        result.runner = real.identity
-        judgments = _map(opts.judge_slots, lambda u: _judge_real(ctx, u, real), units)
-
+    result.runner, ask = _asker(ctx, prep.fingerprint)
+    judgments = _map(opts.judge_slots, ask, units)
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
     _count_usage(result, judgments)
@@ -330,6 +300,30 @@ def _run(ctx: CheckContext) -> CheckResult:
         j.uncertain for j in judgments if j.outcome == "refuse"
     )
     return result
+
+
+def _asker(ctx: CheckContext, fingerprint: str | None
+           ) -> tuple[str, Callable[[Part], _Judgment]]:
+    """Who answers (a mock, or the runner's command line) and how one unit is asked."""
+    check, opts = ctx.check, ctx.options
+    if opts.judge_mocks is not None:
+        script = opts.judge_mocks.get(check.full_id)
+        if not script:
+            return "mock", lambda u: _Judgment(
+                "error", f"no judge mock for {check.full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
+        return f"mock:{script}", lambda u: _ask(ctx, u, lambda: _run_mock(ctx, u, script))
+    from slopjudge.judging.verifier import verifier_path
+
+    runner = resolve_runner(opts.runner)
+    argv = build_argv(
+        runner, model=check.model, verifier=verifier_path(),
+        allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
+        readonly_dir=ctx.workspace,
+    )
+    cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+             if opts.cache_dir and not opts.no_cache else None)
+    real = _RealRunner(argv, " ".join(runner), cache, fingerprint)
+    return real.identity, lambda u: _judge_real(ctx, u, real)
 
 
 def _instruction(ctx: CheckContext) -> str:
