@@ -45,19 +45,14 @@ def plan(contexts: Iterable[CheckContext], parts: int) -> dict[str, Batch]:
     """Each batched check's batch: the batchable checks dealt into at most ``parts``
     batches of two or more (fewer checks run alone)."""
     chosen = [ctx for ctx in contexts if batchable(ctx)]
-    if sum(_size(ctx) for ctx in chosen) > MAX_PAYLOADS:
+    # About how many bytes the payloads are: their files' text, before encoding.
+    size = sum(len(f.diff) + len(f.old_content or "") + len(f.new_content or "")
+               for ctx in chosen for f in ctx.changeset.files)
+    if len(chosen) < 2 or size > MAX_PAYLOADS:
         return {}
     parts = max(1, min(parts, len(chosen) // 2))
-    if len(chosen) < 2:
-        return {}
     batches = [Batch(chosen[n::parts]) for n in range(parts)]
     return {ctx.check.full_id: b for b in batches for ctx in b.contexts}
-
-
-def _size(ctx: CheckContext) -> int:
-    """About how many bytes the check's payload is: its files' text, before encoding."""
-    return sum(len(f.diff) + len(f.old_content or "") + len(f.new_content or "")
-               for f in ctx.changeset.files)
 
 
 class Batch:

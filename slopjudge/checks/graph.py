@@ -37,15 +37,9 @@ def execute(
     on_result: Callable[[CheckResult], None] | None = None,
     on_interrupt: Callable[[list[Future[None]]], None] | None = None,
 ) -> list[CheckResult]:
-    """Run ``checks`` (needs already validated and acyclic) and return results in input order.
-
-    A need naming a check that is not in ``checks`` counts as not run: the
-    dependent is skipped, never run as if the need had passed.
-
-    On an interrupt (Ctrl-C) no queued check starts; ``on_interrupt`` gets the
-    running ones so it can stop them, and the interrupt goes on up. Checks cut
-    short this way report nothing: they did not refuse, they were stopped.
-    """
+    """Run ``checks`` (needs already validated and acyclic); a need not among them counts
+    as not run. On an interrupt (Ctrl-C) no queued check starts, ``on_interrupt`` gets the
+    running ones to stop them, and the interrupt goes on up: they report nothing."""
     graph = _Graph(checks, run_one, on_result)
     workers = min(jobs or default_jobs(), len(checks))
     if workers <= 1:

@@ -158,12 +158,10 @@ def _judge_real(ctx: CheckContext, unit: Part, real: _RealRunner) -> _Judgment:
     check = ctx.check
     key = None
     if real.cache is not None:
-        material = unit.prompt
         fingerprint = unit.fingerprint or real.fingerprint
-        if fingerprint is not None:
-            material += f"\n\x00prepare-fingerprint:{fingerprint}"
         key = cache_key(
-            material,
+            unit.prompt + ("" if fingerprint is None else
+                           f"\n\x00prepare-fingerprint:{fingerprint}"),
             instruction_version=VERDICT_INSTRUCTION_VERSION,
             model=check.model,
             allowed_tools=check.allowed_tools,
@@ -226,11 +224,9 @@ def _combine(units: list[Part], judgments: list[_Judgment]
     if len(units) == 1 and units[0].label is None:
         j = judgments[0]
         return j.outcome, j.reason, j.findings
-    outcome: RunOutcome = "pass"
-    if any(j.outcome == "error" for j in judgments):
-        outcome = "error"
-    elif any(j.outcome == "refuse" for j in judgments):
-        outcome = "refuse"
+    outcomes = {j.outcome for j in judgments}
+    outcome: RunOutcome = ("error" if "error" in outcomes else
+                           "refuse" if "refuse" in outcomes else "pass")
     pairs = list(zip(units, judgments, strict=True))
     reason = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == outcome)
     if outcome == "error":
@@ -434,7 +430,7 @@ def _map(slots: int, fn: Callable[[Part], _Judgment], units: list[Part]) -> list
         return [fn(units[0])]
     # Judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs.
     workers = min(len(units), max(1, slots))
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="judge-file") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
         return list(pool.map(fn, units))
 
 

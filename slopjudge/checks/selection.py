@@ -27,10 +27,7 @@ def event_carries_change(event: Event) -> bool:
 
 def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = None) -> list[Rule]:
     """Rules whose ``on`` has this event and, for pre-tool, whose ``tools`` match.
-
-    ``workspace`` anchors path patterns such as ``Write(src/**)``; without it,
-    the event's cwd (the process's cwd may be anywhere, e.g. under `slopjudge test`).
-    """
+    ``workspace`` anchors ``Write(src/**)``, else the event's cwd (never the process's)."""
     chosen = []
     anchor = workspace or event.cwd
     calls: list[tuple[str, dict[str, Any] | None]] = [(event.tool_name or "", event.tool_input)]
@@ -70,12 +67,9 @@ def select_rules(rules: list[Rule], ids: list[str]) -> tuple[list[Rule], list[st
 
 
 def shard_checks(rules: list[Rule], index: int, count: int) -> set[str]:
-    """Full ids of the checks in shard ``index`` (1-based) of ``count``.
-
-    Checks linked by ``needs`` stay together, so a shard never waits on
-    another; groups go round-robin in sorted order, so every check lands in
-    exactly one shard and the split is the same on every machine.
-    """
+    """Full ids of the checks in shard ``index`` (1-based) of ``count``: checks linked by
+    ``needs`` stay together (a shard never waits on another), groups dealt round-robin
+    in sorted order (the same split on every machine)."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -94,8 +88,4 @@ def shard_checks(rules: list[Rule], index: int, count: int) -> set[str]:
         for check in rule.checks:
             groups.setdefault(find(check.full_id), []).append(check.full_id)
     ordered = sorted(groups.values(), key=min)
-    mine: set[str] = set()
-    for n, members in enumerate(ordered):
-        if n % count == index - 1:
-            mine.update(members)
-    return mine
+    return {cid for members in ordered[index - 1::count] for cid in members}

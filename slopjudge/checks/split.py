@@ -28,13 +28,6 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
 
 
-def format_size(n: int) -> str:
-    for unit, size in (("MB", 1_000_000), ("KB", 1_000)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} bytes"
-
-
 @dataclass
 class Part:
     """One judge call's share of the change."""
@@ -105,8 +98,11 @@ class _Planner:
         return Part(label, payload, prompt, paths, self.tokens(prompt))
 
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
+        n = _file_size(f)
+        size = next((f"{n / at:.1f} {unit}" for unit, at in (("MB", 1_000_000), ("KB", 1_000))
+                     if n >= at), f"{n} bytes")
         self.problems.append(
-            f"{f.get('path')} ({format_size(_file_size(f))}) does not fit max_prompt_tokens "
+            f"{f.get('path')} ({size}) does not fit max_prompt_tokens "
             f"{self.limit:,}: {why} is about {tokens:,} tokens; it was not judged "
             "(exclude it from the rule's paths, or raise max_prompt_tokens)"
         )
@@ -238,7 +234,7 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
                          f"over max_prompt_tokens {budget:,}"])
     shares = planner.shares(files, whole.tokens, overhead)
-    units: list[list[dict[str, Any]] | list[Part]] = []
+    units: list[list[dict[str, Any]] | Part] = []  # groups of files to render, hunk parts
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
         if overhead + shares[i] <= planner.budget:
@@ -251,7 +247,7 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
             continue
         units += _packed(files, run, shares, overhead, planner.budget)
         run = []
-        units += [[p] for p in planner.one_file(f, alone)]
+        units += planner.one_file(f, alone)
     units += _packed(files, run, shares, overhead, planner.budget)
     return _numbered(planner, units)
 
@@ -264,18 +260,14 @@ def _each(planner: _Planner, f: dict[str, Any], place: tuple[int, int]) -> list[
 
 
 def _packed(files: list[dict[str, Any]], run: list[int], shares: list[int], overhead: int,
-            budget: int) -> list[list[dict[str, Any]] | list[Part]]:
+            budget: int) -> list[list[dict[str, Any]] | Part]:
     return [[files[run[i]] for i in group]
             for group in _groups([shares[i] for i in run], overhead, budget)]
 
 
-def _numbered(planner: _Planner, units: list[Any]) -> Plan:
-    """Each unit rendered with its place (``unit.index``/``count``); a group of files
-    over the budget is halved and every unit rendered again with the new count.
-    ``units``: lists of files to render, or lists of hunk parts already planned."""
-    flat: list[list[dict[str, Any]] | Part] = []
-    for unit in units:
-        flat += [unit] if not unit or not isinstance(unit[0], Part) else list(unit)
+def _numbered(planner: _Planner, flat: list[list[dict[str, Any]] | Part]) -> Plan:
+    """Each unit (a group of files, or a hunk part) rendered with its place (``unit.index``,
+    ``count``); a group of files over the budget is halved and every unit rendered again."""
     while True:
         parts: list[Part] = []
         over: list[int] = []
@@ -294,10 +286,7 @@ def _numbered(planner: _Planner, units: list[Any]) -> Plan:
                     over.append(n - 1)
             parts.append(part)
         if not over:
-            problems = planner.problems + [
-                f"{p.label or 'the change'}: the prompt is about {p.tokens:,} tokens, over "
-                f"max_prompt_tokens {planner.limit:,}" for p in parts if p.tokens > planner.limit]
-            return Plan(parts, problems)
+            return Plan(parts, planner.problems + _over(parts, planner.limit))
         for i in reversed(over):
             group = flat[i]
             assert isinstance(group, list)
@@ -316,5 +305,9 @@ def number_parts(parts: list[Part], render: Render, budget: int) -> list[str]:
         part.payload = dict(part.payload, unit=unit)
         part.prompt = render(part.payload)
         part.tokens = estimate_tokens(part.prompt)
+    return _over(parts, budget)
+
+
+def _over(parts: list[Part], budget: int) -> list[str]:
     return [f"{p.label or 'the change'}: the prompt is about {p.tokens:,} tokens, over "
             f"max_prompt_tokens {budget:,}" for p in parts if p.tokens > budget]
