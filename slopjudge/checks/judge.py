@@ -63,10 +63,13 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[Part]:
     a judge), else one per file for ``each: file``, else the whole change."""
     files = (base.get("changeset") or {}).get("files") or []
     if ctx.subjects is not None:
-        return [Part(str(s["id"]), dict(with_files(base, [f for f in files
-                                                         if f.get("path") in s["files"]]),
-                                         subject=dict(s, context={})),
-                     fingerprint=s.get("fingerprint") or None) for s in ctx.subjects]
+        units = []
+        for subject in ctx.subjects:
+            mine = [f for f in files if f.get("path") in subject["files"]]
+            payload = dict(with_files(base, mine), subject=dict(subject, context={}))
+            units.append(Part(str(subject["id"]), payload,
+                              fingerprint=subject.get("fingerprint") or None))
+        return units
     if ctx.check.each != "file" or not files:
         return [Part(None, base)]
     return [Part(str(p["changeset"]["files"][0].get("path")), p) for p in per_file(base)]
