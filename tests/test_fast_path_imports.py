@@ -153,7 +153,7 @@ NOT_FOR_A_FILE_TOOL = {
     "jinja2", "markupsafe", "jsonschema", "referencing", "ruamel", "unidiff", "argparse",
     "tempfile", "shutil", "hashlib", "typing", "dataclasses", "inspect", "hookio",
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.changes.gitio",
-    "slopjudge.changes.gitraw", "slopjudge.judging", "slopjudge.checks.judge",
+    "slopjudge.judging", "slopjudge.checks.judge",
     "slopjudge.commands", "slopscan", "difflib", "json", "importlib", "warnings",
 }
 

@@ -1,19 +1,19 @@
 """Changesets: what changed, read exactly as git reports it (SPEC §3).
 
-The public face of the sources (a diff, a commit range, the index, the work tree, two
-trees, a proposed edit). A repository source runs ONE ``git diff --raw -p -z`` and one
-``git cat-file --batch`` (:mod:`.gitio`); :mod:`.gitraw` turns their output into
-FileChanges (statuses A, M, D, R: a copy is ``A`` with ``old_path``, a
-type or mode change ``M``). Paths, contents and diffs are decoded as UTF-8 with
-undecodable bytes replaced, so the payload is always valid JSON; line endings are kept.
+A repository source runs ONE ``git diff --raw -p -z`` and one ``git cat-file --batch``
+(:mod:`.gitio`): the raw records give statuses, paths and blob ids, the patch each file's
+diff. Statuses are A, M, D, R (a copy is ``A`` with ``old_path``, a type or mode change
+``M``). Text is decoded as UTF-8 with undecodable bytes replaced, so the payload is
+always valid JSON; line endings are kept.
 """
 
 from __future__ import annotations
 
 import os
+from functools import partial
 
-from slopjudge.changes import authored, gitio, gitraw
-from slopjudge.changes.diffparse import decode, file_changes
+from slopjudge.changes import authored, gitio
+from slopjudge.changes.diffparse import Reader, decode, file_changes, merge_typechanges, parse
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.rulefilter import split, unified_diff
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from slopjudge.changes.authored import Policy
+    from slopjudge.changes.diffparse import FileStatus
 
 __all__ = [
     "ChangesetError", "from_diff", "read_diff", "from_git_range", "from_staged",
@@ -34,17 +35,14 @@ __all__ = [
 
 
 def from_diff(data: bytes) -> Changeset:
-    """A git or plain unified diff, read leniently (:func:`.diffparse.file_changes`);
-    contents are never read from disk, since the diff need not match the tree."""
+    """A git or plain unified diff, read leniently; contents are never read from disk,
+    since the diff need not match the tree."""
     return Changeset(files=file_changes(data))
 
 
 def read_diff(data: bytes, name: str) -> Changeset:
-    """A diff a user handed over (``--diff``, a rule fixture): well-formed, or ChangesetError.
-
-    The message names ``name`` and the line where reading failed
-    (:func:`.diffparse.check`); :func:`from_diff` alone stays lenient.
-    """
+    """A diff a user handed over (``--diff``, a rule fixture): well-formed, or a
+    ChangesetError naming ``name`` and the line (:func:`.diffparse.check`)."""
     from slopjudge.changes.diffparse import DiffError, check
 
     try:
@@ -59,27 +57,110 @@ def read_diff(data: bytes, name: str) -> Changeset:
 # repository sources
 
 
+class _Raw:
+    """One file's raw record (a slotted class: see diffparse.Hunk)."""
+
+    __slots__ = ("old_mode", "new_mode", "old_sha", "new_sha", "status", "src", "path")
+
+    def __init__(self, meta: list[str], src: bytes, dst: bytes | None) -> None:
+        self.old_mode, self.new_mode, self.old_sha, self.new_sha, self.status = meta
+        self.src = src
+        self.path = src if dst is None or self.status[:1] == "D" else dst
+
+    def blobs(self) -> list[str]:
+        """The ids of the blobs on its sides (none for an absent side or a submodule)."""
+        return [sha for mode, sha in ((self.old_mode, self.old_sha), (self.new_mode, self.new_sha))
+                if not _zero_id(sha) and mode != "160000"]
+
+
+def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
+    """Split ``git diff --raw -p -z`` output: the raw records, then the patch text."""
+    recs: list[_Raw] = []
+    p, n = 0, len(data)
+    while p < n and data[p] == 0x3A:  # ':'
+        z = data.index(b"\0", p)
+        meta = data[p + 1 : z].decode("ascii").split(" ")
+        p = z + 1
+        z = data.index(b"\0", p)
+        src = data[p:z]
+        p = z + 1
+        dst = None
+        if meta[4][:1] in ("R", "C"):
+            z = data.index(b"\0", p)
+            dst = data[p:z]
+            p = z + 1
+        recs.append(_Raw(meta, src, dst))
+    if p < n and data[p] == 0x00:
+        p += 1
+    return recs, data[p:]
+
+
+_STATUS: dict[str, FileStatus] = {
+    "A": "A", "D": "D", "M": "M", "T": "M", "R": "R", "C": "A", "U": "M", "X": "M",
+}
+
+
+def _zero_id(sha: str) -> bool:
+    return not sha.strip("0")
+
+
+def _blob(blobs: dict[str, bytes], mode: str, sha: str) -> str | None:
+    """One side's content; None for an absent side, a submodule or a blob not read."""
+    if _zero_id(sha) or mode == "160000" or sha not in blobs:
+        return None
+    return decode(blobs[sha])
+
+
+def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
+    """One FileChange per raw record, with its section of ``patch`` and its contents."""
+    parts, lines = parse(patch)
+    reader = Reader(parts, lines)
+    groups = iter(merge_typechanges(parts))
+    group = next(groups, None)
+    files: list[FileChange] = []
+    for r in recs:
+        kind = r.status[:1]
+        diff, source, binary, added, removed = "", None, False, 0, 0
+        if group is not None:
+            a, b = group
+            last = b or a
+            if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
+                pair = (a,) if b is None else (a, b)
+                diff, source = decode(patch[a.start : last.end]), partial(reader.hunks, a, b)
+                binary = any(x.binary for x in pair)
+                if not binary:
+                    added, removed = sum(x.added for x in pair), sum(x.removed for x in pair)
+                group = next(groups, None)
+        files.append(FileChange(
+            path=decode(r.path), status=_STATUS.get(kind, "M"),
+            old_path=decode(r.src) if kind in ("R", "C") else None,
+            old_content=None if kind == "A" or binary else _blob(blobs, r.old_mode, r.old_sha),
+            new_content=None if kind == "D" or binary else _blob(blobs, r.new_mode, r.new_sha),
+            diff=diff, binary=binary, added=added, removed=removed,
+            hunks=[] if source is None else None, hunk_source=source,
+        ))
+    return files
+
+
 def _changeset_from_git_diff(workspace: str, diff_args: list[str],
                              policy: Policy | None = None) -> list[FileChange]:
     """The change ``diff_args`` name; without the files ``policy`` leaves out (their
     contents never read), with ``.gitattributes`` read from the diff's base side."""
-    recs, patch = gitraw.diff_records(gitio.diff(workspace, diff_args))
+    recs, patch = _raw_records(gitio.diff(workspace, diff_args))
     marks: dict[str, str] = {}
     judged = recs
     if policy is not None and policy.enabled and recs:
-        paths = [decode(r.src if r.status[:1] == "D" or r.dst is None else r.dst) for r in recs]
+        paths = [decode(r.path) for r in recs]
         base = diff_args[1] if diff_args[0] == "--cached" else diff_args[0]
         marks = _base_marks(workspace, base, paths)
         judged = [r for r, p in zip(recs, paths, strict=True) if policy.why(p, marks) is None]
     # A binary file's blobs too: .gitattributes may call text binary (see _unless_text).
     blobs = gitio.cat_blobs(workspace, sorted({sha for r in judged for sha in r.blobs()}))
-    files = gitraw.file_changes(recs, patch, blobs)
+    files = _git_files(recs, patch, blobs)
     for i, r in enumerate(recs):
-        if r.binary:
+        if files[i].binary:
             files[i] = _unless_text(files[i], r, blobs)
     return authored.keep_judged(files, policy, marks)
-
-
 def _base_marks(workspace: str, base: str, paths: list[str]) -> dict[str, str]:
     """What the base's ``.gitattributes`` files say of ``paths``: only those the work
     tree still has are asked for (one removed can only judge more)."""
@@ -106,15 +187,15 @@ def _text(path: str, data: bytes) -> bool:
     return b"\0" not in data[:8000] or os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
 
 
-def _unless_text(fc: FileChange, r: gitraw.RawRecord, blobs: dict[str, bytes]) -> FileChange:
+def _unless_text(fc: FileChange, r: _Raw, blobs: dict[str, bytes]) -> FileChange:
     """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
     ``-diff``), though its content is text: judged as the text it is, or an
     attributes line in the change would hide every file it names from the rules."""
     sides = r.blobs()
     if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
         return fc  # binary by content, or no content to read
-    old = None if gitraw.zero_id(r.old_sha) or fc.status == "A" else decode(blobs[r.old_sha])
-    new = None if gitraw.zero_id(r.new_sha) or fc.status == "D" else decode(blobs[r.new_sha])
+    old = None if fc.status == "A" else _blob(blobs, r.old_mode, r.old_sha)
+    new = None if fc.status == "D" else _blob(blobs, r.new_mode, r.new_sha)
     old_name = fc.old_path or fc.path
     mode = r.new_mode if fc.status == "A" else r.old_mode
     diff, added, removed, hunks = text_diff(old_name, fc.path, fc.status, mode, old, new)
@@ -133,10 +214,8 @@ def _change(workspace: str, diff_args: list[str], policy: Policy | None,
 
 def from_trees(workspace: str, base_tree: str, head_tree: str, *,
                head_is_tree: bool = False, policy: Policy | None = None) -> Changeset:
-    """The change between two tree-ish objects (trees or commits).
-
-    ``head_is_tree``: ``head_tree`` is a tree id git just wrote (a work-tree
-    snapshot), so it is not asked of git again."""
+    """The change between two tree-ish objects; ``head_is_tree``: ``head_tree`` is a
+    tree id git just wrote (a snapshot), not asked of git again."""
     gitio.toplevel(workspace)
     base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
     head = head_tree if head_is_tree else gitio.resolve(workspace, head_tree, "tree")
@@ -145,10 +224,8 @@ def from_trees(workspace: str, base_tree: str, head_tree: str, *,
 
 def from_tree_to_worktree(workspace: str, base_tree: str,
                           policy: Policy | None = None) -> Changeset:
-    """The change from ``base_tree`` (a session's baseline) to the work tree now,
-    untracked files included, ``.gitignore`` respected: :func:`from_trees` from it to
-    :func:`snapshot_worktree`, with the work tree's top and the base asked of git in
-    one call. Submodules' files count as files (the baseline was taken the same way)."""
+    """The change from ``base_tree`` (a session's baseline) to a snapshot of the work
+    tree now; submodules' files count as files (the baseline was taken the same way)."""
     known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
         if gitio.plain_rev(base_tree) else None
     snap = gitio.snapshot_worktree(workspace, policy, submodules=True)
@@ -159,15 +236,10 @@ def from_tree_to_worktree(workspace: str, base_tree: str,
 
 def from_git_range(workspace: str, base: str, head: str = "HEAD",
                    policy: Policy | None = None) -> Changeset:
-    """Commits ``base..head`` (oldest first) and their change.
-
-    The diff runs from the merge base of ``base`` and ``head`` (as ``git diff
-    base...head`` does), so changes made on ``base`` after the branch point do
-    not show up reversed; when ``base`` is an ancestor of ``head`` that is
-    ``base`` itself. ``Changeset.base`` is that commit.
-
-    One ``git rev-parse base...head`` names the top, both commits and their merge
-    base; the commit list is read while the diff is.
+    """Commits ``base..head`` (oldest first) and their change from the merge base (as
+    ``git diff base...head``: changes made on ``base`` after the branch point do not show
+    up reversed), which ``Changeset.base`` names. One ``git rev-parse base...head`` names
+    the top, both commits and their merge base; the commit list is read while the diff is.
     """
     known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"]) \
         if gitio.plain_rev(base) and gitio.plain_rev(head) else None

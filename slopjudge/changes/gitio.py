@@ -1,12 +1,5 @@
-"""git I/O for changesets: every git command slopjudge runs to read a change.
-
-One ``git diff --raw -p -z`` per change (:func:`diff`), blob contents
-from a single ``git cat-file --batch`` (:func:`cat_blobs`), commit lists, and
-the work tree read through a tree snapshot written with a temporary index, so
-the real index is never touched (:func:`snapshot_worktree`). What the output
-means is :mod:`slopjudge.changes.gitraw`'s job; which sources exist,
-:mod:`slopjudge.changes.changeset`'s.
-"""
+"""Every git command slopjudge runs to read a change; what the output means is
+:mod:`.changeset`'s job."""
 
 from __future__ import annotations
 
@@ -58,12 +51,10 @@ _PROGRAMS: dict[str, str] = {}  # PATH -> the git on it
 
 
 def _program(env: dict[str, str] | None) -> str:
-    """The git on the PATH git is started with, found once per PATH: not again by the
-    shell that starts each call and the checks before it (whose ``shutil`` costs a
-    CI run more than its git calls). Only absolute folders count: a relative one (``.``,
-    an empty entry) names the folder a hook runs in, the judged repository, where the
-    agent could put a ``git`` of its own that reports no change. Plain "git" where no
-    absolute folder has one (or there is no PATH): the starter looks, as it always did."""
+    """The git on PATH, found once per PATH (not with ``shutil``, whose import costs a CI
+    run more than its git calls). Only absolute folders count: a relative one (``.``, an
+    empty entry) names the judged repository, where the agent could put a ``git`` of its
+    own that reports no change. Plain "git" where none has one: the starter looks."""
     path = (os.environ if env is None else env).get("PATH")
     if not path:
         return "git"
@@ -89,44 +80,37 @@ def _first_line(err: bytes) -> str:
     return ""
 
 
-_TOPLEVELS: dict[str, tuple[str, str]] = {}
+_TOPLEVELS: dict[str, str] = {}
 
 
 def toplevel(workspace: str) -> str:
     """The work tree holding ``workspace``; asked of git once per process (a Stop
     asks for it several times, a git call each)."""
-    return _ask_toplevel(workspace)[0]
-
-
-def _ask_toplevel(workspace: str) -> tuple[str, str]:
-    """The work tree holding ``workspace`` and its index file, from one git call."""
     known = _TOPLEVELS.get(workspace)
     if known is not None:
         return known
     if not os.path.isdir(workspace):
         raise ChangesetError(f"not a directory: {workspace}")
     try:
-        out = git(workspace, ["rev-parse", "--show-toplevel", "--git-path", "index"])
+        out = git(workspace, ["rev-parse", "--show-toplevel"])
     except ChangesetError as exc:
         if "not a git repository" in str(exc).lower():
             raise ChangesetError(f"not a git repository: {workspace}") from None
         raise
-    answer = decode(out).split("\n")
-    top = answer[0].strip() if len(answer) >= 3 else ""  # "<top>\n<index>\n"
+    top = decode(out).split("\n")[0].strip()
     if not top:  # inside .git or a bare repository
         raise ChangesetError(f"not a git work tree: {workspace}")
-    return _remember_toplevel(workspace, top, answer[1].rstrip("\r"))
+    return _remember_toplevel(workspace, top)
 
 
-def _remember_toplevel(workspace: str, top: str, index: str) -> tuple[str, str]:
+def _remember_toplevel(workspace: str, top: str) -> str:
     real, real_top = os.path.realpath(workspace), os.path.realpath(top)
     if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
         # core.worktree naming another folder: git would read that folder's files.
         raise ChangesetError(f"git's work tree for {workspace} is {top}, a folder outside "
                              "it (core.worktree in the repository's configuration?)")
-    index = index if os.path.isabs(index) else os.path.join(workspace, index)
-    _TOPLEVELS[workspace] = (top, index)
-    return top, index
+    _TOPLEVELS[workspace] = top
+    return top
 
 
 def plain_rev(rev: str) -> bool:
@@ -138,24 +122,20 @@ def plain_rev(rev: str) -> bool:
 
 def rev_parse(workspace: str, revs: list[str]) -> list[str] | None:
     """``git rev-parse revs``'s lines, asked in the same git call as the work tree's
-    top (which :func:`toplevel` then knows): one call where a change's source would
-    make two to four.
-
-    None when git does not answer plainly (a revision it does not know, a range, no
-    repository): the caller then asks step by step, and git's complaint reads as
-    it always did."""
+    top: one call where a change's source would make two to four. None when git does
+    not answer plainly: the caller then asks step by step, for git's own complaint."""
     if not revs or any(r.startswith("-") or "\n" in r for r in revs) \
             or not os.path.isdir(workspace):
         return None
     try:
-        out = git(workspace, ["rev-parse", "--show-toplevel", "--git-path", "index", *revs])
+        out = git(workspace, ["rev-parse", "--show-toplevel", *revs])
     except ChangesetError:
         return None
     answer = decode(out).split("\n")
-    if len(answer) < 3 + len(revs) or answer[-1] != "" or not answer[0].strip():
+    if len(answer) < 2 + len(revs) or answer[-1] != "" or not answer[0].strip():
         return None
-    _remember_toplevel(workspace, answer[0].strip(), answer[1].rstrip("\r"))
-    return [line.strip() for line in answer[2:-1]]
+    _remember_toplevel(workspace, answer[0].strip())
+    return [line.strip() for line in answer[1:-1]]
 
 
 def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
@@ -194,7 +174,6 @@ _DIFF_ARGS = [
 
 
 def diff(workspace: str, diff_args: list[str]) -> bytes:
-    """``git diff --raw -p -z`` output for ``diff_args`` (see :mod:`.gitraw`)."""
     return git(workspace, [*_DIFF_ARGS, *diff_args])
 
 
@@ -243,19 +222,13 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
 
 def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
                       submodules: bool = False) -> str:
-    """A tree id for the work tree as it is now: tracked and untracked files, those
-    the project's ``.gitignore`` files ignore left out, and the untracked dependency
-    folders ``leave_out`` finds (:mod:`.authored`). Written through a temporary index
-    (``GIT_INDEX_FILE``), so the real index and the files are not touched; the blobs
-    and trees it writes are ordinary unreferenced objects.
-
-    What the repository could use to show git something other than the files on
-    disk does not count: every file is hashed afresh (the real index's stat data
-    could vouch for content the file no longer has), filter drivers are switched
-    off, and ``.git/info/exclude`` and a global excludes file hide nothing.
-    ``submodules``: a checked-out submodule's files are recorded as files of this
-    tree (the hooks compare two such snapshots), not as its commit pointer."""
-    top, _ = _ask_toplevel(workspace)
+    """A tree id for the work tree now, through a temporary index (the real one is not
+    touched): tracked and untracked files less what the project's ``.gitignore`` files
+    and ``leave_out`` (:mod:`.authored`) leave out. Every file is hashed afresh (the real
+    index's stat data could vouch for content the file no longer has), with filter drivers
+    off. ``submodules``: a checked-out submodule's files are recorded as files (the hooks
+    compare two such snapshots), not as its commit pointer."""
+    top = toplevel(workspace)
     import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
     import tempfile
 
