@@ -1,11 +1,7 @@
 """The unified-diff parser: git or plain diff bytes into per-file patches and FileChanges.
 
-Kept by hand, since ``unidiff`` does not do it: git's extended headers and C-quoted
-names, the byte offsets that cut each file's diff text out exactly, and the walk that
-finds where a hunk ends in cut-off or miscounted input (:func:`check` reports it by
-line). ``unidiff`` reads each hunk's lines (:func:`_read_hunk`). :func:`parse` never
-raises on odd input; contents are rebuilt from the hunks only where they provably hold
-the whole file (:func:`_rebuild`).
+By hand, since ``unidiff`` does not do it: git's extended headers and C-quoted names,
+byte offsets, where a hunk ends in cut-off input; ``unidiff`` reads each hunk's lines.
 """
 
 from __future__ import annotations
@@ -44,19 +40,16 @@ def _unescape(m: re.Match[bytes]) -> bytes:
 
 
 def _unquote_c(raw: bytes) -> tuple[bytes, int]:
-    """``raw`` (starting with ``"``) unquoted, and the index past its closing quote (-1:
-    none)."""
+    """``raw`` (starting with ``"``) unquoted, and the index past its closing quote (-1: none)."""
     m = _QUOTED.match(raw)
     assert m is not None  # raw starts with a quote
     return _ESCAPE.sub(_unescape, m.group(1)), m.end() if m.group(2) else -1
 
 
 def _header_path(raw: bytes) -> bytes | None:
-    """The path of a ``---``/``+++``/``rename from`` value; None for /dev/null.
-
-    A quoted name is unquoted; an unquoted one ends at the first TAB (git adds
-    one after names with spaces; plain diffs put a timestamp there).
-    """
+    """The path of a ``---``/``+++``/``rename from`` value; None for /dev/null. An unquoted
+    one ends at the first TAB (git adds one after names with spaces; plain diffs put a
+    timestamp there)."""
     if raw.startswith(b'"'):
         path, end = _unquote_c(raw)
         if end > 0:
@@ -70,13 +63,9 @@ def _header_path(raw: bytes) -> bytes | None:
 
 
 def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
-    """The two names of a ``diff --git <a> <b>`` line (prefixes kept).
-
-    Quoted names parse exactly. Two unquoted names are split where both
-    halves name the same file after their prefixes, as git itself does; a
-    rename with spaces and no quoting is ambiguous here, and the ``rename
-    from/to`` lines that always follow settle it.
-    """
+    """The two names of a ``diff --git <a> <b>`` line (prefixes kept). Unquoted names are
+    split where both halves name the same file, as git does; an unquoted rename with
+    spaces is ambiguous here, and the ``rename from/to`` lines that follow settle it."""
     rest = rest.rstrip(b"\r")
     if rest.startswith(b'"'):
         first, end = _unquote_c(rest)
@@ -164,8 +153,8 @@ class FilePatch:
 
 
 def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
-    """Split a unified diff into per-file parts. Never raises on odd input:
-    lines outside any file section are ignored."""
+    """Split a unified diff into per-file parts; lines outside any file section are
+    ignored (never raises)."""
     lines = data.split(b"\n")
     n = len(lines)
     offsets = [0, *accumulate(len(ln) + 1 for ln in lines)]  # where each line starts
@@ -321,19 +310,11 @@ def _provable(part: FilePatch) -> bool:
 
 
 def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
-    """Old and new contents, where the hunks provably hold the whole file.
-
-    The rule: a side that is /dev/null has no content (None). A text file
-    added or deleted with no hunk is empty. Otherwise the sides are known
-    only when there is exactly ONE complete hunk, it starts at line 1 on
-    both sides (0 for an empty side), and one side provably ends inside it:
-    that side is empty (length 0) or its last hunk line carries "\\ No
-    newline at end of file". A hunk covering one whole side covers the other
-    too, since no unchanged line can lie outside it. Everything else (several
-    hunks, a hunk not at the top, no end marker) cannot be proven and is
-    None: a hunk's trailing context says nothing about the file's length
-    when the context size is unknown.
-    """
+    """Old and new contents, where the hunks provably hold the whole file (else None):
+    exactly ONE complete hunk from line 1 (0 for an empty side) in which one side provably
+    ends, being empty or marked "\\ No newline at end of file"; a hunk covering one whole
+    side covers the other too. Trailing context says nothing of a file's length when the
+    context size is unknown. A text file added or deleted with no hunk is empty."""
     if part.binary:
         return None, None
     old_none = (part.status == "A" and not part.copy) or part.old is None
@@ -395,63 +376,41 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
     return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
 
 
-def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
-    """unidiff's reading of the hunk the walk in :func:`_hunk` delimited: its lines, each
-    with its type, text (newline kept) and old/new line numbers.
-
-    The walk stays here because it gives what unidiff does not: where a hunk ends in
-    input that is cut off or miscounted (unidiff raises and names no line), the byte
-    offsets, and :func:`check`'s errors. The one workaround: unidiff refuses a hunk whose
-    body does not hold what its header counts, and the lenient reader keeps such a hunk
-    as its body has it, so unidiff is handed the hunk as :func:`_unidiff_body` writes it.
-    """
-    if h.read is None:
-        from unidiff.patch import PatchSet
-
-        h.read = PatchSet(["--- a\n", "+++ b\n", *_unidiff_body(lines, h)])[0][0]
-    return h.read
-
-
-def _bodiless(h: Hunk, lines: list[bytes]) -> bool:
-    """No old or new line in the hunk (at most end-of-file markers)."""
-    return all(lines[k][:1] == b"\\" for k in range(h.first, h.last))
-
-
-def read_parts(parts: list[FilePatch], lines: list[bytes]) -> None:
-    """unidiff's reading of every hunk of ``parts`` not read yet, from ONE PatchSet (a
-    PatchSet per hunk or per file costs more than reading the lines: 10,000 small files
-    cost 0.6 s that way). A hunk holding no line would take what follows it (the next
-    header) for its body there, so a part with one is read hunk by hunk."""
-    batch: list[list[Hunk]] = []
-    for part in parts:
-        todo = [h for h in part.hunks if h.read is None]
-        if any(_bodiless(h, lines) for h in todo):
-            for h in todo:
-                _read_hunk(lines, h)
-        elif todo:
-            batch.append(todo)
-    if not batch:
-        return
-    if len(batch) == 1 and len(batch[0]) == 1:
-        _read_hunk(lines, batch[0][0])
+def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
+    """unidiff's reading of each hunk not read yet (its lines, each with its type, text and
+    old/new numbers), all from ONE PatchSet: one per hunk costs more than reading the lines
+    (0.6 s for 10,000 small files). The walk in :func:`_hunk` stays for what unidiff does
+    not give: where a hunk ends in cut-off or miscounted input (unidiff raises and names no
+    line), the byte offsets, and :func:`check`'s errors; unidiff refuses a hunk whose body
+    does not hold what its header counts, so it is handed each as :func:`_unidiff_body`
+    writes it."""
+    todo = []
+    for h in hunks:
+        if h.read is None and all(lines[k][:1] == b"\\" for k in range(h.first, h.last)):
+            h.read = []  # no line: unidiff would take the next header for its body
+        elif h.read is None:
+            todo.append(h)
+    if not todo:
         return
     from unidiff.patch import PatchSet
 
-    # Every hunk under one file header: unidiff reads each hunk by its own header's
-    # counts and line numbers, so whose file a hunk is does not change its reading.
-    hunks = [h for todo in batch for h in todo]
+    # One file header: unidiff reads each hunk by its own header's counts and numbers.
     text = ["--- a\n", "+++ b\n"]
-    for h in hunks:
+    for h in todo:
         text += _unidiff_body(lines, h)
     [read] = PatchSet(text)
-    for h, got in zip(hunks, read, strict=True):
+    for h, got in zip(todo, read, strict=True):
         h.read = got
 
 
+def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
+    _read([h], lines)
+    return h.read
+
+
 class Reader:
-    """One parse's parts, read by unidiff all at once when the first of them is needed
-    (``FileChange.hunk_source``): a payload that needs one file's hunks mostly needs
-    every file's."""
+    """One parse's parts, all read by unidiff when the first is needed
+    (``FileChange.hunk_source``): a payload that needs one file's hunks mostly needs all."""
 
     def __init__(self, parts: list[FilePatch], lines: list[bytes]) -> None:
         self.parts: list[FilePatch] | None = parts
@@ -460,15 +419,14 @@ class Reader:
     def hunks(self, a: FilePatch, b: FilePatch | None) -> list[dict[str, Any]]:
         """The payload hunks of ``a`` (and ``b``, a type change's second section)."""
         if self.parts is not None:
-            parts, self.parts = self.parts, None
-            read_parts(parts, self.lines)
-        return hunk_payloads(a, self.lines) + (hunk_payloads(b, self.lines)
-                                               if b is not None else [])
+            _read([h for part in self.parts for h in part.hunks], self.lines)
+            self.parts = None
+        return [h for part in (a, b) if part is not None for h in hunk_payloads(part, self.lines)]
 
 
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
-    read_parts([part], lines)
+    _read(part.hunks, lines)
     out: list[dict[str, Any]] = []
     for h in part.hunks:
         sides: dict[str, list[list[Any]]] = {"+": [], "-": [], " ": []}
@@ -483,8 +441,8 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
 
 
 def hunks_of(diff: str) -> list[dict[str, Any]]:
-    """The payload hunks of one file's diff text (every section of it: a type
-    change is two), for a FileChange that was not made by a parse."""
+    """The payload hunks of one file's diff text (a type change's two sections), for a
+    FileChange not made by a parse."""
     if "@@" not in diff:
         return []
     parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
@@ -511,12 +469,9 @@ def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch
 
 
 def _plain_strip(parts: list[FilePatch]) -> bool:
-    """Whether a plain diff's names carry a leading folder to drop (like -p1).
-
-    Yes when every file named on both sides has a first folder that differs
-    between the sides (``a/x``/``b/x``, ``old/x``/``new/x``); with no such file,
-    yes when the names start with ``a/`` or ``b/``.
-    """
+    """Whether a plain diff's names carry a leading folder to drop (like -p1): every file
+    named on both sides has a first folder that differs between them (``old/x``/``new/x``);
+    with no such file, the names start with ``a/`` or ``b/``."""
     pairs = [(p.old, p.new) for p in parts if not p.git and p.old and p.new]
     if pairs:
         return all(
@@ -530,18 +485,13 @@ def _plain_strip(parts: list[FilePatch]) -> bool:
 def file_changes(
     data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
 ) -> list[FileChange]:
-    """The files of a git or plain unified diff, in the order the diff lists them.
-
-    ``newContent``/``oldContent`` are rebuilt from the hunks only where the
-    hunks provably hold the whole file (see :func:`_rebuild`), else None. Plain
-    diffs: ``/dev/null`` or a 1970 timestamp marks an added or deleted file; a
-    leading folder is dropped as described in :func:`_plain_strip`; the file is
-    named by its new name and is never a rename (only git headers say "rename").
-    """
+    """The files of a git or plain unified diff, in its order. In a plain diff
+    ``/dev/null`` or a 1970 timestamp marks an added or deleted file, and a file is never
+    a rename (only git headers say "rename")."""
     parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
     reader = Reader(parts, lines)
-    read_parts([p for p in parts if _provable(p)], lines)  # contents: one PatchSet
+    _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
         if not a.git:
@@ -606,9 +556,8 @@ def _shown(line: bytes) -> str:
 
 def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
     """Old and new lines the hunk header promised but the body did not hold."""
-    read = _read_hunk(lines, h)
-    return (h.old_len - sum(1 for _ in read.source_lines()),
-            h.new_len - sum(1 for _ in read.target_lines()))
+    kinds = [ln.line_type for ln in _read_hunk(lines, h)]
+    return h.old_len - sum(k in " -" for k in kinds), h.new_len - sum(k in " +" for k in kinds)
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
@@ -626,18 +575,12 @@ def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
-    """Raise :class:`DiffError` unless ``data`` is a well-formed unified or git diff;
-    return what :func:`parse` gave, so well-formed input is parsed once.
-
-    :func:`parse` is lenient on purpose (it reads slopjudge's own ``git diff`` output
-    and text around patches, as in ``git format-patch`` mails). Input a user hands over
-    is held to more: a file section; every hunk holds exactly the lines its header
-    counts; no ``@@`` line that is not a hunk header; no file header without the hunks
-    or git headers that say what changed; a newline at the end. Empty input is its own
-    error: an empty file is more often a failed ``git diff`` than no change. The
-    earliest problem is reported, by line. Not ``unidiff``: it reads random bytes as an
-    empty patch set, accepts a hunk longer than its header counts, and names no line.
-    """
+    """Raise :class:`DiffError` (the earliest problem, by line) unless ``data`` is a
+    well-formed unified or git diff; return what :func:`parse` gave. :func:`parse` is
+    lenient on purpose (text around patches, as in ``git format-patch`` mails); input a
+    user hands over is held to more. Empty input is an error: an empty file is more often
+    a failed ``git diff`` than no change. Not ``unidiff``: it reads random bytes as an
+    empty patch set, accepts a hunk longer than its header counts, and names no line."""
     if not data.strip():
         raise DiffError(0, "empty diff (nothing to judge)")
     parts, lines = parse(data)
