@@ -1,41 +1,16 @@
-"""Codex's ``apply_patch`` envelope: parse it and compute what it would write.
-
-Standard library only: the pre-tool hook uses it on every Codex edit.
-
-The envelope::
-
-    *** Begin Patch
-    *** Add File: path/new.py
-    +line
-    *** Update File: path/old.py
-    *** Move to: path/renamed.py
-    @@ optional context line
-     context
-    -removed
-    +added
-    *** End of File
-    *** Delete File: path/gone.py
-    *** End Patch
-
-Hunks apply as Codex applies them: a ``@@ text`` header first finds that
-line, then the hunk's context and removed lines are found in order from
-there, compared exactly, then ignoring trailing whitespace, then ignoring
-surrounding whitespace, then with typographic dashes, quotes and spaces read
-as their ASCII forms (Codex's ``seek_sequence``). A hunk with no old lines
-appends at the end. The result ends with a newline, and keeps a file's CRLF.
-
-:func:`apply` never writes. A patch that cannot apply raises :class:`PatchError`
-(an ``EditError``): the hook then judges what the call is known to touch
+"""Codex's ``apply_patch`` envelope (``*** Begin Patch``, ``*** Add/Update/Delete File:``,
+``*** Move to:``, hunks, ``*** End Patch``): what it would write, computed as Codex applies
+it (its ``seek_sequence``); nothing is written. A patch that cannot apply raises
+:class:`PatchError`, and the hook judges what the call is known to touch
 (:func:`slopjudge.changes.edits.unapplied_changeset`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from slopjudge.changes.edits import EditError
+from slopjudge.changes.edits import EditError, absolute
 from slopjudge.changes.edits import read_text as _read
 
 BEGIN = "*** Begin Patch"
@@ -133,7 +108,7 @@ def _path(text: str, n: int) -> str:
 
 
 def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
-    """Read the hunks of one Update; the index of the first line after them."""
+    """Read the hunks of one Update; return the index of the line after them."""
     hunk: Hunk | None = None
     while i < len(lines):
         line = lines[i]
@@ -180,12 +155,13 @@ _PUNCT = str.maketrans({
 
 
 def normalise(line: str) -> str:
-    """A line as Codex compares it in its last pass: trimmed, typographic
-    dashes, quotes and spaces as ASCII."""
     return line.strip().translate(_PUNCT)
 
 
 def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | None:
+    """Where ``pattern`` starts in ``lines`` from ``start`` (at the end first for an
+    ``End of File`` hunk), compared exactly, then ignoring trailing, then surrounding
+    whitespace, then :func:`normalise`d, as Codex does."""
     if not pattern:
         return start
     if len(pattern) > len(lines):
@@ -202,7 +178,8 @@ def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | 
 
 
 def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
-    """``text`` after ``hunks``; :class:`PatchError` when one does not apply."""
+    """``text`` after ``hunks`` (a ``@@ line`` first finds that line; a hunk with no old
+    line appends); ends with a newline and keeps the file's CRLF."""
     eol = "\r\n" if "\r\n" in text else "\n"
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -239,22 +216,14 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
 
 
 def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]:
-    """What the patch would leave: ``(absolute path, moved-from path or None,
-    new content or None for a deletion)``, one item per file, in patch order.
-
-    Relative paths are resolved against ``workspace`` (Codex resolves them
-    against its working directory; pass that). Later operations on a file
-    see the earlier ones' result, as when Codex applies them one by one.
-    """
-    root = os.path.abspath(workspace)
+    """What the patch would leave: ``(absolute path, moved-from path or None, new content
+    or None for a deletion)`` per file, in patch order, relative paths resolved against
+    ``workspace`` (pass Codex's working directory). Later operations on a file see the
+    earlier ones' result, as when Codex applies them one by one."""
     state: dict[str, str | None] = {}  # what the patch has written so far
     items: dict[str, tuple[str | None, str | None]] = {}
-
-    def full(path: str) -> str:
-        return os.path.normpath(os.path.join(root, os.path.expanduser(path)))
-
     for op in parse(text):
-        path = full(op.path)
+        path = absolute(workspace, op.path)
         new: str | None = op.content
         if op.kind != "add":
             old = state[path] if path in state else _read(path)
@@ -263,7 +232,7 @@ def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]
             new = None if op.kind == "delete" else apply_hunks(old, op.hunks, op.path)
         moved_from = None if op.kind == "delete" else items.get(path, (None, None))[0]
         if op.move_to is not None:
-            dest = full(op.move_to)
+            dest = absolute(workspace, op.move_to)
             moved_from = items.pop(path, (None, None))[0] or path
             state[path] = None
             path, moved_from = dest, (None if dest == path else moved_from)

@@ -1,26 +1,12 @@
-"""What a file tool call would leave on disk, computed before it runs.
+"""What a file tool call (Write, Edit, MultiEdit, NotebookEdit, Codex's ``apply_patch``)
+would leave on disk, computed before it runs; nothing here writes. Standard library only:
+the pre-tool hook uses it on every file tool call.
 
-Standard library only: the pre-tool hook uses it on every file tool call.
-
-:func:`proposed_content` applies the tool input of Write, Edit, MultiEdit
-and NotebookEdit to the file as it is on disk, the way Claude Code would,
-and returns the file's new text. :func:`proposed_changes` also covers
-Codex's ``apply_patch`` (its own tool, or run through the shell tool as
-``apply_patch <<'EOF' ...``), which may touch several files. Nothing here
-ever writes.
-
-An Edit is matched as the pinned Claude Code (2.1) matches it: the file is
-read with CRLF as LF and without a BOM (both restored on write); an
-``old_string`` not in the file is looked for again with curly quotes read
-as straight ones, then with ``\\uXXXX`` escapes decoded, then as escapes
-of its non-ASCII characters, then with the harness's abbreviated tags
-(``<fnr>`` ...) spelled out; ``new_string`` then takes the file's quote
-style, and loses trailing spaces on each line outside Markdown.
-
-An edit that still does not apply raises :class:`EditError`. The hook then
-judges what it can know without reproducing it (:func:`unapplied_changes`):
-the target path and the new text as added lines, so a guarded path is never
-let through because the edit did not apply.
+An Edit is matched as the pinned Claude Code (2.1) matches it: CRLF read as LF, no BOM
+(both restored), an ``old_string`` not in the file looked for again with curly quotes
+straight, ``\\uXXXX`` escapes decoded, as escapes of its non-ASCII characters, with the
+harness's abbreviated tags (``<fnr>`` ...) spelled out. An edit that still does not apply
+is judged on its target paths and new text (:func:`unapplied_changeset`).
 """
 
 from __future__ import annotations
@@ -43,6 +29,10 @@ class EditError(Exception):
     """The tool input cannot apply to the file on disk (the tool would fail too)."""
 
 
+def absolute(base: str, path: str) -> str:
+    return os.path.normpath(os.path.join(os.path.abspath(base), os.path.expanduser(path)))
+
+
 def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> str | None:
     """The absolute path a file tool writes, or None for other tools or no path."""
     if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
@@ -51,7 +41,7 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
     path = tool_input.get(key) or tool_input.get("file_path")
     if not isinstance(path, str) or not path:
         return None
-    return os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
+    return absolute(workspace, path)
 
 
 def read_text(path: str) -> str | None:
@@ -87,11 +77,6 @@ _DESANITIZE = (
     ("\n\nA:", "\n\nAssistant:"),
 )
 _OPENERS = frozenset(" \t\n\r([{\u2014\u2013")
-
-
-def normalize_quotes(text: str) -> str:
-    """Curly single and double quotes read as straight ones (length kept)."""
-    return text.translate(_CURLY)
 
 
 def _units(text: str) -> list[int]:
@@ -151,12 +136,10 @@ def _js_len(text: str) -> int:
 
 
 def find_actual(text: str, old: str) -> str | None:
-    """The text in the file that ``old`` stands for, or None: as written; with
-    curly quotes read as straight; with ``\\uXXXX`` escapes decoded; as the
-    escapes of its non-ASCII characters."""
+    """The text in the file that ``old`` stands for (see the module's docstring), or None."""
     if old in text:
         return old
-    at = normalize_quotes(text).find(normalize_quotes(old))
+    at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
         return text[at:at + len(old)]
     if re.search(_ESCAPE, old):
@@ -186,9 +169,8 @@ def _curl(new: str, double: bool, single: bool) -> str:
 
 
 def preserve_style(old: str, actual: str, new: str) -> str:
-    """``new`` written in the file's style when ``old`` matched only loosely:
-    its quotes curled as the file's are, its non-ASCII characters escaped or
-    its escapes decoded as the file has them."""
+    """``new`` in the file's style where ``old`` matched only loosely: quotes curled,
+    non-ASCII characters escaped or escapes decoded, as the file has them."""
     if old == actual:
         return new
     double = _LEFT_D in actual or _RIGHT_D in actual
@@ -236,9 +218,9 @@ def _strip_line_ends(text: str) -> str:
 
 
 def normalize_input(path: str, text: str, old: str, new: str) -> tuple[str, str]:
-    """What Claude Code makes of an edit's strings before matching: trailing
-    spaces cut from ``new_string`` lines (not in Markdown), abbreviated tags
-    in ``old_string`` spelled out when only that form is in the file."""
+    """An edit's strings as Claude Code matches them: trailing spaces cut from
+    ``new_string`` lines (not in Markdown), abbreviated tags spelled out when only that
+    form is in the file."""
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
     if old in text:
@@ -369,8 +351,7 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
 
 def proposed_content(tool_name: str, tool_input: dict[str, Any],
                      workspace: str) -> tuple[str, str] | None:
-    """``(absolute path, new content)`` for a file tool call; None for other tools.
-    Raises :class:`EditError` when the input cannot apply."""
+    """``(absolute path, new content)`` for a file tool call; None for other tools."""
     path = target_path(tool_name, tool_input, workspace)
     if path is None:
         if tool_name in EDIT_TOOLS:
@@ -426,13 +407,10 @@ def _shell_patch(command: object) -> str | None:
 
 
 def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
-    """The ``apply_patch`` envelope this call carries, or None.
-
-    For ``apply_patch`` itself: the first string value (or a list's last
-    item) holding ``*** Begin Patch``, whatever the key (``command``,
-    ``input``, ``patch`` have all been seen). For a shell tool: the command
-    when its first word is ``apply_patch``.
-    """
+    """The ``apply_patch`` envelope this call carries, or None: for ``apply_patch``, the
+    first value (or a list's last item) holding one, whatever the key (``command``,
+    ``input``, ``patch`` have all been seen); for a shell tool, a command whose first word
+    is ``apply_patch``."""
     if not isinstance(tool_input, dict):
         return None
     if tool_name == APPLY_PATCH:
@@ -443,9 +421,8 @@ def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str 
 
 
 def _patch_base(tool_input: dict[str, Any], workspace: str, cwd: str | None) -> str:
-    """The folder an ``apply_patch``'s relative paths start from: the call's ``cwd``
-    (Codex resolves them against its working directory; default the workspace),
-    then the input's ``workdir``."""
+    """Where an ``apply_patch``'s relative paths start: the call's ``cwd`` (Codex's working
+    directory; default the workspace), then the input's ``workdir``."""
     base = cwd if cwd and os.path.isdir(cwd) else workspace
     workdir = tool_input.get("workdir")
     if isinstance(workdir, str) and workdir:
@@ -457,9 +434,7 @@ def proposed_changes(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> list[tuple[str, str | None, str | None]] | None:
     """Every file a call would write: ``(absolute path, moved-from path or None, new
-    content or None for a deletion)``; None when the call edits no file (Bash, MCP,
-    Read, ...). ``cwd``: see :func:`_patch_base`. EditError when the input cannot apply.
-    """
+    content or None for a deletion)``; None when the call edits no file (Bash, MCP, Read)."""
     patch = patch_text(tool_name, tool_input)
     if patch is not None:
         from slopjudge.changes import applypatch
@@ -495,9 +470,8 @@ def _with_added(path: str, lines: list[str]) -> str:
 def unapplied_items(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> list[tuple[str, str | None, str | None]]:
-    """What a call that cannot be reproduced is known to touch: each target
-    path, its new text added at the end of the file as it is (a deleted file
-    as a deletion). Never raises."""
+    """What a call that cannot be reproduced is known to touch: each target path, its new
+    text added at the end of the file as it is (a deleted file as a deletion). Never raises."""
     if not isinstance(tool_input, dict):
         return []
     patch = patch_text(tool_name, tool_input)
@@ -517,10 +491,9 @@ def unapplied_items(
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-    root = os.path.abspath(base)
 
     def full(path: str) -> str:
-        return os.path.normpath(os.path.join(root, os.path.expanduser(path.strip())))
+        return absolute(base, path.strip())
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
@@ -548,9 +521,8 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
 def unapplied_changeset(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> Any:
-    """The changeset a call that cannot be reproduced is judged on
-    (:func:`unapplied_items`). Every named file is in it, even one with no
-    new text (a header-only entry), so rules with ``paths`` still see it."""
+    """The changeset a call that cannot be reproduced is judged on: every named file, even
+    one with no new text (a header-only entry), so rules with ``paths`` still see it."""
     from slopjudge.changes.proposed import from_proposed_edits, relative
     from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
