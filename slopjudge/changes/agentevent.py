@@ -1,9 +1,6 @@
-"""What an agent's hook call asks slopjudge to judge: the event read from the
-harness payload, and for a tool call the change it proposes.
-
-Shared by the hooks and by ``slopjudge test`` (a rule case is judged exactly as
-the hook would judge it). Standard library only (plus ``model``) at import:
-this is on the PreToolUse fast path.
+"""What a hook call asks to judge: the event from the harness payload and a tool call's
+proposed change; ``slopjudge test`` uses it too, so a rule case is judged as the hook
+would. Standard library only at import: this is on the PreToolUse fast path.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""What is judged: the files a project authors, not the ones it installs or generates.
-
-The manual's what-is-judged.md lists what is left out by default and why (SPEC §10),
-and ``exclude_generated``. Two choices the code keeps: ``.gitattributes`` is read
-from the change's base, never from the change itself, so an attributes line an agent
-adds hides nothing; and a protected file (rules, rubric, settings, hook config) is
-never left out, since the Stop backstop reads the same change
-(:func:`slopjudge.hooks.backstop.leave_out_policy` makes the policy).
+"""What is judged: the files a project authors, not those it installs or generates
+(docs/what-is-judged.md). ``.gitattributes`` is read from the change's base, so a line an
+agent adds hides nothing; a protected file is never left out (the backstop reads the
+same change).
 """
 
 from __future__ import annotations
@@ -90,8 +86,7 @@ class Policy:
     # -- the work tree's snapshot ------------------------------------------------
 
     def dependency_folders(self, tracked: list[str], untracked: list[str]) -> list[str]:
-        """Untracked dependency folders to leave out of a snapshot, each recorded with
-        its file count. ``tracked``/``untracked``: the work tree's paths."""
+        """Untracked dependency folders to leave out of a snapshot, each recorded."""
         if not self.enabled:
             return []
         roots = sorted({r for path in untracked if (r := _dependency_root(path))})
@@ -182,9 +177,8 @@ def attribute_files(paths: Iterable[str]) -> list[str]:
 
 
 def marks(paths: Iterable[str], files: dict[str, str]) -> dict[str, str]:
-    """``path -> reason`` for each path the attribute ``files`` (``name -> text``,
-    top first) mark generated, vendored or ``-diff``; later lines and deeper files win,
-    as in git."""
+    """``path -> reason`` for each path the attribute ``files`` (``name -> text``, top
+    first) mark generated, vendored or ``-diff``; later lines and deeper files win."""
     rules: list[tuple[str, str, dict[str, bool]]] = []
     for name, text in files.items():
         folder = name[: -len(".gitattributes")].rstrip("/")
@@ -259,8 +253,7 @@ def keep_judged(files: list[FileChange], policy: Policy | None,
 
 
 def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
-    """:func:`marks` from the ``.gitattributes`` files in the folder ``top`` (a diff
-    given as a file has no base to read them from)."""
+    """:func:`marks` from the ``.gitattributes`` files on disk (a diff file has no base)."""
     texts = {}
     for name in attribute_files(paths):
         try:
@@ -275,14 +268,10 @@ def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
 
 
 def committed_ignores(files: dict[str, bytes], extra: Iterable[str] = ()) -> bytes:
-    """One exclude list, as ``git ls-files --exclude-from`` reads it at the top folder,
-    saying what the ``.gitignore`` files ``files`` (path -> content, from a commit) say
-    where they are; then the ``extra`` patterns (slopjudge's own state folder).
-
-    A ``.gitignore`` written or edited in the work tree then hides nothing that the
-    committed ones do not: the files it names are judged. A pattern of ``dir/.gitignore``
-    is anchored at ``dir/`` (at any depth below it when it has no inner slash, as git
-    reads it); deeper files come later, so their patterns win, as in git."""
+    """One top-level exclude list (``ls-files --exclude-from``) saying what the committed
+    ``.gitignore`` files ``files`` (path -> content) say where they are, then ``extra``:
+    a ``.gitignore`` the agent writes then hides nothing. Deeper files come later, so
+    their patterns win, as in git."""
     out: list[bytes] = []
     for path in sorted(files, key=lambda p: (p.count("/"), p)):
         folder = path[: -len(".gitignore")].rstrip("/")
@@ -295,8 +284,8 @@ def committed_ignores(files: dict[str, bytes], extra: Iterable[str] = ()) -> byt
 
 
 def _ignore_line(folder: str, line: bytes) -> bytes | None:
-    """One ``.gitignore`` line of ``folder`` as a line of a top-level exclude list; None
-    for a blank line or a comment."""
+    """One ``.gitignore`` line of ``folder`` as a top-level one (anchored at ``folder/``,
+    at any depth below it without an inner slash); None for a blank line or a comment."""
     line = line[:-1] if line.endswith(b"\r") else line  # git drops the CR of CRLF
     if not line or line.startswith(b"#"):
         return None

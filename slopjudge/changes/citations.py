@@ -1,18 +1,9 @@
-"""Citations: what the agent says it relies on when it writes, as the transcript shows it.
-
-The agent cites with ``slopjudge cite`` (commands/cite.py) in its shell:
-``slopjudge cite --user 'the words' --path docs/x.md`` grounds the later writes of
-``docs/x.md``; ``slopjudge cite --tool-result 'output' && git commit ...`` grounds
-the command it is chained to. Nothing is stored: the session's transcript is the
-record. Each quote is resolved as sloprail resolves one: found word for word (only
-whitespace may differ) in exactly one entry of the pools it names, ``user`` (the
-person's own messages) or ``tool_result`` (a tool's output; a cite command's own
-output never counts). A citation that does not resolve is kept with its problem,
-so a ``require: citation`` can say why it was not met; templates and scripts see
-only resolved ones, in sloprail's shape ``{quote, sourceTypes, path, line,
-message, call?}`` plus ``files`` (the paths it names).
-
-Standard library only: a PreToolUse hook builds payloads with these.
+"""Citations (``slopjudge cite``, docs/sloprail.md): what the agent says it relies on, from the
+session's transcript, which is the only record. Each quote resolves as sloprail's does:
+word for word (only whitespace may differ) in exactly one entry of the pools it names; a
+cite command's own output never counts. One that does not resolve keeps its problem, so
+a ``require: citation`` can say why. Standard library only: a PreToolUse hook builds
+payloads with these.
 """
 
 from __future__ import annotations

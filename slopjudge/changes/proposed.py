@@ -1,10 +1,6 @@
-"""Proposed edits: the change a file tool is about to make, with its diff synthesized.
-
-Old content comes from disk, new content from the tool's input; the diff is
-written the way git prints it (C-quoted names, ``new file mode``, rename
-headers, ``\\ No newline at end of file``), so rules read it like any other.
-Its payload hunks are read off the same lines as it is written, so a
-PreToolUse hook never loads the diff parser.
+"""Proposed edits: the change a file tool is about to make, its diff written as git
+prints it; the payload hunks are read off the same lines, so a PreToolUse hook never
+loads the diff parser.
 """
 
 from __future__ import annotations
@@ -93,10 +89,9 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
 
 
 def _unified(a: list[str], b: list[str]) -> Iterator[str]:
-    """The hunk lines of ``difflib.unified_diff(a, b, lineterm="", n=3)``, without its
-    ---/+++ lines (the caller writes git's). A file added or deleted is one hunk of all
-    its lines, written here: difflib's import costs a Write of a new file more than
-    its diff does."""
+    """The hunk lines of ``difflib.unified_diff(a, b, lineterm="", n=3)``. An added or
+    deleted file's one hunk is written here: difflib's import costs a new file's Write
+    more than its diff does."""
     if a and b:
         import difflib
 
@@ -114,8 +109,7 @@ def _unified(a: list[str], b: list[str]) -> Iterator[str]:
 
 
 def _hunk_head(line: str) -> dict[str, Any]:
-    """``@@ -1,3 +1,4 @@`` as a payload hunk with no lines yet (a range without a
-    count has one line)."""
+    """``@@ -1,3 +1,4 @@`` as a payload hunk with no lines yet."""
     _, old, new = line.split(" ", 3)[:3]
     old_start, _, old_len = old[1:].partition(",")
     new_start, _, new_len = new[1:].partition(",")
@@ -133,10 +127,9 @@ def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Ch
 def from_proposed_edits(
     workspace: str, items: list[tuple[str, str | None, str | None]]
 ) -> Changeset:
-    """The change an edit is about to make. Each item is ``(path, moved-from path or
-    None, new content or None for a deletion)``; a moved file is a rename (``R``) whose
-    old content is the source's. Files the edit leaves as they are drop out; a file
-    outside ``workspace`` is named by its absolute path."""
+    """The change of ``(path, moved-from path or None, new content or None for a
+    deletion)`` items; files left as they are drop out, and one outside ``workspace`` is
+    named by its absolute path."""
     ws = os.path.abspath(workspace)
 
     def full(path: str) -> str:
@@ -193,8 +186,8 @@ def _proposed_file(ws: str, full: str, old_full: str | None,
 def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text: str | None,
               new_text: str | None, binary: bool = False
               ) -> tuple[str, int, int, list[dict[str, Any]]]:
-    """One file's diff as git prints it ("" for a modification that changes nothing), its
-    added and removed line counts, and its payload hunks."""
+    """One file's diff as git prints it ("" when nothing changes), its added and removed
+    line counts, and its payload hunks."""
     head = [f"diff --git {_quote('a/' + old_name)} {_quote('b/' + name)}\n"]
     if status == "A":
         head.append(f"new file mode {mode}\n")

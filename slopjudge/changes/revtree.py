@@ -1,12 +1,6 @@
-"""A few paths of a commit's tree, written out from git's objects into a folder.
-
-``run --rules-from REV`` judges a change with the rules, rubric, settings and
-templates of another commit (a pull request's base): they are read from git's
-object store, never from the work tree the change may have rewritten, and
-written into a private folder outside the workspace. Every git call goes
-through :func:`slopjudge.changes.gitio.git` (the repository's executable
-configuration neutralised). A symbolic link in the tree is kept only where it
-resolves inside the folder: none leads out of it. Submodules are left out.
+"""A few paths of a commit's tree written from git's objects (never the work tree the
+change may have rewritten) into a private folder outside the workspace, for ``run
+--rules-from REV``. A symbolic link is kept only where it resolves inside the folder.
 """
 
 from __future__ import annotations
@@ -34,10 +28,9 @@ def private_folder(workspace: str) -> str:
 
 
 def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> list[str]:
-    """Write the files under ``paths`` (workspace-relative files or folders) of
-    ``commit``'s tree into ``dest``, at the same relative places; the paths written.
-
-    A path the commit lacks is skipped. Raises ChangesetError with git's one line."""
+    """Write the files under ``paths`` (workspace-relative) of ``commit``'s tree into
+    ``dest`` at the same places (submodules and paths the commit lacks skipped); return
+    the paths written."""
     wanted = sorted({p.strip("/") for p in paths if p and p.strip("/")})
     if not wanted:
         return []

@@ -9,15 +9,10 @@ from slopjudge.pathglob import match, matcher
 def split(
     changeset: Changeset, paths: list[str], exclude: list[str]
 ) -> tuple[list[FileChange], list[dict[str, str]]]:
-    """Files a rule's ``paths``/``exclude`` admit, and the others as
-    ``{"path", "status"}``. A file is admitted when its path (or, for a
-    rename, its old path) matches ``paths`` (empty: everything) and its path
-    does not match ``exclude``.
-
-    A proposed edit outside the workspace carries an absolute path: ``paths``
-    are workspace-relative, so only a rule with no ``paths`` (or an absolute
-    pattern) sees it. A rule guarding where files are written still can.
-    """
+    """Files a rule's ``paths`` (a rename's old path too; empty: all) and ``exclude``
+    admit, and the others as ``{"path", "status"}``. A proposed edit outside the
+    workspace has an absolute path: only a rule without ``paths``, or with an absolute
+    one, sees it."""
     files: list[FileChange] = []
     others: list[dict[str, str]] = []
     admits = matcher(tuple(paths))

@@ -1,23 +1,12 @@
 """Split a shell command line into simple commands, well enough to judge them.
 
-The one shell reader: ``tools:`` patterns such as ``Bash(git push *)``, the
-payload's ``event.argv`` and the rule pack's shell rules (through
-``rules/_lib/shellparse.py``) all see a command as :func:`split` cuts it.
-
-Not a shell: it splits on ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines,
-follows ``cd``, unwraps ``sudo``, ``env``, ``nohup``, ``time``, ``command``,
-``exec``, ``xargs``, ``VAR=value`` prefixes, and recurses into ``sh -c '...'``,
-``bash -c``, ``eval`` and ``$(...)``. Pipes are kept so ``curl ... | sh`` can
-be seen. A ``#`` that starts a word comments out the rest of its line.
-
-A command substitution inside a word is replaced by a placeholder before
-splitting (``$(pwd)`` and `` `pwd` `` by ``$PWD``, any other by
-:data:`SUBST_MARK`), so ``rm -rf $(pwd)/..`` stays one command with one
-target. Here-document bodies are cut out of the command and kept on the
-command that reads them.
-
-Standard library only, and no dataclasses: ``tools:`` patterns are matched on
-the hook fast path.
+The one shell reader: ``tools:`` patterns, ``event.argv`` and the pack's shell rules
+(``rules/_lib/shellparse.py``) all see a command as :func:`split` cuts it. Not a shell:
+it follows ``cd``, unwraps wrappers (``sudo``, ``env``, ``VAR=x`` ...) and recurses into
+``sh -c``, ``eval`` and ``$(...)``; pipes are kept so ``curl ... | sh`` can be seen. A
+substitution inside a word becomes a placeholder (``$PWD`` for ``$(pwd)``, else
+:data:`SUBST_MARK`), so ``rm -rf $(pwd)/..`` stays one command with one target.
+Standard library only: ``tools:`` patterns are matched on the hook fast path.
 """
 
 from __future__ import annotations
@@ -60,8 +49,6 @@ _WORD_START_AFTER = frozenset(" \t\n;&|()<>")
 
 
 class Simple:
-    """One simple command."""
-
     __slots__ = ("argv", "words", "cwd", "piped_from", "redirects", "heredoc")
 
     def __init__(self, argv: list[str], cwd: str, piped_from: list[str] | None = None,
@@ -73,9 +60,6 @@ class Simple:
         self.piped_from = piped_from  # argv of the command whose output feeds this one
         self.redirects = [] if redirects is None else redirects  # (operator, target)
         self.heredoc = heredoc  # the here-document bodies this command reads
-
-    def __repr__(self) -> str:
-        return f"Simple(argv={self.argv!r}, cwd={self.cwd!r})"
 
 
 def shell_text(command: object) -> str | None:
@@ -116,10 +100,9 @@ def cut_heredocs(command: str) -> tuple[str, list[str]]:
 
 
 def substitutions(command: str) -> tuple[str, list[str]]:
-    """``command`` with each `$(...)` / `` `...` `` (outside single quotes)
-    replaced by a placeholder word, and the inner commands found. Comments
-    (a ``#`` starting a word, outside quotes, to the end of its line) and the
-    descriptor numbers of redirections (``2>``) are dropped."""
+    """``command`` with each `$(...)` / `` `...` `` outside single quotes replaced by a
+    placeholder word, comments and redirections' descriptor numbers dropped; and the
+    inner commands."""
     out: list[str] = []
     inner: list[str] = []
     i, n, quote = 0, len(command), ""
@@ -295,9 +278,8 @@ def resolve(path: str, cwd: str, home: str) -> str:
 
 
 def _expand_leading(path: str, name: str, value: str) -> str:
-    """``$NAME`` or ``${NAME}`` at the start of ``path`` replaced by ``value`` (a brace
-    on either side alone is taken too, as the pack always has). String steps, not a
-    regular expression: each pattern compiled would cost a file tool's hook more."""
+    """``$NAME`` or ``${NAME}`` at the start of ``path`` replaced by ``value`` (a lone brace
+    is taken too, as the pack always has). String steps: a compiled pattern costs more."""
     at = 2 if path.startswith("${") else 1 if path.startswith("$") else 0
     if not at or not path.startswith(name, at):
         return path

@@ -36,10 +36,7 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
 def changeset_from_args(args: argparse.Namespace, workspace: str,
                         policy: Policy | None = None) -> Changeset:
     """The change the source flags name (the work tree when none is given), without the
-    files ``policy`` leaves out (:mod:`.authored`).
-
-    Raises ChangesetError or OSError with a one-line message.
-    """
+    files ``policy`` leaves out; ChangesetError or OSError with a one-line message."""
     from slopjudge.changes.changeset import ChangesetError
 
     for flag in ("diff", "base", "head"):
@@ -54,8 +51,7 @@ def changeset_from_args(args: argparse.Namespace, workspace: str,
 
 
 def _from_diff(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
-    """``--diff FILE``: a unified diff from a file, or stdin for ``-``. Its files'
-    ``.gitattributes`` are the workspace's on disk: a diff file has no base to read."""
+    """``--diff FILE`` (``-``: stdin), its ``.gitattributes`` read from disk."""
     found = _read_diff(args)
     if policy is not None and policy.enabled and found.files:
         from slopjudge.changes import authored

@@ -1,15 +1,7 @@
 """Match a rule's ``tools:`` patterns against an agent's tool call (docs/hooks.md).
 
-A bare pattern globs the tool name (``fnmatch``; ``Bash`` names every shell tool).
-``Bash(glob)`` globs the whole command and each simple command :mod:`.shell` finds in
-it, as written and as run (wrappers dropped), words joined by one space; a trailing
-`` *`` (or Claude Code's legacy ``:*``) admits the bare command too. Matching errs wide:
-a guard that fires too often is safer than one that can be stepped around. A file
-tool's glob reads its path, resolved (:func:`resolve_path`), in the dialect of a rule's
-``paths``, relative to the workspace; ``//`` starts an absolute path. Any other tool's
-glob reads its input as compact JSON with sorted keys.
-
-Standard library only: this runs on the hook fast path.
+Matching errs wide: a guard that fires too often is safer than one that can be stepped
+around. Standard library only: this runs on the hook fast path.
 """
 
 from __future__ import annotations
@@ -79,8 +71,8 @@ def any_tool_matches(patterns: list[str], tool_name: str | None,
 
 
 def command_matches(glob: str, command: str) -> bool:
-    """Whether ``glob`` matches the command or one of its simple commands: as
-    written (``sudo rm x``) or as run (``rm x``), words joined by one space."""
+    """Whether ``glob`` matches the command or one of its simple commands, as written
+    (``sudo rm x``) or as run (``rm x``); a trailing `` *`` admits the bare command too."""
     glob = glob.strip()
     if glob.endswith(":*"):  # Claude Code's legacy prefix form
         glob = glob[:-2].rstrip() + " *"
@@ -98,8 +90,7 @@ def _fnmatchcase(name: str, pattern: str) -> bool:
 
 def _remembered(cache: dict[str, T], key: str, make: Callable[[str], T]) -> T:
     """``make(key)``, once per key while ``cache`` holds at most 64. Not functools'
-    lru_cache: importing functools (and collections with it) cost a Read that no rule
-    concerns about a fifth of a whole `python -c pass` (python -X importtime)."""
+    lru_cache: its import costs a Read no rule concerns a fifth of `python -c pass`."""
     hit = cache.get(key)
     if hit is None:
         if len(cache) >= 64:
@@ -172,13 +163,9 @@ def true_case(path: str) -> str:
 
 
 def resolve_path(path: str, workspace: str) -> str:
-    """The file ``path`` really names: absolute (relative paths are the
-    workspace's), ``~`` expanded, symlinks and ``..`` resolved as the kernel
-    resolves them, and, where the file system folds case, spelled as stored.
-
-    Rules match the resolved path, so ``alias/x`` (``alias`` -> ``rules``),
-    ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``.
-    """
+    """The file ``path`` really names, as the kernel resolves it (``~``, symlinks, ``..``)
+    and spelled as stored where the file system folds case: ``alias/x`` (``alias`` ->
+    ``rules``), ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``."""
     real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
     if folds_case(_real_root(workspace)):
         real = true_case(real)
@@ -195,8 +182,8 @@ def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
 
 
 def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
-    """Whether the path glob (:mod:`slopjudge.pathglob`) matches ``path``
-    (resolved) relative to ``workspace``."""
+    """Whether the path glob matches ``path`` (resolved) relative to ``workspace``; ``//``
+    starts an absolute one."""
     # Imported here: pathglob loads functools, which a tool call no `tools:` path
     # pattern concerns never needs (see _remembered).
     from slopjudge import pathglob
