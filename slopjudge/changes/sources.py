@@ -1,12 +1,11 @@
-"""Changeset sources: the flags shared by `run`, `payload` and `test`, and what each reads.
-
-:data:`SOURCES` is the registry (protocol: ``hookspec.ChangesetSource``).
-"""
+"""Changeset sources: the flags shared by `run`, `payload` and `test`, and what each reads."""
 
 from __future__ import annotations
 
 import sys
 
+from slopjudge.changes import authored
+from slopjudge.changes import changeset as cs
 from slopjudge.model import Changeset
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -37,15 +36,13 @@ def changeset_from_args(args: argparse.Namespace, workspace: str,
                         policy: Policy | None = None) -> Changeset:
     """The change the source flags name (the work tree when none is given), without the
     files ``policy`` leaves out; ChangesetError or OSError with a one-line message."""
-    from slopjudge.changes.changeset import ChangesetError
-
     for flag in ("diff", "base", "head"):
         value = getattr(args, flag, None)
         if isinstance(value, str) and not value.strip():
             # An empty value (an unset CI variable) must not fall back to another source.
-            raise ChangesetError(f"--{flag} was given an empty value")
+            raise cs.ChangesetError(f"--{flag} was given an empty value")
     if args.head and not args.base:
-        raise ChangesetError("--head goes with --base")
+        raise cs.ChangesetError("--head goes with --base")
     chosen = next((name for name in SOURCES if getattr(args, name, None)), DEFAULT_SOURCE)
     return SOURCES[chosen](args, workspace, policy)
 
@@ -54,8 +51,6 @@ def _from_diff(args: argparse.Namespace, workspace: str, policy: Policy | None) 
     """``--diff FILE`` (``-``: stdin), its ``.gitattributes`` read from disk."""
     found = _read_diff(args)
     if policy is not None and policy.enabled and found.files:
-        from slopjudge.changes import authored
-
         marks = authored.disk_marks(workspace, [f.path for f in found.files])
         found.files = authored.keep_judged(found.files, policy, marks)
         found.left_out = list(policy.left_out)
@@ -63,8 +58,6 @@ def _from_diff(args: argparse.Namespace, workspace: str, policy: Policy | None) 
 
 
 def _read_diff(args: argparse.Namespace) -> Changeset:
-    from slopjudge.changes import changeset as cs
-
     if args.diff == "-":
         return cs.read_diff(sys.stdin.buffer.read(), "<stdin>")
     try:
@@ -81,32 +74,13 @@ def _read_diff(args: argparse.Namespace) -> Changeset:
     return cs.read_diff(data, args.diff)
 
 
-def _from_base(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
-    """``--base REV [--head REV]``: what the head changed since its merge base with REV."""
-    from slopjudge.changes.changeset import from_git_range
-
-    return from_git_range(workspace, args.base, args.head or "HEAD", policy)
-
-
-def _from_staged(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
-    from slopjudge.changes.changeset import from_staged
-
-    return from_staged(workspace, policy)
-
-
-def _from_working_tree(args: argparse.Namespace, workspace: str,
-                       policy: Policy | None) -> Changeset:
-    from slopjudge.changes.changeset import from_working_tree
-
-    return from_working_tree(workspace, policy=policy)
-
-
 # The registry (protocol: hookspec.ChangesetSource), keyed by each flag's argparse name;
 # the flags are mutually exclusive, so at most one is set.
 SOURCES: dict[str, ChangesetSource] = {
     "diff": _from_diff,
-    "base": _from_base,
-    "staged": _from_staged,
-    "working_tree": _from_working_tree,
+    "base": lambda args, ws, policy: cs.from_git_range(ws, args.base, args.head or "HEAD",
+                                                        policy),
+    "staged": lambda args, ws, policy: cs.from_staged(ws, policy),
+    "working_tree": lambda args, ws, policy: cs.from_working_tree(ws, policy=policy),
 }
 DEFAULT_SOURCE = "working_tree"
