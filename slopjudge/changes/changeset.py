@@ -166,10 +166,9 @@ def _base_marks(workspace: str, base: str, paths: list[str]) -> dict[str, str]:
     tree still has are asked for (one removed can only judge more)."""
     top = gitio.toplevel(workspace)
     names = [n for n in authored.attribute_files(paths) if os.path.isfile(os.path.join(top, n))]
-    if not names:
-        return {}
-    texts = gitio.cat_paths(workspace, base, names)
-    return authored.marks(paths, {n: decode(texts[n]) for n in names if n in texts})
+    texts = gitio.cat_blobs(workspace, [f"{base}:{n}" for n in names])
+    return authored.marks(paths, {n: decode(texts[f"{base}:{n}"]) for n in names
+                                  if f"{base}:{n}" in texts})
 
 
 # Names that say "source text": a NUL byte in such a file (a comment, say) makes it

@@ -114,8 +114,7 @@ def _remember_toplevel(workspace: str, top: str) -> str:
 
 
 def plain_rev(rev: str) -> bool:
-    """A revision that reads one way only, alone or as a side of ``A...B`` (no range,
-    no path, no option): one :func:`rev_parse` may ask about it."""
+    """A revision that reads one way only, alone or as a side of ``A...B``."""
     return bool(rev) and not rev.startswith(("-", "^")) and not any(
         bad in rev for bad in ("..", ":", "\n", " ", "\t", "\r"))
 
@@ -178,8 +177,8 @@ def diff(workspace: str, diff_args: list[str]) -> bytes:
 
 
 def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
-    """The blobs ``asks`` names (blob ids, ``rev:path``), by name, from one ``git cat-file
-    --batch``; a name git does not have, or that is not a blob, is left out."""
+    """The blobs ``asks`` names (blob ids, ``rev:path``) that git has, by name, from one
+    ``git cat-file --batch``."""
     if not asks:
         return {}
     out = git(workspace, ["cat-file", "--batch"], input="".join(a + "\n" for a in asks).encode())
@@ -196,12 +195,6 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
             found[ask] = out[p : p + int(size)]
         p += int(size) + 1
     return found
-
-
-def cat_paths(workspace: str, rev: str, names: list[str]) -> dict[str, bytes]:
-    """The contents of ``names`` (blobs) in the tree-ish ``rev``, those it has."""
-    found = cat_blobs(workspace, [f"{rev}:{n}" for n in names])
-    return {n: found[f"{rev}:{n}"] for n in names if f"{rev}:{n}" in found}
 
 
 def commits(workspace: str, rev_range: str) -> list[Commit]:
@@ -273,8 +266,7 @@ _OWN_IGNORES = "--exclude-per-directory=.gitignore"
 
 def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     """The ``ls-files`` option saying what is ignored: the work tree's ``.gitignore``
-    files, or, when ``leave_out`` names a commit or tree (``ignores_from``), that tree's
-    ``.gitignore`` files as committed, written as one list into ``tmp``."""
+    files, or those committed in ``leave_out.ignores_from``, as one list in ``tmp``."""
     rev = leave_out.ignores_from if leave_out is not None else None
     if not rev:
         return _OWN_IGNORES
@@ -300,14 +292,10 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
 
 def _split_listing(top: str, listing: bytes, submodules: bool
                    ) -> tuple[list[bytes], list[bytes], list[str]]:
-    """From ``ls-files -c -o -v -s`` output: index entries to keep as they are
-    (``--index-info`` lines), paths to hash from disk, and folders holding a
-    repository of their own whose files are added one by one.
-
-    A folder with a repository of its own that is not a submodule (``git init sub``):
-    git would record it as a bare commit pointer, hiding the files in it, or fail
-    when it has no commit. Either would let an agent put its change where the Stop
-    hook cannot see it."""
+    """From ``ls-files -c -o -v -s`` output: index entries to keep as they are, paths to
+    hash from disk, and folders holding a repository of their own, whose files are added
+    one by one: git would record such a folder as a commit pointer (or fail without a
+    commit), and an agent could put its change there unseen."""
     sparse: bool | None = None  # asked of git at the first skip-worktree entry
     keep: list[bytes] = []
     paths: list[bytes] = []
@@ -350,9 +338,8 @@ _FILTERS: dict[str, list[str]] = {}
 
 
 def no_filters(top: str) -> list[str]:
-    """``-c`` options that switch off every filter driver the repository's configuration
-    names (a clean filter is a program of the agent's choosing, and what it prints is
-    what git would record instead of the file)."""
+    """``-c`` options that switch off every filter driver the repository names (a clean
+    filter is a program of the agent's choosing; git records what it prints)."""
     known = _FILTERS.get(top)
     if known is None:
         out = git(top, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
@@ -367,8 +354,7 @@ def no_filters(top: str) -> list[str]:
 
 
 def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
-    """Files under ``trees`` (workspace-relative folders) that git ignores, every one
-    listed (no folder collapsed)."""
+    """Files under ``trees`` (workspace-relative folders) that git ignores, each listed."""
     toplevel(workspace)  # a clear error outside a repository
     out = git(workspace, ["ls-files", "-o", "-i", "--exclude-standard", "-z", "--",
                      *(f":(literal){t}" for t in trees)])
@@ -376,8 +362,7 @@ def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
 
 
 def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
-    """Add the files of each nested repository (or submodule) as plain files of this one,
-    hashed as the bytes on disk."""
+    """Add the files of each nested repository (or submodule) as plain files of this one."""
     entries: list[bytes] = []
     files: list[tuple[str, str]] = []
     for folder in nested:
@@ -407,8 +392,8 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
 
 
 def _nested_listing(top: str, folder: str) -> list[str]:
-    """The files of the repository at ``folder`` (relative to ``top``), nested ones
-    included, the folder's own ``.gitignore`` files respected."""
+    """The files of the repository at ``folder``, nested ones included, its own
+    ``.gitignore`` files respected."""
     where = os.path.join(top, folder)
     # Its own git, told where its work tree is (its config could name another) and
     # not this snapshot's index.
@@ -444,9 +429,8 @@ def _benign(key: bytes) -> bool:
 
 
 def internals(workspace: str) -> dict[str, str]:
-    """A digest of each file among the git folder's configuration, hooks and info
-    (submodules' and linked work trees' included), by path: relative to the work tree
-    when inside it (``.git/hooks/pre-commit``), absolute otherwise."""
+    """A digest of each file among the git folders' configuration, hooks and info
+    (submodules' and linked work trees' too), by path (relative inside the work tree)."""
     top = toplevel(workspace)
     out = decode(git(workspace, ["rev-parse", "--absolute-git-dir", "--git-common-dir"]))
     gitdir, common = (os.path.realpath(os.path.join(workspace, p))
@@ -487,9 +471,8 @@ def _digest_internals(gitdir: str, found: dict[str, str]) -> None:
 
 
 def _config_digest_input(path: str, raw: bytes) -> bytes:
-    """A config file's entries less the benign ones, as git reads them (no includes
-    followed: an include line is an entry like any other); the raw bytes when git
-    cannot read the file, so a file git rejects still counts whole."""
+    """A config file's entries less the benign ones (an include line is an entry like
+    any other); the raw bytes when git cannot read the file."""
     try:
         listing = git(os.path.dirname(path), ["config", "--file", path, "--no-includes",
                                               "--list", "-z"])
@@ -503,11 +486,9 @@ _BACKGROUND = threading.local()  # in a Background's thread: the registry of its
 
 
 class Background:
-    """A git read run in a thread while this one runs another, so the two calls'
-    start-up and wait overlap (a Stop or a CI run pays for each git call in a row).
-
-    Interrupted while waiting for it (Ctrl-C, SIGTERM), the git it runs is killed, as
-    it would be were it read in this thread."""
+    """A git read run in a thread while this one runs another, so the two calls overlap
+    (a Stop or a CI run pays for each git call in a row); interrupted while waiting for
+    it, the git it runs is killed, as it would be in this thread."""
 
     def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
         from slopjudge.procs import Registry
@@ -530,8 +511,7 @@ class Background:
             self._done.set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Until it is done (its git process too), whatever it answered; False when
-        ``timeout`` seconds passed first."""
+        """Until it is done (its git process too); False when ``timeout`` passed first."""
         try:
             return self._done.wait(timeout)
         except BaseException:
@@ -539,13 +519,11 @@ class Background:
             raise
 
     def kill(self) -> None:
-        """Kill the git it runs now (it then fails, as a killed git does)."""
         import signal
 
         self._registry.signal_all(signal.SIGKILL)
 
     def result(self) -> Any:
-        """Its answer, or what it raised, raised here."""
         self.wait()
         if self._error is not None:
             raise self._error
