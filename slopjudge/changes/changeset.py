@@ -10,10 +10,9 @@ always valid JSON; line endings are kept.
 from __future__ import annotations
 
 import os
-from functools import partial
 
-from slopjudge.changes import authored, gitio
-from slopjudge.changes.diffparse import Reader, decode, file_changes, merge_typechanges, parse
+from slopjudge.changes import authored, diffparse, gitio
+from slopjudge.changes.diffparse import decode, file_changes
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
 from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
 from slopjudge.changes.rulefilter import split, unified_diff
@@ -113,32 +112,27 @@ def _blob(blobs: dict[str, bytes], mode: str, sha: str) -> str | None:
 
 def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its section of ``patch`` and its contents."""
-    parts, lines = parse(patch)
-    reader = Reader(parts, lines)
-    groups = iter(merge_typechanges(parts))
+    parts, lines = diffparse.parse(patch)
+    reader = diffparse.Reader(parts, lines)
+    groups = iter(diffparse.merge_typechanges(parts))
     group = next(groups, None)
     files: list[FileChange] = []
     for r in recs:
         kind = r.status[:1]
-        diff, source, binary, added, removed = "", None, False, 0, 0
+        fields: dict[str, Any] = {"hunks": []}  # a record without a patch section
         if group is not None:
             a, b = group
             last = b or a
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
-                pair = (a,) if b is None else (a, b)
-                diff, source = decode(patch[a.start : last.end]), partial(reader.hunks, a, b)
-                binary = any(x.binary for x in pair)
-                if not binary:
-                    added, removed = sum(x.added for x in pair), sum(x.removed for x in pair)
+                fields = diffparse.section(patch, reader, a, b)
                 group = next(groups, None)
+        binary = fields.get("binary", False)
         files.append(FileChange(
             path=decode(r.path), status=_STATUS.get(kind, "M"),
             old_path=decode(r.src) if kind in ("R", "C") else None,
             old_content=None if kind == "A" or binary else _blob(blobs, r.old_mode, r.old_sha),
             new_content=None if kind == "D" or binary else _blob(blobs, r.new_mode, r.new_sha),
-            diff=diff, binary=binary, added=added, removed=removed,
-            hunks=[] if source is None else None, hunk_source=source,
-        ))
+            **fields))
     return files
 
 

@@ -506,18 +506,24 @@ def file_changes(
             path, old_path = a.new, a.old
         else:
             path = a.new or a.old
-        binary = a.binary or (b is not None and b.binary)
-        added, removed = (0, 0) if a.binary else (a.added, a.removed)
-        if b is not None:
-            added, removed = a.added + b.added, a.removed + b.removed
+        fields = section(data, reader, a, b)
         files.append(FileChange(
             path=decode(path or b""), status=status,
             old_path=decode(old_path) if old_path is not None else None,
-            old_content=None if binary else old, new_content=None if binary else new,
-            diff=decode(data[a.start : (b or a).end]), binary=binary,
-            added=added, removed=removed, hunk_source=partial(reader.hunks, a, b),
-        ))
+            old_content=None if fields["binary"] else old,
+            new_content=None if fields["binary"] else new, **fields))
     return files
+
+
+def section(data: bytes, reader: Reader, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
+    """The FileChange fields of a file's section ``a`` (and ``b``, a type change's second):
+    its diff text, line counts (none for a binary file) and hunks."""
+    pair = (a,) if b is None else (a, b)
+    binary = any(x.binary for x in pair)
+    return {"diff": decode(data[a.start : pair[-1].end]), "binary": binary,
+            "added": 0 if binary else sum(x.added for x in pair),
+            "removed": 0 if binary else sum(x.removed for x in pair),
+            "hunk_source": partial(reader.hunks, a, b)}
 
 
 def _plain_status(p: FilePatch, strip: bool) -> None:
