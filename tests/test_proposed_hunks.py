@@ -53,12 +53,18 @@ def test_rename_and_absolute_path_hunks(tmp_path: Path) -> None:
 @given(lines=LINES, final_newline=st.booleans(), added=st.booleans())
 def test_an_added_or_deleted_file_is_difflibs_hunk(lines: list[str], final_newline: bool,
                                                    added: bool) -> None:
-    """The hunk of a file added or deleted is written without difflib: it must be
-    exactly difflib's."""
+    """The hunk of a file added or deleted is made without difflib: it must be
+    exactly difflib's, and so must its diff lines."""
     import difflib
 
-    from slopjudge.changes.proposed import _split_keep, _unified
+    from slopjudge.changes.proposed import _groups, _split_keep, _synth_hunks
 
-    side = _split_keep(_text(lines, final_newline))
+    text = _text(lines, final_newline)
+    side = _split_keep(text)
     a, b = ([], side) if added else (side, [])
-    assert list(_unified(a, b)) == list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
+    assert _groups(a, b) == list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
+    old, new = ("", text) if added else (text, "")
+    diff = list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
+    assert _synth_hunks(old, new)[0] == [
+        ln + "\n" if ln.startswith("@@") else ln if ln.endswith("\n")
+        else ln + "\n\\ No newline at end of file\n" for ln in diff]

@@ -14,7 +14,6 @@ from slopjudge.model import Changeset, FileChange
 
 TYPE_CHECKING = False  # not typing's: a file tool's PreToolUse hook builds its change here
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from slopjudge.changes.diffparse import FileStatus
@@ -53,69 +52,48 @@ def _split_keep(text: str) -> list[str]:
 
 
 def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str, Any]]]:
-    """The hunk lines of the diff, the added and removed counts, and the payload hunks
-    (``hunk`` in payload.schema.json) of the same lines."""
+    """The hunk lines of the diff (``difflib.unified_diff``'s), the added and removed
+    counts, and the payload hunks (``hunk`` in payload.schema.json) of the same lines."""
     a, b = _split_keep(old), _split_keep(new)
     out: list[str] = []
     hunks: list[dict[str, Any]] = []
-    added = removed = 0
-    old_no = new_no = 0
-    for line in _unified(a, b):
-        if line.startswith("@@"):
-            out.append(line + "\n")
-            hunk = _hunk_head(line)
-            hunks.append(hunk)
-            old_no, new_no = hunk["oldStart"], hunk["newStart"]
-            continue
-        kind, text = line[:1], line[1:]
-        text = text[:-1] if text.endswith("\n") else text
-        if kind == "+":
-            added += 1
-            hunk["added"].append([new_no, text])
-            new_no += 1
-        elif kind == "-":
-            removed += 1
-            hunk["removed"].append([old_no, text])
-            old_no += 1
-        else:
-            hunk["context"].append([new_no, text])
-            old_no += 1
-            new_no += 1
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return out, added, removed, hunks
+    for group in _groups(a, b):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        hunk: dict[str, Any] = {
+            "oldStart": i1 + 1 if i2 > i1 else i1, "oldLines": i2 - i1,
+            "newStart": j1 + 1 if j2 > j1 else j1, "newLines": j2 - j1,
+            "added": [], "removed": [], "context": []}
+        hunks.append(hunk)
+        out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
+        for tag, a1, a2, b1, b2 in group:
+            rows = [(" ", "context", b1 + k, line) for k, line in enumerate(a[a1:a2])] \
+                if tag == "equal" else \
+                [("-", "removed", a1 + k, line) for k, line in enumerate(a[a1:a2])] + \
+                [("+", "added", b1 + k, line) for k, line in enumerate(b[b1:b2])]
+            for sign, key, at, line in rows:
+                hunk[key].append([at + 1, line.removesuffix("\n")])
+                out.append(sign + line if line.endswith("\n")
+                           else f"{sign}{line}\n\\ No newline at end of file\n")
+    return (out, sum(len(h["added"]) for h in hunks), sum(len(h["removed"]) for h in hunks),
+            hunks)
 
 
-def _unified(a: list[str], b: list[str]) -> Iterator[str]:
-    """The hunk lines of ``difflib.unified_diff(a, b, lineterm="", n=3)``. An added or
-    deleted file's one hunk is written here: difflib's import costs a new file's Write
-    more than its diff does."""
+def _groups(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+    """difflib's hunks (``get_grouped_opcodes(3)``, which ``unified_diff`` writes). An added
+    or deleted file's one hunk is made here: difflib's import costs a new file's Write more
+    than its diff does."""
     if a and b:
         import difflib
 
-        lines = difflib.unified_diff(a, b, lineterm="", n=3)
-        for _ in range(2):
-            next(lines, None)
-        return lines
-    if not a and not b:
-        return iter(())
-    # difflib's ranges: an empty side is "0,0"; a one-line side is its start alone.
-    count = f"1,{len(a or b)}" if len(a or b) > 1 else "1"
-    if a:
-        return iter([f"@@ -{count} +0,0 @@", *("-" + line for line in a)])
-    return iter([f"@@ -0,0 +{count} @@", *("+" + line for line in b)])
+        return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
+    return [[("insert" if b else "delete", 0, len(a), 0, len(b))]] if a or b else []
 
 
-def _hunk_head(line: str) -> dict[str, Any]:
-    """``@@ -1,3 +1,4 @@`` as a payload hunk with no lines yet."""
-    _, old, new = line.split(" ", 3)[:3]
-    old_start, _, old_len = old[1:].partition(",")
-    new_start, _, new_len = new[1:].partition(",")
-    return {"oldStart": int(old_start), "oldLines": int(old_len or 1),
-            "newStart": int(new_start), "newLines": int(new_len or 1),
-            "added": [], "removed": [], "context": []}
+def _range(start: int, stop: int) -> str:
+    """A side of a hunk header as difflib writes it: one line is its number alone."""
+    if stop - start == 1:
+        return str(start + 1)
+    return f"{start + 1 if stop > start else start},{stop - start}"
 
 
 def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Changeset:
