@@ -53,8 +53,8 @@ def read_text(path: str) -> str | None:
     return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
-def _str(tool_input: dict[str, Any], key: str, default: str | None = None) -> str:
-    value = tool_input.get(key, default)
+def _str(tool_input: dict[str, Any], key: str) -> str:
+    value = tool_input.get(key)
     if not isinstance(value, str):
         raise EditError(f"tool input field {key!r} is missing or not a string")
     return value
@@ -237,32 +237,15 @@ def normalize_input(path: str, text: str, old: str, new: str) -> tuple[str, str]
     return old, new
 
 
-def _split_bom_crlf(text: str | None) -> tuple[str | None, bool, bool]:
-    """The text as Claude Code edits it (LF, no BOM), and whether it had each."""
-    if text is None:
-        return None, False, False
-    bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
-    crlf = "\r\n" in text
-    return text.replace("\r\n", "\n"), bom, crlf
-
-
-def _restore(text: str, bom: bool, crlf: bool) -> str:
-    if crlf:
-        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-    return ("\ufeff" if bom else "") + text
-
-
 def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -> str:
     """The file after Edit/MultiEdit steps ``(old, new, replace_all)``, matched
     as Claude Code matches them; :class:`EditError` when they do not apply."""
-    body, bom, crlf = _split_bom_crlf(text)
-    if body is None:
+    if text is None:
         if len(edits) == 1 and edits[0][0] == "":
             return edits[0][1]
         raise EditError(f"{path} does not exist")
-    original = body
+    bom, crlf = text.startswith("\ufeff"), "\r\n" in text  # both restored at the end
+    original = body = text.removeprefix("\ufeff").replace("\r\n", "\n")
     steps: list[tuple[str, str, bool]] = []
     for old, new, replace_all in edits:
         old, new = normalize_input(path, original, old, new)
@@ -294,7 +277,9 @@ def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -
                             "replace_all is not set")
         body = body.replace(old, new) if replace_all else body.replace(old, new, 1)
         done.append(new)
-    return _restore(body, bom, crlf)
+    if crlf:
+        body = body.replace("\r\n", "\n").replace("\n", "\r\n")
+    return ("\ufeff" if bom else "") + body
 
 
 def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
