@@ -131,6 +131,8 @@ def _dependency_root(path: str) -> str | None:
 def _own_prefixes(workspace: str) -> tuple[str, ...]:
     """slopjudge's installed package and its metadata, relative to ``workspace`` when
     they lie inside it (an install, not a checkout: a checkout's files are authored)."""
+    import glob
+
     from slopjudge.resources import DATA_DIR, PACKAGE_DIR
 
     if os.path.islink(os.path.join(DATA_DIR, "templates")):
@@ -141,16 +143,9 @@ def _own_prefixes(workspace: str) -> tuple[str, ...]:
         return ()
     rel = os.path.relpath(pkg, ws).replace(os.sep, "/")
     parent = os.path.dirname(rel)
-    meta = [f"{parent}/{n}/" if parent else f"{n}/" for n in _listdir(os.path.dirname(pkg))
-            if n.startswith("slopjudge-") and n.endswith(".dist-info")]
+    meta = [f"{parent}/{n}/" if parent else f"{n}/" for n in
+            sorted(glob.glob("slopjudge-*.dist-info", root_dir=os.path.dirname(pkg)))]
     return (rel + "/", *meta)
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
 
 
 def minified(path: str, text: str | None) -> bool:
