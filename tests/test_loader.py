@@ -19,7 +19,7 @@ from slopjudge.loading import loader
 from slopjudge.loading.durations import DurationError, parse_duration
 from slopjudge.loading.loader import find_rule_files, load_rules
 from slopjudge.loading.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
-from slopjudge.model import LoadError, LoadResult
+from slopjudge.model import LoadError, LoadResult, asdict
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -373,8 +373,7 @@ def test_good_rules_load_with_every_default(
     # Everything survives the JSON round trip the cache uses.
     from slopjudge.loading import rulecache
 
-    row = json.loads(json.dumps(rulecache._encode_rule(wise)))
-    assert rulecache._decode_rule(rulecache._fields(type(wise)), row) == wise
+    assert rulecache._rule(json.loads(json.dumps(asdict(wise)))) == wise
 
 
 def test_rule_file_in_folder_prefers_its_own_template(
