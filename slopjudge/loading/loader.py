@@ -1,15 +1,7 @@
-"""Rule files into typed :class:`~slopjudge.model.Rule` objects, every problem reported.
-
-Order of work: find the files; per file, parse with ruamel.yaml (positions),
-validate the shape against ``schemas/rule.schema.json``, then the meaning
-(unknown fields, judge-only fields, durations, tool rules, scripts and
-templates on disk); across files, resolve ``needs``, refuse cycles, and
-disable rules that need a rule which does not load. Each problem is one
-:class:`~slopjudge.model.LoadError` (``path:line:col: message``); a broken
-rule disables only itself and the rules that need it.
-
-Only a cache miss imports this module (``loading/rulecache.py``): the hooks
-pay for ruamel.yaml, jsonschema and jinja2 only when a rule file changed.
+"""Rule files into :class:`~slopjudge.model.Rule` objects, every problem one
+``path:line:col: message``: per file the YAML, its shape (the rule schema), then its
+meaning; across files the ``needs``. A broken rule disables itself and the rules that
+need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, jinja2).
 """
 
 from __future__ import annotations
@@ -28,7 +20,6 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from slopjudge.loading.config import display_path
-from slopjudge.loading.durations import DurationError, parse_duration
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.loading.templates import validate_template
@@ -54,12 +45,8 @@ RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
-    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; nothing else.
-
-    ``.yml`` is the same format under the other common spelling: such a file is
-    loaded too, never skipped in silence (a rule a person wrote must not be
-    quietly out of force). Both spellings for one id are a duplicate id.
-    """
+    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; ``.yml`` too,
+    never skipped in silence (a rule a person wrote must not be quietly out of force)."""
     found: list[tuple[str, str]] = []
     try:
         entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
@@ -81,6 +68,42 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 # ---- helpers -----------------------------------------------------------------
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+          "h": 3600.0}
+_PART = r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
+_BARE_NUMBER = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
+
+
+class DurationError(ValueError):
+    pass
+
+
+def parse_duration(value: object) -> float:
+    """Seconds in a Go-style duration (sloprail's syntax: ``1m30s``), > 0. A bare number is
+    refused: seconds or minutes, a wrong guess kills a good check or lets a hung one hang."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        n = str(int(value)) if float(value).is_integer() else str(value)
+        raise DurationError(f"`{n}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+    if not isinstance(value, str):
+        raise DurationError(f"`{value}` is not a duration; write one like `30s` or `2m`")
+    text = value.strip()
+    if _BARE_NUMBER.fullmatch(text):
+        n = text.lstrip("+")
+        raise DurationError(f"`{text}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+    if text.startswith("-"):
+        raise DurationError(f"`{text}` is negative; a timeout must be > 0")
+    body = text[1:] if text.startswith("+") else text
+    if not body:
+        raise DurationError("an empty duration; write one like `30s` or `2m`")
+    if not re.fullmatch(f"(?:{_PART})+", body):
+        raise DurationError(
+            f"`{text}` is not a duration; write one like `30s`, `2m`, `1m30s`, `500ms` or `1h`")
+    total = sum(float(n) * _UNITS[unit] for n, unit in re.findall(_PART, body))
+    if total <= 0:
+        raise DurationError(f"`{text}` is zero; a timeout must be > 0")
+    return total
 
 
 def _suggest(word: str, options: Iterable[str]) -> str:
@@ -279,38 +302,34 @@ MAX_YAML_NODES = 100_000
 
 def _swollen(data: Any) -> Any:
     """The container at which ``data``, aliases expanded, passes MAX_YAML_NODES values
-    (or refers to itself); None when it stays under. Each shared container is sized once."""
+    (or holds itself); None when it stays under. Each shared container is sized once."""
     sizes: dict[int, int] = {}
+    culprit: list[Any] = []
 
     def size(node: Any) -> int:
         if not isinstance(node, (dict, list)):
             return 1
-        known = sizes.get(id(node))
-        if known is not None:
-            if known < 0:
-                raise _Swollen(node)  # a container inside itself: endless when walked
-            return known
+        total = sizes.get(id(node), 1)
+        if total < 0:  # a container inside itself: endless when walked
+            culprit[:] = culprit or [node]
+            return MAX_YAML_NODES + 1
+        if id(node) in sizes:
+            return total
         sizes[id(node)] = -1
-        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
-        total = 1
-        for item in items:
+        for item in [*node.keys(), *node.values()] if isinstance(node, dict) else node:
             total += size(item)
             if total > MAX_YAML_NODES:
-                raise _Swollen(node)
+                if not culprit:
+                    culprit.append(node)
+                return total
         sizes[id(node)] = total
         return total
 
     try:
         size(data)
-    except _Swollen as exc:
-        return exc.args[0]
     except RecursionError:
         return data
-    return None
-
-
-class _Swollen(Exception):
-    """``args[0]``: the container at which the expansion passed the limit."""
+    return culprit[0] if culprit else None
 
 
 # -- the schema --

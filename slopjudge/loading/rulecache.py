@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 3
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
-_CODE = ("loading/loader.py", "loading/toolrules.py", "loading/durations.py", "model.py",
+_CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
          "loading/templates.py", "loading/config.py", "procs.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
