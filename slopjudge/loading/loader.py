@@ -7,7 +7,6 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
 import shutil
@@ -158,11 +157,6 @@ def _type_word(instance: Any) -> str:
     return next((w for t, w in _VALUE_TYPES if isinstance(instance, t)), type(instance).__name__)
 
 
-@functools.cache
-def _load_validator() -> Any:
-    return Draft202012Validator(_RULE_SCHEMA)
-
-
 # ---- one file ----------------------------------------------------------------
 
 
@@ -205,7 +199,6 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
 
 
 def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-    """One rule file: parse it, check it against the schema, then read its meaning."""
     data = _parse(fr)
     if data is None:
         return
@@ -262,35 +255,33 @@ def parse_yaml(text: str) -> Any:
 def _parse(fr: _FileRule) -> Any:
     """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
     try:
-        with open(fr.path, encoding="utf-8") as f:
-            text = f.read(MAX_RULE_CHARS + 1)
-        if len(text) > MAX_RULE_CHARS:
-            fr.err((1, 1), f"the rule file is larger than {MAX_RULE_CHARS // 1024} KiB; "
-                           "a rule is a page of YAML (large data belongs in a file beside it)")
-            return None
-    except UnicodeDecodeError as exc:
-        fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
-        return None
-    except OSError as exc:
-        fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
-        return None
-    try:
-        data = parse_yaml(text)
+        return _mapping(fr.path)
     except YamlProblem as exc:
         fr.err(*exc.args)
         return None
+
+
+def _mapping(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(MAX_RULE_CHARS + 1)
+    except UnicodeDecodeError as exc:
+        raise YamlProblem((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise YamlProblem((1, 1), f"cannot read the rule file: {exc.strerror or exc}") from None
+    if len(text) > MAX_RULE_CHARS:
+        raise YamlProblem((1, 1), f"the rule file is larger than {MAX_RULE_CHARS // 1024} KiB; "
+                          "a rule is a page of YAML (large data belongs in a file beside it)")
+    data = parse_yaml(text)
     if data is None:
-        fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
-        return None
+        raise YamlProblem((1, 1), "the file is empty; a rule needs `description` and `checks`")
     swollen = _swollen(data)
     if swollen is not None:
-        fr.err(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
-                                   "through its aliases (`*name`); write the values out")
-        return None
+        raise YamlProblem(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} "
+                          "values through its aliases (`*name`); write the values out")
     if not isinstance(data, dict):
-        fr.err(_pos(data), "the top level must be a mapping (description, checks, …), "
-                           f"not {_type_word(data)}")
-        return None
+        raise YamlProblem(_pos(data), "the top level must be a mapping (description, checks, "
+                          f"…), not {_type_word(data)}")
     return data
 
 
@@ -336,7 +327,7 @@ def _swollen(data: Any) -> Any:
 
 
 def _schema(fr: _FileRule, data: Any) -> None:
-    for error in _load_validator().iter_errors(data):
+    for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
         problem = _schema_problem(data, error)
         if problem is not None:
             fr.err(*problem)

@@ -39,11 +39,11 @@ def cache_path(settings: Settings) -> str:
     return os.path.join(settings.state_dir, "cache", "rules.json")
 
 
-def _stat(path: str) -> list[int] | None:
+def _stat(path: str | os.DirEntry[str]) -> list[int] | None:
     try:
-        st = os.stat(path)
+        st = path.stat() if isinstance(path, os.DirEntry) else os.stat(path)
     except OSError:
-        return None
+        return None  # a dangling symlink too: its appearing target must count
     return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
@@ -62,10 +62,9 @@ def _walk(root: str, out: dict[str, Any]) -> None:
                     if entry.name not in _SKIP_DIRS:
                         stack.append(entry.path)
                     continue
-                st = entry.stat()
-                out[entry.path] = [st.st_size, st.st_mtime_ns, st.st_mode]
             except OSError:
-                out[entry.path] = None  # a dangling symlink: its appearing target must count
+                pass
+            out[entry.path] = _stat(entry)
 
 
 def cache_key(settings: Settings) -> dict[str, Any]:
@@ -174,11 +173,8 @@ def _write(
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
-    """The rules for ``settings``, from the cache when nothing they depend on changed.
-
-    Every command and hook starts here, so this is also where the state folder
-    is first marked as ignored, before anything is written to it.
-    """
+    """The rules, from the cache when nothing they depend on changed. Every command and
+    hook starts here: the state folder is marked ignored before anything is written."""
     from slopjudge.loading.config import ensure_state_ignored
 
     ensure_state_ignored(settings.state_dir)

@@ -412,23 +412,15 @@ def synthetic_payload(
     return payload
 
 
-def _template_frames(exc: BaseException) -> list[tuple[str, int]]:
-    """(file, line) of each template frame in the traceback, outermost first."""
-    frames: list[tuple[str, int]] = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        name = fs.filename or ""
-        # Jinja rewrites template frames to carry the template's own file and line.
-        if name and not name.endswith((".py", ".pyc")) and os.path.isfile(name):
-            frames.append((name, fs.lineno or 1))
-    return frames
-
-
 def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         where = exc.filename or path
         return where, exc.lineno or 1, exc.message or str(exc)
-    frames = _template_frames(exc)
-    where, line = frames[-1] if frames else (path, 1)
+    # The innermost template frame: Jinja rewrites them to carry the template's file and line.
+    where, line = next(((fs.filename, fs.lineno or 1)
+                        for fs in reversed(traceback.extract_tb(exc.__traceback__))
+                        if fs.filename and not fs.filename.endswith((".py", ".pyc"))
+                        and os.path.isfile(fs.filename)), (path, 1))
     if isinstance(exc, SecurityError):
         return where, line, f"sandbox: {exc}"
     if isinstance(exc, TemplateTimeout):
