@@ -101,16 +101,6 @@ def _prepared(value: Any, where: str = "additionalContext") -> Any:
     return value
 
 
-def _missing_key(parent: _Prepared, name: object) -> str:
-    """What a template read that prepare did not supply, with the nearest key it did."""
-    keys = sorted(str(k) for k in parent)
-    hint = difflib.get_close_matches(str(name), keys, n=1)
-    tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
-    has = ", ".join(keys) if keys else "no keys"
-    return (f"prepare's output has no {parent.where}.{name} (it has {has}{tip}); "
-            "test optional keys with `is defined`")
-
-
 class _SloprailUndefined(jinja2.StrictUndefined):
     """sloprail's (gonja's) undefined where it cannot hide a mistake: a key missing on a
     present parent prints as "" and tests false; the load check stays strict."""
@@ -125,9 +115,14 @@ class _SloprailUndefined(jinja2.StrictUndefined):
 
     @property
     def _undefined_message(self) -> str:
-        if isinstance(self._undefined_obj, _Prepared) and not self._undefined_hint:
-            return _missing_key(self._undefined_obj, self._undefined_name)
-        return super()._undefined_message
+        parent, name = self._undefined_obj, self._undefined_name
+        if not isinstance(parent, _Prepared) or self._undefined_hint:
+            return super()._undefined_message
+        keys = sorted(str(k) for k in parent)
+        hint = difflib.get_close_matches(str(name), keys, n=1)
+        tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
+        return (f"prepare's output has no {parent.where}.{name} (it has "
+                f"{', '.join(keys) or 'no keys'}{tip}); test optional keys with `is defined`")
 
     def __str__(self) -> str:  # type: ignore[override]
         if self._lenient():
@@ -154,11 +149,7 @@ MAX_REPEAT_ITEMS = 10_000_000
 
 
 class TemplateTimeout(Exception):
-    def __init__(self, limit: float) -> None:
-        super().__init__(
-            f"the template ran longer than {limit:g} s and was stopped "
-            "(a loop or a value too large for a prompt)"
-        )
+    pass
 
 
 _clock = threading.local()  # ``end``: this thread's render deadline (monotonic), if any
@@ -168,7 +159,8 @@ def check_deadline() -> None:
     """Raise :class:`TemplateTimeout` once this thread's render is past its deadline."""
     end = getattr(_clock, "end", None)
     if end is not None and time.monotonic() > end:
-        raise TemplateTimeout(_clock.limit)
+        raise TemplateTimeout(f"the template ran longer than {_clock.limit:g} s and was "
+                              "stopped (a loop or a value too large for a prompt)")
 
 
 @contextmanager
