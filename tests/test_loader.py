@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from slopjudge.loading import loader
 from slopjudge.loading.loader import DurationError, find_rule_files, load_rules, parse_duration
 from slopjudge.loading.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
-from slopjudge.model import LoadError, LoadResult, asdict
+from slopjudge.model import LoadError, LoadResult
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -372,7 +372,8 @@ def test_good_rules_load_with_every_default(
     # Everything survives the JSON round trip the cache uses.
     from slopjudge.loading import rulecache
 
-    assert rulecache._rule(json.loads(json.dumps(asdict(wise)))) == wise
+    row = json.loads(json.dumps(rulecache._encode_rule(wise)))
+    assert rulecache._decode_rule(rulecache._fields(type(wise)), row) == wise
 
 
 def test_rule_file_in_folder_prefers_its_own_template(

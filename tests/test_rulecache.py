@@ -175,7 +175,7 @@ def test_corrupt_or_foreign_cache_is_a_miss_not_a_crash(ws: Path, loads: list[st
         assert [r.id for r in load(ws).rules] == ["a", "b"]
     assert len(loads) == 5
     body = Path(path).read_text().split("\n", 1)[1]  # after the signature line
-    assert json.loads(body)["rules"][0]["id"] == "a"
+    assert json.loads(body)["rules"][0][0] == "a"
 
 
 def test_a_state_folder_that_cannot_be_written_still_loads(

@@ -16,14 +16,14 @@ from slopjudge import __version__, cachesign
 from slopjudge.fsutil import write_atomic
 from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Settings, display_path
-from slopjudge.model import Check, LoadError, LoadResult, Rule, asdict
+from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 2
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
 _CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
          "loading/templates.py", "loading/config.py", "procs.py")
@@ -89,15 +89,33 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     }
 
 
-def _rule(data: dict[str, Any]) -> Rule:
-    return Rule(**{**data, "checks": [Check(**c) for c in data["checks"]]})
+def _fields(cls: type[Rule] | type[Check]) -> list[str]:
+    """The field names a row holds, in its order (a rule's checks last)."""
+    names = [f.name for f in fields(cls) if f.name != "checks"]
+    return [*names, "checks"] if cls is Rule else names
+
+
+def _encode_rule(rule: Rule) -> list[Any]:
+    # Rows of values in field order: a third of the size of dicts, and faster to read.
+    row = [getattr(rule, name) for name in _fields(Rule)[:-1]]
+    checks = [[getattr(c, name) for name in _fields(Check)] for c in rule.checks]
+    return [*row, checks]
+
+
+def _decode_rule(names: list[str], row: list[Any]) -> Rule:
+    values = dict(zip(names, row, strict=False))  # by name: `checks` is not the last field
+    checks = [Check(*c) for c in values.pop("checks")]
+    return Rule(**values, checks=checks)
 
 
 def _decode(data: dict[str, Any]) -> LoadResult:
+    rule_fields = _fields(Rule)
+    if data["rule_fields"] != rule_fields or data["check_fields"] != _fields(Check):
+        raise ValueError("written by another model version")
     # Paths are stored absolute; shown relative to the cwd now.
     errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
-    return LoadResult(rules=[_rule(r) for r in data["rules"]], errors=errors,
-                      files=list(data["files"]), watched=list(data["watched"]))
+    return LoadResult(rules=[_decode_rule(rule_fields, r) for r in data["rules"]],
+                      errors=errors, files=list(data["files"]), watched=list(data["watched"]))
 
 
 _MAGIC = b"slopjudge-rules-cache "
@@ -156,7 +174,9 @@ def _write(
         "PATH": os.environ.get("PATH", "") if _uses_path(result) else None,
         "watched": result.watched,
         "watched_stats": watched,
-        "rules": [asdict(r) for r in result.rules],
+        "rule_fields": _fields(Rule),
+        "check_fields": _fields(Check),
+        "rules": [_encode_rule(r) for r in result.rules],
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
