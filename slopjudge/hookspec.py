@@ -61,7 +61,7 @@ class ReportFormat(Protocol):
     def __call__(self, report: RunReport, *, color: bool = False) -> str: ...
 
 
-@record(frozen=True)
+@record
 class JudgeAttempt:
     """What one judge attempt asks of a harness. ``writable_dirs[0]``, when there is
     one, is the private answer folder."""

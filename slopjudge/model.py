@@ -1,13 +1,7 @@
-"""The data every part of slopjudge passes around.
+"""The data every part of slopjudge passes around, as plain record classes.
 
-Plain record classes with no imports beyond the standard library, so the hook
-fast path can use them without pulling in jinja2, jsonschema or ruamel.yaml.
-They are not dataclasses: importing ``dataclasses`` (and the ``inspect`` it
-loads) and building a dozen classes with it cost a PreToolUse hook more than
-its own work. :func:`record` gives them what the rest of slopjudge relies on,
-the same way: ``__init__`` with defaults and factories (keyword-only where
-asked), ``__post_init__``, ``__repr__`` and ``__eq__`` over the fields (and no
-``__hash__``), and :func:`asdict`.
+Not dataclasses: importing ``dataclasses`` (and the ``inspect`` it loads) cost a
+PreToolUse hook more than its own work. :func:`record` gives what slopjudge uses of them.
 """
 
 from __future__ import annotations
@@ -64,18 +58,13 @@ def fields(cls_or_obj: Any) -> tuple[Field, ...]:
     return found
 
 
-class FrozenInstanceError(AttributeError):
-    """A field of a frozen record was assigned or deleted (as ``dataclasses``' own)."""
-
-
-def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
+def _make_init(cls: type, flds: list[Field]) -> Any:
     """``__init__`` binding arguments as the generated one of a dataclass would. Not
     compiled from source: compiling a dozen of them cost the hook more than the rest."""
     qual = cls.__qualname__
     names = frozenset(f.name for f in flds)
     positional = tuple(f.name for f in flds if not f.kw_only)
     post = hasattr(cls, "__post_init__")
-    assign = object.__setattr__ if frozen else setattr
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(positional):
@@ -99,7 +88,7 @@ def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
             else:
                 missing.append(f.name)
                 continue
-            assign(self, f.name, value)
+            setattr(self, f.name, value)
         if missing:
             raise TypeError(f"{qual}.__init__() missing {len(missing)} required argument"
                             f"{'s' if len(missing) > 1 else ''}: "
@@ -112,17 +101,15 @@ def _make_init(cls: type, flds: list[Field], frozen: bool = False) -> Any:
 
 
 @dataclass_transform(field_specifiers=(Field,))
-def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -> Any:
-    """As ``@dataclass`` (``eq``, ``repr``, ``kw_only``, ``frozen``), without importing it."""
+def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
+    """As ``@dataclass`` (``eq``, ``repr``, ``kw_only``), without importing it."""
 
     def wrap(cls: Any) -> Any:
         flds: dict[str, Field] = {}
         for base in reversed(cls.__mro__[1:]):
             for f in getattr(base, "__record_fields__", ()):
                 flds[f.name] = f
-        for name, note in cls.__dict__.get("__annotations__", {}).items():
-            if str(note).startswith(("ClassVar", "typing.ClassVar")):
-                continue  # a class attribute, as dataclasses reads it
+        for name in cls.__dict__.get("__annotations__", {}):
             value = cls.__dict__.get(name, _MISSING)
             if isinstance(value, (list, dict, set)):  # one object shared by every instance
                 raise ValueError(f"mutable default {type(value).__name__} for field {name} "
@@ -137,7 +124,7 @@ def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -
             flds[name] = f
         ordered = tuple(flds.values())
         cls.__record_fields__ = ordered
-        cls.__init__ = _make_init(cls, list(ordered), frozen)
+        cls.__init__ = _make_init(cls, list(ordered))
         shown = tuple(f.name for f in ordered if f.repr)
         compared = tuple(f.name for f in ordered if f.compare)
 
@@ -152,17 +139,6 @@ def record(cls: Any = None, /, *, kw_only: bool = False, frozen: bool = False) -
                 getattr(other, n) for n in compared)
 
         cls.__repr__, cls.__eq__, cls.__hash__ = __repr__, __eq__, None
-        if frozen:
-            def __setattr__(self: Any, name: str, value: Any) -> None:
-                raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-            def __delattr__(self: Any, name: str) -> None:
-                raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-            def __hash__(self: Any) -> int:
-                return hash(tuple(getattr(self, n) for n in compared))
-
-            cls.__setattr__, cls.__delattr__, cls.__hash__ = __setattr__, __delattr__, __hash__
         return cls
 
     return wrap if cls is None else wrap(cls)

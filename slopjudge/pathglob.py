@@ -1,11 +1,6 @@
-"""Gitignore-like path globs: the one glob dialect of slopjudge (its syntax for users:
-docs/writing-rules.md, "Globs").
-
-Used for a rule's ``paths`` and ``exclude``, the path in ``tools:`` patterns
-(``Write(src/**)``, :mod:`slopjudge.changes.toolmatch`) and the rule pack's scripts.
-Paths are repository-relative with ``/`` separators; matching is case-sensitive, and
-compiled patterns are cached.
-"""
+"""Gitignore-like path globs, the one glob dialect of slopjudge: a rule's ``paths``,
+``exclude`` and ``tools:`` patterns, the rule pack's scripts (the syntax:
+docs/writing-rules.md, "Globs")."""
 
 from __future__ import annotations
 
@@ -15,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-__all__ = ["compile_pattern", "escape", "match", "match_any", "matcher"]
+__all__ = ["escape", "match", "match_any", "matcher"]
 
 # A character class: ``[!...]`` or ``[^...]`` negates, a ``]`` first in it is literal.
 _CLASS = r"\[([!^]?+)(\]?+[^\]]*)\]"
@@ -52,18 +47,9 @@ def _segment(seg: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def compile_pattern(pattern: str, below: bool = True) -> re.Pattern[str]:
-    """The regex a pattern stands for (full match against a relative path)."""
-    import re  # here, not at the top: see _Matcher._match
-
-    return re.compile(regex_source(pattern, below), re.DOTALL)
-
-
-@lru_cache(maxsize=4096)
 def regex_source(pattern: str, below: bool = True) -> str:
-    """The source of :func:`compile_pattern`'s regex, not compiled: a pattern list
-    compiles its patterns' sources once, together. ``below=False``: a pattern matching
-    a folder does not match the files in it (``.gitattributes`` reads patterns so)."""
+    """The regex a pattern stands for (full match against a relative path). ``below=False``:
+    a pattern matching a folder does not match the files in it (as ``.gitattributes``)."""
     if pattern.startswith("./"):
         pattern = pattern[1:]
     dir_only = pattern.endswith("/") and pattern.strip("/") != ""
@@ -98,17 +84,13 @@ def escape(text: str) -> str:
 def match(pattern: str, path: str, below: bool = True) -> bool:
     """True when ``path`` (repository-relative, ``/``-separated) matches ``pattern``
     (``below``: see :func:`regex_source`)."""
-    if not pattern:
-        return False
-    if path.startswith("./"):
-        path = path[2:]
-    pieces = _literal_pieces(pattern)
-    if pieces is not None and not all(piece in path for piece in pieces):
-        return False  # asked of a path it cannot match, a pattern is never compiled
-    return compile_pattern(pattern, below).fullmatch(path) is not None
+    return matcher((pattern,), below)(path)
 
 
-@lru_cache(maxsize=1024)
+def match_any(patterns: list[str], path: str) -> bool:
+    return matcher(tuple(patterns))(path)
+
+
 def _literal_pieces(pattern: str) -> tuple[str, ...] | None:
     """Text every path ``pattern`` matches contains: its runs between ``*``, ``?`` and
     ``/`` (a match has each, as written). None for a pattern with a class or an escape."""
@@ -118,24 +100,19 @@ def _literal_pieces(pattern: str) -> tuple[str, ...] | None:
     return tuple(p for p in text.replace("*", "/").replace("?", "/").split("/") if p)
 
 
-def match_any(patterns: list[str], path: str) -> bool:
-    """True when any of ``patterns`` matches ``path``."""
-    return matcher(tuple(patterns))(path)
-
-
 class _Matcher:
-    """One pattern list as one regex, with each path's answer remembered: a rule's
-    ``paths`` are asked about every changed file, and rules share lists.
+    """A pattern list as one regex, with each path's answer remembered: a rule's ``paths``
+    are asked about every changed file, and rules share lists.
 
-    The regex is compiled the first time a path holds one pattern's literal text
-    (as :func:`match` does for one pattern), or once a few paths have been asked: a
-    small change asks about paths most lists cannot match (a README against
-    ``**/*.py``), and compiling would cost more than the answers."""
+    The regex is compiled the first time a path holds one pattern's literal text, or
+    once a few paths have been asked: a small change asks about paths most lists cannot
+    match (a README against ``**/*.py``), and compiling would cost more than the answers."""
 
     _PREFILTERED = 32  # paths answered by the literal text before the regex is compiled
 
-    def __init__(self, patterns: tuple[str, ...]) -> None:
+    def __init__(self, patterns: tuple[str, ...], below: bool = True) -> None:
         self.patterns = tuple(p for p in patterns if p)
+        self.below = below
         self.pieces = [_literal_pieces(p) for p in self.patterns]
         self.regex: re.Pattern[str] | None = None
         self.seen: dict[str, bool] = {}
@@ -162,12 +139,11 @@ class _Matcher:
             # call whose paths the literal text answers never needs it.
             import re
 
-            self.regex = re.compile(
-                "|".join(f"(?:{regex_source(p)})" for p in self.patterns), re.DOTALL)
+            self.regex = re.compile("|".join(f"(?:{regex_source(p, self.below)})"
+                                             for p in self.patterns), re.DOTALL)
         return self.regex.fullmatch(key) is not None
 
 
 @lru_cache(maxsize=256)
-def matcher(patterns: tuple[str, ...]) -> _Matcher:
-    """The cached matcher for this pattern list."""
-    return _Matcher(patterns)
+def matcher(patterns: tuple[str, ...], below: bool = True) -> _Matcher:
+    return _Matcher(patterns, below)

@@ -16,8 +16,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from slopjudge.loading import loader
-from slopjudge.loading.durations import DurationError, parse_duration
-from slopjudge.loading.loader import find_rule_files, load_rules
+from slopjudge.loading.loader import DurationError, find_rule_files, load_rules, parse_duration
 from slopjudge.loading.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
 from slopjudge.model import LoadError, LoadResult
 

@@ -1,11 +1,6 @@
-"""Settings: where the rules, templates and state live, from ``slopjudge.yaml``
-or ``[tool.slopjudge]`` in pyproject.toml, with environment overrides.
-
-Standard library only at module level: every agent hook reads settings, and
-the PreToolUse fast path must not pay for ruamel.yaml. A config file in the
-usual flat shape is read by a small reader here; anything fancier falls back
-to ruamel.yaml.
-"""
+"""Settings (docs/settings.md). Every hook reads them and must not pay for ruamel.yaml:
+a settings file in the usual flat shape is read by a small reader here, anything
+fancier by ruamel.yaml."""
 
 from __future__ import annotations
 
@@ -27,7 +22,7 @@ PACKAGED_RUBRIC = data_path("RUBRIC.md")
 
 
 class ConfigError(SlopjudgeError, ValueError):
-    """A settings file slopjudge cannot use; ``str()`` is ``path:line:col: message``."""
+    """``str()`` is ``path:line:col: message``."""
 
     def __init__(self, path: str, line: int, col: int, message: str) -> None:
         self.path, self.line, self.col, self.message = path, line, col, message
@@ -36,7 +31,7 @@ class ConfigError(SlopjudgeError, ValueError):
 
 @record
 class Limits:
-    """Judge cost limits (see budget.py); None: no limit. ``session_``: per agent session."""
+    """Judge cost limits (judging/budget.py); None: no limit."""
 
     max_judge_calls: int | None = None
     max_tokens: int | None = None
@@ -55,8 +50,6 @@ class Limits:
 
 @record(kw_only=True)
 class Settings(Limits):
-    """slopjudge.yaml as read, with defaults; the judge cost limits are its :class:`Limits`."""
-
     workspace: str
     rules_dir: str
     template_dirs: list[str]
@@ -184,13 +177,12 @@ def _scalar(text: str) -> Any:
 
 
 def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
-    """A flat mapping of scalars and lists, with each key's 1-based (line, col)."""
+    """A flat mapping of scalars and lists, and each key's (line, col)."""
     import re  # as in _scalar
 
     data: dict[str, Any] = {}
     pos: dict[str, tuple[int, int]] = {}
     list_key: str | None = None
-    block_keys: set[str] = set()
     for n, raw in enumerate(text.splitlines(), 1):
         if "\t" in raw:
             raise _Fallback
@@ -201,7 +193,7 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
             m = re.match(_ITEM_LINE, line)
             if not m or list_key is None:
                 raise _Fallback
-            data[list_key].append(_scalar(m.group(2)))
+            data[list_key] = [*(data[list_key] or []), _scalar(m.group(2))]
             continue
         m = re.match(_KEY_LINE, line)
         if not m or m.group(1) in data:
@@ -209,10 +201,8 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
         key, value = m.group(1), (m.group(2) or "").strip()
         pos[key] = (n, 1)
         list_key = None
-        if not value:
-            data[key] = []
-            list_key = key
-            block_keys.add(key)
+        if not value:  # null, as in YAML, unless `- ` items follow
+            data[key], list_key = None, key
         elif value.startswith("[") and value.endswith("]"):
             inner = value[1:-1]
             if any(c in inner for c in "[]{}\"'"):
@@ -220,10 +210,6 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
             data[key] = [_scalar(v) for v in inner.split(",") if v.strip()]
         else:
             data[key] = _scalar(value)
-    # `key:` followed by no items is null, as in YAML.
-    for key in block_keys:
-        if data[key] == []:
-            data[key] = None
     return data, pos
 
 
@@ -375,15 +361,9 @@ def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict
 
 def load_settings(workspace: str, rules_dir: str | None = None, *,
                   source: str | None = None) -> Settings:
-    """Settings for ``workspace``: ``slopjudge.yaml``, else ``[tool.slopjudge]``.
-
-    ``rules_dir`` (the ``--rules`` flag, relative to the current directory)
-    beats the file. ``SLOPJUDGE_EVENTS_FILE`` and ``SLOPJUDGE_RUNNER`` beat
-    both. Raise :class:`ConfigError` for a settings file slopjudge cannot use.
-    ``source``: the folder the settings files are read from, and where a default
-    ``RUBRIC.md`` and ``templates/`` are looked for, when not the workspace (another
-    commit's files, written out: ``run --rules-from``); paths still name the workspace.
-    """
+    """Settings for ``workspace``; ``rules_dir``: the ``--rules`` flag. ``source``: where
+    the settings, a default RUBRIC.md and templates/ are read when not the workspace
+    (``run --rules-from``'s copy of a commit); paths still name the workspace."""
     workspace = os.path.abspath(workspace)
     src = os.path.abspath(source) if source else workspace
     values: dict[str, Any] = {}
@@ -425,13 +405,8 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
 
 
 def ensure_state_ignored(state_dir: str) -> None:
-    """Keep slopjudge's own files out of git's view of the work tree.
-
-    A work-tree changeset includes untracked files: the rules cache, the event
-    log and the verdict cache must never show up in it as changes. A
-    ``.gitignore`` holding ``*`` inside the state folder hides the folder
-    whatever the repository's own ignore rules say. One stat when present.
-    """
+    """A ``.gitignore`` of ``*`` in the state folder: a work-tree changeset includes
+    untracked files, and the caches and event log must never show up in it."""
     marker = os.path.join(state_dir, ".gitignore")
     if os.path.exists(marker):
         return

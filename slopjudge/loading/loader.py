@@ -1,21 +1,12 @@
-"""Rule files into typed :class:`~slopjudge.model.Rule` objects, every problem reported.
-
-Order of work: find the files; per file, parse with ruamel.yaml (positions),
-validate the shape against ``schemas/rule.schema.json``, then the meaning
-(unknown fields, judge-only fields, durations, tool rules, scripts and
-templates on disk); across files, resolve ``needs``, refuse cycles, and
-disable rules that need a rule which does not load. Each problem is one
-:class:`~slopjudge.model.LoadError` (``path:line:col: message``); a broken
-rule disables only itself and the rules that need it.
-
-Only a cache miss imports this module (``loading/rulecache.py``): the hooks
-pay for ruamel.yaml, jsonschema and jinja2 only when a rule file changed.
+"""Rule files into :class:`~slopjudge.model.Rule` objects, every problem one
+``path:line:col: message``: per file the YAML, its shape (the rule schema), then its
+meaning; across files the ``needs``. A broken rule disables itself and the rules that
+need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, jinja2).
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
 import shutil
@@ -28,7 +19,6 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from slopjudge.loading.config import display_path
-from slopjudge.loading.durations import DurationError, parse_duration
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.loading.templates import validate_template
@@ -54,12 +44,8 @@ RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
-    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; nothing else.
-
-    ``.yml`` is the same format under the other common spelling: such a file is
-    loaded too, never skipped in silence (a rule a person wrote must not be
-    quietly out of force). Both spellings for one id are a duplicate id.
-    """
+    """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; ``.yml`` too,
+    never skipped in silence (a rule a person wrote must not be quietly out of force)."""
     found: list[tuple[str, str]] = []
     try:
         entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
@@ -81,6 +67,42 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 # ---- helpers -----------------------------------------------------------------
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+          "h": 3600.0}
+_PART = r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
+_BARE_NUMBER = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
+
+
+class DurationError(ValueError):
+    pass
+
+
+def parse_duration(value: object) -> float:
+    """Seconds in a Go-style duration (sloprail's syntax: ``1m30s``), > 0. A bare number is
+    refused: seconds or minutes, a wrong guess kills a good check or lets a hung one hang."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        n = str(int(value)) if float(value).is_integer() else str(value)
+        raise DurationError(f"`{n}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+    if not isinstance(value, str):
+        raise DurationError(f"`{value}` is not a duration; write one like `30s` or `2m`")
+    text = value.strip()
+    if _BARE_NUMBER.fullmatch(text):
+        n = text.lstrip("+")
+        raise DurationError(f"`{text}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+    if text.startswith("-"):
+        raise DurationError(f"`{text}` is negative; a timeout must be > 0")
+    body = text[1:] if text.startswith("+") else text
+    if not body:
+        raise DurationError("an empty duration; write one like `30s` or `2m`")
+    if not re.fullmatch(f"(?:{_PART})+", body):
+        raise DurationError(
+            f"`{text}` is not a duration; write one like `30s`, `2m`, `1m30s`, `500ms` or `1h`")
+    total = sum(float(n) * _UNITS[unit] for n, unit in re.findall(_PART, body))
+    if total <= 0:
+        raise DurationError(f"`{text}` is zero; a timeout must be > 0")
+    return total
 
 
 def _suggest(word: str, options: Iterable[str]) -> str:
@@ -135,11 +157,6 @@ def _type_word(instance: Any) -> str:
     return next((w for t, w in _VALUE_TYPES if isinstance(instance, t)), type(instance).__name__)
 
 
-@functools.cache
-def _load_validator() -> Any:
-    return Draft202012Validator(_RULE_SCHEMA)
-
-
 # ---- one file ----------------------------------------------------------------
 
 
@@ -182,7 +199,6 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
 
 
 def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-    """One rule file: parse it, check it against the schema, then read its meaning."""
     data = _parse(fr)
     if data is None:
         return
@@ -239,35 +255,33 @@ def parse_yaml(text: str) -> Any:
 def _parse(fr: _FileRule) -> Any:
     """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
     try:
-        with open(fr.path, encoding="utf-8") as f:
-            text = f.read(MAX_RULE_CHARS + 1)
-        if len(text) > MAX_RULE_CHARS:
-            fr.err((1, 1), f"the rule file is larger than {MAX_RULE_CHARS // 1024} KiB; "
-                           "a rule is a page of YAML (large data belongs in a file beside it)")
-            return None
-    except UnicodeDecodeError as exc:
-        fr.err((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}")
-        return None
-    except OSError as exc:
-        fr.err((1, 1), f"cannot read the rule file: {exc.strerror or exc}")
-        return None
-    try:
-        data = parse_yaml(text)
+        return _mapping(fr.path)
     except YamlProblem as exc:
         fr.err(*exc.args)
         return None
+
+
+def _mapping(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(MAX_RULE_CHARS + 1)
+    except UnicodeDecodeError as exc:
+        raise YamlProblem((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise YamlProblem((1, 1), f"cannot read the rule file: {exc.strerror or exc}") from None
+    if len(text) > MAX_RULE_CHARS:
+        raise YamlProblem((1, 1), f"the rule file is larger than {MAX_RULE_CHARS // 1024} KiB; "
+                          "a rule is a page of YAML (large data belongs in a file beside it)")
+    data = parse_yaml(text)
     if data is None:
-        fr.err((1, 1), "the file is empty; a rule needs `description` and `checks`")
-        return None
+        raise YamlProblem((1, 1), "the file is empty; a rule needs `description` and `checks`")
     swollen = _swollen(data)
     if swollen is not None:
-        fr.err(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} values "
-                                   "through its aliases (`*name`); write the values out")
-        return None
+        raise YamlProblem(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} "
+                          "values through its aliases (`*name`); write the values out")
     if not isinstance(data, dict):
-        fr.err(_pos(data), "the top level must be a mapping (description, checks, …), "
-                           f"not {_type_word(data)}")
-        return None
+        raise YamlProblem(_pos(data), "the top level must be a mapping (description, checks, "
+                          f"…), not {_type_word(data)}")
     return data
 
 
@@ -279,45 +293,41 @@ MAX_YAML_NODES = 100_000
 
 def _swollen(data: Any) -> Any:
     """The container at which ``data``, aliases expanded, passes MAX_YAML_NODES values
-    (or refers to itself); None when it stays under. Each shared container is sized once."""
+    (or holds itself); None when it stays under. Each shared container is sized once."""
     sizes: dict[int, int] = {}
+    culprit: list[Any] = []
 
     def size(node: Any) -> int:
         if not isinstance(node, (dict, list)):
             return 1
-        known = sizes.get(id(node))
-        if known is not None:
-            if known < 0:
-                raise _Swollen(node)  # a container inside itself: endless when walked
-            return known
+        total = sizes.get(id(node), 1)
+        if total < 0:  # a container inside itself: endless when walked
+            culprit[:] = culprit or [node]
+            return MAX_YAML_NODES + 1
+        if id(node) in sizes:
+            return total
         sizes[id(node)] = -1
-        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
-        total = 1
-        for item in items:
+        for item in [*node.keys(), *node.values()] if isinstance(node, dict) else node:
             total += size(item)
             if total > MAX_YAML_NODES:
-                raise _Swollen(node)
+                if not culprit:
+                    culprit.append(node)
+                return total
         sizes[id(node)] = total
         return total
 
     try:
         size(data)
-    except _Swollen as exc:
-        return exc.args[0]
     except RecursionError:
         return data
-    return None
-
-
-class _Swollen(Exception):
-    """``args[0]``: the container at which the expansion passed the limit."""
+    return culprit[0] if culprit else None
 
 
 # -- the schema --
 
 
 def _schema(fr: _FileRule, data: Any) -> None:
-    for error in _load_validator().iter_errors(data):
+    for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
         problem = _schema_problem(data, error)
         if problem is not None:
             fr.err(*problem)

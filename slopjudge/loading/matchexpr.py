@@ -1,12 +1,6 @@
-"""A rule's ``match:``: sloprail's match expressions (expr-lang's grammar, the part
-rules use; for users: docs/sloprail.md), compiled at load and evaluated per file or
-per event.
-
-As in expr-lang, ``matches`` is an unanchored regular-expression search (RE2 syntax
-read by Python's ``re``; ``\\z`` is read as ``\\Z``); a wrong type is a runtime error,
-and a runtime error never reads as "no match": the caller fails closed on it. A
-literal regular expression is compiled at load, so a bad one is a load error with its
-position. Standard library only: the PreToolUse hook evaluates these.
+"""A rule's ``match:``: sloprail's match expressions (expr-lang's grammar, the part rules
+use: docs/sloprail.md). A wrong type is a runtime error, never "no match": the caller
+fails closed on it. Standard library only: the PreToolUse hook evaluates these.
 """
 
 from __future__ import annotations
@@ -22,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class MatchError(Exception):
-    """A match expression that does not compile; ``offset`` is where, in its text."""
+    """A match expression that does not compile at ``offset``."""
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
@@ -30,7 +24,7 @@ class MatchError(Exception):
 
 
 class MatchRuntimeError(Exception):
-    """A match expression that could not be evaluated on this input."""
+    pass
 
 
 _NO_ELEM = object()
@@ -179,13 +173,7 @@ class _Parser:
             self.expect(")")
             return node
         if kind == "op" and value == "[":
-            items: list[Fn] = []
-            while not self.at_op("]"):
-                items.append(self.expr(0))
-                if not self.at_op(","):
-                    break
-                self.take()
-            self.expect("]")
+            items = self.items("]")
             return lambda env, el: [f(env, el) for f in items]
         if kind == "op" and value in ("#", "."):
             if not self.predicate_depth:
@@ -193,10 +181,7 @@ class _Parser:
                                  "predicate such as any(list, .kind == \"x\")", at)
             if value == "#":
                 return lambda env, el: el
-            k2, name, at2 = self.take()
-            if k2 != "name":
-                raise MatchError(f"expected a field name after `.`, found {_shown(k2, name)}",
-                                 at2)
+            name, at2 = self.field_name(".")
             return lambda env, el: _member(el, name, at2, False)
         if kind == "name":
             if self.at_op("("):
@@ -211,18 +196,7 @@ class _Parser:
         if name not in _FUNCTIONS:
             raise MatchError(f"unknown function `{name}` ({', '.join(_FUNCTIONS)})", at)
         self.expect("(")
-        args: list[Fn] = []
-        while not self.at_op(")"):
-            if name in _PREDICATES and len(args) == 1:
-                self.predicate_depth += 1
-                args.append(self.expr(0))
-                self.predicate_depth -= 1
-            else:
-                args.append(self.expr(0))
-            if not self.at_op(","):
-                break
-            self.take()
-        self.expect(")")
+        args = self.items(")", predicate=name in _PREDICATES)
         want = 2 if name in _PREDICATES else 1
         if len(args) != want:
             raise MatchError(f"`{name}` takes {want} argument{'s' * (want > 1)}, "
@@ -240,11 +214,30 @@ class _Parser:
                 self.expect("]")
                 node = _index(node, index, at)
                 continue
-            k2, name, at2 = self.take()
-            if k2 != "name":
-                raise MatchError(f"expected a field name after `{value}`, found "
-                                 f"{_shown(k2, name)}", at2)
+            name, at2 = self.field_name(value)
             node = _field(node, name, at2, value == "?.")
+
+    def items(self, close: str, predicate: bool = False) -> list[Fn]:
+        """Expressions separated by commas up to ``close``; a predicate's second one is
+        where ``#`` and ``.field`` name the current element."""
+        out: list[Fn] = []
+        while not self.at_op(close):
+            inner = predicate and len(out) == 1
+            self.predicate_depth += inner
+            out.append(self.expr(0))
+            self.predicate_depth -= inner
+            if not self.at_op(","):
+                break
+            self.take()
+        self.expect(close)
+        return out
+
+    def field_name(self, after: str) -> tuple[str, int]:
+        kind, name, at = self.take()
+        if kind != "name":
+            raise MatchError(f"expected a field name after `{after}`, found "
+                             f"{_shown(kind, name)}", at)
+        return name, at
 
 
 def _shown(kind: str, value: Any) -> str:
@@ -408,8 +401,6 @@ def _function(name: str, args: list[Fn], at: int) -> Fn:
 
 
 class Match:
-    """A compiled match expression."""
-
     def __init__(self, src: str, names: frozenset[str]) -> None:
         self.src = src
         self._fn = _Parser(src, names).parse()

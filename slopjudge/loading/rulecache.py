@@ -1,15 +1,10 @@
-"""The validated-rules cache: skip parsing and validating rules that did not change.
+"""The validated-rules cache: every hook loads the rules, and parsing and validating
+them costs far more than the hook's own work.
 
-Every agent hook loads the rules, and parsing and validating them costs far more than
-the hook's own work. The last :class:`~slopjudge.model.LoadResult` is kept in
-``<state_dir>/cache/rules.json`` under a key of file stats ``(path, size, mtime_ns,
-mode)`` of everything it depends on: the rules and template folders, RUBRIC.md, the
-settings files, scripts and PATH folders elsewhere, the validating code and the
-version; ``PATH`` itself only when a rule names a command found there. The mode counts
-because ``chmod +x`` fixes a "not executable" error without touching mtime.
-
-The file is signed (:mod:`slopjudge.cachesign`): one slopjudge did not write (a rules
-list an agent emptied) is a miss. Standard library only on a hit.
+The last load result is kept under a key of the stats (size, mtime, mode: ``chmod +x``
+fixes a rule without touching mtime) of everything it depends on, ``PATH`` only when a
+rule names a command found there. The file is signed (:mod:`slopjudge.cachesign`): one
+slopjudge did not write (a rules list an agent emptied) is a miss.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 2
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
-_CODE = ("loading/loader.py", "loading/toolrules.py", "loading/durations.py", "model.py",
+_CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
          "loading/templates.py", "loading/config.py", "procs.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
@@ -44,11 +39,11 @@ def cache_path(settings: Settings) -> str:
     return os.path.join(settings.state_dir, "cache", "rules.json")
 
 
-def _stat(path: str) -> list[int] | None:
+def _stat(path: str | os.DirEntry[str]) -> list[int] | None:
     try:
-        st = os.stat(path)
+        st = path.stat() if isinstance(path, os.DirEntry) else os.stat(path)
     except OSError:
-        return None
+        return None  # a dangling symlink too: its appearing target must count
     return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
@@ -67,10 +62,9 @@ def _walk(root: str, out: dict[str, Any]) -> None:
                     if entry.name not in _SKIP_DIRS:
                         stack.append(entry.path)
                     continue
-                st = entry.stat()
-                out[entry.path] = [st.st_size, st.st_mtime_ns, st.st_mode]
             except OSError:
-                out[entry.path] = None  # a dangling symlink: its appearing target must count
+                pass
+            out[entry.path] = _stat(entry)
 
 
 def cache_key(settings: Settings) -> dict[str, Any]:
@@ -199,11 +193,8 @@ def _write(
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
-    """The rules for ``settings``, from the cache when nothing they depend on changed.
-
-    Every command and hook starts here, so this is also where the state folder
-    is first marked as ignored, before anything is written to it.
-    """
+    """The rules, from the cache when nothing they depend on changed. Every command and
+    hook starts here: the state folder is marked ignored before anything is written."""
     from slopjudge.loading.config import ensure_state_ignored
 
     ensure_state_ignored(settings.state_dir)

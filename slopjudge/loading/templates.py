@@ -1,18 +1,5 @@
-"""Judge templates: a sandboxed, strict Jinja2 environment that keeps data inert.
-
-- Sandboxed (``ImmutableSandboxedEnvironment``): no Python internals, no mutating the payload.
-- Strict undefined: a name or key the payload lacks is an error, found at load time by
-  rendering each template against a synthetic payload.
-- Autoescape: every interpolated value (diffs, file contents, prepare output) has ``&``,
-  ``<`` and ``>`` turned into entities, so data can never close the template's own tags
-  (``</file>``, ``</diff>``) or open new ones. Trusted text (the template, its includes,
-  the rubric) is not escaped; data is never rendered a second time.
-
-sloprail's templates port (docs/sloprail.md): its filters ``raw``, ``dirname`` and
-``funcname``, its compact ``tojson``, and its undefined rule (a key missing on a present
-parent renders empty at run time) are followed where they keep data inert; the load
-check stays strict.
-"""
+"""Judge templates: a sandboxed Jinja2 environment that keeps data inert, strict when
+a rule loads (what it guarantees, and where it follows sloprail's: docs/judges.md)."""
 
 from __future__ import annotations
 
@@ -51,9 +38,8 @@ _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def escape_data(value: Any) -> Markup:
-    """``value`` safe to interpolate into a prompt: no tag can be closed or opened. Also
-    the environment's ``finalize``, run on every ``{{ }}`` result before Jinja's own
-    escape, which the Markup returned makes a no-op."""
+    """``value`` safe to interpolate into a prompt: no tag can be closed or opened (the
+    environment's ``finalize``: Jinja's own escape then does nothing)."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
     return Markup(str(value).translate(_ESCAPES))
@@ -66,29 +52,25 @@ def _break_close(text: str) -> str:
 
 
 def _raw(value: Any) -> Markup:
-    """``raw``: the value without entity escaping, but every ``</`` still broken, so it
-    cannot end the ``<file>``/``<diff>`` it sits in (sloprail's trusts it fully). Trusted
-    text (a ``{% set %}`` block of the template, the rubric) is kept verbatim."""
+    """No entities, but every ``</`` still broken (sloprail's ``raw`` trusts the value)."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
     return Markup(_break_close(str(value)))
 
 
 def _dirname(value: Any) -> str:
-    """Go's ``path.Dir``, as sloprail's ``dirname``: ``"a"`` is ``"."``, ``""`` is ``"."``."""
+    """Go's ``path.Dir``, as sloprail's ``dirname``."""
     head = str(value).rpartition("/")[0] + ("/" if "/" in str(value) else "")
     cleaned = posixpath.normpath(head) if head else "."
     return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
 
 
 def _funcname(value: Any) -> str:
-    """sloprail's ``funcname``: the text after the last dot (``e2e.TestFoo`` -> ``TestFoo``)."""
     return str(value).rpartition(".")[2]
 
 
 def _tojson(value: Any, indent: int | None = None) -> Markup:
-    """sloprail's ``tojson``: keys sorted, compact, ``&``/``<``/``>`` as themselves (Jinja's
-    writes ``\\u003c``); only ``</`` is broken, as ``<\\/``, which JSON reads back."""
+    """sloprail's ``tojson``: keys sorted, compact, only ``</`` broken."""
     import json
 
     if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
@@ -119,37 +101,28 @@ def _prepared(value: Any, where: str = "additionalContext") -> Any:
     return value
 
 
-def _missing_key(parent: _Prepared, name: object) -> str:
-    """What a template read that prepare did not supply, with the nearest key it did."""
-    keys = sorted(str(k) for k in parent)
-    hint = difflib.get_close_matches(str(name), keys, n=1)
-    tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
-    has = ", ".join(keys) if keys else "no keys"
-    return (f"prepare's output has no {parent.where}.{name} (it has {has}{tip}); "
-            "test optional keys with `is defined`")
-
-
 class _SloprailUndefined(jinja2.StrictUndefined):
-    """sloprail's (gonja's) undefined, where it cannot hide a mistake at load: a key
-    missing on a present parent (``event.oldContent`` on a delete) prints as "" and tests
-    false. Everything else stays an error (a missing top-level name, reading through a
-    missing parent, iterating, comparing); the load check is strict against a payload
-    with every field, so a misspelled key is still refused when the rule loads."""
+    """sloprail's (gonja's) undefined where it cannot hide a mistake: a key missing on a
+    present parent prints as "" and tests false; the load check stays strict."""
 
     __slots__ = ()
 
     def _lenient(self) -> bool:
         parent = self._undefined_obj
-        # Prepare's output stays strict: a key it did not supply is a bug in
-        # it, and an empty value there would ask the judge about less than the
-        # author meant. Test optional keys with `is defined`.
+        # Prepare's output stays strict: an empty value there would ask the judge
+        # about less than the author meant.
         return parent is not jinja2.utils.missing and not isinstance(parent, _Prepared)
 
     @property
     def _undefined_message(self) -> str:
-        if isinstance(self._undefined_obj, _Prepared) and not self._undefined_hint:
-            return _missing_key(self._undefined_obj, self._undefined_name)
-        return super()._undefined_message
+        parent, name = self._undefined_obj, self._undefined_name
+        if not isinstance(parent, _Prepared) or self._undefined_hint:
+            return super()._undefined_message
+        keys = sorted(str(k) for k in parent)
+        hint = difflib.get_close_matches(str(name), keys, n=1)
+        tip = f"; did you mean {parent.where}.{hint[0]}?" if hint else ""
+        return (f"prepare's output has no {parent.where}.{name} (it has "
+                f"{', '.join(keys) or 'no keys'}{tip}); test optional keys with `is defined`")
 
     def __str__(self) -> str:  # type: ignore[override]
         if self._lenient():
@@ -163,12 +136,11 @@ class _SloprailUndefined(jinja2.StrictUndefined):
 
 
 class TemplateRenderError(Exception):
-    """A template failed to render; ``str()`` is ``path:line: message``."""
+    """``str()`` is ``path:line: message``."""
 
 
-# Wall-clock limits on running a template: at load time (against the synthetic
-# payload) and when a judge renders its prompt. A template that runs longer is
-# an error at the line it had reached, never a hang.
+# Wall-clock limits on a render (at load, and for a judge's prompt): past them the
+# template is an error at the line it had reached, never a hang.
 LOAD_TIME_LIMIT_S = 3.0
 RENDER_TIME_LIMIT_S = 10.0
 # Values no prompt needs, refused before Python spends memory or minutes on them.
@@ -177,13 +149,7 @@ MAX_REPEAT_ITEMS = 10_000_000
 
 
 class TemplateTimeout(Exception):
-    """A template ran past its wall-clock limit."""
-
-    def __init__(self, limit: float) -> None:
-        super().__init__(
-            f"the template ran longer than {limit:g} s and was stopped "
-            "(a loop or a value too large for a prompt)"
-        )
+    pass
 
 
 _clock = threading.local()  # ``end``: this thread's render deadline (monotonic), if any
@@ -193,19 +159,15 @@ def check_deadline() -> None:
     """Raise :class:`TemplateTimeout` once this thread's render is past its deadline."""
     end = getattr(_clock, "end", None)
     if end is not None and time.monotonic() > end:
-        raise TemplateTimeout(_clock.limit)
+        raise TemplateTimeout(f"the template ran longer than {_clock.limit:g} s and was "
+                              "stopped (a loop or a value too large for a prompt)")
 
 
 @contextmanager
 def _deadline(limit: float) -> Iterator[None]:
-    """Stop a render that runs past ``limit`` seconds with :class:`TemplateTimeout`.
-
-    Works in any thread (no alarm signal reaches a judge's worker thread): compiled
-    templates check the clock on entering every block, on every call and in every filter
-    and test, where a runaway template spends its time (a trace function cost twice as
-    much). One operation of Python's own (a huge string method) is not cut short; huge
-    numbers and repetitions are refused before they run (:func:`_too_large`).
-    """
+    """Stop a render past ``limit`` seconds, in any thread (no alarm signal reaches a
+    judge's worker): the clock is checked in every block, call, filter and test (a trace
+    function cost twice as much). A huge number or repetition is refused before it runs."""
     outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
     _clock.end, _clock.limit = time.monotonic() + limit, limit
     try:
@@ -215,8 +177,6 @@ def _deadline(limit: float) -> Iterator[None]:
 
 
 class _DeadlineCodeGenerator(CodeGenerator):
-    """Jinja's code generator, with a deadline check at the start of every block."""
-
     def blockvisit(self, body: Iterable[nodes.Node], frame: Frame) -> None:
         self.writeline("environment.check_deadline()")
         super().blockvisit(body, frame)
@@ -244,11 +204,8 @@ def _too_large(operator: str, left: Any, right: Any) -> str | None:
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """The sandbox, with ``**`` and ``*`` checked before they run.
-
-    Intercepting them also stops Jinja from folding ``{{ 10**10**8 }}`` into a
-    constant while it compiles, where no time limit could stop it.
-    """
+    """``**`` and ``*`` checked before they run; intercepting them also stops Jinja
+    folding ``{{ 10**10**8 }}`` into a constant while it compiles, past any time limit."""
 
     intercepted_binops = frozenset({"**", "*"})
     code_generator_class = _DeadlineCodeGenerator
@@ -289,8 +246,7 @@ def _environment(
 
 
 def _checked(fn: Any) -> Any:
-    """``fn`` checking the render's deadline first: a loop inside a filter or a loop's
-    test runs no block of its own."""
+    """A loop inside a filter or a loop's test runs no block of its own."""
 
     @wraps(fn)  # keeps Jinja's pass_context marks
     def checked(*args: Any, **kwargs: Any) -> Any:
@@ -323,7 +279,6 @@ def _locate(
 
 
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
-    """Render a judge template; raises :class:`TemplateRenderError` with file:line."""
     env, name = _locate(path, rule_dir, template_dirs)
     try:
         template = env.get_template(name)
@@ -347,7 +302,7 @@ def template_sha256(path: str) -> str | None:
 
 
 class _Anything:
-    """Any value prepare or a tool call may supply; lenient so templates load."""
+    """Any value prepare or a tool call may supply, so templates load."""
 
     def __getattr__(self, name: str) -> Any:
         # Jinja and the sandbox probe these: they must read as absent.
@@ -385,8 +340,6 @@ class _Anything:
 
 
 class _AnyMapping(dict[str, Any]):
-    """A mapping where every key exists: ``additionalContext.<anything>`` loads."""
-
     def __missing__(self, key: Any) -> Any:
         return _Anything()
 
@@ -406,9 +359,8 @@ _SAMPLE_DIFF = (
 def synthetic_payload(
     rule_dir: str = "/rules/example", *, each: str = "changeset"
 ) -> dict[str, Any]:
-    """A payload with every SPEC §3 key and one sample file, for load-time rendering:
-    built by the one payload builder, with open mappings for what a tool call or prepare
-    supply; with ``each="file"`` the event is that file's sloprail view, every field in."""
+    """A payload with every SPEC §3 key and one sample file, for load-time rendering
+    (``each="file"``: the event is that file's, every field in)."""
     from slopjudge.model import Changeset, Commit, Event, FileChange, Rule
     from slopjudge.payload import build_payload, file_event
 
@@ -452,24 +404,15 @@ def synthetic_payload(
     return payload
 
 
-def _template_frames(exc: BaseException) -> list[tuple[str, int]]:
-    """(file, line) of each template frame in the traceback, outermost first."""
-    frames: list[tuple[str, int]] = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        name = fs.filename or ""
-        # Jinja rewrites template frames to carry the template's own file and line.
-        if name and not name.endswith((".py", ".pyc")) and os.path.isfile(name):
-            frames.append((name, fs.lineno or 1))
-    return frames
-
-
 def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
-    """Turn a Jinja exception into (file, line, message)."""
     if isinstance(exc, jinja2.TemplateSyntaxError):
         where = exc.filename or path
         return where, exc.lineno or 1, exc.message or str(exc)
-    frames = _template_frames(exc)
-    where, line = frames[-1] if frames else (path, 1)
+    # The innermost template frame: Jinja rewrites them to carry the template's file and line.
+    where, line = next(((fs.filename, fs.lineno or 1)
+                        for fs in reversed(traceback.extract_tb(exc.__traceback__))
+                        if fs.filename and not fs.filename.endswith((".py", ".pyc"))
+                        and os.path.isfile(fs.filename)), (path, 1))
     if isinstance(exc, SecurityError):
         return where, line, f"sandbox: {exc}"
     if isinstance(exc, TemplateTimeout):
@@ -544,12 +487,8 @@ def _static_problems(
 def validate_template(
     path: str, *, rule_dir: str, template_dirs: list[str], each: str = "changeset"
 ) -> list[LoadError]:
-    """Compile a template and render it against a synthetic payload; every problem found.
-
-    Strict undefined here, whatever the run-time rule: every field a payload can
-    carry is in the synthetic one, so a name it lacks is a mistake. The per-file
-    event fields are there only for ``each: file``, the one place they are sure.
-    """
+    """Every problem of a template, rendered against a synthetic payload with strict
+    undefined: every field a payload can carry is in it, so a name it lacks is a mistake."""
     target = os.path.abspath(path)
     if not os.path.isfile(target):
         return [LoadError(path, 1, 1, f"template not found: {path}")]

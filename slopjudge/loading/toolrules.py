@@ -1,10 +1,6 @@
-"""Harness tool rules: ``Read``, ``Grep``, ``Bash(git show:*)``, ``mcp__*``.
-
-A judge's ``allowed_tools``/``disallowed_tools`` and a rule's ``tools`` hold
-one rule per item. The runner joins them with spaces into ONE argument
-(sr-agent's contract), so an item that is really two rules, or whose
-parentheses do not balance, would silently change what the judge may do;
-slopjudge refuses such items at load time instead.
+"""Harness tool rules (``Read``, ``Bash(git show:*)``, ``mcp__*``), one per item: the
+runner joins them into ONE argument (sr-agent's contract), so an item that is two
+rules, or whose parentheses do not balance, would silently change what the judge may do.
 """
 
 from __future__ import annotations
@@ -17,10 +13,8 @@ _NAME = re.compile(r"[A-Za-z0-9_*?][A-Za-z0-9_*?.:\-]*")
 
 
 def split_tool_rules(text: str) -> list[str]:
-    """Split a comma/whitespace separated list, keeping ``Bash(git show:*)`` whole.
-
-    Raise ValueError when the parentheses do not balance.
-    """
+    """Split a comma/whitespace separated list, keeping ``Bash(git show:*)`` whole;
+    ValueError when the parentheses do not balance."""
     rules, current, depth = [], "", 0
     for ch in text:
         depth += (ch == "(") - (ch == ")")
