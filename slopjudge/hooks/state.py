@@ -1,41 +1,30 @@
-"""Per-session hook state under ``<state_dir>/state/``.
-
-- ``<session>.json``: the baseline recorded at session start
-  (``{"head": sha|None, "tree": sha, "time": ...}``).
-- ``<session>.<counter>.count``: consecutive Stop refusals, one file per
-  counter (``stop``, ``subagent-<agent id>``) so a subagent's stop never
-  races the main agent's.
-
-Writes are atomic (temp file + rename); a missing or damaged file reads as
-empty, which at worst restarts a counter.
+"""Per-session hook state under ``<state_dir>/state/``: ``<session>.json``, the baseline
+recorded at session start (``{"head", "tree", "git", "time", "mac"}``), and
+``<session>.<counter>.count``, the Stop blocks in a row, one file per counter (``stop``,
+``subagent-<agent id>``) so a subagent's stop never races the main agent's. A missing or
+damaged counter reads as 0, which at worst restarts it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import time
 from typing import Any
 
+from slopjudge import cachesign
 from slopjudge.fsutil import write_atomic
 from slopjudge.sessions import session_key, state_dir
 
 
-def _read_json(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def baseline_path(base: str, session_id: str | None) -> str:
-    return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
-
-
 class BaselineError(Exception):
     """A baseline file that slopjudge did not write as it is now."""
+
+
+def _baseline_path(base: str, session_id: str | None) -> str:
+    return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
 
 
 def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
@@ -46,42 +35,38 @@ def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
     return signed
 
 
-def _session_mark(base: str, session_id: str | None, what: str = "") -> str | None:
-    """A file beside the signing key, outside the workspace, saying a baseline was
-    recorded for this session here: a baseline file deleted from the workspace is then
-    told apart from one never recorded (which falls back to HEAD). ``what`` names
-    another mark of the session kept there for the same reason."""
-    if not session_id:
-        return None
-    import hashlib
-
-    from slopjudge import cachesign
-
+def _mark(base: str, session_id: str, what: str = "") -> str:
+    """A file beside the signing key, outside the workspace where the agent can write:
+    it says a baseline was recorded for the session (so one deleted from the workspace is
+    told apart from one never recorded, which falls back to HEAD), or ``what`` else."""
     key = f"{os.path.realpath(base)}\0{session_id}" + (f"\0{what}" if what else "")
     digest = hashlib.sha256(key.encode()).hexdigest()
     return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
 
 
-def relay_marked(base: str, session_id: str | None, counter: str) -> bool:
-    """Whether the last stop asked the agent to relay its end notice. The mark lives
-    outside the workspace: one there would let the agent end any blocked stop."""
-    mark = _session_mark(base, session_id or "-", f"relay\0{counter}")
-    return mark is not None and os.path.exists(mark)
-
-
-def set_relay_mark(base: str, session_id: str | None, counter: str, on: bool) -> None:
-    mark = _session_mark(base, session_id or "-", f"relay\0{counter}")
-    if mark is None:
-        return
-    if not on:
-        try:
-            os.unlink(mark)
-        except FileNotFoundError:
-            pass
-        return
+def _write_mark(mark: str, base: str) -> None:
     os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
     with open(mark, "w", encoding="utf-8") as fh:
         fh.write(f"{base}\n")
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def relay_marked(base: str, session_id: str | None, counter: str) -> bool:
+    """Whether the last stop asked the agent to relay its end notice (a mark in the
+    workspace would let the agent end any blocked stop)."""
+    return os.path.exists(_mark(base, session_id or "-", f"relay\0{counter}"))
+
+
+def set_relay_mark(base: str, session_id: str | None, counter: str, on: bool) -> None:
+    mark = _mark(base, session_id or "-", f"relay\0{counter}")
+    if on:
+        _write_mark(mark, base)
+    else:
+        _remove(mark)
 
 
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
@@ -90,15 +75,16 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     The file sits in the workspace, where the agent can write: a baseline rewritten
     to the agent's own tree would hide every change. So it carries a MAC under the key
     kept outside the workspace, and one that does not verify raises BaselineError."""
-    from slopjudge import cachesign
-
-    path = baseline_path(base, session_id)
-    data = _read_json(path)
-    if data is None or not isinstance(data.get("tree"), str):
+    path = _baseline_path(base, session_id)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("tree"), str):
         if os.path.exists(path):
             raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
-        mark = _session_mark(base, session_id)
-        if mark is not None and os.path.exists(mark):
+        if session_id and os.path.exists(_mark(base, session_id)):
             raise BaselineError(f"the session baseline {path} was recorded at session start "
                                 "and has since been deleted")
         return None
@@ -120,8 +106,6 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
 
 def save_baseline(base: str, session_id: str | None, head: str | None, tree: str,
                   git: dict[str, str] | None = None) -> None:
-    from slopjudge import cachesign
-
     record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
                               "time": time.time()}
     if git is not None:
@@ -131,12 +115,9 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
         raise BaselineError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                             "safely, so no baseline can be signed")
     record["mac"] = mac
-    write_atomic(baseline_path(base, session_id), json.dumps(record) + "\n")
-    mark = _session_mark(base, session_id)
-    if mark is not None:  # an error here is start's to report: Stop would not know
-        os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
-        with open(mark, "w", encoding="utf-8") as fh:
-            fh.write(f"{base}\n")
+    write_atomic(_baseline_path(base, session_id), json.dumps(record) + "\n")
+    if session_id:  # an error here is start's to report: Stop would not know
+        _write_mark(_mark(base, session_id), base)
 
 
 def _counter_path(base: str, session_id: str | None, counter: str) -> str:
@@ -153,10 +134,7 @@ def get_count(base: str, session_id: str | None, counter: str) -> int:
 
 def set_count(base: str, session_id: str | None, counter: str, value: int) -> None:
     path = _counter_path(base, session_id, counter)
-    if value <= 0:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        return
-    write_atomic(path, f"{value}\n")
+    if value > 0:
+        write_atomic(path, f"{value}\n")
+    else:
+        _remove(path)
