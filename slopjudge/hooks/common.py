@@ -1,8 +1,6 @@
-"""What every hook point shares: the re-entry guard, lenient stdin, the
-event, output, and refusal text written for the agent.
-
-Standard library only (plus ``model``): this is on the PreToolUse fast path.
-"""
+"""What every hook point shares: the re-entry guard, reading the payload, the one
+answer, and refusal text written for the agent. On the PreToolUse fast path: standard
+library only (plus ``model``)."""
 
 from __future__ import annotations
 
@@ -40,13 +38,9 @@ def one_line(exc: BaseException) -> str:
 
 
 class fail_closed:  # lower case: it reads as a statement, ``with fail_closed() as failure:``
-    """The hooks' one catch-all: any error inside the block is caught and said in one line.
-
-    After the block, ``failure`` is true when something failed and ``failure.why``
-    names it; the hook point decides what that means (pre-tool and stop block,
-    start reports). Signals are turned into a block by ``hooks.main_fast``.
-    ``SLOPJUDGE_DEBUG=1`` lets the error through, traceback and all.
-    """
+    """The hooks' one catch-all: after the block, ``failure`` is true when an error was
+    caught and ``failure.why`` says it in one line; the hook point decides what that
+    means (pre-tool and stop block, start reports). ``SLOPJUDGE_DEBUG=1`` lets it through."""
 
     why: str | None = None
 
@@ -128,12 +122,8 @@ PATH_TOOLS = PATH_FIELDS
 
 
 def pre_tool_problem(payload: dict[str, Any]) -> str | None:
-    """Why a PreToolUse payload lacks what judging it needs, or None.
-
-    The tool's name, its input as an object, and the field slopjudge reads
-    for the tools it knows (a file tool's path, Bash's command). Other fields,
-    and odd types in fields slopjudge does not use, are no problem.
-    """
+    """Why a PreToolUse payload lacks what judging it needs (the tool's name, its input
+    as an object, a known tool's path or command), or None. Other fields are no problem."""
     name = payload.get("tool_name")
     if not isinstance(name, str) or not name.strip():
         return "`tool_name` is missing or not a string"
@@ -161,12 +151,10 @@ def flag(payload: dict[str, Any], key: str) -> bool:
 
 
 def find_workspace() -> str:
-    """The project the hooks guard: ``CLAUDE_PROJECT_DIR``, else the git top level
-    of this process's working folder, symlinks resolved.
-
-    Never the payload's ``cwd``: a session that wandered outside the project,
-    or into a repository nested in it, is still judged by the project's rules.
-    """
+    """The project the hooks guard: ``CLAUDE_PROJECT_DIR``, else the git top level of
+    this process's working folder, symlinks resolved. Never the payload's ``cwd``: a
+    session that wandered outside the project, or into a nested repository, is still
+    judged by the project's rules."""
     from slopjudge.loading.config import find_workspace as top_level
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")
@@ -239,22 +227,10 @@ def refusing(results: list[CheckResult]) -> list[CheckResult]:
     return [r for r in results if r.outcome in ("refuse", "error")]
 
 
-def errors_of(results: list[CheckResult]) -> list[CheckResult]:
-    """Checks that could not decide: they block, but are no finding in the change."""
-    return [r for r in results if r.outcome == "error"]
-
-
-def refusals_of(results: list[CheckResult]) -> list[CheckResult]:
-    return [r for r in results if r.outcome == "refuse"]
-
-
 def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
                   limit: int = 800) -> str:
     """The check's reason, its lines indented under the heading line, cut at ``limit``.
-
-    An error is worded for the person: the check could not run, which says
-    nothing about the change, and the agent is not asked to fix its code for it.
-    """
+    An error is worded for the person: it says nothing about the change."""
     reason = (result.reason or "").strip() or (
         "no reason given" if result.outcome == "error" else "refused without a reason")
     if len(reason) > limit:
@@ -274,13 +250,9 @@ def load_error_line(err: LoadError, workspace: str) -> str:
 def broken_rules(errors: list[LoadError], rules_dir: str, kind: str,
                  tool_name: str | None = None, tool_input: dict[str, Any] | None = None,
                  workspace: str | None = None) -> list[LoadError]:
-    """The load errors of rules that could concern this event (and tool call).
-
-    A rule whose file does not say its events readably counts for every
-    event, and for every tool when its tools are unreadable. Without a rules
-    folder nothing is enforced, and nothing is broken either: the start check
-    says so.
-    """
+    """The load errors of rules that could concern this event (and tool call); one
+    whose events (or tools) cannot be read concerns every event (or tool). Without a
+    rules folder nothing is enforced, and nothing is broken either."""
     if not errors or not os.path.isdir(rules_dir):
         return []
     found = []

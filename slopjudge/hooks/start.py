@@ -1,10 +1,7 @@
-"""SessionStart: record the session baseline and run the load check.
+"""SessionStart: record the session baseline and run the load check (docs/hooks.md).
 
-Never blocks: every problem, even an internal error or a payload it cannot
-read, is reported and the hook exits 0. Rules that do not load go to the
-agent's context (so it knows they are not in force, and that a person must
-fix them) and to stderr for the person. Empty stdin is the standalone load
-check (``slopjudge hook start </dev/null``), not a problem.
+Never blocks: every problem, even an internal error or a payload it cannot read, is
+reported and the hook exits 0. Empty stdin is the standalone load check, not a problem.
 """
 
 from __future__ import annotations
@@ -56,17 +53,14 @@ def load_check(settings: Any) -> tuple[list[str], str]:
     return problems, summary
 
 
-def trust_lines(agent: AgentHarness | None) -> list[str]:
+def trust_lines(agent: AgentHarness) -> list[str]:
     """Said loudly at every session start: the installed hooks the agent would not run
     (Codex runs a hook only once it is trusted, and skips the others without a word)."""
-    if agent is None:
-        return []
     problems = agent.trust_problems(common.find_workspace())
-    if problems:
-        common.note("WARNING: some of slopjudge's hooks will NOT run, so what they guard "
-                    "is not guarded:\n" + "\n".join(f"- {p}" for p in problems))
     if not problems:
         return []
+    common.note("WARNING: some of slopjudge's hooks will NOT run, so what they guard "
+                "is not guarded:\n" + "\n".join(f"- {p}" for p in problems))
     return [f"slopjudge's hooks that do not run: {p}" for p in problems] + [
         "Tell the person that these slopjudge hooks do not run, so what they guard is not "
         "guarded, and that `slopjudge doctor` says how to turn them on."]
@@ -90,8 +84,7 @@ def seal_line(settings: Any, agent: str) -> str:
             f"not be checked ({failure.why})")
 
 
-def handle(payload: dict[str, Any], notes: list[str] | None = None,
-           agent: str = "claude") -> int:
+def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
     from slopjudge.loading import config
 
     workspace = common.find_workspace()
@@ -116,7 +109,7 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None,
     if payload:  # in a session: the person sees systemMessage, not the hook's stderr
         answer["systemMessage"] = f"{sealing}{summary}"
     if problems or notes:
-        context = "\n".join(([text] if text else []) + (notes or []) + [summary])
+        context = "\n".join(([text] if text else []) + notes + [summary])
         answer["hookSpecificOutput"] = {
             "hookEventName": "SessionStart",
             "additionalContext": common.bound(context, 8000, "the output of `slopjudge validate`"),
@@ -129,8 +122,8 @@ def handle(payload: dict[str, Any], notes: list[str] | None = None,
     return 0
 
 
-def main(payload: dict[str, Any] | None, problem: Exception | None = None,
-         agent: AgentHarness | None = None) -> int:
+def main(payload: dict[str, Any] | None, problem: Exception | None,
+         agent: AgentHarness) -> int:
     if problem is not None and not getattr(problem, "empty", False):
         common.note(f"could not read the SessionStart payload ({problem}); running the load "
                     "check, and recording the baseline without the session's id")
@@ -140,6 +133,6 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None,
     if trust_failure:
         common.note(f"could not check which hooks the agent trusts: {trust_failure.why}")
     with common.fail_closed() as failure:
-        return handle(payload or {}, notes, agent.name if agent is not None else "claude")
+        return handle(payload or {}, notes, agent.name)
     common.note(f"session start check failed: {failure.why}")
     return 0  # start never blocks

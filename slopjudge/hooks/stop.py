@@ -1,19 +1,10 @@
-"""Stop / SubagentStop: judge the session's changes before the turn ends.
+"""Stop / SubagentStop: judge the session's changes (baseline to work tree) before the
+turn ends; docs/hooks.md says what blocks and when the turn may end anyway.
 
-The changeset runs from the baseline recorded at session start to the work
-tree now (untracked files included, ``.gitignore`` respected); without a
-baseline, from HEAD, and a refusal says so. A refusal blocks the stop
-(``{"decision":"block","reason":...}``) so the agent keeps working; retries
-(``stop_hook_active``) are judged again, and a per-session counter lets the
-turn end at ``stop_block_cap`` refusals in a row, saying the refusal stands
-(in a form the agent shows the person: Codex shows no hook message, so there one
-more block asks the agent to say it, and the stop after that ends the turn).
-
-When slopjudge cannot decide (a check errors, a rule that concerns the stop
-does not load, a payload it cannot read, an internal error) the stop is
-blocked too, with a message for the person: nothing there is a finding the
-agent can fix, and the agent may not edit rules. So such a block is given
-once per turn: at the retry the turn ends, saying the block stands.
+What only a person can fix (a check that errors, a rule that does not load, a payload
+slopjudge cannot read, an internal error) blocks once per turn: at the retry the turn
+ends, saying the block stands. An agent that shows no hook message (Codex) is asked to
+relay that notice, and the stop after that ends the turn.
 """
 
 from __future__ import annotations
@@ -28,7 +19,6 @@ from slopjudge.hooks import backstop, common, state
 from slopjudge.model import CheckResult, LoadError, Rule
 
 if TYPE_CHECKING:
-
     from slopjudge.harnesses.registry import AgentHarness
 
 CLOSING = ("Fix each of these in the work tree, then finish again; slopjudge checks "
@@ -55,10 +45,6 @@ class Verdict:
         return bool(self.refusals or self.errors or self.broken or self.failure
                     or self.protected)
 
-    @property
-    def undecided_only(self) -> bool:
-        return self.blocks and not self.refusals
-
 
 HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
 # Session start records one for every session; none at the stop means it could not
@@ -67,12 +53,6 @@ HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the w
 NO_BASELINE = ("this session has no baseline (its start did not record one, or it was "
                "deleted), so slopjudge cannot tell what the session changed; it compared "
                "HEAD with the work tree")
-
-
-def _changeset(settings: Any, session_id: str | None) -> tuple[Any, str]:
-    """The session's change and a note on what it compares (empty when the baseline is used)."""
-    cs, tree = backstop.session_changeset(settings, session_id)
-    return cs, "" if tree is not None else HEAD_NOTE
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
@@ -111,10 +91,9 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
     return "\n".join(lines)
 
 
-def judge(kind: str, payload: dict[str, Any], settings: Any,
-          session: tuple[Any, bool] | None = None) -> Verdict:
-    """What this stop finds. ``session``: the changeset the backstop read and whether it
-    ran from the recorded baseline; without it, it is read here."""
+def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
+          from_baseline: bool) -> Verdict:
+    """What this stop finds in the session's ``changeset`` (the one the backstop read)."""
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules
@@ -123,21 +102,18 @@ def judge(kind: str, payload: dict[str, Any], settings: Any,
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
     rules = applicable_rules(loaded.rules, event, settings.workspace)
-    if session is not None:
-        cs, compared = session[0], "" if session[1] else HEAD_NOTE
-    else:
-        cs, compared = _changeset(settings, event.session_id)
     results: list[CheckResult] = []
     if rules:
         options = options_from_settings(settings)
         from slopjudge.records.record import recording
 
-        results = engine.run(rules, event, cs, workspace=settings.workspace, options=options,
+        results = engine.run(rules, event, changeset, workspace=settings.workspace, options=options,
                              on_result=recording(settings.events_file, event))
     return Verdict(
-        refusals=common.refusals_of(results), errors=common.errors_of(results),
+        refusals=[r for r in results if r.outcome == "refuse"],
+        errors=[r for r in results if r.outcome == "error"],
         broken=common.broken_rules(loaded.errors, settings.rules_dir, kind),
-        rules=loaded.rules, compared=compared,
+        rules=loaded.rules, compared="" if from_baseline else HEAD_NOTE,
     )
 
 
@@ -157,29 +133,6 @@ def counter_name(kind: str, payload: dict[str, Any]) -> str:
     if kind == "subagent-stop":
         return f"subagent-{agent}" if isinstance(agent, str) and agent else "subagent"
     return "stop"
-
-
-def _let_end(message: str, where: str, agent: AgentHarness,
-             relay: tuple[str, str | None, str]) -> int:
-    """End the turn with ``message`` for the person, in a form the agent shows; one
-    that shows none is asked to relay it (``relay``: the mark that says so)."""
-    message = common.bound(message, common.MAX_MESSAGE_CHARS, where)
-    print(message, file=sys.stderr, flush=True)
-    answer, ends = agent.end_notice(message)
-    if not ends:
-        state.set_relay_mark(*relay, True)
-    common.emit(answer)
-    return 0
-
-
-def handle(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
-           agent: AgentHarness | None = None) -> int:
-    from slopjudge.harnesses import registry as harnesses
-
-    workspace = common.find_workspace()
-    verdict, settings = _verdict(kind, payload, problem, workspace)
-    return _answer(kind, verdict, payload or {}, problem, agent or harnesses.get(None),
-                   settings, workspace)
 
 
 def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
@@ -209,10 +162,9 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
         protected, session_cs, from_baseline = reading.result()
         verdict.protected = protected or ""
         # Rules a protected change may have rewritten are not run: their verdict
-        # would be the agent's.
+        # would be the agent's. (A changeset that could not be read is such a block.)
         if payload is not None and not verdict.protected:
-            verdict = judge(kind, payload, settings, (session_cs, from_baseline)
-                            if session_cs is not None else None)
+            verdict = judge(kind, payload, settings, session_cs, from_baseline)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
     elif verdict.compared and isinstance((payload or {}).get("session_id"), str):
@@ -245,28 +197,37 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], problem: Excep
     retry = common.flag(payload, "stop_hook_active") if problem is None else True
     if retry and relayed:
         return 0  # the agent was asked to tell the person at the last stop: the turn ends
-    count = state.get_count(state_base, session_id, counter) if retry else 0
-    if verdict.undecided_only and count >= 1:
-        state.set_count(state_base, session_id, counter, 0)
-        return _let_end("slopjudge: letting the turn end; the block stands, and a person "
-                        f"must act on it:\n{reason}", where, agent, relay)
-    count += 1
-    if cap > 0 and count >= cap:
-        state.set_count(state_base, session_id, counter, 0)
-        return _let_end(f"slopjudge: letting the turn end after {count} refusals in a row; "
-                        f"the refusal still stands:\n{reason}", where, agent, relay)
-    state.set_count(state_base, session_id, counter, count)
-    common.emit(agent.stop_block(common.bound(reason, common.MAX_MESSAGE_CHARS, where)))
+    count = (state.get_count(state_base, session_id, counter) if retry else 0) + 1
+    if not verdict.refusals and count > 1:
+        ending = "slopjudge: letting the turn end; the block stands, and a person must act on it"
+    elif cap > 0 and count >= cap:
+        ending = (f"slopjudge: letting the turn end after {count} refusals in a row; the "
+                  "refusal still stands")
+    else:
+        state.set_count(state_base, session_id, counter, count)
+        common.emit(agent.stop_block(common.bound(reason, common.MAX_MESSAGE_CHARS, where)))
+        return 0
+    # The turn ends with the message for the person, in a form the agent shows; one that
+    # shows none is asked to relay it, and the mark says so at the next stop.
+    state.set_count(state_base, session_id, counter, 0)
+    message = common.bound(f"{ending}:\n{reason}", common.MAX_MESSAGE_CHARS, where)
+    print(message, file=sys.stderr, flush=True)
+    answer, ends = agent.end_notice(message)
+    if not ends:
+        state.set_relay_mark(*relay, True)
+    common.emit(answer)
     return 0
 
 
-def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None = None,
-         agent: AgentHarness | None = None) -> int:
+def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
+         agent: AgentHarness) -> int:
     import gc
 
     gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     with common.fail_closed() as failure:
-        return handle(kind, payload, problem, agent)
+        workspace = common.find_workspace()
+        verdict, settings = _verdict(kind, payload, problem, workspace)
+        return _answer(kind, verdict, payload or {}, problem, agent, settings, workspace)
     # even the state files failed: still block
     reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
     try:
