@@ -1,17 +1,8 @@
-"""The Stop backstop: protected files that changed in the session refuse.
+"""The Stop backstop: protected files that changed in the session refuse, whichever
+tool changed them (protect-rules stops only the edits it can see before they run).
 
-protect-rules stops the edits it can see before they run; a file can still
-change through a script, an interpreter or a command it cannot read. At
-every Stop the backstop compares the session baseline (HEAD when none was
-recorded) with the work tree and refuses when any protected file differs,
-whichever tool changed it.
-
-It does not depend on the rule pack: the protected set comes from the
-settings (the rules folder, the rubric, the template folders of the
-repository, ``slopjudge.yaml``, ``[tool.slopjudge]`` in ``pyproject.toml``,
-the agents' hook config, ``.slopjudge/``), so deleting or breaking
-protect-rules switches nothing off. Only a person can accept such a change:
-the message says how.
+The protected set comes from the settings, not the rule pack, so deleting or breaking
+protect-rules switches nothing off; only a person can accept such a change.
 """
 
 from __future__ import annotations
@@ -23,6 +14,8 @@ from slopjudge.hooks import common, state
 from slopjudge.resources import in_package
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from slopjudge.changes.authored import Policy
 
 # Paths relative to the workspace, whatever the settings say.
@@ -45,34 +38,13 @@ def _inside(ws: str, path: str | None) -> str | None:
 
 def protected(settings: Any) -> tuple[set[str], set[str]]:
     """The protected files and folders, relative to the workspace."""
-    ws = os.path.realpath(settings.workspace)
-    files = set(FIXED)
-    trees = set(FIXED_TREES)
-    for folder in [settings.rules_dir, settings.state_dir, *_project_templates(settings)]:
-        rel = _inside(ws, os.path.realpath(folder)) if folder else None
-        if rel:
-            trees.add(rel)
-    rubric = _inside(ws, os.path.realpath(settings.rubric_path)) \
-        if settings.rubric_path and not in_package(settings.rubric_path) else None
-    if rubric:
-        files.add(rubric)
-    for config in getattr(settings, "config_files", None) or []:
-        rel = _inside(ws, os.path.realpath(config))
-        if rel and not rel.endswith("pyproject.toml"):
-            files.add(rel)
+    trees = {*FIXED_TREES, *_owned(settings, [settings.rules_dir, settings.state_dir,
+                                               *_templates(settings)])}
+    files = set(FIXED) | {f for f in _owned(settings, settings.config_files)
+                          if not f.endswith("pyproject.toml")}
+    if settings.rubric_path and not in_package(settings.rubric_path):
+        files.update(_owned(settings, [settings.rubric_path]))
     return files, trees
-
-
-def is_protected_by(settings: Any) -> Any:
-    """A test of one workspace-relative path (file or folder): protected, or holding
-    a protected file."""
-    files, trees = protected(settings)
-
-    def test(path: str) -> bool:
-        return is_protected(path, files, trees) or any(
-            f.startswith(path + "/") for f in (*files, *trees))
-
-    return test
 
 
 def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
@@ -80,13 +52,26 @@ def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
     say (:mod:`slopjudge.changes.authored`); never a protected one."""
     from slopjudge.changes.authored import Policy
 
-    value = getattr(settings, "exclude_generated", True)
+    files, trees = protected(settings)
+
+    def test(path: str) -> bool:  # a file or folder: protected, or holding a protected file
+        return is_protected(path, files, trees) or any(
+            f.startswith(path + "/") for f in (*files, *trees))
+
+    value = settings.exclude_generated
     return Policy(enabled=not include_generated and value is not False,
                   patterns=value if isinstance(value, list) else [],
-                  protected=is_protected_by(settings), workspace=settings.workspace)
+                  protected=test, workspace=settings.workspace)
 
 
-def _project_templates(settings: Any) -> list[str]:
+def _owned(settings: Any, paths: Iterable[str | None]) -> list[str]:
+    """Those of ``paths`` inside the workspace, relative to it."""
+    ws = os.path.realpath(settings.workspace)
+    found = (_inside(ws, os.path.realpath(p)) for p in paths if p)
+    return [rel for rel in found if rel]
+
+
+def _templates(settings: Any) -> list[str]:
     """The template folders the project owns: not the copies slopjudge ships, which
     live wherever it is installed (a venv inside the workspace included)."""
     return [d for d in settings.template_dirs if d and not in_package(d)]
@@ -142,44 +127,34 @@ def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
     lines += [f"- {path} ({_STATUS.get(status, status)})" for path, status in listed[:MAX_LISTED]]
     if len(changes) > MAX_LISTED:
         lines.append(f"- … and {len(changes) - MAX_LISTED} more (`git status` lists them)")
-    inside_git = [p for p, _ in changes if _in_git_folder(p)]
-    changes = [c for c in changes if not _in_git_folder(c[0])]
-    folders = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
-                      for p, _ in changes})
-    paths = " ".join(p.split(" [", 1)[0] for p, _ in changes) if len(changes) <= MAX_LISTED \
-        else " ".join(folders)
-    undo = (f"`git restore --source={baseline_tree} --worktree -- {paths}`"
-            if baseline_tree else f"`git restore --worktree -- {paths}`")
-    undo_git = (f"{', '.join(inside_git)} (git keeps no history of its own folder): "
-                "remove an added hook, take the setting back out of the config")
-    undo_all = ("; " if changes else "").join(
-        ([undo + ("; that leaves added files in place: delete them too" if any(
-            status == "A" for _, status in changes) else "")] if changes else [])
-        + ([f"undo by hand {undo_git}"] if inside_git else []))
+    # Git keeps no history of its own folder: what changed there is undone by hand.
+    inside_git = [p for p, _ in changes if p.startswith(".git/") or os.path.isabs(p)]
+    changes = [c for c in changes if c[0] not in inside_git]
+    undo = []
+    if changes:
+        paths = [p.split(" [", 1)[0] for p, _ in changes]
+        if len(changes) > MAX_LISTED:  # their top folders
+            paths = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
+                            for p, _ in changes})
+        source = f" --source={baseline_tree}" if baseline_tree else ""
+        undo.append(f"`git restore{source} --worktree -- {' '.join(paths)}`")
+        if any(status == "A" for _, status in changes):
+            undo[0] += "; that leaves added files in place: delete them too"
+    if inside_git:
+        undo.append(f"undo by hand {', '.join(inside_git)} (git keeps no history of its own "
+                    "folder): remove an added hook, take the setting back out of the config")
     lines += [
         "An agent may not change these, whatever tool it uses. Do not change them back or "
         "work around this yourself: say in your reply which file changed and why.",
         "A person must review the change. To keep it: start a new agent session (its "
-        "baseline is the files as they are then). To undo it: " + undo_all + ".",
+        "baseline is the files as they are then). To undo it: " + "; ".join(undo) + ".",
     ]
     return "\n".join(lines)
 
 
-def _in_git_folder(path: str) -> bool:
-    return path.startswith(".git/") or os.path.isabs(path)
-
-
-def check(settings: Any, session_id: str | None) -> str | None:
-    """The refusal for protected files changed since the baseline, or None.
-
-    Fails closed: a baseline or work tree that cannot be read is a refusal too.
-    """
-    return check_session(settings, session_id)[0]
-
-
-def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str | None]:
-    """The session's change and the baseline tree it runs from; without a recorded
-    baseline, the change from HEAD and None."""
+def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, dict[str, Any] | None]:
+    """The session's change and the baseline it runs from; without a recorded baseline,
+    the change from HEAD and None."""
     from slopjudge.changes import changeset
 
     # Files the project does not author are not judged; protected ones always are.
@@ -193,33 +168,32 @@ def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, str |
     if baseline is None:
         policy.ignores_from = "HEAD"
         return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None
-    tree = baseline["tree"]
-    policy.ignores_from = tree
-    return changeset.from_tree_to_worktree(settings.workspace, tree, policy), tree
+    policy.ignores_from = baseline["tree"]
+    return changeset.from_tree_to_worktree(settings.workspace, baseline["tree"], policy), baseline
 
 
 def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
-    """:func:`check`'s answer, plus the session's changeset it compared (None when it
-    could not be read) and whether that ran from a recorded baseline (else from HEAD).
-
-    The Stop hook judges that same changeset: one snapshot of the work tree per stop.
-    """
+    """The refusal for protected files changed since the baseline (None: none changed;
+    one that cannot be read refuses too), the session's changeset it compared (None when
+    it could not be read; Stop judges the same one) and whether that ran from a recorded
+    baseline (else from HEAD)."""
     from slopjudge.changes.gitio import Background
 
     # The ignored files are listed while the changeset is read: two git reads at once.
     ignored = Background(ignored_files, settings)
     with common.fail_closed() as failure:
         try:
-            cs, tree = session_changeset(settings, session_id)
+            cs, baseline = session_changeset(settings, session_id)
         finally:
             ignored.wait()
     if failure:
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
                 f"hook config) with the session baseline: {failure.why}. "
                 "A person must look at this."), None, False
+    tree = baseline["tree"] if baseline else None
     changes = changed_files(cs, settings)
     with common.fail_closed() as failure:
-        changes += git_internals(settings, session_id)
+        changes += git_internals(settings, baseline)
         changes += [c for c in ignored.result() if c[0] not in dict(changes)]
     if failure:
         return ("slopjudge could not list the git-ignored files among the rules and templates "
@@ -228,13 +202,12 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
     return (message(changes, tree) if changes else None), cs, tree is not None
 
 
-def git_internals(settings: Any, session_id: str | None) -> list[tuple[str, str]]:
+def git_internals(settings: Any, baseline: dict[str, Any] | None) -> list[tuple[str, str]]:
     """The git folder's configuration, hooks and info files changed since the baseline
     (a hook planted there runs at the person's next commit; a filter or fsmonitor set
     there runs in every git command)."""
     from slopjudge.changes import gitio
 
-    baseline = state.load_baseline(settings.state_dir, session_id)
     then = baseline.get("git") if baseline else None
     if then is None:
         return []  # no baseline, or one recorded before slopjudge kept these
@@ -254,11 +227,8 @@ def ignored_files(settings: Any) -> list[tuple[str, str]]:
     from slopjudge.changes import changeset
 
     ws = os.path.realpath(settings.workspace)
-    trees = []
-    for folder in [settings.rules_dir, *_project_templates(settings)]:
-        rel = _inside(ws, os.path.realpath(folder)) if folder else None
-        if rel and os.path.isdir(os.path.join(ws, rel)):
-            trees.append(rel)
+    trees = [t for t in _owned(settings, [settings.rules_dir, *_templates(settings)])
+             if os.path.isdir(os.path.join(ws, t))]
     if not trees:
         return []
     out = changeset.ignored_paths(ws, trees)
