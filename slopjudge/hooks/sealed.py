@@ -1,14 +1,7 @@
-"""Sealed sessions: the paths an agent must not reach, the Claude Code settings that keep
-its shell and file tools away from them, and which of them the settings in effect leave
-open.
-
-Without an OS boundary the agent runs as the person and can rewrite the judge: the rules,
-slopjudge's install (a ``.pth`` in its site-packages runs at every hook), the state that
-signs a session's baseline, the key itself. Claude Code's sandbox (bubblewrap on Linux)
-holds its Bash; its permission deny rules hold its file tools; its hooks run outside both,
-so slopjudge still reads and writes what the agent cannot. ``slopjudge install claude
---sealed`` writes those settings (:func:`claude_settings`); ``hook start`` says at every
-session which path is still open (:func:`gaps`).
+"""Sealed sessions (docs/security.md): the paths an agent must not reach, the Claude Code
+settings that keep its shell (the sandbox) and file tools (deny rules) away from them
+(``install claude --sealed`` writes :func:`claude_settings`), and which of them the
+settings in effect leave open (``hook start`` says it at every session).
 
 Spelling, as Claude Code 2.1.332 reads it: a sandbox path relative to a project settings
 file is relative to the project root, ``~/`` is the home folder; in a permission rule
@@ -62,10 +55,8 @@ def _git_paths(workspace: str) -> list[Guarded]:
     from slopjudge.changes import gitio
 
     common = gitio.git(workspace, ["rev-parse", "--git-common-dir"]).decode().strip()
-    common = os.path.join(workspace, common)
-    return [Guarded(os.path.join(common, "config"), FILE),
-            Guarded(os.path.join(common, "hooks"), DIR),
-            Guarded(os.path.join(common, "info"), DIR)]
+    return [Guarded(os.path.join(workspace, common, name), kind)
+            for name, kind in (("config", FILE), ("hooks", DIR), ("info", DIR))]
 
 
 def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
@@ -133,10 +124,8 @@ def spell(path: str, workspace: str) -> str:
 def rule(tool: str, g: Guarded, workspace: str) -> str:
     """The permission rule keeping ``tool`` (Read or Edit) off ``g``."""
     name = spell(g.path, workspace)
-    if name.startswith("/"):
-        name = "/" + name  # an absolute path in a rule starts with //
-    elif not name.startswith("~/"):
-        name = "/" + name  # relative to the project root
+    if not name.startswith("~/"):  # /x: relative to the project root; //x: absolute
+        name = "/" + name
     return f"{tool}({name}/**)" if g.kind == DIR else f"{tool}({name})"
 
 
@@ -156,18 +145,16 @@ def claude_settings(settings: Any) -> dict[str, Any]:
 # --- which paths the settings in effect leave open ------------------------------------
 
 
-def _sources(workspace: str) -> list[tuple[str, str, dict[str, Any]]]:
-    """(name, base folder for relative paths, settings) from the lowest precedence to the
+def _sources(workspace: str) -> list[tuple[str, dict[str, Any]]]:
+    """(base folder for relative paths, settings) from the lowest precedence to the
     highest: user, project, local, managed. A file that cannot be read is an error."""
-    files = [("user settings", claude_config_dir(), os.path.join(claude_config_dir(),
-                                                                 "settings.json")),
-             (".claude/settings.json", workspace, os.path.join(workspace, ".claude",
-                                                               "settings.json")),
-             (".claude/settings.local.json", workspace,
-              os.path.join(workspace, ".claude", "settings.local.json")),
-             ("managed settings", os.path.dirname(MANAGED), MANAGED)]
+    user, project = claude_config_dir(), os.path.join(workspace, ".claude")
+    files = [(user, os.path.join(user, "settings.json")),
+             (workspace, os.path.join(project, "settings.json")),
+             (workspace, os.path.join(project, "settings.local.json")),
+             (os.path.dirname(MANAGED), MANAGED)]
     out = []
-    for name, base, path in files:
+    for base, path in files:
         try:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -176,7 +163,7 @@ def _sources(workspace: str) -> list[tuple[str, str, dict[str, Any]]]:
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} cannot be read ({exc})") from None
         if isinstance(data, dict):
-            out.append((name, base, data))
+            out.append((base, data))
     return out
 
 
@@ -206,67 +193,50 @@ def _covers(entries: list[tuple[str, str]], g: Guarded, workspace: str, *,
     """Whether one of ``entries`` ((entry, base)) covers ``g``: sandbox paths when ``tool``
     is None, else ``tool``'s permission rules (``Edit(/x/**)``, ``Edit(/x)``, ``Edit``)."""
     for entry, base in entries:
-        if tool is not None:
-            if entry == tool:
-                return True
-            if not (entry.startswith(tool + "(") and entry.endswith(")")):
-                continue
+        if tool is None:
+            where, whole = _resolve(entry, base, workspace, rule_form=False), True
+        elif entry == tool:
+            return True
+        elif entry.startswith(tool + "(") and entry.endswith(")"):
             spec = entry[len(tool) + 1:-1]
             whole = spec.endswith("/**")
-            where = _resolve(spec[:-3] if whole else spec, base, workspace, rule_form=True)
-            if where and (_under(g.path, where) if whole else where == g.path):
-                return True
+            where = _resolve(spec.removesuffix("/**"), base, workspace, rule_form=True)
         else:
-            where = _resolve(entry, base, workspace, rule_form=False)
-            if where and _under(g.path, where):
-                return True
+            continue
+        if where and (_under(g.path, where) if whole else where == g.path):
+            return True
     return False
 
 
-def _sandbox_problems(sources: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
-    def effective(key: str) -> Any:
-        found = None
-        for _name, _base, data in sources:  # the last source that sets it decides
-            value = _get(data, "sandbox", key)
-            if value is not None:
-                found = value
-        return found
+def _sandbox_problems(sources: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    def effective(key: str) -> Any:  # the last source that sets it decides
+        values = [_get(data, "sandbox", key) for _base, data in sources]
+        return next((v for v in reversed(values) if v is not None), None)
 
     problems = [f"sandbox.{k} is not {json.dumps(v)}" for k, v in SANDBOX_ON.items()
                 if effective(k) is not v]
     for keys, why in ((("filesystem", "disabled"), "turns filesystem confinement off"),
                       (("enableWeakerNestedSandbox",), "exposes the host's /proc"),
                       (("allowNestedUserNamespaces",), "lets a command undo the sandbox")):
-        if any(_get(d, "sandbox", *keys) is True for _n, _b, d in sources):
+        if any(_get(d, "sandbox", *keys) is True for _b, d in sources):
             problems.append(f"sandbox.{'.'.join(keys)} is true: it {why}")
-    excluded = [c for _n, _b, d in sources for c in (_get(d, "sandbox", "excludedCommands") or [])]
+    excluded = [c for _b, d in sources for c in (_get(d, "sandbox", "excludedCommands") or [])]
     if excluded:
         problems.append("sandbox.excludedCommands runs these outside the sandbox: "
                         + ", ".join(map(str, excluded)))
     return problems
 
 
-class Gaps(NamedTuple):
-    sandbox: list[str]  # why the sandbox does not hold the shell at all
-    reach: dict[str, list[str]]  # "its shell can write" -> the paths, ...
-
-    def __bool__(self) -> bool:
-        return bool(self.sandbox) or any(self.reach.values())
-
-    def lines(self) -> list[str]:
-        return self.sandbox + [f"{who}: {', '.join(paths)}"
-                               for who, paths in self.reach.items() if paths]
-
-
-def gaps(settings: Any) -> Gaps:
-    """How the agent can reach a guarded path under the settings in effect; empty (false)
-    when the session is sealed. ValueError when a settings file cannot be read."""
+def gaps(settings: Any) -> list[str]:
+    """How the agent can reach a guarded path under the settings in effect; empty when
+    the session is sealed. ValueError when a settings file cannot be read."""
     ws = settings.workspace
     sources = _sources(ws)
-    found = Gaps(_sandbox_problems(sources), {})
+    unboxed = _sandbox_problems(sources)  # why the sandbox does not hold the shell at all
+    reach: dict[str, list[str]] = {}  # "its shell can write" -> the paths, ...
 
     def listed(*keys: str) -> list[tuple[str, str]]:
-        return [(e, base) for _n, base, d in sources for e in (_get(d, *keys) or [])
+        return [(e, base) for base, d in sources for e in (_get(d, *keys) or [])
                 if isinstance(e, str)]
 
     deny_rules = listed("permissions", "deny")
@@ -274,16 +244,16 @@ def gaps(settings: Any) -> Gaps:
     for verb, paths, sandbox_key, tool in (("write", write, "denyWrite", "Edit"),
                                            ("read", read, "denyRead", "Read")):
         boxed = listed("sandbox", "filesystem", sandbox_key)
-        shell = found.reach.setdefault(f"its shell can {verb}", [])
-        tools = found.reach.setdefault(f"its file tools can {verb}", [])
+        shell = reach.setdefault(f"its shell can {verb}", [])
+        tools = reach.setdefault(f"its file tools can {verb}", [])
         for g in paths:
             ruled = _covers(deny_rules, g, ws, tool=tool)
             # Claude Code adds the Edit and Read deny rules to the sandbox's lists.
-            if found.sandbox or not (ruled or _covers(boxed, g, ws, tool=None)):
+            if unboxed or not (ruled or _covers(boxed, g, ws, tool=None)):
                 shell.append(spell(g.path, ws))
             if not ruled:
                 tools.append(spell(g.path, ws))
-    return found
+    return unboxed + [f"{who}: {', '.join(paths)}" for who, paths in reach.items() if paths]
 
 
 def report(settings: Any, agent: str) -> str:
@@ -298,4 +268,4 @@ def report(settings: Any, agent: str) -> str:
                 "the agent from the rules, settings, git internals, slopjudge's install, "
                 "state and key")
     return ("slopjudge: this session is NOT sealed (`slopjudge install claude --sealed` seals "
-            "it): " + "; ".join(found.lines()))
+            "it): " + "; ".join(found))
