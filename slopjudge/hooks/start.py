@@ -15,9 +15,6 @@ from slopjudge.hooks import common, state
 if TYPE_CHECKING:
     from slopjudge.harnesses.registry import AgentHarness
 
-HEADER = "slopjudge load check: these rules are NOT in force until fixed"
-
-
 def record_baseline(settings: Any, session_id: str | None, source: str | None) -> None:
     """Keep the first baseline of a session (resume/compact keep theirs); record one otherwise."""
     base = settings.state_dir
@@ -38,19 +35,24 @@ def record_baseline(settings: Any, session_id: str | None, source: str | None) -
     state.save_baseline(base, session_id, head or None, tree, gitio.internals(settings.workspace))
 
 
-def load_check(settings: Any) -> tuple[list[str], str]:
-    """The problem lines, and the count line sloprail's load check ends with."""
+def load_check(settings: Any) -> tuple[str, str]:
+    """The rules that do not load, said for the agent and the person (empty when all
+    do), and the count line sloprail's load check ends with."""
     from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
-    problems = [common.load_error_line(e, settings.workspace) for e in loaded.errors]
-    broken = len({e.path for e in loaded.errors})
     count = len(loaded.rules) + len(loaded.preview_off)  # loaded, whether on or not
     summary = f"slopjudge: {count} rule{'' if count == 1 else 's'} loaded"
-    if broken:
-        summary += f", {broken} could not load (above)"
-    summary += ". This only checked that they load: no rule ran."
-    return problems, summary
+    done = ". This only checked that they load: no rule ran."
+    if not loaded.errors:
+        return "", summary + done
+    text = "\n".join(
+        ["slopjudge load check: these rules are NOT in force until fixed:"]
+        + [f"- {common.load_error_line(e, settings.workspace)}" for e in loaded.errors]
+        + ["A person must fix these rule files (`slopjudge validate` checks them); agents "
+           "may not edit rules. Until then slopjudge blocks the tool calls a broken "
+           "pre-tool rule could concern, and blocks the end of each turn once."])
+    return text, f"{summary}, {len({e.path for e in loaded.errors})} could not load (above){done}"
 
 
 def trust_lines(agent: AgentHarness) -> list[str]:
@@ -64,13 +66,6 @@ def trust_lines(agent: AgentHarness) -> list[str]:
     return [f"slopjudge's hooks that do not run: {p}" for p in problems] + [
         "Tell the person that these slopjudge hooks do not run, so what they guard is not "
         "guarded, and that `slopjudge doctor` says how to turn them on."]
-
-
-def problem_text(problems: list[str]) -> str:
-    return "\n".join([HEADER + ":"] + [f"- {p}" for p in problems] + [
-        "A person must fix these rule files (`slopjudge validate` checks them); agents "
-        "may not edit rules. Until then slopjudge blocks the tool calls a broken "
-        "pre-tool rule could concern, and blocks the end of each turn once."])
 
 
 def seal_line(settings: Any, agent: str) -> str:
@@ -101,14 +96,13 @@ def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
         except Exception as exc:  # the load check still runs; stop falls back to HEAD
             common.note(f"could not record the session baseline ({common.one_line(exc)}); "
                         "the stop check will compare with HEAD")
-    problems, summary = load_check(settings)
-    text = problem_text(problems) if problems else ""
+    text, summary = load_check(settings)
     # In a session (not the standalone load check): sealed, or what the agent can reach.
     sealing = f"{seal_line(settings, agent)}\n" if payload else ""
     answer: dict[str, Any] = {}
     if payload:  # in a session: the person sees systemMessage, not the hook's stderr
         answer["systemMessage"] = f"{sealing}{summary}"
-    if problems or notes:
+    if text or notes:
         context = "\n".join(([text] if text else []) + notes + [summary])
         answer["hookSpecificOutput"] = {
             "hookEventName": "SessionStart",
