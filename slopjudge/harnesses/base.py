@@ -1,9 +1,7 @@
 """What the agents share: the four hooks, answers in Claude Code's shape (Codex reads
-the same format and differs only where its module says), and the judge side's model
-sets and binary lookup.
-
-A model set is a comma list of size aliases (``size-md``) and model names; each
-harness maps the aliases to its own models and knows which names it can run.
+the same format and differs only where its module says), and the judge side's binary
+lookup and model sets (a comma list of size aliases and model names; each harness maps
+the aliases to its own models and knows which names it can run).
 """
 
 from __future__ import annotations
@@ -87,14 +85,14 @@ class ModelSetError(ValueError):
     """A model set names nothing the harness can run."""
 
 
-def explicit_binary(env: Mapping[str, str], variable: str) -> str | None:
-    """The binary named by ``variable``: a path must be an executable file, a bare name
-    is looked up on PATH. None when the variable is unset or names nothing runnable."""
+def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
+    """The binary ``variable`` names (a path must be an executable file, a bare name is
+    looked up on PATH), else ``name`` on PATH; None when that is nothing runnable."""
     import shutil  # not at the top: it imports fnmatch and re, which the fast path avoids
 
     explicit = env.get(variable)
     if not explicit:
-        return None
+        return shutil.which(name, path=env.get("PATH"))
     if os.sep in explicit:
         return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
     return shutil.which(explicit, path=env.get("PATH"))
@@ -108,8 +106,11 @@ class CommandHarness:
     prefixes: tuple[str, ...]  # model names this harness runs as given
     missing_message: str
 
-    def __init__(self, binary: str) -> None:
-        self.binary = binary
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = self.name if binary is None else binary
+
+    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+        """Every tool rule is taken as is, unless the harness says otherwise."""
 
     def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
         """First entry of a comma list that suits the harness: an alias or a known name."""

@@ -1,11 +1,7 @@
 """Claude Code: hooks in ``.claude/settings.json``, answers as its hook protocol
-documents them, ``claude -p`` as a judge.
-
-The judge runs isolated from the person's setup (docs/judges.md): ``--settings``
-switches off hooks, MCP servers and plugins (so a judge never fires slopjudge's own
-hooks), ``--permission-mode default`` refuses every tool outside ``--allowed-tools``,
-and the one write granted is ``Edit(//<answer dir>/**)``, which in Claude Code also
-admits ``Write`` there. Read-only folders get the same rule as a denial.
+documents them, ``claude -p`` as a judge, isolated from the person's setup as
+docs/judges.md says (hooks, MCP servers and plugins off, no tool outside
+``--allowed-tools``; ``Edit(//<answer dir>/**)`` admits ``Write`` there too).
 """
 
 from __future__ import annotations
@@ -24,16 +20,6 @@ if TYPE_CHECKING:
 # JSON, written out: the fast path imports this module and never json.
 ISOLATION_SETTINGS = '{"hooks":{},"mcpServers":{},"enabledPlugins":{},"disableAllHooks":true}'
 
-CLAUDE_MODELS = {
-    "size-xs": "haiku",
-    "size-sm": "haiku",
-    "size-md": "sonnet",
-    "size-lg": "opus",
-    "size-xl": "opus",
-    "size-xxl": "fable",
-}
-CLAUDE_PREFIXES = ("claude-", "haiku", "sonnet", "opus", "fable")
-
 
 class ClaudeCode(base.Agent):
     name: str = "claude"
@@ -42,7 +28,14 @@ class ClaudeCode(base.Agent):
     root: str = "$CLAUDE_PROJECT_DIR"
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        found = find_claude(env)
+        """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
+        execpath = env.get("CLAUDE_CODE_EXECPATH") or ""
+        if (not env.get("SLOPJUDGE_CLAUDE_BIN")
+                and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
+                and os.path.isfile(execpath) and os.access(execpath, os.X_OK)):
+            found: str | None = execpath
+        else:
+            found = base.find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude")
         binary = found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"
         return ClaudeHarness(binary), found is not None
 
@@ -51,44 +44,27 @@ CLAUDE = ClaudeCode()
 
 
 def _edit_rules(dirs: list[str]) -> list[str]:
-    """``Edit(//abs/**)`` for each dir, given and symlink-resolved, without repeats."""
-    rules: list[str] = []
-    for d in dirs:
-        for p in (os.path.abspath(d), os.path.realpath(d)):
-            rule = f"Edit(/{p.rstrip('/') or ''}/**)"
-            if rule not in rules:
-                rules.append(rule)
-    return rules
-
-
-def find_claude(env: Mapping[str, str]) -> str | None:
-    """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
-    import shutil
-
-    if env.get("SLOPJUDGE_CLAUDE_BIN"):
-        return base.explicit_binary(env, "SLOPJUDGE_CLAUDE_BIN")
-    if env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"):
-        execpath = env.get("CLAUDE_CODE_EXECPATH")
-        if execpath and os.path.isfile(execpath) and os.access(execpath, os.X_OK):
-            return execpath
-    return shutil.which("claude", path=env.get("PATH"))
+    """``Edit(//abs/**)`` for each dir, given and symlink-resolved (the caller drops repeats)."""
+    return [f"Edit(/{p.rstrip('/')}/**)"
+            for d in dirs for p in (os.path.abspath(d), os.path.realpath(d))]
 
 
 class ClaudeHarness(base.CommandHarness):
     """Builds the ``claude -p`` command for one judge attempt."""
 
     name = "claude"
-    models = CLAUDE_MODELS
-    prefixes = CLAUDE_PREFIXES
+    models = {
+        "size-xs": "haiku",
+        "size-sm": "haiku",
+        "size-md": "sonnet",
+        "size-lg": "opus",
+        "size-xl": "opus",
+        "size-xxl": "fable",
+    }
+    prefixes = ("claude-", "haiku", "sonnet", "opus", "fable")
     missing_message = (
         "claude not found on PATH (install @anthropic-ai/claude-code or set SLOPJUDGE_CLAUDE_BIN)"
     )
-
-    def __init__(self, binary: str = "claude") -> None:
-        super().__init__(binary)
-
-    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
-        """Claude Code takes every rule as is."""
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
@@ -101,25 +77,21 @@ class ClaudeHarness(base.CommandHarness):
             "--output-format", "json",
         ]
         writable, readonly = attempt.writable_dirs, attempt.readonly_dirs
-        dirs = list(dict.fromkeys([*writable, *readonly]))
-        if dirs:
-            argv += ["--add-dir", *dirs]
-        allow = list(dict.fromkeys([*attempt.allowed_tools, *_edit_rules(writable)]))
-        if allow:
-            argv += ["--allowed-tools", *allow]
-        deny = list(dict.fromkeys([*_edit_rules(readonly), *attempt.disallowed_tools]))
-        if deny:
-            argv += ["--disallowed-tools", *deny]
+        for flag, values in (
+            ("--add-dir", [*writable, *readonly]),
+            ("--allowed-tools", [*attempt.allowed_tools, *_edit_rules(writable)]),
+            ("--disallowed-tools", [*_edit_rules(readonly), *attempt.disallowed_tools]),
+        ):
+            if values:
+                argv += [flag, *dict.fromkeys(values)]
         data = attempt.prompt.encode("utf-8")
         if len(data) > base.PROMPT_STDIN_LIMIT:
             return argv, data
         return [*argv, "--", attempt.prompt], b""
 
     def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
-        """The reply text and the usage from ``--output-format json``'s result object.
-
-        Output that is not that object (an older CLI) is the reply itself, with no usage.
-        """
+        """The reply text and the usage from ``--output-format json``'s result object;
+        output that is not that object (an older CLI) is the reply itself, with no usage."""
         from slopjudge.jsonobject import parse_json_object
         from slopjudge.usage import from_claude_result
 

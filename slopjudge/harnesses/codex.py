@@ -1,13 +1,9 @@
 """The Codex CLI: hooks in ``.codex/hooks.json``, ``codex exec`` as a judge.
 
 docs/codex.md says what differs from Claude Code (checked against ``@openai/codex``
-0.171) and why: Codex runs a hook only when the project and the hook (by hash) are
-trusted, and skips an untrusted one without a word, so :func:`trust_problems`
-computes the hash as Codex does; it cannot ``ask`` (an ask is a deny that says why);
-it shows a Stop hook's ``systemMessage`` nowhere, so the end-of-turn notice goes
-through the agent. As a judge, its OS sandbox rather than tool rules holds it: it may
-write only the private answer folder, so a scoped allow rule such as
-``Bash(git show:*)`` cannot be honoured and is refused (fail closed).
+0.171) and why: a hook runs only once it is trusted (:func:`trust_problems` computes
+its hash as Codex does), there is no ``ask`` and no Stop message for the person, and
+a judge is held by the OS sandbox rather than tool rules.
 """
 
 from __future__ import annotations
@@ -27,16 +23,6 @@ if TYPE_CHECKING:
 EVENT_KEYS = {"SessionStart": "session_start", "PreToolUse": "pre_tool_use",
               "Stop": "stop", "SubagentStop": "subagent_stop"}
 DEFAULT_TIMEOUT = 600  # Codex's, for a handler without one
-
-CODEX_MODELS = {
-    "size-xs": "gpt-6-luna",
-    "size-sm": "gpt-6-luna",
-    "size-md": "gpt-6.1-sol",
-    "size-lg": "gpt-6.1-sol",
-    "size-xl": "gpt-6-astra",
-    "size-xxl": "gpt-6-astra",
-}
-CODEX_PREFIXES = ("gpt-", "codex-", "o1", "o3", "o4")
 
 
 class Codex(base.Agent):
@@ -68,19 +54,13 @@ class Codex(base.Agent):
         return trust_problems(workspace)
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        import shutil
-
-        if env.get("SLOPJUDGE_CODEX_BIN"):
-            found = base.explicit_binary(env, "SLOPJUDGE_CODEX_BIN")
-        else:
-            found = shutil.which("codex", path=env.get("PATH"))
+        found = base.find_binary(env, "SLOPJUDGE_CODEX_BIN", "codex")
         harness = CodexHarness(found or "codex", env.get("SLOPJUDGE_CODEX_BASE_URL") or None,
                                env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY")
         return harness, found is not None
 
 
 CODEX = Codex()
-
 
 
 # --- judge ---------------------------------------------------------------------
@@ -90,11 +70,18 @@ class CodexHarness(base.CommandHarness):
     """Builds the ``codex exec`` command for one judge attempt."""
 
     name = "codex"
-    models = CODEX_MODELS
-    prefixes = CODEX_PREFIXES
+    models = {
+        "size-xs": "gpt-6-luna",
+        "size-sm": "gpt-6-luna",
+        "size-md": "gpt-6.1-sol",
+        "size-lg": "gpt-6.1-sol",
+        "size-xl": "gpt-6-astra",
+        "size-xxl": "gpt-6-astra",
+    }
+    prefixes = ("gpt-", "codex-", "o1", "o3", "o4")
     missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
 
-    def __init__(self, binary: str = "codex", base_url: str | None = None,
+    def __init__(self, binary: str | None = None, base_url: str | None = None,
                  key_env: str = "OPENAI_API_KEY") -> None:
         super().__init__(binary)
         self.base_url = base_url
@@ -104,11 +91,7 @@ class CodexHarness(base.CommandHarness):
         """``-c`` overrides selecting the provider at ``base_url`` (none without one)."""
         if not self.base_url:
             return []
-        import json
-
-        def q(text: str) -> str:
-            return json.dumps(text)  # a JSON string is a TOML basic string
-
+        q = _toml_str
         table = (f"{{name = {q('slopjudge')}, base_url = {q(self.base_url)}, "
                  f"wire_api = {q('responses')}, env_key = {q(self.key_env)}, "
                  "request_max_retries = 0, stream_max_retries = 0}")
@@ -210,7 +193,7 @@ def our_hooks(hooks_file: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def _toml_key(text: str) -> str:
+def _toml_str(text: str) -> str:
     import json
 
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
@@ -249,7 +232,7 @@ def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list
         problems.append(
             f"Codex does not trust the project {workspace}, so it runs none of its hooks. "
             f"Trust it: run `codex exec --trust` there once, or add to {config}:\n"
-            f"[projects.{_toml_key(workspace)}]\ntrust_level = \"trusted\"")
+            f"[projects.{_toml_str(workspace)}]\ntrust_level = \"trusted\"")
     hooks = settings.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     lines = []
@@ -263,7 +246,7 @@ def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list
             continue
         how = "changed since it was trusted" if entry.get("trusted_hash") else "not trusted"
         problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
-        lines.append(f"[hooks.state.{_toml_key(key)}]\ntrusted_hash = \"{digest}\"")
+        lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
     if lines:
         problems.append(
             "To trust them: in the Codex TUI (`codex` in the project), open /hooks and trust "

@@ -27,43 +27,35 @@ class AgentHarness(Protocol):
 
     def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The payload as the hooks read it (Claude Code's shape)."""
-        ...
 
     def pre_tool_answer(self, decision: str, reason: str) -> dict[str, Any]:
         """The PreToolUse answer for ``decision`` (``deny`` or ``ask``) and its reason."""
-        ...
 
     def stop_block(self, reason: str) -> dict[str, Any]:
         """The Stop answer that keeps the agent working, reading ``reason``."""
-        ...
 
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
         """The Stop answer that lets a blocked turn end with ``notice`` for the person,
         and whether the turn ends with it. An agent that shows a hook's message nowhere
         gets one more block asking it to relay the notice (False): the stop after that
         ends the turn with no answer."""
-        ...
 
     def install_notes(self, workspace: str) -> list[str]:
         """What to tell the person after ``slopjudge install`` (one line each)."""
-        ...
 
     def trust_problems(self, workspace: str) -> list[str]:
         """Why the installed hooks would not run (empty: nothing known against them)."""
-        ...
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
         """The judge harness for ``env``, and whether its binary was found."""
-        ...
 
 
 HARNESSES: dict[str, AgentHarness] = {CLAUDE.name: CLAUDE, CODEX.name: CODEX}
-DEFAULT = CLAUDE.name
 
 
 def get(name: str | None) -> AgentHarness:
     """The harness named ``name`` (None: Claude Code); KeyError for an unknown name."""
-    return HARNESSES[name or DEFAULT]
+    return HARNESSES[name or CLAUDE.name]
 
 
 def register(harness: AgentHarness) -> None:
