@@ -8,13 +8,11 @@ damaged counter reads as 0, which at worst restarts it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
 from typing import Any
 
-from slopjudge import cachesign
 from slopjudge.fsutil import write_atomic
 from slopjudge.sessions import session_key, state_dir
 
@@ -39,6 +37,10 @@ def _mark(base: str, session_id: str, what: str = "") -> str:
     """A file beside the signing key, outside the workspace where the agent can write:
     it says a baseline was recorded for the session (so one deleted from the workspace is
     told apart from one never recorded, which falls back to HEAD), or ``what`` else."""
+    import hashlib  # here: a docs-only `slopjudge run` imports this module, never hashlib
+
+    from slopjudge import cachesign
+
     key = f"{os.path.realpath(base)}\0{session_id}" + (f"\0{what}" if what else "")
     digest = hashlib.sha256(key.encode()).hexdigest()
     return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
@@ -75,6 +77,8 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     The file sits in the workspace, where the agent can write: a baseline rewritten
     to the agent's own tree would hide every change. So it carries a MAC under the key
     kept outside the workspace, and one that does not verify raises BaselineError."""
+    from slopjudge import cachesign
+
     path = _baseline_path(base, session_id)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -106,6 +110,8 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
 
 def save_baseline(base: str, session_id: str | None, head: str | None, tree: str,
                   git: dict[str, str] | None = None) -> None:
+    from slopjudge import cachesign
+
     record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
                               "time": time.time()}
     if git is not None:

@@ -9,7 +9,6 @@ relay that notice, and the stop after that ends the turn.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -121,10 +120,12 @@ def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
 def _import_ahead() -> None:
     """The judging code, imported while git reads the session's change (slopjudge's
     own modules, not a rule's). Its import failing is judge()'s to report, as before."""
-    with contextlib.suppress(Exception):
+    try:
         from slopjudge.checks import engine
 
         engine.import_ahead()
+    except Exception:  # noqa: BLE001, S110 - see the docstring
+        pass
 
 
 def counter_name(kind: str, payload: dict[str, Any]) -> str:
