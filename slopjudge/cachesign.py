@@ -1,20 +1,7 @@
-"""Signing what slopjudge caches, so a cache entry it did not write is never trusted.
-
-The caches live in the workspace's state folder, where the judged agent can
-write: a verdict file rewritten to a pass, or a rules cache with the rules
-list emptied, would otherwise be read as slopjudge's own work. Each entry
-carries a MAC (keyed BLAKE2b, hashlib's built-in MAC mode) under a key kept
-outside the workspace:
-``$XDG_STATE_HOME/slopjudge/key`` (default ``~/.local/state/slopjudge/key``),
-32 random bytes, created mode 0600 on first use. A key that cannot be made or
-read safely (wrong owner, readable by others, inside the workspace) means no
-cache: entries are neither read nor written, never trusted unsigned.
-
-Standard library only: the PreToolUse fast path verifies the rules cache with
-it, so BLAKE2b and the constant-time compare come from their C modules when
-present. ``import hashlib`` or ``hmac`` loads OpenSSL, a few ms the hook
-would pay on every tool call.
-"""
+"""Signing what slopjudge caches in the workspace, where the agent can write, under a key
+kept outside it (docs/security.md): a key that cannot be made or read safely means no
+cache, never one trusted unsigned. BLAKE2b and the compare come from their C modules:
+``import hashlib`` or ``hmac`` loads OpenSSL, a few ms on every hook call."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Writing a file so that readers see the old content or the new, never half,
-and reading one that may not exist.
-
-The one home for slopjudge's atomic writes (state, caches, prompts, hook files,
-the signing key). Only ``os`` is imported: the hook fast path writes through it.
-"""
+"""Atomic writes (readers see the old content or the new, never half) and reads of files
+that may not exist. Only ``os`` is imported: the hook fast path writes through it."""
 
 from __future__ import annotations
 
@@ -52,13 +48,9 @@ def _unlink_quietly(path: str) -> None:
 
 def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
                  fsync: bool = False) -> None:
-    """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder.
-
-    ``mode`` None: the file is created as ``open(path, "w")`` would (0o666 less
-    the umask); otherwise it gets exactly ``mode``. ``fsync``: the data is on
-    disk before the name points at it. On any failure ``path`` is left as it
-    was, no temporary file stays behind, and the error propagates.
-    """
+    """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder;
+    ``mode`` exactly (None: as ``open(path, "w")``), ``fsync`` before the rename. On any
+    failure ``path`` is left as it was, with no temporary file, and the error propagates."""
     tmp = _write_temp(path, data, mode, fsync)
     try:
         os.replace(tmp, path)
@@ -69,11 +61,8 @@ def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
 
 def create_once(path: str, data: str | bytes, *, mode: int | None = None,
                 fsync: bool = False) -> bool:
-    """Create ``path`` holding ``data`` unless it exists; whether this call created it.
-
-    The file appears whole (link, not rename), and of two processes racing
-    the first one's file stands for both.
-    """
+    """Create ``path`` holding ``data`` unless it exists; whether this call created it. It
+    appears whole (link, not rename); of two processes racing, the first one's stands."""
     tmp = _write_temp(path, data, mode, fsync)
     try:
         os.link(tmp, path)
@@ -112,10 +101,8 @@ def read_or(path: str, default: bytes) -> bytes:
 
 
 def find_workspace(start: str) -> str:
-    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``.
-
-    Walks up instead of running git: this runs on every hook call.
-    """
+    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``;
+    walked up to, not asked of git: this runs on every hook call."""
     start = os.path.abspath(start)
     here = start
     while True:

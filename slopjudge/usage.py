@@ -1,11 +1,6 @@
-"""What judge calls cost: token counts, USD, duration and the model used.
-
-A runner reports one call's usage on stderr in an optional ``JUDGE-USAGE-JSON:``
-line (docs/judges.md); the last such line counts. Values that are not non-negative
-numbers (or, for ``model``, a string) are dropped, never trusted. A usage is a plain
-dict (:data:`NUMBER_FIELDS` and ``model``), so it goes into the event log and the json
-report as it is. Standard library only.
-"""
+"""What judge calls cost, from a runner's ``JUDGE-USAGE-JSON:`` line (docs/judges.md): a
+plain dict (:data:`NUMBER_FIELDS` and ``model``), so the event log and the json report take
+it as it is. A value that is not a non-negative number (``model``: a string) is dropped."""
 
 from __future__ import annotations
 
