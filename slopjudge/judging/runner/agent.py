@@ -120,10 +120,8 @@ def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], li
 
 
 def _inside(path: str, root: str) -> bool:
-    for p, q in ((path, root), (os.path.realpath(path), os.path.realpath(root))):
-        if p == q or p.startswith(q.rstrip("/") + "/"):
-            return True
-    return False
+    return any(p == q or p.startswith(q.rstrip("/") + "/") for p, q in (
+        (path, root), (os.path.realpath(path), os.path.realpath(root))))
 
 
 def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> Options:
@@ -161,26 +159,20 @@ def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = No
     allowed = [r for s in ns.allowed_tools for r in split_rules(s)]
     denied = [r for s in ns.disallowed_tools for r in split_rules(s)]
     writable, readonly = _check_dirs(ns.add_dir, ns.add_dir_readonly)
-    verify = None
-    if ns.verify is not None:
-        verify = _find_verifier(ns.verify, env)
     return Options(
-        model=ns.model, verify=verify, allowed_tools=allowed, disallowed_tools=denied,
+        model=ns.model, verify=None if ns.verify is None else _find_verifier(ns.verify, env),
+        allowed_tools=allowed, disallowed_tools=denied,
         writable_dirs=writable, readonly_dirs=readonly, prompt=prompt.strip(),
         harness=harness, dry_run=ns.dry_run, attempts=attempts,
     )
 
 
 def _find_verifier(verify: str, env: dict[str, str]) -> str:
-    if os.sep in verify:
-        path = os.path.abspath(verify)
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise UsageError(f"--verify {verify}: not an executable file")
-        return path
-    found = shutil.which(verify, path=env.get("PATH"))
+    found = shutil.which(verify, path=env.get("PATH"))  # with a "/": that file only
     if not found:
-        raise UsageError(f"--verify {verify}: not found on PATH")
-    return found
+        raise UsageError(f"--verify {verify}: " + (
+            "not an executable file" if os.sep in verify else "not found on PATH"))
+    return os.path.abspath(found)
 
 
 # -- the answer folder ---------------------------------------------------------
