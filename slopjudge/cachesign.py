@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 
-from slopjudge.fsutil import create_once
+from slopjudge.fsutil import create_once, inside
 
 try:
     from _blake2 import blake2b
@@ -50,11 +50,6 @@ def _read_key(path: str) -> bytes | None:
     return data if len(data) == KEY_BYTES else None
 
 
-def _inside(path: str, root: str) -> bool:
-    path, root = os.path.realpath(path), os.path.realpath(root)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def key(workspace: str | None = None) -> bytes | None:
     """The signing key, made on first use; None when there is no safe one."""
     global _KEY, _LOADED
@@ -64,12 +59,12 @@ def key(workspace: str | None = None) -> bytes | None:
         if found is None and not os.path.lexists(path):
             try:  # two processes racing end up with the same key (link, not rename)
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
+                create_once(path, os.urandom(KEY_BYTES), mode=0o600)
             except OSError:
                 pass
             found = _read_key(path)
         _KEY, _LOADED = found, True
-    if _KEY is not None and workspace and _inside(key_path(), workspace):
+    if _KEY is not None and workspace and inside(key_path(), workspace):
         return None  # a key the agent can read and write signs nothing
     return _KEY
 

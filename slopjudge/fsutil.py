@@ -8,7 +8,7 @@ import os
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool) -> str:
+def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool = False) -> str:
     """A new file beside ``path`` holding ``data``; its name. Removed again on failure."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     body = data.encode("utf-8") if isinstance(data, str) else data
@@ -46,12 +46,11 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
-                 fsync: bool = False) -> None:
+def write_atomic(path: str, data: str | bytes, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder;
-    ``mode`` exactly (None: as ``open(path, "w")``), ``fsync`` before the rename. On any
-    failure ``path`` is left as it was, with no temporary file, and the error propagates."""
-    tmp = _write_temp(path, data, mode, fsync)
+    ``mode`` exactly (None: as ``open(path, "w")``). On any failure ``path`` is left as it
+    was, with no temporary file, and the error propagates."""
+    tmp = _write_temp(path, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -59,11 +58,10 @@ def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
         raise
 
 
-def create_once(path: str, data: str | bytes, *, mode: int | None = None,
-                fsync: bool = False) -> bool:
+def create_once(path: str, data: str | bytes, *, mode: int | None = None) -> bool:
     """Create ``path`` holding ``data`` unless it exists; whether this call created it. It
-    appears whole (link, not rename); of two processes racing, the first one's stands."""
-    tmp = _write_temp(path, data, mode, fsync)
+    appears whole (written to disk, then linked); of two processes racing, the first stands."""
+    tmp = _write_temp(path, data, mode, fsync=True)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -98,6 +96,12 @@ def read_or(path: str, default: bytes) -> bytes:
             return fh.read()
     except OSError:
         return default
+
+
+def inside(path: str, root: str) -> bool:
+    """``path``, links resolved, is ``root`` (resolved) or under it."""
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def find_workspace(start: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from slopjudge.fsutil import inside
+
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 
@@ -17,6 +19,4 @@ def data_path(*parts: str) -> str:
 def in_package(path: str) -> bool:
     """``path`` is one of slopjudge's own installed files (links resolved: a checkout's data
     links resolve to the repository's folders, which stay the project's)."""
-    real = os.path.realpath(path)
-    root = os.path.realpath(PACKAGE_DIR)
-    return real == root or real.startswith(root + os.sep)
+    return inside(path, PACKAGE_DIR)
