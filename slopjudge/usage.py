@@ -106,17 +106,11 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
     ``duration_ms`` and the model names under ``modelUsage``."""
     if not isinstance(obj, dict):
         return None
-    raw: dict[str, Any] = {}
-    usage = obj.get("usage")
-    if isinstance(usage, dict):
-        for key in TOKEN_FIELDS:
-            raw[key] = usage.get(key)
-    raw["cost_usd"] = obj.get("total_cost_usd")
-    raw["duration_ms"] = obj.get("duration_ms")
-    models = obj.get("modelUsage")
-    if isinstance(models, dict) and models:
-        raw["model"] = ",".join(str(m) for m in models)
-    return clean(raw)
+    usage, models = obj.get("usage"), obj.get("modelUsage")
+    tokens = usage if isinstance(usage, dict) else {}
+    return clean({**{key: tokens.get(key) for key in TOKEN_FIELDS},
+                  "cost_usd": obj.get("total_cost_usd"), "duration_ms": obj.get("duration_ms"),
+                  "model": ",".join(map(str, models)) if isinstance(models, dict) else None})
 
 
 def codex_events(text: str) -> list[dict[str, Any]]:
