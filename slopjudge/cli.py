@@ -44,8 +44,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         prog="slopjudge", description="Keep AI slop out of a repository."
     )
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, help_text in COMMANDS.items():
         # A named command parses with its own parser only; the others' would only
         # be listed in the top-level help, which it never prints.
