@@ -238,7 +238,8 @@ def _execute(
     mocks: dict[str, str] = {}
     seen_files: dict[str, str] = {}
     for full, stub in stubs.items():
-        verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", ""),
+        verdict: dict[str, Any] = {"pass": bool(stub.get("pass")),
+                                   "reasoning": stub.get("reasoning", ""),
                    **{k: stub[k] for k in ("confidence", "findings") if k in stub}}
         mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
     case_options = RunOptions(
