@@ -1,27 +1,14 @@
-"""Signing what slopjudge caches, so a cache entry it did not write is never trusted.
-
-The caches live in the workspace's state folder, where the judged agent can
-write: a verdict file rewritten to a pass, or a rules cache with the rules
-list emptied, would otherwise be read as slopjudge's own work. Each entry
-carries a MAC (keyed BLAKE2b, hashlib's built-in MAC mode) under a key kept
-outside the workspace:
-``$XDG_STATE_HOME/slopjudge/key`` (default ``~/.local/state/slopjudge/key``),
-32 random bytes, created mode 0600 on first use. A key that cannot be made or
-read safely (wrong owner, readable by others, inside the workspace) means no
-cache: entries are neither read nor written, never trusted unsigned.
-
-Standard library only: the PreToolUse fast path verifies the rules cache with
-it, so BLAKE2b and the constant-time compare come from their C modules when
-present. ``import hashlib`` or ``hmac`` loads OpenSSL, a few ms the hook
-would pay on every tool call.
-"""
+"""Signing what slopjudge caches in the workspace, where the agent can write, under a key
+kept outside it (docs/security.md): a key that cannot be made or read safely means no
+cache, never one trusted unsigned. BLAKE2b and the compare come from their C modules:
+``import hashlib`` or ``hmac`` loads OpenSSL, a few ms on every hook call."""
 
 from __future__ import annotations
 
 import os
 import stat
 
-from slopjudge.fsutil import create_once
+from slopjudge.fsutil import create_once, inside
 
 try:
     from _blake2 import blake2b
@@ -63,11 +50,6 @@ def _read_key(path: str) -> bytes | None:
     return data if len(data) == KEY_BYTES else None
 
 
-def _inside(path: str, root: str) -> bool:
-    path, root = os.path.realpath(path), os.path.realpath(root)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def key(workspace: str | None = None) -> bytes | None:
     """The signing key, made on first use; None when there is no safe one."""
     global _KEY, _LOADED
@@ -77,12 +59,12 @@ def key(workspace: str | None = None) -> bytes | None:
         if found is None and not os.path.lexists(path):
             try:  # two processes racing end up with the same key (link, not rename)
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                create_once(path, os.urandom(KEY_BYTES), mode=0o600, fsync=True)
+                create_once(path, os.urandom(KEY_BYTES), mode=0o600)
             except OSError:
                 pass
             found = _read_key(path)
         _KEY, _LOADED = found, True
-    if _KEY is not None and workspace and _inside(key_path(), workspace):
+    if _KEY is not None and workspace and inside(key_path(), workspace):
         return None  # a key the agent can read and write signs nothing
     return _KEY
 

@@ -1,9 +1,5 @@
-"""The `slopjudge` command: one module per subcommand under ``commands/``.
-
-Only the named command's module is imported, and ``slopjudge hook <point>``
-goes straight to the hooks without building any parser, so the PreToolUse
-fast path pays for nothing it does not use.
-"""
+"""The `slopjudge` command: only the named command's module under ``commands/`` is imported,
+and ``slopjudge hook <point>`` goes to the hooks without a parser (the PreToolUse fast path)."""
 
 from __future__ import annotations
 
@@ -48,8 +44,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         prog="slopjudge", description="Keep AI slop out of a repository."
     )
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, help_text in COMMANDS.items():
         # A named command parses with its own parser only; the others' would only
         # be listed in the top-level help, which it never prints.
@@ -79,10 +74,8 @@ def _terminate_like_ctrl_c() -> None:
 
 
 def _exit_now(code: int) -> None:
-    """End the hook process without tearing the interpreter down: its answer is out
-    (stdout flushed, events written with single writes), its checks reaped, and the
-    teardown (a full garbage collection, every module's cleanup) would cost an agent's
-    every tool call a few milliseconds more."""
+    """End without tearing the interpreter down (a full collection, every module's cleanup:
+    a few ms on every tool call); the answer is out, events written, checks reaped."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:  # None: the descriptor was closed at start
@@ -127,10 +120,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _child_exits_reported() -> None:
-    """SIGCHLD back to its default when slopjudge was started with it ignored (a parent
-    can hand that down): the kernel would then reap every child itself and each wait
-    would read exit status 0, a check's refusal taken for a pass (its own children,
-    a shell check's commands, inherit the default again too)."""
+    """SIGCHLD back to its default when a parent handed it down ignored: each wait would
+    read exit status 0, a refusal taken for a pass; a check's own children inherit it too."""
     import _signal
 
     try:

@@ -1,9 +1,5 @@
-"""Writing a file so that readers see the old content or the new, never half,
-and reading one that may not exist.
-
-The one home for slopjudge's atomic writes (state, caches, prompts, hook files,
-the signing key). Only ``os`` is imported: the hook fast path writes through it.
-"""
+"""Atomic writes (readers see the old content or the new, never half) and reads of files
+that may not exist. Only ``os`` is imported: the hook fast path writes through it."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ import os
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool) -> str:
+def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool = False) -> str:
     """A new file beside ``path`` holding ``data``; its name. Removed again on failure."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     body = data.encode("utf-8") if isinstance(data, str) else data
@@ -50,16 +46,11 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
-                 fsync: bool = False) -> None:
-    """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder.
-
-    ``mode`` None: the file is created as ``open(path, "w")`` would (0o666 less
-    the umask); otherwise it gets exactly ``mode``. ``fsync``: the data is on
-    disk before the name points at it. On any failure ``path`` is left as it
-    was, no temporary file stays behind, and the error propagates.
-    """
-    tmp = _write_temp(path, data, mode, fsync)
+def write_atomic(path: str, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` (str as UTF-8) in one step, creating its folder;
+    ``mode`` exactly (None: as ``open(path, "w")``). On any failure ``path`` is left as it
+    was, with no temporary file, and the error propagates."""
+    tmp = _write_temp(path, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -67,14 +58,10 @@ def write_atomic(path: str, data: str | bytes, *, mode: int | None = None,
         raise
 
 
-def create_once(path: str, data: str | bytes, *, mode: int | None = None,
-                fsync: bool = False) -> bool:
-    """Create ``path`` holding ``data`` unless it exists; whether this call created it.
-
-    The file appears whole (link, not rename), and of two processes racing
-    the first one's file stands for both.
-    """
-    tmp = _write_temp(path, data, mode, fsync)
+def create_once(path: str, data: str | bytes, *, mode: int | None = None) -> bool:
+    """Create ``path`` holding ``data`` unless it exists; whether this call created it. It
+    appears whole (written to disk, then linked); of two processes racing, the first stands."""
+    tmp = _write_temp(path, data, mode, fsync=True)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -111,11 +98,15 @@ def read_or(path: str, default: bytes) -> bytes:
         return default
 
 
-def find_workspace(start: str) -> str:
-    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``.
+def inside(path: str, root: str) -> bool:
+    """``path``, links resolved, is ``root`` (resolved) or under it."""
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
-    Walks up instead of running git: this runs on every hook call.
-    """
+
+def find_workspace(start: str) -> str:
+    """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``;
+    walked up to, not asked of git: this runs on every hook call."""
     start = os.path.abspath(start)
     here = start
     while True:

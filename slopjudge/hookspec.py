@@ -1,10 +1,6 @@
-"""The protocols behind slopjudge's extension points (check kinds, changeset sources,
-report formats, judge harnesses; docs/architecture.md lists each with its registry).
-
-Each registry is a dict typed by one of these protocols, so ``mypy --strict`` holds
-every entry to its interface (tests/test_registries.py shows it rejecting entries
-that drift). An agent's hook side is ``harnesses.registry.AgentHarness``.
-"""
+"""The protocols behind slopjudge's extension points (docs/architecture.md lists each with
+its registry): each registry is a dict typed by one, so ``mypy --strict`` holds every entry
+to its interface (tests/test_registries.py). An agent's hook side is ``AgentHarness``."""
 
 from __future__ import annotations
 

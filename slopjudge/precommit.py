@@ -1,12 +1,6 @@
-"""``slopjudge-pre-commit``: the entry of the ``slopjudge`` hook in ``.pre-commit-hooks.yaml``.
-
-``slopjudge run`` on what the commit would add: the index against HEAD, or
-the range pre-commit names (``pre-commit run --from-ref A --to-ref B``, the
-pre-push stage). Judges are rendered but not asked unless the hook's
-``args`` say ``--judges``: a commit should not need model credentials or wait
-on a model unless the repository asks for it. Every other argument goes to
-``slopjudge run`` as it is (``--rule``, ``--jobs``, ``--format`` ...).
-"""
+"""``slopjudge-pre-commit``, the ``slopjudge`` hook of ``.pre-commit-hooks.yaml``: ``slopjudge
+run`` on the index, or on the range pre-commit names (docs/ci.md). No judge is asked without
+``--judges``: a commit should not need model credentials unless the repository says so."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Run a child process with input, a deadline, and no survivors.
-
-Every command slopjudge starts goes through :func:`run` (docs/runner-and-budgets.md
-states what a check can count on). The child leads its own process group, so a timeout
-reaches everything it forked: TERM, then KILL after a grace period. A group does not
-hold a child that calls ``setsid``, so each child is also held by the kernel: a cgroup
-v2 of its own where the tree is writable (``cgroup.kill`` ends all in it), entered
-before ``exec``; else slopjudge is a child subreaper and kills the orphans carrying
-the child's tag in ``SLOPJUDGE_PROC_TAGS``.
-"""
+"""Run a child process with input, a deadline, and no survivors: every command slopjudge
+starts goes through :func:`run` (docs/runner-and-budgets.md, "Nothing outlives it").
+A group does not hold a child that calls ``setsid``, hence the cgroup or the subreaper."""
 
 from __future__ import annotations
 
@@ -41,30 +34,14 @@ def _killpg(pgid: int, sig: int) -> bool:
     return True
 
 
-class Registry:
-    """The leaders of children started by run() and still running.
-
-    Each child gets its own session, so a Ctrl-C at the terminal never reaches
-    it: on an interrupt the caller stops them through :meth:`signal_all`. One
-    engine run owns one registry, so stopping its checks leaves another run's
-    (in the same process) alone; every child is in :data:`EVERYONE` too, for
-    :func:`kill_all` when the process itself is going away.
-    """
-
-    def __init__(self) -> None:
-        self._live: set[int] = set()  # add and discard are each one atomic step
-
-    def add(self, pid: int) -> None:
-        self._live.add(pid)
-
-    def discard(self, pid: int) -> None:
-        self._live.discard(pid)
-
-    def __contains__(self, pid: object) -> bool:
-        return pid in self._live
+class Registry(set[int]):
+    """The leaders of run()'s children still running. A child has its own session, so a
+    Ctrl-C never reaches it: the caller stops them by :meth:`signal_all`. One engine run
+    owns one, so stopping its checks leaves another run's alone; every child is in
+    :data:`EVERYONE` too, for :func:`kill_all`. (Empty, it is falsy: test ``is None``.)"""
 
     def pids(self) -> list[int]:
-        return list(self._live)  # a plain copy: a signal handler may call this mid-update
+        return list(self)  # a plain copy: a signal handler may call this mid-update
 
     def signal_all(self, sig: int) -> int:
         """Send ``sig`` to every process group this registry has running; how many."""
@@ -78,11 +55,8 @@ EVERYONE = Registry()
 
 
 def kill_all(*, wait: bool = True) -> int:
-    """KILL every child run() has running and everything they started; how many children.
-
-    For signal handlers: slopjudge is about to exit and must leave nothing behind.
-    ``wait``: also wait (up to KILL_GRACE_S) to remove each containment's cgroup.
-    """
+    """KILL every child run() has running and all they started (slopjudge is about to exit);
+    how many children. ``wait``: also wait (up to KILL_GRACE_S) to remove their cgroups."""
     leaders = EVERYONE.pids()
     for pgid in leaders:
         _killpg(pgid, signal.SIGKILL)
@@ -120,12 +94,8 @@ def is_python_script(path: str) -> bool:
 
 
 def script_argv(path: str) -> list[str]:
-    """The command line for a rule's script or prepare.
-
-    A Python script runs on the interpreter slopjudge runs on, never one found
-    on PATH: it then needs no run bit (a wheel install drops them) and sees the
-    same Python whatever the shell's PATH says. Anything else runs directly.
-    """
+    """The command line for a rule's script or prepare: a Python script runs on slopjudge's
+    own interpreter, so it needs no run bit (a wheel drops them) and PATH does not matter."""
     if "/" not in path:
         return [path]  # a command found on PATH: it is what the rule named
     if sys.executable and is_python_script(path):
@@ -198,7 +168,7 @@ def _has_tag(pid: int, tag: bytes) -> bool:
 
 
 class _Cgroups:
-    """Per-child cgroups under slopjudge's own cgroup v2, if it may make them."""
+    """Per-child cgroups under slopjudge's own cgroup v2, if it may make them (probed once)."""
 
     def __init__(self) -> None:
         self.base: str | None = None
@@ -260,25 +230,19 @@ class _Cgroups:
 
 _CGROUPS = _Cgroups()
 _SUBREAPER = False
-_SUBREAPER_LOCK = threading.Lock()
 
 
-def _become_subreaper() -> bool:
-    """Make orphaned descendants re-parent to this process (Linux 3.4+)."""
+def _become_subreaper() -> None:
+    """Make orphaned descendants re-parent to this process (Linux 3.4+; twice is harmless)."""
     global _SUBREAPER
-    if _SUBREAPER:
-        return True
-    with _SUBREAPER_LOCK:
-        if not _SUBREAPER and sys.platform.startswith("linux"):
-            import ctypes
+    if not _SUBREAPER and sys.platform.startswith("linux"):
+        import ctypes
 
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                pr_set_child_subreaper = 36
-                _SUBREAPER = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                _SUBREAPER = False
-    return _SUBREAPER
+        try:
+            pr_set_child_subreaper = 36
+            _SUBREAPER = ctypes.CDLL(None).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            pass
 
 
 class _Jail:
@@ -435,9 +399,8 @@ class ProcResult:
     @property
     def signal(self) -> int | None:
         """The signal that killed it, if any."""
-        if self.returncode is not None and self.returncode < 0:
-            return -self.returncode
-        return None
+        code = self.returncode
+        return -code if code is not None and code < 0 else None
 
 
 def _not_started(why: str, started: float) -> ProcResult:
@@ -455,12 +418,8 @@ def run(
     registry: Registry | None = None,
     pipes: list[tuple[int, int]] | None = None,
 ) -> ProcResult:
-    """Run ``argv`` directly (never through a shell) and collect its output.
-
-    The child is spawned (``exec`` right after the kernel's fork, no Python code in
-    between): this process may have other threads, and a fork that ran Python while
-    one of them held a lock would inherit that lock held, for good.
-    ``registry``: the run this child belongs to (:meth:`Registry.signal_all` stops it).
+    """Run ``argv`` (spawned, never through a shell nor a fork that runs Python: this
+    process may have threads) and collect its output. ``registry``: the run it belongs to.
     ``pipes``: more outputs, ``(read, write)`` pairs from ``os.pipe()``: the child gets
     each write end at the same descriptor, each read end is read as stdout is
     (``max_output`` each) into ``ProcResult.pipes``; run() closes all of them."""
@@ -482,21 +441,18 @@ def _run(argv: list[str], input: bytes, timeout: float | None, cwd: str | None,
     jail = _Jail()
     try:
         proc = _spawn(argv, jail, cwd, env, tuple(w for _r, w in pipes))
-    except FileNotFoundError as exc:
-        jail.close()
-        return _not_started(f"{exc.filename or argv[0]}: not found", started)
-    except PermissionError:
-        jail.close()
-        return _not_started(f"{argv[0]}: not executable", started)
     except OSError as exc:
         jail.close()
-        return _not_started(f"{argv[0]}: {exc.strerror or exc}", started)
+        return _not_started(f"{exc.filename or argv[0]}: not found"
+                            if isinstance(exc, FileNotFoundError) else
+                            f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
+                            else f"{argv[0]}: {exc.strerror or exc}", started)
     for pair in pipes:
         os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
         pair[1] = -1
     # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
     # left is killed and its containment removed.
-    listed = {EVERYONE, registry or EVERYONE}
+    listed = (EVERYONE, EVERYONE if registry is None else registry)
     for reg in listed:
         reg.add(proc.pid)
     try:
@@ -592,11 +548,9 @@ def _collect(
     proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
     max_output: int, started: float, extra: list[int],
 ) -> ProcResult:
-    """Feed ``input``, read stdout and stderr, and wait for the child, all in this
-    thread: one ``poll`` on the pipes and a pidfd (no reader or writer threads to
-    start). Past ``timeout`` the group gets TERM, and KILL after a grace period;
-    its output is still read meanwhile, so a child that writes while it stops is
-    not left blocked on a full pipe."""
+    """Feed ``input``, read the outputs and wait for the child in one ``poll`` on the pipes
+    and a pidfd (no threads to start). Past ``timeout``: TERM, KILL after a grace period,
+    the output still read meanwhile (a child writing while it stops is not left blocked)."""
     sinks: dict[int, list[bytes]] = {}
     sizes: dict[int, int] = {}
     poller = select.poll()

@@ -1,8 +1,5 @@
-"""Where an agent session's files live under the state folder.
-
-The hooks keep a session's baseline and stop counters there, the budget its
-spend: one naming, so a session id from a payload can never name a path outside.
-"""
+"""Where an agent session's files live under the state folder (the hooks' baseline, the
+budget's spend): one naming, so a session id from a payload never names a path outside."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Rule fixture cases (`slopjudge test`, SPEC §7).
-
-A case is a folder ``tests/rules/<rule-id>/<case>/`` holding ``case.yaml``:
-a change (``diff``, a fixture diff) or an agent event (``event``, a hook
-payload), the expected outcome, and canned verdicts for the rule's judges.
-Templates still render for real; the canned verdict stands in only for the
-model. A judge without a stub, or a stub no judge used, fails the case.
-"""
+"""Rule fixture cases (`slopjudge test`, SPEC §7): templates render for real, a canned
+verdict stands in only for the model; a judge without a stub, or a stub no judge used,
+fails the case."""
 
 from __future__ import annotations
 
@@ -243,10 +238,9 @@ def _execute(
     mocks: dict[str, str] = {}
     seen_files: dict[str, str] = {}
     for full, stub in stubs.items():
-        verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", "")}
-        for key in ("confidence", "findings"):
-            if key in stub:
-                verdict[key] = stub[key]
+        verdict: dict[str, Any] = {"pass": bool(stub.get("pass")),
+                                   "reasoning": stub.get("reasoning", ""),
+                   **{k: stub[k] for k in ("confidence", "findings") if k in stub}}
         mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
     case_options = RunOptions(
         jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
@@ -365,11 +359,15 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                       options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
     data, problems, why_not = _read_sloprail_case(folder)
+    expected = {"refuse": "refuse", "permit": "pass"}.get(str((data or {}).get("expect")), "?")
+
+    def failed(problems: list[str]) -> CaseResult:
+        return CaseResult(rule.id, name, False, expected, "error", problems)
+
     if data is None:
-        return CaseResult(rule.id, name, False, "?", "error", problems)
+        return failed(problems)
     if why_not is None and "ci" not in rule.on:
         why_not = "a case without a trajectory judges a commit range; this rule does not run on ci"
-    expected = {"refuse": "refuse", "permit": "pass"}.get(str(data.get("expect")), "?")
     if why_not is not None:
         return CaseResult(rule.id, name, True, expected, "not run",
                           [f"not run: {why_not}"], skipped=True)
@@ -399,8 +397,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
                 tail = (res.stderr or res.stdout or b"").decode("utf-8", "replace").strip()
                 what = res.start_error or ("timed out" if res.timed_out
                                            else f"exit {res.returncode}")
-                return CaseResult(rule.id, name, False, expected, "error",
-                                  [f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"])
+                return failed([f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"])
         base = str(data.get("base") or "")
         if not base:
             tags = procs.run(["git", "tag", "--list", "base"], cwd=workspace, env=env, timeout=30)
@@ -408,8 +405,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         try:
             changeset = cs.from_git_range(workspace, base, "HEAD")
         except cs.ChangesetError as exc:
-            return CaseResult(rule.id, name, False, expected, "error",
-                              [f"cannot read {base}..HEAD: {exc}"])
+            return failed([f"cannot read {base}..HEAD: {exc}"])
         event = Event(kind="ci", cwd=workspace)
         actual = _execute(
             rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,

@@ -1,11 +1,6 @@
-"""What judge calls cost: token counts, USD, duration and the model used.
-
-A runner reports one call's usage on stderr in an optional ``JUDGE-USAGE-JSON:``
-line (docs/judges.md); the last such line counts. Values that are not non-negative
-numbers (or, for ``model``, a string) are dropped, never trusted. A usage is a plain
-dict (:data:`NUMBER_FIELDS` and ``model``), so it goes into the event log and the json
-report as it is. Standard library only.
-"""
+"""What judge calls cost, from a runner's ``JUDGE-USAGE-JSON:`` line (docs/judges.md): a
+plain dict (:data:`NUMBER_FIELDS` and ``model``), so the event log and the json report take
+it as it is. A value that is not a non-negative number (``model``: a string) is dropped."""
 
 from __future__ import annotations
 
@@ -111,17 +106,11 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
     ``duration_ms`` and the model names under ``modelUsage``."""
     if not isinstance(obj, dict):
         return None
-    raw: dict[str, Any] = {}
-    usage = obj.get("usage")
-    if isinstance(usage, dict):
-        for key in TOKEN_FIELDS:
-            raw[key] = usage.get(key)
-    raw["cost_usd"] = obj.get("total_cost_usd")
-    raw["duration_ms"] = obj.get("duration_ms")
-    models = obj.get("modelUsage")
-    if isinstance(models, dict) and models:
-        raw["model"] = ",".join(str(m) for m in models)
-    return clean(raw)
+    usage, models = obj.get("usage"), obj.get("modelUsage")
+    tokens = usage if isinstance(usage, dict) else {}
+    return clean({**{key: tokens.get(key) for key in TOKEN_FIELDS},
+                  "cost_usd": obj.get("total_cost_usd"), "duration_ms": obj.get("duration_ms"),
+                  "model": ",".join(map(str, models)) if isinstance(models, dict) else None})
 
 
 def codex_events(text: str) -> list[dict[str, Any]]:

@@ -1,10 +1,6 @@
-"""Spend limits on judge calls: per run, and per agent session across hook calls.
-
-docs/runner-and-budgets.md ("Budgets under any concurrency") is the contract: a call
-reserves its estimate before it starts (:meth:`Budget.acquire`), so parallel calls
-cannot together pass a limit, and settles to what the runner reported after
-(:meth:`Budget.settle`). Standard library only.
-"""
+"""Spend limits on judge calls, per run and per agent session: reserve before a call,
+settle after, so parallel calls cannot pass a limit together (docs/runner-and-budgets.md,
+"Budgets under any concurrency", is the contract)."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.config import Limits
-from slopjudge.model import fields, record
+from slopjudge.model import asdict, fields, record
 from slopjudge.sessions import session_key, state_dir
 from slopjudge.usage import total_tokens
 
@@ -71,14 +67,9 @@ def _over(prefix: str, where: str, limits: Limits, spent: Spend, tokens: int,
 
 
 class Budget:
-    """The spend of one run (and of its agent session), shared by every judge thread.
-
-    A call reserves its estimate before it starts and settles after: its prompt's
-    estimated tokens times the most tokens and USD an estimated token has been counted
-    at so far (:class:`Rates`, learnt in this run and kept in the session's record).
-    While nothing is learnt yet, a call that a token or cost limit applies to starts
-    only when no other call is running: the first one measures the rates alone.
-    """
+    """The spend of one run (and of its agent session), shared by every judge thread. Until
+    a call has settled no :class:`Rates` are known, so under a token or cost limit the
+    first call runs alone: it measures them."""
 
     def __init__(self, limits: Limits, state_dir: str | None = None) -> None:
         self.limits = limits
@@ -191,10 +182,9 @@ class Budget:
                 spent = spent.add(1, tokens, cost)
                 rates = rates or Rates()
                 rates.learn(want.prompt_tokens, tokens, cost)
-            record: dict[str, Any] = {"judge_calls": spent.judge_calls, "tokens": spent.tokens,
-                                      "cost_usd": spent.cost_usd, "held": held}
+            record = {**asdict(spent), "held": held}
             if rates is not None:
-                record["rates"] = {"tokens": rates.tokens, "cost_usd": rates.cost_usd}
+                record["rates"] = asdict(rates)
             write_atomic(path, json.dumps(record))
             return None
         finally:
@@ -209,16 +199,6 @@ class Reservation:
     prompt_tokens: int
     tokens: int
     cost_usd: float
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
@@ -242,7 +222,8 @@ def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None
     raw = data.get("held")
     for key, value in (raw.items() if isinstance(raw, dict) else ()):
         pid = str(key).split(".", 1)[0]
-        if pid.isdigit() and _alive(int(pid)) and isinstance(value, list) and len(value) == 2:
+        alive = pid.isdigit() and os.path.exists(f"/proc/{pid}")  # a dead process holds nothing
+        if alive and isinstance(value, list) and len(value) == 2:
             tokens, cost = _num(value[0]), _num(value[1])
             if tokens is not None and cost is not None:
                 held[str(key)] = [tokens, cost]

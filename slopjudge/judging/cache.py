@@ -1,10 +1,6 @@
-"""The verdict cache (SPEC §8): the same question to the same judge gets the same answer.
-
-Only real verdicts are stored, one JSON file per key, written atomically and signed
-with a MAC bound to its key (:mod:`slopjudge.cachesign`): a file that no longer reads
-as a verdict, or that slopjudge did not sign (an agent rewrote it to a pass, or copied
-another key's entry), is a miss.
-"""
+"""The verdict cache (SPEC §8): only real verdicts, one file per key, signed with a MAC
+bound to its key (:mod:`slopjudge.cachesign`), so an entry an agent rewrote to a pass or
+copied from another key is a miss."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Judge slots: how many model calls run at once on this machine, across every
-slopjudge process of the user (docs/runner-and-budgets.md says how they are shared).
-
-A slot is a slot file held under an exclusive ``flock``: the kernel lets go of it when
-the process ends, however it ends, so a slot is never lost to a crash. The calls of one
-process first take one of its own slots (a semaphore), so a call waiting on another of
-the same process starts the moment that one ends (polling the slot files would add up
-to 50 ms a wave); only other processes' calls are waited for by polling. Standard
-library only.
-"""
+"""Judge slots: model calls at once across every slopjudge process of the user
+(docs/runner-and-budgets.md). A slot file under ``flock`` is freed by the kernel however
+its process ends; a process's own semaphore first, so its calls wait without polling
+(polling the files would add up to 50 ms a wave)."""
 
 from __future__ import annotations
 

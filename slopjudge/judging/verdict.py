@@ -1,15 +1,10 @@
-"""The judge's verdict: the instruction that asks for it and the reader that checks it.
-
-One reader serves the verifier (inside the runner's loop) and slopjudge (on the
-runner's stdout), so both sides agree on what a verdict is. The reader is
-strict on purpose: exactly one JSON object, schema-valid, ``pass`` the JSON
-boolean. Anything else is no verdict, and no verdict never passes.
-"""
+"""The judge's verdict: the instruction that asks for it and the one reader the verifier
+and slopjudge share, strict on purpose (one JSON object, schema-valid, ``pass`` the JSON
+boolean): anything else is no verdict, and no verdict never passes."""
 
 from __future__ import annotations
 
 import json
-import math
 import threading
 from functools import lru_cache
 from typing import Any
@@ -63,10 +58,8 @@ def verdict_instruction(min_confidence: float | None) -> str:
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    # jsonschema is imported here, not at module level: the hook fast path
-    # must not pay for it unless a judge actually answers. The shipped schema is
-    # checked against its meta-schema by tests/test_verdict.py: checking it on every
-    # start cost more than the import, once per judge of a first wave (they ask at once).
+    # Imported here: a hook pays for jsonschema only when a judge answers. The schema is
+    # checked against its meta-schema by tests/test_verdict.py, not on every start.
     import jsonschema
 
     from slopjudge.loading.schemas import load_schema
@@ -112,14 +105,12 @@ def _no_constants(name: str) -> Any:
 
 
 def _strip_fence(text: str) -> str:
-    """Remove one code fence around the whole answer, as models like to add."""
-    if not text.startswith("```"):
-        return text
+    """Remove one code fence around the whole answer, as models like to add (an unclosed
+    one is left: it will not parse)."""
     first_nl = text.find("\n")
-    if first_nl < 0 or not text.endswith("```"):
-        return text  # an unclosed fence: leave it, it will not parse
-    inner = text[first_nl + 1 : -3]
-    return inner.strip()
+    if not text.startswith("```") or first_nl < 0 or not text.endswith("```"):
+        return text
+    return text[first_nl + 1 : -3].strip()
 
 
 def _describe(error: Any) -> str:
@@ -168,10 +159,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         import jsonschema
 
         return None, _describe(jsonschema.exceptions.best_match(errors))
-    conf = value.get("confidence")
-    if conf is not None and isinstance(conf, float) and math.isnan(conf):
-        return None, "confidence: NaN is not a number"
-    return value, ""
+    return value, ""  # no NaN: _no_constants refused it
 
 
 def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:

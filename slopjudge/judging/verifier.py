@@ -1,15 +1,9 @@
-"""``slopjudge-verify``: the answer checker the judge runner calls after each attempt.
+"""``slopjudge-verify``: the answer checker the judge runner calls after each attempt
+(sr-agent's ``--verify``; arguments, exit codes and stderr lines: SPEC §5).
 
-Contract (SPEC §5, sr-agent's ``--verify``): ``$1`` is the answer file's path,
-its bytes come on stdin. Exit 0 on a valid ``pass: true`` (stderr
-``JUDGE-PASS-REASON-JSON: <json string>`` when there is reasoning), 3 on a
-valid ``pass: false`` (``JUDGE-REASON-JSON: <json string>``; final), 1 on
-anything malformed (``JUDGE-REASON: <why>``; the runner asks again).
-
-With ``SLOPJUDGE_MIN_CONFIDENCE`` set, a pass without ``confidence`` is
-malformed (the instruction asked for it), so the runner asks again. A pass
-below the threshold is accepted here: slopjudge applies the threshold itself,
-so it can tell an unsure pass from a refusal.
+With ``SLOPJUDGE_MIN_CONFIDENCE`` set, a pass without ``confidence`` is malformed (asked
+again); one below the threshold is accepted here, so slopjudge, which applies it, can tell
+an unsure pass from a refusal.
 """
 
 from __future__ import annotations
@@ -27,10 +21,6 @@ from slopjudge.judging.verdict import parse_verdict
 EXIT_PASS = 0
 EXIT_MALFORMED = 1
 EXIT_REFUSE = 3
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _read_answer(argv: list[str]) -> bytes:
@@ -56,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_MALFORMED
     verdict, problem = parse_verdict(text)
     if verdict is None:
-        print(f"JUDGE-REASON: {_one_line(problem)}", file=sys.stderr)
+        print(f"JUDGE-REASON: {' '.join(problem.split())}", file=sys.stderr)
         return EXIT_MALFORMED
     reasoning = verdict.get("reasoning", "")
     if verdict["pass"] is True:

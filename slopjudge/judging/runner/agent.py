@@ -1,12 +1,6 @@
-"""slopjudge-agent: the bundled judge runner, a drop-in for sr-agent's judge mode.
-
-Same command line and exit codes as sr-agent (docs/judges.md, SPEC §5). With
-``--verify`` the harness writes its answer to a file in a private folder and the
-verifier reads it: exit 0 prints the file, exit 3 is a final rejection, anything else
-re-asks with the verifier's complaint, up to ``--verify-attempts`` times. A harness
-that exits non-zero gets an ``sr-agent: harness-failure: <cause>`` line and its exit
-code passed through; usage errors, a missing binary and every rejection exit 2.
-"""
+"""slopjudge-agent: the bundled judge runner, a drop-in for sr-agent's judge mode
+(command line and exit codes: docs/judges.md, SPEC §5). A failed harness's exit code is
+passed through; usage errors, a missing binary and every rejection exit 2."""
 
 from __future__ import annotations
 
@@ -52,11 +46,7 @@ class UsageError(Exception):
 
 
 class _Terminated(Exception):
-    """A signal asked slopjudge-agent to stop; procs.run then kills the child's group."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+    """A signal (``args[0]``) asked slopjudge-agent to stop; procs.run kills the child's group."""
 
 
 @dataclass
@@ -91,7 +81,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p = _Parser(prog=PROG, allow_abbrev=False, description=__doc__.split("\n(")[0] + ".")
     p.add_argument(
         "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
     )
@@ -130,10 +120,8 @@ def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], li
 
 
 def _inside(path: str, root: str) -> bool:
-    for p, q in ((path, root), (os.path.realpath(path), os.path.realpath(root))):
-        if p == q or p.startswith(q.rstrip("/") + "/"):
-            return True
-    return False
+    return any(p == q or p.startswith(q.rstrip("/") + "/") for p, q in (
+        (path, root), (os.path.realpath(path), os.path.realpath(root))))
 
 
 def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> Options:
@@ -171,26 +159,20 @@ def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = No
     allowed = [r for s in ns.allowed_tools for r in split_rules(s)]
     denied = [r for s in ns.disallowed_tools for r in split_rules(s)]
     writable, readonly = _check_dirs(ns.add_dir, ns.add_dir_readonly)
-    verify = None
-    if ns.verify is not None:
-        verify = _find_verifier(ns.verify, env)
     return Options(
-        model=ns.model, verify=verify, allowed_tools=allowed, disallowed_tools=denied,
+        model=ns.model, verify=None if ns.verify is None else _find_verifier(ns.verify, env),
+        allowed_tools=allowed, disallowed_tools=denied,
         writable_dirs=writable, readonly_dirs=readonly, prompt=prompt.strip(),
         harness=harness, dry_run=ns.dry_run, attempts=attempts,
     )
 
 
 def _find_verifier(verify: str, env: dict[str, str]) -> str:
-    if os.sep in verify:
-        path = os.path.abspath(verify)
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise UsageError(f"--verify {verify}: not an executable file")
-        return path
-    found = shutil.which(verify, path=env.get("PATH"))
+    found = shutil.which(verify, path=env.get("PATH"))  # with a "/": that file only
     if not found:
-        raise UsageError(f"--verify {verify}: not found on PATH")
-    return found
+        raise UsageError(f"--verify {verify}: " + (
+            "not an executable file" if os.sep in verify else "not found on PATH"))
+    return os.path.abspath(found)
 
 
 # -- the answer folder ---------------------------------------------------------
@@ -233,13 +215,8 @@ def reask_suffix(path: str, complaint: str) -> str:
     )
 
 
-# -- why a harness failed -----------------------------------------------------
-#
-# slopjudge-agent prints ``sr-agent: harness-failure: <cause>`` on its own stderr line
-# so the engine (and sloprail's engine) can decide whether a retry can help: ``usage
-# limit`` and ``other`` may be retried, ``authentication`` and ``version skew`` never.
-# The marker keeps sr-agent's spelling because that is what callers grep for. The
-# harness's own text is not kept in the cause.
+# -- why a harness failed: ``sr-agent: harness-failure: <cause>`` (sr-agent's spelling, what
+# callers grep for) tells the caller whether a retry can help (SPEC §5) ----------------
 
 _TAIL_BYTES = 2048
 # Line-anchored: each pattern must match within one line (``^`` ... under re.M),
@@ -283,9 +260,7 @@ def _single_json_object(data: bytes) -> bytes | None:
 
 
 def _exit_code(rc: int) -> int:
-    if rc < 0:  # killed by a signal: report it the way a shell does
-        return 128 - rc
-    return rc
+    return 128 - rc if rc < 0 else rc  # killed by a signal: said the way a shell does
 
 
 class _Spend:
@@ -477,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except _Terminated as exc:
         # procs.run has already taken the child's process group down.
-        return 128 + exc.signum
+        return 128 + int(exc.args[0])
     except KeyboardInterrupt:
         return 130
     finally:

@@ -1,12 +1,6 @@
-"""Calling the judge runner (``sr-agent`` or ``slopjudge-agent``) and reading its answer.
-
-The command line, exit codes and stderr markers are sr-agent's (SPEC §5), so
-either runner drops in. The reading is fail-closed: only exit 0 with a stdout
-verdict that itself validates as ``pass: true`` (and meets ``min_confidence``)
-passes; a valid ``pass: false`` refuses with the judge's reasoning; anything
-else carries no verdict (``verdict is None``), which the check reports as an
-``error`` with a fixed sentence: slopjudge could not decide.
-"""
+"""Calling the judge runner (``sr-agent`` or ``slopjudge-agent``) and reading its answer,
+by sr-agent's contract (SPEC §5): only exit 0 with a stdout verdict that itself validates
+as a pass passes; anything but a verdict is ``verdict is None``, the check's ``error``."""
 
 from __future__ import annotations
 
