@@ -61,7 +61,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         if out:
-            row = {"file": item.nodeid.split("::")[0], "order": _order.get(item.nodeid, 0),
+            row = {"test": item.nodeid, "file": item.nodeid.split("::")[0],
+                   "order": _order.get(item.nodeid, 0),
                    "wall": time.perf_counter() - wall, "cpu": _cpu() - cpu}
             name = os.environ.get("PYTEST_XDIST_WORKER", "main")
             with open(Path(out) / f"{name}-{os.getpid()}.jsonl", "a") as fh:
