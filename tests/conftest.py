@@ -103,14 +103,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 # Each file runs on one worker (`--dist loadfile`: its module fixtures are built once);
 # files are handed out in this order (`--no-loadscope-reorder`, else xdist orders them
-# by their number of tests): the ones that take longest first (wall-clock, 3 workers on
-# 2 cores), so the run does not end with one worker still in a long file while the
-# others wait. Order only: nothing is skipped.
-_LONGEST_FIRST = ("test_action.py", "test_procs_leaks.py", "test_split.py", "test_precommit.py",
-                  "test_hooks_fuzz.py", "test_self_history.py", "test_self.py",
-                  "test_packaging.py", "test_hooks_claude_e2e.py", "test_agent.py",
-                  "test_protect_hooks.py", "test_agent_claude_e2e.py", "test_hooks_outcomes.py",
-                  "test_hooks.py", "test_loading_limits.py", "test_outcomes_run.py",
+# by their number of tests): the ones that take longest first (wall-clock, measured with
+# bench/suite.py), so the run does not end with one worker still in a long file while the
+# others wait. test_precommit.py leads: most of its wall is pip waiting on the index, which
+# the other workers' CPU work overlaps. Order only: nothing is skipped.
+_LONGEST_FIRST = ("test_precommit.py", "test_action.py", "test_self.py", "test_inproc_scripts.py",
+                  "test_protect_hooks.py", "test_packaging.py", "test_split.py",
+                  "test_own_install.py", "test_procs_leaks.py", "test_hooks_fuzz.py",
+                  "test_action_system_python.py", "test_self_history.py",
+                  "test_self_history_judges.py", "test_hooks.py", "test_agent.py",
+                  "test_hooks_claude_e2e.py", "test_agent_claude_e2e.py",
+                  "test_hooks_outcomes.py", "test_loading_limits.py", "test_outcomes_run.py",
                   "test_hooks_helper_loading.py", "test_pyworker.py")
 
 
