@@ -195,20 +195,15 @@ def test_a_template_bigger_than_the_budget_is_an_error(tmp_path: Path, budget: i
 
 
 def test_a_file_of_thousands_of_hunks_is_packed_not_grown_hunk_by_hunk(tmp_path: Path) -> None:
-    import time
-
     budget = 20_000
     repo = make_repo(tmp_path, max_prompt_tokens=budget)
-    started = time.monotonic()
     report, prompts = dry_run(repo, modified_file("src/many.py", 3000, 200), tmp_path)
-    took = time.monotonic() - started
     (check,) = report["checks"]
     assert check["outcome"] == "not_judged", check["reason"]
     assert max(estimate_tokens(p) for p in prompts) <= budget
     seen = [int(h) for p in prompts for h in re.findall(r"^\+x+ (\d+)$", p, re.M)]
     assert sorted(seen) == list(range(3000))  # each hunk in exactly one part
     assert len(prompts) < 3000 * 230 * 2 / 3.5 / budget + 5  # parts are mostly full
-    assert took < 60, took
 
 
 def test_the_same_change_splits_the_same_wherever_the_repository_lives(tmp_path: Path) -> None:
