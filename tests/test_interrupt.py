@@ -45,10 +45,10 @@ def slow_repo(tmp_path: Path) -> tuple[Path, Path]:
             # The script and its background child both record their pids.
             "slow.sh": sh(f"""
 cat >/dev/null
-sleep 30 &
+sleep 600 &
 echo $! > "{pids}/child-$$.pid"
 echo $$ > "{pids}/$$.pid"
-exec sleep 30
+exec sleep 600
 """),
         },
     )
@@ -78,14 +78,12 @@ def test_interrupt_stops_promptly_and_leaves_nothing_behind(
     repo, pids = slow_repo(tmp_path)
     proc = start_and_wait_for_slow(repo, pids)
     try:
-        started = time.monotonic()
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=20)
-        took = time.monotonic() - started
+        # The running checks sleep 600 s: a run that waited for them would time out here,
+        # whatever the machine's load.
+        out, err = proc.communicate(timeout=120)
         assert proc.returncode == code, (proc.returncode, err)
         assert word in err and "Traceback" not in err
-        # Well before the 30 s the running checks would take, let alone the queued ones.
-        assert took < 10, f"Ctrl-C took {took:.1f} s"
         assert wait_gone(read_pids(pids), within=5) == [], "a check process outlived the run"
         events = read_jsonl(repo / ".slopjudge" / "events.jsonl")
         assert len(events) >= 6
