@@ -35,9 +35,11 @@ import builtins
 import io
 import os
 import sys
-import threading
 import time
-from importlib.machinery import ModuleSpec, SourceFileLoader
+# importlib.machinery's classes, from the modules the interpreter starts with: importing
+# importlib.machinery loads importlib and warnings (about 1.5 ms a Write).
+from _frozen_importlib import ModuleSpec
+from _frozen_importlib_external import SourceFileLoader
 
 from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
@@ -60,8 +62,9 @@ class _TimedOut(BaseException):
 def usable() -> bool:
     """Whether scripts may run here now: the main thread, no other thread, and a
     deadline armed (``hooks.set_deadline``)."""
-    return (threading.current_thread() is threading.main_thread() and _thread._count() == 0
-            and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0)
+    threading = sys.modules.get("threading")  # not imported: no thread was started with it
+    return (_thread._count() == 0 and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0
+            and (threading is None or threading.current_thread() is threading.main_thread()))
 
 
 class Runner:
