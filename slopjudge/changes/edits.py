@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import re
 
-from slopjudge.changes.shell import SHELLS
 from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
 from slopjudge.fsutil import Unreadable, read_if_present
 
@@ -410,6 +409,8 @@ def _envelope(value: object) -> str | None:
 def _shell_patch(command: object) -> str | None:
     """The patch of a shell command whose first word is ``apply_patch``."""
     if isinstance(command, list):
+        from slopjudge.changes.shell import SHELLS  # 4 ms with shlex: not for a file tool
+
         words = [w for w in command if isinstance(w, str)]
         if not words:
             return None
