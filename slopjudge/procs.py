@@ -12,11 +12,10 @@ the child's tag in ``SLOPJUDGE_PROC_TAGS``.
 from __future__ import annotations
 
 import _signal as signal  # `signal` builds its enums on import; a hook needs none
+import _thread  # threading.Lock itself: a Write's hook, which starts no thread, needs no more
 import itertools
 import os
-import select
 import sys
-import threading
 import time
 
 from slopjudge.model import record
@@ -203,7 +202,7 @@ class _Cgroups:
     def __init__(self) -> None:
         self.base: str | None = None
         self.probed = False
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
 
     @staticmethod
     def _own_dir() -> str | None:
@@ -260,7 +259,7 @@ class _Cgroups:
 
 _CGROUPS = _Cgroups()
 _SUBREAPER = False
-_SUBREAPER_LOCK = threading.Lock()
+_SUBREAPER_LOCK = _thread.allocate_lock()
 
 
 def _become_subreaper() -> bool:
@@ -597,6 +596,8 @@ def _collect(
     start). Past ``timeout`` the group gets TERM, and KILL after a grace period;
     its output is still read meanwhile, so a child that writes while it stops is
     not left blocked on a full pipe."""
+    import select  # here: a hook whose checks all run in its process starts no child
+
     sinks: dict[int, list[bytes]] = {}
     sizes: dict[int, int] = {}
     poller = select.poll()
