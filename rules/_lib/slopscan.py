@@ -21,7 +21,7 @@ from collections import Counter
 
 # The payload's reading and the crash guard live in hookio (the PreToolUse rules
 # import only that); slopscan's users keep reaching them here.
-from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
+from hookio import dumps, event, load_payload, main_guard, tool_input, workspace  # noqa: F401
 
 # Imported where they are used (ast, difflib, json), and no dataclasses: every check
 # of the pack imports this module, and those imports would cost it more than its work.
@@ -881,10 +881,8 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         for f in unique[:limit]
     ]
     more = f" (and {len(unique) - limit} more)" if len(unique) > limit else ""
-    import json
-
     reason = "; ".join(parts) + more + ". " + advice
-    print(json.dumps({
+    print(dumps({
         "reason": reason,
         "findings": [{"path": f.path, "line": f.line, "message": f.message} for f in unique],
     }))
