@@ -461,7 +461,7 @@ class SourceFile(_Record):
         if self._tree is False:
             self._tree = None
             if self.lang == "python" and self.new_content is not None:
-                import ast
+                import pyast as ast
 
                 try:
                     self._tree = ast.parse(self.new_content)
@@ -831,7 +831,7 @@ def dotted(node: ast.expr, *, through_calls: bool = False) -> str:
     """``a.b.c`` for the name or attribute chain ``node`` (what a call calls, a decorator);
     "" for anything else. ``through_calls``: a call stands for what it calls
     (``a().b`` is ``a.b``, ``@mark.skip(...)`` is ``mark.skip``)."""
-    import ast
+    import pyast as ast
 
     names: list[str] = []  # from the last name back
     while True:

@@ -36,6 +36,7 @@ import io
 import os
 import sys
 import time
+
 # importlib.machinery's classes, from the modules the interpreter starts with: importing
 # importlib.machinery loads importlib and warnings (about 1.5 ms a Write).
 from _frozen_importlib import ModuleSpec
