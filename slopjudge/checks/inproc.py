@@ -75,6 +75,7 @@ class Runner:
 
     def __init__(self) -> None:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
+        self.real: dict[str, str] = {}  # folder as written -> as resolved
         self.imported: set[str] = set()
         # The environment before the run's first script, put back once after its last
         # (most of what each script's adds is the same for all of them), and what
@@ -103,8 +104,8 @@ class Runner:
         the folder's path as written and as resolved: ``sys.path`` may hold either."""
         key = os.path.normpath(folder)
         if key not in self.folders:
-            self.folders[key] = self.folders[os.path.realpath(folder)] = _identical(
-                folder, installed)
+            real = self.real[key] = os.path.realpath(folder)
+            self.folders[key] = self.folders[real] = _identical(folder, installed)
         return self.folders[key]
 
     def run(self, ctx: CheckContext, installed: str) -> CheckResult:
@@ -137,7 +138,7 @@ class Runner:
         saved = _Saved()
         finder = _PackFinder(self)
         try:
-            _enter(path, ctx.rule.dir, env, stdin, out, err, self.current)
+            _enter(path, self._home(path), ctx.rule.dir, env, stdin, out, err, self.current)
             self.current = env
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
@@ -151,6 +152,14 @@ class Runner:
         status, raised = ended or (None, False)
         return ProcResult(status, out.getvalue(), err.getvalue(),
                           timed_out=ended is None), raised
+
+    def _home(self, path: str) -> str:
+        """``sys.path[0]`` of ``python path``: its resolved folder (the resolved rule folder,
+        known already, when the script itself is no link: one lstat, not one a component)."""
+        real = self.real.get(os.path.normpath(os.path.dirname(path)))
+        if real is None or os.path.islink(path):
+            return os.path.dirname(os.path.realpath(path))
+        return real
 
     def close(self) -> None:
         """Put the environment back; forget the modules the run's scripts imported from
@@ -248,11 +257,11 @@ def _set_environ(env: dict[str, str], now: dict[str, str]) -> None:
             os.environ[key] = value
 
 
-def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
+def _enter(path: str, home: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
            err: _Sink, now: dict[str, str]) -> None:
     sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
     sys.argv[:] = [path]
-    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+    sys.path.insert(0, home)
     _set_environ(env, now)
     # Bytecode where the script's own process keeps it (checks/script.python_env).
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
