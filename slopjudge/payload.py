@@ -95,9 +95,7 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
     out["oldMarkers"] = scan_markers(file.get("oldContent"))
     out["newMarkers"] = scan_markers(file.get("newContent"))
     if citations is not None:
-        from slopjudge.changes.citations import for_file
-
-        out["citations"] = for_file(citations, out["path"])
+        out["citations"] = [c for c in citations if out["path"] in (c.get("files") or [])]
     return out
 
 

@@ -5,11 +5,10 @@ A group does not hold a child that calls ``setsid``, hence the cgroup or the sub
 from __future__ import annotations
 
 import _signal as signal  # `signal` builds its enums on import; a hook needs none
+import _thread  # threading.Lock itself: a Write's hook, which starts no thread, needs no more
 import itertools
 import os
-import select
 import sys
-import threading
 import time
 
 from slopjudge.model import record
@@ -173,7 +172,7 @@ class _Cgroups:
     def __init__(self) -> None:
         self.base: str | None = None
         self.probed = False
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
 
     @staticmethod
     def _own_dir() -> str | None:
@@ -551,6 +550,8 @@ def _collect(
     """Feed ``input``, read the outputs and wait for the child in one ``poll`` on the pipes
     and a pidfd (no threads to start). Past ``timeout``: TERM, KILL after a grace period,
     the output still read meanwhile (a child writing while it stops is not left blocked)."""
+    import select  # here: a hook whose checks all run in its process starts no child
+
     sinks: dict[int, list[bytes]] = {}
     sizes: dict[int, int] = {}
     poller = select.poll()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from slopjudge.payload import CHECK_ENV
 from tests.helpers import PY, REPO_ROOT, cli_env, commit_all, make_repo, sj
 
@@ -166,3 +168,51 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
     found = sorted(m for m in new if m in NOT_FOR_A_FILE_TOOL
                    or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
     assert found == [], f"imported for a Write call: {found}"
+
+
+# The whole hook process of a Write the pack's checks judge, its scripts included (they
+# run in it): none of these loads. Each cost the call a measured share of a whole
+# `python -c pass` (docs/performance.md): the checks run in the hook's one thread, read
+# and write JSON through json's C code, and walk syntax trees through `_ast`.
+NOT_IN_A_WRITE_HOOK = {
+    "threading", "select", "array", "importlib", "warnings", "ast", "contextlib", "json",
+    "inspect", "shlex", "slopjudge.loading.matchexpr", "slopjudge.changes.citations",
+    "slopjudge.changes.shell",
+}
+
+WRITE_PY = '''"""Small helpers for prices."""
+
+
+def total(prices: list[float], tax: float) -> float:
+    """The sum of ``prices`` with ``tax`` added (0.2 for 20 %)."""
+    return round(sum(prices) * (1 + tax), 2)
+'''
+
+
+@pytest.mark.parametrize("content", [WRITE_PY, WRITE_PY + "\ntry:\n    x = 1\nexcept:\n    pass\n"],
+                         ids=["clean", "denied"])
+def test_a_write_hook_with_its_checks_imports_none_of_the_costly_modules(
+        tmp_path: Path, content: str) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "x = 1\n"})
+    assert sj("init", cwd=repo).returncode == 0
+    commit_all(repo, "init")
+    event = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                        "tool_name": "Write", "tool_input": {
+                            "file_path": str(repo / "src" / "prices.py"), "content": content}})
+    first = sj("hook", "pre-tool", cwd=repo, input=event)  # fills the rules and pattern caches
+    assert first.returncode == 0, first.stderr
+    import subprocess
+
+    # -S as above: an editable install's finder would load some of them before the hook.
+    env = dict(_product_env(), PYTHONPATH=str(REPO_ROOT))
+    res = subprocess.run([PY, "-S", "-c", PROBE], cwd=repo, env=env, input=event,
+                         capture_output=True, text=True, timeout=60)
+    got = json.loads(res.stderr[res.stderr.rindex("{\"code\""):])
+    assert got["code"] == 0 and res.stdout == first.stdout
+    assert ("swallowed-errors" in res.stdout) == ("except:" in content)
+    new = set(got["new"])
+    # The pack's checks ran in this process (their modules are forgotten after the run).
+    assert "slopjudge.checks.inproc" in new and "subprocess" not in new
+    found = sorted(m for m in new if m in NOT_IN_A_WRITE_HOOK
+                   or any(m.startswith(h + ".") for h in NOT_IN_A_WRITE_HOOK))
+    assert found == [], f"imported by a Write's hook: {found}"

@@ -11,8 +11,14 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, split
+
 try:
-    from slopjudge.changes.shell import SHELLS, SUBST_MARK, Simple, resolve, shell_text, split
+    import slopjudge.changes  # noqa: F401 - whether slopjudge is there at all
 except ImportError:  # run by hand on a Python without slopjudge: say so, and fail closed
     import json
 
@@ -21,6 +27,36 @@ except ImportError:  # run by hand on a Python without slopjudge: say so, and fa
 
 __all__ = ["SHELLS", "SUBST_MARK", "Simple", "inside", "is_scratch", "resolve", "shell_text",
            "split", "temp_roots"]
+_SHELL = frozenset(("SHELLS", "SUBST_MARK", "Simple", "split"))
+
+
+def __getattr__(name: str) -> Any:
+    """The splitter's names, from slopjudge's shell module on first use: a file tool's
+    checks need only paths, and the module costs them about 1.5 ms to import."""
+    if name not in _SHELL:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from slopjudge.changes import shell
+
+    return getattr(shell, name)
+
+
+def resolve(path: str, cwd: str, home: str) -> str:
+    """``slopjudge.changes.shell.resolve``, which for a path with no ``~`` or ``$`` in
+    front (every path a file tool names) is this, without the splitter's import."""
+    if not path.startswith(("~", "$")):
+        return os.path.normpath(os.path.join(cwd, path))
+    from slopjudge.changes.shell import resolve as shell_resolve
+
+    return shell_resolve(path, cwd, home)
+
+
+def shell_text(command: object) -> str | None:
+    """``slopjudge.changes.shell.shell_text``; a file tool's input has no command."""
+    if not isinstance(command, list):
+        return command if isinstance(command, str) else None
+    from slopjudge.changes.shell import shell_text as text
+
+    return text(command)
 
 
 def inside(path: str, root: str) -> bool:

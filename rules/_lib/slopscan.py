@@ -21,7 +21,7 @@ from collections import Counter
 
 # The payload's reading and the crash guard live in hookio (the PreToolUse rules
 # import only that); slopscan's users keep reaching them here.
-from hookio import event, load_payload, main_guard, tool_input, workspace  # noqa: F401
+from hookio import dumps, event, load_payload, main_guard, tool_input, workspace  # noqa: F401
 
 # Imported where they are used (ast, difflib, json), and no dataclasses: every check
 # of the pack imports this module, and those imports would cost it more than its work.
@@ -461,7 +461,7 @@ class SourceFile(_Record):
         if self._tree is False:
             self._tree = None
             if self.lang == "python" and self.new_content is not None:
-                import ast
+                import pyast as ast
 
                 try:
                     self._tree = ast.parse(self.new_content)
@@ -831,7 +831,7 @@ def dotted(node: ast.expr, *, through_calls: bool = False) -> str:
     """``a.b.c`` for the name or attribute chain ``node`` (what a call calls, a decorator);
     "" for anything else. ``through_calls``: a call stands for what it calls
     (``a().b`` is ``a.b``, ``@mark.skip(...)`` is ``mark.skip``)."""
-    import ast
+    import pyast as ast
 
     names: list[str] = []  # from the last name back
     while True:
@@ -881,10 +881,8 @@ def finish(findings: list[Finding], advice: str, limit: int = 8) -> None:
         for f in unique[:limit]
     ]
     more = f" (and {len(unique) - limit} more)" if len(unique) > limit else ""
-    import json
-
     reason = "; ".join(parts) + more + ". " + advice
-    print(json.dumps({
+    print(dumps({
         "reason": reason,
         "findings": [{"path": f.path, "line": f.line, "message": f.message} for f in unique],
     }))

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import pyast as ast  # noqa: E402 - ast's parts, without its import
 import slopscan as ss  # noqa: E402
 
 ADVICE = "Remove the debugging aid, or route real output through the logging facility."

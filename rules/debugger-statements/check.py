@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import pyast as ast  # noqa: E402 - ast's parts, without its import
 import slopscan as ss  # noqa: E402
 
 ADVICE = "Remove the debugger call: it stops every run that reaches it."

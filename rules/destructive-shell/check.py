@@ -276,8 +276,7 @@ def main() -> None:
         if reason and reason not in problems:
             problems.append(reason)
     if problems:
-        import json
-        print(json.dumps({
+        print(hio.dumps({
             "reason": "destructive command refused: " + "; ".join(problems) + ".",
             "findings": [{"path": None, "line": None, "message": p} for p in problems],
         }))

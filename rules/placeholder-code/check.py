@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import sys
@@ -14,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
+import pyast as ast  # noqa: E402 - ast's parts, without its import
 import slopscan as ss  # noqa: E402
 
 # Phrases that admit, in a comment or docstring, that the code is not real.

@@ -198,9 +198,7 @@ def main() -> None:
             "agents may not change them. Say in your reply what change you need and why, "
             "and let the person make it."
         )
-        import json  # a refusal only: a call let through never pays for its import
-
-        print(json.dumps({
+        print(hio.dumps({
             "reason": reason,
             "findings": [{"path": t, "line": None, "message": "protected file"} for t in touched],
         }))

@@ -213,7 +213,3 @@ def for_command(command: str, transcript: str | None, workspace: str) -> list[di
 
 def resolved(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [c for c in citations if "problem" not in c]
-
-
-def for_file(citations: list[dict[str, Any]], path: str | None) -> list[dict[str, Any]]:
-    return [c for c in citations if path in (c.get("files") or [])]

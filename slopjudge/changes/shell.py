@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 
 WRAPPERS = {
     "sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout",
@@ -73,6 +72,8 @@ def shell_text(command: object) -> str | None:
     if (len(command) >= 3 and os.path.basename(command[0]) in SHELLS
             and command[1] in ("-c", "-lc")):
         return str(command[2])
+    import shlex  # where a command is split: a file tool's checks use only resolve()
+
     return shlex.join(command)
 
 
@@ -169,6 +170,8 @@ def substitutions(command: str) -> tuple[str, list[str]]:
 
 
 def _tokens(command: str) -> list[str]:
+    import shlex
+
     lex = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
     lex.whitespace_split = True
     lex.commenters = ""  # comments are gone already (see substitutions), by line

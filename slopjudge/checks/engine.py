@@ -8,7 +8,7 @@ Imports stay light at module level: check kinds are imported when a check runs.
 
 from __future__ import annotations
 
-import threading
+import _thread
 
 from slopjudge.checks import CHECK_KINDS
 from slopjudge.checks.options import RunOptions
@@ -18,6 +18,7 @@ from slopjudge.model import Changeset, Check, CheckResult, Event, Rule
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Iterable
     from typing import Any
 
@@ -79,7 +80,9 @@ def _run(
     processes: Registry | None = None  # this run's children only; made when a check runs
     split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
     encoded_files: dict[Any, Any] = {}  # and each file entry is serialised once
-    encoding = threading.Lock()
+    # threading.Lock itself: importing threading costs a Write's hook, whose checks all
+    # run in its one thread, about 1 ms.
+    encoding = _thread.allocate_lock()
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
@@ -131,7 +134,11 @@ def _run(
     # side by side on the pool, so a judge waiting never holds a script check back.
     cpus = options.jobs or default_jobs()
     judges = sum(ctx.check.kind == "judge" for ctx in contexts.values())
-    scripts = threading.BoundedSemaphore(cpus)
+    scripts: Any = None  # none when every check ran in process (a Write's hook)
+    if contexts:
+        import threading
+
+        scripts = threading.BoundedSemaphore(cpus)
 
     batches = _batches(contexts.values(), event, cpus)
 
@@ -221,9 +228,6 @@ def _rule_shape(
     """What a rule's sloprail shapes decide before its checks run (docs/sloprail.md):
     results for checks that do not run (a match that cannot be decided, or is false on
     an event about no file; an unmet requirement), and the judges' subjects."""
-    from slopjudge.loading.matchexpr import MatchRuntimeError
-    from slopjudge.payload import event_matches
-
     def every(outcome: Outcome, reason: str,
               rest: str | None = None) -> dict[str, CheckResult]:
         return {c.full_id: CheckResult(
@@ -232,6 +236,9 @@ def _rule_shape(
             reason=reason if n == 0 or rest is None else rest) for n, c in enumerate(checks)}
 
     if rule.match and not files:
+        from slopjudge.loading.matchexpr import MatchRuntimeError
+        from slopjudge.payload import event_matches
+
         try:
             if not event_matches(rule.match, payload["event"]):
                 return every("not_applicable", "the event does not match this rule's "
@@ -270,7 +277,7 @@ class SharedPayload:
         self.encoded: dict[bool, bytes] = {}
         # The run's cache of what rules share (file entries, encoded once) and its lock:
         # two rules' first encodings would otherwise both encode every file.
-        self.lock = lock or threading.Lock()
+        self.lock = lock or _thread.allocate_lock()
         self.files_cache = files_cache
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:

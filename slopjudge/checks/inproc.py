@@ -35,9 +35,12 @@ import builtins
 import io
 import os
 import sys
-import threading
 import time
-from importlib.machinery import ModuleSpec, SourceFileLoader
+
+# importlib.machinery's classes, from the modules the interpreter starts with: importing
+# importlib.machinery loads importlib and warnings (about 1.5 ms a Write).
+from _frozen_importlib import ModuleSpec
+from _frozen_importlib_external import SourceFileLoader
 
 from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
@@ -60,8 +63,9 @@ class _TimedOut(BaseException):
 def usable() -> bool:
     """Whether scripts may run here now: the main thread, no other thread, and a
     deadline armed (``hooks.set_deadline``)."""
-    return (threading.current_thread() is threading.main_thread() and _thread._count() == 0
-            and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0)
+    threading = sys.modules.get("threading")  # not imported: no thread was started with it
+    return (_thread._count() == 0 and _signal.getitimer(_signal.ITIMER_REAL)[0] > 0
+            and (threading is None or threading.current_thread() is threading.main_thread()))
 
 
 class Runner:
@@ -71,6 +75,7 @@ class Runner:
 
     def __init__(self) -> None:
         self.folders: dict[str, dict[str, str] | None] = {}  # folder -> {file: installed copy}
+        self.real: dict[str, str] = {}  # folder as written -> as resolved
         self.imported: set[str] = set()
         # The environment before the run's first script, put back once after its last
         # (most of what each script's adds is the same for all of them), and what
@@ -99,8 +104,8 @@ class Runner:
         the folder's path as written and as resolved: ``sys.path`` may hold either."""
         key = os.path.normpath(folder)
         if key not in self.folders:
-            self.folders[key] = self.folders[os.path.realpath(folder)] = _identical(
-                folder, installed)
+            real = self.real[key] = os.path.realpath(folder)
+            self.folders[key] = self.folders[real] = _identical(folder, installed)
         return self.folders[key]
 
     def run(self, ctx: CheckContext, installed: str) -> CheckResult:
@@ -133,7 +138,7 @@ class Runner:
         saved = _Saved()
         finder = _PackFinder(self)
         try:
-            _enter(path, ctx.rule.dir, env, stdin, out, err, self.current)
+            _enter(path, self._home(path), ctx.rule.dir, env, stdin, out, err, self.current)
             self.current = env
             sys.meta_path.insert(0, finder)
             before = set(sys.modules)
@@ -147,6 +152,14 @@ class Runner:
         status, raised = ended or (None, False)
         return ProcResult(status, out.getvalue(), err.getvalue(),
                           timed_out=ended is None), raised
+
+    def _home(self, path: str) -> str:
+        """``sys.path[0]`` of ``python path``: its resolved folder (the resolved rule folder,
+        known already, when the script itself is no link: one lstat, not one a component)."""
+        real = self.real.get(os.path.normpath(os.path.dirname(path)))
+        if real is None or os.path.islink(path):
+            return os.path.dirname(os.path.realpath(path))
+        return real
 
     def close(self) -> None:
         """Put the environment back; forget the modules the run's scripts imported from
@@ -244,11 +257,11 @@ def _set_environ(env: dict[str, str], now: dict[str, str]) -> None:
             os.environ[key] = value
 
 
-def _enter(path: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
+def _enter(path: str, home: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
            err: _Sink, now: dict[str, str]) -> None:
     sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
     sys.argv[:] = [path]
-    sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+    sys.path.insert(0, home)
     _set_environ(env, now)
     # Bytecode where the script's own process keeps it (checks/script.python_env).
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))

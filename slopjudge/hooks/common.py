@@ -164,14 +164,14 @@ def find_workspace() -> str:
 
 def emit(obj: dict[str, Any]) -> None:
     """The one JSON object a hook prints on stdout; OSError when it cannot be written."""
-    import json
+    from slopjudge.jsonobject import dumps  # json.dumps without json's import (2 ms)
 
     if sys.stdout is None:  # the descriptor was closed when the hook started
         raise OSError("stdout is closed")
     from slopjudge.hooks import disarm
 
     disarm()  # one answer: the deadline's block must not follow this one
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 

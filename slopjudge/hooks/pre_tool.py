@@ -202,14 +202,14 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.regexcache import RegexCache
-    from slopjudge.records.record import recording
+    from slopjudge.records.record import record_all
 
     options = options_from_settings(settings, in_process=True)
     patterns = RegexCache(os.path.join(settings.state_dir, "cache", "regex.bin"), workspace)
     patterns.load()
-    results = engine.run(rules, event, changeset, workspace=workspace, options=options,
-                         on_result=recording(settings.events_file, event))
+    results = engine.run(rules, event, changeset, workspace=workspace, options=options)
     patterns.save()
+    record_all(settings.events_file, event, results)
     answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
     if answer is not None:
         common.emit(answer)

@@ -10,8 +10,8 @@ a crash. Standard library only: the hook fast path records events too.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import time
 
 from slopjudge.jsonobject import dumps
@@ -187,30 +187,53 @@ def recording(events_file: str | None, event: Event,
     leaves every finished check on record; then to ``then``. A failing disk never turns
     a refusal into a pass: it is said once on stderr and the run goes on."""
     run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
-    lock = threading.Lock()
+    lock = _thread.allocate_lock()  # threading's Lock, without its import
     warned = False
 
     def record(result: CheckResult) -> None:
         nonlocal warned
-        if events_file and result.outcome != "not_applicable":
+        if events_file:
             try:
-                if result.prompt and result.prompt_sha256:
-                    save_prompt(events_file, result.prompt_sha256, result.prompt)
-                rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-                rec["run"] = run
-                append_events(events_file, [rec])
+                _append(events_file, event, [result], run)
             except OSError as exc:
                 with lock:
                     if not warned:
                         warned = True
-                        import sys
-
-                        print(f"slopjudge: could not record events to {events_file}: {exc}",
-                              file=sys.stderr)
+                        _warn(events_file, exc)
         if then is not None:
             then(result)
 
     return record
+
+
+def record_all(events_file: str | None, event: Event, results: list[CheckResult]) -> None:
+    """A run's results in one append (one open and lock of the file): a PreToolUse hook,
+    whose checks take milliseconds, records them as it answers. A failing disk is said
+    on stderr."""
+    if events_file:
+        try:
+            _append(events_file, event, results, f"{os.getpid()}-{time.time_ns()}")
+        except OSError as exc:
+            _warn(events_file, exc)
+
+
+def _append(events_file: str, event: Event, results: list[CheckResult], run: str) -> None:
+    records = []
+    for result in results:
+        if result.outcome == "not_applicable":
+            continue
+        if result.prompt and result.prompt_sha256:
+            save_prompt(events_file, result.prompt_sha256, result.prompt)
+        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
+        rec["run"] = run
+        records.append(rec)
+    append_events(events_file, records)
+
+
+def _warn(events_file: str, exc: OSError) -> None:
+    import sys
+
+    print(f"slopjudge: could not record events to {events_file}: {exc}", file=sys.stderr)
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
