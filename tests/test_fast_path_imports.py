@@ -177,7 +177,7 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
 NOT_IN_A_WRITE_HOOK = {
     "threading", "select", "array", "importlib", "warnings", "ast", "contextlib", "json",
     "inspect", "shlex", "slopjudge.loading.matchexpr", "slopjudge.changes.citations",
-    "slopjudge.changes.shell",
+    "slopjudge.changes.shell", "slopjudge.harnesses.codex",
 }
 
 WRITE_PY = '''"""Small helpers for prices."""
