@@ -82,3 +82,12 @@ def test_the_summary_has_a_judge_cost_line() -> None:
     no_judges = RunReport(outcome="pass", checks=[CheckResult(
         id="a/s", rule="a", check="s", kind="script", outcome="pass")])
     assert "judge cost" not in render(no_judges)
+
+
+def test_progress_on_a_closed_stream_stays_off() -> None:
+    import io
+
+    stream = io.StringIO()
+    stream.close()
+    progress = Progress(stream, delay=0)
+    assert progress.enabled is False

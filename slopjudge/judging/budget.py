@@ -201,6 +201,17 @@ class Reservation:
     cost_usd: float
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a signal 0 asks the kernel; /proc is Linux only)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
     """The session's spend, the calls still held (those of live processes) and its rates;
     a missing file is nothing spent. ValueError (one line) when the record cannot be read:
@@ -222,7 +233,7 @@ def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None
     raw = data.get("held")
     for key, value in (raw.items() if isinstance(raw, dict) else ()):
         pid = str(key).split(".", 1)[0]
-        alive = pid.isdigit() and os.path.exists(f"/proc/{pid}")  # a dead process holds nothing
+        alive = pid.isdigit() and _alive(int(pid))  # a dead process holds nothing
         if alive and isinstance(value, list) and len(value) == 2:
             tokens, cost = _num(value[0]), _num(value[1])
             if tokens is not None and cost is not None:

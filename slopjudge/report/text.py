@@ -179,7 +179,10 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
-        self.enabled = stream.isatty()
+        try:
+            self.enabled = bool(stream.isatty())
+        except (AttributeError, ValueError):  # a closed or missing stderr: no progress line
+            self.enabled = False
 
     def start(self, total: int) -> None:
         with self._lock:
