@@ -149,38 +149,11 @@ def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
     return _from_verdict(verdict, ctx.check.min_confidence, _path(unit), False)
 
 
-@dataclass
-class _RealRunner:
-    argv: list[str]
-    identity: str
-    cache: VerdictCache | None
-    fingerprint: str | None
-
-
-def _judge_real(ctx: CheckContext, unit: Part, real: _RealRunner) -> _Judgment:
-    check = ctx.check
-    key = None
-    if real.cache is not None:
-        fingerprint = unit.fingerprint or real.fingerprint
-        key = cache_key(
-            unit.prompt + ("" if fingerprint is None else
-                           f"\n\x00prepare-fingerprint:{fingerprint}"),
-            instruction_version=VERDICT_INSTRUCTION_VERSION,
-            model=check.model,
-            allowed_tools=check.allowed_tools,
-            disallowed_tools=check.disallowed_tools,
-            runner_identity=real.identity,
-        )
-        cached = real.cache.get(key)
-        if cached is not None:
-            return _from_verdict(cached, check.min_confidence, _path(unit), True)
-    return _ask(ctx, unit, lambda: _call_real(ctx, unit, real, key))
-
-
-def _call_real(ctx: CheckContext, unit: Part, real: _RealRunner, key: str | None) -> _Judgment:
+def _call_real(ctx: CheckContext, unit: Part, argv: list[str], cache: VerdictCache | None,
+               key: str | None) -> _Judgment:
     check, opts = ctx.check, ctx.options
     outcome = call_runner(
-        real.argv,
+        argv,
         unit.prompt,
         cwd=ctx.rule.dir,
         timeout=check.timeout,
@@ -197,16 +170,12 @@ def _call_real(ctx: CheckContext, unit: Part, real: _RealRunner, key: str | None
     if outcome.verdict is None:
         # No verdict: slopjudge could not decide, which is not a finding in the change.
         return _Judgment("error", outcome.reason)
-    if real.cache is not None and key is not None:
+    if cache is not None and key is not None:
         try:
-            real.cache.put(key, outcome.verdict)
+            cache.put(key, outcome.verdict)
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs a later call
-    judgment = _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
-    if judgment.outcome == "pass" and not outcome.passed:
-        # Defensive: the runner's own reading refused; never overrule that.
-        return _Judgment("refuse", outcome.reason, outcome.verdict)
-    return judgment
+    return _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
 
 
 def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
@@ -319,10 +288,29 @@ def _asker(ctx: CheckContext, fingerprint: str | None
         allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
         readonly_dir=ctx.workspace,
     )
+    identity = " ".join(runner)
     cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
              if opts.cache_dir and not opts.no_cache else None)
-    real = _RealRunner(argv, " ".join(runner), cache, fingerprint)
-    return real.identity, lambda u: _judge_real(ctx, u, real)
+
+    def ask(unit: Part) -> _Judgment:
+        key = None
+        if cache is not None:
+            prepared = unit.fingerprint or fingerprint
+            key = cache_key(
+                unit.prompt + ("" if prepared is None else
+                               f"\n\x00prepare-fingerprint:{prepared}"),
+                instruction_version=VERDICT_INSTRUCTION_VERSION,
+                model=check.model,
+                allowed_tools=check.allowed_tools,
+                disallowed_tools=check.disallowed_tools,
+                runner_identity=identity,
+            )
+            cached = cache.get(key)
+            if cached is not None:
+                return _from_verdict(cached, check.min_confidence, _path(unit), True)
+        return _ask(ctx, unit, lambda: _call_real(ctx, unit, argv, cache, key))
+
+    return identity, ask
 
 
 def _instruction(ctx: CheckContext) -> str:

@@ -62,10 +62,11 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
     from slopjudge.loading.config import Limits
     from slopjudge.model import fields
 
-    if any(getattr(settings, f.name, None) is not None for f in fields(Limits)):
+    limits = Limits(**{f.name: getattr(settings, f.name) for f in fields(Limits)})
+    if limits.any():
         from slopjudge.judging.budget import Budget  # loaded only where a limit is set
 
-        opts.budget = Budget.from_settings(settings)
+        opts.budget = Budget(limits, settings.state_dir)
     try:
         opts.judge_mocks = judge_mocks_from_env()
     except ValueError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.config import Limits
-from slopjudge.model import asdict, fields, record
+from slopjudge.model import asdict, record
 from slopjudge.sessions import session_key, state_dir
 from slopjudge.usage import total_tokens
 
@@ -71,7 +71,7 @@ class Budget:
     a call has settled no :class:`Rates` are known, so under a token or cost limit the
     first call runs alone: it measures them."""
 
-    def __init__(self, limits: Limits, state_dir: str | None = None) -> None:
+    def __init__(self, limits: Limits, state_dir: str) -> None:
         self.limits = limits
         self.state_dir = state_dir
         self.run = Spend()
@@ -79,11 +79,6 @@ class Budget:
         self.rates: Rates | None = None
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> Budget | None:
-        limits = Limits(**{f.name: getattr(settings, f.name, None) for f in fields(Limits)})
-        return cls(limits, getattr(settings, "state_dir", None)) if limits.any() else None
 
     def _measured(self) -> bool:
         """Whether a call's cost can be estimated, or no limit needs it."""
@@ -98,7 +93,7 @@ class Budget:
         deadline = time.monotonic() + wait_s
         with self._changed:
             while True:
-                if self.rates is None and self.limits.session() and self.state_dir:
+                if self.rates is None and self.limits.session():
                     self.rates = self._session_rates(session_id)
                 if self._measured() or not self.held.judge_calls:
                     break
@@ -113,7 +108,7 @@ class Budget:
                                prompt_tokens * rates.cost_usd)
             held = self.run.add(self.held.judge_calls, self.held.tokens, self.held.cost_usd)
             problem = _over("", "in this run", self.limits, held, want.tokens, want.cost_usd)
-            if problem is None and self.limits.session() and self.state_dir:
+            if problem is None and self.limits.session():
                 problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
                 return problem
@@ -132,14 +127,13 @@ class Budget:
             if self.rates is None:
                 self.rates = Rates()
             self.rates.learn(want.prompt_tokens, spent, cost)
-            if self.limits.session() and self.state_dir:
+            if self.limits.session():
                 self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
             self._changed.notify_all()
 
     # -- the session's spend, kept across hook calls --------------------------
 
     def session_path(self, session_id: str | None) -> str:
-        assert self.state_dir is not None
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
 
     def _session_rates(self, session_id: str | None) -> Rates | None:
