@@ -243,8 +243,3 @@ def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None
 def _num(v: Any) -> float | None:
     """A non-negative JSON number as a float; None for anything else."""
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
-
-
-def read_session_spend(path: str) -> Spend:
-    """A session's spend so far (see :func:`_read_record`)."""
-    return _read_record(path)[0]

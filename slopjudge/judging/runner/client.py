@@ -10,7 +10,6 @@ import re
 import shlex
 import shutil
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +36,6 @@ class RunnerOutcome:
     reason: str
     cause: str | None = None  # harness-failure cause, "start", "timeout" or "output"
     attempts: int = 1
-    duration_s: float = 0.0
     # What the calls cost (JUDGE-USAGE-JSON), summed over retries; None when not reported.
     usage: dict[str, Any] | None = None
 
@@ -196,7 +194,6 @@ def call_runner(
     env = runner_env(launched_by, min_confidence)
     env.update(extra_env or {})
     data = prompt.encode("utf-8")
-    started = time.monotonic()
     spent: list[dict[str, Any] | None] = [None]
 
     def attempt() -> RunnerOutcome:
@@ -217,7 +214,6 @@ def call_runner(
     )
     outcome = retrying(attempt)
     outcome.attempts = int(retrying.statistics.get("attempt_number", 1))
-    outcome.duration_s = time.monotonic() - started
     outcome.usage = spent[0]
     if outcome.attempts > 1 and not outcome.passed and outcome.verdict is None:
         outcome.reason = f"{outcome.reason} (after {outcome.attempts} attempts)"
