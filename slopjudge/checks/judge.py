@@ -400,8 +400,8 @@ def _fit_units(ctx: CheckContext, units: list[Part], template: str
             part.fingerprint = unit.fingerprint
         parts += found.parts
         problems += found.problems
-    if not problems and len(units) > 1:
-        problems = number_parts(parts, prompt_of, budget)
+    if not problems:
+        problems = number_parts(parts, prompt_of, budget, ctx.workspace)
     return parts, problems
 
 

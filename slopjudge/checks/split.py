@@ -28,6 +28,18 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
 
 
+def _tokens(prompt: str, workspace: str | None) -> int:
+    """The prompt's estimate, each mention of the workspace counted as
+    :data:`WORKSPACE_ALLOWANCE` bytes (its real size when longer): the same change
+    gives the same parts wherever the repository lives."""
+    real = estimate_tokens(prompt)
+    if not workspace or workspace not in prompt:
+        return real
+    size = len(prompt.encode("utf-8")) + prompt.count(workspace) * (
+        WORKSPACE_ALLOWANCE - len(workspace.encode("utf-8")))
+    return max(real, math.ceil(size / BYTES_PER_TOKEN))
+
+
 @dataclass
 class Part:
     """One judge call's share of the change."""
@@ -76,18 +88,6 @@ class _Planner:
         self.workspace = workspace or None
         self.problems: list[str] = []
 
-    def tokens(self, prompt: str) -> int:
-        """The prompt's estimate, each mention of the workspace counted as
-        :data:`WORKSPACE_ALLOWANCE` bytes (its real size when longer): the same change
-        gives the same parts wherever the repository lives."""
-        real = estimate_tokens(prompt)
-        ws = self.workspace
-        if not ws or ws not in prompt:
-            return real
-        size = len(prompt.encode("utf-8")) + prompt.count(ws) * (
-            WORKSPACE_ALLOWANCE - len(ws.encode("utf-8")))
-        return max(real, math.ceil(size / BYTES_PER_TOKEN))
-
     def part(self, label: str | None, files: list[dict[str, Any]],
              hunks: dict[str, int] | None = None, whole: bool = False,
              place: tuple[int, int] = (1, 1)) -> Part:
@@ -95,7 +95,7 @@ class _Planner:
         payload = dict(with_files(self.base, files), unit={
             "index": place[0], "count": place[1], "files": paths, "hunks": hunks, "whole": whole})
         prompt = self.render(payload)
-        return Part(label, payload, prompt, paths, self.tokens(prompt))
+        return Part(label, payload, prompt, paths, _tokens(prompt, self.workspace))
 
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
         n = _file_size(f)
@@ -133,28 +133,32 @@ class _Planner:
                 return []
         overhead = self.part(path, [dict(slim, diff=header, hunks=[])],
                              {"first": 1, "last": 1, "of": of})
-        return self.pack(singles, overhead.tokens, make)
+        groups = _groups([max(s.tokens - overhead.tokens, 1) for s in singles],
+                         overhead.tokens, self.budget)
+        return [p for group in groups for p in self.fit(group, make)]
 
-    def pack(self, singles: list[Part], overhead: int,
-             make: Callable[[list[int]], Part]) -> list[Part]:
-        """Items in order, as few to a part as fit: grouped by their single-item size
-        over ``overhead``, then each group rendered and checked, halved while it does not
-        fit (an estimate can be short: a template may render an item more than once)."""
-        parts: list[Part] = []
-        for group in _groups([max(s.tokens - overhead, 1) for s in singles], overhead,
-                             self.budget):
-            parts.extend(self._fit(singles, group, make))
-        return parts
-
-    def _fit(self, singles: list[Part], group: list[int],
-             make: Callable[[list[int]], Part]) -> list[Part]:
-        if len(group) == 1:
-            return [singles[group[0]]]
+    def fit(self, group: list[Any], make: Callable[[list[Any]], Part]) -> list[Part]:
+        """``make(group)``, halved while it is over the budget: items are grouped by their
+        estimated sizes, and an estimate can be short (a template may render an item more
+        than once)."""
         part = make(group)
-        if part.tokens <= self.budget:
+        if part.tokens <= self.budget or len(group) == 1:
             return [part]
         half = len(group) // 2
-        return self._fit(singles, group[:half], make) + self._fit(singles, group[half:], make)
+        return self.fit(group[:half], make) + self.fit(group[half:], make)
+
+    def files(self, group: list[dict[str, Any]]) -> Part:
+        """A part of some whole files."""
+        label = (str(group[0].get("path")) if len(group) == 1
+                 else f"{len(group)} files from {group[0].get('path')}")
+        return self.part(label, group)
+
+    def packed(self, files: list[dict[str, Any]], run: list[int], shares: list[int],
+               overhead: int) -> list[Part]:
+        """The files of ``run``, in order, as few to a part as fit."""
+        groups = _groups([shares[i] for i in run], overhead, self.budget)
+        return [p for group in groups for p in self.fit([files[run[i]] for i in group],
+                                                        self.files)]
 
     def shares(self, files: list[dict[str, Any]], whole: int, overhead: int) -> list[int]:
         """Each file's share of a prompt, measured once for all files: the prompt grows
@@ -210,11 +214,11 @@ def part_note(unit: dict[str, Any], each_file: bool) -> str:
 
 def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
          workspace: str | None = None, place: tuple[int, int] = (1, 1)) -> Plan:
-    """The judge calls for one check: the whole change, or numbered parts that fit
-    ``budget``, each rendered once (a part over it after all is halved, and the parts
-    rendered again). ``workspace``: its mentions count as a fixed size (:meth:`tokens`).
-    ``each_file``: each file alone, numbered from ``place`` (the file's place among the
-    check's files: :func:`number_parts` numbers again only when a file was split)."""
+    """The judge calls for one check: the whole change, or parts that fit ``budget``
+    (a part over it after all is halved), numbered by :func:`number_parts`.
+    ``workspace``: its mentions count as a fixed size (:func:`_tokens`). ``each_file``:
+    each file alone, numbered from ``place`` (the file's place among the check's files,
+    so that :func:`number_parts` renders again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
     planner = _Planner(base, render, budget, workspace)
     if not files or not each_file:
@@ -226,15 +230,14 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
                              f"max_prompt_tokens {budget:,}"])
     if each_file:
         count = max(place[1], len(files))
-        parts = [p for i, f in enumerate(files)
-                 for p in _each(planner, f, (place[0] + i, count))]
-        return Plan(parts, planner.problems)
+        return Plan([p for i, f in enumerate(files)
+                     for p in _each(planner, f, (place[0] + i, count))], planner.problems)
     overhead = planner.part(None, []).tokens
     if overhead > planner.budget:
         return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
                          f"over max_prompt_tokens {budget:,}"])
     shares = planner.shares(files, whole.tokens, overhead)
-    units: list[list[dict[str, Any]] | Part] = []  # groups of files to render, hunk parts
+    parts: list[Part] = []
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
         if overhead + shares[i] <= planner.budget:
@@ -245,11 +248,10 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
             run.append(i)
             shares[i] = max(1, alone.tokens - overhead)
             continue
-        units += _packed(files, run, shares, overhead, planner.budget)
+        parts += planner.packed(files, run, shares, overhead)
         run = []
-        units += planner.one_file(f, alone)
-    units += _packed(files, run, shares, overhead, planner.budget)
-    return _numbered(planner, units)
+        parts += planner.one_file(f, alone)
+    return Plan(parts + planner.packed(files, run, shares, overhead), planner.problems)
 
 
 def _each(planner: _Planner, f: dict[str, Any], place: tuple[int, int]) -> list[Part]:
@@ -259,42 +261,8 @@ def _each(planner: _Planner, f: dict[str, Any], place: tuple[int, int]) -> list[
     return [single] if single.tokens <= planner.budget else planner.one_file(f, single)
 
 
-def _packed(files: list[dict[str, Any]], run: list[int], shares: list[int], overhead: int,
-            budget: int) -> list[list[dict[str, Any]] | Part]:
-    return [[files[run[i]] for i in group]
-            for group in _groups([shares[i] for i in run], overhead, budget)]
-
-
-def _numbered(planner: _Planner, flat: list[list[dict[str, Any]] | Part]) -> Plan:
-    """Each unit (a group of files, or a hunk part) rendered with its place (``unit.index``,
-    ``count``); a group of files over the budget is halved and every unit rendered again."""
-    while True:
-        parts: list[Part] = []
-        over: list[int] = []
-        for n, unit in enumerate(flat, 1):
-            if isinstance(unit, Part) and (unit.payload["unit"]["index"],
-                                           unit.payload["unit"]["count"]) == (n, len(flat)):
-                part = unit  # rendered in its place already
-            elif isinstance(unit, Part):
-                part = planner.part(unit.label, unit.payload["changeset"]["files"],
-                                    unit.payload["unit"]["hunks"], place=(n, len(flat)))
-            else:
-                label = (str(unit[0].get("path")) if len(unit) == 1
-                         else f"{len(unit)} files from {unit[0].get('path')}")
-                part = planner.part(label, unit, place=(n, len(flat)))
-                if part.tokens > planner.limit and len(unit) > 1:
-                    over.append(n - 1)
-            parts.append(part)
-        if not over:
-            return Plan(parts, planner.problems + _over(parts, planner.limit))
-        for i in reversed(over):
-            group = flat[i]
-            assert isinstance(group, list)
-            half = len(group) // 2
-            flat[i: i + 1] = [group[:half], group[half:]]
-
-
-def number_parts(parts: list[Part], render: Render, budget: int) -> list[str]:
+def number_parts(parts: list[Part], render: Render, budget: int,
+                 workspace: str | None = None) -> list[str]:
     """Give each part its place among all of a check's parts (``unit.index``/``count``),
     rendered again only where it changed; the parts then over ``budget`` as problems."""
     count = len(parts)
@@ -304,7 +272,7 @@ def number_parts(parts: list[Part], render: Render, budget: int) -> list[str]:
             continue
         part.payload = dict(part.payload, unit=unit)
         part.prompt = render(part.payload)
-        part.tokens = estimate_tokens(part.prompt)
+        part.tokens = _tokens(part.prompt, workspace)
     return _over(parts, budget)
 
 
