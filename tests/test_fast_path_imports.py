@@ -25,7 +25,7 @@ HEAVY = {
     "slopjudge.changes.changeset", "slopjudge.changes.diffparse", "slopjudge.procs",
     "slopjudge.payload", "slopjudge.records.record", "slopjudge.checks.graph",
     "slopjudge.checks.engine", "slopjudge.checks.script", "slopjudge.checks.judge",
-    "slopjudge.checks.prepare", "slopjudge.commands",
+    "slopjudge.commands",
     # `re` and the enum it loads cost about 0.8x a whole `python -c pass`; functools
     # (and collections with it) about a fifth.
     "re", "enum", "fnmatch", "functools", "collections",

@@ -1,4 +1,6 @@
 """Judge checks (SPEC §5, docs/judges.md): prepare, render, ask the runner (or a mock).
+A ``prepare`` step (SPEC §4) may print ``{"additionalContext", "skip", "fingerprint"}``;
+a failure or any other output is an ``error``, never a finding.
 
 A check passes only when every call returns a valid ``pass: true`` meeting
 ``min_confidence``; only a verdict refuses, and whatever kept the judge from deciding
@@ -17,10 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
-from slopjudge.checks.prepare import PrepareResult, run_prepare
-from slopjudge.checks.script import join_diffs, last_line, per_file, with_files
+from slopjudge.checks.script import (
+    check_env,
+    join_diffs,
+    last_line,
+    payload_bytes,
+    per_file,
+    run_check_command,
+    with_files,
+)
 from slopjudge.checks.split import Part
 from slopjudge.hookspec import CheckContext
+from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner.client import (
     OUTPUT_LIMIT,
@@ -36,6 +46,7 @@ from slopjudge.judging.verdict import (
     confidence_problem,
     parse_verdict,
     reads_as_pass,
+    reject_constant,
     verdict_instruction,
 )
 from slopjudge.model import CheckResult, Finding
@@ -44,6 +55,74 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from slopjudge.model import Outcome, RunOutcome
+
+
+# Each key prepare may print: its type and how a message names it.
+_KEYS = {"additionalContext": (dict, "an object"), "skip": (bool, "true or false"),
+         "fingerprint": (str, "a string")}
+
+
+@dataclass
+class PrepareResult:
+    ok: bool
+    additional_context: dict[str, Any] = field(default_factory=dict)
+    skip: bool = False
+    fingerprint: str | None = None
+    reason: str = ""
+
+
+def parse_prepare_output(text: str) -> PrepareResult:
+    """Read prepare's stdout; anything but the documented object fails (an error)."""
+    if not text.strip():
+        return PrepareResult(ok=True)
+    try:
+        data = json.loads(text, parse_constant=reject_constant)
+    except ValueError as exc:
+        return PrepareResult(False, reason=f"prepare printed output that is not JSON: {exc}")
+    if not isinstance(data, dict):
+        return PrepareResult(False, reason="prepare printed JSON that is not an object")
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        return PrepareResult(False, reason=f"prepare printed unknown keys "
+                             f"{', '.join(map(repr, unknown))} (allowed: {', '.join(_KEYS)})")
+    for key, (kind, said) in _KEYS.items():  # null is as good as absent
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            return PrepareResult(False, reason=f'prepare printed "{key}" that is not {said}')
+    return PrepareResult(True, data.get("additionalContext") or {}, bool(data.get("skip")),
+                         data.get("fingerprint"))
+
+
+def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> PrepareResult:
+    """Run the check's prepare step, if it has one: on the check's payload, or on one
+    unit's (a file's or a subject's, as sloprail prepares each one it judges)."""
+    command = ctx.check.prepare
+    if not command:
+        return PrepareResult(ok=True)
+    if unit is None:
+        payload = payload_bytes(ctx, ensure_ascii=False)
+    else:
+        payload = dumps(unit, ensure_ascii=False).encode("utf-8")
+    timeout = ctx.check.timeout
+    result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
+                               env=check_env(ctx), registry=ctx.processes)
+    if result.start_error is not None:
+        return PrepareResult(False, reason=f"prepare could not start: {result.start_error}")
+    if result.timed_out:
+        return PrepareResult(False, reason=f"prepare timed out after {timeout:g} s")
+    if result.returncode != 0:
+        code = result.returncode
+        status = (
+            f"was killed by signal {-code}"
+            if code is not None and code < 0
+            else f"exited with status {code}"
+        )
+        detail = last_line(result.stderr) or last_line(result.stdout)
+        return PrepareResult(False, reason=f"prepare {status}" + (f": {detail}" if detail else ""))
+    try:
+        text = result.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return PrepareResult(False, reason="prepare printed output that is not UTF-8")
+    return parse_prepare_output(text)
 
 
 @dataclass

@@ -100,7 +100,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _no_constants(name: str) -> Any:
+def reject_constant(name: str) -> Any:
     raise _Reject(f"{name} is not JSON")
 
 
@@ -132,7 +132,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         return None, "the answer is empty"
     if not body.startswith("{"):
         return None, "the answer is not a JSON object"
-    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=reject_constant)
     try:
         value, end = decoder.raw_decode(body)
     except _Reject as exc:
@@ -159,7 +159,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         import jsonschema
 
         return None, _describe(jsonschema.exceptions.best_match(errors))
-    return value, ""  # no NaN: _no_constants refused it
+    return value, ""  # no NaN: reject_constant refused it
 
 
 def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:
