@@ -63,41 +63,21 @@ _KEYS = {"additionalContext": (dict, "an object"), "skip": (bool, "true or false
 
 
 @dataclass
-class PrepareResult:
-    ok: bool
+class Prepared:
+    """What a prepare step printed."""
+
     additional_context: dict[str, Any] = field(default_factory=dict)
     skip: bool = False
     fingerprint: str | None = None
-    reason: str = ""
 
 
-def parse_prepare_output(text: str) -> PrepareResult:
-    """Read prepare's stdout; anything but the documented object fails (an error)."""
-    if not text.strip():
-        return PrepareResult(ok=True)
-    try:
-        data = json.loads(text, parse_constant=reject_constant)
-    except ValueError as exc:
-        return PrepareResult(False, reason=f"prepare printed output that is not JSON: {exc}")
-    if not isinstance(data, dict):
-        return PrepareResult(False, reason="prepare printed JSON that is not an object")
-    unknown = sorted(set(data) - set(_KEYS))
-    if unknown:
-        return PrepareResult(False, reason=f"prepare printed unknown keys "
-                             f"{', '.join(map(repr, unknown))} (allowed: {', '.join(_KEYS)})")
-    for key, (kind, said) in _KEYS.items():  # null is as good as absent
-        if data.get(key) is not None and not isinstance(data[key], kind):
-            return PrepareResult(False, reason=f'prepare printed "{key}" that is not {said}')
-    return PrepareResult(True, data.get("additionalContext") or {}, bool(data.get("skip")),
-                         data.get("fingerprint"))
-
-
-def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> PrepareResult:
+def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepared | str:
     """Run the check's prepare step, if it has one: on the check's payload, or on one
-    unit's (a file's or a subject's, as sloprail prepares each one it judges)."""
+    unit's (a file's or a subject's, as sloprail prepares each one it judges). Why it
+    failed (an error): a failure or anything but the documented object."""
     command = ctx.check.prepare
     if not command:
-        return PrepareResult(ok=True)
+        return Prepared()
     if unit is None:
         payload = payload_bytes(ctx, ensure_ascii=False)
     else:
@@ -106,9 +86,9 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
     result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
                                env=check_env(ctx), registry=ctx.processes)
     if result.start_error is not None:
-        return PrepareResult(False, reason=f"prepare could not start: {result.start_error}")
+        return f"prepare could not start: {result.start_error}"
     if result.timed_out:
-        return PrepareResult(False, reason=f"prepare timed out after {timeout:g} s")
+        return f"prepare timed out after {timeout:g} s"
     if result.returncode != 0:
         code = result.returncode
         status = (
@@ -117,12 +97,25 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
             else f"exited with status {code}"
         )
         detail = last_line(result.stderr) or last_line(result.stdout)
-        return PrepareResult(False, reason=f"prepare {status}" + (f": {detail}" if detail else ""))
+        return f"prepare {status}" + (f": {detail}" if detail else "")
     try:
         text = result.stdout.decode("utf-8")
+        data = json.loads(text, parse_constant=reject_constant) if text.strip() else {}
     except UnicodeDecodeError:
-        return PrepareResult(False, reason="prepare printed output that is not UTF-8")
-    return parse_prepare_output(text)
+        return "prepare printed output that is not UTF-8"
+    except ValueError as exc:
+        return f"prepare printed output that is not JSON: {exc}"
+    if not isinstance(data, dict):
+        return "prepare printed JSON that is not an object"
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        return (f"prepare printed unknown keys {', '.join(map(repr, unknown))} "
+                f"(allowed: {', '.join(_KEYS)})")
+    for key, (kind, said) in _KEYS.items():  # null is as good as absent
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            return f'prepare printed "{key}" that is not {said}'
+    return Prepared(data.get("additionalContext") or {}, bool(data.get("skip")),
+                    data.get("fingerprint"))
 
 
 @dataclass
@@ -156,10 +149,7 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[Part]:
 
 def _path(unit: Part) -> str | None:
     """The file a finding without a path belongs to: the unit's, when it holds one file."""
-    files = (unit.payload.get("unit") or {}).get("files")
-    if isinstance(files, list):
-        return str(files[0]) if len(files) == 1 else None
-    return unit.label
+    return unit.files[0] if len(unit.files) == 1 else None
 
 
 def _from_verdict(
@@ -399,14 +389,14 @@ def _instruction(ctx: CheckContext) -> str:
 
 
 def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
-                    ) -> tuple[list[Part], PrepareResult] | CheckResult:
+                    ) -> tuple[list[Part], Prepared] | CheckResult:
     """The units to judge, each with what prepare added; a result when prepare decided
     (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
     that unit's payload (its ``event.path``), as sloprail prepares each event."""
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
-    prep = PrepareResult(ok=True) if per_unit else run_prepare(ctx)
-    if not prep.ok:
-        return _result(ctx, "error", f"{prep.reason} (before the model was asked)")
+    prep = Prepared() if per_unit else run_prepare(ctx)
+    if isinstance(prep, str):
+        return _result(ctx, "error", f"{prep} (before the model was asked)")
     if prep.skip:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
     base = dict(payload, additionalContext=prep.additional_context,
@@ -417,8 +407,8 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
     kept = []
     for unit in units:
         mine = run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
-        if not mine.ok:
-            return _result(ctx, "error", f"{unit.label}: {mine.reason} "
+        if isinstance(mine, str):
+            return _result(ctx, "error", f"{unit.label}: {mine} "
                            "(before the model was asked)")
         if not mine.skip:
             unit.payload["additionalContext"] = mine.additional_context
