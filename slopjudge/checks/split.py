@@ -217,8 +217,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
     """The judge calls for one check: the whole change, or parts that fit ``budget``
     (a part over it after all is halved), numbered by :func:`number_parts`.
     ``workspace``: its mentions count as a fixed size (:func:`_tokens`). ``each_file``:
-    each file alone, numbered from ``place`` (the file's place among the check's files,
-    so that :func:`number_parts` renders again only when a file was split)."""
+    the unit's one file, numbered ``place`` (its place among the check's files, so that
+    :func:`number_parts` renders again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
     planner = _Planner(base, render, budget, workspace)
     if not files or not each_file:
@@ -228,10 +228,12 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         if not files:
             return Plan([], [f"the prompt is about {whole.tokens:,} tokens, over "
                              f"max_prompt_tokens {budget:,}"])
-    if each_file:
-        count = max(place[1], len(files))
-        return Plan([p for i, f in enumerate(files)
-                     for p in _each(planner, f, (place[0] + i, count))], planner.problems)
+    if each_file:  # an `each: file` unit: one file, alone or in groups of its hunks
+        [f] = files
+        single = planner.part(str(f.get("path")), files, place=place)
+        if single.tokens <= planner.budget:
+            return Plan([single], [])
+        return Plan(planner.one_file(f, single), planner.problems)
     overhead = planner.part(None, []).tokens
     if overhead > planner.budget:
         return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
@@ -252,13 +254,6 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         run = []
         parts += planner.one_file(f, alone)
     return Plan(parts + planner.packed(files, run, shares, overhead), planner.problems)
-
-
-def _each(planner: _Planner, f: dict[str, Any], place: tuple[int, int]) -> list[Part]:
-    """``each: file``: the file alone (numbered as it will be when no file of the change
-    is split), or its hunk groups when it does not fit."""
-    single = planner.part(str(f.get("path")), [f], place=place)
-    return [single] if single.tokens <= planner.budget else planner.one_file(f, single)
 
 
 def number_parts(parts: list[Part], render: Render, budget: int,
