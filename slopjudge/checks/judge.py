@@ -300,15 +300,13 @@ def _run(ctx: CheckContext) -> CheckResult:
     from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
     template = check.judge or ""
+    result = _result(ctx, "pass", "")
+    result.template_sha256 = template_sha256(template)
     try:
         units, problems = _fit_units(ctx, units, template)
     except TemplateRenderError as exc:
-        res = _result(ctx, "error", f"judge template does not render: {exc}")
-        res.template_sha256 = template_sha256(template)
-        return res
-
-    result = _result(ctx, "pass", "")
-    result.template_sha256 = template_sha256(template)
+        result.outcome, result.reason = "error", f"judge template does not render: {exc}"
+        return result
     result.units = len(units)
     result.prompt_tokens = max((u.tokens for u in units), default=0)
     if problems:
