@@ -224,6 +224,22 @@ def test_the_same_change_splits_the_same_wherever_the_repository_lives(tmp_path:
     assert splits[0] == splits[1]
 
 
+def test_numbered_parts_measure_the_same_wherever_the_repository_lives(tmp_path: Path) -> None:
+    """Parts numbered again after a file was split (``each: file``) are measured as the
+    planner measures them: the repository's path counts the same at any length."""
+    diff = new_file("src/a.py", ["a = 1"]) + modified_file("src/wide.py", 12, 1500)
+    sizes = []
+    for where in ("a", "d" * 100):
+        base = tmp_path / where
+        base.mkdir()
+        report, prompts = dry_run(make_repo(base, max_prompt_tokens=3_000, each="file"), diff,
+                                  base)
+        (check,) = report["checks"]
+        assert check["outcome"] == "not_judged" and len(prompts) > 2, check
+        sizes.append(check["usage"]["prompt_tokens"])
+    assert sizes[0] == sizes[1]
+
+
 @pytest.mark.parametrize("outside", [100, 150])
 def test_files_outside_the_rules_paths_are_listed_up_to_100_then_counted(
         tmp_path: Path, outside: int) -> None:
