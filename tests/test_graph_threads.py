@@ -8,7 +8,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -81,12 +80,12 @@ def test_ctrl_c_stops_queued_checks_and_hands_over_the_running_ones(to_thread: b
         return CheckResult(id=check.full_id, rule="r", check=check.id, kind="script",
                            outcome="pass")
 
-    def on_interrupt(running: list[Any]) -> None:
+    def on_interrupt(running: list[threading.Event]) -> None:
         handed.append(len(running))
-        assert sum(not f.done() for f in running) >= 2  # c0 and c1 are still in run_one
+        assert sum(not e.is_set() for e in running) >= 2  # c0 and c1 are still in run_one
         release.set()
-        for f in running:
-            f.result(timeout=10)  # done once the check returned (or was never started)
+        for e in running:
+            assert e.wait(10)  # set once the check returned (or was never started)
 
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -81,16 +81,14 @@ def test_stop_running_stops_only_its_own_run(tmp_path: Path) -> None:
     _wait_for(lambda: bool(mine.pids()) and bool(other.pids()))
     (pid_b,) = other.pids()
     try:
-        from concurrent.futures import Future
-
-        future: Future[None] = Future()
+        ended = threading.Event()
 
         def finish() -> None:
             a.join()
-            future.set_result(None)
+            ended.set()
 
         threading.Thread(target=finish, daemon=True).start()
-        stop_running([future], grace=5.0, processes=mine)
+        stop_running([ended], grace=5.0, processes=mine)
         assert results["a"].signal == signal.SIGTERM
         assert _alive(pid_b) and b.is_alive()
     finally:

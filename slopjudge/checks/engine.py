@@ -295,24 +295,24 @@ class SharedPayload:
         return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))
 
 
-def stop_running(futures: list[Any], grace: float = 2.0,
+def stop_running(ended: list[threading.Event], grace: float = 2.0,
                  processes: Registry | None = None) -> None:
-    """Stop the running checks after an interrupt: TERM their groups, KILL after ``grace``.
+    """Stop the running checks after an interrupt (``ended``: set as each returns): TERM
+    their groups, KILL after ``grace``.
 
     ``processes``: the run's children (None: every child of this process)."""
     import signal
     import time
-    from concurrent.futures import wait
 
     deadline = time.monotonic() + grace
     sig = signal.SIGTERM
     from slopjudge import procs
 
     registry = processes if processes is not None else procs.EVERYONE
-    while futures:
+    while ended:
         registry.signal_all(sig)
-        _, pending = wait(futures, timeout=0.1)
-        futures = list(pending)
+        round_end = time.monotonic() + 0.1
+        ended = [e for e in ended if not e.wait(max(0.0, round_end - time.monotonic()))]
         if time.monotonic() > deadline:
             if sig == signal.SIGKILL:
                 break  # a thread stuck outside a child process: give up waiting on it

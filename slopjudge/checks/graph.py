@@ -11,7 +11,6 @@ TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from concurrent.futures import Future
 
     from slopjudge.model import Outcome
 
@@ -35,11 +34,12 @@ def execute(
     *,
     jobs: int = 0,
     on_result: Callable[[CheckResult], None] | None = None,
-    on_interrupt: Callable[[list[Future[None]]], None] | None = None,
+    on_interrupt: Callable[[list[threading.Event]], None] | None = None,
 ) -> list[CheckResult]:
     """Run ``checks`` (needs already validated and acyclic); a need not among them counts
     as not run. On an interrupt (Ctrl-C) no queued check starts, ``on_interrupt`` gets the
-    running ones to stop them, and the interrupt goes on up: they report nothing."""
+    running ones (an event each, set once its run has returned) to stop them, and the
+    interrupt goes on up: they report nothing."""
     graph = _Graph(checks, run_one, on_result)
     workers = min(jobs or default_jobs(), len(checks))
     if workers <= 1:
@@ -99,7 +99,7 @@ class _Graph:
                     pool.submit(check)
 
     def run_pooled(self, workers: int,
-                   on_interrupt: Callable[[list[Future[None]]], None] | None) -> None:
+                   on_interrupt: Callable[[list[threading.Event]], None] | None) -> None:
         """On a pool of ``workers`` threads of its own: concurrent.futures (logging with
         it) cost a short run more to import than its checks' own work."""
         pool = _Pool(self.guarded, workers)
@@ -112,7 +112,7 @@ class _Graph:
             # Interrupted: start nothing more, let the caller stop what runs, go on up.
             pool.stopping.set()
             if on_interrupt is not None:
-                on_interrupt(_as_futures(list(pool.running.values())))
+                on_interrupt(list(pool.running.values()))
             raise
         finally:
             pool.close()
@@ -180,21 +180,3 @@ class _Pool:
         for _ in range(self.workers):
             self.todo.put(None)
 
-
-def _as_futures(ended: list[threading.Event]) -> list[Future[None]]:
-    """Futures done when each running check has returned, for ``on_interrupt``; made
-    only after an interrupt, the one time concurrent.futures is imported."""
-    import threading
-    from concurrent.futures import Future
-
-    futures: list[Future[None]] = []
-    for event in ended:
-        future: Future[None] = Future()
-
-        def settle(event: threading.Event = event, future: Future[None] = future) -> None:
-            event.wait()
-            future.set_result(None)
-
-        threading.Thread(target=settle, daemon=True).start()
-        futures.append(future)
-    return futures
