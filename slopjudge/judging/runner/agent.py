@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from slopjudge import procs
 from slopjudge import usage as usage_mod
 from slopjudge.fsutil import read_or
-from slopjudge.harnesses.base import ModelSetError, alias_overrides
+from slopjudge.harnesses.base import alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
@@ -290,7 +290,7 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
         )
         model = harness.resolve_model(opts.model, warnings)
         harness.check_tools(opts.allowed_tools, opts.disallowed_tools)
-    except (ModelSetError, ValueError) as exc:
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
     for w in warnings:
         _err(f"{PROG}: warning: {w}")
