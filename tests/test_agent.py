@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from slopjudge.harnesses.base import ModelSetError
-from slopjudge.harnesses.claude import ISOLATION_SETTINGS, ClaudeHarness
-from slopjudge.harnesses.codex import CodexHarness
+from slopjudge.harnesses.claude import ISOLATION_SETTINGS, ClaudeCode
+from slopjudge.harnesses.codex import Codex
 from slopjudge.hookspec import JudgeAttempt
 from slopjudge.judging.runner.agent import UsageError, classify, split_rules
 
@@ -125,7 +124,7 @@ def test_claude_argv_is_exactly_the_spec_shape(tmp_path: Path) -> None:
     ans, w, r = tmp_path / "ans", tmp_path / "w", tmp_path / "r"
     for d in (ans, w, r):
         d.mkdir()
-    argv, stdin = ClaudeHarness("/bin/claude").argv(JudgeAttempt(
+    argv, stdin = ClaudeCode("/bin/claude").argv(JudgeAttempt(
         model="sonnet", prompt="judge it", allowed_tools=["Read", "Bash(git show:*)"],
         disallowed_tools=["Bash"], writable_dirs=[str(ans), str(w)], readonly_dirs=[str(r)],
     ))
@@ -147,7 +146,7 @@ def test_claude_argv_grants_symlinked_dirs_under_both_names(tmp_path: Path) -> N
     real.mkdir()
     link = tmp_path / "link"
     link.symlink_to(real)
-    argv, _ = ClaudeHarness().argv(JudgeAttempt(
+    argv, _ = ClaudeCode().argv(JudgeAttempt(
         model="opus", prompt="p", allowed_tools=[], disallowed_tools=[],
         writable_dirs=[], readonly_dirs=[str(link)],
     ))
@@ -158,20 +157,20 @@ def test_claude_argv_grants_symlinked_dirs_under_both_names(tmp_path: Path) -> N
 
 def test_prompt_over_64k_goes_on_stdin() -> None:
     small = "a" * (64 * 1024)
-    argv, stdin = ClaudeHarness().argv(JudgeAttempt(model="m", prompt=small, allowed_tools=[],
+    argv, stdin = ClaudeCode().argv(JudgeAttempt(model="m", prompt=small, allowed_tools=[],
                                        disallowed_tools=[], writable_dirs=[], readonly_dirs=[]))
     assert argv[-2:] == ["--", small] and stdin == b""
     big = "é" * (33 * 1024)  # 66 KiB as UTF-8: measured in bytes, not characters
-    argv, stdin = ClaudeHarness().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
+    argv, stdin = ClaudeCode().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
                                        disallowed_tools=[], writable_dirs=[], readonly_dirs=[]))
     assert "--" not in argv and big not in argv and stdin == big.encode()
-    argv, stdin = CodexHarness().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
+    argv, stdin = Codex().argv(JudgeAttempt(model="m", prompt=big, allowed_tools=[],
                                       disallowed_tools=[], writable_dirs=["/a"], readonly_dirs=[]))
     assert argv[-2:] == ["--", "-"] and stdin == big.encode()
 
 
 def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
-    argv, stdin = CodexHarness("codex").argv(JudgeAttempt(
+    argv, stdin = Codex("codex").argv(JudgeAttempt(
         model="gpt-6.1-sol", prompt="p", allowed_tools=["Read"], disallowed_tools=["Bash"],
         writable_dirs=["/ans", "/w"], readonly_dirs=["/repo"],
     ))
@@ -184,7 +183,7 @@ def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
         "--add-dir", "/w", "--", "p",
     ]
     with pytest.raises(ValueError, match="cannot scope"):
-        CodexHarness().check_tools(["Bash(git show:*)"], [])
+        Codex().check_tools(["Bash(git show:*)"], [])
 
 
 # -- model sets ----------------------------------------------------------------
@@ -201,17 +200,17 @@ def test_codex_argv_sandboxes_to_the_answer_dir() -> None:
     ("mystery,size-lg", "opus", "gpt-6.1-sol"),
 ])
 def test_model_sets_resolve_per_harness(model_set: str, claude: str, codex: str) -> None:
-    assert ClaudeHarness().resolve_model(model_set) == claude
-    assert CodexHarness().resolve_model(model_set) == codex
+    assert ClaudeCode().resolve_model(model_set) == claude
+    assert Codex().resolve_model(model_set) == codex
 
 
 def test_unmatched_model_set_is_refused() -> None:
-    with pytest.raises(ModelSetError, match="no model in 'gpt-5' suits harness claude"):
-        ClaudeHarness().resolve_model("gpt-5")
-    with pytest.raises(ModelSetError, match="empty"):
-        CodexHarness().resolve_model(" , ")
+    with pytest.raises(ValueError, match="no model in 'gpt-5' suits harness claude"):
+        ClaudeCode().resolve_model("gpt-5")
+    with pytest.raises(ValueError, match="empty"):
+        Codex().resolve_model(" , ")
     warnings: list[str] = []
-    assert ClaudeHarness().resolve_model("size-md,opus", warnings) == "sonnet"
+    assert ClaudeCode().resolve_model("size-md,opus", warnings) == "sonnet"
     assert warnings and "opus" in warnings[0]
 
 

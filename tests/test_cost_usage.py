@@ -136,13 +136,13 @@ def test_model_aliases_from_the_settings_reach_the_harness(run: Run, verifier: s
 
 
 def test_a_preference_list_takes_the_first_model_the_harness_runs() -> None:
-    from slopjudge.harnesses.claude import ClaudeHarness
-    from slopjudge.harnesses.codex import CodexHarness
+    from slopjudge.harnesses.claude import ClaudeCode
+    from slopjudge.harnesses.codex import Codex
 
-    assert ClaudeHarness().resolve_model("gpt-6-luna,size-sm") == "haiku"
-    assert CodexHarness().resolve_model("opus,gpt-6-luna") == "gpt-6-luna"
+    assert ClaudeCode().resolve_model("gpt-6-luna,size-sm") == "haiku"
+    assert Codex().resolve_model("opus,gpt-6-luna") == "gpt-6-luna"
     with pytest.raises(ValueError, match="no model in 'opus,sonnet' suits harness codex"):
-        CodexHarness().resolve_model("opus,sonnet")
+        Codex().resolve_model("opus,sonnet")
     assert alias_overrides(None, "claude") == {}
     with pytest.raises(ValueError, match="not JSON"):
         alias_overrides("{", "claude")
@@ -214,7 +214,7 @@ def test_report_cost_on_a_log_with_no_judges(tmp_path: Path) -> None:
 
 
 def test_codex_json_events_give_the_reply_and_the_usage() -> None:
-    from slopjudge.harnesses.codex import CodexHarness
+    from slopjudge.harnesses.codex import Codex
 
     stream = "\n".join([
         '{"type": "thread.started", "thread_id": "t"}',
@@ -225,8 +225,8 @@ def test_codex_json_events_give_the_reply_and_the_usage() -> None:
         ' "text": "{\\"pass\\": true, \\"reasoning\\": \\"ok\\"}"}}',
         '{"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 3}}',
     ]).encode()
-    reply, usage = CodexHarness().parse_output(stream)
+    reply, usage = Codex().parse_output(stream)
     assert json.loads(reply) == {"pass": True, "reasoning": "ok"}
     assert usage == {"input_tokens": 40, "cache_read_input_tokens": 20, "output_tokens": 10}
     plain = json.dumps(PASS).encode()
-    assert CodexHarness().parse_output(plain) == (plain, None)
+    assert Codex().parse_output(plain) == (plain, None)

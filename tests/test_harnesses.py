@@ -83,7 +83,7 @@ def gemini(tmp_path: Path) -> Iterator[object]:
     module = importlib.util.module_from_spec(spec)
     sys.modules["gemini_agent"] = module
     spec.loader.exec_module(module)
-    harnesses.register(module.GEMINI)
+    harnesses.HARNESSES["gemini"] = module.GEMINI
     yield module.GEMINI
     del harnesses.HARNESSES["gemini"]
     del sys.modules["gemini_agent"]
@@ -210,7 +210,7 @@ def test_codex_trust_state_read_from_config(tmp_path: Path) -> None:
     home.mkdir()
     env = {"CODEX_HOME": str(home)}
     assert sj("install", "codex", "--command", "/opt/slopjudge", cwd=ws).returncode == 0
-    problems = codex.trust_problems(str(ws), env)
+    problems = codex.CODEX.trust_problems(str(ws), env)
     assert any("does not trust the project" in p for p in problems)
     assert sum("it is not trusted" in p for p in problems) == 4
     ours = codex.our_hooks(str(ws / ".codex" / "hooks.json"))
@@ -218,12 +218,12 @@ def test_codex_trust_state_read_from_config(tmp_path: Path) -> None:
         f'[projects.{json.dumps(str(ws))}]\ntrust_level = "trusted"\n' + "".join(
             f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "{digest}"\n'
             for key, _event, digest in ours))
-    assert codex.trust_problems(str(ws), env) == []
+    assert codex.CODEX.trust_problems(str(ws), env) == []
     assert sj("install", "codex", "--command", "/opt/new/slopjudge", cwd=ws).returncode == 0
-    problems = codex.trust_problems(str(ws), env)
+    problems = codex.CODEX.trust_problems(str(ws), env)
     assert sum("changed since it was trusted" in p for p in problems) == 4
     (home / "config.toml").write_text("not = [toml")
-    (problem,) = codex.trust_problems(str(ws), env)
+    (problem,) = codex.CODEX.trust_problems(str(ws), env)
     assert "cannot be read" in problem and "cannot tell whether Codex trusts" in problem
 
 

@@ -42,7 +42,6 @@ from slopjudge.report import FORMATS
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.harnesses.claude import ClaudeCode
 from slopjudge.hookspec import Harness
-from slopjudge.harnesses.claude import ClaudeHarness
 from slopjudge.changes.sources import SOURCES
 
 
@@ -98,7 +97,7 @@ class AgentOk(ClaudeCode):
     name = "ok"
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        return ClaudeHarness(), True
+        return ClaudeCode(), True
 
 
 class AgentOldJudge(ClaudeCode):
@@ -132,7 +131,7 @@ class AgentNoStopBlock:
         return []
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        return ClaudeHarness(), True
+        return ClaudeCode(), True
 
 
 CHECK_KINDS["script"] = kind_ok

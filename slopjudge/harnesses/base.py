@@ -29,10 +29,18 @@ HOOKS: tuple[Hook, ...] = (
 
 
 class Agent:
-    """What an agent does as Claude Code does; each agent's class overrides the rest
-    (``registry.AgentHarness`` says what each part is for)."""
+    """One coding agent: its hooks (``registry.AgentHarness``), answered as Claude Code
+    answers unless its class says otherwise, and as a judge (``hookspec.Harness``) the one
+    binary it runs and its model sets."""
 
+    name: str
     hooks: tuple[Hook, ...] = HOOKS
+    models: Mapping[str, str]  # size alias -> model name
+    prefixes: tuple[str, ...]  # model names this harness runs as given
+    missing_message: str
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = self.name if binary is None else binary
 
     def read_payload(self, point: str, payload: dict[str, Any]) -> dict[str, Any]:
         return payload  # the hooks read Claude Code's shape
@@ -54,6 +62,33 @@ class Agent:
 
     def trust_problems(self, workspace: str) -> list[str]:
         return []  # Claude Code runs the project's hooks once the folder is trusted
+
+    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
+        """Every tool rule is taken as is, unless the harness says otherwise."""
+
+    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
+        """First entry of a comma list that suits the harness: an alias or a known name."""
+        entries = [e.strip() for e in model_set.split(",") if e.strip()]
+        if not entries:
+            raise ValueError(
+                "empty model set (give --model size-md, a model name, or a comma list)")
+        for i, entry in enumerate(entries):
+            if entry in self.models:
+                if warnings is not None and i + 1 < len(entries):
+                    rest = ", ".join(entries[i + 1:])
+                    warnings.append(f"model set entries after {entry} are never used: {rest}")
+                return self.models[entry]
+            if entry.lower().startswith(self.prefixes):
+                return entry
+        known = ", ".join(SIZE_ALIASES)
+        names = ", ".join(p.rstrip("-") + ("-*" if p.endswith("-") else "")
+                          for p in self.prefixes)
+        raise ValueError(f"no model in {model_set!r} suits harness {self.name} "
+                         f"(use {known}, or a name like {names})")
+
+    def override_models(self, overrides: Mapping[str, str]) -> None:
+        """Settings' ``model_aliases`` for this harness: alias -> model name."""
+        self.models = {**self.models, **overrides}
 
 
 def hook_command(command: str, point: str, harness: str) -> str:
@@ -81,10 +116,6 @@ def is_ours(handler: Any, point: str) -> bool:
             and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))
 
 
-class ModelSetError(ValueError):
-    """A model set names nothing the harness can run."""
-
-
 def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
     """The binary ``variable`` names (a path must be an executable file, a bare name is
     looked up on PATH), else ``name`` on PATH; None when that is nothing runnable."""
@@ -96,45 +127,6 @@ def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
     if os.sep in explicit:
         return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
     return shutil.which(explicit, path=env.get("PATH"))
-
-
-class CommandHarness:
-    """A judge harness that runs one binary: holds the binary and resolves model sets."""
-
-    name: str
-    models: Mapping[str, str]  # size alias -> model name
-    prefixes: tuple[str, ...]  # model names this harness runs as given
-    missing_message: str
-
-    def __init__(self, binary: str | None = None) -> None:
-        self.binary = self.name if binary is None else binary
-
-    def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
-        """Every tool rule is taken as is, unless the harness says otherwise."""
-
-    def resolve_model(self, model_set: str, warnings: list[str] | None = None) -> str:
-        """First entry of a comma list that suits the harness: an alias or a known name."""
-        entries = [e.strip() for e in model_set.split(",") if e.strip()]
-        if not entries:
-            raise ModelSetError(
-                "empty model set (give --model size-md, a model name, or a comma list)")
-        for i, entry in enumerate(entries):
-            if entry in self.models:
-                if warnings is not None and i + 1 < len(entries):
-                    rest = ", ".join(entries[i + 1:])
-                    warnings.append(f"model set entries after {entry} are never used: {rest}")
-                return self.models[entry]
-            if entry.lower().startswith(self.prefixes):
-                return entry
-        known = ", ".join(SIZE_ALIASES)
-        names = ", ".join(p.rstrip("-") + ("-*" if p.endswith("-") else "")
-                          for p in self.prefixes)
-        raise ModelSetError(f"no model in {model_set!r} suits harness {self.name} "
-                            f"(use {known}, or a name like {names})")
-
-    def override_models(self, overrides: Mapping[str, str]) -> None:
-        """Settings' ``model_aliases`` for this harness: alias -> model name."""
-        self.models = {**self.models, **overrides}
 
 
 def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:

@@ -26,33 +26,6 @@ class ClaudeCode(base.Agent):
     settings_relpath: tuple[str, ...] = (".claude", "settings.json")
     # Claude Code exports the project root to every hook.
     root: str = "$CLAUDE_PROJECT_DIR"
-
-    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
-        execpath = env.get("CLAUDE_CODE_EXECPATH") or ""
-        if (not env.get("SLOPJUDGE_CLAUDE_BIN")
-                and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
-                and os.path.isfile(execpath) and os.access(execpath, os.X_OK)):
-            found: str | None = execpath
-        else:
-            found = base.find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude")
-        binary = found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"
-        return ClaudeHarness(binary), found is not None
-
-
-CLAUDE = ClaudeCode()
-
-
-def _edit_rules(dirs: list[str]) -> list[str]:
-    """``Edit(//abs/**)`` for each dir, given and symlink-resolved (the caller drops repeats)."""
-    return [f"Edit(/{p.rstrip('/')}/**)"
-            for d in dirs for p in (os.path.abspath(d), os.path.realpath(d))]
-
-
-class ClaudeHarness(base.CommandHarness):
-    """Builds the ``claude -p`` command for one judge attempt."""
-
-    name = "claude"
     models = {
         "size-xs": "haiku",
         "size-sm": "haiku",
@@ -65,6 +38,18 @@ class ClaudeHarness(base.CommandHarness):
     missing_message = (
         "claude not found on PATH (install @anthropic-ai/claude-code or set SLOPJUDGE_CLAUDE_BIN)"
     )
+
+    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
+        """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
+        execpath = env.get("CLAUDE_CODE_EXECPATH") or ""
+        if (not env.get("SLOPJUDGE_CLAUDE_BIN")
+                and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
+                and os.path.isfile(execpath) and os.access(execpath, os.X_OK)):
+            found: str | None = execpath
+        else:
+            found = base.find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude")
+        binary = found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"
+        return ClaudeCode(binary), found is not None
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
@@ -101,3 +86,12 @@ class ClaudeHarness(base.CommandHarness):
             reply = result.encode("utf-8") if isinstance(result, str) else b""
             return reply, from_claude_result(obj)
         return stdout, None
+
+
+CLAUDE = ClaudeCode()
+
+
+def _edit_rules(dirs: list[str]) -> list[str]:
+    """``Edit(//abs/**)`` for each dir, given and symlink-resolved (the caller drops repeats)."""
+    return [f"Edit(/{p.rstrip('/')}/**)"
+            for d in dirs for p in (os.path.abspath(d), os.path.realpath(d))]

@@ -1,7 +1,7 @@
 """The Codex CLI: hooks in ``.codex/hooks.json``, ``codex exec`` as a judge.
 
 docs/codex.md says what differs from Claude Code (checked against ``@openai/codex``
-0.171) and why: a hook runs only once it is trusted (:func:`trust_problems` computes
+0.171) and why: a hook runs only once it is trusted (:meth:`Codex.trust_problems` computes
 its hash as Codex does), there is no ``ask`` and no Stop message for the person, and
 a judge is held by the OS sandbox rather than tool rules.
 """
@@ -50,26 +50,63 @@ class Codex(base.Agent):
                 "trusted; `slopjudge doctor` says which are not and how to trust them "
                 "(for `codex exec` and for the TUI)"]
 
-    def trust_problems(self, workspace: str) -> list[str]:
-        return trust_problems(workspace)
+    def trust_problems(self, workspace: str, env: Mapping[str, str] | None = None) -> list[str]:
+        """Why Codex would not run slopjudge's hooks in ``workspace``, each with its remedy;
+        empty when every one is trusted (or none is installed)."""
+        import tomllib
 
-    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        found = base.find_binary(env, "SLOPJUDGE_CODEX_BIN", "codex")
-        harness = CodexHarness(found or "codex", env.get("SLOPJUDGE_CODEX_BASE_URL") or None,
-                               env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY")
-        return harness, found is not None
+        hooks_file = os.path.join(workspace, *self.settings_relpath)
+        env = os.environ if env is None else env
+        home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+        config = os.path.join(home, "config.toml")
+        try:
+            ours = our_hooks(hooks_file)
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            return [f"{hooks_file}: cannot be read ({exc}), so Codex runs none of its hooks"]
+        if not ours:
+            return []
+        try:
+            with open(config, "rb") as fh:
+                settings = tomllib.load(fh)
+        except FileNotFoundError:
+            settings = {}
+        except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
+            return [f"{config}: cannot be read ({exc}); slopjudge cannot tell whether Codex "
+                    "trusts its hooks"]
+        problems = []
+        projects = settings.get("projects")
+        projects = projects if isinstance(projects, dict) else {}
+        if not any(isinstance(projects.get(p), dict) and projects[p].get("trust_level") == "trusted"
+                   for p in (workspace, os.path.realpath(workspace))):
+            problems.append(
+                f"Codex does not trust the project {workspace}, so it runs none of its hooks. "
+                f"Trust it: run `codex exec --trust` there once, or add to {config}:\n"
+                f"[projects.{_toml_str(workspace)}]\ntrust_level = \"trusted\"")
+        hooks = settings.get("hooks")
+        state = hooks.get("state") if isinstance(hooks, dict) else None
+        lines = []
+        for key, event, digest in ours:
+            entry = state.get(key) if isinstance(state, dict) else None
+            entry = entry if isinstance(entry, dict) else {}
+            if entry.get("enabled") is False:
+                problems.append(f"Codex has slopjudge's {event} hook turned off ({key}): turn it "
+                                f"on in /hooks, or remove `enabled = false` under it in {config}")
+            if entry.get("trusted_hash") == digest:
+                continue
+            how = "changed since it was trusted" if entry.get("trusted_hash") else "not trusted"
+            problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
+            lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
+        if lines:
+            problems.append(
+                "To trust them: in the Codex TUI (`codex` in the project), open /hooks and trust "
+                f"each of slopjudge's hooks; for `codex exec`, add these lines to {config} "
+                "(replace any older entry of the same name):\n" + "\n".join(lines))
+        return problems
 
+    # --- judge ---------------------------------------------------------------------
 
-CODEX = Codex()
-
-
-# --- judge ---------------------------------------------------------------------
-
-
-class CodexHarness(base.CommandHarness):
-    """Builds the ``codex exec`` command for one judge attempt."""
-
-    name = "codex"
     models = {
         "size-xs": "gpt-6-luna",
         "size-sm": "gpt-6-luna",
@@ -80,12 +117,15 @@ class CodexHarness(base.CommandHarness):
     }
     prefixes = ("gpt-", "codex-", "o1", "o3", "o4")
     missing_message = "codex not found on PATH (install @openai/codex or set SLOPJUDGE_CODEX_BIN)"
+    base_url: str | None = None  # another endpoint (SLOPJUDGE_CODEX_BASE_URL)
+    key_env = "OPENAI_API_KEY"  # the variable holding its key
 
-    def __init__(self, binary: str | None = None, base_url: str | None = None,
-                 key_env: str = "OPENAI_API_KEY") -> None:
-        super().__init__(binary)
-        self.base_url = base_url
-        self.key_env = key_env
+    def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
+        found = base.find_binary(env, "SLOPJUDGE_CODEX_BIN", "codex")
+        harness = Codex(found or "codex")
+        harness.base_url = env.get("SLOPJUDGE_CODEX_BASE_URL") or None
+        harness.key_env = env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY"
+        return harness, found is not None
 
     def provider_args(self) -> list[str]:
         """``-c`` overrides selecting the provider at ``base_url`` (none without one)."""
@@ -149,6 +189,9 @@ class CodexHarness(base.CommandHarness):
         return (reply or "").encode("utf-8"), from_codex_events(text)
 
 
+CODEX = Codex()
+
+
 # --- trust ---------------------------------------------------------------------
 
 
@@ -197,59 +240,3 @@ def _toml_str(text: str) -> str:
     import json
 
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
-
-
-def trust_problems(workspace: str, env: Mapping[str, str] | None = None) -> list[str]:
-    """Why Codex would not run slopjudge's hooks in ``workspace``, each with its remedy;
-    empty when every one is trusted (or none is installed)."""
-    import tomllib
-
-    hooks_file = os.path.join(workspace, *CODEX.settings_relpath)
-    env = os.environ if env is None else env
-    config = os.path.join(env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"),
-                          "config.toml")
-    try:
-        ours = our_hooks(hooks_file)
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        return [f"{hooks_file}: cannot be read ({exc}), so Codex runs none of its hooks"]
-    if not ours:
-        return []
-    try:
-        with open(config, "rb") as fh:
-            settings = tomllib.load(fh)
-    except FileNotFoundError:
-        settings = {}
-    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
-        return [f"{config}: cannot be read ({exc}); slopjudge cannot tell whether Codex "
-                "trusts its hooks"]
-    problems = []
-    projects = settings.get("projects")
-    projects = projects if isinstance(projects, dict) else {}
-    if not any(isinstance(projects.get(p), dict) and projects[p].get("trust_level") == "trusted"
-               for p in (workspace, os.path.realpath(workspace))):
-        problems.append(
-            f"Codex does not trust the project {workspace}, so it runs none of its hooks. "
-            f"Trust it: run `codex exec --trust` there once, or add to {config}:\n"
-            f"[projects.{_toml_str(workspace)}]\ntrust_level = \"trusted\"")
-    hooks = settings.get("hooks")
-    state = hooks.get("state") if isinstance(hooks, dict) else None
-    lines = []
-    for key, event, digest in ours:
-        entry = state.get(key) if isinstance(state, dict) else None
-        entry = entry if isinstance(entry, dict) else {}
-        if entry.get("enabled") is False:
-            problems.append(f"Codex has slopjudge's {event} hook turned off ({key}): turn it "
-                            f"on in /hooks, or remove `enabled = false` under it in {config}")
-        if entry.get("trusted_hash") == digest:
-            continue
-        how = "changed since it was trusted" if entry.get("trusted_hash") else "not trusted"
-        problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
-        lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
-    if lines:
-        problems.append(
-            "To trust them: in the Codex TUI (`codex` in the project), open /hooks and trust "
-            f"each of slopjudge's hooks; for `codex exec`, add these lines to {config} "
-            "(replace any older entry of the same name):\n" + "\n".join(lines))
-    return problems

@@ -66,16 +66,8 @@ def __getattr__(attr: str) -> Any:
 
 def get(name: str | None) -> AgentHarness:
     """The harness named ``name`` (None: Claude Code); KeyError for an unknown name."""
-    if name is None and "HARNESSES" not in globals():
-        return CLAUDE  # nothing registered yet, so Claude Code is still the built-in one
-    return _table()[name or CLAUDE.name]
+    if name is None:
+        return CLAUDE
+    from slopjudge.harnesses.registry import HARNESSES  # the module's __getattr__ makes it
 
-
-def register(harness: AgentHarness) -> None:
-    """Add (or replace) a harness under its name."""
-    _table()[harness.name] = harness
-
-
-def _table() -> dict[str, AgentHarness]:
-    table: dict[str, AgentHarness] | None = globals().get("HARNESSES")
-    return table if table is not None else __getattr__("HARNESSES")
+    return HARNESSES[name]
