@@ -26,11 +26,8 @@ def _baseline_path(base: str, session_id: str | None) -> str:
 
 
 def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
-                    git: dict[str, str] | None = None) -> bytes:
-    signed = f"{session_id}\0{head}\0{tree}".encode()
-    if git is not None:
-        signed += b"\0" + json.dumps(git, sort_keys=True).encode()
-    return signed
+                    git: dict[str, str]) -> bytes:
+    return f"{session_id}\0{head}\0{tree}\0".encode() + json.dumps(git, sort_keys=True).encode()
 
 
 def _mark(base: str, session_id: str, what: str = "") -> str:
@@ -92,10 +89,9 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
             raise BaselineError(f"the session baseline {path} was recorded at session start "
                                 "and has since been deleted")
         return None
-    git = data.get("git")
-    if git is not None and not isinstance(git, dict):
+    if not isinstance(data.get("git"), dict):
         raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
-    signed = _baseline_bytes(session_id, data.get("head"), data["tree"], git)
+    signed = _baseline_bytes(session_id, data.get("head"), data["tree"], data["git"])
     mac = data.get("mac")
     if cachesign.key() is None:
         # A key made unreadable or replaced by something not slopjudge's own: what it
@@ -109,18 +105,15 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
 
 
 def save_baseline(base: str, session_id: str | None, head: str | None, tree: str,
-                  git: dict[str, str] | None = None) -> None:
+                  git: dict[str, str]) -> None:
     from slopjudge import cachesign
 
-    record: dict[str, Any] = {"session_id": session_id, "head": head, "tree": tree,
-                              "time": time.time()}
-    if git is not None:
-        record["git"] = git
     mac = cachesign.sign(_baseline_bytes(session_id, head, tree, git), "baseline")
     if mac is None:
         raise BaselineError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                             "safely, so no baseline can be signed")
-    record["mac"] = mac
+    record = {"session_id": session_id, "head": head, "tree": tree, "time": time.time(),
+              "git": git, "mac": mac}
     write_atomic(_baseline_path(base, session_id), json.dumps(record) + "\n")
     if session_id:  # an error here is start's to report: Stop would not know
         _write_mark(_mark(base, session_id), base)
