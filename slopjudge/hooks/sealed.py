@@ -67,10 +67,9 @@ def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
 
     ws = os.path.realpath(settings.workspace)
     files, trees = protected(settings)
-    agent_config = (".claude/", ".codex/")
+    # The agents' whole folders: the files of theirs among ``files`` fall inside them.
     write = [Guarded(os.path.join(ws, t), DIR) for t in sorted(trees)]
-    write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)
-              if not f.startswith(agent_config)]
+    write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)]
     write += [Guarded(os.path.join(ws, ".claude"), DIR), Guarded(os.path.join(ws, ".codex"), DIR)]
     write += _git_paths(ws)
     write += _install_paths()
@@ -179,13 +178,9 @@ def _resolve(entry: str, base: str, workspace: str, *, rule_form: bool) -> str |
         return None
     if entry.startswith("~/") or entry == "~":
         return _real(os.path.expanduser(entry))
-    if rule_form:
-        if entry.startswith("//"):
-            return _real(entry[1:])
-        if entry.startswith("/"):
-            return _real(os.path.join(base, entry[1:]))
-        return _real(os.path.join(workspace, entry))
-    return _real(entry if entry.startswith("/") else os.path.join(base, entry))
+    if rule_form:  # //x: the absolute /x; /x: x under ``base``; x: under the project
+        entry, base = (entry[1:], base) if entry.startswith("/") else (entry, workspace)
+    return _real(os.path.join(base, entry))
 
 
 def _covers(entries: list[tuple[str, str]], g: Guarded, workspace: str, *,
