@@ -15,7 +15,8 @@ from slopjudge.hooks import common, state
 if TYPE_CHECKING:
     from slopjudge.harnesses.registry import AgentHarness
 
-def record_baseline(settings: Any, session_id: str | None, source: str | None) -> None:
+
+def record_baseline(settings: Any, session_id: str | None, source: object) -> None:
     """Keep the first baseline of a session (resume/compact keep theirs); record one otherwise."""
     base = settings.state_dir
     if session_id and source != "startup":
@@ -85,14 +86,13 @@ def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
     workspace = common.find_workspace()
     settings = config.load_settings(workspace)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    source = payload.get("source") if isinstance(payload.get("source"), str) else None
     if not os.path.exists(os.path.join(workspace, ".git")):
         common.note(f"{workspace} is not in a git repository, so there is no baseline to "
                     "compare with: the stop check cannot judge this session's changes (run "
                     "`git init` and commit to start)")
     else:
         try:
-            record_baseline(settings, session_id, source)
+            record_baseline(settings, session_id, payload.get("source"))
         except Exception as exc:  # the load check still runs; stop falls back to HEAD
             common.note(f"could not record the session baseline ({common.one_line(exc)}); "
                         "the stop check will compare with HEAD")

@@ -98,16 +98,15 @@ def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules
     from slopjudge.loading import rulecache
+    from slopjudge.records.record import recording
 
     loaded = rulecache.load_rules_cached(settings)
     event = common.event_from_payload(kind, payload)
     rules = applicable_rules(loaded.rules, event, settings.workspace)
     results: list[CheckResult] = []
     if rules:
-        options = options_from_settings(settings)
-        from slopjudge.records.record import recording
-
-        results = engine.run(rules, event, changeset, workspace=settings.workspace, options=options,
+        results = engine.run(rules, event, changeset, workspace=settings.workspace,
+                             options=options_from_settings(settings),
                              on_result=recording(settings.events_file, event))
     return Verdict(
         refusals=[r for r in results if r.outcome == "refuse"],
@@ -128,36 +127,21 @@ def _import_ahead() -> None:
         pass
 
 
-def counter_name(kind: str, payload: dict[str, Any]) -> str:
-    agent = payload.get("agent_id")
-    if kind == "subagent-stop":
-        return f"subagent-{agent}" if isinstance(agent, str) and agent else "subagent"
-    return "stop"
-
-
 def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
-             workspace: str) -> tuple[Verdict, Any]:
+             workspace: str, session_id: str | None) -> tuple[Verdict, Any]:
     """What this stop finds, and the settings (None when they could not be read)."""
+    from slopjudge.changes.gitio import Background
     from slopjudge.loading import config
 
     settings = None
     verdict = Verdict()
-    if payload is None:
-        name = "Stop" if kind == "stop" else "SubagentStop"
-        verdict.failure = (f"slopjudge could not read the {name} hook payload ({problem}), "
-                           "so it could not check this session's changes")
-    hooks.stop_retry(common.flag(payload or {}, "stop_hook_active") or problem is not None)
     with common.fail_closed() as failure:  # fail closed: block, once per turn
         settings = config.load_settings(workspace)
         hooks.set_deadline(kind, settings.hook_timeout)
         # The backstop runs first, before any rule's code is loaded into this
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
-        from slopjudge.changes.gitio import Background
-
-        sid = (payload or {}).get("session_id")
-        reading = Background(backstop.check_session, settings,
-                             sid if isinstance(sid, str) else None)
+        reading = Background(backstop.check_session, settings, session_id)
         _import_ahead()
         protected, session_cs, from_baseline = reading.result()
         verdict.protected = protected or ""
@@ -167,54 +151,52 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
             verdict = judge(kind, payload, settings, session_cs, from_baseline)
     if failure:
         verdict.failure = f"slopjudge could not check this session's changes: {failure.why}"
-    elif verdict.compared and isinstance((payload or {}).get("session_id"), str):
+    elif payload is None:
+        name = "Stop" if kind == "stop" else "SubagentStop"
+        verdict.failure = (f"slopjudge could not read the {name} hook payload ({problem}), "
+                           "so it could not check this session's changes")
+    elif verdict.compared and session_id is not None:
         verdict.failure = NO_BASELINE
     return verdict, settings
 
 
-def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], problem: Exception | None,
-            agent: AgentHarness, settings: Any, workspace: str) -> int:
+def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: str | None,
+            retry: bool, agent: AgentHarness, settings: Any, workspace: str) -> int:
     """Block, let the turn end, or let it be, counting blocks in a row per session."""
-    state_base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
-    cap = settings.stop_block_cap if settings else 8
-    events = settings.events_file if settings else None
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    counter = counter_name(kind, payload)
-    where = common.events_where(events, workspace)
-    relay = (state_base, session_id, counter)
-    relayed = state.relay_marked(*relay)
-    state.set_relay_mark(*relay, False)
+    base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
+    where = common.events_where(settings.events_file if settings else None, workspace)
+    agent_id = payload.get("agent_id")
+    counter = "stop" if kind == "stop" else (
+        f"subagent-{agent_id}" if isinstance(agent_id, str) and agent_id else "subagent")
+    relayed = state.relay_marked(base, session_id, counter)
+    state.set_relay_mark(base, session_id, counter, False)
+    if not verdict.blocks:
+        state.set_count(base, session_id, counter, 0)
+        return 0
     # Only an agent asked to relay the notice may end on it, and never past a change
     # to what judges it.
-    relayed = relayed and not agent.end_notice("")[1] and not verdict.protected
-
-    if not verdict.blocks:
-        state.set_count(state_base, session_id, counter, 0)
-        return 0
-    reason = refusal_text(verdict, workspace, where)
-    # An unreadable payload does not say whether this stop is a retry: a count
-    # left by the last stop says it is.
-    retry = common.flag(payload, "stop_hook_active") if problem is None else True
-    if retry and relayed:
+    if retry and relayed and not agent.end_notice("")[1] and not verdict.protected:
         return 0  # the agent was asked to tell the person at the last stop: the turn ends
-    count = (state.get_count(state_base, session_id, counter) if retry else 0) + 1
+    reason = refusal_text(verdict, workspace, where)
+    count = (state.get_count(base, session_id, counter) if retry else 0) + 1
+    cap = settings.stop_block_cap if settings else 8
     if not verdict.refusals and count > 1:
         ending = "slopjudge: letting the turn end; the block stands, and a person must act on it"
     elif cap > 0 and count >= cap:
         ending = (f"slopjudge: letting the turn end after {count} refusals in a row; the "
                   "refusal still stands")
     else:
-        state.set_count(state_base, session_id, counter, count)
+        state.set_count(base, session_id, counter, count)
         common.emit(agent.stop_block(common.bound(reason, common.MAX_MESSAGE_CHARS, where)))
         return 0
     # The turn ends with the message for the person, in a form the agent shows; one that
     # shows none is asked to relay it, and the mark says so at the next stop.
-    state.set_count(state_base, session_id, counter, 0)
+    state.set_count(base, session_id, counter, 0)
     message = common.bound(f"{ending}:\n{reason}", common.MAX_MESSAGE_CHARS, where)
     print(message, file=sys.stderr, flush=True)
     answer, ends = agent.end_notice(message)
     if not ends:
-        state.set_relay_mark(*relay, True)
+        state.set_relay_mark(base, session_id, counter, True)
     common.emit(answer)
     return 0
 
@@ -224,10 +206,16 @@ def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
     import gc
 
     gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
+    data = payload or {}
+    sid = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    # An unreadable payload does not say whether this stop is a retry: a count left by
+    # the last stop says it is.
+    retry = common.flag(data, "stop_hook_active") or problem is not None
+    hooks.stop_retry(retry)
     with common.fail_closed() as failure:
         workspace = common.find_workspace()
-        verdict, settings = _verdict(kind, payload, problem, workspace)
-        return _answer(kind, verdict, payload or {}, problem, agent, settings, workspace)
+        verdict, settings = _verdict(kind, payload, problem, workspace, sid)
+        return _answer(kind, verdict, data, sid, retry, agent, settings, workspace)
     # even the state files failed: still block
     reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
     try:
