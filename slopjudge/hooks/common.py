@@ -77,12 +77,8 @@ def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
     """The raw payload; PayloadError when stdin cannot be read or is too large."""
     if sys.stdin is None:
         return b""  # no stdin at all (a closed descriptor): the same as empty
-    stream = getattr(sys.stdin, "buffer", None)
     try:
-        if stream is not None:
-            raw = stream.read(limit + 1)
-        else:  # a text stream put in place of stdin (slopjudge called as a library)
-            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+        raw = sys.stdin.buffer.read(limit + 1)
     except (OSError, ValueError) as exc:
         raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
     if len(raw) > limit:
@@ -186,16 +182,6 @@ def rel(path: str | None, workspace: str) -> str:
     return path
 
 
-def rel_from_cwd(path: str, workspace: str) -> str:
-    """A path the loader named from this process's working folder, named from the workspace."""
-    full = os.path.abspath(path)
-    for candidate in (full, os.path.realpath(full)):
-        r = os.path.relpath(candidate, workspace)
-        if r != ".." and not r.startswith(".." + os.sep):
-            return r
-    return full
-
-
 def bound(text: str, limit: int, where: str) -> str:
     """Cut ``text`` to ``limit`` characters, saying where the whole of it is."""
     if len(text) <= limit:
@@ -243,7 +229,14 @@ def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
 
 
 def load_error_line(err: LoadError, workspace: str) -> str:
-    path = rel_from_cwd(err.path, workspace)
+    """The error, its file (which the loader named from this process's working folder)
+    named from the workspace."""
+    path = full = os.path.abspath(err.path)
+    for candidate in (full, os.path.realpath(full)):
+        r = os.path.relpath(candidate, workspace)
+        if r != ".." and not r.startswith(".." + os.sep):
+            path = r
+            break
     return f"{path} does not load: {path}:{err.line}:{err.col}: {err.message}"
 
 
