@@ -27,15 +27,6 @@ FIXED = (
 FIXED_TREES = ("rules", ".slopjudge", "templates")
 
 
-def _inside(ws: str, path: str | None) -> str | None:
-    """``path`` relative to the workspace, or None when it lies outside it."""
-    if not path:
-        return None
-    full = os.path.normpath(os.path.join(ws, path))
-    rel = os.path.relpath(full, ws).replace(os.sep, "/")
-    return None if rel == "." or rel.startswith("../") or rel == ".." else rel
-
-
 def protected(settings: Any) -> tuple[set[str], set[str]]:
     """The protected files and folders, relative to the workspace."""
     trees = {*FIXED_TREES, *_owned(settings, [settings.rules_dir, settings.state_dir,
@@ -65,10 +56,10 @@ def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
 
 
 def _owned(settings: Any, paths: Iterable[str | None]) -> list[str]:
-    """Those of ``paths`` inside the workspace, relative to it."""
+    """Those of ``paths`` inside the workspace (links resolved), relative to it."""
     ws = os.path.realpath(settings.workspace)
-    found = (_inside(ws, os.path.realpath(p)) for p in paths if p)
-    return [rel for rel in found if rel]
+    found = (os.path.relpath(os.path.realpath(p), ws).replace(os.sep, "/") for p in paths if p)
+    return [rel for rel in found if rel not in (".", "..") and not rel.startswith("../")]
 
 
 def _templates(settings: Any) -> list[str]:
@@ -134,8 +125,7 @@ def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
     if changes:
         paths = [p.split(" [", 1)[0] for p, _ in changes]
         if len(changes) > MAX_LISTED:  # their top folders
-            paths = sorted({p.split(" [", 1)[0] if "/" not in p else p.split("/", 1)[0]
-                            for p, _ in changes})
+            paths = sorted({p.split("/", 1)[0] for p in paths})
         source = f" --source={baseline_tree}" if baseline_tree else ""
         undo.append(f"`git restore{source} --worktree -- {' '.join(paths)}`")
         if any(status == "A" for _, status in changes):
@@ -161,9 +151,7 @@ def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, dict[
     policy = leave_out_policy(settings)
     # What is ignored is what the committed .gitignore files say (at the baseline, or
     # HEAD): one the session writes or edits hides nothing. slopjudge's state is its own.
-    state_dir = _inside(os.path.realpath(settings.workspace),
-                        os.path.realpath(settings.state_dir))
-    policy.own_ignores = [f"/{state_dir}/"] if state_dir else []
+    policy.own_ignores = [f"/{rel}/" for rel in _owned(settings, [settings.state_dir])]
     baseline = state.load_baseline(settings.state_dir, session_id)
     if baseline is None:
         policy.ignores_from = "HEAD"
