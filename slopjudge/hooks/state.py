@@ -82,15 +82,14 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
             data = json.load(fh)
     except (OSError, ValueError):
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("tree"), str):
+    if not (isinstance(data, dict) and isinstance(data.get("tree"), str)
+            and isinstance(data.get("git"), dict)):
         if os.path.exists(path):
             raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
         if session_id and os.path.exists(_mark(base, session_id)):
             raise BaselineError(f"the session baseline {path} was recorded at session start "
                                 "and has since been deleted")
         return None
-    if not isinstance(data.get("git"), dict):
-        raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
     signed = _baseline_bytes(session_id, data.get("head"), data["tree"], data["git"])
     mac = data.get("mac")
     if cachesign.key() is None:
