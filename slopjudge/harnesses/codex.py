@@ -141,9 +141,8 @@ class Codex(base.Agent):
         """Refuse grants the sandbox cannot express."""
         scoped = [r for r in allowed_tools if "(" in r]
         if scoped:
-            raise ValueError(
-                "codex cannot scope tool rules: " + " ".join(scoped) + " (use --harness claude)"
-            )
+            raise ValueError(f"codex cannot scope tool rules: {' '.join(scoped)} (use --harness "
+                             "claude)")
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
@@ -178,15 +177,12 @@ class Codex(base.Agent):
 
         text = stdout.decode("utf-8", "replace")
         events = codex_events(text)
-        reply: str | None = None
-        for event in events:
-            item = event.get("item")
-            if (event["type"] == "item.completed" and isinstance(item, dict)
-                    and item.get("type") == "agent_message" and isinstance(item.get("text"), str)):
-                reply = item["text"]
         if not events:
             return stdout, None
-        return (reply or "").encode("utf-8"), from_codex_events(text)
+        items = [e.get("item") for e in events if e["type"] == "item.completed"]
+        replies = [i["text"] for i in items if isinstance(i, dict)
+                   and i.get("type") == "agent_message" and isinstance(i.get("text"), str)]
+        return (replies[-1] if replies else "").encode("utf-8"), from_codex_events(text)
 
 
 CODEX = Codex()

@@ -50,19 +50,11 @@ def _install_paths() -> list[Guarded]:
     return out
 
 
-def _git_paths(workspace: str) -> list[Guarded]:
-    """The git folder's files that make git run a program: its config, hooks and info."""
-    from slopjudge.changes import gitio
-
-    common = gitio.git(workspace, ["rev-parse", "--git-common-dir"]).decode().strip()
-    return [Guarded(os.path.join(workspace, common, name), kind)
-            for name, kind in (("config", FILE), ("hooks", DIR), ("info", DIR))]
-
-
 def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
     """(paths the agent must not write, paths it must not read) for ``settings``'s
     workspace on this machine, each once, none inside another."""
     from slopjudge import cachesign
+    from slopjudge.changes import gitio
     from slopjudge.hooks.backstop import protected
 
     ws = os.path.realpath(settings.workspace)
@@ -71,7 +63,10 @@ def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
     write = [Guarded(os.path.join(ws, t), DIR) for t in sorted(trees)]
     write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)]
     write += [Guarded(os.path.join(ws, ".claude"), DIR), Guarded(os.path.join(ws, ".codex"), DIR)]
-    write += _git_paths(ws)
+    # The git folder's files that make git run a program: its config, hooks and info.
+    common = gitio.git(ws, ["rev-parse", "--git-common-dir"]).decode().strip()
+    write += [Guarded(os.path.join(ws, common, name), kind)
+              for name, kind in (("config", FILE), ("hooks", DIR), ("info", DIR))]
     write += _install_paths()
     # The hook wrapper runs the first of these it finds: none may be planted.
     write += [Guarded(os.path.join(ws, v, "bin", "slopjudge"), FILE) for v in (".venv", "venv")]

@@ -56,39 +56,29 @@ NO_BASELINE = ("this session has no baseline (its start did not record one, or i
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
+    """What blocks, in parts: the agent's to fix, protected files, what only a person can fix."""
     by_id = {r.id: r for r in verdict.rules}
-    lines: list[str] = []
+    parts: list[list[str]] = []
     if verdict.refusals:
-        lines.append("slopjudge: the changes in this session do not pass these checks yet:")
+        lines = ["slopjudge: the changes in this session do not pass these checks yet:"]
         for r in verdict.refusals:
             lines.append(f"- {r.id}: {common.result_reason(r, where)}")
             lines.extend(common.finding_lines(r.findings, workspace, "    "))
             rule = by_id.get(r.rule)
             if rule is not None and rule.description:
                 lines.append(f"    rule {rule.id}: {' '.join(rule.description.split())}")
-        if verdict.compared:
-            lines.append(verdict.compared)
-        lines.append(CLOSING)
+        parts.append([*lines, *([verdict.compared] if verdict.compared else []), CLOSING])
     if verdict.protected:
-        if lines:
-            lines.append("")
-        lines.append(verdict.protected)
+        parts.append([verdict.protected])
     if verdict.errors or verdict.broken or verdict.failure:
-        if lines:
-            lines.append("")
-        lines.append("slopjudge could not decide on these, so they block the stop too:"
-                     if verdict.refusals else
-                     "slopjudge could not check this session's changes, so the stop is blocked:")
-        if verdict.failure:
-            lines.append(f"- {verdict.failure}")
-        for r in verdict.errors:
-            lines.append(f"- {r.id}: {common.result_reason(r, where)}")
-        for err in verdict.broken:
-            lines.append(f"- {common.load_error_line(err, workspace)}")
-        if verdict.broken:
-            lines.append(common.FIX_BY_PERSON)
-        lines.append(UNDECIDED)
-    return "\n".join(lines)
+        parts.append([
+            "slopjudge could not decide on these, so they block the stop too:" if verdict.refusals
+            else "slopjudge could not check this session's changes, so the stop is blocked:",
+            *([f"- {verdict.failure}"] if verdict.failure else []),
+            *(f"- {r.id}: {common.result_reason(r, where)}" for r in verdict.errors),
+            *(f"- {common.load_error_line(e, workspace)}" for e in verdict.broken),
+            *([common.FIX_BY_PERSON] if verdict.broken else []), UNDECIDED])
+    return "\n\n".join("\n".join(part) for part in parts)
 
 
 def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
