@@ -68,9 +68,9 @@ MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
 class PayloadError(Exception):
     """A payload slopjudge cannot read; ``str()`` is one line saying why."""
 
-    def __init__(self, message: str, *, empty: bool = False) -> None:
-        super().__init__(message)
-        self.empty = empty
+
+class EmptyPayload(PayloadError):
+    """Nothing on stdin: to ``hook start``, the standalone load check."""
 
 
 def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
@@ -89,7 +89,7 @@ def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
 def parse_payload(raw: bytes) -> dict[str, Any]:
     """The payload as a JSON object, or PayloadError saying why it is not one."""
     if not raw.strip():
-        raise PayloadError("stdin is empty", empty=True)
+        raise EmptyPayload("stdin is empty")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -248,16 +248,12 @@ def broken_rules(errors: list[LoadError], rules_dir: str, kind: str,
     rules folder nothing is enforced, and nothing is broken either."""
     if not errors or not os.path.isdir(rules_dir):
         return []
-    found = []
-    for err in errors:
-        if err.on is not None and kind not in err.on:
-            continue
-        if kind == "pre-tool" and err.tools:
-            from slopjudge.changes.toolmatch import any_tool_matches
+    found = [e for e in errors if e.on is None or kind in e.on]
+    if kind == "pre-tool" and any(e.tools for e in found):
+        from slopjudge.changes.toolmatch import any_tool_matches
 
-            if not any_tool_matches(err.tools, tool_name, tool_input, workspace):
-                continue
-        found.append(err)
+        found = [e for e in found if not e.tools
+                 or any_tool_matches(e.tools, tool_name, tool_input, workspace)]
     return found
 
 

@@ -118,7 +118,7 @@ def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
 
 def main(payload: dict[str, Any] | None, problem: Exception | None,
          agent: AgentHarness) -> int:
-    if problem is not None and not getattr(problem, "empty", False):
+    if problem is not None and not isinstance(problem, common.EmptyPayload):
         common.note(f"could not read the SessionStart payload ({problem}); running the load "
                     "check, and recording the baseline without the session's id")
     notes: list[str] = []

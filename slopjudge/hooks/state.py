@@ -43,29 +43,21 @@ def _mark(base: str, session_id: str, what: str = "") -> str:
     return os.path.join(os.path.dirname(cachesign.key_path()), "sessions", digest)
 
 
-def _write_mark(mark: str, base: str) -> None:
+def write_mark(mark: str, base: str) -> None:
     os.makedirs(os.path.dirname(mark), mode=0o700, exist_ok=True)
     with open(mark, "w", encoding="utf-8") as fh:
         fh.write(f"{base}\n")
 
 
-def _remove(path: str) -> None:
+def remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
 
 
-def relay_marked(base: str, session_id: str | None, counter: str) -> bool:
-    """Whether the last stop asked the agent to relay its end notice (a mark in the
+def relay_mark(base: str, session_id: str | None, counter: str) -> str:
+    """The mark that the last stop asked the agent to relay its end notice (one in the
     workspace would let the agent end any blocked stop)."""
-    return os.path.exists(_mark(base, session_id or "-", f"relay\0{counter}"))
-
-
-def set_relay_mark(base: str, session_id: str | None, counter: str, on: bool) -> None:
-    mark = _mark(base, session_id or "-", f"relay\0{counter}")
-    if on:
-        _write_mark(mark, base)
-    else:
-        _remove(mark)
+    return _mark(base, session_id or "-", f"relay\0{counter}")
 
 
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
@@ -115,7 +107,7 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
               "git": git, "mac": mac}
     write_atomic(_baseline_path(base, session_id), json.dumps(record) + "\n")
     if session_id:  # an error here is start's to report: Stop would not know
-        _write_mark(_mark(base, session_id), base)
+        write_mark(_mark(base, session_id), base)
 
 
 def _counter_path(base: str, session_id: str | None, counter: str) -> str:
@@ -135,4 +127,4 @@ def set_count(base: str, session_id: str | None, counter: str, value: int) -> No
     if value > 0:
         write_atomic(path, f"{value}\n")
     else:
-        _remove(path)
+        remove(path)

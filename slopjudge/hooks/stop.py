@@ -158,8 +158,9 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
     agent_id = payload.get("agent_id")
     counter = "stop" if kind == "stop" else (
         f"subagent-{agent_id}" if isinstance(agent_id, str) and agent_id else "subagent")
-    relayed = state.relay_marked(base, session_id, counter)
-    state.set_relay_mark(base, session_id, counter, False)
+    relay = state.relay_mark(base, session_id, counter)
+    relayed = os.path.exists(relay)
+    state.remove(relay)
     if not verdict.blocks:
         state.set_count(base, session_id, counter, 0)
         return 0
@@ -186,7 +187,7 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
     print(message, file=sys.stderr, flush=True)
     answer, ends = agent.end_notice(message)
     if not ends:
-        state.set_relay_mark(base, session_id, counter, True)
+        state.write_mark(relay, base)
     common.emit(answer)
     return 0
 
