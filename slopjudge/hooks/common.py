@@ -79,7 +79,7 @@ def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
         return b""  # no stdin at all (a closed descriptor): the same as empty
     try:
         raw = sys.stdin.buffer.read(limit + 1)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, AttributeError) as exc:  # AttributeError: a text stream
         raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
     if len(raw) > limit:
         raise PayloadError(f"the payload is larger than {limit // (1024 * 1024)} MiB")
