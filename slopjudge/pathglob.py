@@ -4,11 +4,12 @@ docs/writing-rules.md, "Globs")."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
+    from collections.abc import Callable
 
 __all__ = ["escape", "match", "match_any", "matcher"]
 
@@ -18,7 +19,6 @@ _CLASS = r"\[([!^]?+)(\]?+[^\]]*)\]"
 
 def _segment(seg: str) -> str:
     """Translate one path segment (no ``/``) into a regex fragment."""
-    import re  # here, not at the top: see _Matcher._match
     out: list[str] = []
     i, n = 0, len(seg)
     while i < n:
@@ -46,7 +46,6 @@ def _segment(seg: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=4096)
 def regex_source(pattern: str, below: bool = True) -> str:
     """The regex a pattern stands for (full match against a relative path). ``below=False``:
     a pattern matching a folder does not match the files in it (as ``.gitattributes``)."""
@@ -91,59 +90,17 @@ def match_any(patterns: list[str], path: str) -> bool:
     return matcher(tuple(patterns))(path)
 
 
-def _literal_pieces(pattern: str) -> tuple[str, ...] | None:
-    """Text every path ``pattern`` matches contains: its runs between ``*``, ``?`` and
-    ``/`` (a match has each, as written). None for a pattern with a class or an escape."""
-    if "[" in pattern or "\\" in pattern:
-        return None
-    text = pattern[1:] if pattern.startswith("./") else pattern
-    return tuple(p for p in text.replace("*", "/").replace("?", "/").split("/") if p)
-
-
-class _Matcher:
-    """A pattern list as one regex, with each path's answer remembered: a rule's ``paths``
-    are asked about every changed file, and rules share lists.
-
-    The regex is compiled the first time a path holds one pattern's literal text, or
-    once a few paths have been asked: a small change asks about paths most lists cannot
-    match (a README against ``**/*.py``), and compiling would cost more than the answers."""
-
-    _PREFILTERED = 32  # paths answered by the literal text before the regex is compiled
-
-    def __init__(self, patterns: tuple[str, ...], below: bool = True) -> None:
-        self.patterns = tuple(p for p in patterns if p)
-        self.below = below
-        self.pieces = [_literal_pieces(p) for p in self.patterns]
-        self.regex: re.Pattern[str] | None = None
-        self.seen: dict[str, bool] = {}
-
-    def __call__(self, path: str) -> bool:
-        hit = self.seen.get(path)
-        if hit is None:
-            if len(self.seen) > 200_000:  # a long-lived process: stay bounded
-                self.seen.clear()
-            key = path[2:] if path.startswith("./") else path
-            hit = self.seen[path] = self._match(key)
-        return hit
-
-    def _match(self, key: str) -> bool:
-        if not self.patterns:
-            return False
-        if self.regex is None:
-            if len(self.seen) < self._PREFILTERED and not any(
-                    pieces is None or all(piece in key for piece in pieces)
-                    for pieces in self.pieces):
-                return False  # no pattern's literal text is in it
-            # Imported here: `re` (with the enum it loads) cost 14 ms of CPU against
-            # 17.5 ms for all of `python -c pass` (bench venv, min of 15), and a hook
-            # call whose paths the literal text answers never needs it.
-            import re
-
-            self.regex = re.compile("|".join(f"(?:{regex_source(p, self.below)})"
-                                             for p in self.patterns), re.DOTALL)
-        return self.regex.fullmatch(key) is not None
-
-
 @lru_cache(maxsize=256)
-def matcher(patterns: tuple[str, ...], below: bool = True) -> _Matcher:
-    return _Matcher(patterns, below)
+def matcher(patterns: tuple[str, ...], below: bool = True) -> Callable[[str], bool]:
+    """A pattern list as one regex, each path's answer remembered: a rule's ``paths`` are
+    asked about every changed file, and rules share lists."""
+    source = "|".join(f"(?:{regex_source(p, below)})" for p in patterns if p)
+    if not source:
+        return lambda path: False
+    regex = re.compile(source, re.DOTALL)
+
+    @lru_cache(maxsize=65536)  # a long-lived process: stay bounded
+    def admits(path: str) -> bool:
+        return regex.fullmatch(path[2:] if path.startswith("./") else path) is not None
+
+    return admits
