@@ -59,25 +59,19 @@ def fields(cls_or_obj: Any) -> tuple[Field, ...]:
 
 
 def _make_init(cls: type, flds: list[Field]) -> Any:
-    """``__init__`` binding arguments as the generated one of a dataclass would. Not
-    compiled from source: compiling a dozen of them cost the hook more than the rest."""
+    """``__init__`` binding arguments as a dataclass's does (a wrong one is a TypeError).
+    Not compiled from source: compiling a dozen of them cost the hook more than the rest."""
     qual = cls.__qualname__
     names = frozenset(f.name for f in flds)
     positional = tuple(f.name for f in flds if not f.kw_only)
     post = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(positional):
-            raise TypeError(f"{qual}.__init__() takes {len(positional) + 1} positional "
-                            f"arguments but {len(args) + 1} were given")
         values = dict(zip(positional, args, strict=False))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"{qual}.__init__() got an unexpected keyword argument {key!r}")
-            if key in values:
-                raise TypeError(f"{qual}.__init__() got multiple values for argument {key!r}")
-            values[key] = value
-        missing = []
+        if len(args) > len(positional) or not names.issuperset(kwargs) or values.keys() & kwargs:
+            raise TypeError(f"{qual}() takes {', '.join(positional)} (keywords: "
+                            f"{', '.join(sorted(names))}), not {args!r} {kwargs!r}")
+        values.update(kwargs)
         for f in flds:
             if f.name in values:
                 value = values[f.name]
@@ -86,13 +80,8 @@ def _make_init(cls: type, flds: list[Field]) -> Any:
             elif f.default is not _MISSING:
                 value = f.default
             else:
-                missing.append(f.name)
-                continue
+                raise TypeError(f"{qual}() missing required argument {f.name!r}")
             setattr(self, f.name, value)
-        if missing:
-            raise TypeError(f"{qual}.__init__() missing {len(missing)} required argument"
-                            f"{'s' if len(missing) > 1 else ''}: "
-                            + ", ".join(repr(n) for n in missing))
         if post:
             self.__post_init__()
 
@@ -146,22 +135,18 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
 
 def asdict(obj: Any) -> dict[str, Any]:
     """As ``dataclasses.asdict``: a record as a dict, records, lists and dicts in it
-    copied through; any other value deep-copied."""
+    copied through."""
     return {f.name: _copy(getattr(obj, f.name)) for f in fields(obj)}
 
 
 def _copy(obj: Any) -> Any:
     if getattr(type(obj), "__record_fields__", None) is not None:
         return asdict(obj)
-    if isinstance(obj, (str, int, float, bool, type(None))):
-        return obj
     if isinstance(obj, (list, tuple)):
         return type(obj)(_copy(v) for v in obj)
     if isinstance(obj, dict):
         return type(obj)((_copy(k), _copy(v)) for k, v in obj.items())
-    import copy
-
-    return copy.deepcopy(obj)
+    return obj
 
 
 @record
