@@ -542,6 +542,22 @@ def test_three_rule_cycle_names_the_whole_loop(
     assert result.rules == []
 
 
+def test_two_loops_through_one_check_are_each_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, needs in (("a", "[b/x, c/x]"), ("b", "[a/x]"), ("c", "[a/x]")):
+        write(tmp_path / "rules" / f"{name}.yaml",
+              f"description: {name}\nchecks:\n  - id: x\n    script: sh\n    needs: {needs}\n")
+    result = load_rules("rules", workspace=str(tmp_path))
+    assert sorted(str(e) for e in result.errors if "cycle" in e.message) == [
+        "rules/a.yaml:5:13: cycle in needs: a/x -> b/x -> a/x",
+        "rules/a.yaml:5:18: cycle in needs: a/x -> c/x -> a/x",
+        "rules/b.yaml:5:13: cycle in needs: a/x -> b/x -> a/x",
+        "rules/c.yaml:5:13: cycle in needs: a/x -> c/x -> a/x",
+    ]
+
+
 def test_template_validation_errors_join_the_rule_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

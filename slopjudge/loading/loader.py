@@ -12,6 +12,7 @@ import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from graphlib import CycleError, TopologicalSorter
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
@@ -755,41 +756,21 @@ class _Refs:
 # ---- across files ------------------------------------------------------------
 
 
-def _cycles(graph: dict[str, list[str]]) -> list[set[str]]:
-    """The groups of checks that need each other round a loop (the strongly connected
-    components holding a cycle): each check with what it reaches and is reached back
-    from. Walks are iterative (need chains can be deep); a pack has hundreds of checks."""
-
-    def reach(start: str) -> set[str]:
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            for child in graph.get(todo.pop(), []):
-                if child not in seen:
-                    seen.add(child)
-                    todo.append(child)
-        return seen
-
-    reached = {node: reach(node) for node in graph}
-    found: list[set[str]] = []
-    for node in sorted(graph):
-        if node in reached[node] and not any(node in group for group in found):
-            found.append({m for m in reached[node] if node in reached.get(m, ())})
-    return found
-
-
-def _cycle_path(start: str, members: set[str], graph: dict[str, list[str]]) -> list[str]:
-    """The shortest cycle through ``start`` inside its component (breadth first)."""
-    queue, seen = [[start]], {start}
-    while queue:
-        path = queue.pop(0)
-        for child in sorted(graph.get(path[-1], [])):
-            if child == start:
-                return [*path, start]
-            if child in members and child not in seen:
-                seen.add(child)
-                queue.append([*path, child])
-    return [start, start]
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Each loop of needs, as the path from its smallest check round to it again:
+    graphlib finds one at a time, and one of its edges is set aside to look for the next."""
+    graph = {src: list(dsts) for src, dsts in graph.items()}
+    found: list[list[str]] = []
+    while True:
+        try:
+            TopologicalSorter(graph).prepare()
+            return found
+        except CycleError as exc:
+            loop = exc.args[1][:0:-1]  # graphlib walks it from need to needer
+        start = loop.index(min(loop))
+        loop = [*loop[start:], *loop[:start], loop[start]]
+        found.append(loop)
+        graph[loop[0]].remove(loop[1])
 
 
 def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> str | None:
@@ -831,15 +812,13 @@ def _link(loaded: list[_FileRule]) -> None:
                 graph[src].append(dst)
                 edge_need[(src, dst)] = (fr, need)
 
-    for members in _cycles(graph):
-        cycle = " -> ".join(_cycle_path(min(members), members, graph))
+    for loop in _cycles(graph):
         reported: set[str] = set()
-        for src in sorted(members):
-            for dst in graph.get(src, []):
-                fr, need = edge_need[(src, dst)]
-                if dst in members and fr.id not in reported:
-                    reported.add(fr.id)
-                    fr.err(need.pos, f"cycle in needs: {cycle}")
+        for src, dst in zip(loop, loop[1:], strict=False):
+            fr, need = edge_need[(src, dst)]
+            if fr.id not in reported:
+                reported.add(fr.id)
+                fr.err(need.pos, f"cycle in needs: {' -> '.join(loop)}")
 
     # A rule that needs a check of a rule that does not load cannot run: disable it too.
     failed = {fr.id for fr in loaded if fr.errors or fr.rule is None}
