@@ -289,8 +289,11 @@ def _apply(
             close = difflib.get_close_matches(str(key), list(_KEYS), n=1)
             hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(_KEYS)}"
             raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
-        if value is not None:
-            out[key] = _value(path, (line, col), str(key), kind, value, workspace)
+        try:
+            if value is not None:
+                out[key] = _value(str(key), kind, value, workspace)
+        except ValueError as exc:
+            raise ConfigError(path, line, col, str(exc)) from None
     return out
 
 
@@ -300,63 +303,56 @@ _LISTS_OR_BOOLS = {"preview": "rule ids",
                    "generated": "path patterns (`!pattern` keeps matching files judged)"}
 
 
-def _value(path: str, at: tuple[int, int], key: str, kind: str, value: Any,
-           workspace: str) -> Any:
-    """One setting's value as its kind says, or ConfigError at its line."""
-    line, col = at
+def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
+    """One setting's value as its kind says; ValueError says what is wrong with it."""
     if kind in ("int", "count"):
         least = 1 if kind == "count" else 0
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ConfigError(path, line, col, f"`{key}` must be a whole number >= {least}")
+            raise ValueError(f"`{key}` must be a whole number >= {least}")
         return int(value)
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
-            raise ConfigError(path, line, col, f"`{key}` must be a non-empty string")
+            raise ValueError(f"`{key}` must be a non-empty string")
         return _resolve(workspace, str(value)) if kind == "path" else str(value)
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ConfigError(path, line, col, f"`{key}` must be a number >= 0")
+            raise ValueError(f"`{key}` must be a number >= 0")
         return float(value)
     if kind in _LISTS_OR_BOOLS:
         if isinstance(value, str) and kind == "generated":
             value = [value]
         if not isinstance(value, bool) and not (
                 isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-            raise ConfigError(path, line, col, f"`{key}` must be true, false or a list of "
-                              + _LISTS_OR_BOOLS[kind])
+            raise ValueError(f"`{key}` must be true, false or a list of {_LISTS_OR_BOOLS[kind]}")
         return value
     if "|" in kind:  # one of these words
         if value not in kind.split("|"):
-            raise ConfigError(path, line, col, f"`{key}` must be one of "
-                                               f"{', '.join(kind.split('|'))}")
+            raise ValueError(f"`{key}` must be one of {', '.join(kind.split('|'))}")
         return value
     if kind == "aliases":
-        return _model_aliases(path, line, col, value)
+        return _model_aliases(value)
     if isinstance(value, str):  # paths
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(path, line, col, f"`{key}` must be a list of folders")
+        raise ValueError(f"`{key}` must be a list of folders")
     return [_resolve(workspace, str(v)) for v in value]
 
 
-def _model_aliases(path: str, line: int, col: int, value: Any) -> dict[str, dict[str, str]]:
+def _model_aliases(value: Any) -> dict[str, dict[str, str]]:
     """``model_aliases: {claude: {size-sm: claude-haiku-4-5}, codex: {...}}``."""
     shape = "`model_aliases` maps a harness (claude, codex) to {size-xs..size-xl: model}"
     if not isinstance(value, dict):
-        raise ConfigError(path, line, col, shape)
-    out: dict[str, dict[str, str]] = {}
+        raise ValueError(shape)
     for harness, table in value.items():
         if harness not in ("claude", "codex") or not isinstance(table, dict):
-            raise ConfigError(path, line, col, f"{shape}; not {harness!r}")
+            raise ValueError(f"{shape}; not {harness!r}")
         for alias, model in table.items():
             if alias not in SIZE_ALIASES:
-                raise ConfigError(path, line, col, f"`model_aliases.{harness}`: {alias!r} is "
-                                  f"not a size alias ({', '.join(SIZE_ALIASES)})")
+                raise ValueError(f"`model_aliases.{harness}`: {alias!r} is not a size alias "
+                                 f"({', '.join(SIZE_ALIASES)})")
             if not isinstance(model, str) or not model.strip():
-                raise ConfigError(path, line, col,
-                                  f"`model_aliases.{harness}.{alias}` must name a model")
-        out[str(harness)] = {str(a): str(m).strip() for a, m in table.items()}
-    return out
+                raise ValueError(f"`model_aliases.{harness}.{alias}` must name a model")
+    return {str(h): {str(a): str(m).strip() for a, m in t.items()} for h, t in value.items()}
 
 
 def load_settings(workspace: str, rules_dir: str | None = None, *,
