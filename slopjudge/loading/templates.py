@@ -285,8 +285,8 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
         with _deadline(RENDER_TIME_LIMIT_S):
             return template.render(_render_context(context))
     except Exception as exc:  # every failure becomes one clear line
-        where, line, message = _explain(exc, os.path.abspath(path))
-        raise TemplateRenderError(f"{where}:{line}: {message}") from None
+        e = _explain(exc, os.path.abspath(path))
+        raise TemplateRenderError(f"{e.path}:{e.line}: {e.message}") from None
 
 
 def template_sha256(path: str) -> str | None:
@@ -404,19 +404,19 @@ def synthetic_payload(
     return payload
 
 
-def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
+def _explain(exc: BaseException, path: str) -> LoadError:
+    """Where ``exc`` happened in a template (``path`` when no template frame says) and why."""
     if isinstance(exc, jinja2.TemplateSyntaxError):
-        where = exc.filename or path
-        return where, exc.lineno or 1, exc.message or str(exc)
+        return LoadError(exc.filename or path, exc.lineno or 1, 1, exc.message or str(exc))
     # The innermost template frame: Jinja rewrites them to carry the template's file and line.
     where, line = next(((fs.filename, fs.lineno or 1)
                         for fs in reversed(traceback.extract_tb(exc.__traceback__))
                         if fs.filename and not fs.filename.endswith((".py", ".pyc"))
                         and os.path.isfile(fs.filename)), (path, 1))
     if isinstance(exc, SecurityError):
-        return where, line, f"sandbox: {exc}"
+        return LoadError(where, line, 1, f"sandbox: {exc}")
     if isinstance(exc, TemplateTimeout):
-        return where, line, str(exc)
+        return LoadError(where, line, 1, str(exc))
     if isinstance(exc, jinja2.UndefinedError):
         from slopjudge.payload import FILE_EVENT_KEYS
 
@@ -424,14 +424,10 @@ def _explain(exc: BaseException, path: str) -> tuple[str, int, str]:
         if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
             hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
                     " a per-file judge's: set `each: file`, or test `is defined`)")
-        return where, line, f"the judge context has no such value: {exc}{hint}"
+        return LoadError(where, line, 1, f"the judge context has no such value: {exc}{hint}")
     if isinstance(exc, jinja2.TemplateNotFound):
-        return where, line, f"template not found: {exc.name}"
-    return where, line, f"template fails to render: {type(exc).__name__}: {exc}"
-
-
-def _syntax_error(exc: jinja2.TemplateSyntaxError, where: str) -> LoadError:
-    return LoadError(exc.filename or where, exc.lineno or 1, 1, exc.message or str(exc))
+        return LoadError(where, line, 1, f"template not found: {exc.name}")
+    return LoadError(where, line, 1, f"template fails to render: {type(exc).__name__}: {exc}")
 
 
 def _static_problems(
@@ -454,11 +450,7 @@ def _static_problems(
     if problems:
         return problems
     known = set(CONTEXT_KEYS) | set(env.globals)
-    try:
-        undeclared = meta.find_undeclared_variables(ast)
-    except jinja2.TemplateSyntaxError as exc:  # an unknown filter or test
-        return [_syntax_error(exc, where)]
-    for var in sorted(undeclared - known):
+    for var in sorted(meta.find_undeclared_variables(ast) - known):
         line = next((n.lineno for n in ast.find_all(nodes.Name) if n.name == var), 1)
         hint = difflib.get_close_matches(var, CONTEXT_KEYS, n=1)
         tip = f" (did you mean {hint[0]!r}?)" if hint else ""
@@ -480,7 +472,7 @@ def _static_problems(
             line = next((n.lineno for n in ast.find_all(imports)), 1)
             problems.append(LoadError(where, line, 1, f"template not found: {ref}"))
         except jinja2.TemplateSyntaxError as exc:
-            problems.append(_syntax_error(exc, ref))
+            problems.append(_explain(exc, ref))
     return problems
 
 
@@ -495,20 +487,17 @@ def validate_template(
     env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
         problems = _static_problems(env, name, set())
-    except jinja2.TemplateSyntaxError as exc:
-        return [_syntax_error(exc, target)]
+        if not problems:
+            with _deadline(LOAD_TIME_LIMIT_S):
+                env.get_template(name).render(
+                    _render_context(synthetic_payload(rule_dir, each=each)))
     except (OSError, UnicodeDecodeError) as exc:
+        if isinstance(exc, jinja2.TemplateNotFound):  # an OSError too
+            return [_explain(exc, target)]
         return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
-    if problems:
-        return problems
-    try:
-        template = env.get_template(name)
-        with _deadline(LOAD_TIME_LIMIT_S):
-            template.render(_render_context(synthetic_payload(rule_dir, each=each)))
     except Exception as exc:
-        where, line, message = _explain(exc, target)
-        return [LoadError(where, line, 1, message)]
-    return []
+        return [_explain(exc, target)]
+    return problems
 
 
 def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
