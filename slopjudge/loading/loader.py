@@ -76,33 +76,28 @@ _PART = r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
 _BARE_NUMBER = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
 
 
-class DurationError(ValueError):
-    pass
-
-
 def parse_duration(value: object) -> float:
     """Seconds in a Go-style duration (sloprail's syntax: ``1m30s``), > 0. A bare number is
     refused: seconds or minutes, a wrong guess kills a good check or lets a hung one hang."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        n = str(int(value)) if float(value).is_integer() else str(value)
-        raise DurationError(f"`{n}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+        value = str(int(value)) if float(value).is_integer() else str(value)
     if not isinstance(value, str):
-        raise DurationError(f"`{value}` is not a duration; write one like `30s` or `2m`")
+        raise ValueError(f"`{value}` is not a duration; write one like `30s` or `2m`")
     text = value.strip()
     if _BARE_NUMBER.fullmatch(text):
         n = text.lstrip("+")
-        raise DurationError(f"`{text}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
+        raise ValueError(f"`{text}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
     if text.startswith("-"):
-        raise DurationError(f"`{text}` is negative; a timeout must be > 0")
+        raise ValueError(f"`{text}` is negative; a timeout must be > 0")
     body = text[1:] if text.startswith("+") else text
     if not body:
-        raise DurationError("an empty duration; write one like `30s` or `2m`")
+        raise ValueError("an empty duration; write one like `30s` or `2m`")
     if not re.fullmatch(f"(?:{_PART})+", body):
-        raise DurationError(
+        raise ValueError(
             f"`{text}` is not a duration; write one like `30s`, `2m`, `1m30s`, `500ms` or `1h`")
     total = sum(float(n) * _UNITS[unit] for n, unit in re.findall(_PART, body))
     if total <= 0:
-        raise DurationError(f"`{text}` is zero; a timeout must be > 0")
+        raise ValueError(f"`{text}` is zero; a timeout must be > 0")
     return total
 
 
@@ -594,7 +589,7 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     if "timeout" in item:
         try:
             timeout = parse_duration(item["timeout"])
-        except DurationError as exc:
+        except ValueError as exc:
             fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
     line, col = _pos(seq, index)
