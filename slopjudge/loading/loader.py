@@ -271,10 +271,7 @@ def _mapping(path: str) -> Any:
     data = parse_yaml(text)
     if data is None:
         raise YamlProblem((1, 1), "the file is empty; a rule needs `description` and `checks`")
-    swollen = _swollen(data)
-    if swollen is not None:
-        raise YamlProblem(_pos(swollen), f"the YAML expands to more than {MAX_YAML_NODES} "
-                          "values through its aliases (`*name`); write the values out")
+    _check_size(data)
     if not isinstance(data, dict):
         raise YamlProblem(_pos(data), "the top level must be a mapping (description, checks, "
                           f"…), not {_type_word(data)}")
@@ -287,36 +284,35 @@ MAX_RULE_CHARS = 1024 * 1024
 MAX_YAML_NODES = 100_000
 
 
-def _swollen(data: Any) -> Any:
-    """The container at which ``data``, aliases expanded, passes MAX_YAML_NODES values
-    (or holds itself); None when it stays under. Each shared container is sized once."""
+def _check_size(data: Any) -> None:
+    """Raise YamlProblem at the container where ``data``, aliases expanded, passes
+    MAX_YAML_NODES values (or holds itself). Each shared container is sized once."""
     sizes: dict[int, int] = {}
-    culprit: list[Any] = []
+
+    def too_large(node: Any) -> YamlProblem:
+        return YamlProblem(_pos(node), f"the YAML expands to more than {MAX_YAML_NODES} "
+                           "values through its aliases (`*name`); write the values out")
 
     def size(node: Any) -> int:
         if not isinstance(node, (dict, list)):
             return 1
-        total = sizes.get(id(node), 1)
-        if total < 0:  # a container inside itself: endless when walked
-            culprit[:] = culprit or [node]
-            return MAX_YAML_NODES + 1
         if id(node) in sizes:
-            return total
+            if sizes[id(node)] < 0:  # a container inside itself: endless when walked
+                raise too_large(node)
+            return sizes[id(node)]
         sizes[id(node)] = -1
+        total = 1
         for item in [*node.keys(), *node.values()] if isinstance(node, dict) else node:
             total += size(item)
             if total > MAX_YAML_NODES:
-                if not culprit:
-                    culprit.append(node)
-                return total
+                raise too_large(node)
         sizes[id(node)] = total
         return total
 
     try:
         size(data)
     except RecursionError:
-        return data
-    return culprit[0] if culprit else None
+        raise too_large(data) from None
 
 
 # -- the schema --
