@@ -39,32 +39,21 @@ def cache_path(settings: Settings) -> str:
     return os.path.join(settings.state_dir, "cache", "rules.json")
 
 
-def _stat(path: str | os.DirEntry[str]) -> list[int] | None:
+def _stat(path: str) -> list[int] | None:
     try:
-        st = path.stat() if isinstance(path, os.DirEntry) else os.stat(path)
+        st = os.stat(path)
     except OSError:
         return None  # a dangling symlink too: its appearing target must count
     return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
 def _walk(root: str, out: dict[str, Any]) -> None:
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            out[folder] = None
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir():
-                    if entry.name not in _SKIP_DIRS:
-                        stack.append(entry.path)
-                    continue
-            except OSError:
-                pass
-            out[entry.path] = _stat(entry)
+    # A folder that cannot be read counts as None: its becoming readable must count.
+    for folder, dirs, names in os.walk(root, onerror=lambda e: out.update({e.filename: None}),
+                                       followlinks=True):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        for name in names:
+            out[os.path.join(folder, name)] = _stat(os.path.join(folder, name))
 
 
 def cache_key(settings: Settings) -> dict[str, Any]:
