@@ -195,8 +195,10 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
 
 
 def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-    data = _parse(fr)
-    if data is None:
+    try:
+        data = _mapping(fr.path)
+    except YamlProblem as exc:
+        fr.err(*exc.args)
         return
     fr.on, fr.tools = _scope(data)
     _schema(fr, data)
@@ -248,16 +250,8 @@ def parse_yaml(text: str) -> Any:
                           + (" ".join(str(exc).split()) or type(exc).__name__)) from None
 
 
-def _parse(fr: _FileRule) -> Any:
-    """The file's YAML as a mapping; None (and the error recorded) when it is not one."""
-    try:
-        return _mapping(fr.path)
-    except YamlProblem as exc:
-        fr.err(*exc.args)
-        return None
-
-
 def _mapping(path: str) -> Any:
+    """The rule file's YAML, a mapping; YamlProblem says why not."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read(MAX_RULE_CHARS + 1)

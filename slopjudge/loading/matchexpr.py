@@ -90,10 +90,9 @@ def regex(pattern: str) -> re.Pattern[str]:
 class _Parser:
     """Pratt parser over the tokens; every node is a closure ``(env, elem) -> value``."""
 
-    def __init__(self, src: str, names: frozenset[str]) -> None:
+    def __init__(self, src: str) -> None:
         self.toks = _tokens(src)
         self.i = 0
-        self.names = names
         self.predicate_depth = 0
 
     def peek(self, ahead: int = 0) -> tuple[str, Any, int]:
@@ -186,8 +185,8 @@ class _Parser:
         if kind == "name":
             if self.at_op("("):
                 return self.call(value, at)
-            if value not in self.names:
-                known = ", ".join(sorted(self.names))
+            if value not in NAMES:
+                known = ", ".join(sorted(NAMES))
                 raise MatchError(f"unknown name `{value}` (this rule's match reads {known})", at)
             return lambda env, el: env.get(value)
         raise MatchError(f"unexpected {_shown(kind, value)}", at)
@@ -401,9 +400,8 @@ def _function(name: str, args: list[Fn], at: int) -> Fn:
 
 
 class Match:
-    def __init__(self, src: str, names: frozenset[str]) -> None:
-        self.src = src
-        self._fn = _Parser(src, names).parse()
+    def __init__(self, src: str) -> None:
+        self._fn = _Parser(src).parse()
 
     def evaluate(self, env: dict[str, Any]) -> bool:
         """True or False; :class:`MatchRuntimeError` when it cannot be decided."""
@@ -429,7 +427,7 @@ def compile_match(src: str) -> Match:
         if not src.strip():
             raise MatchError("an empty match: leave `match` out to match everything", 0)
         try:
-            found = _COMPILED[src] = Match(src, NAMES)
+            found = _COMPILED[src] = Match(src)
         except RecursionError:
             raise MatchError("the expression nests too deeply", 0) from None
     return found
