@@ -143,13 +143,6 @@ class _Fallback(Exception):
     """The simple reader met YAML it does not handle; use ruamel.yaml."""
 
 
-def _strip_comment(text: str) -> str:
-    if text.startswith("#"):
-        return ""
-    i = text.find(" #")
-    return text if i < 0 else text[:i]
-
-
 def _scalar(text: str) -> Any:
     import re  # not at the top: a repository without a settings file never needs it
     text = text.strip()
@@ -186,7 +179,7 @@ def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]
     for n, raw in enumerate(text.splitlines(), 1):
         if "\t" in raw:
             raise _Fallback
-        line = _strip_comment(raw).rstrip()
+        line = re.sub(r"(?:^| )#.*", "", raw).rstrip()  # a comment
         if not line.strip() or line.strip() in ("---", "..."):
             continue
         if line[0] == " ":
