@@ -232,9 +232,6 @@ class Rule:
     preview: bool = False  # off unless the settings enable previews
     measured: dict[str, Any] = field(default_factory=dict)  # the figures behind its status
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     def status_why(self) -> str:
         """Why the rule is stable or preview: its measured figures, in one line."""
         m = self.measured
