@@ -130,13 +130,6 @@ def _pos(node: Any, key: Any = _NODE, *, of_key: bool = False) -> Pos:
         return _pos(node, key, of_key=True)
 
 
-def _where(path: Iterable[Any]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "the rule"
-
-
 # The words a message uses for a JSON schema type, and for a loaded value's type
 # (bool before int: a bool is an int to isinstance).
 _SCHEMA_TYPES = {
@@ -337,7 +330,8 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     for part in path[:-1]:
         parent = parent[part]
     pos = _pos(parent, path[-1]) if path else (1, 1)
-    where = _where(path)
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    where = where.removeprefix(".") or "the rule"
     inst = error.instance
     if v == "type":
         expected = error.validator_value

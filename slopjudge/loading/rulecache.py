@@ -126,17 +126,6 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
         return None  # unreadable or from another format: load afresh
 
 
-def _racy(key: dict[str, Any], watched: dict[str, Any], start_ns: int) -> bool:
-    stats = [*key["files"].values(), *watched.values()]
-    return any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS for s in stats)
-
-
-def _outside(paths: list[str], roots: list[str]) -> list[str]:
-    """Paths not under ``roots``: the walk already stats (and notices new) files there."""
-    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-    return [p for p in paths if not p.startswith(prefixes)]
-
-
 def _uses_path(result: LoadResult) -> bool:
     """Whether a rule's script or prepare is a command found on PATH (or looked for there
     in vain): only then does the result depend on PATH."""
@@ -148,8 +137,11 @@ def _uses_path(result: LoadResult) -> bool:
 def _write(
     path: str, key: dict[str, Any], result: LoadResult, start_ns: int, roots: list[str]
 ) -> None:
-    watched = {p: _stat(p) for p in _outside(result.watched, roots)}
-    if _racy(key, watched, start_ns):
+    # Paths under ``roots`` are in the key already (the walk notices new files there).
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+    watched = {p: _stat(p) for p in result.watched if not p.startswith(prefixes)}
+    if any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS
+           for s in [*key["files"].values(), *watched.values()]):
         return
     data = {
         "key": key,
