@@ -65,10 +65,6 @@ def _dirname(value: Any) -> str:
     return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
 
 
-def _funcname(value: Any) -> str:
-    return str(value).rpartition(".")[2]
-
-
 def _tojson(value: Any, indent: int | None = None) -> Markup:
     """sloprail's ``tojson``: keys sorted, compact, only ``</`` broken."""
     import json
@@ -238,7 +234,7 @@ def _environment(
     )
     env.filters.update({
         "e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname,
-        "funcname": _funcname, "tojson": _tojson,
+        "funcname": lambda value: str(value).rpartition(".")[2], "tojson": _tojson,
     })
     env.filters.update({name: _checked(fn) for name, fn in env.filters.items()})
     env.tests.update({name: _checked(fn) for name, fn in env.tests.items()})
