@@ -250,19 +250,14 @@ def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int
         return {}, {}
     if not isinstance(table, dict):
         raise ConfigError(path, 1, 1, "`tool.slopjudge` must be a table")
-    # tomllib keeps no positions: find each key's line inside the table by text.
-    pos: dict[str, tuple[int, int]] = {}
+    # tomllib keeps no positions: each key's line is found by text inside the table.
     lines = raw.decode("utf-8").splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.strip() == "[tool.slopjudge]"), None)
-    if start is not None:
-        for i in range(start + 1, len(lines)):
-            stripped = lines[i].strip()
-            if stripped.startswith("["):
-                break
-            m = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", lines[i])
-            if m:
-                pos[m.group(1)] = (i + 1, lines[i].index(m.group(1)) + 1)
-    return table, pos
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == "[tool.slopjudge]"),
+                 len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("[")),
+               len(lines))
+    return table, {m.group(2): (i + 1, len(m.group(1)) + 1) for i in range(start + 1, end)
+                   if (m := re.match(r"(\s*)([A-Za-z0-9_-]+)\s*=", lines[i]))}
 
 
 def _resolve(workspace: str, value: str) -> str:
