@@ -148,16 +148,9 @@ def _scalar(text: str) -> Any:
     text = text.strip()
     if not text or text in ("~", "null"):
         return None
-    if text[0] == "'" and text[-1] == "'" and len(text) >= 2:
-        inner = text[1:-1]
-        if "'" in inner.replace("''", ""):
-            raise _Fallback
-        return inner.replace("''", "'")
-    if text[0] == '"' and text[-1] == '"' and len(text) >= 2:
-        inner = text[1:-1]
-        if "\\" in inner or '"' in inner:
-            raise _Fallback
-        return inner
+    quoted = re.fullmatch(r"'((?:[^']|'')*)'|\"([^\"\\\\]*)\"", text)  # no escapes
+    if quoted:
+        return quoted[2] if quoted[1] is None else quoted[1].replace("''", "'")
     if text.startswith(_PLAIN_BAD_START) or text.startswith("- ") or ": " in text:
         raise _Fallback
     if re.fullmatch(_INT, text):
