@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -234,6 +234,22 @@ def fake_runner(path: Path, *, passed: bool = True, calls: Path | None = None,
 _IN_PROCESS = threading.Lock()
 
 
+class _ProcessExit(BaseException):
+    """``os._exit(code)`` called during an in-process call: the call's end."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _exit_call(pid: int, real: Callable[[int], NoReturn]) -> Callable[[int], NoReturn]:
+    def exit_call(code: int) -> NoReturn:
+        if os.getpid() != pid:  # a forked child ends as it would have
+            real(code)
+        raise _ProcessExit(code)
+    return exit_call
+
+
 def in_process(
     entry: Callable[[], int], stdin: bytes, *, cwd: Path, env: dict[str, str]
 ) -> tuple[int, str, str]:
@@ -241,9 +257,12 @@ def in_process(
 
     What a process would own is lent for the call and given back: the environment,
     the working folder, stdin/stdout/stderr and the signal handlers. One call at a
-    time: concurrent calls are tested as real processes.
+    time: concurrent calls are tested as real processes. The call is a process of its
+    own in two more ways: ``os._exit`` (a hook's deadline or signal handler) ends the
+    call with that code, not the test run; and a hook's deadline counts from the call's
+    start, not from when the test process started (a hook process's own start).
     """
-    from slopjudge import cachesign
+    from slopjudge import cachesign, hooks
 
     with _IN_PROCESS:
         saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -259,13 +278,19 @@ def in_process(
         os.environ.update(env)
         # The signing key is read once per process; a new process would read this env's.
         cachesign._KEY, cachesign._LOADED = None, False
+        saved_exit, saved_started = os._exit, hooks._started
+        os._exit = _exit_call(os.getpid(), saved_exit)  # type: ignore[assignment]
+        hooks._started = time.monotonic
         try:
             os.chdir(cwd)
             try:
                 code = entry()
             except SystemExit as exc:  # argparse's --help, --version and usage errors
                 code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            except _ProcessExit as exc:
+                code = exc.code
         finally:
+            os._exit, hooks._started = saved_exit, saved_started
             sys.stdin, sys.stdout, sys.stderr = saved_streams
             for stream in streams:
                 if not stream.closed:

@@ -700,3 +700,28 @@ def test_the_file_tools_a_payload_must_name_a_file_for_are_toolmatchs() -> None:
 
     assert common.PATH_TOOLS is tools.PATH_FIELDS  # one definition, not a copy
     assert toolmatch.PATH_TOOLS is tools.PATH_TOOLS == set(tools.PATH_FIELDS)
+
+
+def test_a_hook_past_its_deadline_in_process_ends_the_call_not_the_test_run(
+        tmp_path: Path) -> None:
+    """The hook's deadline ends its process with ``os._exit``; called in this process (the
+    suite's helper), it ends the call with that code, and counts from the call's start
+    however long the test process has run (before, a hook called in a young test process
+    inherited its age, and its deadline ended the whole test run with exit 0)."""
+    import os
+
+    from tests.failclosed.hooks_kit import pre_tool
+
+    ws = make_ws(tmp_path, files={"slopjudge.yaml": "hook_timeout: 3\n"})  # deadline: 1 s
+    (ws / "rules" / "slow").mkdir()
+    (ws / "rules" / "slow" / "rule.yaml").write_text(
+        "description: a check that never answers\non: [pre-tool]\ntools: [Write]\n"
+        "checks:\n  - id: wait\n    script: ./wait.sh\n")
+    executable(ws / "rules" / "slow" / "wait.sh", "#!/bin/sh\nexec sleep 300\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "a slow rule")
+    call = pre_tool(ws, "Write", {"file_path": str(ws / "b.txt"), "content": "x\n"})
+    exit_before = os._exit
+    rc, out, _ = hook("pre-tool", ws, call)
+    assert (rc, out) == (2, None), out
+    assert os._exit is exit_before
