@@ -72,18 +72,18 @@ def default_command() -> str:
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 
 
+def _group(command: str, hook: Hook, harness: str) -> dict[str, Any]:
+    """One hook's group in Claude Code's settings shape (Codex's too)."""
+    _event, point, matcher, timeout = hook
+    handler = {"type": "command", "command": hook_command(command, point, harness),
+               "timeout": timeout}
+    return {**({"matcher": matcher} if matcher is not None else {}), "hooks": [handler]}
+
+
 def snippet(command: str, events: tuple[Hook, ...] = HOOKS,
             harness: str = "claude") -> dict[str, Any]:
     """slopjudge's hooks in Claude Code's settings shape (Codex's too)."""
-    hooks: dict[str, Any] = {}
-    for event, point, matcher, timeout in events:
-        group: dict[str, Any] = {}
-        if matcher is not None:
-            group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": hook_command(command, point, harness),
-                           "timeout": timeout}]
-        hooks[event] = [group]
-    return {"hooks": hooks}
+    return {"hooks": {hook[0]: [_group(command, hook, harness)] for hook in events}}
 
 
 def merge(settings: dict[str, Any], command: str,
@@ -92,13 +92,12 @@ def merge(settings: dict[str, Any], command: str,
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
-    wanted = snippet(command, events, harness)["hooks"]
-    for event, point, matcher, _timeout in events:
-        groups = hooks.setdefault(event, [])
+    for hook in events:
+        groups = hooks.setdefault(hook[0], [])
         if not isinstance(groups, list):
-            raise InstallError(f'"hooks.{event}" is not a list')
-        new_group = wanted[event][0]
-        if not _take_ours(groups, point, (matcher, new_group["hooks"][0]))[1]:
+            raise InstallError(f'"hooks.{hook[0]}" is not a list')
+        new_group = _group(command, hook, harness)
+        if not _take_ours(groups, hook[1], (hook[2], new_group["hooks"][0]))[1]:
             groups.append(new_group)
     return settings
 
@@ -183,25 +182,6 @@ def write_wrapper(workspace: str, harness: str) -> str:
         if current == text and os.access(path, os.X_OK):
             return path
     write_atomic(path, text, mode=0o755)
-    return path
-
-
-def install(workspace: str, command: str | None, harness: str = "claude",
-            sealed: bool = False) -> str:
-    """Merge the hooks into the agent's file under ``workspace``; its path. ``command``
-    None: the hooks call the wrapper, written first."""
-    target = HARNESSES[harness]
-    if sealed and harness != "claude":
-        raise InstallError(CODEX_CANNOT_SEAL)
-    if command is None:
-        write_wrapper(workspace, harness)
-        command = wrapper_command(target)
-    path = os.path.join(workspace, *target.settings_relpath)
-    add_hooks = functools.partial(merge, command=command, events=target.hooks, harness=harness)
-    if sealed:
-        seal(workspace, add_hooks)
-    else:
-        _rewrite(path, add_hooks)
     return path
 
 
@@ -322,8 +302,15 @@ def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     if git_top(workspace) is None:
         return fail(f"{workspace} {NOT_IN_GIT}; no hooks were installed")
+    path = os.path.join(workspace, *target.settings_relpath)
+    add_hooks = functools.partial(merge, command=shown, events=target.hooks, harness=args.harness)
     try:
-        path = install(workspace, command, args.harness, sealed=args.sealed)
+        if command is None:  # the hooks call the wrapper, written first
+            write_wrapper(workspace, args.harness)
+        if args.sealed:
+            seal(workspace, add_hooks)
+        else:
+            _rewrite(path, add_hooks)
     except InstallError as exc:
         return fail(f"{exc}")
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")

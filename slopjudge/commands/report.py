@@ -17,7 +17,7 @@ from slopjudge.commands._shared import fail
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.config import find_workspace, load_settings
 from slopjudge.records.agreement import agreement, flips, read_labels
-from slopjudge.records.costreport import cost_report, render_cost
+from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
 from slopjudge.report import OUTCOME_ORDER, first_line
 from slopjudge.report.html import DEFAULT_LINK, render
@@ -138,10 +138,10 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         "id": key,
         "runs": len(group),
         "outcomes": dict(Counter(str(e.get("outcome")) for e in group)),
-        "mean_duration_ms": round(sum(_number(e.get("duration_ms")) for e in group) / len(group)),
+        "mean_duration_ms": round(sum(number(e.get("duration_ms")) for e in group) / len(group)),
         "cache_hits": sum(e.get("cache_hit") is True for e in group),
-        "tokens": sum(int(_number(e.get("tokens"))) for e in group),
-        "cost": round(sum(float(_number(e.get("cost"))) for e in group), 6),
+        "tokens": sum(int(number(e.get("tokens"))) for e in group),
+        "cost": round(sum(float(number(e.get("cost"))) for e in group), 6),
     } for key, group in sorted(per_check.items())]
     last = max(getattr(args, "last", 0) or 0, 0)
     recent = chosen[-last:] if last else []
@@ -174,10 +174,6 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
                          f"{e.get('id') or e.get('rule')}  {first_line(e.get('reason'))}".rstrip())
     _out("\n".join(lines))
     return 0
-
-
-def _number(value: Any) -> float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 # --- agreement ---------------------------------------------------------------

@@ -78,10 +78,9 @@ def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
     """(rule, check) from ``rule``/``check`` or from ``id`` = ``<rule>/<check>``."""
     rule, check = record.get("rule"), record.get("check")
     full = record.get("id")
-    if (rule is None or check is None) and isinstance(full, str) and "/" in full:
+    if isinstance(full, str) and "/" in full:
         head, _, tail = full.partition("/")
-        rule = head if rule is None else rule
-        check = tail if check is None else check
+        rule, check = (head if rule is None else rule), (tail if check is None else check)
     return rule, check
 
 
@@ -116,19 +115,13 @@ def check_label(label: Any, where: str) -> str | None:
 def compare(predicted: list[str], expected: list[str], *, missing: int = 0,
             skipped: int = 0) -> Agreement:
     """How far ``predicted`` verdicts agree with ``expected`` ones, pair by pair."""
-    pairs = list(zip(predicted, expected, strict=True))
-    n = len(pairs)
+    pairs = Counter(zip(predicted, expected, strict=True))
+    n, agreed = len(predicted), pairs["pass", "pass"] + pairs["refuse", "refuse"]
     return Agreement(
-        n=n,
-        accuracy=(sum(1 for p, e in pairs if p == e) / n) if n else 0.0,
-        kappa=cohens_kappa(predicted, expected),
-        false_refusals=sum(1 for p, e in pairs if p == "refuse" and e == "pass"),
-        false_passes=sum(1 for p, e in pairs if p == "pass" and e == "refuse"),
-        missing=missing,
-        true_passes=sum(1 for p, e in pairs if p == e == "pass"),
-        true_refusals=sum(1 for p, e in pairs if p == e == "refuse"),
-        skipped=skipped,
-    )
+        n=n, accuracy=agreed / n if n else 0.0, kappa=cohens_kappa(predicted, expected),
+        false_refusals=pairs["refuse", "pass"], false_passes=pairs["pass", "refuse"],
+        missing=missing, true_passes=pairs["pass", "pass"],
+        true_refusals=pairs["refuse", "refuse"], skipped=skipped)
 
 
 def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agreement:

@@ -11,8 +11,9 @@ from typing import Any
 from slopjudge.usage import TOKEN_FIELDS, total_tokens
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def number(value: Any) -> float:
+    """``value`` when it is a JSON number, else 0 (a log line may hold anything)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def _usage(event: dict[str, Any]) -> dict[str, Any]:
@@ -27,18 +28,17 @@ def _row(key: str) -> dict[str, Any]:
 
 def _add(row: dict[str, Any], event: dict[str, Any]) -> None:
     usage = _usage(event)
-    row["judge_calls"] += _int(event.get("judge_calls"))
+    row["judge_calls"] += int(number(event.get("judge_calls")))
     cached = event.get("cached_calls")
     # Events from before per-unit counts: a cache hit was one unit.
-    row["cached_calls"] += (
-        _int(cached) if cached is not None else int(event.get("cache_hit") is True)
-    )
+    row["cached_calls"] += int(number(cached)) if cached is not None else int(
+        event.get("cache_hit") is True)
+    tokens = {k: int(number(usage.get(k))) for k in TOKEN_FIELDS}
     for k in TOKEN_FIELDS:
-        row[k] += _int(usage.get(k))
-    row["tokens"] += total_tokens({k: _int(usage.get(k)) for k in TOKEN_FIELDS})
-    cost = usage.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        row["cost_usd"] += float(cost)
+        row[k] += tokens[k]
+    row["tokens"] += total_tokens(tokens)
+    cost = float(number(usage.get("cost_usd")))
+    row["cost_usd"] += cost if cost >= 0 else 0.0
 
 
 def _model(event: dict[str, Any]) -> str:
