@@ -9,7 +9,6 @@ TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never impo
 if TYPE_CHECKING:
     import argparse
 
-    from slopjudge.changes.authored import Policy
     from slopjudge.loading.config import Settings
     from slopjudge.model import LoadResult
 
@@ -42,13 +41,6 @@ def add_include_generated(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--include-generated", action="store_true",
                         help="judge every file of the change, installed and generated ones "
                              "too (see exclude_generated in the settings)")
-
-
-def leave_out_policy(args: argparse.Namespace, settings: Settings) -> Policy:
-    """Which files of the change are not judged (changes/authored.py)."""
-    from slopjudge.hooks.backstop import leave_out_policy as policy
-
-    return policy(settings, bool(getattr(args, "include_generated", False)))
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -11,9 +11,9 @@ from slopjudge.commands._shared import (
     add_include_generated,
     add_rules_argument,
     fail,
-    leave_out_policy,
     settings_and_rules,
 )
+from slopjudge.hooks.backstop import leave_out_policy
 from slopjudge.model import Event
 from slopjudge.payload import dumps_readable, for_rule
 
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     settings, loaded = settings_and_rules(args)
     try:
         changeset = changeset_from_args(args, settings.workspace,
-                                        leave_out_policy(args, settings))
+                                        leave_out_policy(settings, args.include_generated))
     except (cs.ChangesetError, OSError) as exc:
         return fail(str(exc))
     rule = None

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from slopjudge.commands._shared import fail
@@ -31,23 +32,12 @@ def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
                         argparse.SUPPRESS else "text", help="text (default) or json")
 
 
-# Each subcommand and its help; what it reads is in _COMMANDS at the end.
-_SUBCOMMANDS = {
-    "events": "outcome counts per check (the default)",
-    "agreement": "recorded verdicts against human labels",
-    "flips": "checks whose verdict changed for the same prompt",
-    "cost": "judge spend by rule, check, model and day; cache savings",
-    "html": "one self-contained HTML page: refusals and errors over time, cost, latency, "
-            "agreement, the last run's findings",
-}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Common flags work before or after the subcommand: the subparsers' copies
     # default to SUPPRESS so they never overwrite what was given before.
     _add_common(parser, None)
     sub = parser.add_subparsers(dest="report_command", metavar="{" + ",".join(_SUBCOMMANDS) + "}")
-    subs = {name: sub.add_parser(name, help=text) for name, text in _SUBCOMMANDS.items()}
+    subs = {name: sub.add_parser(name, help=text) for name, (text, _) in _SUBCOMMANDS.items()}
     for p in subs.values():
         _add_common(p, argparse.SUPPRESS)
     subs["events"].add_argument("--last", type=int, default=0, metavar="N",
@@ -82,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
     events, problems = read_events(path)
     for problem in problems:
         print(f"slopjudge: skipped {problem}", file=sys.stderr)
-    command = _COMMANDS[getattr(args, "report_command", None) or "events"]
+    session = getattr(args, "session", None)  # events and cost take --session
+    events = [e for e in events if not session or e.get("session_id") == session]
+    _help, command = _SUBCOMMANDS[getattr(args, "report_command", None) or "events"]
     return command(args, path, events, problems)
 
 
@@ -126,10 +118,8 @@ _OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
 
 def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             problems: list[str]) -> int:
-    rules = set(getattr(args, "rule", []) or [])
-    session = getattr(args, "session", None)
-    chosen = [e for e in events if (not rules or e.get("rule") in rules)
-              and (not session or e.get("session_id") == session)]
+    rules = set(getattr(args, "rule", []))  # none without the subcommand
+    chosen = [e for e in events if not rules or e.get("rule") in rules]
     per_check: dict[str, list[dict[str, Any]]] = {}
     for event in chosen:
         key = str(event.get("id") or f"{event.get('rule')}/{event.get('check')}")
@@ -143,7 +133,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         "tokens": sum(int(number(e.get("tokens"))) for e in group),
         "cost": round(sum(float(number(e.get("cost"))) for e in group), 6),
     } for key, group in sorted(per_check.items())]
-    last = max(getattr(args, "last", 0) or 0, 0)
+    last = max(getattr(args, "last", 0), 0)
     recent = chosen[-last:] if last else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
     summary = {"file": path, "events": len(chosen), "problems": problems,
@@ -248,13 +238,19 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
-    session = getattr(args, "session", None)
-    report = cost_report([e for e in events if not session or e.get("session_id") == session])
+    report = cost_report(events)
     _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
          if args.format == "json" else render_cost(path, report))
     return 0
 
 
-# Each subcommand's reading of the log: (args, path, events, unreadable lines) -> exit code.
-_COMMANDS = {"events": _events, "agreement": _agreement, "flips": _flips, "cost": _cost,
-             "html": _html}
+# Each subcommand: its help, and its reading of the log: (args, path, events, unreadable
+# lines) -> exit code.
+_SUBCOMMANDS: dict[str, tuple[str, Callable[..., int]]] = {
+    "events": ("outcome counts per check (the default)", _events),
+    "agreement": ("recorded verdicts against human labels", _agreement),
+    "flips": ("checks whose verdict changed for the same prompt", _flips),
+    "cost": ("judge spend by rule, check, model and day; cache savings", _cost),
+    "html": ("one self-contained HTML page: refusals and errors over time, cost, latency, "
+             "agreement, the last run's findings", _html),
+}

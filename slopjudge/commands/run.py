@@ -11,7 +11,6 @@ from slopjudge.commands._shared import (
     add_include_generated,
     add_rules_argument,
     fail,
-    leave_out_policy,
     settings_and_rules,
     settings_of,
 )
@@ -136,13 +135,14 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.errors import ChangesetError
+    from slopjudge.hooks.backstop import leave_out_policy
     from slopjudge.model import RunReport, overall_outcome
 
     # The settings first (a small read): they say which files the change leaves out,
     # and those are left out of git's reading itself. With --rules-from, the commit's
     # settings, naming the workspace's files: none of them is ever left out.
     settings = rf.in_workspace if rf else settings_of(args)
-    policy = leave_out_policy(args, settings)
+    policy = leave_out_policy(settings, args.include_generated)
     prepared = _rules_to_run(args, settings, rf)
     if isinstance(prepared, int):  # a usage error
         return prepared

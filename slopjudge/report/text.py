@@ -58,10 +58,8 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     label = outcome_label(result.outcome)
     if result.outcome in _LOUD:
         label = label.upper()
-    head = (
-        f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  {result.id.ljust(id_width)}"
-    )
-    head += f"  {format_duration(result.duration_ms):>7}"
+    head = (f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  "
+            f"{result.id.ljust(id_width)}  {format_duration(result.duration_ms):>7}")
     # Split first (so CRLF is a line break), then make each line inert.
     reason_lines = [inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
     summary = first_line(result.reason or "")
@@ -185,11 +183,9 @@ class Progress:
             self.enabled = False
 
     def start(self, total: int) -> None:
-        with self._lock:
-            self.total, self.done, self.refused, self.cached = total, 0, 0, 0
-            self._started = time.monotonic()
-        if self.enabled and self.tick > 0 and self._ticker is None:
-            self._stop.clear()
+        """Start counting (once): ``total`` checks to go."""
+        self.total, self._started = total, time.monotonic()
+        if self.enabled and self.tick > 0:
             self._ticker = threading.Thread(target=self._tick, daemon=True,
                                             name="slopjudge-progress")
             self._ticker.start()
@@ -202,19 +198,17 @@ class Progress:
         with self._lock:
             self.done += 1
             self.running.pop(result.id, None)
-            if result.outcome in ("refuse", "error"):
-                self.refused += 1
-            if result.cache_hit:
-                self.cached += 1
+            self.refused += result.outcome in ("refuse", "error")
+            self.cached += bool(result.cache_hit)
             self._last = result
             if self.enabled and time.monotonic() - self._started >= self.delay:
-                self._draw(result)
+                self._draw()
 
     def _tick(self) -> None:
         while not self._stop.wait(self.tick):
             with self._lock:
                 if time.monotonic() - self._started >= self.delay:
-                    self._draw(self._last)
+                    self._draw()
 
     def finish(self) -> None:
         self._stop.set()
@@ -227,11 +221,11 @@ class Progress:
                 self.stream.flush()
                 self._drawn = False
 
-    def _draw(self, result: CheckResult | None) -> None:
+    def _draw(self) -> None:
         import shutil  # only on a terminal: a CI log never draws
 
         width = shutil.get_terminal_size((80, 24)).columns
-        now = time.monotonic()
+        now, result = time.monotonic(), self._last
         elapsed = format_duration((now - self._started) * 1000)
         text = f"[{self.done}/{self.total}] {elapsed}"
         if self.refused:
