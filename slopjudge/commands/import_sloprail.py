@@ -24,6 +24,7 @@ from ruamel.yaml.error import YAMLError
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
+from slopjudge.fsutil import inside
 from slopjudge.loading.loader import load_rules
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
 
@@ -76,7 +77,7 @@ class Converted:
         (resolved: neither `..` nor a symlink brings one in from elsewhere); its lines
         that would not work under slopjudge noted."""
         full = os.path.normpath(os.path.join(self.folder, str(value)))
-        if os.path.isabs(str(value)) or not _inside(full, self.folder) \
+        if os.path.isabs(str(value)) or not inside(full, self.folder) \
                 or not os.path.isfile(full):
             self.fail(where, f"{what} `{value}` is not a file inside the rule folder")
             return None
@@ -526,12 +527,6 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def _inside(path: str, root: str) -> bool:
-    """``path``, symlinks resolved, is ``root`` (resolved) or under it."""
-    real, home = os.path.realpath(path), os.path.realpath(root)
-    return os.path.commonpath([real, home]) == home
-
-
 def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:
     conv = Converted(source, fatal=True, off=off)
     conv.note(where, why)
@@ -544,8 +539,8 @@ def _declaration(root: str, shown_root: str, nature: str, name: str,
     folder = os.path.join(root, nature, name)
     source, where = f"{nature}/{name}", f"{shown_root}/{nature}/{name}:1"
     yaml_path = os.path.join(folder, f"{nature}.yaml")
-    if not _inside(folder, root) or (os.path.lexists(yaml_path)
-                                      and not _inside(yaml_path, folder)):
+    if not inside(folder, root) or (os.path.lexists(yaml_path)
+                                     and not inside(yaml_path, folder)):
         return _not_converted(source, where, "a symlink leading out of the sloprail folder: "
                               "not followed")
     if not os.path.isfile(yaml_path):
@@ -603,7 +598,7 @@ def _copy_folder(src_dir: str, dest_dir: str, skip: str) -> list[str]:
         for name in names:
             path = os.path.join(folder, name)
             shown = os.path.relpath(path, src_dir)
-            if shown != skip and (os.path.isfile(path) and _inside(path, src_dir)
+            if shown != skip and (os.path.isfile(path) and inside(path, src_dir)
                                   or os.path.isdir(path) and not os.path.islink(path)):
                 continue
             out.add(name)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
-from slopjudge.fsutil import write_atomic
+from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.loading.config import display_path, find_workspace
@@ -386,12 +386,7 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
         os.unlink(record)
         touched.append(record)
     wrapper = os.path.join(workspace, *wrapper_relpath(target))
-    try:
-        with open(wrapper, encoding="utf-8", errors="replace") as fh:
-            ours = WRAPPER_MARK in fh.read() and not os.path.islink(wrapper)
-    except OSError:
-        ours = False
-    if ours:
+    if WRAPPER_MARK.encode() in read_or(wrapper, b"") and not os.path.islink(wrapper):
         os.unlink(wrapper)
         touched.append(wrapper)
         try:

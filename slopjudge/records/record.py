@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 def _now_iso() -> str:
     """UTC now as ``2026-01-31T12:00:00.123Z``; without ``datetime``, which a hook
     recording one check would import for this alone."""
-    now = time.time_ns()
-    seconds, rest = divmod(now, 1_000_000_000)
+    seconds, rest = divmod(time.time_ns(), 1_000_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
 
 
@@ -110,11 +109,8 @@ def _cut_torn_tail(fd: int) -> None:
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:  # pragma: no cover - os.write raises instead on Linux
-            raise OSError("short write to the events file")
-        view = view[written:]
+    while view:  # a short write (a full disk) goes on where it stopped, or raises
+        view = view[os.write(fd, view):]
 
 
 def append_events(path: str, records: list[dict[str, Any]]) -> None:
@@ -156,13 +152,11 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         unterminated = number == len(lines)  # no newline after it: possibly never completed
         try:
-            text = raw.decode("utf-8")
+            value = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
             if not unterminated:
                 problems.append(f"{path}:{number}: not UTF-8 (byte {exc.start + 1})")
             continue
-        try:
-            value = json.loads(text)
         except json.JSONDecodeError as exc:
             if not unterminated:
                 problems.append(f"{path}:{number}:{exc.colno}: not JSON: {json_problem(exc)}")

@@ -49,18 +49,17 @@ def _message(text: str) -> dict[str, str]:
 
 def _descriptor(check_id: str, rule: Rule | None, kind: str | None) -> dict[str, Any]:
     descriptor: dict[str, Any] = {"id": check_id}
+    properties: dict[str, Any] = {"rule": check_id.partition("/")[0]}
+    if kind:
+        properties["kind"] = kind
     if rule is not None:
         descriptor["shortDescription"] = _message(rule.description)
         if rule.doc.strip():
             descriptor["fullDescription"] = {"text": rule.doc.strip()}
             descriptor["help"] = {"text": rule.doc.strip(), "markdown": rule.doc.strip()}
+        properties["mode"] = rule.mode
     shadow = rule is not None and rule.mode == "shadow"
     descriptor["defaultConfiguration"] = {"level": "warning" if shadow else "error"}
-    properties: dict[str, Any] = {"rule": check_id.partition("/")[0]}
-    if kind:
-        properties["kind"] = kind
-    if rule is not None:
-        properties["mode"] = rule.mode
     descriptor["properties"] = properties
     return descriptor
 
@@ -104,11 +103,8 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
             "ruleIndex": rule_index,
             "level": level,
             "message": _message(text),
-            "partialFingerprints": {
-                "slopjudge/v1": _fingerprint(
-                    result.id, finding.path, finding.line, finding.message
-                ),
-            },
+            "partialFingerprints": {"slopjudge/v1": _fingerprint(
+                result.id, finding.path, finding.line, finding.message)},
             "properties": {"outcome": result.outcome, "reason": result.reason},
         }
         location = _location(finding.path, finding.line)
@@ -118,11 +114,13 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
     return out
 
 
-def _notification(text: str, level: str, *, check_id: str | None = None,
-                  rule_index: int | None = None, error: LoadError | None = None) -> dict[str, Any]:
-    note: dict[str, Any] = {"level": level, "message": _message(text)}
-    if check_id is not None and rule_index is not None:
-        note["associatedRule"] = {"id": check_id, "index": rule_index}
+def _notification(text: str, rule: tuple[str, int] | None = None,
+                  error: LoadError | None = None) -> dict[str, Any]:
+    """A tool execution notification: slopjudge could not decide (``rule``: the check's
+    id and index), or a rule file does not load (``error``)."""
+    note: dict[str, Any] = {"level": "error", "message": _message(text)}
+    if rule is not None:
+        note["associatedRule"] = {"id": rule[0], "index": rule[1]}
     location = _location(error.path, error.line, error.col) if error is not None else None
     if location:
         note["locations"] = [location]
@@ -132,14 +130,14 @@ def _notification(text: str, level: str, *, check_id: str | None = None,
 def to_sarif(report: RunReport) -> dict[str, Any]:
     descriptors, index = _descriptors(report)
     results: list[dict[str, Any]] = []
-    notifications = [_notification(f"{e.path} does not load: {e.message}", "error", error=e)
+    notifications = [_notification(f"{e.path} does not load: {e.message}", error=e)
                      for e in report.load_errors]
     for result in report.checks:
         if result.outcome in _LEVELS:
             results += _results(result, index[result.id])
         elif result.outcome == "error":
-            notifications.append(_notification(f"{result.id}: {result.reason}", "error",
-                                               check_id=result.id, rule_index=index[result.id]))
+            notifications.append(_notification(f"{result.id}: {result.reason}",
+                                               (result.id, index[result.id])))
     invocation: dict[str, Any] = {
         "executionSuccessful": not report.load_errors and not any(
             c.outcome == "error" for c in report.checks),
