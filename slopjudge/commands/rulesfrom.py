@@ -65,7 +65,9 @@ def open_rules(workspace: str, rev: str) -> RulesFrom:
         except ConfigError as exc:
             raise ConfigError(exc.path.replace(folder + os.sep, f"{rev}:"), exc.line, exc.col,
                               exc.message) from None
-        more = [p for p in _judging_paths(in_ws) if p not in _FIRST]
+        # The rules folder, template folders and rubric the settings name in the workspace.
+        named = [in_ws.rules_dir, *in_ws.template_dirs, in_ws.rubric_path or ""]
+        more = [rel for p in named if p and (rel := _inside(ws, p)) and rel not in _FIRST]
         revtree.materialise(workspace, commit, more, folder)
         return RulesFrom(rev, commit, folder, _in_folder(in_ws, folder), in_ws)
     except BaseException:
@@ -84,13 +86,6 @@ def _inside(ws: str, path: str) -> str | None:
     if in_package(path) or rel in (".", "..") or rel.startswith(".." + os.sep):
         return None
     return rel.replace(os.sep, "/")
-
-
-def _judging_paths(settings: Settings) -> list[str]:
-    """The rules folder, template folders and rubric the settings name inside the
-    workspace, relative to it."""
-    named = [settings.rules_dir, *settings.template_dirs, settings.rubric_path or ""]
-    return [rel for p in named if p and (rel := _inside(settings.workspace, p))]
 
 
 def _in_folder(in_ws: Settings, folder: str) -> Settings:

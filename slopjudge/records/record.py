@@ -107,12 +107,6 @@ def _cut_torn_tail(fd: int) -> None:
     os.ftruncate(fd, 0)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:  # a short write (a full disk) goes on where it stopped, or raises
-        view = view[os.write(fd, view):]
-
-
 def append_events(path: str, records: list[dict[str, Any]]) -> None:
     """Append ``records`` to ``path``, one line each; ``OSError`` (unwritable folder,
     full disk) is the caller's to weigh."""
@@ -125,8 +119,11 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
         _lock(fd)  # released by close, or by the kernel if this process dies
         _cut_torn_tail(fd)
         for record in records:
-            # One write per line, newline last: O_APPEND makes it land at the end, whole.
-            _write_all(fd, _line(record))
+            # One write per line, newline last: O_APPEND makes it land at the end, whole
+            # (a short write, on a full disk, goes on where it stopped, or raises).
+            view = memoryview(_line(record))
+            while view:
+                view = view[os.write(fd, view):]
     finally:
         os.close(fd)
 

@@ -14,13 +14,9 @@ def escape_data(text: str) -> str:
     return encodable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def command(kind: str, message: str, **properties: object) -> str:
     """``::kind key=value,...::message`` with empty properties left out."""
-    props = ",".join(f"{key}={escape_property(str(value))}"
+    props = ",".join(f"{key}=" + escape_data(str(value)).replace(":", "%3A").replace(",", "%2C")
                      for key, value in properties.items() if value not in (None, ""))
     head = f"::{kind} {props}" if props else f"::{kind}"
     return f"{head}::{escape_data(message.strip() or '(no message)')}"

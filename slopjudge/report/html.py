@@ -28,33 +28,22 @@ _MAX_BUCKETS = 40
 # --- the figures -------------------------------------------------------------------
 
 
-def _parse_time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or len(text) < 16:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def bucket_width(events: list[dict[str, Any]]) -> tuple[int, str]:
     """How much of the ISO time names a bucket (day, hour or minute), and its name: the
     finest that keeps the span of the log within a chart's width."""
-    times = [t for t in (_parse_time(e.get("time")) for e in events) if t is not None]
+    times = []
+    for e in events:
+        text = e.get("time")
+        try:
+            if isinstance(text, str) and len(text) >= 16:
+                times.append(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            pass  # not a time: counted in no bucket
     span = (max(times) - min(times)).total_seconds() if times else 0.0
     for width, name, seconds in ((16, "minute", 60), (13, "hour", 3600)):
         if span / seconds < _MAX_BUCKETS:
             return width, name
     return 10, "day"
-
-
-def _is_refusal(event: dict[str, Any]) -> bool:
-    return event.get("outcome") in ("refuse", "would_refuse") and verdict(event) is not None
-
-
-def _is_error(event: dict[str, Any]) -> bool:
-    return event.get("outcome") == "error" or (
-        event.get("outcome") == "would_refuse" and event.get("shadow_error") is True)
 
 
 def over_time(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -63,7 +52,10 @@ def over_time(events: list[dict[str, Any]]) -> dict[str, Any]:
     buckets = sorted({str(e.get("time") or "")[:width] for e in events if e.get("time")})
     counts: dict[str, dict[str, Counter[str]]] = {"refusals": {}, "errors": {}}
     for e in events:
-        kind = "refusals" if _is_refusal(e) else "errors" if _is_error(e) else None
+        outcome = e.get("outcome")
+        refusal = outcome in ("refuse", "would_refuse") and verdict(e) is not None
+        error = outcome == "error" or (outcome == "would_refuse" and e.get("shadow_error") is True)
+        kind = "refusals" if refusal else "errors" if error else None
         if kind and e.get("time"):
             per_rule = counts[kind].setdefault(str(e.get("rule")), Counter())
             per_rule[str(e["time"])[:width]] += 1
@@ -144,11 +136,6 @@ def last_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tail[::-1]
 
 
-def finding_link(template: str, workspace: str, path: str, line: int | None) -> str:
-    full = path if os.path.isabs(path) else os.path.join(workspace, path)
-    return template.format(path=path, abspath=os.path.normpath(full), line=line or 1)
-
-
 def page_data(events: list[dict[str, Any]], *, labels: list[dict[str, Any]] | None,
               link: str, workspace: str, source: str) -> dict[str, Any]:
     run = last_run(events)
@@ -158,8 +145,9 @@ def page_data(events: list[dict[str, Any]], *, labels: list[dict[str, Any]] | No
         for f in e.get("findings") or []:
             if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]:
                 line = f.get("line") if isinstance(f.get("line"), int) else None
+                full = os.path.normpath(os.path.join(workspace, f["path"]))  # abs: as it is
                 findings.append({"where": f"{f['path']}:{line}" if line else f["path"],
-                                 "href": finding_link(link, workspace, f["path"], line),
+                                 "href": link.format(path=f["path"], abspath=full, line=line or 1),
                                  "message": str(f.get("message") or "")})
         checks.append({"id": str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"),
                        "outcome": str(e.get("outcome")),

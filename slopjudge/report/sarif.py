@@ -87,10 +87,6 @@ def _location(path: str | None, line: int | None, col: int = 0) -> dict[str, Any
     return {"physicalLocation": physical}
 
 
-def _fingerprint(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
-
-
 def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
     level = _LEVELS[result.outcome]
     prefix = "would refuse (shadow): " if result.outcome == "would_refuse" else ""
@@ -98,13 +94,13 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for finding in findings:
         text = prefix + (finding.message or result.reason)
+        key = json.dumps([result.id, finding.path, finding.line, finding.message])
         entry: dict[str, Any] = {
             "ruleId": result.id,
             "ruleIndex": rule_index,
             "level": level,
             "message": _message(text),
-            "partialFingerprints": {"slopjudge/v1": _fingerprint(
-                result.id, finding.path, finding.line, finding.message)},
+            "partialFingerprints": {"slopjudge/v1": hashlib.sha256(key.encode()).hexdigest()[:32]},
             "properties": {"outcome": result.outcome, "reason": result.reason},
         }
         location = _location(finding.path, finding.line)

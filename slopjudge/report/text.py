@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 
-from slopjudge.model import CheckResult, Finding, LoadError, RunReport, left_out_summary
+from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
 from slopjudge.report import (
     OUTCOME_ORDER,
     OUTCOMES,
@@ -80,12 +80,6 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     return lines
 
 
-def _load_error_lines(errors: list[LoadError], color: bool) -> list[str]:
-    noun = "problem" if len(errors) == 1 else "problems"
-    head = f"slopjudge: {len(errors)} {noun} loading rules; the rules concerned are NOT in force"
-    return [_paint(head, "error", color)] + [f"  {inert(str(e))}" for e in errors] + [""]
-
-
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     order = list(OUTCOME_ORDER) + sorted(set(counts) - set(OUTCOME_ORDER))
@@ -143,7 +137,10 @@ def verdict_line(report: RunReport) -> str:
 def render(report: RunReport, *, color: bool = False) -> str:
     lines: list[str] = []
     if report.load_errors:
-        lines += _load_error_lines(report.load_errors, color)
+        errors = report.load_errors
+        head = (f"slopjudge: {len(errors)} problem{'' if len(errors) == 1 else 's'} loading "
+                "rules; the rules concerned are NOT in force")
+        lines += [_paint(head, "error", color), *(f"  {inert(str(e))}" for e in errors), ""]
     id_width = min(max((len(c.id) for c in report.checks), default=0), 40)
     for result in report.checks:
         lines += _check_lines(result, color, id_width)
