@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,7 +354,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
         conv.fail(f"{conv.shown}:1", "not a YAML mapping")
     else:
         conv.enabled = conv.data.get("enabled") is not False
-        _CONVERTERS[nature](conv)
+        (_file_guard if nature == "file-guard" else _gate)(conv)
     return conv
 
 
@@ -505,9 +504,6 @@ def _gate(o: Converted) -> None:
     _finish(o, lines, each_file=file_only and bool(on))
 
 
-_CONVERTERS: dict[str, Callable[[Converted], None]] = {"file-guard": _file_guard, "gate": _gate}
-
-
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
     path = os.path.join(root, "config.yaml")
@@ -561,7 +557,7 @@ def discover(root: str, shown_root: str) -> list[Converted]:
     """Every sloprail declaration under ``root``, converted or named as not convertible."""
     out: list[Converted] = []
     config = _config_lists(root, shown_root)
-    for nature in _CONVERTERS:
+    for nature in ("file-guard", "gate"):
         base = os.path.join(root, nature)
         if not os.path.isdir(base):
             continue

@@ -163,9 +163,9 @@ def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
     _write(path, data)
 
 
-def write_wrapper(workspace: str, harness: str) -> str:
-    """Write the hook wrapper for ``harness``; its path. A file there that slopjudge did
-    not write is left untouched (:class:`InstallError`)."""
+def write_wrapper(workspace: str, harness: str) -> None:
+    """Write the hook wrapper for ``harness``. A file there that slopjudge did not write
+    is left untouched (:class:`InstallError`)."""
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
     with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
         text = fh.read().replace("@HARNESS@", harness)
@@ -180,9 +180,8 @@ def write_wrapper(workspace: str, harness: str) -> str:
             raise InstallError(f"{display_path(path)}: exists and was not written by "
                                "slopjudge; left untouched (move it away, or use --absolute)")
         if current == text and os.access(path, os.X_OK):
-            return path
+            return
     write_atomic(path, text, mode=0o755)
-    return path
 
 
 # --- sealed sessions --------------------------------------------------------------------

@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if skipped:
         print(f"slopjudge: skipped {skipped} recorded judge outcome(s) that are not verdicts "
               "(the judge could not decide)", file=sys.stderr)
-    items = list(latest.values())
-    if args.limit > 0:
-        items = items[: args.limit]
+    items = list(latest.values())[: args.limit if args.limit > 0 else None]
     if not items:
         return fail("no recorded judge verdict with a kept prompt to replay")
 
