@@ -148,10 +148,9 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         lines.append(f"  ({len(problems)} unreadable lines skipped)")
     if checks:
         width = max(len("check"), *(len(c["id"]) for c in checks))
-        header = f"{'check'.ljust(width)}  {'runs':>5}" + "".join(
-            f"  {o:>{len(o)}}" for o in _OUTCOME_COLUMNS
-        )
-        lines += ["", header + f"  {'mean time':>10}  {'cached':>6}"]
+        outcomes = "".join(f"  {o}" for o in _OUTCOME_COLUMNS)
+        lines += ["", f"{'check'.ljust(width)}  {'runs':>5}{outcomes}  {'mean time':>10}  "
+                      f"{'cached':>6}"]
         for c in checks:
             row = f"{c['id'].ljust(width)}  {c['runs']:>5}"
             row += "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)

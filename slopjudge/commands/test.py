@@ -6,6 +6,7 @@ import argparse
 import filecmp
 import json
 import os
+from dataclasses import asdict
 from typing import Any
 
 from slopjudge.checks.options import options_from_settings
@@ -48,11 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({
             "ok": report.ok and not (args.strict and gaps),
-            "cases": [
-                {"rule": c.rule, "case": c.case, "ok": c.ok, "expected": c.expected,
-                 "actual": c.actual, "problems": c.problems, "skipped": c.skipped}
-                for c in report.cases
-            ],
+            "cases": [{k: v for k, v in asdict(c).items() if k != "unreadable"}
+                      for c in report.cases],
             "lacking_refusing_case": report.lacking_refuse,
             "lacking_passing_case": report.lacking_pass,
             "load_errors": report.load_errors,
