@@ -193,14 +193,12 @@ def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: 
     """The report in ``--format`` to ``--output`` or stdout, and to each ``--write`` file."""
     from slopjudge import report
 
-    color = args.format == "text" and not args.output and sys.stdout.isatty()
-    text = report.render(run_report, args.format, color=color)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
+    if not args.output:
+        color = args.format == "text" and sys.stdout.isatty()
+        text = report.render(run_report, args.format, color=color)
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-    for fmt, path in writes:
+    files = [(args.format, args.output)] if args.output else []
+    for fmt, path in files + writes:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
 

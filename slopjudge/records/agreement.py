@@ -87,9 +87,7 @@ def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
 def _matches(label: dict[str, Any], event: dict[str, Any]) -> bool:
     rule, check = _rule_check(label)
     ev_rule, ev_check = _rule_check(event)
-    if rule is not None and rule != ev_rule:
-        return False
-    if check is not None and check != ev_check:
+    if (rule is not None and rule != ev_rule) or (check is not None and check != ev_check):
         return False
     digest = label.get("prompt_sha256")
     if digest is not None:

@@ -150,12 +150,7 @@ def _table(report: RunReport) -> list[str]:
 
 
 def _section(title: str, items: list[list[str]]) -> list[str]:
-    if not items:
-        return []
-    lines = ["", f"### {title}", ""]
-    for item in items:
-        lines += item
-    return lines
+    return ["", f"### {title}", "", *(line for item in items for line in item)] if items else []
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
