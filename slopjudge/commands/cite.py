@@ -29,13 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    argv = ["slopjudge", "cite"]
-    for flag, quotes in (("--user", args.user), ("--tool-result", args.tool_result),
-                         ("--any", args.any)):
-        for q in quotes:
-            argv += [flag, q]
-    for p in args.path:
-        argv += ["--path", p]
+    # Back to the words an agent's call has, for the one parser of them (the transcript's).
+    given = (("--user", args.user), ("--tool-result", args.tool_result), ("--any", args.any),
+             ("--path", args.path))
+    argv = ["slopjudge", "cite", *(w for flag, values in given for v in values for w in (flag, v))]
     try:
         parsed = parse_cite(argv)
     except ValueError as exc:
