@@ -8,14 +8,7 @@ import time
 from collections import Counter
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import (
-    OUTCOME_ORDER,
-    OUTCOMES,
-    first_line,
-    inert,
-    outcome_count,
-    outcome_label,
-)
+from slopjudge.report import OUTCOME_ORDER, OUTCOMES, inert, outcome_count, outcome_label
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
@@ -62,9 +55,8 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
             f"{result.id.ljust(id_width)}  {format_duration(result.duration_ms):>7}")
     # Split first (so CRLF is a line break), then make each line inert.
     reason_lines = [inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
-    summary = first_line(result.reason or "")
-    if summary:
-        head += f"  {inert(summary)}"
+    if reason_lines:  # the first is the reason's first line that is not blank
+        head += f"  {reason_lines[0]}"
     lines = [head]
     indent = " " * 6
     if result.outcome in ("refuse", "error", "would_refuse", "needs_person"):
