@@ -23,7 +23,7 @@ from ruamel.yaml.error import YAMLError
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
-from slopjudge.fsutil import inside
+from slopjudge.fsutil import inside, write_atomic
 from slopjudge.loading.loader import load_rules
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
 
@@ -616,14 +616,11 @@ def write_rule(conv: Converted, rules_dir: str, src_dir: str) -> str | None:
     os.makedirs(dest)
     skipped = _copy_folder(src_dir, dest, conv.source.split("/")[0] + ".yaml")
     for name, text in sorted(conv.made.items()):
-        with open(os.path.join(dest, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(os.path.join(dest, name), 0o755)
+        write_atomic(os.path.join(dest, name), text, mode=0o755)
     for name in skipped:
         conv.note(f"{conv.source}/{name}", "not copied: a symlink leading out of the rule "
                   "folder")
-    with open(os.path.join(dest, "rule.yaml"), "w", encoding="utf-8") as fh:
-        fh.write(conv.yaml)
+    write_atomic(os.path.join(dest, "rule.yaml"), conv.yaml)
     return None
 
 

@@ -10,7 +10,6 @@ import shutil
 from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
 from slopjudge.resources import DATA_DIR
 
-PACKAGE_DATA = DATA_DIR
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
 ITEMS = ("rules", "templates", "RUBRIC.md", "schemas/rule.schema.json", "schemas/case.schema.json")
 
@@ -51,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{target} {NOT_IN_GIT}; nothing was copied")
     copied, kept = 0, []
     for item in ITEMS:
-        source = os.path.join(PACKAGE_DATA, item)
+        source = os.path.join(DATA_DIR, item)
         if not os.path.exists(source):
             return fail(f"this slopjudge install lacks its default {item}")
         for path in _files(source):
-            rel = os.path.relpath(path, PACKAGE_DATA)
+            rel = os.path.relpath(path, DATA_DIR)
             dest = os.path.join(target, rel)
             if os.path.exists(dest):
                 kept.append(rel)

@@ -154,11 +154,10 @@ def page_data(events: list[dict[str, Any]], *, labels: list[dict[str, Any]] | No
                        "reason": str(e.get("reason") or "").strip().split("\n")[0][:300],
                        "findings": findings})
     times = [str(e["time"]) for e in events if e.get("time")]
-    runs = len({e.get("run") for e in events if e.get("run")})
     return {
         "source": source,
         "events": len(events),
-        "runs": runs,
+        "runs": len({e.get("run") for e in events if e.get("run")}),
         "first": min(times) if times else "",
         "last": max(times) if times else "",
         "outcomes": dict(sorted(Counter(str(e.get("outcome")) for e in events).items())),
