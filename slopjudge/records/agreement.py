@@ -80,7 +80,8 @@ def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
     full = record.get("id")
     if isinstance(full, str) and "/" in full:
         head, _, tail = full.partition("/")
-        rule, check = (head if rule is None else rule), (tail if check is None else check)
+        rule = head if rule is None else rule
+        check = tail if check is None else check
     return rule, check
 
 
@@ -114,7 +115,8 @@ def compare(predicted: list[str], expected: list[str], *, missing: int = 0,
             skipped: int = 0) -> Agreement:
     """How far ``predicted`` verdicts agree with ``expected`` ones, pair by pair."""
     pairs = Counter(zip(predicted, expected, strict=True))
-    n, agreed = len(predicted), pairs["pass", "pass"] + pairs["refuse", "refuse"]
+    n = len(predicted)
+    agreed = pairs["pass", "pass"] + pairs["refuse", "refuse"]
     return Agreement(
         n=n, accuracy=agreed / n if n else 0.0, kappa=cohens_kappa(predicted, expected),
         false_refusals=pairs["refuse", "pass"], false_passes=pairs["pass", "refuse"],

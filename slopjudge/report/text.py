@@ -214,7 +214,8 @@ class Progress:
         import shutil  # only on a terminal: a CI log never draws
 
         width = shutil.get_terminal_size((80, 24)).columns
-        now, result = time.monotonic(), self._last
+        now = time.monotonic()
+        result = self._last
         elapsed = format_duration((now - self._started) * 1000)
         text = f"[{self.done}/{self.total}] {elapsed}"
         if self.refused:
