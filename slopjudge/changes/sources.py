@@ -63,14 +63,11 @@ def _read_diff(args: argparse.Namespace) -> Changeset:
     try:
         with open(args.diff, "rb") as fh:
             data = fh.read()
-    except FileNotFoundError:
-        raise cs.ChangesetError(f"--diff {args.diff}: no such file") from None
-    except IsADirectoryError:
-        raise cs.ChangesetError(
-            f"--diff {args.diff}: is a directory, not a diff file") from None
     except OSError as exc:
-        raise cs.ChangesetError(f"--diff {args.diff}: cannot read it: "
-                                f"{exc.strerror or exc}") from None
+        why = "no such file" if isinstance(exc, FileNotFoundError) else \
+            "is a directory, not a diff file" if isinstance(exc, IsADirectoryError) else \
+            f"cannot read it: {exc.strerror or exc}"
+        raise cs.ChangesetError(f"--diff {args.diff}: {why}") from None
     return cs.read_diff(data, args.diff)
 
 
