@@ -8,6 +8,7 @@ it (its ``seek_sequence``); nothing is written. A patch that cannot apply raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Literal
 
 from slopjudge.changes.edits import EditError, absolute
@@ -73,14 +74,10 @@ def parse(text: str) -> list[PatchOp]:
             i += 1
             continue
         if head.startswith(_ADD):
-            op = PatchOp("add", _path(head[len(_ADD):], n))
-            i += 1
-            out: list[str] = []
-            while i < len(lines) and lines[i].startswith("+"):
-                out.append(lines[i][1:] + "\n")
-                i += 1
-            op.content = "".join(out)
-            ops.append(op)
+            added = list(takewhile(lambda ln: ln.startswith("+"), lines[i + 1:]))
+            ops.append(PatchOp("add", _path(head[len(_ADD):], n),
+                               content="".join(ln[1:] + "\n" for ln in added)))
+            i += 1 + len(added)
         elif head.startswith(_DELETE):
             ops.append(PatchOp("delete", _path(head[len(_DELETE):], n)))
             i += 1
