@@ -600,7 +600,7 @@ def test_proposed_edit(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("one\ntwo\nthree\n")
-    c = cs.from_proposed_edit(str(ws), "a.txt", "one\n2\nthree")
+    c = cs.from_proposed_edits(str(ws), [("a.txt", None, "one\n2\nthree")])
     f = c.files[0]
     assert (f.path, f.status, f.old_content, f.new_content) == (
         "a.txt", "M", "one\ntwo\nthree\n", "one\n2\nthree")
@@ -619,7 +619,7 @@ def test_proposed_edit(tmp_path: Path) -> None:
     init(ws)
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
 
-    c = cs.from_proposed_edit(str(ws), str(ws / "sub dir" / "new.py"), "x\r\ny\r\n")
+    c = cs.from_proposed_edits(str(ws), [(str(ws / "sub dir" / "new.py"), None, "x\r\ny\r\n")])
     f = c.files[0]
     assert (f.path, f.status, f.old_content, f.new_content) == (
         "sub dir/new.py",
@@ -631,18 +631,18 @@ def test_proposed_edit(tmp_path: Path) -> None:
                              "--- /dev/null\n+++ b/sub dir/new.py\t\n@@ -0,0 +1,2 @@\n+x\r\n")
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
 
-    c = cs.from_proposed_edit(str(ws), "a.txt", None)
+    c = cs.from_proposed_edits(str(ws), [("a.txt", None, None)])
     f = c.files[0]
     assert (f.status, f.removed, f.new_content) == ("D", 3, None)
     assert "deleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n" in f.diff
 
     outside = tmp_path / "elsewhere.txt"
-    c = cs.from_proposed_edit(str(ws), str(outside), "z\n")
+    c = cs.from_proposed_edits(str(ws), [(str(outside), None, "z\n")])
     assert c.files[0].path == str(outside)
-    assert cs.from_proposed_edit(str(ws), "a.txt", "one\ntwo\nthree\n").files == []
+    assert cs.from_proposed_edits(str(ws), [("a.txt", None, "one\ntwo\nthree\n")]).files == []
 
     (ws / "q\"x.txt").write_text("a\n")
-    f = cs.from_proposed_edit(str(ws), 'q"x.txt', "b\n").files[0]
+    f = cs.from_proposed_edits(str(ws), [('q"x.txt', None, "b\n")]).files[0]
     assert f.diff.startswith('diff --git "a/q\\"x.txt" "b/q\\"x.txt"\n')
     assert cs.from_diff(f.diff.encode()).files[0].path == 'q"x.txt'
 
@@ -662,7 +662,7 @@ def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> N
     if not (ws / ".git").exists():
         init(ws)
     (ws / "f.txt").write_bytes(old.encode())
-    c = cs.from_proposed_edit(str(ws), "f.txt", new)
+    c = cs.from_proposed_edits(str(ws), [("f.txt", None, new)])
     if old == new:
         assert c.files == []
         return
@@ -676,7 +676,7 @@ def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> N
 
 def test_proposed_edit_on_binary(tmp_path: Path) -> None:
     (tmp_path / "b.bin").write_bytes(b"\x00\x01")
-    f = cs.from_proposed_edit(str(tmp_path), "b.bin", "text\n").files[0]
+    f = cs.from_proposed_edits(str(tmp_path), [("b.bin", None, "text\n")]).files[0]
     assert f.binary and f.old_content is None and "Binary files" in f.diff
 
 

@@ -14,7 +14,7 @@ import os
 from slopjudge.changes import authored, diffparse, gitio
 from slopjudge.changes.diffparse import decode, file_changes
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
-from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
+from slopjudge.changes.proposed import from_proposed_edits, text_diff
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
 from slopjudge.model import Changeset, FileChange
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChangesetError", "from_diff", "read_diff", "from_git_range", "from_staged",
     "from_working_tree", "snapshot_worktree", "from_tree_to_worktree",
-    "from_proposed_edit", "from_proposed_edits", "ignored_paths", "split", "unified_diff",
+    "from_proposed_edits", "ignored_paths", "split", "unified_diff",
 ]
 
 
