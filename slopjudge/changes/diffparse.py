@@ -54,12 +54,8 @@ def _header_path(raw: bytes) -> bytes | None:
         path, end = _unquote_c(raw)
         if end > 0:
             return path
-    path = raw.split(b"\t", 1)[0]
-    if b"\t" not in raw:
-        path = path.rstrip(b"\r")
-    if path == b"/dev/null":
-        return None
-    return path
+    path = raw.split(b"\t", 1)[0] if b"\t" in raw else raw.rstrip(b"\r")
+    return None if path == b"/dev/null" else path
 
 
 def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
@@ -412,7 +408,7 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for h in part.hunks:
         sides: dict[str, list[list[Any]]] = {"+": [], "-": [], " ": []}
-        for ln in _read_hunk(lines, h):
+        for ln in h.read:
             if ln.line_type in sides:
                 number = ln.source_line_no if ln.line_type == "-" else ln.target_line_no
                 sides[ln.line_type].append([number, ln.value[:-1]])

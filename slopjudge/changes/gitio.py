@@ -477,13 +477,10 @@ class Background:
         try:
             return self._done.wait(timeout)
         except BaseException:
-            self.kill()
+            import signal
+
+            self._registry.signal_all(signal.SIGKILL)
             raise
-
-    def kill(self) -> None:
-        import signal
-
-        self._registry.signal_all(signal.SIGKILL)
 
     def result(self) -> Any:
         self.wait()
