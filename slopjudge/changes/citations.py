@@ -56,11 +56,8 @@ def _norm(text: str) -> str:
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
-    out = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "text":
-            out.append(str(block.get("text") or ""))
-    return out
+    return [str(block.get("text") or "") for block in content if isinstance(block, dict)
+            and block.get("type") == "text"] if isinstance(content, list) else []
 
 
 class _Record:
@@ -202,10 +199,8 @@ def for_command(command: str, transcript: str | None, workspace: str) -> list[di
     from slopjudge.changes.shell import split
 
     record = _Record(transcript)
-    out: list[dict[str, Any]] = []
-    for simple in split(command, workspace):
-        out += _cites(record, simple.argv, None, simple.cwd, workspace)
-    return out
+    return [c for simple in split(command, workspace)
+            for c in _cites(record, simple.argv, None, simple.cwd, workspace)]
 
 
 def resolved(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -60,24 +60,17 @@ def _program(env: dict[str, str] | None) -> str:
         return "git"
     found = _PROGRAMS.get(path)
     if found is None:
-        found = "git"
-        for folder in path.split(os.pathsep):
-            if not os.path.isabs(folder):
-                continue
-            candidate = os.path.join(folder, "git")
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                found = candidate
-                break
-        _PROGRAMS[path] = found
+        candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
+                      if os.path.isabs(folder))
+        found = _PROGRAMS[path] = next(
+            (c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)), "git")
     return found
 
 
 def _first_line(err: bytes) -> str:
-    for ln in decode(err).splitlines():
-        ln = ln.strip()
-        if ln and not ln.startswith(("hint:", "warning:")):
-            return ln.removeprefix("fatal: ").removeprefix("error: ")
-    return ""
+    lines = (ln.strip() for ln in decode(err).splitlines())
+    first = next((ln for ln in lines if ln and not ln.startswith(("hint:", "warning:"))), "")
+    return first.removeprefix("fatal: ").removeprefix("error: ")
 
 
 _TOPLEVELS: dict[str, str] = {}
@@ -203,14 +196,9 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
         "-c", "log.showSignature=false", "log", "-z", "--reverse", "--no-color",
         "--format=%H%n%s%n%b", rev_range, "--",
     ])
-    commits: list[Commit] = []
-    for rec in log.split(b"\0"):
-        if not rec.strip():
-            continue
-        sha, _, rest = decode(rec).partition("\n")
-        subject, _, body = rest.partition("\n")
-        commits.append(Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n")))
-    return commits
+    recs = [(decode(rec) + "\n\n").split("\n", 2) for rec in log.split(b"\0") if rec.strip()]
+    return [Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n"))
+            for sha, subject, body in recs]
 
 
 def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
