@@ -125,16 +125,13 @@ def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
                 hunk = Hunk(context=None)
                 op.hunks.append(hunk)
             tag, rest = line[:1], line[1:]
-            if tag == "" or tag == " ":
-                hunk.old.append(rest)
-                hunk.new.append(rest)
-            elif tag == "-":
-                hunk.old.append(rest)
-            elif tag == "+":
-                hunk.new.append(rest)
-            else:
+            if tag not in ("", " ", "-", "+"):
                 raise PatchError(f"line {i + 2}: a hunk line must start with ' ', '-' or '+', "
                                  f"found {line[:60]!r}")
+            if tag != "+":  # context and removed lines
+                hunk.old.append(rest)
+            if tag != "-":  # context and added lines
+                hunk.new.append(rest)
         i += 1
     return i
 
