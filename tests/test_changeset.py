@@ -477,6 +477,27 @@ def test_snapshot_worktree_leaves_index_alone(tmp_path: Path) -> None:
     assert [f.path for f in c.files] == ["b.txt"]
 
 
+def test_snapshot_takes_a_nested_repositorys_files_whatever_became_a_folder(
+        tmp_path: Path) -> None:
+    r = init(tmp_path / "outer")
+    write(r, "a.txt", "a\n")
+    commit(r, "one")
+    nested = init(r / "nested")
+    write(nested, "t", "t\n")
+    write(nested, "link", "x")
+    commit(nested, "nested one")
+    (nested / "link").unlink()
+    (nested / "link").symlink_to("t")
+    (nested / "t").unlink()
+    write(nested, "t/f", "now a folder\n")  # a tracked file that became a folder
+    (nested / "sub").mkdir()  # and a submodule not checked out: an empty folder
+    git(nested, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub")
+    tree = cs.snapshot_worktree(str(r))
+    listing = git(r, "ls-tree", "-r", tree).decode().splitlines()
+    assert sorted(line.split("\t")[1] + " " + line.split()[0] for line in listing) == [
+        "a.txt 100644", "nested/link 120000", "nested/t/f 100644"]
+
+
 def test_unborn_branch(tmp_path: Path) -> None:
     r = init(tmp_path / "unborn")
     write(r, "a.txt", "a\n")

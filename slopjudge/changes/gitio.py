@@ -352,10 +352,11 @@ def _nested_listing(top: str, folder: str) -> list[str]:
     listing = git(where, ["ls-files", "-co", _OWN_IGNORES, "-z"], env=env)
     out: list[str] = []
     for name in (decode(n) for n in listing.split(b"\0") if n):
-        if name.endswith("/") or os.path.lexists(os.path.join(where, name, ".git")):
+        full = os.path.join(where, name)
+        if name.endswith("/") or os.path.lexists(os.path.join(full, ".git")):
             out.extend(_nested_listing(top, f"{folder}/{name.rstrip('/')}"))
-        else:
-            out.append(f"{folder}/{name}")
+        elif os.path.islink(full) or not os.path.isdir(full):  # else: an unchecked-out
+            out.append(f"{folder}/{name}")  # submodule, or a file that became a folder
     return out
 
 
