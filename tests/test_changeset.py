@@ -498,6 +498,17 @@ def test_snapshot_takes_a_nested_repositorys_files_whatever_became_a_folder(
         "a.txt 100644", "nested/link 120000", "nested/t/f 100644"]
 
 
+def test_a_tracked_file_that_became_a_folder_is_a_deletion_and_its_files(
+        tmp_path: Path) -> None:
+    r = init(tmp_path / "fd")
+    write(r, "pkg", "a module\n")
+    commit(r, "one")
+    (r / "pkg").unlink()
+    write(r, "pkg/__init__.py", "a package\n")
+    c = cs.from_working_tree(str(r))
+    assert [(f.path, f.status) for f in c.files] == [("pkg", "D"), ("pkg/__init__.py", "A")]
+
+
 def test_unborn_branch(tmp_path: Path) -> None:
     r = init(tmp_path / "unborn")
     write(r, "a.txt", "a\n")

@@ -305,7 +305,8 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
             if sparse:  # outside a sparse checkout's cone: absent, not deleted
                 keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
                 continue
-        paths.append(name)
+        if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
+            paths.append(name)  # its files are listed as untracked
     skip = tuple(f"{d}/" for d in leave_out.dependency_folders(
         [decode(n) for n in seen], untracked)) if leave_out is not None else ()
     if skip:
