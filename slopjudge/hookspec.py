@@ -8,11 +8,9 @@ from slopjudge.model import record
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping
     from typing import Any, Protocol
 
-    from slopjudge.changes.authored import Policy
     from slopjudge.checks.options import RunOptions
     from slopjudge.model import Changeset, Check, CheckResult, Event, Rule, RunReport
     from slopjudge.procs import Registry
@@ -43,14 +41,6 @@ class CheckKind(Protocol):
     """Runs one check; never raises (a failure to decide is an ``error`` result)."""
 
     def __call__(self, ctx: CheckContext) -> CheckResult: ...
-
-
-class ChangesetSource(Protocol):
-    """The change a command's source flags name, without the files ``policy`` leaves out
-    (``changes/authored.py``); raises ChangesetError or OSError (one line)."""
-
-    def __call__(self, args: argparse.Namespace, workspace: str,
-                 policy: Policy | None) -> Changeset: ...
 
 
 class ReportFormat(Protocol):

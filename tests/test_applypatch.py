@@ -174,7 +174,7 @@ def test_multi_file_changeset_drops_unchanged_files(ws: Path) -> None:
         (str(ws / "absent.txt"), None, None)])
     assert [(f.path, f.status) for f in c.files] == [("n.txt", "A")]
     # The single-file form still answers as before.
-    assert changeset.from_proposed_edit(str(ws), "old.py", text).files == []
+    assert changeset.from_proposed_edits(str(ws), [("old.py", None, text)]).files == []
 
 
 def test_context_matches_through_typographic_punctuation(tmp_path: Path) -> None:

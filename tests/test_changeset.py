@@ -470,11 +470,43 @@ def test_snapshot_worktree_leaves_index_alone(tmp_path: Path) -> None:
     assert git(r, "cat-file", "-p", f"{tree}:a.txt") == b"edited\n"
     # A baseline taken now, then more edits: only the later edits show.
     write(r, "b.txt", "newer\n")
-    c = cs.from_trees(str(r), tree, cs.snapshot_worktree(str(r)))
+    c = cs.from_tree_to_worktree(str(r), tree)
     assert [(f.path, f.status, f.old_content, f.new_content) for f in c.files] == [
         ("b.txt", "M", "new\n", "newer\n")]
     c = cs.from_working_tree(str(r), tree)
     assert [f.path for f in c.files] == ["b.txt"]
+
+
+def test_snapshot_takes_a_nested_repositorys_files_whatever_became_a_folder(
+        tmp_path: Path) -> None:
+    r = init(tmp_path / "outer")
+    write(r, "a.txt", "a\n")
+    commit(r, "one")
+    nested = init(r / "nested")
+    write(nested, "t", "t\n")
+    write(nested, "link", "x")
+    commit(nested, "nested one")
+    (nested / "link").unlink()
+    (nested / "link").symlink_to("t")
+    (nested / "t").unlink()
+    write(nested, "t/f", "now a folder\n")  # a tracked file that became a folder
+    (nested / "sub").mkdir()  # and a submodule not checked out: an empty folder
+    git(nested, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub")
+    tree = cs.snapshot_worktree(str(r))
+    listing = git(r, "ls-tree", "-r", tree).decode().splitlines()
+    assert sorted(line.split("\t")[1] + " " + line.split()[0] for line in listing) == [
+        "a.txt 100644", "nested/link 120000", "nested/t/f 100644"]
+
+
+def test_a_tracked_file_that_became_a_folder_is_a_deletion_and_its_files(
+        tmp_path: Path) -> None:
+    r = init(tmp_path / "fd")
+    write(r, "pkg", "a module\n")
+    commit(r, "one")
+    (r / "pkg").unlink()
+    write(r, "pkg/__init__.py", "a package\n")
+    c = cs.from_working_tree(str(r))
+    assert [(f.path, f.status) for f in c.files] == [("pkg", "D"), ("pkg/__init__.py", "A")]
 
 
 def test_unborn_branch(tmp_path: Path) -> None:
@@ -600,7 +632,7 @@ def test_proposed_edit(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("one\ntwo\nthree\n")
-    c = cs.from_proposed_edit(str(ws), "a.txt", "one\n2\nthree")
+    c = cs.from_proposed_edits(str(ws), [("a.txt", None, "one\n2\nthree")])
     f = c.files[0]
     assert (f.path, f.status, f.old_content, f.new_content) == (
         "a.txt", "M", "one\ntwo\nthree\n", "one\n2\nthree")
@@ -619,7 +651,7 @@ def test_proposed_edit(tmp_path: Path) -> None:
     init(ws)
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
 
-    c = cs.from_proposed_edit(str(ws), str(ws / "sub dir" / "new.py"), "x\r\ny\r\n")
+    c = cs.from_proposed_edits(str(ws), [(str(ws / "sub dir" / "new.py"), None, "x\r\ny\r\n")])
     f = c.files[0]
     assert (f.path, f.status, f.old_content, f.new_content) == (
         "sub dir/new.py",
@@ -631,18 +663,18 @@ def test_proposed_edit(tmp_path: Path) -> None:
                              "--- /dev/null\n+++ b/sub dir/new.py\t\n@@ -0,0 +1,2 @@\n+x\r\n")
     subprocess.run(["git", "apply", "--check", "-"], cwd=ws, input=f.diff.encode(), check=True)
 
-    c = cs.from_proposed_edit(str(ws), "a.txt", None)
+    c = cs.from_proposed_edits(str(ws), [("a.txt", None, None)])
     f = c.files[0]
     assert (f.status, f.removed, f.new_content) == ("D", 3, None)
     assert "deleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n" in f.diff
 
     outside = tmp_path / "elsewhere.txt"
-    c = cs.from_proposed_edit(str(ws), str(outside), "z\n")
+    c = cs.from_proposed_edits(str(ws), [(str(outside), None, "z\n")])
     assert c.files[0].path == str(outside)
-    assert cs.from_proposed_edit(str(ws), "a.txt", "one\ntwo\nthree\n").files == []
+    assert cs.from_proposed_edits(str(ws), [("a.txt", None, "one\ntwo\nthree\n")]).files == []
 
     (ws / "q\"x.txt").write_text("a\n")
-    f = cs.from_proposed_edit(str(ws), 'q"x.txt', "b\n").files[0]
+    f = cs.from_proposed_edits(str(ws), [('q"x.txt', None, "b\n")]).files[0]
     assert f.diff.startswith('diff --git "a/q\\"x.txt" "b/q\\"x.txt"\n')
     assert cs.from_diff(f.diff.encode()).files[0].path == 'q"x.txt'
 
@@ -662,7 +694,7 @@ def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> N
     if not (ws / ".git").exists():
         init(ws)
     (ws / "f.txt").write_bytes(old.encode())
-    c = cs.from_proposed_edit(str(ws), "f.txt", new)
+    c = cs.from_proposed_edits(str(ws), [("f.txt", None, new)])
     if old == new:
         assert c.files == []
         return
@@ -676,7 +708,7 @@ def test_proposed_edit_applies_with_git(tmp_path: Path, old: str, new: str) -> N
 
 def test_proposed_edit_on_binary(tmp_path: Path) -> None:
     (tmp_path / "b.bin").write_bytes(b"\x00\x01")
-    f = cs.from_proposed_edit(str(tmp_path), "b.bin", "text\n").files[0]
+    f = cs.from_proposed_edits(str(tmp_path), [("b.bin", None, "text\n")]).files[0]
     assert f.binary and f.old_content is None and "Binary files" in f.diff
 
 
@@ -751,8 +783,6 @@ def test_range_diffs_from_the_merge_base(tmp_path: Path) -> None:
     assert [(f.path, f.status) for f in c.files] == [("feature.txt", "A")]
     assert [x.subject for x in c.commits] == ["feature work"]
     assert c.base == first and c.head == feature
-    c = cs.from_trees(str(r), "", feature)
-    assert sorted(f.path for f in c.files) == ["a.txt", "feature.txt"]
 
 
 def test_range_from_the_empty_tree_is_the_whole_history(tmp_path: Path) -> None:

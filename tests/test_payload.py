@@ -190,10 +190,10 @@ def test_a_file_made_without_a_parse_gets_its_hunks_from_its_diff() -> None:
 
 
 def test_a_proposed_edit_carries_the_hunks_of_its_synthesized_diff(tmp_path: Path) -> None:
-    from slopjudge.changes.changeset import from_proposed_edit
+    from slopjudge.changes.changeset import from_proposed_edits
 
     (tmp_path / "a.py").write_text("one\ntwo\nthree\n")
-    cs = from_proposed_edit(str(tmp_path), "a.py", "one\n2\nthree\nfour")
+    cs = from_proposed_edits(str(tmp_path), [("a.py", None, "one\n2\nthree\nfour")])
     [h] = file_payload(cs.files[0])["hunks"]
     assert h["added"] == [[2, "2"], [4, "four"]] and h["removed"] == [[2, "two"]]
     assert h["context"] == [[1, "one"], [3, "three"]]

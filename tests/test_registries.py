@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from slopjudge.changes.sources import SOURCES, changeset_from_args
 from slopjudge.checks import CHECK_KINDS, engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.cli import build_parser
@@ -31,18 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = '''\
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from typing import Any
 
 from slopjudge.checks import CHECK_KINDS
 from slopjudge.hookspec import CheckContext, JudgeAttempt
-from slopjudge.model import Changeset, CheckResult, RunReport
+from slopjudge.model import CheckResult, RunReport
 from slopjudge.report import FORMATS
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.harnesses.claude import ClaudeCode
 from slopjudge.hookspec import Harness
-from slopjudge.changes.sources import SOURCES
 
 
 def kind_ok(ctx: CheckContext) -> CheckResult:
@@ -63,14 +60,6 @@ def format_ok(report: RunReport, *, color: bool = False) -> str:
 
 def format_without_color(report: RunReport) -> str:
     return ""
-
-
-def source_ok(args: argparse.Namespace, workspace: str, policy: Any) -> Changeset:
-    return Changeset()
-
-
-def source_workspace_only(workspace: str) -> Changeset:
-    return Changeset()
 
 
 class NoCheckTools:
@@ -140,8 +129,6 @@ CHECK_KINDS["judge"] = kind_wrong_result  # rejected
 CHECK_KINDS["lint"] = kind_ok  # rejected: a kind model.CheckKindName does not declare
 FORMATS["ok"] = format_ok
 FORMATS["drifted"] = format_without_color  # rejected
-SOURCES["ok"] = source_ok
-SOURCES["old"] = source_workspace_only  # rejected
 HARNESSES["ok"] = AgentOk()
 HARNESSES["old"] = AgentOldJudge()  # rejected
 HARNESSES["half"] = AgentNoStopBlock()  # rejected
@@ -163,7 +150,7 @@ def test_mypy_holds_every_registry_entry_to_its_protocol(tmp_path: Path) -> None
     flagged = {int(m.group(1)) for m in re.finditer(rf"^{re.escape(str(probe))}:(\d+): error:",
                                                     proc.stdout, re.M)}
     marked = {n for n, line in enumerate(ENTRIES.splitlines(), 1) if "# rejected" in line}
-    assert len(marked) == 7
+    assert len(marked) == 6
     assert flagged == marked, proc.stdout + proc.stderr
     # Nothing but the marked entries: the package itself and the good entries type-check.
     assert f"Found {len(marked)} errors in 1 file" in proc.stdout, proc.stdout
@@ -193,32 +180,6 @@ def test_run_write_takes_exactly_the_registered_formats() -> None:
         (name, f"out.{name}") for name in FORMATS]
     with pytest.raises(ValueError, match="FORMAT one of " + ", ".join(FORMATS)):
         parse_writes(["xml=out.xml"])
-
-
-def test_source_flags_are_the_source_registry(monkeypatch: pytest.MonkeyPatch,
-                                              tmp_path: Path) -> None:
-    parser = build_parser("run")
-    args = parser.parse_args(["run"])
-    assert all(hasattr(args, name) for name in SOURCES)
-    seen: list[str] = []
-
-    def fake(name: str) -> Any:
-        def source(args: argparse.Namespace, workspace: str, policy: Any) -> Changeset:
-            seen.append(name)
-            return Changeset(base=name)
-        return source
-
-    for name in SOURCES:
-        monkeypatch.setitem(SOURCES, name, fake(name))
-    flags = {"diff": ["--diff", "x.diff"], "base": ["--base", "HEAD~1"],
-             "staged": ["--staged"], "working_tree": ["--working-tree"]}
-    assert set(flags) == set(SOURCES)
-    for name, argv in flags.items():
-        got = changeset_from_args(parser.parse_args(["run", *argv]), str(tmp_path))
-        assert got.base == name
-    # No flag: the default source.
-    assert changeset_from_args(parser.parse_args(["run"]), str(tmp_path)).base == "working_tree"
-    assert seen == [*flags, "working_tree"]
 
 
 def _one_file() -> Changeset:

@@ -119,7 +119,7 @@ def test_each_file_unit_sees_its_file_as_sloprail_does(tmp_path: Path) -> None:
 
 def test_a_pre_tool_event_about_one_file_carries_its_fields(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
-    edit = cs.from_proposed_edit(str(ws), "a.py", "# sr:todo a.b\nx = 2\n")
+    edit = cs.from_proposed_edits(str(ws), [("a.py", None, "# sr:todo a.b\nx = 2\n")])
     files, others = cs.split(edit, [], [])
     from slopjudge.payload import build_payload
 

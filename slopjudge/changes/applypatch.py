@@ -8,6 +8,7 @@ it (its ``seek_sequence``); nothing is written. A patch that cannot apply raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Literal
 
 from slopjudge.changes.edits import EditError, absolute
@@ -73,14 +74,10 @@ def parse(text: str) -> list[PatchOp]:
             i += 1
             continue
         if head.startswith(_ADD):
-            op = PatchOp("add", _path(head[len(_ADD):], n))
-            i += 1
-            out: list[str] = []
-            while i < len(lines) and lines[i].startswith("+"):
-                out.append(lines[i][1:] + "\n")
-                i += 1
-            op.content = "".join(out)
-            ops.append(op)
+            added = list(takewhile(lambda ln: ln.startswith("+"), lines[i + 1:]))
+            ops.append(PatchOp("add", _path(head[len(_ADD):], n),
+                               content="".join(ln[1:] + "\n" for ln in added)))
+            i += 1 + len(added)
         elif head.startswith(_DELETE):
             ops.append(PatchOp("delete", _path(head[len(_DELETE):], n)))
             i += 1
@@ -128,16 +125,13 @@ def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
                 hunk = Hunk(context=None)
                 op.hunks.append(hunk)
             tag, rest = line[:1], line[1:]
-            if tag == "" or tag == " ":
-                hunk.old.append(rest)
-                hunk.new.append(rest)
-            elif tag == "-":
-                hunk.old.append(rest)
-            elif tag == "+":
-                hunk.new.append(rest)
-            else:
+            if tag not in ("", " ", "-", "+"):
                 raise PatchError(f"line {i + 2}: a hunk line must start with ' ', '-' or '+', "
                                  f"found {line[:60]!r}")
+            if tag != "+":  # context and removed lines
+                hunk.old.append(rest)
+            if tag != "-":  # context and added lines
+                hunk.new.append(rest)
         i += 1
     return i
 

@@ -7,6 +7,7 @@ same change).
 from __future__ import annotations
 
 import os
+import re
 
 from slopjudge import pathglob
 from slopjudge.model import FileChange, LeftOut
@@ -90,27 +91,20 @@ class Policy:
         if not self.enabled:
             return []
         roots = sorted({r for path in untracked if (r := _dependency_root(path))})
-        if not roots:
-            return []
-        # Nested candidates (a venv's site-packages) belong to the outermost one.
-        outer = [r for i, r in enumerate(roots)
-                 if not any(r.startswith(o + "/") for o in roots[:i])]
-        prefixes = tuple(o + "/" for o in outer)
-        busy = {o for t in tracked if t.startswith(prefixes) for o in outer
-                if t.startswith(o + "/")}
-        members: dict[str, list[str]] = {o: [] for o in outer if o not in busy}
-        for path in untracked:
-            if path.startswith(prefixes):
-                owner = next(o for o in outer if path.startswith(o + "/"))
-                if owner in members:
-                    members[owner].append(path)
         chosen = []
-        for folder, files in sorted(members.items()):
+        for i, folder in enumerate(roots):
+            inside = folder + "/"
+            # Nested candidates (a venv's site-packages) belong to the outermost one; a
+            # folder holding a tracked file is the project's.
+            if any(folder.startswith(o + "/") for o in roots[:i]) \
+                    or any(t.startswith(inside) for t in tracked):
+                continue
+            files = [p for p in untracked if p.startswith(inside)]
             if self.protected(folder) or any(self.protected(f) or self.keeps(f) for f in files) \
                     or self.keeps(folder):
                 continue
             chosen.append(folder)
-            self.record(folder + "/", len(files), DEPENDENCIES)
+            self.record(inside, len(files), DEPENDENCIES)
         return chosen
 
 
@@ -162,11 +156,8 @@ def minified(path: str, text: str | None) -> bool:
 def attribute_files(paths: Iterable[str]) -> list[str]:
     """The ``.gitattributes`` files that can apply to ``paths``: the top one and one in
     each folder holding a changed file, top first."""
-    folders = {""}
-    for path in paths:
-        parts = path.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            folders.add("/".join(parts[:i]))
+    folders = {""} | {"/".join(parts[:i]) for parts in (p.split("/")[:-1] for p in paths)
+                      for i in range(1, len(parts) + 1)}
     return [f"{d}/.gitattributes" if d else ".gitattributes"
             for d in sorted(folders, key=lambda d: (d.count("/") + bool(d), d))]
 
@@ -174,13 +165,9 @@ def attribute_files(paths: Iterable[str]) -> list[str]:
 def marks(paths: Iterable[str], files: dict[str, str]) -> dict[str, str]:
     """``path -> reason`` for each path the attribute ``files`` (``name -> text``, top
     first) mark generated, vendored or ``-diff``; later lines and deeper files win."""
-    rules: list[tuple[str, str, dict[str, bool]]] = []
-    for name, text in files.items():
-        folder = name[: -len(".gitattributes")].rstrip("/")
-        for line in text.splitlines():
-            parsed = _attribute_line(line)
-            if parsed:
-                rules.append((folder, parsed[0], parsed[1]))
+    rules = [(name[: -len(".gitattributes")].rstrip("/"), *parsed)
+             for name, text in files.items() for line in text.splitlines()
+             if (parsed := _attribute_line(line))]
     if not rules:
         return {}
     out: dict[str, str] = {}
@@ -190,15 +177,12 @@ def marks(paths: Iterable[str], files: dict[str, str]) -> dict[str, str]:
             if folder and not path.startswith(folder + "/"):
                 continue
             rel = path[len(folder) + 1:] if folder else path
-            if _attr_match(pattern, rel):
+            # gitignore's syntax, but a pattern naming a folder does not reach its files.
+            if not pattern.endswith("/") and pathglob.match(pattern, rel, below=False):
                 state.update(attrs)
-        for attr in ATTRIBUTES:
-            if state.get(attr):
-                out[path] = f"{attr} in .gitattributes"
-                break
-        else:
-            if state.get("diff") is False:
-                out[path] = "-diff in .gitattributes"
+        why = next((f"{a} in .gitattributes" for a in ATTRIBUTES if state.get(a)), None)
+        if why is not None or state.get("diff") is False:
+            out[path] = why or "-diff in .gitattributes"
     return out
 
 
@@ -219,14 +203,6 @@ def _attribute_line(line: str) -> tuple[str, dict[str, bool]] | None:
             attrs[name] = value.lower() not in ("false", "0", "no") if value else True
     wanted = {k: v for k, v in attrs.items() if k in (*ATTRIBUTES, "diff")}
     return (words[0], wanted) if wanted else None
-
-
-def _attr_match(pattern: str, rel: str) -> bool:
-    """A ``.gitattributes`` pattern against a path relative to its folder: gitignore's
-    syntax, except that a pattern naming a folder does not reach the files in it."""
-    if pattern.endswith("/"):
-        return False
-    return pathglob.match(pattern, rel, below=False)
 
 
 def keep_judged(files: list[FileChange], policy: Policy | None,
@@ -267,15 +243,10 @@ def committed_ignores(files: dict[str, bytes], extra: Iterable[str] = ()) -> byt
     ``.gitignore`` files ``files`` (path -> content) say where they are, then ``extra``:
     a ``.gitignore`` the agent writes then hides nothing. Deeper files come later, so
     their patterns win, as in git."""
-    out: list[bytes] = []
-    for path in sorted(files, key=lambda p: (p.count("/"), p)):
-        folder = path[: -len(".gitignore")].rstrip("/")
-        for line in files[path].split(b"\n"):
-            moved = _ignore_line(folder, line)
-            if moved is not None:
-                out.append(moved)
-    out += [p.encode() for p in extra]
-    return b"".join(line + b"\n" for line in out)
+    out = [moved for path in sorted(files, key=lambda p: (p.count("/"), p))
+           for line in files[path].split(b"\n")
+           if (moved := _ignore_line(path[: -len(".gitignore")].rstrip("/"), line)) is not None]
+    return b"".join(line + b"\n" for line in [*out, *(p.encode() for p in extra)])
 
 
 def _ignore_line(folder: str, line: bytes) -> bytes | None:
@@ -300,21 +271,10 @@ def _ignore_line(folder: str, line: bytes) -> bytes | None:
 
 
 def _trim(line: bytes) -> bytes:
-    """``line`` without its trailing spaces, unless escaped (git's trim_trailing_spaces)."""
-    end, i = len(line), 0
-    last_space: int | None = None
-    while i < end:
-        c = line[i : i + 1]
-        if c == b" ":
-            last_space = i if last_space is None else last_space
-        else:
-            last_space = None
-            if c == b"\\":
-                i += 1
-                if i >= end:
-                    return line
-        i += 1
-    return line if last_space is None else line[:last_space]
+    """``line`` without its trailing spaces, unless escaped (git's trim_trailing_spaces:
+    a backslash escapes the next byte; a line ending in a lone one is kept whole)."""
+    m = re.fullmatch(rb"((?:[^\\]|\\.)*?) *", line, re.S)
+    return line if m is None else m.group(1)
 
 
 def _glob_escape(text: bytes) -> bytes:

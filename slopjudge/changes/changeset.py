@@ -14,7 +14,7 @@ import os
 from slopjudge.changes import authored, diffparse, gitio
 from slopjudge.changes.diffparse import decode, file_changes
 from slopjudge.changes.gitio import ignored_paths, snapshot_worktree
-from slopjudge.changes.proposed import from_proposed_edit, from_proposed_edits, text_diff
+from slopjudge.changes.proposed import from_proposed_edits, text_diff
 from slopjudge.changes.rulefilter import split, unified_diff
 from slopjudge.errors import ChangesetError
 from slopjudge.model import Changeset, FileChange
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChangesetError", "from_diff", "read_diff", "from_git_range", "from_staged",
-    "from_working_tree", "snapshot_worktree", "from_trees", "from_tree_to_worktree",
-    "from_proposed_edit", "from_proposed_edits", "ignored_paths", "split", "unified_diff",
+    "from_working_tree", "snapshot_worktree", "from_tree_to_worktree",
+    "from_proposed_edits", "ignored_paths", "split", "unified_diff",
 ]
 
 
@@ -136,10 +136,11 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
     return files
 
 
-def _changeset_from_git_diff(workspace: str, diff_args: list[str],
-                             policy: Policy | None = None) -> list[FileChange]:
+def _change(workspace: str, diff_args: list[str], policy: Policy | None,
+            **fields: Any) -> Changeset:
     """The change ``diff_args`` name; without the files ``policy`` leaves out (their
-    contents never read), with ``.gitattributes`` read from the diff's base side."""
+    contents never read; each recorded), with ``.gitattributes`` read from the diff's base
+    side."""
     recs, patch = _raw_records(gitio.diff(workspace, diff_args))
     marks: dict[str, str] = {}
     judged = recs
@@ -154,7 +155,10 @@ def _changeset_from_git_diff(workspace: str, diff_args: list[str],
     for i, r in enumerate(recs):
         if files[i].binary:
             files[i] = _unless_text(files[i], r, blobs)
-    return authored.keep_judged(files, policy, marks)
+    return Changeset(files=authored.keep_judged(files, policy, marks),
+                     left_out=list(policy.left_out) if policy is not None else [], **fields)
+
+
 def _base_marks(workspace: str, base: str, paths: list[str]) -> dict[str, str]:
     """What the base's ``.gitattributes`` files say of ``paths``: only those the work
     tree still has are asked for (one removed can only judge more)."""
@@ -197,24 +201,6 @@ def _unless_text(fc: FileChange, r: _Raw, blobs: dict[str, bytes]) -> FileChange
                       hunks=hunks)
 
 
-def _change(workspace: str, diff_args: list[str], policy: Policy | None,
-            **fields: Any) -> Changeset:
-    """The Changeset of ``diff_args``'s change, with what ``policy`` left out."""
-    files = _changeset_from_git_diff(workspace, diff_args, policy)
-    left_out = list(policy.left_out) if policy is not None else []
-    return Changeset(files=files, left_out=left_out, **fields)
-
-
-def from_trees(workspace: str, base_tree: str, head_tree: str, *,
-               head_is_tree: bool = False, policy: Policy | None = None) -> Changeset:
-    """The change between two tree-ish objects; ``head_is_tree``: ``head_tree`` is a
-    tree id git just wrote (a snapshot), not asked of git again."""
-    gitio.toplevel(workspace)
-    base = gitio.resolve(workspace, base_tree, "tree") if base_tree else gitio.empty_tree(workspace)
-    head = head_tree if head_is_tree else gitio.resolve(workspace, head_tree, "tree")
-    return _change(workspace, [base, head], policy, base=base_tree, head=head_tree)
-
-
 def from_tree_to_worktree(workspace: str, base_tree: str,
                           policy: Policy | None = None) -> Changeset:
     """The change from ``base_tree`` (a session's baseline) to a snapshot of the work
@@ -222,8 +208,8 @@ def from_tree_to_worktree(workspace: str, base_tree: str,
     known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
         if gitio.plain_rev(base_tree) else None
     snap = gitio.snapshot_worktree(workspace, policy, submodules=True)
-    if known is None or len(known) != 1:  # asked again one by one, for git's own complaint
-        return from_trees(workspace, base_tree, snap, head_is_tree=True, policy=policy)
+    if known is None or len(known) != 1:  # asked again alone, for git's own complaint
+        known = [gitio.resolve(workspace, base_tree, "tree")]
     return _change(workspace, [known[0], snap], policy, base=base_tree, head=snap)
 
 

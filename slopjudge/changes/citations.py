@@ -56,11 +56,8 @@ def _norm(text: str) -> str:
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
-    out = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "text":
-            out.append(str(block.get("text") or ""))
-    return out
+    return [str(block.get("text") or "") for block in content if isinstance(block, dict)
+            and block.get("type") == "text"] if isinstance(content, list) else []
 
 
 class _Record:
@@ -73,23 +70,19 @@ class _Record:
         self.entries: list[tuple[str, int, str, str]] = []  # (pool, line, text, call)
         self.cites: list[tuple[list[str], str, int]] = []  # (argv, tool_use id, line)
         self.failed: set[str] = set()  # tool_use ids whose result is an error
-        calls: dict[str, str] = {}
-        cite_ids: set[str] = set()
+        self.calls: dict[str, str] = {}  # tool_use id -> the call, as a citation shows it
+        self.cite_ids: set[str] = set()  # a call's result comes after it in the transcript
         with open(path, encoding="utf-8", errors="replace") as fh:
-            rows = [(n, line) for n, line in enumerate(fh, 1) if line.strip()]
-        for n, line in rows:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                self._entry(entry, n, calls, cite_ids)
-        self.entries = [(pool, n, text, calls.get(call, "")) for pool, n, text, call
-                        in self.entries if not (pool == "tool_result" and call in cite_ids)]
+            for n, line in enumerate(fh, 1):
+                try:
+                    entry = json.loads(line) if line.strip() else None
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    self._entry(entry, n)
         self.normed = [_norm(text) for _, _, text, _ in self.entries]  # once, not per quote
 
-    def _entry(self, entry: dict[str, Any], n: int, calls: dict[str, str],
-               cite_ids: set[str]) -> None:
+    def _entry(self, entry: dict[str, Any], n: int) -> None:
         import json
 
         from slopjudge.changes.shell import argv_list
@@ -104,13 +97,13 @@ class _Record:
                 data: dict[str, Any] = given if isinstance(given, dict) else {}
                 command = data.get("command")
                 tid = str(block.get("id") or "")
-                calls[tid] = (f"Bash: {command}" if isinstance(command, str)
-                              else f"{block.get('name')}: {json.dumps(data)[:2048]}")
+                self.calls[tid] = (f"Bash: {command}" if isinstance(command, str)
+                                   else f"{block.get('name')}: {json.dumps(data)[:2048]}")
                 if isinstance(command, str) and "slopjudge" in command:
                     for argv in argv_list(command):
                         if parse_cite_quiet(argv) is not None:
                             self.cites.append((argv, tid, n))
-                            cite_ids.add(tid)
+                            self.cite_ids.add(tid)
         elif entry.get("type") == "user" and not any(entry.get(k) for k in _NOT_SAID):
             results = [b for b in content if isinstance(b, dict)
                        and b.get("type") == "tool_result"] if isinstance(content, list) else []
@@ -118,8 +111,9 @@ class _Record:
                 tid = str(block.get("tool_use_id") or "")
                 if block.get("is_error"):
                     self.failed.add(tid)
-                text = "\n".join(_texts(block.get("content")))
-                self.entries.append(("tool_result", n, text, tid))
+                if tid not in self.cite_ids:  # a cite command's own output never counts
+                    text = "\n".join(_texts(block.get("content")))
+                    self.entries.append(("tool_result", n, text, self.calls.get(tid, "")))
             if not results:
                 text = "\n".join(_texts(content))
                 if text.strip():
@@ -205,10 +199,8 @@ def for_command(command: str, transcript: str | None, workspace: str) -> list[di
     from slopjudge.changes.shell import split
 
     record = _Record(transcript)
-    out: list[dict[str, Any]] = []
-    for simple in split(command, workspace):
-        out += _cites(record, simple.argv, None, simple.cwd, workspace)
-    return out
+    return [c for simple in split(command, workspace)
+            for c in _cites(record, simple.argv, None, simple.cwd, workspace)]
 
 
 def resolved(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -54,12 +54,8 @@ def _header_path(raw: bytes) -> bytes | None:
         path, end = _unquote_c(raw)
         if end > 0:
             return path
-    path = raw.split(b"\t", 1)[0]
-    if b"\t" not in raw:
-        path = path.rstrip(b"\r")
-    if path == b"/dev/null":
-        return None
-    return path
+    path = raw.split(b"\t", 1)[0] if b"\t" in raw else raw.rstrip(b"\r")
+    return None if path == b"/dev/null" else path
 
 
 def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
@@ -328,31 +324,13 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     if not _provable(part):
         return None, None
     h = part.hunks[0]
-    old: list[str] = []
-    new: list[str] = []
-    last: list[str] | None = None
-    both = False
-    for ln in _read_hunk(lines, h):
-        kind = ln.line_type
-        if kind == "\\":
-            # The previous line had no newline on the side(s) it belongs to.
-            if last is not None and last and last[-1].endswith("\n"):
-                last[-1] = last[-1][:-1]
-            if both and new and new[-1].endswith("\n"):
-                new[-1] = new[-1][:-1]
-            continue
-        both = False
-        if kind == "-":
-            old.append(ln.value)
-            last = old
-        elif kind == "+":
-            new.append(ln.value)
-            last = new
-        else:
-            old.append(ln.value)
-            new.append(ln.value)
-            last, both = old, True
-    return (None if old_none else "".join(old)), (None if new_none else "".join(new))
+    read = _read_hunk(lines, h)
+    old = "".join(ln.value for ln in read if ln.line_type in (" ", "-"))
+    new = "".join(ln.value for ln in read if ln.line_type in (" ", "+"))
+    # "\ No newline at end of file" after a side's last line: it has none.
+    old = old.removesuffix("\n") if h.old_marked else old
+    new = new.removesuffix("\n") if h.new_marked else new
+    return (None if old_none else old), (None if new_none else new)
 
 
 def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
@@ -430,7 +408,7 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for h in part.hunks:
         sides: dict[str, list[list[Any]]] = {"+": [], "-": [], " ": []}
-        for ln in _read_hunk(lines, h):
+        for ln in h.read:
             if ln.line_type in sides:
                 number = ln.source_line_no if ln.line_type == "-" else ln.target_line_no
                 sides[ln.line_type].append([number, ln.value[:-1]])

@@ -491,17 +491,10 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
             files[-1][2] = full(m.group(1))
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
-    items: list[tuple[str, str | None, str | None]] = []
-    for kind, path, moved_to, added in files:
-        if kind == "Delete":
-            items.append((path, None, None))
-        elif kind == "Add":
-            items.append((path, None, "".join(a + "\n" for a in added)))
-        elif moved_to is not None:
-            items.append((moved_to, path, _with_added(path, added)))
-        else:
-            items.append((path, None, _with_added(path, added)))
-    return items
+    return [(path, None, None) if kind == "Delete"
+            else (path, None, "".join(a + "\n" for a in added)) if kind == "Add"
+            else (moved_to or path, moved_to and path, _with_added(path, added))
+            for kind, path, moved_to, added in files]
 
 
 def unapplied_changeset(

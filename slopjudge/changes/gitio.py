@@ -60,24 +60,17 @@ def _program(env: dict[str, str] | None) -> str:
         return "git"
     found = _PROGRAMS.get(path)
     if found is None:
-        found = "git"
-        for folder in path.split(os.pathsep):
-            if not os.path.isabs(folder):
-                continue
-            candidate = os.path.join(folder, "git")
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                found = candidate
-                break
-        _PROGRAMS[path] = found
+        candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
+                      if os.path.isabs(folder))
+        found = _PROGRAMS[path] = next(
+            (c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)), "git")
     return found
 
 
 def _first_line(err: bytes) -> str:
-    for ln in decode(err).splitlines():
-        ln = ln.strip()
-        if ln and not ln.startswith(("hint:", "warning:")):
-            return ln.removeprefix("fatal: ").removeprefix("error: ")
-    return ""
+    lines = (ln.strip() for ln in decode(err).splitlines())
+    first = next((ln for ln in lines if ln and not ln.startswith(("hint:", "warning:"))), "")
+    return first.removeprefix("fatal: ").removeprefix("error: ")
 
 
 _TOPLEVELS: dict[str, str] = {}
@@ -203,14 +196,9 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
         "-c", "log.showSignature=false", "log", "-z", "--reverse", "--no-color",
         "--format=%H%n%s%n%b", rev_range, "--",
     ])
-    commits: list[Commit] = []
-    for rec in log.split(b"\0"):
-        if not rec.strip():
-            continue
-        sha, _, rest = decode(rec).partition("\n")
-        subject, _, body = rest.partition("\n")
-        commits.append(Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n")))
-    return commits
+    recs = [(decode(rec) + "\n\n").split("\n", 2) for rec in log.split(b"\0") if rec.strip()]
+    return [Commit(sha=sha.strip(), subject=subject, body=body.rstrip("\n"))
+            for sha, subject, body in recs]
 
 
 def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
@@ -230,34 +218,18 @@ def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
         # One listing of the real index (entries, flags) and of untracked files.
         listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z",
                             _ignores(top, leave_out, tmp)])
-        keep, paths, nested = _split_listing(top, listing, submodules)
-        skipped = [f"{d.rstrip('/')}/" for d in _dependency_folders(listing, leave_out)] \
-            if leave_out else []
-        if skipped:
-            paths = [p for p in paths if not decode(p).startswith(tuple(skipped))]
-            nested = [n for n in nested if not f"{n}/".startswith(tuple(skipped))]
+        keep, paths, nested = _split_listing(top, listing, submodules, leave_out)
+        # A nested repository's files are added one by one, as plain files of this one.
+        paths += [p.encode() for folder in nested for p in _nested_listing(top, folder)]
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
         if keep:  # entries whose file is not there to hash: sparse, unchecked-out submodules
             git(top, ["update-index", "-z", "--index-info"], env=env, input=b"".join(keep))
         if paths:
             git(top, [*no_filters(top), "-c", "core.safecrlf=false", "update-index", "--add",
                       "--remove", "-z", "--stdin"], env=env, input=b"\0".join(paths) + b"\0")
-        _add_nested_files(top, env, nested)
         return decode(git(top, ["write-tree"], env=env)).strip()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _dependency_folders(listing: bytes, leave_out: Policy) -> list[str]:
-    """The untracked dependency folders ``leave_out`` leaves out of the snapshot."""
-    tracked: list[str] = []
-    untracked: list[str] = []
-    for entry in listing.split(b"\0"):
-        if entry.startswith(b"? "):
-            untracked.append(decode(entry[2:]))
-        elif b"\t" in entry:
-            tracked.append(decode(entry.partition(b"\t")[2]))
-    return leave_out.dependency_folders(tracked, untracked)
 
 
 # Only the project's own .gitignore files say what is not the project's.
@@ -290,23 +262,26 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     return f"--exclude-from={path}"
 
 
-def _split_listing(top: str, listing: bytes, submodules: bool
+def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy | None
                    ) -> tuple[list[bytes], list[bytes], list[str]]:
     """From ``ls-files -c -o -v -s`` output: index entries to keep as they are, paths to
     hash from disk, and folders holding a repository of their own, whose files are added
     one by one: git would record such a folder as a commit pointer (or fail without a
-    commit), and an agent could put its change there unseen."""
+    commit), and an agent could put its change there unseen. Less the untracked
+    dependency folders ``leave_out`` leaves out."""
     sparse: bool | None = None  # asked of git at the first skip-worktree entry
     keep: list[bytes] = []
     paths: list[bytes] = []
     nested: list[str] = []
+    untracked: list[str] = []
     seen: set[bytes] = set()
     for entry in listing.split(b"\0"):
         if not entry:
             continue
         if entry.startswith(b"? "):
+            untracked.append(decode(entry[2:]))
             if entry.endswith(b"/"):
-                nested.append(decode(entry[2:]).rstrip("/"))
+                nested.append(untracked[-1].rstrip("/"))
             else:
                 paths.append(entry[2:])
             continue
@@ -330,7 +305,13 @@ def _split_listing(top: str, listing: bytes, submodules: bool
             if sparse:  # outside a sparse checkout's cone: absent, not deleted
                 keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
                 continue
-        paths.append(name)
+        if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
+            paths.append(name)  # its files are listed as untracked
+    skip = tuple(f"{d}/" for d in leave_out.dependency_folders(
+        [decode(n) for n in seen], untracked)) if leave_out is not None else ()
+    if skip:
+        paths = [p for p in paths if not decode(p).startswith(skip)]
+        nested = [n for n in nested if not f"{n}/".startswith(skip)]
     return keep, paths, nested
 
 
@@ -361,36 +342,6 @@ def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
     return sorted(decode(n) for n in out.split(b"\0") if n)
 
 
-def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
-    """Add the files of each nested repository (or submodule) as plain files of this one."""
-    entries: list[bytes] = []
-    files: list[tuple[str, str]] = []
-    for folder in nested:
-        for path in _nested_listing(top, folder):
-            full = os.path.join(top, path)
-            if os.path.islink(full):
-                sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env,
-                                 input=os.fsencode(os.readlink(full)))).strip()
-                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
-            elif os.path.isfile(full):
-                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
-            # else listed but gone (a deleted tracked file of the nested repo)
-    for mode, path in [f for f in files if "\n" in f[1]]:  # --stdin-paths reads lines
-        with open(os.path.join(top, path), "rb") as fh:
-            sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
-                             input=fh.read())).strip()
-        entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
-    files = [f for f in files if "\n" not in f[1]]
-    if files:
-        out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
-                  input="".join(p + "\n" for _, p in files).encode())
-        for (mode, path), sha in zip(files, decode(out).split(), strict=True):
-            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
-    if entries:
-        git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
-             input=b"".join(entries))
-
-
 def _nested_listing(top: str, folder: str) -> list[str]:
     """The files of the repository at ``folder``, nested ones included, its own
     ``.gitignore`` files respected."""
@@ -402,10 +353,11 @@ def _nested_listing(top: str, folder: str) -> list[str]:
     listing = git(where, ["ls-files", "-co", _OWN_IGNORES, "-z"], env=env)
     out: list[str] = []
     for name in (decode(n) for n in listing.split(b"\0") if n):
-        if name.endswith("/") or os.path.lexists(os.path.join(where, name, ".git")):
+        full = os.path.join(where, name)
+        if name.endswith("/") or os.path.lexists(os.path.join(full, ".git")):
             out.extend(_nested_listing(top, f"{folder}/{name.rstrip('/')}"))
-        else:
-            out.append(f"{folder}/{name}")
+        elif os.path.islink(full) or not os.path.isdir(full):  # else: an unchecked-out
+            out.append(f"{folder}/{name}")  # submodule, or a file that became a folder
     return out
 
 
@@ -515,13 +467,10 @@ class Background:
         try:
             return self._done.wait(timeout)
         except BaseException:
-            self.kill()
+            import signal
+
+            self._registry.signal_all(signal.SIGKILL)
             raise
-
-    def kill(self) -> None:
-        import signal
-
-        self._registry.signal_all(signal.SIGKILL)
 
     def result(self) -> Any:
         self.wait()

@@ -96,12 +96,6 @@ def _range(start: int, stop: int) -> str:
     return f"{start + 1 if stop > start else start},{stop - start}"
 
 
-def from_proposed_edit(workspace: str, path: str, new_content: str | None) -> Changeset:
-    """The change a file tool is about to make (None: the file is deleted); see
-    :func:`from_proposed_edits`."""
-    return from_proposed_edits(workspace, [(path, None, new_content)])
-
-
 def from_proposed_edits(
     workspace: str, items: list[tuple[str, str | None, str | None]]
 ) -> Changeset:

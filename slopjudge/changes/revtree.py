@@ -64,9 +64,7 @@ def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> lis
 
 def _plain(path: str) -> bool:
     """A relative path of ordinary names (git never stores others; a damaged tree might)."""
-    parts = path.split("/")
-    return not path.startswith("/") and "\0" not in path and all(
-        p not in ("", ".", "..") for p in parts)
+    return "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
 
 
 def _write(root: str, path: str, data: bytes, mode: int) -> None:

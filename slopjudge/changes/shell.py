@@ -270,14 +270,10 @@ def argv_list(command: str) -> list[list[str]]:
 
 def resolve(path: str, cwd: str, home: str) -> str:
     """``path`` as the shell would name it from ``cwd``: ``~``, ``$HOME``, ``$PWD`` expanded."""
-    p = path
-    if p == "~" or p.startswith("~/"):
-        p = home + p[1:]
-    p = _expand_leading(p, "HOME", home)
-    p = _expand_leading(p, "PWD", cwd)
-    if not os.path.isabs(p):
-        p = os.path.join(cwd, p)
-    return os.path.normpath(p)
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    path = _expand_leading(_expand_leading(path, "HOME", home), "PWD", cwd)
+    return os.path.normpath(os.path.join(cwd, path))  # an absolute path stays as it is
 
 
 def _expand_leading(path: str, name: str, value: str) -> str:

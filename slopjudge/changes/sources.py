@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     import argparse
 
     from slopjudge.changes.authored import Policy
-    from slopjudge.hookspec import ChangesetSource
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,12 +42,13 @@ def changeset_from_args(args: argparse.Namespace, workspace: str,
             raise cs.ChangesetError(f"--{flag} was given an empty value")
     if args.head and not args.base:
         raise cs.ChangesetError("--head goes with --base")
-    chosen = next((name for name in SOURCES if getattr(args, name, None)), DEFAULT_SOURCE)
-    return SOURCES[chosen](args, workspace, policy)
-
-
-def _from_diff(args: argparse.Namespace, workspace: str, policy: Policy | None) -> Changeset:
-    """``--diff FILE`` (``-``: stdin), its ``.gitattributes`` read from disk."""
+    if args.base:
+        return cs.from_git_range(workspace, args.base, args.head or "HEAD", policy)
+    if args.staged:
+        return cs.from_staged(workspace, policy)
+    if not args.diff:
+        return cs.from_working_tree(workspace, policy=policy)
+    # --diff FILE (-: stdin), its .gitattributes read from disk.
     found = _read_diff(args)
     if policy is not None and policy.enabled and found.files:
         marks = authored.disk_marks(workspace, [f.path for f in found.files])
@@ -63,24 +63,10 @@ def _read_diff(args: argparse.Namespace) -> Changeset:
     try:
         with open(args.diff, "rb") as fh:
             data = fh.read()
-    except FileNotFoundError:
-        raise cs.ChangesetError(f"--diff {args.diff}: no such file") from None
-    except IsADirectoryError:
-        raise cs.ChangesetError(
-            f"--diff {args.diff}: is a directory, not a diff file") from None
     except OSError as exc:
-        raise cs.ChangesetError(f"--diff {args.diff}: cannot read it: "
-                                f"{exc.strerror or exc}") from None
+        why = "no such file" if isinstance(exc, FileNotFoundError) else \
+            "is a directory, not a diff file" if isinstance(exc, IsADirectoryError) else \
+            f"cannot read it: {exc.strerror or exc}"
+        raise cs.ChangesetError(f"--diff {args.diff}: {why}") from None
     return cs.read_diff(data, args.diff)
 
-
-# The registry (protocol: hookspec.ChangesetSource), keyed by each flag's argparse name;
-# the flags are mutually exclusive, so at most one is set.
-SOURCES: dict[str, ChangesetSource] = {
-    "diff": _from_diff,
-    "base": lambda args, ws, policy: cs.from_git_range(ws, args.base, args.head or "HEAD",
-                                                        policy),
-    "staged": lambda args, ws, policy: cs.from_staged(ws, policy),
-    "working_tree": lambda args, ws, policy: cs.from_working_tree(ws, policy=policy),
-}
-DEFAULT_SOURCE = "working_tree"

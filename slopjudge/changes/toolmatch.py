@@ -12,10 +12,7 @@ from slopjudge.changes.tools import PATH_TOOLS, SHELL_TOOLS
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, TypeVar
-
-    T = TypeVar("T")
+    from typing import Any
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _GLOBBY = frozenset("*?[")
@@ -88,25 +85,20 @@ def _fnmatchcase(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def _remembered(cache: dict[str, T], key: str, make: Callable[[str], T]) -> T:
-    """``make(key)``, once per key while ``cache`` holds at most 64. Not functools'
-    lru_cache: its import costs a Read no rule concerns a fifth of `python -c pass`."""
-    hit = cache.get(key)
-    if hit is None:
-        if len(cache) >= 64:
-            cache.clear()
-        hit = cache[key] = make(key)
-    return hit
-
-
+# Not functools' lru_cache: its import costs a Read no rule concerns a fifth of
+# `python -c pass`.
 _CANDIDATES: dict[str, tuple[str, ...]] = {}
-_REAL_ROOTS: dict[str, str] = {}
-_FOLDS_CASE: dict[str, bool] = {}
 
 
 def _candidates(command: str) -> tuple[str, ...]:
-    """The texts a command glob is tried on; split once for all of a call's patterns."""
-    return _remembered(_CANDIDATES, command, _split_candidates)
+    """The texts a command glob is tried on; split once for all of a call's patterns
+    (the last 64 commands remembered)."""
+    hit = _CANDIDATES.get(command)
+    if hit is None:
+        if len(_CANDIDATES) >= 64:
+            _CANDIDATES.clear()
+        hit = _CANDIDATES[command] = _split_candidates(command)
+    return hit
 
 
 def _split_candidates(command: str) -> tuple[str, ...]:
@@ -123,16 +115,8 @@ def _split_candidates(command: str) -> tuple[str, ...]:
     return tuple(sorted(candidates))
 
 
-def _real_root(workspace: str) -> str:
-    return _remembered(_REAL_ROOTS, workspace, os.path.realpath)
-
-
 def folds_case(folder: str) -> bool:
     """Whether the file system holding ``folder`` treats names case-insensitively."""
-    return _remembered(_FOLDS_CASE, folder, _probe_case)
-
-
-def _probe_case(folder: str) -> bool:
     name = os.path.basename(folder.rstrip(os.sep))
     probe = folder if name.swapcase() != name else os.path.join(folder, ".git")
     other = os.path.join(os.path.dirname(probe), os.path.basename(probe).swapcase())
@@ -167,7 +151,7 @@ def resolve_path(path: str, workspace: str) -> str:
     and spelled as stored where the file system folds case: ``alias/x`` (``alias`` ->
     ``rules``), ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``."""
     real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
-    if folds_case(_real_root(workspace)):
+    if folds_case(os.path.realpath(workspace)):
         real = true_case(real)
     return real
 
@@ -185,10 +169,10 @@ def path_matches(glob: str, path: str, workspace: str | None = None) -> bool:
     """Whether the path glob matches ``path`` (resolved) relative to ``workspace``; ``//``
     starts an absolute one."""
     # Imported here: pathglob loads functools, which a tool call no `tools:` path
-    # pattern concerns never needs (see _remembered).
+    # pattern concerns never needs.
     from slopjudge import pathglob
 
-    root = _real_root(os.path.abspath(workspace or os.getcwd()))
+    root = os.path.realpath(workspace or os.getcwd())
     full = resolve_path(path, root).replace(os.sep, "/")
     glob = glob.strip()
     if glob.startswith("//"):  # Claude Code's spelling of an absolute path
