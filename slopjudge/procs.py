@@ -52,13 +52,11 @@ class Registry(set[int]):
 EVERYONE = Registry()
 
 
-def kill_all() -> int:
-    """KILL every child run() has running and all they started (slopjudge is about to exit);
-    how many children."""
-    count = EVERYONE.signal_all(signal.SIGKILL)
+def kill_all() -> None:
+    """KILL every child run() has running and all they started (slopjudge is about to exit)."""
+    EVERYONE.signal_all(signal.SIGKILL)
     for jail in list(_JAILS):  # also a child still starting, not yet listed
         jail.close()
-    return count
 
 
 # ---- how a rule's script is started ----------------------------------------
@@ -342,24 +340,21 @@ def _collect(
     the output still read meanwhile (a child writing while it stops is not left blocked)."""
     import select  # here: a hook whose checks all run in its process starts no child
 
-    sinks: dict[int, list[bytes]] = {}
-    sizes: dict[int, int] = {}
+    assert proc.stdin and proc.stdout and proc.stderr  # run() makes all three pipes
+    outputs = [proc.stdout.fileno(), proc.stderr.fileno(), *extra]
+    sinks: dict[int, list[bytes]] = {fd: [] for fd in outputs}
+    sizes = dict.fromkeys(outputs, 0)
     poller = select.poll()
-    for fd in [s.fileno() for s in (proc.stdout, proc.stderr) if s is not None] + extra:
-        if fd >= 0:
-            os.set_blocking(fd, False)
-            sinks[fd], sizes[fd] = [], 0
-            poller.register(fd, select.POLLIN)
-    reading = set(sinks)
-    feed = memoryview(input)
-    in_fd = -1
-    if proc.stdin is not None:
-        in_fd = proc.stdin.fileno()
-        feed = feed[_write_some(in_fd, feed):]
-        if feed:
-            poller.register(in_fd, select.POLLOUT)
-        else:
-            in_fd = _close_input(proc)  # the child reads its end of input
+    for fd in outputs:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    reading = set(outputs)
+    in_fd, feed = proc.stdin.fileno(), memoryview(input)
+    feed = feed[_write_some(in_fd, feed):]
+    if feed:
+        poller.register(in_fd, select.POLLOUT)
+    else:
+        in_fd = _close_input(proc)  # the child reads its end of input
     pidfd = _pidfd(proc.pid)
     if pidfd >= 0:
         poller.register(pidfd, select.POLLIN)
@@ -432,16 +427,9 @@ def _collect(
             if fd in reading and not _read_some(fd, sinks, sizes, max_output):
                 poller.unregister(fd)
                 reading.discard(fd)
-    out_fd = proc.stdout.fileno() if proc.stdout is not None else -1
-    err_fd = proc.stderr.fileno() if proc.stderr is not None else -1
-    return ProcResult(
-        None if timed_out else proc.returncode,
-        b"".join(sinks.get(out_fd, ())),
-        b"".join(sinks.get(err_fd, ())),
-        timed_out=timed_out,
-        duration_s=time.monotonic() - started,
-        pipes=tuple(b"".join(sinks[fd]) for fd in extra),
-    )
+    out, err, *more = (b"".join(sinks[fd]) for fd in outputs)
+    return ProcResult(None if timed_out else proc.returncode, out, err, timed_out=timed_out,
+                      duration_s=time.monotonic() - started, pipes=tuple(more))
 
 
 def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
@@ -464,8 +452,6 @@ def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
 def _write_some(fd: int, data: memoryview) -> int:
     """Write what the pipe takes now; all of it when the child does not read its input
     (EPIPE: that is its business)."""
-    if not data:
-        return 0
     try:
         os.set_blocking(fd, False)
         return os.write(fd, data)
@@ -477,8 +463,7 @@ def _write_some(fd: int, data: memoryview) -> int:
 
 def _close_input(proc: subprocess.Popen[bytes]) -> int:
     try:
-        if proc.stdin is not None:
-            proc.stdin.close()
+        proc.stdin.close()  # type: ignore[union-attr]  # a pipe: run() makes one
     except OSError:
         pass
     return -1
@@ -488,14 +473,10 @@ def _pidfd(pid: int) -> int:
     """A descriptor that polls ready once ``pid`` exits (Linux 5.3+), else -1: the
     caller then asks waitpid at short intervals. Popen.wait(timeout) would sleep up
     to 50 ms between asks, which would add to every check."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return -1
     try:
-        fd: int = pidfd_open(pid)
-    except OSError:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # AttributeError: not Linux
         return -1
-    return fd
 
 
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
