@@ -223,7 +223,7 @@ def run_case(
 def _execute(
     rule_id: str, selected: list[Rule], event: Event, changeset: Changeset, workspace: str,
     tmp: str, stubs: dict[str, dict[str, Any]], expected: str, wanted: Any,
-    options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
+    options: RunOptions, problems: list[str],
 ) -> str:
     """Run the rule with canned judges; the actual outcome. Adds to ``problems``."""
     mocks: dict[str, str] = {}
@@ -253,7 +253,7 @@ def _execute(
                 problems.append(f"no reason contains {piece!r}")
     for full, seen in seen_files.items():
         if not os.path.exists(seen):
-            if full not in optional:
+            if not stubs[full].get("optional"):  # a sloprail stub may be left unused
                 problems.append(f"judges: the stub for {full} was never used")
             continue
         needle = stubs[full].get("prompt_contains")
@@ -360,17 +360,14 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         return CaseResult(rule.id, name, True, expected, "not run",
                           [f"not run: {why_not}"], skipped=True)
     stubs: dict[str, dict[str, Any]] = {}
-    optional: set[str] = set()
     by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
                    if c.kind == "judge" and c.judge}
     for file, stub in (data.get("judges") or {}).items():
         check = by_template.get(os.path.normpath(str(file)))
         if check is None:
             problems.append(f"judges: no judge check of {rule.id} renders {file}")
-            continue
-        stubs[check.full_id] = {k: v for k, v in stub.items() if k != "optional"}
-        if stub.get("optional"):
-            optional.add(check.full_id)
+        else:
+            stubs[check.full_id] = stub
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "repo")
         os.makedirs(workspace)
@@ -397,7 +394,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         event = Event(kind="ci", cwd=workspace)
         actual = _execute(
             rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,
-            data.get("reason_contains"), options, problems, frozenset(optional),
+            data.get("reason_contains"), options, problems,
         )
     return CaseResult(rule.id, name, not problems, expected, actual, problems)
 
