@@ -342,8 +342,7 @@ def _collect(
 
     assert proc.stdin and proc.stdout and proc.stderr  # run() makes all three pipes
     outputs = [proc.stdout.fileno(), proc.stderr.fileno(), *extra]
-    sinks: dict[int, list[bytes]] = {fd: [] for fd in outputs}
-    sizes = dict.fromkeys(outputs, 0)
+    sinks = {fd: bytearray() for fd in outputs}
     poller = select.poll()
     for fd in outputs:
         os.set_blocking(fd, False)
@@ -374,13 +373,12 @@ def _collect(
             for fd, _event in poller.poll(None if wait is None else wait * 1000):
                 if fd == pidfd:
                     gone = True  # the leader exited: its status is there to take
-                    continue
-                if fd == in_fd:
+                elif fd == in_fd:
                     feed = feed[_write_some(in_fd, feed):]
                     if not feed:
                         poller.unregister(in_fd)
                         in_fd = _close_input(proc)
-                elif not _read_some(fd, sinks, sizes, max_output):
+                elif not _read_some(fd, sinks, max_output):
                     poller.unregister(fd)
                     reading.discard(fd)
             exited = (proc.wait() if gone else proc.poll()) is not None
@@ -424,16 +422,15 @@ def _collect(
     ends = time.monotonic() + KILL_GRACE_S + 1
     while reading and time.monotonic() < ends:
         for fd, _event in poller.poll(max(0.0, ends - time.monotonic()) * 1000):
-            if fd in reading and not _read_some(fd, sinks, sizes, max_output):
+            if fd in reading and not _read_some(fd, sinks, max_output):
                 poller.unregister(fd)
                 reading.discard(fd)
-    out, err, *more = (b"".join(sinks[fd]) for fd in outputs)
+    out, err, *more = (bytes(sinks[fd]) for fd in outputs)
     return ProcResult(None if timed_out else proc.returncode, out, err, timed_out=timed_out,
                       duration_s=time.monotonic() - started, pipes=tuple(more))
 
 
-def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
-               max_output: int) -> bool:
+def _read_some(fd: int, sinks: dict[int, bytearray], max_output: int) -> bool:
     """Read what ``fd`` has (past ``max_output`` it is read and dropped); False at its end."""
     try:
         chunk = os.read(fd, 65536)
@@ -441,12 +438,9 @@ def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
         return True
     except OSError:
         chunk = b""
-    if not chunk:
-        return False
-    if sizes[fd] < max_output:
-        sinks[fd].append(chunk)
-        sizes[fd] += len(chunk)
-    return True
+    if len(sinks[fd]) < max_output:
+        sinks[fd] += chunk
+    return bool(chunk)
 
 
 def _write_some(fd: int, data: memoryview) -> int:
