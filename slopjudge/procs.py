@@ -87,11 +87,9 @@ def is_python_script(path: str) -> bool:
 def script_argv(path: str) -> list[str]:
     """The command line for a rule's script or prepare: a Python script runs on slopjudge's
     own interpreter, so it needs no run bit (a wheel drops them) and PATH does not matter."""
-    if "/" not in path:
-        return [path]  # a command found on PATH: it is what the rule named
-    if sys.executable and is_python_script(path):
+    if "/" in path and sys.executable and is_python_script(path):
         return [sys.executable, path]
-    return [path]
+    return [path]  # a command found on PATH (no "/") is what the rule named
 
 
 # ---- containment -------------------------------------------------------------
