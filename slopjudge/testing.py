@@ -167,14 +167,8 @@ def _event_and_changeset(
 
 def outcome_of(results: list[CheckResult]) -> str:
     """refuse if anything refused, error if anything errored, pass if anything passed, else skip."""
-    outcomes = {r.outcome for r in results}
-    if "refuse" in outcomes or "would_refuse" in outcomes:
-        return "refuse"
-    if "error" in outcomes:
-        return "error"
-    if "pass" in outcomes:
-        return "pass"
-    return "skip"
+    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
+    return next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
 
 
 def run_case(
