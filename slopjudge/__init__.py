@@ -12,16 +12,10 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
+_MODEL = ("Rule", "Check", "Changeset", "FileChange", "Event", "CheckResult", "Finding",
+          "RunReport", "LoadError")
 _EXPORTS = {
-    "Rule": "slopjudge.model",
-    "Check": "slopjudge.model",
-    "Changeset": "slopjudge.model",
-    "FileChange": "slopjudge.model",
-    "Event": "slopjudge.model",
-    "CheckResult": "slopjudge.model",
-    "Finding": "slopjudge.model",
-    "RunReport": "slopjudge.model",
-    "LoadError": "slopjudge.model",
+    **dict.fromkeys(_MODEL, "slopjudge.model"),
     "RunOptions": "slopjudge.checks.options",
     "CheckContext": "slopjudge.hookspec",
     "load_rules": "slopjudge.loading.loader",

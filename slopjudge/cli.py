@@ -36,9 +36,14 @@ MODULES: dict[str, str] = {"import": "import_sloprail"}
 HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
+def _command_module(name: str) -> Any:
+    full = f"slopjudge.commands.{MODULES.get(name, name)}"
+    __import__(full)  # import_module's import, without importlib (and the warnings it loads)
+    return sys.modules[full]
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     import argparse  # not at the top: `slopjudge hook` never builds a parser
-    import importlib
 
     parser = argparse.ArgumentParser(
         prog="slopjudge", description="Keep AI slop out of a repository."
@@ -52,8 +57,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             continue
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            module = importlib.import_module(f"slopjudge.commands.{MODULES.get(name, name)}")
-            module.add_arguments(p)
+            _command_module(name).add_arguments(p)
     return parser
 
 
@@ -106,11 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
         gc.disable()
     args = build_parser(command).parse_args(args_list)
-    name = f"slopjudge.commands.{MODULES.get(args.command, args.command)}"
-    __import__(name)  # import_module's import, without importlib (and the warnings it loads)
-    module = sys.modules[name]
     _terminate_like_ctrl_c()
-    code = _run_command(module, args)
+    code = _run_command(_command_module(args.command), args)
     if argv is None and args.command == "run":
         # As a hook: the report is out and its files closed, its checks reaped; the
         # teardown (a full collection of the run's payloads, every module's cleanup)

@@ -74,9 +74,7 @@ class Harness(Protocol):
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         """The command to run and the bytes for its stdin."""
-        ...
 
     def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
         """The reply and the usage the harness reported (None when it reported none)."""
-        ...
 

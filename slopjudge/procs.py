@@ -1,11 +1,10 @@
 """Run a child process with input, a deadline, and no survivors: every command slopjudge
 starts goes through :func:`run` (docs/runner-and-budgets.md, "Nothing outlives it").
-A group does not hold a child that calls ``setsid``, hence the cgroup or the subreaper."""
+A group does not hold a child that calls ``setsid``, hence the tag and the subreaper."""
 
 from __future__ import annotations
 
 import _signal as signal  # `signal` builds its enums on import; a hook needs none
-import _thread  # threading.Lock itself: a Write's hook, which starts no thread, needs no more
 import itertools
 import os
 import sys
@@ -53,18 +52,11 @@ class Registry(set[int]):
 EVERYONE = Registry()
 
 
-def kill_all(*, wait: bool = True) -> int:
-    """KILL every child run() has running and all they started (slopjudge is about to exit);
-    how many children. ``wait``: also wait (up to KILL_GRACE_S) to remove their cgroups."""
-    leaders = EVERYONE.pids()
-    for pgid in leaders:
-        _killpg(pgid, signal.SIGKILL)
+def kill_all() -> None:
+    """KILL every child run() has running and all they started (slopjudge is about to exit)."""
+    EVERYONE.signal_all(signal.SIGKILL)
     for jail in list(_JAILS):  # also a child still starting, not yet listed
-        if wait:
-            jail.close()
-        else:
-            jail.kill()
-    return len(leaders)
+        jail.close()
 
 
 # ---- how a rule's script is started ----------------------------------------
@@ -95,11 +87,9 @@ def is_python_script(path: str) -> bool:
 def script_argv(path: str) -> list[str]:
     """The command line for a rule's script or prepare: a Python script runs on slopjudge's
     own interpreter, so it needs no run bit (a wheel drops them) and PATH does not matter."""
-    if "/" not in path:
-        return [path]  # a command found on PATH: it is what the rule named
-    if sys.executable and is_python_script(path):
+    if "/" in path and sys.executable and is_python_script(path):
         return [sys.executable, path]
-    return [path]
+    return [path]  # a command found on PATH (no "/") is what the rule named
 
 
 # ---- containment -------------------------------------------------------------
@@ -166,68 +156,6 @@ def _has_tag(pid: int, tag: bytes) -> bool:
     return False
 
 
-class _Cgroups:
-    """Per-child cgroups under slopjudge's own cgroup v2, if it may make them (probed once)."""
-
-    def __init__(self) -> None:
-        self.base: str | None = None
-        self.probed = False
-        self.lock = _thread.allocate_lock()
-
-    @staticmethod
-    def _own_dir() -> str | None:
-        try:
-            with open("/proc/self/cgroup", encoding="utf-8") as f:
-                rel = next((ln[3:].strip() for ln in f if ln.startswith("0::")), None)
-            if rel is None:
-                return None
-            with open("/proc/self/mountinfo", encoding="utf-8") as f:
-                for line in f:
-                    left, _, right = line.partition(" - ")
-                    if right.split(" ", 1)[0] == "cgroup2":
-                        mount = left.split()[4]
-                        return os.path.join(mount, rel.lstrip("/"))
-        except (OSError, StopIteration):
-            return None
-        return None
-
-    def available(self) -> str | None:
-        if self.probed:
-            return self.base
-        with self.lock:
-            if not self.probed:
-                self.base = self._probe()
-                self.probed = True
-        return self.base
-
-    def _probe(self) -> str | None:
-        if os.environ.get("SLOPJUDGE_NO_CGROUP"):
-            return None
-        own = self._own_dir()
-        if not own or not os.access(os.path.join(own, "cgroup.procs"), os.W_OK):
-            return None
-        probe = os.path.join(own, f"slopjudge-{os.getpid()}-probe")
-        try:
-            os.mkdir(probe)
-        except OSError:
-            return None
-        try:
-            usable = os.path.exists(os.path.join(probe, "cgroup.kill"))  # Linux 5.14+
-        finally:
-            try:
-                os.rmdir(probe)
-            except OSError:
-                pass
-        if usable:
-            _remove_stale(own)
-        return own if usable else None
-
-    def disable(self) -> None:
-        self.base = None
-        self.probed = True
-
-
-_CGROUPS = _Cgroups()
 _SUBREAPER = False
 
 
@@ -245,21 +173,13 @@ def _become_subreaper() -> None:
 
 
 class _Jail:
-    """What holds one child and everything it starts: a cgroup, or a tag plus the subreaper."""
+    """What holds one child and everything it starts: a tag in its environment, which its
+    descendants inherit, and the subreaper, to which a descendant whose parent ends is
+    handed (a ``setsid`` daemon included)."""
 
     def __init__(self) -> None:
         self.tag = f"{os.getpid()}.{next(_COUNTER)}"
-        self.cgroup: str | None = None
-        base = _CGROUPS.available()
-        if base is not None:
-            path = os.path.join(base, f"slopjudge-{self.tag}")
-            try:
-                os.mkdir(path)
-                self.cgroup = path
-            except OSError:
-                self.cgroup = None
-        if self.cgroup is None:
-            _become_subreaper()
+        _become_subreaper()
         _JAILS.add(self)
 
     def env(self, env: dict[str, str] | None) -> dict[str, str]:
@@ -268,31 +188,9 @@ class _Jail:
         out[TAGS_ENV] = f"{old}:{self.tag}" if old else self.tag
         return out
 
-    def leave_cgroup(self) -> None:
-        """Hold the child by the subreaper and its tag instead of a cgroup (for good:
-        every later child too)."""
-        _CGROUPS.disable()
-        if self.cgroup is not None:
-            try:
-                os.rmdir(self.cgroup)
-            except OSError:
-                pass
-            self.cgroup = None
-        _become_subreaper()
-
     def kill(self) -> None:
-        """KILL every process of this child (async-signal tolerant: no locks)."""
-        if self.cgroup is not None:
-            try:
-                with open(os.path.join(self.cgroup, "cgroup.kill"), "w") as f:
-                    f.write("1")
-            except OSError:
-                pass
-        else:
-            self._sweep_tagged()
-
-    def _sweep_tagged(self) -> None:
-        """Kill orphans (re-parented to us) carrying this child's tag, and their descendants."""
+        """KILL the orphans (re-parented to us) carrying this child's tag, and their
+        descendants (async-signal tolerant: no locks)."""
         me = os.getpid()
         tag = self.tag.encode()
         for _ in range(50):
@@ -314,23 +212,7 @@ class _Jail:
             _reap(doomed, me)
 
     def close(self) -> None:
-        """Kill what is left and remove the cgroup."""
-        if self.cgroup is None:
-            self.kill()
-            _JAILS.discard(self)
-            return
-        deadline = time.monotonic() + KILL_GRACE_S
-        delay = 0.0005
-        while True:
-            try:
-                _rmtree_cgroup(self.cgroup)  # succeeds only once nothing is left in it
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    break  # an empty folder left behind costs nothing
-            self.kill()
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+        self.kill()
         _JAILS.discard(self)
 
 
@@ -355,34 +237,6 @@ def _reap(doomed: list[int], me: int) -> None:
                 pending.discard(pid)
         if pending:
             time.sleep(0.001)  # its killed parent has not yet handed it to us
-
-
-def _remove_stale(base: str) -> None:
-    """Remove the empty cgroups of slopjudge processes that died without cleaning up (kill -9)."""
-    try:
-        names = [n for n in os.listdir(base) if n.startswith("slopjudge-")]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len("slopjudge-"):].split(".", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            try:
-                _rmtree_cgroup(os.path.join(base, name))
-            except OSError:
-                pass  # still populated: what is in it is not ours to judge
-
-
-def _rmtree_cgroup(path: str) -> None:
-    """rmdir a cgroup and the ones a nested slopjudge made inside it, deepest first."""
-    try:
-        os.rmdir(path)  # the usual case, nothing nested: no listing of its files
-        return
-    except OSError:
-        pass
-    for folder, dirs, _files in os.walk(path, topdown=False):
-        for d in dirs:
-            os.rmdir(os.path.join(folder, d))
-    os.rmdir(path)
 
 
 @record
@@ -422,45 +276,44 @@ def run(
     ``pipes``: more outputs, ``(read, write)`` pairs from ``os.pipe()``: the child gets
     each write end at the same descriptor, each read end is read as stdout is
     (``max_output`` each) into ``ProcResult.pipes``; run() closes all of them."""
+    import subprocess
+
     extra = [list(pair) for pair in pipes or ()]
     try:
-        return _run(argv, input, timeout, cwd, env, max_output, registry, extra)
+        if not _exits_readable():
+            return _not_started("SIGCHLD is ignored in this process, so no exit status can "
+                                "be read (a refusal would read as a pass)", time.monotonic())
+        started = time.monotonic()
+        jail = _Jail()
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=cwd, env=jail.env(env), start_new_session=True,
+                pass_fds=tuple(w for _r, w in extra))
+        except OSError as exc:
+            jail.close()
+            return _not_started(f"{exc.filename or argv[0]}: not found"
+                                if isinstance(exc, FileNotFoundError) else
+                                f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
+                                else f"{argv[0]}: {exc.strerror or exc}", started)
+        for pair in extra:
+            os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
+            pair[1] = -1
+        # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
+        # left is killed.
+        listed = (EVERYONE, EVERYONE if registry is None else registry)
+        for reg in listed:
+            reg.add(proc.pid)
+        try:
+            return _collect(proc, jail, input, timeout, max_output, started,
+                            [r for r, _w in extra])
+        finally:
+            for reg in listed:
+                reg.discard(proc.pid)
+            jail.close()
     finally:
         for fd in (fd for pair in extra for fd in pair if fd >= 0):
             os.close(fd)
-
-
-def _run(argv: list[str], input: bytes, timeout: float | None, cwd: str | None,
-         env: dict[str, str] | None, max_output: int, registry: Registry | None,
-         pipes: list[list[int]]) -> ProcResult:
-    if not _exits_readable():
-        return _not_started("SIGCHLD is ignored in this process, so no exit status can be "
-                            "read (a refusal would read as a pass)", time.monotonic())
-    started = time.monotonic()
-    jail = _Jail()
-    try:
-        proc = _spawn(argv, jail, cwd, env, tuple(w for _r, w in pipes))
-    except OSError as exc:
-        jail.close()
-        return _not_started(f"{exc.filename or argv[0]}: not found"
-                            if isinstance(exc, FileNotFoundError) else
-                            f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
-                            else f"{argv[0]}: {exc.strerror or exc}", started)
-    for pair in pipes:
-        os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
-        pair[1] = -1
-    # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
-    # left is killed and its containment removed.
-    listed = (EVERYONE, EVERYONE if registry is None else registry)
-    for reg in listed:
-        reg.add(proc.pid)
-    try:
-        return _collect(proc, jail, input, timeout, max_output, started,
-                        [r for r, _w in pipes])
-    finally:
-        for reg in listed:
-            reg.discard(proc.pid)
-        jail.close()
 
 
 def _exits_readable() -> bool:
@@ -476,73 +329,6 @@ def _exits_readable() -> bool:
     return True
 
 
-# Enters the cgroup, then becomes the command: the child is inside before it runs
-# a line of its own, so nothing it forks is outside. Never Popen's preexec_fn: it
-# runs Python in a full fork of this process, whose other threads may hold locks.
-_SH = "/bin/sh"
-_ENTER = '{ echo 0 > "$0"; } 2>/dev/null; exec "$@"'
-
-
-def _check_startable(argv: list[str], cwd: str | None, env: dict[str, str] | None) -> None:
-    """Raise what Popen would for a command that cannot start (the shell would hide it)."""
-    import errno
-
-    prog = argv[0]
-    if "/" in prog:
-        path: str | None = os.path.join(cwd or os.getcwd(), prog)
-    else:
-        import shutil  # only here: git and the pack's scripts are started by their path
-
-        path = shutil.which(prog, path=(os.environ if env is None else env).get("PATH"))
-    if path is None or not os.path.exists(path):
-        raise FileNotFoundError(errno.ENOENT, "not found", prog)
-    if os.path.isdir(path) or not os.access(path, os.X_OK):
-        raise PermissionError(errno.EACCES, "not executable", prog)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(256)
-    except OSError:
-        return  # executable but unreadable: exec decides
-    if head.startswith(b"#!"):
-        # The kernel would fail the exec on a missing interpreter; the shell
-        # would turn that into exit 127, a refusal in disguise.
-        words = head[2:].split(b"\n", 1)[0].split()
-        interp = os.fsdecode(words[0]) if words else ""
-        if not interp.startswith("/") or not os.access(interp, os.X_OK):
-            raise FileNotFoundError(errno.ENOENT, "interpreter not found", f"{prog} ({interp})")
-    elif head[:4] != b"\x7fELF":
-        # A shell would run it as a script; exec refuses it, and so do we.
-        raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), prog)
-
-
-def _spawn(
-    argv: list[str], jail: _Jail, cwd: str | None, env: dict[str, str] | None,
-    pass_fds: tuple[int, ...] = (),
-) -> subprocess.Popen[bytes]:
-    import subprocess
-
-    def popen(args: list[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=jail.env(env),
-            start_new_session=True,
-            pass_fds=pass_fds,
-        )
-
-    if jail.cgroup is not None and not os.access(_SH, os.X_OK):
-        # No shell to enter the cgroup before exec (a preexec_fn would run Python in
-        # a fork of this threaded process): the subreaper holds this child instead.
-        jail.leave_cgroup()
-    if jail.cgroup is None:
-        return popen(argv)
-    _check_startable(argv, cwd, env)
-    return popen([_SH, "-c", _ENTER, os.path.join(jail.cgroup, "cgroup.procs"), *argv])
-
-
 def _collect(
     proc: subprocess.Popen[bytes], jail: _Jail, input: bytes, timeout: float | None,
     max_output: int, started: float, extra: list[int],
@@ -552,24 +338,20 @@ def _collect(
     the output still read meanwhile (a child writing while it stops is not left blocked)."""
     import select  # here: a hook whose checks all run in its process starts no child
 
-    sinks: dict[int, list[bytes]] = {}
-    sizes: dict[int, int] = {}
+    assert proc.stdin and proc.stdout and proc.stderr  # run() makes all three pipes
+    outputs = [proc.stdout.fileno(), proc.stderr.fileno(), *extra]
+    sinks = {fd: bytearray() for fd in outputs}
     poller = select.poll()
-    for fd in [s.fileno() for s in (proc.stdout, proc.stderr) if s is not None] + extra:
-        if fd >= 0:
-            os.set_blocking(fd, False)
-            sinks[fd], sizes[fd] = [], 0
-            poller.register(fd, select.POLLIN)
-    reading = set(sinks)
-    feed = memoryview(input)
-    in_fd = -1
-    if proc.stdin is not None:
-        in_fd = proc.stdin.fileno()
-        feed = feed[_write_some(in_fd, feed):]
-        if feed:
-            poller.register(in_fd, select.POLLOUT)
-        else:
-            in_fd = _close_input(proc)  # the child reads its end of input
+    for fd in outputs:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    reading = set(outputs)
+    in_fd, feed = proc.stdin.fileno(), memoryview(input)
+    feed = feed[_write_some(in_fd, feed):]
+    if feed:
+        poller.register(in_fd, select.POLLOUT)
+    else:
+        in_fd = _close_input(proc)  # the child reads its end of input
     pidfd = _pidfd(proc.pid)
     if pidfd >= 0:
         poller.register(pidfd, select.POLLIN)
@@ -589,13 +371,12 @@ def _collect(
             for fd, _event in poller.poll(None if wait is None else wait * 1000):
                 if fd == pidfd:
                     gone = True  # the leader exited: its status is there to take
-                    continue
-                if fd == in_fd:
+                elif fd == in_fd:
                     feed = feed[_write_some(in_fd, feed):]
                     if not feed:
                         poller.unregister(in_fd)
                         in_fd = _close_input(proc)
-                elif not _read_some(fd, sinks, sizes, max_output):
+                elif not _read_some(fd, sinks, max_output):
                     poller.unregister(fd)
                     reading.discard(fd)
             exited = (proc.wait() if gone else proc.poll()) is not None
@@ -612,7 +393,7 @@ def _collect(
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
         if _killpg(proc.pid, signal.SIGTERM):
-            import subprocess  # loaded already: _spawn started the child with it
+            import subprocess  # loaded already: run() started the child with it
 
             try:
                 proc.wait(timeout=KILL_GRACE_S)
@@ -639,23 +420,15 @@ def _collect(
     ends = time.monotonic() + KILL_GRACE_S + 1
     while reading and time.monotonic() < ends:
         for fd, _event in poller.poll(max(0.0, ends - time.monotonic()) * 1000):
-            if fd in reading and not _read_some(fd, sinks, sizes, max_output):
+            if fd in reading and not _read_some(fd, sinks, max_output):
                 poller.unregister(fd)
                 reading.discard(fd)
-    out_fd = proc.stdout.fileno() if proc.stdout is not None else -1
-    err_fd = proc.stderr.fileno() if proc.stderr is not None else -1
-    return ProcResult(
-        None if timed_out else proc.returncode,
-        b"".join(sinks.get(out_fd, ())),
-        b"".join(sinks.get(err_fd, ())),
-        timed_out=timed_out,
-        duration_s=time.monotonic() - started,
-        pipes=tuple(b"".join(sinks[fd]) for fd in extra),
-    )
+    out, err, *more = (bytes(sinks[fd]) for fd in outputs)
+    return ProcResult(None if timed_out else proc.returncode, out, err, timed_out=timed_out,
+                      duration_s=time.monotonic() - started, pipes=tuple(more))
 
 
-def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
-               max_output: int) -> bool:
+def _read_some(fd: int, sinks: dict[int, bytearray], max_output: int) -> bool:
     """Read what ``fd`` has (past ``max_output`` it is read and dropped); False at its end."""
     try:
         chunk = os.read(fd, 65536)
@@ -663,19 +436,14 @@ def _read_some(fd: int, sinks: dict[int, list[bytes]], sizes: dict[int, int],
         return True
     except OSError:
         chunk = b""
-    if not chunk:
-        return False
-    if sizes[fd] < max_output:
-        sinks[fd].append(chunk)
-        sizes[fd] += len(chunk)
-    return True
+    if len(sinks[fd]) < max_output:
+        sinks[fd] += chunk
+    return bool(chunk)
 
 
 def _write_some(fd: int, data: memoryview) -> int:
     """Write what the pipe takes now; all of it when the child does not read its input
     (EPIPE: that is its business)."""
-    if not data:
-        return 0
     try:
         os.set_blocking(fd, False)
         return os.write(fd, data)
@@ -687,8 +455,7 @@ def _write_some(fd: int, data: memoryview) -> int:
 
 def _close_input(proc: subprocess.Popen[bytes]) -> int:
     try:
-        if proc.stdin is not None:
-            proc.stdin.close()
+        proc.stdin.close()  # type: ignore[union-attr]  # a pipe: run() makes one
     except OSError:
         pass
     return -1
@@ -698,21 +465,17 @@ def _pidfd(pid: int) -> int:
     """A descriptor that polls ready once ``pid`` exits (Linux 5.3+), else -1: the
     caller then asks waitpid at short intervals. Popen.wait(timeout) would sleep up
     to 50 ms between asks, which would add to every check."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return -1
     try:
-        fd: int = pidfd_open(pid)
-    except OSError:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # AttributeError: not Linux
         return -1
-    return fd
 
 
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     """After the leader exits (or is told to), kill anything it left behind."""
     if proc.returncode is None:
         # The leader itself, by its pid (ours until it is waited for): just after the
-        # fork it may not yet lead a group of its own nor be in its cgroup.
+        # fork it may not yet lead a group of its own.
         try:
             os.kill(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -4,6 +4,7 @@ fails the case."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -59,19 +60,14 @@ class TestReport:
 
 
 def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
-    """(rule id, case name, case folder) for every case.yaml under ``cases_dir``."""
-    found: list[tuple[str, str, str]] = []
-    if not os.path.isdir(cases_dir):
-        return found
-    for rule_id in sorted(os.listdir(cases_dir)):
-        rule_path = os.path.join(cases_dir, rule_id)
-        if not os.path.isdir(rule_path):
-            continue
-        for case in sorted(os.listdir(rule_path)):
-            folder = os.path.join(rule_path, case)
-            if os.path.isfile(os.path.join(folder, "case.yaml")):
-                found.append((rule_id, case, folder))
-    return found
+    """(rule id, case name, case folder) for every ``<rule>/<case>/case.yaml`` under
+    ``cases_dir``."""
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(cases_dir), "*", "*", "case.yaml")):
+        if os.path.isfile(path):
+            rule_id, case = os.path.normpath(path).split(os.sep)[-3:-1]
+            found.append((rule_id, case, os.path.dirname(path)))
+    return sorted(found)
 
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
@@ -111,21 +107,16 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
     """1-based (line, col) of the value at ``path`` (of the key, for an unknown key)."""
     line, col = 1, 1
     for n, key in enumerate(path):
-        lc = getattr(node, "lc", None)
         try:
-            if lc is not None:
-                if isinstance(key, int):
-                    line, col = lc.item(key)[0] + 1, lc.item(key)[1] + 1
-                else:
-                    last = n == len(path) - 1
-                    # A wrong value is shown at the value; a key pointing at a
-                    # nested mapping or list at the key, where a reader looks.
-                    at = lc.key(key)
-                    if last and not at_key and not isinstance(node[key], (dict, list)):
-                        at = lc.value(key)
-                    line, col = at[0] + 1, at[1] + 1
+            # A wrong value is shown at the value; a key pointing at a nested mapping or
+            # list at the key, where a reader looks.
+            at_value = n == len(path) - 1 and not at_key and not isinstance(
+                node[key], (dict, list))
+            at = (node.lc.item(key) if isinstance(key, int)
+                  else node.lc.value(key) if at_value else node.lc.key(key))
+            line, col = at[0] + 1, at[1] + 1
             node = node[key]
-        except (KeyError, IndexError, TypeError):
+        except (AttributeError, KeyError, IndexError, TypeError):
             break
     return line, col
 
@@ -176,14 +167,8 @@ def _event_and_changeset(
 
 def outcome_of(results: list[CheckResult]) -> str:
     """refuse if anything refused, error if anything errored, pass if anything passed, else skip."""
-    outcomes = {r.outcome for r in results}
-    if "refuse" in outcomes or "would_refuse" in outcomes:
-        return "refuse"
-    if "error" in outcomes:
-        return "error"
-    if "pass" in outcomes:
-        return "pass"
-    return "skip"
+    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
+    return next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
 
 
 def run_case(
@@ -232,7 +217,7 @@ def run_case(
 def _execute(
     rule_id: str, selected: list[Rule], event: Event, changeset: Changeset, workspace: str,
     tmp: str, stubs: dict[str, dict[str, Any]], expected: str, wanted: Any,
-    options: RunOptions, problems: list[str], optional: frozenset[str] = frozenset(),
+    options: RunOptions, problems: list[str],
 ) -> str:
     """Run the rule with canned judges; the actual outcome. Adds to ``problems``."""
     mocks: dict[str, str] = {}
@@ -262,7 +247,7 @@ def _execute(
                 problems.append(f"no reason contains {piece!r}")
     for full, seen in seen_files.items():
         if not os.path.exists(seen):
-            if full not in optional:
+            if not stubs[full].get("optional"):  # a sloprail stub may be left unused
                 problems.append(f"judges: the stub for {full} was never used")
             continue
         needle = stubs[full].get("prompt_contains")
@@ -298,13 +283,10 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
     """(rule, case, folder) for every ``tests/<case>/case.yaml`` inside a rule's own folder."""
     found = []
     for rule in rules:
-        base = os.path.join(rule.dir, "tests")
-        if os.path.basename(rule.path) != "rule.yaml" or not os.path.isdir(base):
-            continue
-        for case in sorted(os.listdir(base)):
-            folder = os.path.join(base, case)
-            if not case.startswith(".") and os.path.isfile(os.path.join(folder, "case.yaml")):
-                found.append((rule, case, folder))
+        if os.path.basename(rule.path) == "rule.yaml":
+            pattern = os.path.join(glob.escape(rule.dir), "tests", "*", "case.yaml")
+            found += [(rule, os.path.basename(os.path.dirname(p)), os.path.dirname(p))
+                      for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
     return found
 
 
@@ -372,17 +354,14 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         return CaseResult(rule.id, name, True, expected, "not run",
                           [f"not run: {why_not}"], skipped=True)
     stubs: dict[str, dict[str, Any]] = {}
-    optional: set[str] = set()
     by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
                    if c.kind == "judge" and c.judge}
     for file, stub in (data.get("judges") or {}).items():
         check = by_template.get(os.path.normpath(str(file)))
         if check is None:
             problems.append(f"judges: no judge check of {rule.id} renders {file}")
-            continue
-        stubs[check.full_id] = {k: v for k, v in stub.items() if k != "optional"}
-        if stub.get("optional"):
-            optional.add(check.full_id)
+        else:
+            stubs[check.full_id] = stub
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "repo")
         os.makedirs(workspace)
@@ -409,7 +388,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         event = Event(kind="ci", cwd=workspace)
         actual = _execute(
             rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,
-            data.get("reason_contains"), options, problems, frozenset(optional),
+            data.get("reason_contains"), options, problems,
         )
     return CaseResult(rule.id, name, not problems, expected, actual, problems)
 

@@ -45,23 +45,26 @@ def clean(raw: Any) -> dict[str, Any] | None:
     return out or None
 
 
-def parse_usage_line(text: str) -> dict[str, Any] | None:
-    """The last well-formed ``JUDGE-USAGE-JSON:`` line of a runner's stderr."""
+def _json_lines(text: str, marker: str = "") -> list[Any]:
+    """The JSON value on each line that starts with ``marker`` (after it); a line that does
+    not parse (a banner, a warning) is skipped."""
     import json
 
-    found: dict[str, Any] | None = None
+    found = []
     for raw in text.splitlines():
         line = raw.strip()
-        if not line.startswith(USAGE_MARKER):
-            continue
-        try:
-            value = json.loads(line[len(USAGE_MARKER):].strip())
-        except ValueError:
-            continue
-        usage = clean(value)
-        if usage is not None:
-            found = usage
+        if line.startswith(marker):
+            try:
+                found.append(json.loads(line[len(marker):]))
+            except ValueError:
+                continue
     return found
+
+
+def parse_usage_line(text: str) -> dict[str, Any] | None:
+    """The last well-formed ``JUDGE-USAGE-JSON:`` line of a runner's stderr."""
+    usages = [u for u in map(clean, _json_lines(text, USAGE_MARKER)) if u is not None]
+    return usages[-1] if usages else None
 
 
 def usage_line(usage: dict[str, Any]) -> str:
@@ -115,21 +118,8 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
 
 def codex_events(text: str) -> list[dict[str, Any]]:
     """The events of ``codex exec --json`` output: JSON objects with a string ``type``, one a
-    line; other lines (a banner, a warning) are skipped."""
-    import json
-
-    events = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and isinstance(event.get("type"), str):
-            events.append(event)
-    return events
+    line."""
+    return [e for e in _json_lines(text) if isinstance(e, dict) and isinstance(e.get("type"), str)]
 
 
 def from_codex_events(text: str) -> dict[str, Any] | None:

@@ -191,6 +191,20 @@ def test_converted_cases_run_under_slopjudge_test(imported: tuple[Path, str]) ->
     assert "judges: the prompt for doc-quality/judge-doc lacks 'Run ninja.'" in proc.stdout
 
 
+def test_an_unused_stub_fails_a_sloprail_case_unless_optional(
+        imported: tuple[Path, str]) -> None:
+    ws, _ = imported
+    case = ws / "rules" / "doc-quality" / "tests" / "refuse-todo" / "case.yaml"
+    # The script refuses first: the judge is never asked.
+    case.write_text(case.read_text() + "judges:\n  judge-doc.md.j2:\n    pass: true\n")
+    proc = cli(ws, "test", "--rule", "doc-quality")
+    assert proc.returncode == 1
+    assert "judges: the stub for doc-quality/judge-doc was never used" in proc.stdout
+    case.write_text(case.read_text() + "    optional: true\n")
+    proc = cli(ws, "test", "--rule", "doc-quality")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_a_broken_sloprail_file_is_named_not_a_traceback(ws: Path) -> None:
     (ws / ".sloprail" / "gate" / "no-curl" / "gate.yaml").write_text("on: [\n")
     proc = cli(ws, "import", "sloprail")

@@ -183,7 +183,7 @@ def _on_deadline(signum: int, frame: object) -> None:
 
     procs = sys.modules.get("slopjudge.procs")
     if procs is not None:
-        procs.kill_all(wait=False)  # the answer is due now; an empty cgroup left costs nothing
+        procs.kill_all()  # the answer is due now
     sub, timeout = _CALL.get("point", "?"), float(_CALL.get("timeout", 0))  # type: ignore[arg-type]
     why = (f"slopjudge: hook {sub} did not decide within {timeout - margin(timeout):g} s, "
            f"{margin(timeout):g} s before the {timeout:g} s timeout the agent gives it "

@@ -1,7 +1,6 @@
 """No process of a run outlives it: script checks, prepares and judge runners, each
 forking a daemon (setsid, double fork), on a normal end, a crash, a timeout and a
-SIGTERM to slopjudge. Checked by a marker unique to each test in ``/proc/*/cmdline``,
-once with per-check cgroups and once with the subreaper fallback."""
+SIGTERM to slopjudge. Checked by a marker unique to each test in ``/proc/*/cmdline``."""
 
 from __future__ import annotations
 
@@ -71,17 +70,10 @@ def wait_for(predicate: object, within: float = 10.0) -> bool:
     return False
 
 
-@pytest.fixture(params=["cgroup", "subreaper"])
-def mode(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
-    if request.param == "cgroup" and not _cgroups_writable():
-        pytest.skip("no writable cgroup v2 here: the subreaper case covers this machine")
-    yield {} if request.param == "cgroup" else {"SLOPJUDGE_NO_CGROUP": "1"}
-
-
-def _cgroups_writable() -> bool:
-    from slopjudge import procs
-
-    return procs._Cgroups()._probe() is not None
+@pytest.fixture
+def mode() -> dict[str, str]:
+    """The environment the run gets beyond the test's own: nothing more."""
+    return {}
 
 
 @pytest.fixture
