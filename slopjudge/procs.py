@@ -5,6 +5,7 @@ A group does not hold a child that calls ``setsid``, hence the tag and the subre
 from __future__ import annotations
 
 import _signal as signal  # `signal` builds its enums on import; a hook needs none
+import _thread  # a lock without importing `threading`
 import itertools
 import os
 import sys
@@ -21,6 +22,7 @@ TAGS_ENV = "SLOPJUDGE_PROC_TAGS"
 
 _COUNTER = itertools.count(1)
 _JAILS: set[_Jail] = set()  # every containment not yet closed
+_OPEN = _thread.allocate_lock()  # a child is started, or the last containment closed
 
 
 def _killpg(pgid: int, sig: int) -> bool:
@@ -53,10 +55,12 @@ EVERYONE = Registry()
 
 
 def kill_all() -> None:
-    """KILL every child run() has running and all they started (slopjudge is about to exit)."""
+    """KILL every child run() has running and all they started (slopjudge is about to exit).
+    No lock: a signal handler calls this, maybe while its own thread holds one."""
     EVERYONE.signal_all(signal.SIGKILL)
     for jail in list(_JAILS):  # also a child still starting, not yet listed
-        jail.close()
+        jail.kill(untagged=True)
+        _JAILS.discard(jail)
 
 
 # ---- how a rule's script is started ----------------------------------------
@@ -95,7 +99,8 @@ def script_argv(path: str) -> list[str]:
 # ---- containment -------------------------------------------------------------
 
 
-def _ppid(pid: int) -> int | None:
+def _stat(pid: int, field: int) -> int | None:
+    """A number of ``/proc/PID/stat`` counted from its state (1: parent, 3: session)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
@@ -104,9 +109,13 @@ def _ppid(pid: int) -> int | None:
     # The command name (field 2) may hold spaces and parentheses: split after the last ")".
     fields = data[data.rfind(b")") + 2:].split()
     try:
-        return int(fields[1])
+        return int(fields[field])
     except (IndexError, ValueError):
         return None
+
+
+def _ppid(pid: int) -> int | None:
+    return _stat(pid, 1)
 
 
 class _Tree:
@@ -144,16 +153,17 @@ class _Tree:
                 self.by_parent.setdefault(parent, []).append(child)
 
 
-def _has_tag(pid: int, tag: bytes) -> bool:
+def _tags(pid: int) -> list[bytes] | None:
+    """The tags in a process's environment; None when it carries none (or is gone)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             environ = f.read()
     except OSError:
-        return False
+        return None
     for item in environ.split(b"\0"):
         if item.startswith(TAGS_ENV.encode() + b"="):
-            return tag in item[len(TAGS_ENV) + 1:].split(b":")
-    return False
+            return item[len(TAGS_ENV) + 1:].split(b":")
+    return None
 
 
 _SUBREAPER = False
@@ -180,7 +190,8 @@ class _Jail:
     def __init__(self) -> None:
         self.tag = f"{os.getpid()}.{next(_COUNTER)}"
         _become_subreaper()
-        _JAILS.add(self)
+        with _OPEN:
+            _JAILS.add(self)
 
     def env(self, env: dict[str, str] | None) -> dict[str, str]:
         out = dict(os.environ if env is None else env)
@@ -188,14 +199,24 @@ class _Jail:
         out[TAGS_ENV] = f"{old}:{self.tag}" if old else self.tag
         return out
 
-    def kill(self) -> None:
+    def kill(self, untagged: bool = False) -> None:
         """KILL the orphans (re-parented to us) carrying this child's tag, and their
-        descendants (async-signal tolerant: no locks)."""
+        descendants (async-signal tolerant: no locks). ``untagged``: also the orphans that
+        dropped every tag (an exec with an environment of their own): outside our session,
+        they are no thread's plain subprocess; only safe when no other child is starting."""
         me = os.getpid()
         tag = self.tag.encode()
+        session = _stat(me, 3)
+
+        def doomed_root(pid: int) -> bool:
+            tags = _tags(pid)
+            if tags is None:
+                return untagged and _stat(pid, 3) not in (None, session)
+            return tag in tags
+
         for _ in range(50):
             tree = _Tree()
-            roots = [p for p in tree.children(me) if p not in EVERYONE and _has_tag(p, tag)]
+            roots = [p for p in tree.children(me) if p not in EVERYONE and doomed_root(p)]
             if not roots:
                 return
             doomed: list[int] = []
@@ -213,7 +234,10 @@ class _Jail:
 
     def close(self) -> None:
         self.kill()
-        _JAILS.discard(self)
+        with _OPEN:  # the last one out: no child is starting, none still bare of its tag
+            _JAILS.discard(self)
+            if not _JAILS:
+                self.kill(untagged=True)
 
 
 def _reap(doomed: list[int], me: int) -> None:

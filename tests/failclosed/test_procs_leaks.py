@@ -1,6 +1,6 @@
 """No process of a run outlives it: script checks, prepares and judge runners, each
-forking a daemon (setsid, double fork), on a normal end, a crash, a timeout and a
-SIGTERM to slopjudge. Checked by a marker unique to each test in ``/proc/*/cmdline``."""
+forking a daemon (setsid, double fork, keeping its environment or execing with an empty
+one), on a normal end, a crash, a timeout and a SIGTERM to slopjudge. Checked by a marker unique to each test in ``/proc/*/cmdline``."""
 
 from __future__ import annotations
 
@@ -22,13 +22,15 @@ from tests.helpers import PY, cli_env, commit_all, executable, make_repo, sj, wr
 SLEEPER = "import sys, time; open(sys.argv[1], 'w').close(); time.sleep(300)"
 
 # Forks a child that leaves the session and forks again; the grandchild sleeps
-# under the marker, re-parented away from the script.
+# under the marker, re-parented away from the script (with SJLEAK_BARE set, in an
+# environment of its own: it no longer carries what slopjudge put in the check's).
 DAEMON = """{py} - <<'EOF'
 import os
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execv({py!r}, [{py!r}, "-c", {sleeper!r}, {started!r}, {marker!r}])
+        env = {{}} if os.environ.get("SJLEAK_BARE") else os.environ
+        os.execve({py!r}, [{py!r}, "-c", {sleeper!r}, {started!r}, {marker!r}], env)
     os._exit(0)
 EOF
 while [ ! -e {started} ]; do sleep 0.01; done
@@ -70,10 +72,11 @@ def wait_for(predicate: object, within: float = 10.0) -> bool:
     return False
 
 
-@pytest.fixture
-def mode() -> dict[str, str]:
-    """The environment the run gets beyond the test's own: nothing more."""
-    return {}
+@pytest.fixture(params=["inherits", "bare"])
+def mode(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment the run gets beyond the test's own: whether the daemon keeps the
+    environment it inherits or execs with an empty one."""
+    return {"SJLEAK_BARE": "1"} if request.param == "bare" else {}
 
 
 @pytest.fixture
