@@ -34,17 +34,15 @@ from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner.client import (
     OUTPUT_LIMIT,
-    OVER_LIMIT,
     build_argv,
     call_runner,
-    output_over_limit,
+    read_outcome,
     resolve_runner,
     runner_env,
 )
 from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     confidence_problem,
-    parse_verdict,
     reads_as_pass,
     reject_constant,
     verdict_instruction,
@@ -192,30 +190,20 @@ def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgm
 
 
 def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
-    full_id = ctx.check.full_id
+    """The mock is read as a runner is (its exit, output limit and verdict)."""
     rendered = unit.prompt.removesuffix(_instruction(ctx))
     data = (rendered.rstrip("\n") + "\n\n"
             + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-    timeout = ctx.check.timeout
+    check = ctx.check
     res = procs.run(
-        procs.script_argv(script), input=data, timeout=timeout, cwd=ctx.rule.dir,
-        env=runner_env(full_id, ctx.check.min_confidence), max_output=OUTPUT_LIMIT + 1,
+        procs.script_argv(script), input=data, timeout=check.timeout, cwd=ctx.rule.dir,
+        env=runner_env(check.full_id, check.min_confidence), max_output=OUTPUT_LIMIT + 1,
         registry=ctx.processes,
     )
-    if res.start_error is not None:
-        return _Judgment("error", f"judge mock could not start: {res.start_error}")
-    if res.timed_out:
-        return _Judgment("error", f"judge mock timed out after {timeout:g} s")
-    if output_over_limit(res):
-        return _Judgment("error", f"judge mock {script}: {OVER_LIMIT}")
-    if res.returncode != 0:
-        detail = last_line(res.stderr) or last_line(res.stdout)
-        return _Judgment("error", f"judge mock {script} exited with status {res.returncode}"
-                         + (f": {detail}" if detail else ""))
-    verdict, problem = parse_verdict(res.stdout.decode("utf-8", "replace"))
-    if verdict is None:
-        return _Judgment("error", f"judge mock {script} gave no verdict ({problem})")
-    return _from_verdict(verdict, ctx.check.min_confidence, _path(unit), False)
+    outcome = read_outcome(res, timeout=check.timeout, min_confidence=check.min_confidence)
+    if outcome.verdict is None:
+        return _Judgment("error", f"judge mock {script}: {outcome.reason}")
+    return _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
 
 
 def _call_real(ctx: CheckContext, unit: Part, argv: list[str], cache: VerdictCache | None,

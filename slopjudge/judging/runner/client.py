@@ -22,7 +22,6 @@ RETRYABLE_CAUSES = frozenset({"usage limit", "other"})
 # A verdict is a few KiB. Output beyond this (on stdout or stderr) is never
 # cut down into a verdict: the reading stops and the check is an error.
 OUTPUT_LIMIT = 16 * 1024 * 1024
-OVER_LIMIT = f"judge output over {OUTPUT_LIMIT // (1024 * 1024)} MiB"
 
 _FAILURE_RE = re.compile(r"^sr-agent: harness-failure: (.+?)\s*$")
 _REASON_JSON = "JUDGE-REASON-JSON:"
@@ -110,11 +109,6 @@ def _markers(text: str) -> tuple[str | None, bool, str | None]:
     return last, is_json, cause
 
 
-def output_over_limit(result: procs.ProcResult) -> bool:
-    """Whether either stream passed OUTPUT_LIMIT (run() was asked to keep one byte more)."""
-    return len(result.stdout) > OUTPUT_LIMIT or len(result.stderr) > OUTPUT_LIMIT
-
-
 def read_outcome(
     result: procs.ProcResult, *, timeout: float, min_confidence: float | None
 ) -> RunnerOutcome:
@@ -123,8 +117,8 @@ def read_outcome(
         return RunnerOutcome(False, None, f"judge could not start: {result.start_error}", "start")
     if result.timed_out:
         return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout")
-    if output_over_limit(result):
-        return RunnerOutcome(False, None, OVER_LIMIT, "output")
+    if max(len(result.stdout), len(result.stderr)) > OUTPUT_LIMIT:  # run() kept a byte more
+        return RunnerOutcome(False, None, f"judge output over {OUTPUT_LIMIT >> 20} MiB", "output")
     stdout = result.stdout.decode("utf-8", "replace")
     stderr = result.stderr.decode("utf-8", "replace")
 
