@@ -13,7 +13,6 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -49,20 +48,6 @@ class _Terminated(Exception):
     """A signal (``args[0]``) asked slopjudge-agent to stop; procs.run kills the child's group."""
 
 
-@dataclass
-class Options:
-    model: str
-    verify: str | None
-    allowed_tools: list[str]
-    disallowed_tools: list[str]
-    writable_dirs: list[str]
-    readonly_dirs: list[str]
-    prompt: str
-    harness: str
-    dry_run: bool
-    attempts: int
-
-
 # -- parsing -------------------------------------------------------------------
 
 def split_rules(text: str) -> list[str]:
@@ -86,11 +71,13 @@ def _parser() -> argparse.ArgumentParser:
         "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
     )
     p.add_argument("--verify", help="verifier executable; turns on answer-file mode")
-    p.add_argument("--verify-attempts", type=int, default=None, help="1..20, default 2")
+    p.add_argument("--verify-attempts", dest="attempts", type=int, default=DEFAULT_ATTEMPTS,
+                   help="1..20, default 2")
     p.add_argument("--allowed-tools", action="append", default=[], help="ONE string of rules")
     p.add_argument("--disallowed-tools", action="append", default=[], help="ONE string of rules")
-    p.add_argument("--add-dir", action="append", default=[], help="writable directory")
-    p.add_argument("--add-dir-readonly", "--add-dir:readonly", dest="add_dir_readonly",
+    p.add_argument("--add-dir", dest="writable_dirs", action="append", default=[],
+                   help="writable directory")
+    p.add_argument("--add-dir-readonly", "--add-dir:readonly", dest="readonly_dirs",
                    action="append", default=[], help="read-only directory")
     p.add_argument("--prompt", default=None)
     p.add_argument("--prompt-stdin", action="store_true")
@@ -124,7 +111,8 @@ def _inside(path: str, root: str) -> bool:
         (path, root), (os.path.realpath(path), os.path.realpath(root))))
 
 
-def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = None) -> Options:
+def parse_options(argv: list[str], env: dict[str, str],
+                  stdin: bytes | None = None) -> argparse.Namespace:
     """Parse and check the command line; raises UsageError with a one-line message."""
     # Words after "--" are prompt words even when they start with a dash.
     tail: list[str] = []
@@ -138,33 +126,27 @@ def parse_options(argv: list[str], env: dict[str, str], stdin: bytes | None = No
         raise UsageError("give the prompt one way: positional words, --prompt or --prompt-stdin")
     if ns.prompt_stdin:
         raw = sys.stdin.buffer.read() if stdin is None else stdin
-        prompt = raw.decode("utf-8", "replace")
-    elif ns.prompt is not None:
-        prompt = ns.prompt
-    else:
-        prompt = " ".join(ns.words)
-    if not prompt.strip():
+        ns.prompt = raw.decode("utf-8", "replace")
+    elif ns.prompt is None:
+        ns.prompt = " ".join(ns.words)
+    ns.prompt = ns.prompt.strip()
+    if not ns.prompt:
         raise UsageError("empty prompt")
     if not ns.model.strip():
         raise UsageError("--model is required (size-md, a model name, or a comma list)")
-    attempts = DEFAULT_ATTEMPTS if ns.verify_attempts is None else ns.verify_attempts
-    if not 1 <= attempts <= MAX_ATTEMPTS:
-        raise UsageError(f"--verify-attempts must be 1..{MAX_ATTEMPTS}, got {attempts}")
+    if not 1 <= ns.attempts <= MAX_ATTEMPTS:
+        raise UsageError(f"--verify-attempts must be 1..{MAX_ATTEMPTS}, got {ns.attempts}")
     harness = ns.harness or env.get("SLOPJUDGE_HARNESS") or env.get("SLOPRAIL_HARNESS") or "claude"
     harness = harness.strip().lower()
-    if harness in ("claude-code", "claudecode"):
-        harness = "claude"
-    if harness not in HARNESSES:
-        raise UsageError(f"unknown harness {harness!r} ({' or '.join(HARNESSES)})")
-    allowed = [r for s in ns.allowed_tools for r in split_rules(s)]
-    denied = [r for s in ns.disallowed_tools for r in split_rules(s)]
-    writable, readonly = _check_dirs(ns.add_dir, ns.add_dir_readonly)
-    return Options(
-        model=ns.model, verify=None if ns.verify is None else _find_verifier(ns.verify, env),
-        allowed_tools=allowed, disallowed_tools=denied,
-        writable_dirs=writable, readonly_dirs=readonly, prompt=prompt.strip(),
-        harness=harness, dry_run=ns.dry_run, attempts=attempts,
-    )
+    ns.harness = "claude" if harness in ("claude-code", "claudecode") else harness
+    if ns.harness not in HARNESSES:
+        raise UsageError(f"unknown harness {ns.harness!r} ({' or '.join(HARNESSES)})")
+    ns.allowed_tools = [r for s in ns.allowed_tools for r in split_rules(s)]
+    ns.disallowed_tools = [r for s in ns.disallowed_tools for r in split_rules(s)]
+    ns.writable_dirs, ns.readonly_dirs = _check_dirs(ns.writable_dirs, ns.readonly_dirs)
+    if ns.verify is not None:
+        ns.verify = _find_verifier(ns.verify, env)
+    return ns
 
 
 def _find_verifier(verify: str, env: dict[str, str]) -> str:
@@ -253,12 +235,6 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _single_json_object(data: bytes) -> bytes | None:
-    """The harness reply when it is exactly one JSON object (``claude -p`` text output)."""
-    text = data.decode("utf-8", "replace").strip()
-    return text.encode() if parse_json_object(text) is not None else None
-
-
 def _exit_code(rc: int) -> int:
     return 128 - rc if rc < 0 else rc  # killed by a signal: said the way a shell does
 
@@ -281,7 +257,7 @@ class _Spend:
         _err(usage_mod.usage_line(self.usage or {}))
 
 
-def run_agent(opts: Options, env: dict[str, str]) -> int:
+def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
     harness, found = HARNESSES[opts.harness].judge(env)
     warnings: list[str] = []
     try:
@@ -321,7 +297,8 @@ def run_agent(opts: Options, env: dict[str, str]) -> int:
         shutil.rmtree(answer_dir, ignore_errors=True)
 
 
-def _attempt(opts: Options, model: str, prompt: str, writable: list[str]) -> JudgeAttempt:
+def _attempt(opts: argparse.Namespace, model: str, prompt: str,
+             writable: list[str]) -> JudgeAttempt:
     return JudgeAttempt(model=model, prompt=prompt, allowed_tools=opts.allowed_tools,
                         disallowed_tools=opts.disallowed_tools, writable_dirs=writable,
                         readonly_dirs=opts.readonly_dirs)
@@ -359,7 +336,7 @@ def _call(harness: Harness, argv: list[str], stdin: bytes, child_env: dict[str, 
 
 
 def _verify_loop(
-    opts: Options,
+    opts: argparse.Namespace,
     env: dict[str, str],
     child_env: dict[str, str],
     harness: Harness,
@@ -385,12 +362,11 @@ def _verify_loop(
         if failed is not None:
             return failed
         data = read_or(path, b"")
-        if not data:
-            reply = _single_json_object(text[:STDOUT_CAPTURE])
-            if reply is not None:
-                with open(path, "wb") as fh:
-                    fh.write(reply)
-                data = reply
+        reply = text[:STDOUT_CAPTURE].decode("utf-8", "replace").strip()
+        if not data and parse_json_object(reply) is not None:  # `claude -p`'s reply: one object
+            data = reply.encode()
+            with open(path, "wb") as fh:
+                fh.write(data)
         if data:
             verified = _verify(opts, env, path, data, attempt)
             if isinstance(verified, int):
@@ -404,7 +380,7 @@ def _verify_loop(
     return 2
 
 
-def _verify(opts: Options, env: dict[str, str], path: str, data: bytes, attempt: int
+def _verify(opts: argparse.Namespace, env: dict[str, str], path: str, data: bytes, attempt: int
             ) -> int | str:
     """Hand the answer to the verifier: the exit code when it decided (0: the answer is
     printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
