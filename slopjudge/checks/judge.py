@@ -60,22 +60,14 @@ _KEYS = {"additionalContext": (dict, "an object"), "skip": (bool, "true or false
          "fingerprint": (str, "a string")}
 
 
-@dataclass
-class Prepared:
-    """What a prepare step printed."""
-
-    additional_context: dict[str, Any] = field(default_factory=dict)
-    skip: bool = False
-    fingerprint: str | None = None
-
-
-def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepared | str:
+def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> dict[str, Any] | str:
     """Run the check's prepare step, if it has one: on the check's payload, or on one
-    unit's (a file's or a subject's, as sloprail prepares each one it judges). Why it
-    failed (an error): a failure or anything but the documented object."""
+    unit's (a file's or a subject's, as sloprail prepares each one it judges). What it
+    printed (``_KEYS``, null as good as absent), or why it failed (an error): a failure
+    or anything but the documented object."""
     command = ctx.check.prepare
     if not command:
-        return Prepared()
+        return {}
     if unit is None:
         payload = payload_bytes(ctx, ensure_ascii=False)
     else:
@@ -112,8 +104,7 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> Prepar
     for key, (kind, said) in _KEYS.items():  # null is as good as absent
         if data.get(key) is not None and not isinstance(data[key], kind):
             return f'prepare printed "{key}" that is not {said}'
-    return Prepared(data.get("additionalContext") or {}, bool(data.get("skip")),
-                    data.get("fingerprint"))
+    return data
 
 
 @dataclass
@@ -310,7 +301,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.outcome, result.reason = "not_judged", "not judged (dry run)"
         return result
 
-    result.runner, ask = _asker(ctx, prep.fingerprint)
+    result.runner, ask = _asker(ctx, prep.get("fingerprint"))
     judgments = _map(opts.judge_slots, ask, units)
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
@@ -375,17 +366,17 @@ def _instruction(ctx: CheckContext) -> str:
 
 
 def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
-                    ) -> tuple[list[Part], Prepared] | CheckResult:
+                    ) -> tuple[list[Part], dict[str, Any]] | CheckResult:
     """The units to judge, each with what prepare added; a result when prepare decided
     (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
     that unit's payload (its ``event.path``), as sloprail prepares each event."""
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
-    prep = Prepared() if per_unit else run_prepare(ctx)
+    prep = {} if per_unit else run_prepare(ctx)
     if isinstance(prep, str):
         return _result(ctx, "error", f"{prep} (before the model was asked)")
-    if prep.skip:
+    if prep.get("skip"):
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
-    base = dict(payload, additionalContext=prep.additional_context,
+    base = dict(payload, additionalContext=prep.get("additionalContext") or {},
                 rubric=ctx.options.rubric)
     units = _units(ctx, base)
     if not per_unit or not ctx.check.prepare:
@@ -396,9 +387,9 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
         if isinstance(mine, str):
             return _result(ctx, "error", f"{unit.label}: {mine} "
                            "(before the model was asked)")
-        if not mine.skip:
-            unit.payload["additionalContext"] = mine.additional_context
-            unit.fingerprint = mine.fingerprint or unit.fingerprint
+        if not mine.get("skip"):
+            unit.payload["additionalContext"] = mine.get("additionalContext") or {}
+            unit.fingerprint = mine.get("fingerprint") or unit.fingerprint
             kept.append(unit)
     if not kept:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")

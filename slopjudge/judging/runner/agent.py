@@ -286,15 +286,10 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
         sys.stdout.flush()
         return failed or 0
 
-    root = _answer_root(env, opts.readonly_dirs)
-    answer_dir = tempfile.mkdtemp(prefix="slopjudge-agent-", dir=root)
-    os.chmod(answer_dir, 0o700)
-    path = os.path.join(answer_dir, "answer")
-    spend = _Spend(model)
-    try:
-        return _verify_loop(opts, env, child_env, harness, model, answer_dir, path, spend)
-    finally:
-        shutil.rmtree(answer_dir, ignore_errors=True)
+    # A private folder (mkdtemp's mode is 0700) for the answer, gone afterwards.
+    with tempfile.TemporaryDirectory(prefix="slopjudge-agent-", ignore_cleanup_errors=True,
+                                     dir=_answer_root(env, opts.readonly_dirs)) as answer_dir:
+        return _verify_loop(opts, env, child_env, harness, model, answer_dir)
 
 
 def _attempt(opts: argparse.Namespace, model: str, prompt: str,
@@ -342,10 +337,10 @@ def _verify_loop(
     harness: Harness,
     model: str,
     answer_dir: str,
-    path: str,
-    spend: _Spend,
 ) -> int:
     assert opts.verify is not None
+    path = os.path.join(answer_dir, "answer")
+    spend = _Spend(model)
     base = opts.prompt + answer_suffix(path)
     prompt = base
     writable = [answer_dir, *opts.writable_dirs]
