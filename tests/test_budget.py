@@ -228,3 +228,22 @@ def test_a_damaged_session_file_fails_closed(tmp_path: Path) -> None:
         f"budget: this agent session's spend record {path} cannot be read (not JSON")
     assert "delete it to reset" in problem
     assert not isinstance(budget.acquire(None, 10), str)  # no session id: the "default" one
+
+
+@pytest.mark.parametrize("record", [
+    '{"judge_calls": -5, "tokens": 0, "cost_usd": 0, "held": {}}',
+    '{"judge_calls": "lots", "tokens": 0, "cost_usd": 0, "held": {}}',
+    '{"judge_calls": 0, "tokens": 0, "cost_usd": NaN, "held": {}}',
+    '{"judge_calls": 0, "tokens": 0, "cost_usd": 0, "held": {"x.1": [1, 0]}}',
+    '{"judge_calls": 0, "tokens": 0}',
+    "[]",
+])
+def test_a_session_record_slopjudge_did_not_write_fails_closed(tmp_path: Path,
+                                                                record: str) -> None:
+    # A count read as nothing spent would let the session spend again.
+    budget = Budget(Limits(session_max_judge_calls=100), str(tmp_path))
+    path = Path(budget.session_path("s"))
+    path.parent.mkdir(parents=True)
+    path.write_text(record)
+    problem = budget.acquire("s", 10)
+    assert isinstance(problem, str) and f"spend record {path} cannot be read" in problem

@@ -208,8 +208,8 @@ def _alive(pid: int) -> bool:
 
 def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
     """The session's spend, the calls still held (those of live processes) and its rates;
-    a missing file is nothing spent. ValueError (one line) when the record cannot be read:
-    the caller fails closed."""
+    a missing file is nothing spent. ValueError (one line) when the record cannot be read
+    or is not one slopjudge writes: the caller fails closed."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -219,27 +219,21 @@ def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None
         raise ValueError(exc.strerror or str(exc)) from None
     except ValueError as exc:
         raise ValueError(f"not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    spend = Spend(int(_num(data.get("judge_calls")) or 0), int(_num(data.get("tokens")) or 0),
-                  _num(data.get("cost_usd")) or 0.0)
-    held: dict[str, list[float]] = {}
-    raw = data.get("held")
-    for key, value in (raw.items() if isinstance(raw, dict) else ()):
-        pid = str(key).split(".", 1)[0]
-        alive = pid.isdigit() and _alive(int(pid))  # a dead process holds nothing
-        if alive and isinstance(value, list) and len(value) == 2:
-            tokens, cost = _num(value[0]), _num(value[1])
-            if tokens is not None and cost is not None:
-                held[str(key)] = [tokens, cost]
-    raw = data.get("rates")
-    rates = None
-    if isinstance(raw, dict):
-        tokens, cost = _num(raw.get("tokens")), _num(raw.get("cost_usd"))
-        rates = Rates(tokens, cost) if tokens is not None and cost is not None else None
+    try:
+        spend = Spend(int(_count(data["judge_calls"])), int(_count(data["tokens"])),
+                      _count(data["cost_usd"]))
+        held = {key: [_count(tokens), _count(cost)] for key, (tokens, cost)
+                in data["held"].items() if _alive(int(key.split(".", 1)[0]))}
+        rates = data.get("rates")
+        if rates is not None:
+            rates = Rates(_count(rates["tokens"]), _count(rates["cost_usd"]))
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise ValueError(f"not a spend record ({type(exc).__name__}: {exc})") from None
     return spend, held, rates
 
 
-def _num(v: Any) -> float | None:
-    """A non-negative JSON number as a float; None for anything else."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+def _count(value: Any) -> float:
+    """A number the record holds: non-negative (so never NaN), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{value!r} is not a count")
+    return float(value)
