@@ -43,7 +43,6 @@ from slopjudge.judging.runner.client import (
 from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     confidence_problem,
-    reads_as_pass,
     reject_constant,
     verdict_instruction,
 )
@@ -151,8 +150,8 @@ def _from_verdict(
     if verdict.get("pass") is not True:
         return _Judgment("refuse", reasoning or "the judge refused without a reason", verdict,
                          hit, findings=found)
-    if not reads_as_pass(verdict, min_conf):
-        low = confidence_problem(verdict, min_conf) or "the judge's confidence does not suffice"
+    low = confidence_problem(verdict, min_conf)  # a pass whose confidence falls short
+    if low is not None:
         return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit,
                          True, found)
     return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)

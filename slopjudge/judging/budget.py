@@ -4,6 +4,7 @@ settle after, so parallel calls cannot pass a limit together (docs/runner-and-bu
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -94,7 +95,8 @@ class Budget:
         with self._changed:
             while True:
                 if self.rates is None and self.limits.session():
-                    self.rates = self._session_rates(session_id)
+                    with contextlib.suppress(ValueError):  # the reservation says so
+                        self.rates = _read_record(self.session_path(session_id))[2]
                 if self._measured() or not self.held.judge_calls:
                     break
                 left = deadline - time.monotonic()
@@ -135,13 +137,6 @@ class Budget:
 
     def session_path(self, session_id: str | None) -> str:
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
-
-    def _session_rates(self, session_id: str | None) -> Rates | None:
-        try:
-            record = _read_record(self.session_path(session_id))
-        except ValueError:
-            return None  # the reservation says so
-        return record[2]
 
     def _session_update(self, session_id: str | None, want: Reservation, *, reserve: bool,
                         tokens: int = 0, cost: float = 0.0) -> str | None:

@@ -239,22 +239,16 @@ def _exit_code(rc: int) -> int:
     return 128 - rc if rc < 0 else rc  # killed by a signal: said the way a shell does
 
 
-class _Spend:
-    """What the harness calls of one judge cost, summed over re-asks."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.usage: dict[str, Any] | None = None
-
-    def add(self, res: procs.ProcResult, reported: dict[str, Any] | None) -> None:
-        part = dict(reported or {})
-        # Our own wall clock: it includes the CLI's start-up, which the call costs too.
-        part["duration_ms"] = int(res.duration_s * 1000)
-        part.setdefault("model", self.model)
-        self.usage = usage_mod.add(self.usage, part)
-        # The running total after every call: the caller reads the last line, and a
-        # refused or failed call cost tokens too.
-        _err(usage_mod.usage_line(self.usage or {}))
+def _spent(total: dict[str, Any] | None, res: procs.ProcResult,
+           reported: dict[str, Any] | None, model: str) -> dict[str, Any] | None:
+    """What the harness calls of one judge cost, summed over re-asks, printed after every
+    call: the caller reads the last line, and a refused or failed call cost tokens too."""
+    # Our own wall clock: it includes the CLI's start-up, which the call costs too.
+    part = dict(reported or {}, duration_ms=int(res.duration_s * 1000))
+    part.setdefault("model", model)
+    total = usage_mod.add(total, part)
+    _err(usage_mod.usage_line(total or {}))
+    return total
 
 
 def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
@@ -281,7 +275,7 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
         if opts.dry_run:
             _print_dry_run(argv, stdin, None, None)
             return 0
-        reply, failed = _call(harness, argv, stdin, child_env, _Spend(model))
+        reply, failed, _ = _call(harness, argv, stdin, child_env, model, None)
         sys.stdout.buffer.write(reply)
         sys.stdout.flush()
         return failed or 0
@@ -311,23 +305,25 @@ def _print_dry_run(argv: list[str], stdin: bytes, verify: str | None, path: str 
 
 
 def _call(harness: Harness, argv: list[str], stdin: bytes, child_env: dict[str, str],
-          spend: _Spend) -> tuple[bytes, int | None]:
-    """Run the harness once: its reply, and the exit code to give when it failed."""
+          model: str, spent: dict[str, Any] | None
+          ) -> tuple[bytes, int | None, dict[str, Any] | None]:
+    """Run the harness once: its reply, the exit code to give when it failed, and what
+    the calls cost so far (``spent`` and this one)."""
     res = procs.run(argv, input=stdin, env=child_env)
     if res.start_error:
         _err(f"{PROG}: cannot start harness: {res.start_error}")
-        return b"", 2
+        return b"", 2, spent
     reply, reported = harness.parse_output(res.stdout)
     for line in _lines(res.stderr):
         _err(f"{PROG}: harness: {line}")
-    spend.add(res, reported)
+    spent = _spent(spent, res, reported, model)
     if not res.returncode:
-        return reply, None
+        return reply, None, spent
     cause = classify(res.stderr, res.stdout)
     code = _exit_code(res.returncode)
     _err(f"sr-agent: harness-failure: {cause}")
     _err(f"{PROG}: {harness.binary} exited with status {code}: {cause}")
-    return reply, code
+    return reply, code, spent
 
 
 def _verify_loop(
@@ -340,7 +336,7 @@ def _verify_loop(
 ) -> int:
     assert opts.verify is not None
     path = os.path.join(answer_dir, "answer")
-    spend = _Spend(model)
+    spent = None
     base = opts.prompt + answer_suffix(path)
     prompt = base
     writable = [answer_dir, *opts.writable_dirs]
@@ -353,7 +349,7 @@ def _verify_loop(
             os.unlink(path)
         except FileNotFoundError:
             pass
-        text, failed = _call(harness, argv, stdin, child_env, spend)
+        text, failed, spent = _call(harness, argv, stdin, child_env, model, spent)
         if failed is not None:
             return failed
         data = read_or(path, b"")
