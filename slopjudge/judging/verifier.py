@@ -8,6 +8,7 @@ an unsure pass from a refusal.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -24,15 +25,10 @@ EXIT_REFUSE = 3
 
 
 def _read_answer(argv: list[str]) -> bytes:
-    data = b""
-    if not sys.stdin.isatty():
-        data = sys.stdin.buffer.read()
-    if not data and argv:
-        # Some runners give only the path; read the file then.
-        try:
+    data = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
+    if not data and argv:  # some runners give only the path: read the file then
+        with contextlib.suppress(OSError):
             data = Path(argv[0]).read_bytes()
-        except OSError:
-            data = b""
     return data
 
 

@@ -377,12 +377,10 @@ def _verify(opts: argparse.Namespace, env: dict[str, str], path: str, data: byte
     printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
     assert opts.verify is not None
     where = f"attempt {attempt}/{opts.attempts}"
-    vres = procs.run(
-        [opts.verify, path], input=data,
-        env={**env, "SLOPJUDGE_AGENT_OUTPUT": path, "SLOPJUDGE_ATTEMPT": str(attempt),
-             "SLOPJUDGE_ATTEMPTS": str(opts.attempts), "SLOPRAIL_AGENT_OUTPUT": path,
-             "SLOPRAIL_ATTEMPT": str(attempt), "SLOPRAIL_ATTEMPTS": str(opts.attempts)},
-    )
+    facts = {"AGENT_OUTPUT": path, "ATTEMPT": str(attempt), "ATTEMPTS": str(opts.attempts)}
+    vres = procs.run([opts.verify, path], input=data, env={**env, **{
+        f"{prefix}_{name}": value for prefix in ("SLOPJUDGE", "SLOPRAIL")
+        for name, value in facts.items()}})
     if vres.start_error:
         _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
         return 2
