@@ -180,7 +180,7 @@ def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgm
 
 
 def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
-    """The mock is read as a runner is (its exit, output limit and verdict)."""
+    """The mock is read as a runner is (start, timeout, output limit, verdict)."""
     rendered = unit.prompt.removesuffix(_instruction(ctx))
     data = (rendered.rstrip("\n") + "\n\n"
             + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n").encode("utf-8")
@@ -191,7 +191,7 @@ def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
         registry=ctx.processes,
     )
     outcome = read_outcome(res, timeout=check.timeout, min_confidence=check.min_confidence)
-    if outcome.verdict is None:
+    if outcome.verdict is None or res.returncode != 0:  # a mock's exit is never a refusal
         return _Judgment("error", f"judge mock {script}: {outcome.reason}")
     return _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
 
