@@ -11,6 +11,7 @@ from typing import Any
 
 from slopjudge import cachesign
 from slopjudge.fsutil import write_atomic
+from slopjudge.judging.verdict import parse_verdict
 
 # First line of an entry: this, then the entry's MAC (cachesign); the verdict JSON follows.
 _MAGIC = b"slopjudge-verdict "
@@ -46,8 +47,6 @@ class VerdictCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        from slopjudge.judging.verdict import parse_verdict
-
         try:
             raw = self._path(key).read_bytes()
             head, _, body = raw.partition(b"\n")
@@ -64,8 +63,6 @@ class VerdictCache:
 
     def put(self, key: str, verdict: dict[str, Any]) -> None:
         """Store a verdict; anything that is not a schema-valid verdict is refused."""
-        from slopjudge.judging.verdict import parse_verdict
-
         text = json.dumps(verdict, ensure_ascii=False, sort_keys=True)
         checked, problem = parse_verdict(text)
         if checked is None:
