@@ -1,6 +1,7 @@
 """No process of a run outlives it: script checks, prepares and judge runners, each
 forking a daemon (setsid, double fork, keeping its environment or execing with an empty
-one), on a normal end, a crash, a timeout and a SIGTERM to slopjudge. Checked by a marker unique to each test in ``/proc/*/cmdline``."""
+one), on a normal end, a crash, a timeout and a SIGTERM to slopjudge. Checked by a marker
+unique to each test in ``/proc/*/cmdline``."""
 
 from __future__ import annotations
 
