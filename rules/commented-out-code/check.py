@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False
@@ -24,10 +23,10 @@ DIRECTIVE = ss.Later(
     r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|"
     r"go:|\+build|prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|"
     r"region\b|endregion\b|#|[\w.-]+:\s+-{1,2}\w)",
-    re.I,
+    ss.I,
 )
 EXAMPLE_LEAD = ss.Later(
-    r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I
+    r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", ss.I
 )
 PY_SIMPLE = (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)
 PY_CONTROL = (
@@ -37,11 +36,12 @@ PY_CONTROL = (
 
 
 # English, not a call: a plural marker ("Second(s)", "match(es)").
-PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", re.I)
+PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", ss.I)
 
 
 def _py_codey(text: str) -> bool:
     t = text.strip()
+    import re
     if not t or DIRECTIVE.match(t) or t.startswith(">>>") or re.search(r"https?://", t):
         return False
     if PLURAL.match(t):
@@ -85,6 +85,7 @@ C_CALL = ss.Later(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 def _prose(t: str) -> bool:
     """A sentence: a full stop then a capital, or six plain words in a row."""
+    import re
     return bool(re.search(r"[a-z]\.\s+[A-Z][a-z]", t)) or bool(
         re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
 
@@ -92,6 +93,7 @@ def _prose(t: str) -> bool:
 def _outside_parens(t: str) -> str:
     """The text with its parenthesised groups removed (innermost first)."""
     while True:
+        import re
         shorter = re.sub(r"\([^()]*\)", "", t)
         if shorter == t:
             return t
@@ -105,6 +107,7 @@ WORDS_OUTSIDE = ss.Later(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
 
 def _c_codey(text: str) -> bool:
     t = text.strip()
+    import re
     if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
         return False
     if PLURAL.match(t):
@@ -128,12 +131,13 @@ DECLARATION = ss.Later(r"^\s*(func|type|package|var|const|class|interface|export
 
 def _indent_of(comment_text: str) -> int:
     """Columns of indentation after the comment marker (a tab counts 4)."""
+    import re
     body = re.sub(r"^\s*(#|//+|/?\*+)", "", comment_text, count=1).replace("\t", "    ")
     return len(body) - len(body.lstrip(" "))
 
 
 # Example programs and documentation: their comments show alternatives ("Node.js: use ...").
-EXAMPLE_PATH = ss.Later(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", re.I)
+EXAMPLE_PATH = ss.Later(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", ss.I)
 
 
 def _code_in_run(
@@ -173,7 +177,7 @@ def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
 
 
 GO_FUNC = ss.Later(r"^func\s+(\([^)]*\)\s*)?(\w+)")
-GO_OUTPUT = ss.Later(r"^\s*(unordered\s+)?output:", re.I)
+GO_OUTPUT = ss.Later(r"^\s*(unordered\s+)?output:", ss.I)
 
 
 def _go_example_lines(lines: list[ss.LexLine]) -> set[int]:
@@ -209,6 +213,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue
         if any(b.added for b in block):
             doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
+            import re
             m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
                           ll.code) if doc else None
             name = m.group(1) + "(" if m else None  # a doc example calls what it documents

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -24,17 +23,17 @@ CLI_CONTENT = ss.Later(
     r"^#!|if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*(import|from)\s+(argparse|click|typer|fire|optparse)\b"
     r"|\bsys\.argv\b|^\s*def\s+main\s*\(|process\.argv|require\(['\"](commander|yargs)['\"]\)"
     r"|from\s+['\"](commander|yargs)['\"]|^package\s+main\b",
-    re.M,
+    ss.M,
 )
 # A message that only makes sense to the person debugging.
 DEBUG_MSG = ss.Later(
     r"^\s*(\[?debug\]?\b|dbg\b|here\b|got\s+here|xx+\b|>{2,}|<{3,}|-{3,}|={3,}|\*{3,}|#{3,}|@@|!!!|asdf|wtf|"
     r"checkpoint\b|hit\s|reached\b|value\s+(of|is)\b|test(ing)?\s*\d*\s*$|[a-z_][\w.]*\s*=\s*$)",
-    re.I,
+    ss.I,
 )
 # `print(f"name={name!r}")` reads as a trace in library code, but it is the output of a
 # demo run by hand under `if __name__ == "__main__":`.
-NAME_EQ_ONLY = ss.Later(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
+NAME_EQ_ONLY = ss.Later(r"^\s*[a-z_][\w.]*\s*=\s*$", ss.I)
 SELF_DOC_FSTRING = ss.Later(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 # Every name the Python checks below look for: a file with none of them has nothing to
 # report and is not parsed. (Debugger calls are debugger-statements' concern.)
@@ -68,7 +67,7 @@ PRINTING_FN = ss.Later(
     r"^_*(dump|print|pprint|show|display|render|report|describe|emit|echo|usage|help|main|"
     r"list|summar|write|output|banner|status|format_and_print|debug_print)|"
     r"_(dump|print|show|display|report|usage|help|summary|table|banner)$",
-    re.I,
+    ss.I,
 )
 
 
@@ -161,6 +160,7 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
     indent = ss.indent(lines[i].text)
     for k in range(i - 1, -1, -1):  # walking back, no copy of the lines before
         prev = lines[k]
+        import re
         m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
         if m and len(m.group(1)) < indent:
             return m.group(3)
@@ -170,6 +170,7 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
+        import re
         if re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
@@ -233,6 +234,7 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         return
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
+        import re
         m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
         if not m:
             continue
@@ -253,6 +255,7 @@ def _go_example_lines(sf: ss.SourceFile) -> set[int]:
     inside: set[int] = set()
     current = False
     for ll in sf.lexed():
+        import re
         if re.match(r"^func\s", ll.code):
             current = bool(re.match(r"^func\s+(Example|Benchmark|TestMain\b)", ll.code))
         if current:
@@ -264,6 +267,7 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
     examples = _go_example_lines(sf) if sf.is_test else set()
     captured = sf.is_test and GO_CAPTURE.search(sf.new_content or "") is not None
     for ll in sf.added_lexed():
+        import re
         if sf.is_test and ll.no not in examples and not cli and not captured and re.search(
                 r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "print left in a test (use t.Log)"))
@@ -278,7 +282,7 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
 
 JS_RELATIVE = ss.Later(
     r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}/[^"']+)["']""",
-    re.M)
+    ss.M)
 JS_EXTS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.ts")
 
 

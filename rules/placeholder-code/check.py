@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False
@@ -27,15 +26,15 @@ ADMISSION = ss.Later(
     r"|\b(your|actual|real)\s+(code|implementation|logic)\s+(goes\s+)?here\b"
     r"|\bfor\s+now,?\s+(we\s+)?(just\s+|simply\s+)?(return|pass|skip|hard-?code|fake|pretend)\b"
     r"|\bwould\s+(normally|typically)\s+(call|fetch|query|connect|send|be\s+(fetched|loaded|computed))\b",
-    re.I,
+    ss.I,
     words=("todo", "implement", "placeholder", "stub", "real", "here", "for", "would"),
 )
 NOT_IMPL_MSG = ss.Later(
     r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented"
     r"|^\s*todo\b|\btodo:",
-    re.I,
+    ss.I,
 )
-OVERRIDE_HINT = ss.Later(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
+OVERRIDE_HINT = ss.Later(r"subclass|override|abstract|must\s+implement|should\s+implement", ss.I)
 BASE_CLASS_NAME = ss.Later(
     r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$"
 )
@@ -47,13 +46,13 @@ ABSTRACT_DECOS = {
 NOOP_DOC = ss.Later(
     r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
     r"intentional|deliberate|optional|nothing\s+to\s+do|ignored",
-    re.I,
+    ss.I,
 )
 # A stub body is `pass`, `...` or `raise NotImplementedError`: a Python file with none of
 # them is not parsed (its comments are still read).
 PY_STUB = ss.Later(r"pass|\.\.\.|NotImplementedError",
                    words=("pass", "...", "NotImplementedError"))
-NOOP_NAME = ss.Later(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
+NOOP_NAME = ss.Later(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", ss.I)
 
 ADVICE = (
     "Write the real implementation (or remove the stub and its callers); "
@@ -214,6 +213,7 @@ def _report_unless_deliberate(
         if deliberate is not None:
             if deliberate:
                 return
+            import re
             cls = re.search(r"\bclass\s+([\w$]+)", prev.text)
             break
         head = METHOD_HEAD.match(prev.code)
@@ -225,6 +225,7 @@ def _report_unless_deliberate(
 
 def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
     t = prev.text.strip()
+    import re
     if t.startswith("@") and re.search(r"abstract|overload", t):
         return True
     if re.match(r"if\s+(typing\.)?TYPE_CHECKING\s*:", t) and ss.indent(prev.text) < indent:
@@ -239,6 +240,7 @@ def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
 
 
 def _curly_decides(extended: set[str]) -> Callable[[ss.LexLine, int], bool | None]:
+    import re
     def decides(prev: ss.LexLine, indent: int) -> bool | None:
         m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
         if m and ss.indent(prev.text) < indent:
@@ -252,6 +254,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """No full file to parse: judge NotImplementedError lines by what the hunk shows above them."""
     lines = sf.lexed()
     for idx, ll in sf.added_indexed():
+        import re
         if re.search(r"\braise\s+NotImplementedError\b", ll.code):
             _report_unless_deliberate(sf, lines, idx, _python_decides,
                                       "raises NotImplementedError instead of implementing", out)
@@ -269,6 +272,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     throw = THROW.get(sf.lang or "", THROW_OTHER)
     # classes this file extends: a method of theirs that throws is the base's override-me
+    import re
     extended = {m[1] for ll in lines for m in re.finditer(r"\bextends\s+([\w$]+)", ll.code)}
     for idx, ll in sf.added_indexed():
         if throw.search(ll.code) and any(NOT_IMPL_MSG.search(s) for s in ll.strings):
@@ -282,7 +286,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 TODO = ss.Later(
     r"\b(TODO|FIXME|XXX|HACK)\b|\bfor now\b|\btemporar(y|ily)\b|"
     r"\buntil\b.{0,60}\b(wired|implemented|hooked|ready|done|available)\b",
-    re.I,
+    ss.I,
     words=("todo", "fixme", "xxx", "hack", "for now", "temporar", "until"),
 )
 _CONST = (r"(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
@@ -311,6 +315,7 @@ def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         body = lines[k + 1 : k + 3]
         if not body or not CONST_RETURN.match(body[0].text.split("//")[0].split("#")[0]):
             continue
+        import re
         end_ok = (len(body) == 1 or re.match(r"^\s*\}", body[1].code) is not None
                   or (sf.lang == "python" and ss.indent(body[1].text)
                       <= ss.indent(head.text)))
@@ -364,10 +369,11 @@ def _overridden(text: str, lang: str, wanted: set[tuple[str, str]]) -> set[tuple
     defines the method at its body's own level."""
     if not wanted:
         return set()
+    import re
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
     lines = text.split("\n")
     found = set()
-    for m in re.finditer(SUBCLASS_HEAD[lang][0].format(names=names), text, re.M):
+    for m in re.finditer(SUBCLASS_HEAD[lang][0].format(names=names), text, ss.M):
         start = text.count("\n", 0, m.start())
         body = _class_body(lines, start, len(m[1].expandtabs()))
         level = min((ss.indent(t) for t in body), default=0)
@@ -397,8 +403,9 @@ def _repo_files(payload: dict[str, Any], lang: str, wanted: set[tuple[str, str]]
     head commit (or snapshot) when the change names one, else git's files of the work tree
     (untracked ones too, ignored ones not). No git repository (a bare diff), none found, or
     git could not say: the findings stand."""
-    from slopjudge.changes.gitio import ChangesetError, git
+    import re
 
+    from slopjudge.changes.gitio import ChangesetError, git
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
     head = (payload.get("changeset") or {}).get("head")
     try:

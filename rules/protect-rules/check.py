@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -98,6 +97,7 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
 
 def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
     """Protected paths that inline code names, when the code writes files."""
+    import re
     if not re.search(CODE_WRITES, code):
         return []
     found = []
@@ -113,6 +113,7 @@ def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
 def interpreter_code(s: sp.Simple) -> str:
     """The inline code an interpreter command runs, with its here-document."""
     name = os.path.basename(s.argv[0])
+    import re
     base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy")) else name
     opts = INTERPRETERS.get(name, INTERPRETERS.get(base))
     if opts is None:
@@ -169,6 +170,7 @@ def main() -> None:
             name = os.path.basename(s.argv[0])
             args = [a for a in s.argv[1:] if not a.startswith("-")]
             cands: list[str] = [t for op, t in s.redirects if ">" in op]
+            import re
             if name in MUTATORS:
                 cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "dd":  # dd writes where `of=` says

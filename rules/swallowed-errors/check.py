@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import pyast as ast  # noqa: E402 - ast's parts, without its import
 import slopscan as ss  # noqa: E402
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 BROAD = {"Exception", "BaseException"}
 ADVICE = ("Catch the specific exception you expect and handle it, or log it and re-raise; "
@@ -67,7 +70,7 @@ ACKNOWLEDGED = ss.Later(
     r"noqa\s*:?\s*[A-Z0-9, ]*\b(BLE001|E722|S110|S112)\b"
     r"|pylint\s*:\s*disable\s*=\s*[\w, -]*"
     r"\b(broad-except|bare-except|broad-exception-caught|W0702|W0703)\b",
-    re.I,
+    ss.I,
 )
 
 
@@ -122,10 +125,11 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
 
 
 # A directive is not an explanation; a few words are.
-DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", re.I)
+DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", ss.I)
 
 
 def _says_why(comment: str) -> bool:
+    import re
     return bool(comment) and not DIRECTIVE.match(comment) and len(re.findall(r"[A-Za-z]+",
                                                                              comment)) >= 3
 
@@ -206,6 +210,7 @@ ENDED = ss.Later(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscr
 
 
 def _count(text: str, rx: re.Pattern[str]) -> int:
+    import re
     return len(rx.findall(re.sub(r"\s+", " ", text)))
 
 
@@ -251,6 +256,7 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
+        import re
         if re.match(r"^\s*_\s*=\s*err\s*$", ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`_ = err` discards the error"))
             continue
@@ -274,6 +280,7 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """`if err != nil { return v, nil }` where the change adds the branch or its return."""
     lines = sf.lexed()
     for i, ll in enumerate(lines):
+        import re
         if ll.comment or not re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code):
             continue
         body = []
@@ -298,6 +305,7 @@ def _returns_only_error(lines: list[ss.LexLine], i: int) -> bool:
     literal) whose only result is an error, and err is not one of its parameters: there a
     lone `return nil` reports success for a failure."""
     for prev in reversed(lines[:i]):
+        import re
         if re.match(r"^func\s", prev.code):
             sig = prev.code
             return bool(re.search(r"\)\s*error\s*\{\s*$", sig)) and not re.search(
