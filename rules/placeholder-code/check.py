@@ -27,7 +27,8 @@ ADMISSION = ss.Later(
     r"|\bfor\s+now,?\s+(we\s+)?(just\s+|simply\s+)?(return|pass|skip|hard-?code|fake|pretend)\b"
     r"|\bwould\s+(normally|typically)\s+(call|fetch|query|connect|send|be\s+(fetched|loaded|computed))\b",
     ss.I,
-    words=("todo", "implement", "placeholder", "stub", "real", "here", "for", "would"),
+    words=("todo", "implement", "placeholder", "stub", "real", "here", "now", "normally",
+           "typically"),
 )
 NOT_IMPL_MSG = ss.Later(
     r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented"

@@ -25,7 +25,7 @@ CLOCK_TALK = ss.Later(
     ss.I,
 )
 # Every sleep looked for in Python is named `sleep`: a file without the word is not parsed.
-PY_ANY = ss.Later(r"sleep", words=("sleep",))
+PY_ANY = ("sleep",)
 PY_SLEEP = {
     "time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep",
 }
@@ -145,7 +145,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.lang != "python":
         curly_lines(sf, out)
-    elif ss.may_match(sf, PY_ANY):
+    elif ss.may_hold(sf, PY_ANY, fold=False):
         ss.by_tree(sf, out, python_ast, curly_lines)
 
 

@@ -165,7 +165,7 @@ def _nothing(code: str, strings: list[str]) -> bool:
 
 # A handler needs `except`, a suppression `with` or `suppress(`: a Python file with
 # none of them has nothing to report and is not parsed.
-PY_ANY = ss.Later(r"except|with|suppress", words=("except", "with", "suppress"))
+PY_ANY = ("except", "with", "suppress")
 SUPPRESS_ALL = ss.Later(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
 
 
@@ -330,7 +330,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if BENCH_PATH.search(sf.path):
         return
     if sf.lang == "python":
-        if ss.may_match(sf, PY_ANY):
+        if ss.may_hold(sf, PY_ANY, fold=False):
             ss.by_tree(sf, out, python_ast, python_lines)
     elif sf.lang in ("js", "clike"):
         js_lines(sf, out)
