@@ -106,6 +106,20 @@ class Later:
         return getattr(self.compiled(), name)
 
 
+_RX: dict[tuple[str, int], Later] = {}
+
+
+def rx(pattern: str, flags: int = 0) -> Later:
+    """``pattern`` as a :class:`Later`, one per pattern and flags: ``ss.rx(p).search(t)``
+    where ``re.search(p, t)`` would import `re` even when the call is never reached."""
+    found = _RX.get((pattern, flags))
+    if found is None:
+        if len(_RX) >= 512:  # patterns made from a file's names: stay bounded
+            _RX.clear()
+        found = _RX[(pattern, flags)] = Later(pattern, flags)
+    return found
+
+
 # Every match holds one of its ``words``: most paths are answered without the regex.
 TEST_PATH_RE = Later(
     r"(^|/)(tests?|__tests__|__mocks__|spec|specs|testing|e2e)/"

@@ -73,8 +73,7 @@ ES_ERROR_CHECKS = {"no-empty", "no-floating-promises", "no-misused-promises", "c
 
 
 def _names(text: str) -> list[str]:
-    import re
-    return [n for n in re.split(r"[\s,]+", text.strip()) if n]
+    return [n for n in ss.rx(r"[\s,]+").split(text.strip()) if n]
 
 
 def _slash_directive(text: str) -> str | None:
@@ -83,8 +82,7 @@ def _slash_directive(text: str) -> str | None:
         names = _names(m["names"] or "")
         if not names or "all" in names:
             return "bare `//nolint` silences every linter"
-        import re
-        explained = re.search(r"//\s*\S|\w+\W+\w+", m["rest"])
+        explained = ss.rx(r"//\s*\S|\w+\W+\w+").search(m["rest"])
         if GO_ERROR_CHECKS & set(names) and not explained:
             return "`//nolint:errcheck` without a reason drops the error it points at"
         return None

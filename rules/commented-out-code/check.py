@@ -41,12 +41,11 @@ PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", ss.I)
 
 def _py_codey(text: str) -> bool:
     t = text.strip()
-    import re
-    if not t or DIRECTIVE.match(t) or t.startswith(">>>") or re.search(r"https?://", t):
+    if not t or DIRECTIVE.match(t) or t.startswith(">>>") or ss.rx(r"https?://").search(t):
         return False
     if PLURAL.match(t):
         return False
-    if re.match(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$", t):
+    if ss.rx(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$").match(t):
         return True
     try:
         mod = ast.parse(t)
@@ -60,7 +59,7 @@ def _py_codey(text: str) -> bool:
         return (
             isinstance(s.value, (ast.Call, ast.Await))
             and "(" in t
-            and not re.search(r"\w\s+\w", callee)
+            and not ss.rx(r"\w\s+\w").search(callee)
         )
     if isinstance(s, ast.AnnAssign):
         # `flags: --line-length=60` parses, but its "annotation" is no type
@@ -85,16 +84,14 @@ C_CALL = ss.Later(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 def _prose(t: str) -> bool:
     """A sentence: a full stop then a capital, or six plain words in a row."""
-    import re
-    return bool(re.search(r"[a-z]\.\s+[A-Z][a-z]", t)) or bool(
-        re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
+    return bool(ss.rx(r"[a-z]\.\s+[A-Z][a-z]").search(t)) or bool(
+        ss.rx(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}").search(t))
 
 
 def _outside_parens(t: str) -> str:
     """The text with its parenthesised groups removed (innermost first)."""
     while True:
-        import re
-        shorter = re.sub(r"\([^()]*\)", "", t)
+        shorter = ss.rx(r"\([^()]*\)").sub("", t)
         if shorter == t:
             return t
         t = shorter
@@ -107,20 +104,19 @@ WORDS_OUTSIDE = ss.Later(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
 
 def _c_codey(text: str) -> bool:
     t = text.strip()
-    import re
-    if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
+    if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or ss.rx(r"https?://").search(t):
         return False
     if PLURAL.match(t):
         return False
     if _prose(t):
         return False
-    if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
+    if t.endswith(";") and not ss.rx(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}").search(t):
         return True
-    if C_STATEMENT.match(t) and not re.search(r"[.!?]$", t):
-        prose = re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+|\((?:[A-Za-z']+\s+)+[A-Za-z']+\)", t)
+    if C_STATEMENT.match(t) and not ss.rx(r"[.!?]$").search(t):
+        prose = ss.rx(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+|\((?:[A-Za-z']+\s+)+[A-Za-z']+\)").search(t)
         # a sentence may hold a parenthesis ("return early (nothing to do)"); code holds a
         # call, a brace, a semicolon or an assignment
-        return not prose or bool(re.search(r"[;{}=]|\w\(", t))
+        return not prose or bool(ss.rx(r"[;{}=]|\w\(").search(t))
     return (bool(C_CALL.match(t)) and " " not in t.split("(")[0]
             and not WORDS_OUTSIDE.search(_outside_parens(t)))
 
@@ -131,8 +127,7 @@ DECLARATION = ss.Later(r"^\s*(func|type|package|var|const|class|interface|export
 
 def _indent_of(comment_text: str) -> int:
     """Columns of indentation after the comment marker (a tab counts 4)."""
-    import re
-    body = re.sub(r"^\s*(#|//+|/?\*+)", "", comment_text, count=1).replace("\t", "    ")
+    body = ss.rx(r"^\s*(#|//+|/?\*+)").sub("", comment_text, count=1).replace("\t", "    ")
     return len(body) - len(body.lstrip(" "))
 
 
@@ -213,9 +208,8 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue
         if any(b.added for b in block):
             doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
-            import re
-            m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
-                          ll.code) if doc else None
+            m = ss.rx(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)"
+                      ).search(ll.code) if doc else None
             name = m.group(1) + "(" if m else None  # a doc example calls what it documents
             hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc,
                                             bool(EXAMPLE_PATH.search(sf.path)))

@@ -160,8 +160,7 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
     indent = ss.indent(lines[i].text)
     for k in range(i - 1, -1, -1):  # walking back, no copy of the lines before
         prev = lines[k]
-        import re
-        m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
+        m = ss.rx(r"^(\s*)(async\s+)?def\s+(\w+)").match(prev.code)
         if m and len(m.group(1)) < indent:
             return m.group(3)
     return None
@@ -170,13 +169,12 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        import re
-        if re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
+        if ss.rx(r"^\s*print\s*\(").search(ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
                 continue
             fn = _owner_def(lines, i)
-            literal = re.fullmatch(r"\s*print\s*\(\s*(\"\"|'')?\s*\)\s*", ll.code)
+            literal = ss.rx(r"\s*print\s*\(\s*(\"\"|'')?\s*\)\s*").fullmatch(ll.code)
             if sf.is_test and fn and fn.startswith("test") and not literal:
                 out.append(ss.Finding(sf.path, ll.no, f"print() of a value left in {fn}"))
 
@@ -234,8 +232,7 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         return
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        import re
-        m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
+        m = ss.rx(r"\bconsole\.(log|debug|trace|dir|table)\s*\(").search(ll.code)
         if not m:
             continue
         debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0])
@@ -255,9 +252,8 @@ def _go_example_lines(sf: ss.SourceFile) -> set[int]:
     inside: set[int] = set()
     current = False
     for ll in sf.lexed():
-        import re
-        if re.match(r"^func\s", ll.code):
-            current = bool(re.match(r"^func\s+(Example|Benchmark|TestMain\b)", ll.code))
+        if ss.rx(r"^func\s").match(ll.code):
+            current = bool(ss.rx(r"^func\s+(Example|Benchmark|TestMain\b)").match(ll.code))
         if current:
             inside.add(ll.no)
     return inside
@@ -267,15 +263,14 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
     examples = _go_example_lines(sf) if sf.is_test else set()
     captured = sf.is_test and GO_CAPTURE.search(sf.new_content or "") is not None
     for ll in sf.added_lexed():
-        import re
-        if sf.is_test and ll.no not in examples and not cli and not captured and re.search(
-                r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(", ll.code):
+        if sf.is_test and ll.no not in examples and not cli and not captured and ss.rx(
+                r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "print left in a test (use t.Log)"))
-        elif re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:
+        elif ss.rx(r"(^|[^.\w])(println|print)\s*\(").search(ll.code) and not sf.is_test:
             out.append(ss.Finding(sf.path, ll.no, "builtin println() debug output"))
-        elif re.search(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(", ll.code):
+        elif ss.rx(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "debug dump left in"))
-        elif re.search(r"\b(fmt|log)\.(Print|Println|Printf|Fprintf|Fprintln)\s*\(", ll.code):
+        elif ss.rx(r"\b(fmt|log)\.(Print|Println|Printf|Fprintf|Fprintln)\s*\(").search(ll.code):
             if ll.strings and any(DEBUG_MSG.search(s) for s in ll.strings[:2]):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -50,7 +51,6 @@ def check_rm(s: sp.Simple, ws: str, home: str) -> str | None:
                 return (f"`rm -r` of a path built from a command's output ({t}), "
                         "which may be empty or point anywhere; name the path")
             continue
-        import re
         var = re.match(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)", t)
         if var and var.group(1) not in SAFE_VARS:
             if recursive:
@@ -91,7 +91,6 @@ def glob_at_root(t: str, p: str, ws: str, home: str) -> str | None:
     """Why a glob matches the whole of a protected folder (the workspace or an
     ancestor, home, /), or None: the folder is the part before the first glob."""
     parts = p.split("/")
-    import re
     k = next(i for i, part in enumerate(parts) if re.search(GLOB, part))
     folder = "/".join(parts[:k]) or "/"
     if sp.inside(ws, folder) or folder == os.path.normpath(home):
@@ -138,7 +137,6 @@ def check_find(s: sp.Simple, ws: str, home: str) -> str | None:
         return None
     filtered = any(a in FIND_FILTERS for a in expr)
     for t in starts or ["."]:
-        import re
         if sp.SUBST_MARK in t or re.match(r"^\$\{?(?!HOME|PWD|TMPDIR)[A-Za-z_]", t):
             return (f"`find {t} ... {how}` deletes under a path named by a variable or a "
                     "command's output")
@@ -169,7 +167,6 @@ DISK_TOOLS = ("mkfs", "mke2fs", "mkswap", "wipefs", "mkdosfs", "mkntfs", "fdisk"
 
 def device(path: str) -> bool:
     path = os.path.normpath(path)
-    import re
     return path.startswith("/dev/") and not re.match(HARMLESS_DEVICES, path)
 
 
@@ -209,7 +206,6 @@ def check_git(s: sp.Simple) -> str | None:
         for a in rest:
             if a in FORCE_PUSH_OPTS or a.startswith("--force-with-lease="):
                 return f"`git push {a}` {REWRITES_HISTORY}"
-            import re
             if re.fullmatch(SHORT_FORCE_OPT, a):
                 return f"`git push -f` {REWRITES_HISTORY}"
             if a.startswith("+") and len(a) > 1:
@@ -259,7 +255,6 @@ def main() -> None:
     cwd = hio.event(payload).get("cwd") or ws
     home = os.path.expanduser("~")
     problems: list[str] = []
-    import re
     if ("curl" in command or "wget" in command) and re.search(SHELL_RUNS_DOWNLOAD, command):
         problems.append(RUNS_DOWNLOAD)
     for s in sp.split(command, str(cwd), home):

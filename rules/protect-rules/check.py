@@ -97,7 +97,8 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
 
 def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
     """Protected paths that inline code names, when the code writes files."""
-    import re
+    import re  # a shell command's (re is not imported for a Write's checks)
+
     if not re.search(CODE_WRITES, code):
         return []
     found = []
@@ -112,8 +113,9 @@ def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
 
 def interpreter_code(s: sp.Simple) -> str:
     """The inline code an interpreter command runs, with its here-document."""
+    import re  # a shell command's (re is not imported for a Write's checks)
+
     name = os.path.basename(s.argv[0])
-    import re
     base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy")) else name
     opts = INTERPRETERS.get(name, INTERPRETERS.get(base))
     if opts is None:
@@ -166,11 +168,12 @@ def main() -> None:
             touched.append("pyproject.toml [tool.slopjudge]")
     command = sp.shell_text(ti.get("command"))  # an argv list (Codex): the line it runs
     if command is not None:
+        import re  # a shell command's (re is not imported for a Write's checks)
+
         for s in sp.split(command, cwd):
             name = os.path.basename(s.argv[0])
             args = [a for a in s.argv[1:] if not a.startswith("-")]
             cands: list[str] = [t for op, t in s.redirects if ">" in op]
-            import re
             if name in MUTATORS:
                 cands += args[-1:] if name in ("cp", "ln", "install", "rsync") else args
                 if name == "dd":  # dd writes where `of=` says

@@ -354,12 +354,11 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        import re
-        if re.search(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}", ll.code):
+        if ss.rx(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "empty test function asserts nothing"))
-        if re.search(r"\bt\.(Skip|Skipf|SkipNow)\s*\(", ll.code):
+        if ss.rx(r"\bt\.(Skip|Skipf|SkipNow)\s*\(").search(ll.code):
             prev = next((p for p in reversed(lines[:i]) if p.code.strip()), None)
-            if prev is not None and re.match(r"^\s*func\s+Test", prev.code):
+            if prev is not None and ss.rx(r"^\s*func\s+Test").match(prev.code):
                 out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
 
 
@@ -368,10 +367,9 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.new_content is None:
         python_hunks(sf, out)
     for ll in sf.added_lexed():
-        import re
-        if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
+        if ss.rx(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
-        if re.match(r"^\s*assert\s+(True|1)\s*(,|$)", ll.code):
+        if ss.rx(r"^\s*assert\s+(True|1)\s*(,|$)").match(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
 
 

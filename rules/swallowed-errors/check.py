@@ -129,9 +129,8 @@ DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|is
 
 
 def _says_why(comment: str) -> bool:
-    import re
-    return bool(comment) and not DIRECTIVE.match(comment) and len(re.findall(r"[A-Za-z]+",
-                                                                             comment)) >= 3
+    return (bool(comment) and not DIRECTIVE.match(comment)
+            and len(ss.rx(r"[A-Za-z]+").findall(comment)) >= 3)
 
 
 def explained(sf: ss.SourceFile, first: int, last: int) -> bool:
@@ -210,8 +209,7 @@ ENDED = ss.Later(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscr
 
 
 def _count(text: str, rx: re.Pattern[str]) -> int:
-    import re
-    return len(rx.findall(re.sub(r"\s+", " ", text)))
+    return len(rx.findall(ss.rx(r"\s+").sub(" ", text)))
 
 
 def _old_code(sf: ss.SourceFile) -> str:
@@ -256,17 +254,16 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        import re
-        if re.match(r"^\s*_\s*=\s*err\s*$", ll.code):
+        if ss.rx(r"^\s*_\s*=\s*err\s*$").match(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`_ = err` discards the error"))
             continue
-        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*\}", ll.code) and not ll.comment:
+        if ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*\}").search(ll.code) and not ll.comment:
             out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
             continue
-        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code) and not ll.comment:
+        if ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$").search(ll.code) and not ll.comment:
             body = []
             for nxt in lines[i + 1 : i + 6]:
-                if re.match(r"^\s*\}", nxt.code):
+                if ss.rx(r"^\s*\}").match(nxt.code):
                     break
                 body.append(nxt)
             else:
@@ -280,12 +277,11 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """`if err != nil { return v, nil }` where the change adds the branch or its return."""
     lines = sf.lexed()
     for i, ll in enumerate(lines):
-        import re
-        if ll.comment or not re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code):
+        if ll.comment or not ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$").search(ll.code):
             continue
         body = []
         for nxt in lines[i + 1 : i + 6]:
-            if re.match(r"^\s*\}", nxt.code):
+            if ss.rx(r"^\s*\}").match(nxt.code):
                 break
             if nxt.code.strip() or nxt.comment:
                 body.append(nxt)
@@ -293,7 +289,7 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue
         success = len(body) == 1 and not body[0].comment and (
             GO_SUCCESS_RETURN.match(body[0].code)
-            or (re.match(r"^\s*return\s+nil\s*$", body[0].code)
+            or (ss.rx(r"^\s*return\s+nil\s*$").match(body[0].code)
                 and _returns_only_error(lines, i)))
         if success and (ll.added or body[0].added):
             message = "`if err != nil` returns success with a nil error: the error is lost"
@@ -305,12 +301,11 @@ def _returns_only_error(lines: list[ss.LexLine], i: int) -> bool:
     literal) whose only result is an error, and err is not one of its parameters: there a
     lone `return nil` reports success for a failure."""
     for prev in reversed(lines[:i]):
-        import re
-        if re.match(r"^func\s", prev.code):
+        if ss.rx(r"^func\s").match(prev.code):
             sig = prev.code
-            return bool(re.search(r"\)\s*error\s*\{\s*$", sig)) and not re.search(
-                r"\berr\s+error\b", sig)
-        if re.search(r"\bfunc\s*\(", prev.code) and not prev.code.startswith("func"):
+            return (bool(ss.rx(r"\)\s*error\s*\{\s*$").search(sig))
+                    and not ss.rx(r"\berr\s+error\b").search(sig))
+        if ss.rx(r"\bfunc\s*\(").search(prev.code) and not prev.code.startswith("func"):
             return False  # a function literal: a walk callback returning nil skips an entry
     return False
 

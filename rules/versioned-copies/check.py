@@ -97,7 +97,8 @@ class Repository:
 def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
     """A changed file that stops naming the original module and names the copy instead:
     its callers are moved to the copy rather than the original being fixed."""
-    import re
+    import re  # here: only a copy of a module reaches this
+
     was = re.compile(rf"(?<![\w-]){re.escape(original)}(?![\w-])")
     now = re.compile(rf"(?<![\w-]){re.escape(copy)}(?![\w-])")
     for f in cs.get("files") or []:
