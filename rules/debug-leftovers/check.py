@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
@@ -322,7 +321,8 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding], payload: dict) -> None:
     content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
     cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
     if sf.lang == "python":
-        ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
+        ss.by_tree(sf, out, lambda f, tree, found: python_ast(f, tree, found, cli=cli),
+                   python_lines)  # not functools.partial: functools is not imported otherwise
     elif sf.lang == "js":
         found: list[ss.Finding] = []
         js_lines(sf, cli, found)
