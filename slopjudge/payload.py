@@ -20,7 +20,6 @@ suite does so (tests/payloadcheck.py) for every process it starts.
 from __future__ import annotations
 
 import os
-import re
 
 from slopjudge.model import Changeset, Event, FileChange, Rule
 
@@ -55,6 +54,8 @@ def scan_markers(text: str | None) -> list[dict[str, Any]]:
     # Only lines holding "sr:" can match: jump between them (str.find and
     # str.count run in C), so a large file without markers costs one scan.
     number, counted, at = 1, 0, text.find("sr:")
+    if at != -1:
+        import re  # here: a hook call with no marker does not import it
     while at != -1:
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
@@ -293,6 +294,8 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
     if isinstance(change, str) and len(change) > 4096:
         spliced[token + "c"] = encoded(("change", id(change)), change)
         shown["change"] = token + "c"
+    import re
+
     pieces = re.split(f'"({token}[fc])"', dump(shown))
     return b"".join(spliced[p] if i % 2 else p.encode("utf-8") for i, p in enumerate(pieces))
 
@@ -303,6 +306,7 @@ def dumps_readable(payload: dict[str, Any]) -> str:
     encoder, and a large diff's hunk arrays hold one small list per line: indented
     they cost seconds and a line per field; compact, the C encoder writes them."""
     import json
+    import re
     import secrets
 
     files = payload.get("changeset", {}).get("files") or []
@@ -364,6 +368,8 @@ def session_citations(event: Event, workspace: str) -> list[dict[str, Any]]:
 def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
     """sloprail's ``event.invocations``: each program a command line runs (a wrapper
     such as ``sudo`` and the program it runs are both listed)."""
+    import re
+
     from slopjudge.changes.shell import WRAPPERS, split
 
     out: list[dict[str, Any]] = []

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slopjudge.changes.edits import EditError, proposed_content
 
@@ -214,3 +217,28 @@ def test_unapplied_items_never_raise_on_bad_input(tmp_path, tool_input) -> None:
     for tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"):
         cs = unapplied_changeset(tool, tool_input, str(tmp_path))
         assert all(not f.path.startswith("/") for f in cs.files)
+
+
+# --- without `re`: the same answers as the patterns they replace ---------------------------
+
+_CHARS = st.sampled_from(["a", " ", "\t", "\r", "\n", "\ufeff", "\xa0", "\u2028", "\x1c", "\x85",
+                          '"', "\\", "\x7f", "\x00", "é", "\u3000", "\x0b", "\x0c"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(_CHARS, max_size=14).map("".join))
+def test_line_ends_are_cut_as_the_regex_cut_them(text: str) -> None:
+    from slopjudge.changes.edits import _strip_line_ends
+
+    parts = re.split(r"(\r\n|\n|\r)", text)
+    expected = "".join(re.sub(r"[\s\ufeff]+\Z", "", p) if i % 2 == 0 else p
+                       for i, p in enumerate(parts))
+    assert _strip_line_ends(text) == expected
+
+
+@settings(max_examples=3000, deadline=None)
+@given(name=st.lists(_CHARS, max_size=8).map("".join))
+def test_a_path_is_quoted_when_the_regex_said_so(name: str) -> None:
+    from slopjudge.changes.proposed import _quote
+
+    assert (_quote(name) != name) == bool(re.search(r'["\\\x00-\x1f\x7f]', name))

@@ -21,10 +21,24 @@ PATH_PARTS = st.sampled_from(["a", "b", "src", "x.py", "y.md", ".md", "rules", "
 def test_match_is_the_compiled_patterns_answer(pattern: str, path: str) -> None:
     key = path[2:] if path.startswith("./") else path
     assert pathglob.match(pattern, path) == _compiled(pattern, key)
+    assert pathglob.match(pattern, path, below=False) == _compiled(pattern, key, below=False)
 
 
-def _compiled(pattern: str, key: str) -> bool:
-    return re.fullmatch(pathglob.regex_source(pattern), key, re.DOTALL) is not None
+SUFFIX_PATHS = st.sampled_from(["a", "x.py", "py", ".py", "/", "\n", "_pb2.py", "b.py.txt"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(pattern=st.sampled_from(["*.py", "**/*.py", "*_pb2.py", "**/*.py.txt", "*y"]),
+       path=st.lists(SUFFIX_PATHS, min_size=0, max_size=7).map("".join),
+       below=st.booleans())
+def test_a_name_pattern_answered_by_its_text_is_the_regex_answer(pattern: str, path: str,
+                                                                 below: bool) -> None:
+    assert pathglob._suffix(pattern) is not None  # answered without the regex
+    assert pathglob._Matcher((pattern,), below)(path) == _compiled(pattern, path, below)
+
+
+def _compiled(pattern: str, key: str, below: bool = True) -> bool:
+    return re.fullmatch(pathglob.regex_source(pattern, below), key, re.DOTALL) is not None
 
 
 @settings(max_examples=300, deadline=None)
@@ -40,3 +54,12 @@ def test_a_pattern_list_answers_as_its_compiled_patterns(patterns: list[str],
         key = path[2:] if path.startswith("./") else path
         expected = any(_compiled(p, key) for p in patterns if p)
         assert m(path) == expected
+
+
+def test_a_list_no_changed_path_can_match_compiles_no_regex() -> None:
+    m = pathglob._Matcher(("**/*.py", "src/**", "tests/fixtures/**"))
+    assert not m("README.md") and not m("docs/guide.txt")
+    assert m("lib/x.py") and m.regex is None  # `**/*.py` needs no regex
+    assert m("src/a.md") and m.regex is not None  # compiled once a path could match
+    with_class = pathglob._Matcher(("[ab]*.md",))  # no literal text to go by
+    assert not with_class("README.md") and with_class.regex is not None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from _ast import *  # noqa: F403 - the node classes, as ast re-exports them
 from _ast import AST, AsyncFunctionDef, ClassDef, Constant, Expr, FunctionDef, Module, PyCF_ONLY_AST
-from collections import deque
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,9 +41,10 @@ def iter_child_nodes(node: AST) -> Iterator[AST]:
 
 
 def walk(node: AST) -> Iterator[AST]:
-    todo = deque([node])
-    while todo:
-        node = todo.popleft()
+    # ast.walk's order (breadth first) with a list: a list iterator reaches what is
+    # appended while it runs, and collections' import would cost more than the walk.
+    todo = [node]
+    for node in todo:
         todo.extend(iter_child_nodes(node))
         yield node
 

@@ -8,13 +8,11 @@ hold one of :data:`FLAG_WORDS`.
 
 from __future__ import annotations
 
-import re
-
 import slopscan as ss
 
 PROVIDER = [
     (ss.Later(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", words=("AKIA", "ASIA")), "AWS access key id"),
-    (ss.Later(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", re.I,
+    (ss.Later(r"aws_secret_access_key\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b", ss.I,
               words=("aws_secret_access_key",)),
      "AWS secret access key"),
     (ss.Later(r"-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----",
@@ -36,7 +34,7 @@ PROVIDER = [
 ]
 JWT = ss.Later(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
                words=("eyJ",))
-URL_CRED = ss.Later(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", re.I,
+URL_CRED = ss.Later(r"\b[a-z][a-z0-9+.-]*://([^/\s:@\"']+):([^@\s/\"']{6,})@([^/\s:\"']+)", ss.I,
                     words=("://",))
 SECRET_NAME = (
     r"(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
@@ -52,14 +50,14 @@ NOT_A_SECRET_NAME = ss.Later(
     r"(_|-)?(url|uri|endpoint|path|file|name|type|header|field|len|length|prefix|env|var|id|"
     r"key_id|count|expiry|expires|ttl|timeout|format|pattern|regex|re|label|hint|policy|mode|"
     r"method|kind|param|column|placeholder)$",
-    re.I)
+    ss.I)
 ASSIGN = ss.Later(
     r"(?P<name>[A-Za-z_][\w.\-]*" + SECRET_NAME + r"[\w\-]*|" + SECRET_NAME + r")"
     r"[\"']?\s*"
     r"(?::\s*[A-Za-z_][\w\[\], .|]*?\s*(?==))?"  # a type annotation before `=`
     r"(?::=|=>|==|=|:)\s*"
     r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`,;)}]+)(?P=q)",
-    re.I,
+    ss.I,
     words=SECRET_WORDS,
 )
 PLACEHOLDER = ss.Later(
@@ -68,12 +66,12 @@ PLACEHOLDER = ss.Later(
     r"insert|here$|test|secret$|password$|^(.)\1+$|"
     # an interpolation, not a value: f"{password}", "{}".format, "%s", "<%= pw %>"
     r"^\{[^{}]*\}$|^%[sdv]$|^<%.*%>$",
-    re.I,
+    ss.I,
 )
 SAFE_HOSTS = ss.Later(
     r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|example\.(com|org)|db|postgres|redis|mysql|"
     r".*\.local|host)$",
-    re.I,
+    ss.I,
 )
 LOCKFILE = ss.Later(
     r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|poetry\.lock|Cargo\.lock|"
@@ -84,6 +82,6 @@ LOCKFILE = ss.Later(
 # Whatever a line is flagged for starts with one of these: lines none of them matches
 # are not read one by one (nor is the pattern compiled when they hold none of its words).
 _FLAGGED = [*(rx for rx, _ in PROVIDER), JWT, URL_CRED,
-            ss.Later(SECRET_NAME, re.I, words=SECRET_WORDS)]
+            ss.Later(SECRET_NAME, ss.I, words=SECRET_WORDS)]
 ANY_FLAG = ss.any_of(*_FLAGGED, words=tuple(w.lower() for rx in _FLAGGED for w in rx.words),
                      fold=True)

@@ -13,11 +13,8 @@ for code, and a comment is not mistaken for a call.
 
 from __future__ import annotations
 
-import operator
 import os
-import re
 import sys
-from collections import Counter
 
 # The payload's reading and the crash guard live in hookio (the PreToolUse rules
 # import only that); slopscan's users keep reaching them here.
@@ -28,6 +25,7 @@ from hookio import dumps, event, load_payload, main_guard, tool_input, workspace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    import re
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from collections.abc import Set as AbstractSet
     from typing import Any
@@ -51,6 +49,11 @@ LANG_BY_EXT = {
 }
 CODE_LANGS = {"python", "js", "go", "clike"}
 
+# re's flags (re.I, re.M, re.S) as the ints they are, for a check's patterns: `re` is
+# imported when a pattern is first compiled, and a change that reaches none (most clean
+# Writes) never pays for it, about a sixth of a Write's hook with the enum it loads.
+I, M, S = 2, 8, 16  # noqa: E741 - re.I, re.M, re.S by their names in re
+
 class Later:
     """A regular expression compiled when it is first used, once per process: a check's
     module would otherwise compile on every run all it defines, and most changes never
@@ -70,11 +73,13 @@ class Later:
         self.pattern = pattern
         self.flags = flags
         self.words = words
-        self.fold = fold or bool(flags & re.IGNORECASE)
+        self.fold = fold or bool(flags & I)
         self._rx: re.Pattern[str] | None = None
 
     def compiled(self) -> re.Pattern[str]:
         if self._rx is None:
+            import re
+
             self._rx = re.compile(self.pattern, self.flags)
         return self._rx
 
@@ -99,6 +104,20 @@ class Later:
 
     def __getattr__(self, name: str) -> Any:  # sub, findall, fullmatch, groups ...
         return getattr(self.compiled(), name)
+
+
+_RX: dict[tuple[str, int], Later] = {}
+
+
+def rx(pattern: str, flags: int = 0) -> Later:
+    """``pattern`` as a :class:`Later`, one per pattern and flags: ``ss.rx(p).search(t)``
+    where ``re.search(p, t)`` would import `re` even when the call is never reached."""
+    found = _RX.get((pattern, flags))
+    if found is None:
+        if len(_RX) >= 512:  # patterns made from a file's names: stay bounded
+            _RX.clear()
+        found = _RX[(pattern, flags)] = Later(pattern, flags)
+    return found
 
 
 # Every match holds one of its ``words``: most paths are answered without the regex.
@@ -160,13 +179,14 @@ def file_hunks(f: dict[str, Any]) -> tuple[list[list[NewLine]], list[str]]:
     for h in f["hunks"] or []:
         lines = [NewLine(no, _text(t), False) for no, t in h["context"]]
         lines += [NewLine(no, _text(t), True) for no, t in h["added"]]
-        lines.sort(key=_LINE_NO)
+        lines.sort(key=_line_no)
         hunks.append(lines)
         removed += [_text(t) for _, t in h["removed"]]
     return hunks, removed
 
 
-_LINE_NO = operator.attrgetter("no")
+def _line_no(nl: NewLine) -> int:
+    return nl.no  # not operator.attrgetter: `operator` is imported for nothing else
 
 
 def _text(line: str) -> str:
@@ -199,25 +219,28 @@ class LexLine(_Record):
 # The characters where the lexer's state can change, per language: every other
 # character of code (or of a string) is copied as is, so runs of them are
 # copied at once.
-_CODE_STOPS = {
-    "python": Later(r"[#\"'`]"),
-    "hash": Later(r"[#\"'`]"),
-    "js": Later(r"[/\"'`]"),
-    "go": Later(r"[/\"'`]"),
-    "clike": Later(r"[/\"'`]"),
-}
-_STRING_STOPS: dict[str, re.Pattern[str]] = {}
+_CODE_STOPS = {"python": "#\"'`", "hash": "#\"'`", "js": "/\"'`", "go": "/\"'`",
+               "clike": "/\"'`"}
 
 
-def _string_stop(state: str) -> re.Pattern[str]:
+def _string_stop(state: str) -> str:
     """Where a string in ``state`` may end or escape: a backslash (not in a Go raw
     string) or the first character of its delimiter."""
-    rx = _STRING_STOPS.get(state)
-    if rx is None:
-        delim = "`" if state == "`raw" else state
-        chars = re.escape(delim[0]) + ("" if state == "`raw" else r"\\")
-        rx = _STRING_STOPS[state] = re.compile(f"[{chars}]")
-    return rx
+    return "`" if state == "`raw" else state[0] + "\\"
+
+
+def _next_stop(s: str, i: int, chars: str, seen: dict[str, int]) -> int:
+    """The first index from ``i`` of one of ``chars`` in ``s`` (``len(s)``: none).
+    ``seen``: each character's last answer on this line, -1 for none left, so a long
+    line is searched about once per character, not once per stop."""
+    best = len(s)
+    for c in chars:
+        at = seen.get(c, -2)
+        if at != -1 and at < i:
+            at = seen[c] = s.find(c, i)
+        if 0 <= at < best:
+            best = at
+    return best
 
 
 def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
@@ -229,9 +252,9 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
     buf_str: list[str] = []
     str_owner: LexLine | None = None
     triple = False
-    code_stop = _CODE_STOPS[lang].compiled()
+    code_stop = _CODE_STOPS[lang]
     for nl in lines:
-        if state is None and code_stop.search(nl.text) is None:
+        if state is None and not any(c in nl.text for c in code_stop):
             out.append(LexLine(nl.no, nl.text, nl.added, code=nl.text))  # all of it is code
             continue
         ll = LexLine(nl.no, nl.text, nl.added, in_string=state not in (None, "block"))
@@ -240,6 +263,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
         s = nl.text
         i = 0
         n = len(s)
+        seen: dict[str, int] = {}
         if state is not None and state != "block":
             ll.doc = triple
         elif state == "block":
@@ -257,8 +281,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                     state = None
                 continue
             if state is not None:  # inside a string
-                m = _string_stop(state).search(s, i)
-                j = m.start() if m else n
+                j = _next_stop(s, i, _string_stop(state), seen)
                 if j > i:  # plain characters of the string
                     buf_str.append(s[i:j])
                     i = j
@@ -280,8 +303,7 @@ def lex(lines: list[NewLine], lang: str | None) -> list[LexLine]:
                 i += 1
                 continue
             # code
-            m = code_stop.search(s, i)
-            j = m.start() if m else n
+            j = _next_stop(s, i, code_stop, seen)
             if j > i:  # plain code up to the next character that may start something
                 code.append(s[i:j])
                 i = j
@@ -364,6 +386,8 @@ def _regex_can_start(code: list[str]) -> bool:
         return True
     if prev[-1] in "(,=:[!&|?{};+-*%<>~^":
         return True
+    import re
+
     return bool(re.search(r"\b(return|typeof|case|in|of|delete|void|throw)$", prev))
 
 
@@ -589,14 +613,15 @@ def may_match(sf: SourceFile, rx: re.Pattern[str] | Later) -> bool:
     return not text.isascii() or rx.search(text) is not None
 
 
-def may_hold(sf: SourceFile, words: Iterable[str]) -> bool:
+def may_hold(sf: SourceFile, words: Iterable[str], fold: bool = True) -> bool:
     """Whether the file's new text could hold one of ``words`` (lower case), in any
-    case: as :func:`may_match`, for words, where a plain search is many times faster
-    than a regex that ignores case."""
+    case (``fold``) or as written: as :func:`may_match`, for words, where a plain search
+    is many times faster than a regex, and needs no `re`."""
     text = _new_text(sf)
     if not text.isascii():
         return True
-    text = text.lower()
+    if fold:
+        text = text.lower()
     return any(w in text for w in words)
 
 
@@ -614,7 +639,7 @@ def any_of(*patterns: re.Pattern[str] | Later, words: tuple[str, ...] = (),
     A pattern that looks past the end of a line (``x(?!\\s)``) needs the line alone.
     ``words`` and ``fold``: as :class:`Later`'s, for every one of ``patterns``."""
     return Later("|".join(
-        f"(?{'i' if p.flags & re.IGNORECASE else ''}m:{p.pattern})" for p in patterns),
+        f"(?{'i' if p.flags & I else ''}m:{p.pattern})" for p in patterns),
         words=words, fold=fold)
 
 
@@ -709,6 +734,8 @@ def new_line_numbers(
         new_lines = new_content.splitlines()
     else:
         new_lines = [nl.text for h in hunks for nl in h]
+    from collections import Counter  # here: a new file's Write needs no collections
+
     old_count = Counter(norm(t) for t in old_lines)
     new_count = Counter(norm(t) for t in new_lines)
     gone = "\n".join(norm(t) for t in removed)
@@ -745,6 +772,8 @@ def old_names(sf: SourceFile) -> set[str]:
     text = sf.old_content
     if text is None:
         text = "\n".join([nl.text for h in sf.hunks for nl in h if not nl.added] + sf.removed)
+    import re
+
     names = set(re.findall(r"(?m)^\s*(?:async\s+)?(?:def|class)\s+(\w+)", text))
     names |= set(re.findall(r"(?m)^\s*func\s+(?:\([^)]*\)\s*)?(\w+)", text))
     names |= set(re.findall(r"\bfunction\s*\*?\s*(\w+)", text))
@@ -763,7 +792,7 @@ TEST_DATA_DIR = Later(
     words=("test", "spec/", "__snapshots__/", "__fixtures__/", "golden/"),
 )
 PAIR_SUFFIXES = (".out", ".expected", ".output", ".golden", ".exp", ".ref", ".result")
-PAIR_STEMS = Later(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", re.I)
+PAIR_STEMS = Later(r"([._-](in|input|out|output|expected|actual|golden|before|after))$", I)
 # A file that carries its own expected output or its tool's flags is a test case, not code.
 DATA_MARKERS = Later(r"(?m)^\s*(#|//)\s*(flags|output|input|expected( output)?|"
                      r"args|options)\s*(:|$)")
@@ -815,8 +844,11 @@ def is_test_data(path: str, content: str | None, others: AbstractSet[str], ws: s
     if any(s in others or os.path.isfile(os.path.join(ws, s)) for s in siblings if s != p):
         return True
     head = (content or "")[:4000]
-    return bool(head and DATA_MARKERS.search(head) and not re.search(
-        r"(?m)^\s*(def test|func Test|(it|test|describe)\s*\()", head))
+    if not (head and DATA_MARKERS.search(head)):
+        return False
+    import re
+
+    return re.search(r"(?m)^\s*(def test|func Test|(it|test|describe)\s*\()", head) is None
 
 
 def node_added(sf: SourceFile, node: ast.AST) -> bool:
@@ -909,6 +941,8 @@ def check_files(
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens, identifiers split on snake_case and camelCase."""
+    import re
+
     out: list[str] = []
     for tok in re.findall(r"[A-Za-z][A-Za-z0-9]*", text):
         for part in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", tok):

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import slopscan as ss  # noqa: E402
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 ADVICE = ("Fix the reported problem; if it must stay, suppress only the specific code "
           "(e.g. `# noqa: E501`, `# type: ignore[attr-defined]`, "
@@ -23,7 +26,7 @@ HASH = [
     (ss.Later(LEAD + r"pyright:\s*ignore(?!\s*\[)", words=("pyright:",)),
      "bare `# pyright: ignore` silences every error on the line"),
     # `# noqa E721` (no colon) still names the code the author meant to silence
-    (ss.Later(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", re.I, words=("noqa",)),
+    (ss.Later(LEAD + r"noqa(?!\s*:?\s*[A-Z]+\d)", ss.I, words=("noqa",)),
      "bare `# noqa` silences every lint on the line"),
     (ss.Later(LEAD + r"ruff\s*:\s*noqa(?!\s*:\s*[A-Z]+\d)", words=("ruff",)),
      "file-wide `# ruff: noqa` silences every lint"),
@@ -70,7 +73,7 @@ ES_ERROR_CHECKS = {"no-empty", "no-floating-promises", "no-misused-promises", "c
 
 
 def _names(text: str) -> list[str]:
-    return [n for n in re.split(r"[\s,]+", text.strip()) if n]
+    return [n for n in ss.rx(r"[\s,]+").split(text.strip()) if n]
 
 
 def _slash_directive(text: str) -> str | None:
@@ -79,7 +82,7 @@ def _slash_directive(text: str) -> str | None:
         names = _names(m["names"] or "")
         if not names or "all" in names:
             return "bare `//nolint` silences every linter"
-        explained = re.search(r"//\s*\S|\w+\W+\w+", m["rest"])
+        explained = ss.rx(r"//\s*\S|\w+\W+\w+").search(m["rest"])
         if GO_ERROR_CHECKS & set(names) and not explained:
             return "`//nolint:errcheck` without a reason drops the error it points at"
         return None

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False
@@ -24,10 +23,10 @@ DIRECTIVE = ss.Later(
     r"^\s*(type:|noqa|pylint:|pragma|fmt:|isort:|mypy:|pyright:|ruff:|nosec|eslint|@ts-|nolint|"
     r"go:|\+build|prettier-|istanbul|c8\s|tslint|jshint|global\s|-\*-|!|/ <reference|"
     r"region\b|endregion\b|#|[\w.-]+:\s+-{1,2}\w)",
-    re.I,
+    ss.I,
 )
 EXAMPLE_LEAD = ss.Later(
-    r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", re.I
+    r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", ss.I
 )
 PY_SIMPLE = (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)
 PY_CONTROL = (
@@ -37,16 +36,16 @@ PY_CONTROL = (
 
 
 # English, not a call: a plural marker ("Second(s)", "match(es)").
-PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", re.I)
+PLURAL = ss.Later(r"^\w+\((s|es)\)\W*$", ss.I)
 
 
 def _py_codey(text: str) -> bool:
     t = text.strip()
-    if not t or DIRECTIVE.match(t) or t.startswith(">>>") or re.search(r"https?://", t):
+    if not t or DIRECTIVE.match(t) or t.startswith(">>>") or ss.rx(r"https?://").search(t):
         return False
     if PLURAL.match(t):
         return False
-    if re.match(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$", t):
+    if ss.rx(r"^(if|for|while|with|try|def|class|elif|else|except|finally)\b.*:$").match(t):
         return True
     try:
         mod = ast.parse(t)
@@ -60,7 +59,7 @@ def _py_codey(text: str) -> bool:
         return (
             isinstance(s.value, (ast.Call, ast.Await))
             and "(" in t
-            and not re.search(r"\w\s+\w", callee)
+            and not ss.rx(r"\w\s+\w").search(callee)
         )
     if isinstance(s, ast.AnnAssign):
         # `flags: --line-length=60` parses, but its "annotation" is no type
@@ -85,14 +84,14 @@ C_CALL = ss.Later(r"^[a-zA-Z_$][\w$.]*(\[[^\]]*\])?\s*\(.*\)\s*;?\s*$")
 
 def _prose(t: str) -> bool:
     """A sentence: a full stop then a capital, or six plain words in a row."""
-    return bool(re.search(r"[a-z]\.\s+[A-Z][a-z]", t)) or bool(
-        re.search(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}", t))
+    return bool(ss.rx(r"[a-z]\.\s+[A-Z][a-z]").search(t)) or bool(
+        ss.rx(r"(?:\b[A-Za-z][a-z]+\b,?\s+){6}").search(t))
 
 
 def _outside_parens(t: str) -> str:
     """The text with its parenthesised groups removed (innermost first)."""
     while True:
-        shorter = re.sub(r"\([^()]*\)", "", t)
+        shorter = ss.rx(r"\([^()]*\)").sub("", t)
         if shorter == t:
             return t
         t = shorter
@@ -105,19 +104,19 @@ WORDS_OUTSIDE = ss.Later(r"\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
 
 def _c_codey(text: str) -> bool:
     t = text.strip()
-    if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or re.search(r"https?://", t):
+    if not t or DIRECTIVE.match(t) or t.startswith(("*", "@")) or ss.rx(r"https?://").search(t):
         return False
     if PLURAL.match(t):
         return False
     if _prose(t):
         return False
-    if t.endswith(";") and not re.search(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}", t):
+    if t.endswith(";") and not ss.rx(r"[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}").search(t):
         return True
-    if C_STATEMENT.match(t) and not re.search(r"[.!?]$", t):
-        prose = re.search(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+|\((?:[A-Za-z']+\s+)+[A-Za-z']+\)", t)
+    if C_STATEMENT.match(t) and not ss.rx(r"[.!?]$").search(t):
+        prose = ss.rx(r"^[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+|\((?:[A-Za-z']+\s+)+[A-Za-z']+\)").search(t)
         # a sentence may hold a parenthesis ("return early (nothing to do)"); code holds a
         # call, a brace, a semicolon or an assignment
-        return not prose or bool(re.search(r"[;{}=]|\w\(", t))
+        return not prose or bool(ss.rx(r"[;{}=]|\w\(").search(t))
     return (bool(C_CALL.match(t)) and " " not in t.split("(")[0]
             and not WORDS_OUTSIDE.search(_outside_parens(t)))
 
@@ -128,12 +127,12 @@ DECLARATION = ss.Later(r"^\s*(func|type|package|var|const|class|interface|export
 
 def _indent_of(comment_text: str) -> int:
     """Columns of indentation after the comment marker (a tab counts 4)."""
-    body = re.sub(r"^\s*(#|//+|/?\*+)", "", comment_text, count=1).replace("\t", "    ")
+    body = ss.rx(r"^\s*(#|//+|/?\*+)").sub("", comment_text, count=1).replace("\t", "    ")
     return len(body) - len(body.lstrip(" "))
 
 
 # Example programs and documentation: their comments show alternatives ("Node.js: use ...").
-EXAMPLE_PATH = ss.Later(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", re.I)
+EXAMPLE_PATH = ss.Later(r"(^|/)(examples?|demos?|docs?|samples?|recipes|cookbook)/", ss.I)
 
 
 def _code_in_run(
@@ -173,7 +172,7 @@ def _edited_comment(sf: ss.SourceFile, text: str) -> bool:
 
 
 GO_FUNC = ss.Later(r"^func\s+(\([^)]*\)\s*)?(\w+)")
-GO_OUTPUT = ss.Later(r"^\s*(unordered\s+)?output:", re.I)
+GO_OUTPUT = ss.Later(r"^\s*(unordered\s+)?output:", ss.I)
 
 
 def _go_example_lines(lines: list[ss.LexLine]) -> set[int]:
@@ -209,8 +208,8 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue
         if any(b.added for b in block):
             doc = bool(DECLARATION.match(ll.code)) and ll is not sentinel
-            m = re.search(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)",
-                          ll.code) if doc else None
+            m = ss.rx(r"(?:func\s+(?:\([^)]*\)\s*)?|function\s+|def\s+|class\s+)(\w+)"
+                      ).search(ll.code) if doc else None
             name = m.group(1) + "(" if m else None  # a doc example calls what it documents
             hits = [h for h in _code_in_run(block, codey, sf.lang == "python", doc,
                                             bool(EXAMPLE_PATH.search(sf.path)))

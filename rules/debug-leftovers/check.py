@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -24,17 +22,17 @@ CLI_CONTENT = ss.Later(
     r"^#!|if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*(import|from)\s+(argparse|click|typer|fire|optparse)\b"
     r"|\bsys\.argv\b|^\s*def\s+main\s*\(|process\.argv|require\(['\"](commander|yargs)['\"]\)"
     r"|from\s+['\"](commander|yargs)['\"]|^package\s+main\b",
-    re.M,
+    ss.M,
 )
 # A message that only makes sense to the person debugging.
 DEBUG_MSG = ss.Later(
     r"^\s*(\[?debug\]?\b|dbg\b|here\b|got\s+here|xx+\b|>{2,}|<{3,}|-{3,}|={3,}|\*{3,}|#{3,}|@@|!!!|asdf|wtf|"
     r"checkpoint\b|hit\s|reached\b|value\s+(of|is)\b|test(ing)?\s*\d*\s*$|[a-z_][\w.]*\s*=\s*$)",
-    re.I,
+    ss.I,
 )
 # `print(f"name={name!r}")` reads as a trace in library code, but it is the output of a
 # demo run by hand under `if __name__ == "__main__":`.
-NAME_EQ_ONLY = ss.Later(r"^\s*[a-z_][\w.]*\s*=\s*$", re.I)
+NAME_EQ_ONLY = ss.Later(r"^\s*[a-z_][\w.]*\s*=\s*$", ss.I)
 SELF_DOC_FSTRING = ss.Later(r"\{[A-Za-z_][\w.\[\]'\"()]*=(![rsa])?(:[^}]*)?\}")
 # Every name the Python checks below look for: a file with none of them has nothing to
 # report and is not parsed. (Debugger calls are debugger-statements' concern.)
@@ -68,7 +66,7 @@ PRINTING_FN = ss.Later(
     r"^_*(dump|print|pprint|show|display|render|report|describe|emit|echo|usage|help|main|"
     r"list|summar|write|output|banner|status|format_and_print|debug_print)|"
     r"_(dump|print|show|display|report|usage|help|summary|table|banner)$",
-    re.I,
+    ss.I,
 )
 
 
@@ -161,7 +159,7 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
     indent = ss.indent(lines[i].text)
     for k in range(i - 1, -1, -1):  # walking back, no copy of the lines before
         prev = lines[k]
-        m = re.match(r"^(\s*)(async\s+)?def\s+(\w+)", prev.code)
+        m = ss.rx(r"^(\s*)(async\s+)?def\s+(\w+)").match(prev.code)
         if m and len(m.group(1)) < indent:
             return m.group(3)
     return None
@@ -170,12 +168,12 @@ def _owner_def(lines: list[ss.LexLine], i: int) -> str | None:
 def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        if re.search(r"^\s*print\s*\(", ll.code) and "file=" not in ll.code:
+        if ss.rx(r"^\s*print\s*\(").search(ll.code) and "file=" not in ll.code:
             if (ll.strings and DEBUG_MSG.search(ll.strings[0])) or SELF_DOC_FSTRING.search(ll.text):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
                 continue
             fn = _owner_def(lines, i)
-            literal = re.fullmatch(r"\s*print\s*\(\s*(\"\"|'')?\s*\)\s*", ll.code)
+            literal = ss.rx(r"\s*print\s*\(\s*(\"\"|'')?\s*\)\s*").fullmatch(ll.code)
             if sf.is_test and fn and fn.startswith("test") and not literal:
                 out.append(ss.Finding(sf.path, ll.no, f"print() of a value left in {fn}"))
 
@@ -233,7 +231,7 @@ def js_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
         return
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        m = re.search(r"\bconsole\.(log|debug|trace|dir|table)\s*\(", ll.code)
+        m = ss.rx(r"\bconsole\.(log|debug|trace|dir|table)\s*\(").search(ll.code)
         if not m:
             continue
         debugish = bool(ll.strings and DEBUG_MSG.search(ll.strings[0])
@@ -253,8 +251,8 @@ def _go_example_lines(sf: ss.SourceFile) -> set[int]:
     inside: set[int] = set()
     current = False
     for ll in sf.lexed():
-        if re.match(r"^func\s", ll.code):
-            current = bool(re.match(r"^func\s+(Example|Benchmark|TestMain\b)", ll.code))
+        if ss.rx(r"^func\s").match(ll.code):
+            current = bool(ss.rx(r"^func\s+(Example|Benchmark|TestMain\b)").match(ll.code))
         if current:
             inside.add(ll.no)
     return inside
@@ -264,21 +262,21 @@ def go_lines(sf: ss.SourceFile, cli: bool, out: list[ss.Finding]) -> None:
     examples = _go_example_lines(sf) if sf.is_test else set()
     captured = sf.is_test and GO_CAPTURE.search(sf.new_content or "") is not None
     for ll in sf.added_lexed():
-        if sf.is_test and ll.no not in examples and not cli and not captured and re.search(
-                r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(", ll.code):
+        if sf.is_test and ll.no not in examples and not cli and not captured and ss.rx(
+                r"(^|[^.\w])(println|print)\s*\(|\bfmt\.(Print|Println|Printf)\s*\(").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "print left in a test (use t.Log)"))
-        elif re.search(r"(^|[^.\w])(println|print)\s*\(", ll.code) and not sf.is_test:
+        elif ss.rx(r"(^|[^.\w])(println|print)\s*\(").search(ll.code) and not sf.is_test:
             out.append(ss.Finding(sf.path, ll.no, "builtin println() debug output"))
-        elif re.search(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(", ll.code):
+        elif ss.rx(r"\b(spew\.Dump|pretty\.Println|litter\.Dump)\s*\(").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "debug dump left in"))
-        elif re.search(r"\b(fmt|log)\.(Print|Println|Printf|Fprintf|Fprintln)\s*\(", ll.code):
+        elif ss.rx(r"\b(fmt|log)\.(Print|Println|Printf|Fprintf|Fprintln)\s*\(").search(ll.code):
             if ll.strings and any(DEBUG_MSG.search(s) for s in ll.strings[:2]):
                 out.append(ss.Finding(sf.path, ll.no, f"debug print {ll.text.strip()[:60]!r}"))
 
 
 JS_RELATIVE = ss.Later(
     r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}/[^"']+)["']""",
-    re.M)
+    ss.M)
 JS_EXTS = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.ts")
 
 
@@ -323,7 +321,8 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding], payload: dict) -> None:
     content = sf.new_content or "\n".join(nl.text for nl in sf.new_lines())
     cli = bool(CLI_PATH.search(sf.path) or CLI_CONTENT.search(content))
     if sf.lang == "python":
-        ss.by_tree(sf, out, functools.partial(python_ast, cli=cli), python_lines)
+        ss.by_tree(sf, out, lambda f, tree, found: python_ast(f, tree, found, cli=cli),
+                   python_lines)  # not functools.partial: functools is not imported otherwise
     elif sf.lang == "js":
         found: list[ss.Finding] = []
         js_lines(sf, cli, found)

@@ -15,8 +15,7 @@ ADVICE = "Remove the debugger call: it stops every run that reaches it."
 DEBUGGER_MODULES = ("pdb", "ipdb", "pudb", "pdbpp")
 DEBUGGER_CALLS = ("embed", "IPython.embed", "pdb.run", "pdb.pm")
 # Every name the Python check looks for: a file with none of them is not parsed.
-PY_ANY = ss.Later(r"breakpoint|set_trace|embed|pdb|pudb",
-                  words=("breakpoint", "set_trace", "embed", "pdb", "pudb"))
+PY_ANY = ("breakpoint", "set_trace", "embed", "pdb", "pudb")
 # A debugger call or import on a line of a Python file that does not parse.
 PY_DEBUGGER_LINE = ss.Later(
     r"\bbreakpoint\s*\(\s*\)|\b(i?pdb|pudb)\.set_trace\s*\(|^\s*import\s+(i?pdb|pudb)\b"
@@ -47,7 +46,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.lang == "python":
-        if ss.may_match(sf, PY_ANY):
+        if ss.may_hold(sf, PY_ANY, fold=False):
             ss.by_tree(sf, out, python_tree, python_lines)
         return
     for ll in sf.added_lexed():

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -31,7 +30,7 @@ MARKETING_PHRASES = (
 # the line's text: a file with none of them (and no emoji: ASCII only) is not read.
 FIRST_WORDS = tuple(p[: len(p) - len(p.lstrip("abcdefghijklmnopqrstuvwxyz"))]
                     for p in MARKETING_PHRASES)
-MARKETING = ss.Later(rf"\b({'|'.join(MARKETING_PHRASES)})\b", re.I, words=FIRST_WORDS)
+MARKETING = ss.Later(rf"\b({'|'.join(MARKETING_PHRASES)})\b", ss.I, words=FIRST_WORDS)
 # Where a string's words reach a person as the program's own voice.
 MESSAGE_CALL = ss.Later(
     r"\b(print|echo|puts|log\w*|logger|logging|console|fmt|warn\w*|info|error|debug|"

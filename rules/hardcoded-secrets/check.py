@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -37,9 +36,9 @@ def entropy(s: str) -> float:
 def looks_random(val: str) -> bool:
     if len(val) < 12 or PLACEHOLDER.search(val):
         return False
-    if not (re.search(r"[A-Za-z]", val) and re.search(r"\d", val)):
+    if not (ss.rx(r"[A-Za-z]").search(val) and ss.rx(r"\d").search(val)):
         return False
-    if re.fullmatch(r"[a-z]+(_[a-z]+)+|[A-Z]+(_[A-Z0-9]+)+|[\w.]+\.[a-z]{2,4}|/[\w/.-]+", val):
+    if ss.rx(r"[a-z]+(_[a-z]+)+|[A-Z]+(_[A-Z0-9]+)+|[\w.]+\.[a-z]{2,4}|/[\w/.-]+").fullmatch(val):
         return False  # identifiers, file names, paths
     return entropy(val) >= 3.0
 

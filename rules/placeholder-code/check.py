@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False
@@ -27,15 +26,16 @@ ADMISSION = ss.Later(
     r"|\b(your|actual|real)\s+(code|implementation|logic)\s+(goes\s+)?here\b"
     r"|\bfor\s+now,?\s+(we\s+)?(just\s+|simply\s+)?(return|pass|skip|hard-?code|fake|pretend)\b"
     r"|\bwould\s+(normally|typically)\s+(call|fetch|query|connect|send|be\s+(fetched|loaded|computed))\b",
-    re.I,
-    words=("todo", "implement", "placeholder", "stub", "real", "here", "for", "would"),
+    ss.I,
+    words=("todo", "implement", "placeholder", "stub", "real", "here", "now", "normally",
+           "typically"),
 )
 NOT_IMPL_MSG = ss.Later(
     r"not\s+(yet\s+)?implemented|unimplemented|implement\s+me|to\s+be\s+implemented"
     r"|^\s*todo\b|\btodo:",
-    re.I,
+    ss.I,
 )
-OVERRIDE_HINT = ss.Later(r"subclass|override|abstract|must\s+implement|should\s+implement", re.I)
+OVERRIDE_HINT = ss.Later(r"subclass|override|abstract|must\s+implement|should\s+implement", ss.I)
 BASE_CLASS_NAME = ss.Later(
     r"(^|[a-z])(Base|Abstract|Interface|Mixin|Protocol|Proto)([A-Z]|$)|^I[A-Z]|Base$"
 )
@@ -47,13 +47,13 @@ ABSTRACT_DECOS = {
 NOOP_DOC = ss.Later(
     r"does\s+nothing|no-?op|by\s+default|default\s+(is|does)|overrid|subclass|hook|"
     r"intentional|deliberate|optional|nothing\s+to\s+do|ignored",
-    re.I,
+    ss.I,
 )
 # A stub body is `pass`, `...` or `raise NotImplementedError`: a Python file with none of
 # them is not parsed (its comments are still read).
 PY_STUB = ss.Later(r"pass|\.\.\.|NotImplementedError",
                    words=("pass", "...", "NotImplementedError"))
-NOOP_NAME = ss.Later(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", re.I)
+NOOP_NAME = ss.Later(r"^_*(noop|no_op|do_nothing|nothing|ignore|null|dummy|pass)", ss.I)
 
 ADVICE = (
     "Write the real implementation (or remove the stub and its callers); "
@@ -214,7 +214,7 @@ def _report_unless_deliberate(
         if deliberate is not None:
             if deliberate:
                 return
-            cls = re.search(r"\bclass\s+([\w$]+)", prev.text)
+            cls = ss.rx(r"\bclass\s+([\w$]+)").search(prev.text)
             break
         head = METHOD_HEAD.match(prev.code)
         if (method is None and head and head[1] not in KEYWORDS
@@ -225,22 +225,22 @@ def _report_unless_deliberate(
 
 def _python_decides(prev: ss.LexLine, indent: int) -> bool | None:
     t = prev.text.strip()
-    if t.startswith("@") and re.search(r"abstract|overload", t):
+    if t.startswith("@") and ss.rx(r"abstract|overload").search(t):
         return True
-    if re.match(r"if\s+(typing\.)?TYPE_CHECKING\s*:", t) and ss.indent(prev.text) < indent:
+    if ss.rx(r"if\s+(typing\.)?TYPE_CHECKING\s*:").match(t) and ss.indent(prev.text) < indent:
         return True
-    m = re.match(r"class\s+(\w+)\s*(\((.*)\))?", t)
+    m = ss.rx(r"class\s+(\w+)\s*(\((.*)\))?").match(t)
     if m and ss.indent(prev.text) < indent:
         bases = m.group(3) or ""
         return bool(
-            BASE_CLASS_NAME.search(m.group(1)) or re.search(r"\b(ABC|Protocol)\b", bases)
+            BASE_CLASS_NAME.search(m.group(1)) or ss.rx(r"\b(ABC|Protocol)\b").search(bases)
         )
     return None
 
 
 def _curly_decides(extended: set[str]) -> Callable[[ss.LexLine, int], bool | None]:
     def decides(prev: ss.LexLine, indent: int) -> bool | None:
-        m = re.match(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)", prev.text)
+        m = ss.rx(r"\s*(export\s+)?(default\s+)?(abstract\s+)?class\s+(\w+)").match(prev.text)
         if m and ss.indent(prev.text) < indent:
             return bool(m.group(3) or BASE_CLASS_NAME.search(m.group(4))
                         or m.group(4) in extended)
@@ -252,7 +252,7 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """No full file to parse: judge NotImplementedError lines by what the hunk shows above them."""
     lines = sf.lexed()
     for idx, ll in sf.added_indexed():
-        if re.search(r"\braise\s+NotImplementedError\b", ll.code):
+        if ss.rx(r"\braise\s+NotImplementedError\b").search(ll.code):
             _report_unless_deliberate(sf, lines, idx, _python_decides,
                                       "raises NotImplementedError instead of implementing", out)
 
@@ -269,7 +269,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     throw = THROW.get(sf.lang or "", THROW_OTHER)
     # classes this file extends: a method of theirs that throws is the base's override-me
-    extended = {m[1] for ll in lines for m in re.finditer(r"\bextends\s+([\w$]+)", ll.code)}
+    extended = {m[1] for ll in lines for m in ss.rx(r"\bextends\s+([\w$]+)").finditer(ll.code)}
     for idx, ll in sf.added_indexed():
         if throw.search(ll.code) and any(NOT_IMPL_MSG.search(s) for s in ll.strings):
             _report_unless_deliberate(sf, lines, idx, _curly_decides(extended),
@@ -282,7 +282,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 TODO = ss.Later(
     r"\b(TODO|FIXME|XXX|HACK)\b|\bfor now\b|\btemporar(y|ily)\b|"
     r"\buntil\b.{0,60}\b(wired|implemented|hooked|ready|done|available)\b",
-    re.I,
+    ss.I,
     words=("todo", "fixme", "xxx", "hack", "for now", "temporar", "until"),
 )
 _CONST = (r"(-?\d+(\.\d+)?|true|false|True|False|None|nil|null|\"\"|''|"
@@ -311,7 +311,7 @@ def todo_constant_stubs(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
         body = lines[k + 1 : k + 3]
         if not body or not CONST_RETURN.match(body[0].text.split("//")[0].split("#")[0]):
             continue
-        end_ok = (len(body) == 1 or re.match(r"^\s*\}", body[1].code) is not None
+        end_ok = (len(body) == 1 or ss.rx(r"^\s*\}").match(body[1].code) is not None
                   or (sf.lang == "python" and ss.indent(body[1].text)
                       <= ss.indent(head.text)))
         if end_ok and body[0].added:
@@ -364,15 +364,17 @@ def _overridden(text: str, lang: str, wanted: set[tuple[str, str]]) -> set[tuple
     defines the method at its body's own level."""
     if not wanted:
         return set()
+    import re  # re.escape: only for a file that defines a stub to look for
+
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))
     lines = text.split("\n")
     found = set()
-    for m in re.finditer(SUBCLASS_HEAD[lang][0].format(names=names), text, re.M):
+    for m in ss.rx(SUBCLASS_HEAD[lang][0].format(names=names), ss.M).finditer(text):
         start = text.count("\n", 0, m.start())
         body = _class_body(lines, start, len(m[1].expandtabs()))
         level = min((ss.indent(t) for t in body), default=0)
         defined = {h[1] for t in body if ss.indent(t) == level
-                   for h in [METHOD_HEAD.match(t) or re.match(r"\s*([\w$]+)\s*=", t)]
+                   for h in [METHOD_HEAD.match(t) or ss.rx(r"\s*([\w$]+)\s*=").match(t)]
                    if h and not t.rstrip().endswith(";")}
         found |= {(c, meth) for c, meth in wanted if c == m[2] and meth in defined}
     return found
@@ -397,6 +399,8 @@ def _repo_files(payload: dict[str, Any], lang: str, wanted: set[tuple[str, str]]
     head commit (or snapshot) when the change names one, else git's files of the work tree
     (untracked ones too, ignored ones not). No git repository (a bare diff), none found, or
     git could not say: the findings stand."""
+    import re  # re.escape: only for a file that defines a stub to look for
+
     from slopjudge.changes.gitio import ChangesetError, git
 
     names = "|".join(sorted({re.escape(c) for c, _ in wanted}))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -98,6 +97,8 @@ def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:
 
 def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
     """Protected paths that inline code names, when the code writes files."""
+    import re  # a shell command's (re is not imported for a Write's checks)
+
     if not re.search(CODE_WRITES, code):
         return []
     found = []
@@ -112,6 +113,8 @@ def code_hits(code: str, cwd: str, ws: str, pats: list[str]) -> list[str]:
 
 def interpreter_code(s: sp.Simple) -> str:
     """The inline code an interpreter command runs, with its here-document."""
+    import re  # a shell command's (re is not imported for a Write's checks)
+
     name = os.path.basename(s.argv[0])
     base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy")) else name
     opts = INTERPRETERS.get(name, INTERPRETERS.get(base))
@@ -165,6 +168,8 @@ def main() -> None:
             touched.append("pyproject.toml [tool.slopjudge]")
     command = sp.shell_text(ti.get("command"))  # an argv list (Codex): the line it runs
     if command is not None:
+        import re  # a shell command's (re is not imported for a Write's checks)
+
         for s in sp.split(command, cwd):
             name = os.path.basename(s.argv[0])
             args = [a for a in s.argv[1:] if not a.startswith("-")]

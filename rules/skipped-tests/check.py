@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -14,7 +13,7 @@ import slopscan as ss  # noqa: E402
 ADVICE = ("Make the test run and assert the behaviour; a skip needs a condition and a reason "
           "(skipif), and a test must be able to fail.")
 ASSERTING_CALL = ss.Later(
-    r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", re.I
+    r"assert|expect|verify|check|raises|warns|fail|snapshot|must|should|ensure", ss.I
 )
 
 
@@ -31,7 +30,7 @@ def _is_test_fn(fn: ast.AST, cls: ast.ClassDef | None) -> bool:
 
 
 HELPER_MODULE = ss.Later(
-    r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", re.I
+    r"test|helper|conftest|fixture|support|hypothesis|assert|expect|check|verify", ss.I
 )
 
 
@@ -108,14 +107,14 @@ def _trivial_assert(node: ast.Assert) -> bool:
 # A test whose name or docstring says the call must simply succeed: raising fails it.
 # "success" alone says so only in prose (a docstring): `test_login_success` is just the
 # happy path, which has a result to check.
-SUCCEEDS = ss.Later(r"succe(ss|ed|eds|eding)\b", re.I)
+SUCCEEDS = ss.Later(r"succe(ss|ed|eds|eding)\b", ss.I)
 NO_RAISE = ss.Later(
     r"\bno(t|n)?[\s_-]+rais"
     r"|\bdoes\s*n[o']?t\s+(raise|throw|crash|fail|error)|\bno[\s_-]+(error|exception|crash)s?\b"
     r"|\bnothing\s+happens\b|\bwithout\s+(an?\s+)?(error|exception|raising|crash)"
     r"|\bsmoke\b|\bis\s+hashable\b|\bcan\s+be\s+(hashed|pickled|imported|called|used)\b"
     r"|\b(it'?s|is)\s+possible\b|\bworks\b",
-    re.I,
+    ss.I,
 )
 # A benchmark measures cost, not behaviour (pytest-benchmark, CodSpeed).
 BENCH_PATH = ss.Later(r"(^|/)(bench|benchmarks?)/|(^|/)(test_)?bench(mark)?s?(_\w+)?\.py$",
@@ -355,11 +354,11 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        if re.search(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}", ll.code):
+        if ss.rx(r"^\s*func\s+Test\w*\s*\([^)]*\)\s*\{\s*\}").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "empty test function asserts nothing"))
-        if re.search(r"\bt\.(Skip|Skipf|SkipNow)\s*\(", ll.code):
+        if ss.rx(r"\bt\.(Skip|Skipf|SkipNow)\s*\(").search(ll.code):
             prev = next((p for p in reversed(lines[:i]) if p.code.strip()), None)
-            if prev is not None and re.match(r"^\s*func\s+Test", prev.code):
+            if prev is not None and ss.rx(r"^\s*func\s+Test").match(prev.code):
                 out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
 
 
@@ -368,9 +367,9 @@ def python_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.new_content is None:
         python_hunks(sf, out)
     for ll in sf.added_lexed():
-        if re.search(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)", ll.code):
+        if ss.rx(r"^\s*@(pytest\.mark\.skip|unittest\.skip)\s*(\(|$)").search(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "test skipped unconditionally"))
-        if re.match(r"^\s*assert\s+(True|1)\s*(,|$)", ll.code):
+        if ss.rx(r"^\s*assert\s+(True|1)\s*(,|$)").match(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "assertion that cannot fail"))
 
 

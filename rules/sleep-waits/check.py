@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -17,16 +16,16 @@ RACE_TALK = ss.Later(
     r"\b(race|wait\s+(for|until)|give\s+\w+(\s+\w+)?\s+(time|a\s+(moment|second|chance))|make\s+sure|ensure|"
     r"settle|catch\s+up|flak|hack|workaround|let\s+(it|the\s+\w+)\s+(finish|start|complete|sync)|"
     r"(is|be)\s+ready|to\s+(finish|complete|start\s+up|propagate))",
-    re.I,
+    ss.I,
 )
 # Sleeping IS the behaviour under test: expiry, timeouts, clocks, rate limits.
 CLOCK_TALK = ss.Later(
     r"ttl|expir|timeout|time_?out|mtime|clock|resolution|rate.?limit|debounce|throttle|"
     r"backoff|elapsed|duration|stale|slow|granularity|racily|(same|later|next)\s+second",
-    re.I,
+    ss.I,
 )
 # Every sleep looked for in Python is named `sleep`: a file without the word is not parsed.
-PY_ANY = ss.Later(r"sleep", words=("sleep",))
+PY_ANY = ("sleep",)
 PY_SLEEP = {
     "time.sleep", "sleep", "asyncio.sleep", "anyio.sleep", "trio.sleep", "gevent.sleep",
 }
@@ -90,7 +89,7 @@ JS_METHOD = ss.Later(r"^\s*(async\s+|static\s+|private\s+|public\s+)*(?!(if|for|
                        r"catch|function|return)\b)[A-Za-z_$][\w$]*\s*\([^)]*\)\s*(:\s*[^{]+)?\{\s*$")
 # A stand-in whose sleep simulates slow work (RUBRIC S11 look-alike).
 TEST_DOUBLE = ss.Later(r"\b(mockImplementation|mockResolvedValue|jest\.fn|vi\.fn|sinon\.\w+|"
-                         r"side_effect|Fake|Stub|Mock|Slow|Spy)\w*", re.I)
+                         r"side_effect|Fake|Stub|Mock|Slow|Spy)\w*", ss.I)
 
 
 # A fixed sleep, by language (others, and Python that does not parse: a call of a sleep).
@@ -146,7 +145,7 @@ def curly_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if sf.lang != "python":
         curly_lines(sf, out)
-    elif ss.may_match(sf, PY_ANY):
+    elif ss.may_hold(sf, PY_ANY, fold=False):
         ss.by_tree(sf, out, python_ast, curly_lines)
 
 

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
 import pyast as ast  # noqa: E402 - ast's parts, without its import
 import slopscan as ss  # noqa: E402
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 BROAD = {"Exception", "BaseException"}
 ADVICE = ("Catch the specific exception you expect and handle it, or log it and re-raise; "
@@ -67,7 +70,7 @@ ACKNOWLEDGED = ss.Later(
     r"noqa\s*:?\s*[A-Z0-9, ]*\b(BLE001|E722|S110|S112)\b"
     r"|pylint\s*:\s*disable\s*=\s*[\w, -]*"
     r"\b(broad-except|bare-except|broad-exception-caught|W0702|W0703)\b",
-    re.I,
+    ss.I,
 )
 
 
@@ -122,12 +125,12 @@ def python_ast(sf: ss.SourceFile, tree: ast.Module, out: list[ss.Finding]) -> No
 
 
 # A directive is not an explanation; a few words are.
-DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", re.I)
+DIRECTIVE = ss.Later(r"^\s*(noqa|type:|pragma|pylint|nosec|eslint|@ts-|nolint|istanbul|c8)", ss.I)
 
 
 def _says_why(comment: str) -> bool:
-    return bool(comment) and not DIRECTIVE.match(comment) and len(re.findall(r"[A-Za-z]+",
-                                                                             comment)) >= 3
+    return (bool(comment) and not DIRECTIVE.match(comment)
+            and len(ss.rx(r"[A-Za-z]+").findall(comment)) >= 3)
 
 
 def explained(sf: ss.SourceFile, first: int, last: int) -> bool:
@@ -161,7 +164,7 @@ def _nothing(code: str, strings: list[str]) -> bool:
 
 # A handler needs `except`, a suppression `with` or `suppress(`: a Python file with
 # none of them has nothing to report and is not parsed.
-PY_ANY = ss.Later(r"except|with|suppress", words=("except", "with", "suppress"))
+PY_ANY = ("except", "with", "suppress")
 SUPPRESS_ALL = ss.Later(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
 
 
@@ -206,7 +209,7 @@ ENDED = ss.Later(r"\.(abort|cancel|close|destroy|terminate|kill|dispose|unsubscr
 
 
 def _count(text: str, rx: re.Pattern[str]) -> int:
-    return len(rx.findall(re.sub(r"\s+", " ", text)))
+    return len(rx.findall(ss.rx(r"\s+").sub(" ", text)))
 
 
 def _old_code(sf: ss.SourceFile) -> str:
@@ -251,16 +254,16 @@ def js_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
 def go_lines(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     lines = sf.lexed()
     for i, ll in sf.added_indexed():
-        if re.match(r"^\s*_\s*=\s*err\s*$", ll.code):
+        if ss.rx(r"^\s*_\s*=\s*err\s*$").match(ll.code):
             out.append(ss.Finding(sf.path, ll.no, "`_ = err` discards the error"))
             continue
-        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*\}", ll.code) and not ll.comment:
+        if ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*\}").search(ll.code) and not ll.comment:
             out.append(ss.Finding(sf.path, ll.no, "empty `if err != nil {}` ignores the error"))
             continue
-        if re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code) and not ll.comment:
+        if ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$").search(ll.code) and not ll.comment:
             body = []
             for nxt in lines[i + 1 : i + 6]:
-                if re.match(r"^\s*\}", nxt.code):
+                if ss.rx(r"^\s*\}").match(nxt.code):
                     break
                 body.append(nxt)
             else:
@@ -274,11 +277,11 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     """`if err != nil { return v, nil }` where the change adds the branch or its return."""
     lines = sf.lexed()
     for i, ll in enumerate(lines):
-        if ll.comment or not re.search(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$", ll.code):
+        if ll.comment or not ss.rx(r"\bif\s+(.*;\s*)?err\s*!=\s*nil\s*\{\s*$").search(ll.code):
             continue
         body = []
         for nxt in lines[i + 1 : i + 6]:
-            if re.match(r"^\s*\}", nxt.code):
+            if ss.rx(r"^\s*\}").match(nxt.code):
                 break
             if nxt.code.strip() or nxt.comment:
                 body.append(nxt)
@@ -286,7 +289,7 @@ def go_success_returns(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
             continue
         success = len(body) == 1 and not body[0].comment and (
             GO_SUCCESS_RETURN.match(body[0].code)
-            or (re.match(r"^\s*return\s+nil\s*$", body[0].code)
+            or (ss.rx(r"^\s*return\s+nil\s*$").match(body[0].code)
                 and _returns_only_error(lines, i)))
         if success and (ll.added or body[0].added):
             message = "`if err != nil` returns success with a nil error: the error is lost"
@@ -298,11 +301,11 @@ def _returns_only_error(lines: list[ss.LexLine], i: int) -> bool:
     literal) whose only result is an error, and err is not one of its parameters: there a
     lone `return nil` reports success for a failure."""
     for prev in reversed(lines[:i]):
-        if re.match(r"^func\s", prev.code):
+        if ss.rx(r"^func\s").match(prev.code):
             sig = prev.code
-            return bool(re.search(r"\)\s*error\s*\{\s*$", sig)) and not re.search(
-                r"\berr\s+error\b", sig)
-        if re.search(r"\bfunc\s*\(", prev.code) and not prev.code.startswith("func"):
+            return (bool(ss.rx(r"\)\s*error\s*\{\s*$").search(sig))
+                    and not ss.rx(r"\berr\s+error\b").search(sig))
+        if ss.rx(r"\bfunc\s*\(").search(prev.code) and not prev.code.startswith("func"):
             return False  # a function literal: a walk callback returning nil skips an entry
     return False
 
@@ -322,7 +325,7 @@ def scan(sf: ss.SourceFile, out: list[ss.Finding]) -> None:
     if BENCH_PATH.search(sf.path):
         return
     if sf.lang == "python":
-        if ss.may_match(sf, PY_ANY):
+        if ss.may_hold(sf, PY_ANY, fold=False):
             ss.by_tree(sf, out, python_ast, python_lines)
     elif sf.lang in ("js", "clike"):
         js_lines(sf, out)

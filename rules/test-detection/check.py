@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_lib"))
@@ -52,14 +51,14 @@ TESTING_PATH = ss.Later(
     r"|test_?helpers?|test-helpers?|test_?support|fixtures?|mocks?|fakes?)[^/]*(/|$)"
     r"|(^|/)(setup_?tests|jest\.setup|vitest\.setup|karma\.conf)[^/]*$"
     r"|(^|/)[^/]*\.config\.[cm]?[jt]s$",
-    re.I,
+    ss.I,
     words=("test", "jest", "mocha", "fixture", "mock", "fake", "karma.conf", ".config."),
 )
 TESTING_IMPORT = ss.Later(
     r"^\s*(import\s+(pytest|_pytest|unittest)\b|from\s+(pytest|_pytest|unittest)\b"
     r"|def\s+pytest_\w+\s*\(|@pytest\.fixture)"
     r"|\bfrom\s+[\"'](vitest|@jest/[\w-]+|jest)[\"']|\brequire\(\s*[\"'](jest|vitest)",
-    re.M,
+    ss.M,
     words=("pytest", "unittest", "jest", "vitest"),
 )
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False
@@ -23,14 +22,14 @@ ADVICE = ("Edit the original file in place and delete the copy; "
 # Backup artefacts: never meant to be committed.
 BACKUP_NAME = ss.Later(
     r"(\.(bak|orig|old|swp|swo|rej)|~)$|[ _-]\(?copy\)?( ?\d+)?$| \(\d+\)$|[_-](backup|bak)$",
-    re.I,
+    ss.I,
     words=("bak", "orig", "old", "swp", "swo", "rej", "~", "copy", " (", "backup"),
 )
 # Suffixes that only ever mean "another take on the same file".
 ALWAYS = ss.Later(
     r"[_-](fixed|final|updated|refactored|improved|rewrite|rewritten|working|revised|corrected|"
     r"enhanced|optimi[sz]ed|cleaned)$",
-    re.I,
+    ss.I,
     words=("_", "-"),
 )
 # Suffixes with legitimate uses elsewhere: a copy only when the original is in the
@@ -38,7 +37,7 @@ ALWAYS = ss.Later(
 # (`formatNew.ts`, `clientV2.go`).
 IF_ORIGINAL = ss.Later(
     r"[_-](v\d+|new|old|alt|tmp|temp|orig|original|latest|clean|simple|\d)$"
-    r"|(?<=[a-z0-9])(V\d+|New|Old|Alt|Tmp|Temp|Orig|Original|Latest)$", re.I,
+    r"|(?<=[a-z0-9])(V\d+|New|Old|Alt|Tmp|Temp|Orig|Original|Latest)$", ss.I,
     words=("_", "-", "v", "new", "old", "alt", "tmp", "temp", "orig", "latest"),
 )
 # A function or class defined under a versioned name beside the one it copies
@@ -51,7 +50,7 @@ DEFINITION = ss.Later(
     words=("_v", "V", "_new", "New", "_old", "Old", "_copy", "Copy", "_fixed", "Fixed"),
 )
 VERSIONED_DIR = ss.Later(
-    r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", re.I,
+    r"(^|/)(migrations|alembic|versions|changelog\.d|fixtures|testdata|vendor)/", ss.I,
     words=("migrations/", "alembic/", "versions/", "changelog.d/", "fixtures/", "testdata/",
            "vendor/"),
 )
@@ -98,6 +97,8 @@ class Repository:
 def switched_caller(cs: dict[str, Any], original: str, copy: str) -> str | None:
     """A changed file that stops naming the original module and names the copy instead:
     its callers are moved to the copy rather than the original being fixed."""
+    import re  # here: only a copy of a module reaches this
+
     was = re.compile(rf"(?<![\w-]){re.escape(original)}(?![\w-])")
     now = re.compile(rf"(?<![\w-]){re.escape(copy)}(?![\w-])")
     for f in cs.get("files") or []:

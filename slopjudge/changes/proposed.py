@@ -6,7 +6,6 @@ loads the diff parser.
 from __future__ import annotations
 
 import os
-import re
 
 from slopjudge.errors import ChangesetError
 from slopjudge.fsutil import Unreadable, read_if_present
@@ -18,16 +17,14 @@ if TYPE_CHECKING:
 
     from slopjudge.changes.diffparse import FileStatus
 
-# A pattern string: compiled on first use (`re` keeps it), not on every import.
-_NEEDS_QUOTE = r'["\\\x00-\x1f\x7f]'
 _QUOTE_MAP = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
               "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
 
 def _quote(name: str) -> str:
     """Quote a path as git does with core.quotepath=false."""
-    if not re.search(_NEEDS_QUOTE, name):
-        return name
+    if not any(ch < " " or ch in '"\\\x7f' for ch in name):
+        return name  # without `re`, which a Write's hook does not import otherwise
     body = "".join(
         _QUOTE_MAP.get(ch, f"\\{ord(ch):03o}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
         for ch in name

@@ -349,8 +349,9 @@ class _PackFinder:
         self.runner = runner
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
-        if path is not None or "." in name:
-            return None
+        if path is not None or "." in name or not any(
+                f"{name}.py" in files for files in self.runner.folders.values() if files):
+            return None  # not the pack's (`re` and what it loads, first imported by a script)
         for entry in sys.path:
             where = os.path.join(entry or ".", f"{name}.py")
             if not os.path.exists(where):

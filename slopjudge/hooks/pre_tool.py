@@ -197,18 +197,12 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
         return 0
-    # Here, not at the top: the pattern cache loads `re` (with enum, about 0.8x a whole
-    # `python -c pass`), which a call no rule applies to never needs.
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
-    from slopjudge.checks.regexcache import RegexCache
     from slopjudge.records.record import record_all
 
     options = options_from_settings(settings, in_process=True)
-    patterns = RegexCache(os.path.join(settings.state_dir, "cache", "regex.bin"), workspace)
-    patterns.load()
     results = engine.run(rules, event, changeset, workspace=workspace, options=options)
-    patterns.save()
     record_all(settings.events_file, event, results)
     answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
     if answer is not None:
