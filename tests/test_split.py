@@ -240,6 +240,26 @@ def test_numbered_parts_measure_the_same_wherever_the_repository_lives(tmp_path:
     assert sizes[0] == sizes[1]
 
 
+def test_an_each_file_subject_of_two_files_is_judged_file_by_file(tmp_path: Path) -> None:
+    """``subjects:`` with ``each: file``: a subject holding two files is two prompts."""
+    repo = make_repo(tmp_path, max_prompt_tokens=100_000, each="file")
+    rule = repo / "rules" / "big"
+    with (rule / "rule.yaml").open("a") as f:
+        f.write("subjects: ./by.py\n")
+    (rule / "by.py").write_text(
+        "#!/usr/bin/env python3\nimport json, sys\n"
+        "files = [f['path'] for f in json.load(sys.stdin)['changeset']['files']]\n"
+        "print(json.dumps([{'id': 'a', 'files': files}]))\n")
+    (rule / "by.py").chmod(0o755)
+    diff = new_file("skills/a/SKILL.md", ["A"]) + new_file("skills/a/ref.md", ["R"])
+    report, prompts = dry_run(repo, diff, tmp_path)
+    (check,) = report["checks"]
+    assert check["outcome"] == "not_judged", check["reason"]
+    assert [FILE_RE.findall(p) for p in prompts] == [["skills/a/SKILL.md"], ["skills/a/ref.md"]]
+    assert [re.findall(r"^Part (\d+ of \d+)", p, re.M) for p in prompts] == [["1 of 2"],
+                                                                              ["2 of 2"]]
+
+
 @pytest.mark.parametrize("outside", [100, 150])
 def test_files_outside_the_rules_paths_are_listed_up_to_100_then_counted(
         tmp_path: Path, outside: int) -> None:

@@ -217,8 +217,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
     """The judge calls for one check: the whole change, or parts that fit ``budget``
     (a part over it after all is halved), numbered by :func:`number_parts`.
     ``workspace``: its mentions count as a fixed size (:func:`_tokens`). ``each_file``:
-    the unit's one file, numbered ``place`` (its place among the check's files, so that
-    :func:`number_parts` renders again only when a file was split)."""
+    each file of the unit alone, numbered from ``place`` (its place among the check's
+    files: :func:`number_parts` renders again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
     planner = _Planner(base, render, budget, workspace)
     if not files or not each_file:
@@ -228,18 +228,18 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         if not files:
             return Plan([], [f"the prompt is about {whole.tokens:,} tokens, over "
                              f"max_prompt_tokens {budget:,}"])
-    if each_file:  # an `each: file` unit: one file, alone or in groups of its hunks
-        [f] = files
-        single = planner.part(str(f.get("path")), files, place=place)
-        if single.tokens <= planner.budget:
-            return Plan([single], [])
-        return Plan(planner.one_file(f, single), planner.problems)
+    parts: list[Part] = []
+    if each_file:  # a file alone, or in groups of its hunks; a subject may hold several
+        for i, f in enumerate(files):
+            single = planner.part(str(f.get("path")), [f],
+                                  place=(place[0] + i, max(place[1], len(files))))
+            parts += [single] if single.tokens <= planner.budget else planner.one_file(f, single)
+        return Plan(parts, planner.problems)
     overhead = planner.part(None, []).tokens
     if overhead > planner.budget:
         return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
                          f"over max_prompt_tokens {budget:,}"])
     shares = planner.shares(files, whole.tokens, overhead)
-    parts: list[Part] = []
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
         if overhead + shares[i] <= planner.budget:
