@@ -19,6 +19,8 @@ import pytest
 from slopjudge.checks.split import (
     BYTES_PER_TOKEN,
     estimate_tokens,
+    number_parts,
+    part_note,
     plan,
     split_hunks,
 )
@@ -258,6 +260,61 @@ def test_an_each_file_subject_of_two_files_is_judged_file_by_file(tmp_path: Path
     assert [FILE_RE.findall(p) for p in prompts] == [["skills/a/SKILL.md"], ["skills/a/ref.md"]]
     assert [re.findall(r"^Part (\d+ of \d+)", p, re.M) for p in prompts] == [["1 of 2"],
                                                                               ["2 of 2"]]
+
+
+def test_an_error_names_every_part_that_does_not_fit(tmp_path: Path) -> None:
+    """A file whose one hunk is too big and a file the template blows up past the
+    budget: both are named, not only the first found."""
+    repo = make_repo(tmp_path, max_prompt_tokens=3_000)
+    (repo / "rules" / "big" / "big.md.j2").write_text(
+        '{% for f in changeset.files %}{% if f.path == "src/echo.py" %}{{ "w" * 20000 }}'
+        "{% endif %}{% endfor %}" + TEMPLATE)
+    diff = "".join(new_file(f"src/m{n}.py", ["a = 1"]) for n in range(3))
+    diff += new_file("src/echo.py", ["b = 2"]) + modified_file("src/wide.py", 1, 20_000)
+    report, prompts = dry_run(repo, diff, tmp_path)
+    (check,) = report["checks"]
+    assert check["outcome"] == "error" and prompts == []
+    assert "src/wide.py (" in check["reason"] and "src/echo.py: the prompt" in check["reason"]
+
+
+def paths_named_again(payload: dict[str, Any]) -> str:
+    """A template that names each file again after the diffs, so a part of several files
+    is larger than the files' estimated shares add up to."""
+    files = payload["changeset"]["files"]
+    return ("".join(f"<file {f['path']}>\n{f['diff']}</file>\n" for f in files)
+            + " ".join(f["path"] for f in files) * 3 + part_note(payload["unit"], False))
+
+
+def test_files_that_fit_one_prompt_at_their_place_are_one_part() -> None:
+    """Parts are checked at their numbered size against max_prompt_tokens itself: two
+    files whose prompt fits are one judge call, not halved by the planning margin."""
+    files = [{"path": f"p{n}.py", "diff": "+" + "x" * 200 + "\n"} for n in range(3)]
+    result = plan({"changeset": {"files": files}, "change": ""}, each_file=False,
+                  render=paths_named_again, budget=185)
+    assert result.problems == []
+    assert [p.files for p in result.parts] == [["p0.py", "p1.py"], ["p2.py"]]
+    assert [p.payload["unit"]["index"] for p in result.parts] == [1, 2]
+    assert all(p.tokens <= 185 and p.prompt == paths_named_again(p.payload)
+               for p in result.parts)
+
+
+def test_each_part_of_whole_files_is_rendered_once() -> None:
+    """Planning renders the whole change, the prompt without files and the first half of
+    the files; then each part once, at its place, and numbering them again is free."""
+    renders: list[dict[str, Any]] = []
+
+    def render(payload: dict[str, Any]) -> str:
+        renders.append(payload["unit"])
+        return paths_named_again(payload)
+
+    files = [{"path": f"src/f{n}.py", "diff": "+" + "x" * (50 + n * 37 % 900) + "\n"}
+             for n in range(60)]
+    result = plan({"changeset": {"files": files}, "change": ""}, each_file=False,
+                  render=render, budget=1_500)
+    assert result.problems == [] and len(result.parts) > 5
+    assert len(renders) == 3 + len(result.parts)
+    assert number_parts(result.parts, render, 1_500) == []
+    assert len(renders) == 3 + len(result.parts)
 
 
 @pytest.mark.parametrize("outside", [100, 150])

@@ -445,9 +445,7 @@ def _fit_units(ctx: CheckContext, units: list[Part], template: str
             part.fingerprint = unit.fingerprint
         parts += found.parts
         problems += found.problems
-    if not problems:
-        problems = number_parts(parts, prompt_of, budget, ctx.workspace)
-    return parts, problems
+    return parts, problems + number_parts(parts, prompt_of, budget, ctx.workspace)
 
 
 def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:

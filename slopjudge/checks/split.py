@@ -91,10 +91,11 @@ class _Planner:
     def part(self, label: str | None, files: list[dict[str, Any]],
              hunks: dict[str, int] | None = None, whole: bool = False,
              place: tuple[int, int] = (1, 1)) -> Part:
+        """A part rendered at ``place``; at (0, 0) it is rendered when numbered."""
         paths = [str(f.get("path")) for f in files]
         payload = dict(with_files(self.base, files), unit={
             "index": place[0], "count": place[1], "files": paths, "hunks": hunks, "whole": whole})
-        prompt = self.render(payload)
+        prompt = self.render(payload) if place[1] else ""
         return Part(label, payload, prompt, paths, _tokens(prompt, self.workspace))
 
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
@@ -135,30 +136,43 @@ class _Planner:
                              {"first": 1, "last": 1, "of": of})
         groups = _groups([max(s.tokens - overhead.tokens, 1) for s in singles],
                          overhead.tokens, self.budget)
-        return [p for group in groups for p in self.fit(group, make)]
+        return [p for group in groups for p in self.fit(group, singles, make)]
 
-    def fit(self, group: list[Any], make: Callable[[list[Any]], Part]) -> list[Part]:
-        """``make(group)``, halved while it is over the budget: items are grouped by their
-        estimated sizes, and an estimate can be short (a template may render an item more
+    def fit(self, group: list[int], singles: list[Part],
+            make: Callable[[list[int]], Part]) -> list[Part]:
+        """``make(group)``, halved while it is over the budget: hunks are grouped by their
+        estimated sizes, and an estimate can be short (a template may render a hunk more
         than once)."""
-        part = make(group)
+        part = singles[group[0]] if len(group) == 1 else make(group)
         if part.tokens <= self.budget or len(group) == 1:
             return [part]
         half = len(group) // 2
-        return self.fit(group[:half], make) + self.fit(group[half:], make)
+        return self.fit(group[:half], singles, make) + self.fit(group[half:], singles, make)
 
     def files(self, group: list[dict[str, Any]]) -> Part:
-        """A part of some whole files."""
+        """A part of some whole files, rendered when numbered (:meth:`numbered`)."""
         label = (str(group[0].get("path")) if len(group) == 1
                  else f"{len(group)} files from {group[0].get('path')}")
-        return self.part(label, group)
+        return self.part(label, group, place=(0, 0))
 
     def packed(self, files: list[dict[str, Any]], run: list[int], shares: list[int],
                overhead: int) -> list[Part]:
         """The files of ``run``, in order, as few to a part as fit."""
         groups = _groups([shares[i] for i in run], overhead, self.budget)
-        return [p for group in groups for p in self.fit([files[run[i]] for i in group],
-                                                        self.files)]
+        return [self.files([files[run[i]] for i in group]) for group in groups]
+
+    def numbered(self, parts: list[Part]) -> list[Part]:
+        """Each part rendered at its place (:func:`number_parts`); a part of several files
+        over the limit after all is halved and the parts numbered again."""
+        while True:
+            number_parts(parts, self.render, self.limit, self.workspace)
+            over = [i for i, p in enumerate(parts) if p.tokens > self.limit and len(p.files) > 1]
+            if not over:
+                return parts
+            for i in reversed(over):
+                group = parts[i].payload["changeset"]["files"]
+                half = len(group) // 2
+                parts[i:i + 1] = [self.files(group[:half]), self.files(group[half:])]
 
     def shares(self, files: list[dict[str, Any]], whole: int, overhead: int) -> list[int]:
         """Each file's share of a prompt, measured once for all files: the prompt grows
@@ -214,8 +228,8 @@ def part_note(unit: dict[str, Any], each_file: bool) -> str:
 
 def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
          workspace: str | None = None, place: tuple[int, int] = (1, 1)) -> Plan:
-    """The judge calls for one check: the whole change, or parts that fit ``budget``
-    (a part over it after all is halved), numbered by :func:`number_parts`.
+    """The judge calls for one check: the whole change, or numbered parts that fit
+    ``budget``, each part of whole files rendered once, at its place (:meth:`numbered`).
     ``workspace``: its mentions count as a fixed size (:func:`_tokens`). ``each_file``:
     each file of the unit alone, numbered from ``place`` (its place among the check's
     files: :func:`number_parts` renders again only when a file was split)."""
@@ -253,7 +267,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         parts += planner.packed(files, run, shares, overhead)
         run = []
         parts += planner.one_file(f, alone)
-    return Plan(parts + planner.packed(files, run, shares, overhead), planner.problems)
+    parts += planner.packed(files, run, shares, overhead)
+    return Plan(planner.numbered(parts), planner.problems)
 
 
 def number_parts(parts: list[Part], render: Render, budget: int,
