@@ -346,7 +346,8 @@ def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
     probe = textwrap.dedent("""
-        import json, sys
+        import io, json, sys
+        sys.stdin = io.StringIO(sys.argv[1])
         from slopjudge.hooks import main_fast
         rc = main_fast("pre-tool")
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in
@@ -355,8 +356,8 @@ def test_fast_path_imports_nothing_heavy(ws: Path) -> None:
     """)
     data = json.dumps(payload("pre_tool_bash", ws))
     for _ in range(2):  # the first run fills the rules cache; the second must stay light
-        proc = subprocess.run([sys.executable, "-c", probe], input=data, cwd=ws,
-                              env=clean_env(), capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([sys.executable, "-c", probe, data], cwd=ws, env=clean_env(),
+                              capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == {"rc": 0, "heavy": []}
 

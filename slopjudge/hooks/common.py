@@ -77,9 +77,13 @@ def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
     """The raw payload; PayloadError when stdin cannot be read or is too large."""
     if sys.stdin is None:
         return b""  # no stdin at all (a closed descriptor): the same as empty
+    stream = getattr(sys.stdin, "buffer", None)
     try:
-        raw = sys.stdin.buffer.read(limit + 1)
-    except (OSError, ValueError, AttributeError) as exc:  # AttributeError: a text stream
+        if stream is not None:
+            raw = stream.read(limit + 1)
+        else:  # a text stream put in place of stdin (slopjudge called as a library)
+            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+    except (OSError, ValueError) as exc:
         raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
     if len(raw) > limit:
         raise PayloadError(f"the payload is larger than {limit // (1024 * 1024)} MiB")
