@@ -196,9 +196,9 @@ def git_internals(settings: Any, baseline: dict[str, Any] | None) -> list[tuple[
     there runs in every git command)."""
     from slopjudge.changes import gitio
 
-    if baseline is None:
-        return []
-    then = baseline["git"]
+    then = baseline.get("git") if baseline else None
+    if then is None:
+        return []  # no baseline, or one recorded before slopjudge kept these
     now = gitio.internals(settings.workspace)
     return sorted([(p, "A" if p not in then else "M") for p, d in now.items()
                    if then.get(p) != d] + [(p, "D") for p in then if p not in now])

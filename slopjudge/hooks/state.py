@@ -26,8 +26,11 @@ def _baseline_path(base: str, session_id: str | None) -> str:
 
 
 def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
-                    git: dict[str, str]) -> bytes:
-    return f"{session_id}\0{head}\0{tree}\0".encode() + json.dumps(git, sort_keys=True).encode()
+                    git: dict[str, str] | None) -> bytes:
+    signed = f"{session_id}\0{head}\0{tree}".encode()
+    if git is not None:  # None: written by 0.1.0, before the git folder's digests were kept
+        signed += b"\0" + json.dumps(git, sort_keys=True).encode()
+    return signed
 
 
 def _mark(base: str, session_id: str, what: str = "") -> str:
@@ -75,14 +78,14 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         data = None
     if not (isinstance(data, dict) and isinstance(data.get("tree"), str)
-            and isinstance(data.get("git"), dict)):
+            and isinstance(data.get("git"), (dict, type(None)))):
         if os.path.exists(path):
             raise BaselineError(f"the session baseline {path} is not one slopjudge wrote")
         if session_id and os.path.exists(_mark(base, session_id)):
             raise BaselineError(f"the session baseline {path} was recorded at session start "
                                 "and has since been deleted")
         return None
-    signed = _baseline_bytes(session_id, data.get("head"), data["tree"], data["git"])
+    signed = _baseline_bytes(session_id, data.get("head"), data["tree"], data.get("git"))
     mac = data.get("mac")
     if cachesign.key() is None:
         # A key made unreadable or replaced by something not slopjudge's own: what it

@@ -219,6 +219,27 @@ def test_backstop_blocks_when_the_baseline_cannot_be_read(project: Path) -> None
     assert reason is not None and "could not" in reason
 
 
+def test_a_session_baseline_from_before_git_digests_were_kept_is_still_read(
+        project: Path) -> None:
+    """A session started by 0.1.0 wrote its baseline without the git folder's digests and
+    signed it without them: after an upgrade its Stop compares the files, not nothing."""
+    from slopjudge import cachesign
+
+    assert hook(project, "start", source="startup").returncode == 0
+    state = project / ".slopjudge" / "state" / "s1.json"
+    record = json.loads(state.read_text())
+    del record["git"]
+    record["mac"] = cachesign.sign(f"s1\0{record['head']}\0{record['tree']}".encode(),
+                                   "baseline")
+    state.write_text(json.dumps(record) + "\n")
+    assert stop_reason(project) is None
+    (project / "RUBRIC.md").write_text("# nothing is slop\n")
+    assert "RUBRIC.md (changed)" in (stop_reason(project) or "")
+    record["tree"] = "0" * 40  # and one changed after it was written still blocks
+    state.write_text(json.dumps(record) + "\n")
+    assert "signature does not match" in (stop_reason(project) or "")
+
+
 def test_backstop_follows_the_rules_dir_setting(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n",
                                          "slopjudge.yaml": "rules_dir: policy\n",
