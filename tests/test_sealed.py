@@ -70,6 +70,23 @@ def test_install_sealed_writes_the_sandbox_and_the_deny_rules(tmp_path: Path,
     assert (ws / ".claude" / "settings.json").read_bytes() == before  # nothing twice
 
 
+def test_a_claude_folder_that_is_a_link_is_sealed_as_a_folder(tmp_path: Path,
+                                                               env: dict[str, str]) -> None:
+    """The agent's folder is guarded whole, as the workspace names it: when it is a link,
+    the files of its target are not listed one by one as well."""
+    lists = []
+    for kind in ("folder", "link"):
+        ws = make_ws(tmp_path / kind)
+        if kind == "link":
+            (tmp_path / "elsewhere").mkdir()
+            (ws / ".claude").symlink_to(tmp_path / "elsewhere")
+        assert slopjudge(ws, env, "install", "claude", "--sealed").returncode == 0
+        lists.append((settings(ws)["sandbox"]["filesystem"]["denyWrite"],
+                      settings(ws)["permissions"]["deny"]))
+    assert lists[1] == lists[0]
+    assert not any("elsewhere" in entry for entries in lists[1] for entry in entries)
+
+
 def test_uninstall_takes_out_what_sealed_wrote_and_nothing_of_the_persons(
         tmp_path: Path, env: dict[str, str]) -> None:
     ws = make_ws(tmp_path)

@@ -59,9 +59,11 @@ def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
 
     ws = os.path.realpath(settings.workspace)
     files, trees = protected(settings)
-    # The agents' whole folders: the files of theirs among ``files`` fall inside them.
+    # The agents' whole folders, not their files among ``files`` (when a folder is a link,
+    # those files resolve to outside it).
     write = [Guarded(os.path.join(ws, t), DIR) for t in sorted(trees)]
-    write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)]
+    write += [Guarded(os.path.join(ws, f), FILE) for f in sorted(files)
+              if not f.startswith((".claude/", ".codex/"))]
     write += [Guarded(os.path.join(ws, ".claude"), DIR), Guarded(os.path.join(ws, ".codex"), DIR)]
     # The git folder's files that make git run a program: its config, hooks and info.
     common = gitio.git(ws, ["rev-parse", "--git-common-dir"]).decode().strip()
