@@ -167,6 +167,15 @@ def test_error_in_an_include_names_the_included_file(tmp_path: Path) -> None:
     assert len(errors) == 1 and errors[0].startswith(f"{tmp_path / 'part.md.j2'}:3:1:")
 
 
+def test_an_unreadable_include_found_while_rendering_is_a_render_failure_at_its_line(
+        tmp_path: Path) -> None:
+    (tmp_path / "bad.j2").write_bytes(b"\xff\xfe bad\n")  # not UTF-8
+    errors = _errors(tmp_path, 'Judge.\n{% include ("ba" ~ "d.j2") %}\n')
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(f"{tmp_path / 'judge.md.j2'}:2:1: template fails to render: "
+                                "UnicodeDecodeError"), errors
+
+
 def test_missing_template_is_a_load_error(tmp_path: Path) -> None:
     errors = [
         str(e)

@@ -483,17 +483,20 @@ def validate_template(
     env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
         problems = _static_problems(env, name, set())
-        if not problems:
-            with _deadline(LOAD_TIME_LIMIT_S):
-                env.get_template(name).render(
-                    _render_context(synthetic_payload(rule_dir, each=each)))
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # the template's own file, not an include
         if isinstance(exc, jinja2.TemplateNotFound):  # an OSError too
             return [_explain(exc, target)]
         return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
     except Exception as exc:
         return [_explain(exc, target)]
-    return problems
+    if problems:
+        return problems
+    try:
+        with _deadline(LOAD_TIME_LIMIT_S):
+            env.get_template(name).render(_render_context(synthetic_payload(rule_dir, each=each)))
+    except Exception as exc:  # a failure while rendering, an include's included
+        return [_explain(exc, target)]
+    return []
 
 
 def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
