@@ -89,7 +89,12 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+OWNS_PROCESS = False  # main() of the command itself, not a call from a program
+
+
 def main(argv: list[str] | None = None) -> int:
+    global OWNS_PROCESS
+    OWNS_PROCESS = argv is None
     _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
     # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.

@@ -59,7 +59,7 @@ def kill_all() -> None:
     No lock: a signal handler calls this, maybe while its own thread holds one."""
     EVERYONE.signal_all(signal.SIGKILL)
     for jail in list(_JAILS):  # also a child still starting, not yet listed
-        jail.kill(untagged=True)
+        jail.kill(untagged=_owns_process())
         _JAILS.discard(jail)
 
 
@@ -236,8 +236,23 @@ class _Jail:
         self.kill()
         with _OPEN:  # the last one out: no child is starting, none still bare of its tag
             _JAILS.discard(self)
-            if not _JAILS:
+            if not _JAILS and _owns_process():
                 self.kill(untagged=True)
+
+    def kill_bare_if_alone(self) -> None:
+        """Kill the orphans without a tag now if this is the only child running: one that
+        holds the check's output open would otherwise hold the check for the grace."""
+        if _owns_process():
+            with _OPEN:
+                if _JAILS == {self}:
+                    self.kill(untagged=True)
+
+
+def _owns_process() -> bool:
+    """Whether this process is the slopjudge command, so every orphan handed to it came
+    from its checks. A program that imports slopjudge may start children of its own in
+    a new session, which look the same. (A lookup, not an import: cli is the top layer.)"""
+    return bool(getattr(sys.modules.get("slopjudge.cli"), "OWNS_PROCESS", False))
 
 
 def _reap(doomed: list[int], me: int) -> None:
@@ -506,3 +521,4 @@ def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
             pass
     _killpg(proc.pid, signal.SIGKILL)
     jail.kill()
+    jail.kill_bare_if_alone()

@@ -135,3 +135,21 @@ def test_output_held_open_by_an_escaped_process_is_waited_for_without_spinning(
             kill_quietly([int(pidfile.read_text())])
     assert res.returncode == 0 and res.stdout == b"ok\n"
     assert spent < 0.5, f"{spent:.2f} s of CPU while waiting on the held output"
+
+
+def test_a_program_that_imports_slopjudge_keeps_its_own_children() -> None:
+    """A child the host started in a session of its own, with no tag, is no check's: a
+    check that ends beside it neither kills it nor takes its exit status."""
+    import subprocess
+
+    # It ends with status 3 once its input closes: never by the clock.
+    own = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read(); sys.exit(3)"],
+                           stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        assert procs.run(["true"], timeout=30).returncode == 0
+        assert own.poll() is None, "the host's own child was killed by a check's end"
+        assert own.stdin is not None
+        own.stdin.close()
+        assert own.wait(timeout=30) == 3
+    finally:
+        kill_quietly([own.pid])
