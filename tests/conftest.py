@@ -127,8 +127,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_PAYLOADS] = PayloadCheck()
+    _interruptible()
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         _compile_slopjudge()
+
+
+def _interruptible() -> None:
+    """Ctrl-C as a terminal gives it: a shell without job control starts a background
+    command with SIGINT ignored, every process below inherits that, and the tests that
+    interrupt a run or a writer with SIGINT would wait for an end that never comes."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _compile_slopjudge() -> None:
