@@ -824,3 +824,22 @@ def test_text_that_gitattributes_calls_binary_is_read_as_text(tmp_path: Path) ->
         assert by["notes.dat"].binary is False and by["notes.dat"].new_content == "plain words\n"
         real = by["src/real.bin"]
         assert real.binary and real.new_content is None and file_payload(real)["hunks"] == []
+
+
+def test_a_nested_repositorys_files_are_hashed_as_they_are_on_disk(tmp_path: Path) -> None:
+    """This project's .gitattributes are not the nested repository's: a CRLF file there
+    keeps its bytes (a line-end-only change stays a change), and an encoding it names
+    does not make the snapshot fail."""
+    r = init(tmp_path / "outer")
+    write(r, ".gitattributes", "* text=auto eol=lf\n*.txt working-tree-encoding=UTF-16\n")
+    commit(r, "one")
+    nested = init(r / "nest")
+    (nested / "crlf.md").write_bytes(b"one\r\ntwo\r\n")
+    (nested / "plain.txt").write_bytes(b"not utf-16\n")
+    commit(nested, "nested one")
+    tree = cs.snapshot_worktree(str(r))
+    blobs = {line.split("\t")[1]: line.split()[2]
+             for line in git(r, "ls-tree", "-r", tree).decode().splitlines()}
+    for name in ("crlf.md", "plain.txt"):
+        raw = git(r, "hash-object", "--no-filters", f"nest/{name}").decode().strip()
+        assert blobs[f"nest/{name}"] == raw, name

@@ -219,14 +219,13 @@ def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
         listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z",
                             _ignores(top, leave_out, tmp)])
         keep, paths, nested = _split_listing(top, listing, submodules, leave_out)
-        # A nested repository's files are added one by one, as plain files of this one.
-        paths += [p.encode() for folder in nested for p in _nested_listing(top, folder)]
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
         if keep:  # entries whose file is not there to hash: sparse, unchecked-out submodules
             git(top, ["update-index", "-z", "--index-info"], env=env, input=b"".join(keep))
         if paths:
             git(top, [*no_filters(top), "-c", "core.safecrlf=false", "update-index", "--add",
                       "--remove", "-z", "--stdin"], env=env, input=b"\0".join(paths) + b"\0")
+        _add_nested_files(top, env, nested)
         return decode(git(top, ["write-tree"], env=env)).strip()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -340,6 +339,38 @@ def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
     out = git(workspace, ["ls-files", "-o", "-i", "--exclude-standard", "-z", "--",
                      *(f":(literal){t}" for t in trees)])
     return sorted(decode(n) for n in out.split(b"\0") if n)
+
+
+def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
+    """Add the files of each nested repository (or submodule) as plain files of this one,
+    hashed as they are on disk: this project's ``.gitattributes`` (line ends, encodings)
+    are not theirs."""
+    entries: list[bytes] = []
+    files: list[tuple[str, str]] = []
+    for folder in nested:
+        for path in _nested_listing(top, folder):
+            full = os.path.join(top, path)
+            if os.path.islink(full):
+                sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env,
+                                 input=os.fsencode(os.readlink(full)))).strip()
+                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
+            elif os.path.isfile(full):
+                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
+            # else listed but gone (a deleted tracked file of the nested repo)
+    for mode, path in [f for f in files if "\n" in f[1]]:  # --stdin-paths reads lines
+        with open(os.path.join(top, path), "rb") as fh:
+            sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
+                             input=fh.read())).strip()
+        entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
+    files = [f for f in files if "\n" not in f[1]]
+    if files:
+        out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
+                  input="".join(p + "\n" for _, p in files).encode())
+        for (mode, path), sha in zip(files, decode(out).split(), strict=True):
+            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
+    if entries:
+        git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
+             input=b"".join(entries))
 
 
 def _nested_listing(top: str, folder: str) -> list[str]:
