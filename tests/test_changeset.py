@@ -843,3 +843,17 @@ def test_a_nested_repositorys_files_are_hashed_as_they_are_on_disk(tmp_path: Pat
     for name in ("crlf.md", "plain.txt"):
         raw = git(r, "hash-object", "--no-filters", f"nest/{name}").decode().strip()
         assert blobs[f"nest/{name}"] == raw, name
+
+
+def test_a_nested_repository_whose_name_starts_with_a_quote_is_hashed_as_on_disk(
+        tmp_path: Path) -> None:
+    r = init(tmp_path / "outer")
+    write(r, "a.txt", "a\n")
+    commit(r, "one")
+    nested = init(r / '"n"')
+    write(nested, "x", "inside\n")
+    commit(nested, "nested one")
+    write(r, "n", "a decoy the unquoted name would read\n")
+    tree = cs.snapshot_worktree(str(r))
+    blob = git(r, "rev-parse", f'{tree}:"n"/x').decode().strip()
+    assert blob == git(r, "hash-object", "--no-filters", '"n"/x').decode().strip()

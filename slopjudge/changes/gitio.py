@@ -357,12 +357,13 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
             elif os.path.isfile(full):
                 files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
             # else listed but gone (a deleted tracked file of the nested repo)
-    for mode, path in [f for f in files if "\n" in f[1]]:  # --stdin-paths reads lines
+    # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
+    for mode, path in [f for f in files if "\n" in f[1] or f[1].startswith('"')]:
         with open(os.path.join(top, path), "rb") as fh:
             sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
                              input=fh.read())).strip()
         entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
-    files = [f for f in files if "\n" not in f[1]]
+    files = [f for f in files if "\n" not in f[1] and not f[1].startswith('"')]
     if files:
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
                   input="".join(p + "\n" for _, p in files).encode())
