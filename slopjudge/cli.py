@@ -92,9 +92,9 @@ def _exit_now(code: int) -> None:
 OWNS_PROCESS = False  # main() of the command itself, not a call from a program
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> int:
     global OWNS_PROCESS
-    OWNS_PROCESS = argv is None
+    OWNS_PROCESS = argv is None if owns_process is None else owns_process
     _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
     # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.

@@ -24,7 +24,8 @@ def run_args(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> lis
 def main(argv: list[str] | None = None) -> int:
     from slopjudge.cli import main as slopjudge
 
-    return slopjudge(run_args(sys.argv[1:] if argv is None else list(argv), os.environ))
+    return slopjudge(run_args(sys.argv[1:] if argv is None else list(argv), os.environ),
+                     owns_process=argv is None)  # the command itself, as `slopjudge` is
 
 
 if __name__ == "__main__":

@@ -239,14 +239,6 @@ class _Jail:
             if not _JAILS and _owns_process():
                 self.kill(untagged=True)
 
-    def kill_bare_if_alone(self) -> None:
-        """Kill the orphans without a tag now if this is the only child running: one that
-        holds the check's output open would otherwise hold the check for the grace."""
-        if _owns_process():
-            with _OPEN:
-                if _JAILS == {self}:
-                    self.kill(untagged=True)
-
 
 def _owns_process() -> bool:
     """Whether this process is the slopjudge command, so every orphan handed to it came
@@ -521,4 +513,3 @@ def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
             pass
     _killpg(proc.pid, signal.SIGKILL)
     jail.kill()
-    jail.kill_bare_if_alone()

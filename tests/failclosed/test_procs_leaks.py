@@ -198,6 +198,17 @@ def test_script_check_leaves_no_process(
     assert_none_left(marker)
 
 
+def test_the_pre_commit_entry_point_leaves_no_process(
+    tmp_path: Path, mode: dict[str, str], marker: str
+) -> None:
+    repo = script_repo(tmp_path, marker, "exit 0")
+    res = subprocess.run(
+        [PY, "-m", "slopjudge.precommit", "--working-tree", "--no-cache", "--format", "json"],
+        cwd=repo, env=cli_env(run_env(mode)), capture_output=True, text=True, timeout=60)
+    assert outcomes(res)["leaky/check"] == "pass", res.stdout
+    assert_none_left(marker)
+
+
 # ---- prepare -------------------------------------------------------------------
 
 
