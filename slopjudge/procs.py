@@ -154,7 +154,8 @@ class _Tree:
 
 
 def _tags(pid: int) -> list[bytes] | None:
-    """The tags in a process's environment; None when it carries none (or is gone)."""
+    """The tags in a process's environment: [] when it carries none; None when it cannot be
+    read (gone, or another user's: a setuid program we could not kill anyway)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             environ = f.read()
@@ -163,7 +164,7 @@ def _tags(pid: int) -> list[bytes] | None:
     for item in environ.split(b"\0"):
         if item.startswith(TAGS_ENV.encode() + b"="):
             return item[len(TAGS_ENV) + 1:].split(b":")
-    return None
+    return []
 
 
 _SUBREAPER = False
@@ -210,9 +211,9 @@ class _Jail:
 
         def doomed_root(pid: int) -> bool:
             tags = _tags(pid)
-            if tags is None:
+            if tags == []:
                 return untagged and _stat(pid, 3) not in (None, session)
-            return tag in tags
+            return tags is not None and tag in tags
 
         for _ in range(50):
             tree = _Tree()

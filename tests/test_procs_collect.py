@@ -153,3 +153,17 @@ def test_a_program_that_imports_slopjudge_keeps_its_own_children() -> None:
         assert own.wait(timeout=30) == 3
     finally:
         kill_quietly([own.pid])
+
+
+def test_a_process_without_a_tag_is_told_from_one_that_cannot_be_read() -> None:
+    """Only a readable environment without the tag marks an orphan that dropped it; one
+    that cannot be read (gone, another user's) is never taken for it."""
+    import subprocess
+
+    bare = subprocess.Popen(["sleep", "30"], env={})
+    try:
+        assert procs._tags(bare.pid) == []
+    finally:
+        bare.kill()
+        bare.wait()
+    assert procs._tags(bare.pid) is None  # gone
