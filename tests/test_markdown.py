@@ -79,12 +79,16 @@ CASES: dict[str, Callable[[], RunReport]] = {
         result("trial/strict", "judge", "would_refuse", "Would block: magic numbers",
                [Finding("src/calc.py", 7, "magic number 42")], ms=0),
     ]),
+    # What a judge check records of its calls (checks/judge.py): the usage the runner
+    # reported, the calls made and those answered from the cache.
     "cost": lambda: report([
-        result("hardcoded-results/judge", "judge", "pass", ms=3100, cost=0.0123, tokens=4210),
+        result("hardcoded-results/judge", "judge", "pass", ms=3100, judge_calls=1,
+               usage={"input_tokens": 4000, "output_tokens": 210, "cost_usd": 0.0123}),
         result("narration-comments/judge", "judge", "refuse", "narrates the edit",
-               [Finding("app.py", 9, "# Added error handling")], ms=2800, cost=0.0051,
-               tokens=1800),
-        result("narration-comments/again", "judge", "pass", ms=3, cost=0.0, tokens=0,
+               [Finding("app.py", 9, "# Added error handling")], ms=2800, judge_calls=2,
+               usage={"input_tokens": 1700, "output_tokens": 100, "cost_usd": 0.0051},
+               units=2, prompt_tokens=1200),
+        result("narration-comments/again", "judge", "pass", ms=3, cached_calls=1,
                cache_hit=True),
         result("placeholder-code/scan", "script", "pass", ms=30),
     ]),
@@ -160,9 +164,11 @@ def test_a_huge_report_fits_a_comment_and_closes_its_code_block(no_github: None)
 def test_cost_is_left_out_when_nothing_recorded_it(no_github: None) -> None:
     text = render(CASES["pass"](), "markdown")
     assert "cost" not in text.lower()
-    bare = result("j/judge", "judge", "pass")
-    del bare.__dict__["cost"], bare.__dict__["tokens"]  # a report from before usage fields
-    assert markdown.cost_lines(report([bare])) == []
+    # A judge whose runner reported no usage (a dry run, a cached verdict): no cost line.
+    text = render(report([result("j/judge", "judge", "not_judged"),
+                          result("k/judge", "judge", "pass", cached_calls=1, cache_hit=True)]),
+                  "markdown")
+    assert "cost" not in text.lower()
 
 
 def git(cwd: Path, *args: str) -> str:

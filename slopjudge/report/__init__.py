@@ -57,6 +57,14 @@ def first_line(text: object) -> str:
     return ""
 
 
+def reason_lines(reason: str, most: int) -> tuple[str, list[str]]:
+    """A check's reason as its first line and at most ``most`` more, then how many were cut."""
+    first, *rest = [line.rstrip() for line in reason.strip().splitlines()] or [""]
+    if len(rest) > most:
+        rest = [*rest[:most], f"... ({len(rest) - most} more lines)"]
+    return first, rest
+
+
 class _Lazy:
     """A format whose module is imported when it first renders (test_registries holds
     each module's ``render`` to the same output)."""

@@ -14,8 +14,8 @@ from collections import Counter
 from urllib.parse import quote
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, inert, outcome_count, outcome_label
-from slopjudge.report.text import format_duration
+from slopjudge.report import OUTCOME_ORDER, inert, outcome_count, outcome_label, reason_lines
+from slopjudge.report.text import cost_line, format_duration
 
 HEADINGS = {
     "pass": "slopjudge: passed",
@@ -79,16 +79,10 @@ def where(finding: Finding) -> str:
 
 
 def _check_item(result: CheckResult) -> list[str]:
-    first, *rest = [ln.rstrip() for ln in (result.reason or "").strip().splitlines()] or [""]
-    head = f"- {code(result.id)}"
-    if first:
-        head += f": {text(first)}"
-    lines = [head]
+    first, rest = reason_lines(result.reason, _MAX_REASON_LINES)
+    lines = [f"- {code(result.id)}: {text(first)}" if first else f"- {code(result.id)}"]
     if rest:
-        shown = rest[:_MAX_REASON_LINES]
-        if len(rest) > _MAX_REASON_LINES:
-            shown.append(f"... ({len(rest) - _MAX_REASON_LINES} more lines)")
-        lines += fenced(shown, "  ")
+        lines += fenced(rest, "  ")
     for finding in result.findings[:_MAX_FINDINGS]:
         place = where(finding)
         message = text(finding.message or "(no message)")
@@ -112,30 +106,6 @@ def summary_line(report: RunReport) -> str:
     return line + "."
 
 
-def cost_lines(report: RunReport) -> list[str]:
-    """Judge cost, when the runner recorded any (fields absent or None: nothing)."""
-    judges = [c for c in report.checks if c.kind == "judge"]
-    known_cost = [c.cost for c in judges if c.cost is not None]
-    known_tokens = [c.tokens for c in judges if c.tokens is not None]
-    if not known_cost and not known_tokens:
-        return []
-    asked = [c for c in judges if c.outcome not in ("not_judged", "not_applicable", "skipped")]
-    cached = sum(1 for c in asked if c.cache_hit)
-    parts = []
-    if known_cost:
-        parts.append(f"${sum(known_cost):.4f}")
-    if known_tokens:
-        parts.append(f"{sum(known_tokens):,} tokens")
-    calls = f"{len(asked)} judge call{'' if len(asked) == 1 else 's'}"
-    if cached:
-        calls += f", {cached} from the cache"
-    line = f"Judge cost: {', '.join(parts)} over {calls}"
-    unknown = sum(1 for c in asked if c.cost is None and not c.cache_hit)
-    if known_cost and unknown:
-        line += f" ({unknown} without a recorded cost)"
-    return [line + "."]
-
-
 def _table(report: RunReport) -> list[str]:
     rows = report.checks[:_MAX_TABLE_ROWS]
     lines = ["<details><summary>All checks</summary>", "",
@@ -149,37 +119,38 @@ def _table(report: RunReport) -> list[str]:
     return lines + ["", "</details>"]
 
 
-def _section(title: str, items: list[list[str]]) -> list[str]:
-    return ["", f"### {title}", "", *(line for item in items for line in item)] if items else []
+# The sections under the summary, in order: the checks of an outcome, or (None) the rules
+# that did not load.
+_SECTIONS = (
+    ("needs_person", "Rule changes need a person: the base commit's rules judged the rest"),
+    ("refuse", "Refusals ({n})"),
+    ("error", "Errors ({n}): slopjudge could not decide; not a verdict on the code"),
+    (None, "Rules that did not load: not in force until fixed"),
+    ("would_refuse", "Would refuse (shadow rules, not blocking) ({n})"),
+)
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
-    by = {o: [c for c in report.checks if c.outcome == o] for o in (
-        "needs_person", "refuse", "error", "would_refuse")}
     lines = [f"## {HEADINGS.get(report.outcome, 'slopjudge: ' + report.outcome)}", "",
              summary_line(report)]
     not_judged = sum(1 for c in report.checks if c.outcome == "not_judged")
     if not_judged:
         lines += ["", f"Dry run: {not_judged} judge check{'' if not_judged == 1 else 's'} "
                       "not asked; script checks decided alone."]
-    lines += _section("Rule changes need a person: the base commit's rules judged the rest",
-                      [_check_item(c) for c in by["needs_person"]])
-    lines += _section(f"Refusals ({len(by['refuse'])})", [_check_item(c) for c in by["refuse"]])
-    lines += _section(
-        f"Errors ({len(by['error'])}): slopjudge could not decide; not a verdict on the code",
-        [_check_item(c) for c in by["error"]])
-    lines += _section(
-        "Rules that did not load: not in force until fixed",
-        [[f"- {code(f'{e.path}:{e.line}:{e.col}')}: {text(e.message)}"]
-         for e in report.load_errors])
-    lines += _section(f"Would refuse (shadow rules, not blocking) ({len(by['would_refuse'])})",
-                      [_check_item(c) for c in by["would_refuse"]])
+    for outcome, title in _SECTIONS:
+        if outcome is None:
+            items = [[f"- {code(f'{e.path}:{e.line}:{e.col}')}: {text(e.message)}"]
+                     for e in report.load_errors]
+        else:
+            items = [_check_item(c) for c in report.checks if c.outcome == outcome]
+        if items:
+            lines += ["", f"### {title.format(n=len(items))}", ""]
+            lines += [line for item in items for line in item]
     left = left_out_summary(report.left_out)
     if left:
         lines += ["", text(left[0].upper() + left[1:])]
-    cost = cost_lines(report)
-    if cost:
-        lines += [""] + cost
+    if any(c.usage is not None for c in report.checks):  # the runner reported what it cost
+        lines += ["", text(cost_line(report.checks))]
     if report.checks:
         with_table = lines + [""] + _table(report)
         if sum(len(ln) + 1 for ln in with_table) <= MAX_CHARS:

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, OUTCOMES, inert, outcome_count, outcome_label
+from slopjudge.report import OUTCOMES, inert, outcome_count, outcome_label, reason_lines
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 _RESET = "\x1b[0m"
 # Blocking outcomes shout, so they stand out without color too.
 _LOUD = {"refuse", "error", "needs_person"}
-_LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOME_ORDER)
+_LABEL_WIDTH = max(len(outcome_label(o)) for o in OUTCOMES)
 _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indented
 # Said once under a run with errors, so nobody reads an outage as a finding.
 ERROR_NOTE = ("slopjudge: ERROR means slopjudge could not decide that check (runner, timeout, "
@@ -54,17 +54,11 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     head = (f"  {_paint(label.ljust(_LABEL_WIDTH), result.outcome, color)}  "
             f"{result.id.ljust(id_width)}  {format_duration(result.duration_ms):>7}")
     # Split first (so CRLF is a line break), then make each line inert.
-    reason_lines = [inert(ln.rstrip()) for ln in (result.reason or "").strip().splitlines()]
-    if reason_lines:  # the first is the reason's first line that is not blank
-        head += f"  {reason_lines[0]}"
-    lines = [head]
+    first, rest = reason_lines(result.reason, _MORE_REASON_LINES)
+    lines = [f"{head}  {inert(first)}" if first else head]
     indent = " " * 6
-    if result.outcome in ("refuse", "error", "would_refuse", "needs_person"):
-        rest = reason_lines[1:]
-        for ln in rest[:_MORE_REASON_LINES]:
-            lines.append(f"{indent}{ln}" if ln else "")
-        if len(rest) > _MORE_REASON_LINES:
-            lines.append(f"{indent}... ({len(rest) - _MORE_REASON_LINES} more lines)")
+    if result.outcome in _LOUD | {"would_refuse"}:
+        lines += [f"{indent}{inert(ln)}" if ln else "" for ln in rest]
     for finding in result.findings:
         text = [inert(ln) for ln in format_finding(finding).splitlines()] or [""]
         lines.append(f"{indent}{text[0]}")
@@ -74,7 +68,7 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
 
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
-    order = list(OUTCOME_ORDER) + sorted(set(counts) - set(OUTCOME_ORDER))
+    order = [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))]
     width = max(_LABEL_WIDTH, len("outcome"))
     lines = [f"  {'outcome'.ljust(width)}  checks"]
     for outcome in order:
