@@ -4,6 +4,7 @@ module, so the text path never loads the XML or SARIF code."""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 from slopjudge.hookspec import ReportFormat
@@ -65,22 +66,19 @@ def reason_lines(reason: str, most: int) -> tuple[str, list[str]]:
     return first, rest
 
 
-class _Lazy:
+def _lazy(name: str) -> ReportFormat:
     """A format whose module is imported when it first renders (test_registries holds
     each module's ``render`` to the same output)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __call__(self, report: RunReport, *, color: bool = False) -> str:
-        import importlib
-
-        module = importlib.import_module(f"slopjudge.report.{self.name}")
+    def render(report: RunReport, *, color: bool = False) -> str:
+        module = importlib.import_module(f"slopjudge.report.{name}")
         return str(module.render(report, color=color))
+
+    return render
 
 
 FORMATS: dict[str, ReportFormat] = {
-    name: _Lazy(name) for name in ("text", "json", "junit", "sarif", "github", "markdown")
+    name: _lazy(name) for name in ("text", "json", "junit", "sarif", "github", "markdown")
 }
 
 

@@ -32,18 +32,15 @@ def _details(result: CheckResult) -> str:
 
 def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
     """Add one case; return the kind of mark it got (failure/error/skipped) or None."""
-    case = ET.SubElement(suite, "testcase", {
-        "classname": result.rule,
-        "name": result.id,
-        "time": f"{result.duration_ms / 1000:.3f}",
-    })
+    case = ET.SubElement(suite, "testcase", classname=result.rule, name=result.id,
+                         time=f"{result.duration_ms / 1000:.3f}")
     message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
     if result.outcome in _SKIPPED:
         label = outcome_label(result.outcome)
         # A reason that already says the outcome ("not judged (dry run)") is not repeated.
-        said = message.lower().startswith(label.lower())
-        ET.SubElement(case, "skipped", {"message": _xml_text(
-            f"{label}: {message}" if result.reason.strip() and not said else message)})
+        if result.reason.strip() and not message.lower().startswith(label.lower()):
+            message = f"{label}: {message}"
+        ET.SubElement(case, "skipped", message=message)
         return "skipped"
     if result.outcome == "would_refuse":
         ET.SubElement(case, "system-out").text = _xml_text(
@@ -53,15 +50,14 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
     # A refusal fails the case; an error, or an outcome this format does not know (never
     # hidden), errors it.
     mark = "failure" if result.outcome in ("refuse", "needs_person") else "error"
-    ET.SubElement(case, mark, {"message": message, "type": result.outcome}).text = _details(result)
+    ET.SubElement(case, mark, message=message, type=result.outcome).text = _details(result)
     return mark
 
 
-def _set_counts(element: ET.Element, tests: int, marks: list[str | None], seconds: float) -> None:
-    element.set("tests", str(tests))
-    element.set("failures", str(marks.count("failure")))
-    element.set("errors", str(marks.count("error")))
-    element.set("skipped", str(marks.count("skipped")))
+def _set_counts(element: ET.Element, marks: list[str | None], seconds: float) -> None:
+    element.set("tests", str(len(marks)))
+    for name, mark in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        element.set(name, str(marks.count(mark)))
     element.set("time", f"{seconds:.3f}")
 
 
@@ -69,37 +65,31 @@ def _load_suite(root: ET.Element, errors: list[LoadError]) -> list[str | None]:
     by_path: dict[str, list[LoadError]] = {}
     for error in errors:
         by_path.setdefault(error.path, []).append(error)
-    suite = ET.SubElement(root, "testsuite", {"name": LOAD_SUITE})
+    suite = ET.SubElement(root, "testsuite", name=LOAD_SUITE)
     for path, group in by_path.items():
-        case = ET.SubElement(
-            suite, "testcase", {"classname": LOAD_SUITE, "name": path, "time": "0.000"}
-        )
-        ET.SubElement(case, "error", {
-            "message": _xml_text(f"{path} does not load: {group[0].message}"),
-            "type": "load-error",
-        }).text = _xml_text("\n".join(str(e) for e in group))
+        case = ET.SubElement(suite, "testcase", classname=LOAD_SUITE, name=path, time="0.000")
+        ET.SubElement(case, "error", message=_xml_text(f"{path} does not load: {group[0].message}"),
+                      type="load-error").text = _xml_text("\n".join(str(e) for e in group))
     marks: list[str | None] = ["error"] * len(by_path)
-    _set_counts(suite, len(by_path), marks, 0.0)
+    _set_counts(suite, marks, 0.0)
     return marks
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
-    root = ET.Element("testsuites", {"name": "slopjudge"})
-    all_marks: list[str | None] = []
-    if report.load_errors:
-        all_marks += _load_suite(root, report.load_errors)
+    root = ET.Element("testsuites", name="slopjudge")
+    all_marks = _load_suite(root, report.load_errors) if report.load_errors else []
     by_rule: dict[str, list[CheckResult]] = {}
     for result in report.checks:
         by_rule.setdefault(result.rule, []).append(result)
     for rule, results in by_rule.items():
-        suite = ET.SubElement(root, "testsuite", {"name": rule})
+        suite = ET.SubElement(root, "testsuite", name=rule)
         marks = [_testcase(suite, r) for r in results]
-        _set_counts(suite, len(results), marks, sum(r.duration_ms for r in results) / 1000)
+        _set_counts(suite, marks, sum(r.duration_ms for r in results) / 1000)
         all_marks += marks
-    _set_counts(root, len(all_marks), all_marks, sum(r.duration_ms for r in report.checks) / 1000)
+    _set_counts(root, all_marks, sum(r.duration_ms for r in report.checks) / 1000)
     left = left_out_summary(report.left_out)
     if left:  # a JUnit reader shows a suite's properties; the count and why
         props = ET.SubElement(root, "properties")
-        ET.SubElement(props, "property", {"name": "slopjudge.left_out", "value": left})
+        ET.SubElement(props, "property", name="slopjudge.left_out", value=left)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
