@@ -21,38 +21,36 @@ def _usage(event: dict[str, Any]) -> dict[str, Any]:
     return usage if isinstance(usage, dict) else {}
 
 
-def _row(key: str) -> dict[str, Any]:
-    return {"key": key, "judge_calls": 0, "cached_calls": 0,
-            **{k: 0 for k in TOKEN_FIELDS}, "tokens": 0, "cost_usd": 0.0}
-
-
-def _add(row: dict[str, Any], event: dict[str, Any]) -> None:
+def _figures(event: dict[str, Any]) -> dict[str, Any]:
+    """What one judge event adds to a row (all zeros for an empty one)."""
     usage = _usage(event)
-    row["judge_calls"] += int(number(event.get("judge_calls")))
-    cached = event.get("cached_calls")
-    # Events from before per-unit counts: a cache hit was one unit.
-    row["cached_calls"] += int(number(cached)) if cached is not None else int(
-        event.get("cache_hit") is True)
     tokens = {k: int(number(usage.get(k))) for k in TOKEN_FIELDS}
-    for k in TOKEN_FIELDS:
-        row[k] += tokens[k]
-    row["tokens"] += total_tokens(tokens)
+    cached = event.get("cached_calls")
     cost = float(number(usage.get("cost_usd")))
-    row["cost_usd"] += cost if cost >= 0 else 0.0
+    return {
+        "judge_calls": int(number(event.get("judge_calls"))),
+        # Events from before per-unit counts: a cache hit was one unit.
+        "cached_calls": int(number(cached)) if cached is not None else int(
+            event.get("cache_hit") is True),
+        **tokens,
+        "tokens": total_tokens(tokens),
+        "cost_usd": cost if cost >= 0 else 0.0,
+    }
 
 
-def _model(event: dict[str, Any]) -> str:
+def model_of(event: dict[str, Any]) -> str:
     usage = _usage(event)
     return str(usage.get("model") or event.get("model") or "(unknown)")
 
 
-def _group(
+def group_by(
     events: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]
 ) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for e in events:
-        k = key(e)
-        _add(rows.setdefault(k, _row(k)), e)
+        row = rows.setdefault(key(e), {"key": key(e), **_figures({})})
+        for name, value in _figures(e).items():
+            row[name] += value
     for r in rows.values():
         r["cost_usd"] = round(r["cost_usd"], 6)
     return sorted(rows.values(), key=lambda r: r["key"])
@@ -60,8 +58,8 @@ def _group(
 
 def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
     judges = [e for e in events if e.get("kind") == "judge"]
-    total = (_group(judges, lambda e: "total") or [_row("total")])[0]
-    by_check = _group(judges, lambda e: str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"))
+    total = (group_by(judges, lambda e: "total") or [{"key": "total", **_figures({})}])[0]
+    by_check = group_by(judges, lambda e: str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"))
     saved_tokens = 0.0
     saved_cost = 0.0
     for row in by_check:
@@ -70,10 +68,10 @@ def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
             saved_cost += row["cached_calls"] * row["cost_usd"] / row["judge_calls"]
     return {
         "total": total,
-        "by_rule": _group(judges, lambda e: str(e.get("rule"))),
+        "by_rule": group_by(judges, lambda e: str(e.get("rule"))),
         "by_check": by_check,
-        "by_model": _group(judges, _model),
-        "by_day": _group(judges, lambda e: str(e.get("time") or "")[:10] or "(no time)"),
+        "by_model": group_by(judges, model_of),
+        "by_day": group_by(judges, lambda e: str(e.get("time") or "")[:10] or "(no time)"),
         "cache": {
             "cached_calls": total["cached_calls"],
             "saved_tokens": round(saved_tokens),
@@ -87,9 +85,8 @@ def render_cost(path: str, report: dict[str, Any]) -> str:
     calls = "call" if total["judge_calls"] == 1 else "calls"
     lines = [f"{path}: {total['judge_calls']} judge {calls}, {total['cached_calls']} answered "
              f"from cache, {total['tokens']:,} tokens, ${total['cost_usd']:.4f}"]
-    for title, key in (("rule", "by_rule"), ("check", "by_check"), ("model", "by_model"),
-                       ("day", "by_day")):
-        rows = report[key]
+    for title in ("rule", "check", "model", "day"):
+        rows = report[f"by_{title}"]
         if not rows:
             continue
         width = max(len(title), *(len(r["key"]) for r in rows))

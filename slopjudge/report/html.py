@@ -15,8 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from slopjudge.records.agreement import agreement, verdict
-from slopjudge.records.costreport import _group as group_usage
-from slopjudge.records.costreport import _model
+from slopjudge.records.costreport import group_by, model_of
 
 DEFAULT_LINK = "file://{abspath}"
 # Series colours, drawn opaque (pygal's default blends them with the background).
@@ -69,7 +68,7 @@ def over_time(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def cost_by_rule_and_model(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     judges = [e for e in events if e.get("kind") == "judge"]
-    rows = group_usage(judges, lambda e: f"{e.get('rule')}\t{_model(e)}")
+    rows = group_by(judges, lambda e: f"{e.get('rule')}\t{model_of(e)}")
     for row in rows:
         row["rule"], row["model"] = row.pop("key").split("\t", 1)
         row["cache_tokens"] = row["cache_creation_input_tokens"] + row["cache_read_input_tokens"]
@@ -85,7 +84,7 @@ def latency(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 or e.get("outcome") in ("not_judged", "skipped", "not_applicable")
                 or not isinstance(took, (int, float)) or isinstance(took, bool)):
             continue
-        seen.setdefault((str(e.get("rule")), _model(e)), []).append(float(took))
+        seen.setdefault((str(e.get("rule")), model_of(e)), []).append(float(took))
     rows = []
     for (rule, model), values in sorted(seen.items()):
         values.sort()
