@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from slopjudge.model import CheckResult, RunReport, left_out_summary
+from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
 from slopjudge.report import encodable
 from slopjudge.report.text import verdict_line
 
@@ -15,9 +15,11 @@ def escape_data(text: str) -> str:
 
 
 def command(kind: str, message: str, **properties: object) -> str:
-    """``::kind key=value,...::message`` with empty properties left out."""
+    """``::kind key=value,...::message``, leaving out empty properties and a line or column
+    before the first."""
     props = ",".join(f"{key}=" + escape_data(str(value)).replace(":", "%3A").replace(",", "%2C")
-                     for key, value in properties.items() if value not in (None, ""))
+                     for key, value in properties.items()
+                     if value not in (None, "") and not (isinstance(value, int) and value < 1))
     head = f"::{kind} {props}" if props else f"::{kind}"
     return f"{head}::{escape_data(message.strip() or '(no message)')}"
 
@@ -34,25 +36,13 @@ def _check_commands(result: CheckResult) -> list[str]:
     kind = "error" if result.outcome == "refuse" else "warning"
     title = result.id if result.outcome == "refuse" else f"{result.id} (shadow, not blocking)"
     prefix = "" if result.outcome == "refuse" else "would refuse (shadow): "
-    if not result.findings:
-        return [command(kind, prefix + result.reason, title=title)]
-    return [
-        command(kind, prefix + (f.message or result.reason), file=f.path,
-                line=f.line if f.line and f.line >= 1 else None, title=title)
-        for f in result.findings
-    ]
+    return [command(kind, prefix + (f.message or result.reason), file=f.path, line=f.line,
+                    title=title) for f in result.findings or [Finding()]]
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
-    lines: list[str] = []
-    for error in report.load_errors:
-        lines.append(command(
-            "error", f"{error.path} does not load: {error.message}",
-            file=error.path,
-            line=error.line if error.line >= 1 else None,
-            col=error.col if error.col >= 1 else None,
-            title="slopjudge: rule does not load",
-        ))
+    lines = [command("error", f"{e.path} does not load: {e.message}", file=e.path, line=e.line,
+                     col=e.col, title="slopjudge: rule does not load") for e in report.load_errors]
     for result in report.checks:
         lines += _check_commands(result)
     left = left_out_summary(report.left_out)

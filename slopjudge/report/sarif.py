@@ -14,7 +14,7 @@ import urllib.parse
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from slopjudge.model import CheckResult, Finding, LoadError, Rule, RunReport, left_out_summary
+from slopjudge.model import CheckResult, Finding, Rule, RunReport, left_out_summary
 from slopjudge.report import encodable
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -67,78 +67,55 @@ def _descriptor(check_id: str, rule: Rule | None, kind: str | None) -> dict[str,
 def _descriptors(report: RunReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Descriptors for every declared check, then for any reported check not declared."""
     rules_by_id = {r.id: r for r in report.rules}
-    descriptors: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
+    found: dict[str, dict[str, Any]] = {}
     for check_id, rule, kind in [
             *((c.full_id, r, c.kind) for r in report.rules for c in r.checks),
             *((x.id, rules_by_id.get(x.rule), x.kind) for x in report.checks)]:
-        if check_id not in index:
-            index[check_id] = len(descriptors)
-            descriptors.append(_descriptor(check_id, rule, kind))
-    return descriptors, index
+        if check_id not in found:
+            found[check_id] = _descriptor(check_id, rule, kind)
+    return list(found.values()), {check_id: i for i, check_id in enumerate(found)}
 
 
-def _location(path: str | None, line: int | None, col: int = 0) -> dict[str, Any] | None:
+def _locations(path: str | None, line: int | None, col: int = 0) -> dict[str, Any]:
+    """``{"locations": [...]}`` of a place with a path, else nothing."""
     if not path:
-        return None
+        return {}
     physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(path)}}
     if line and line >= 1:
         physical["region"] = {"startLine": int(line), **({"startColumn": col} if col >= 1 else {})}
-    return {"physicalLocation": physical}
+    return {"locations": [{"physicalLocation": physical}]}
 
 
 def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
-    level = _LEVELS[result.outcome]
     prefix = "would refuse (shadow): " if result.outcome == "would_refuse" else ""
-    findings = result.findings or [Finding(message=result.reason)]
     out: list[dict[str, Any]] = []
-    for finding in findings:
-        text = prefix + (finding.message or result.reason)
+    for finding in result.findings or [Finding(message=result.reason)]:
         key = json.dumps([result.id, finding.path, finding.line, finding.message])
-        entry: dict[str, Any] = {
+        out.append({
             "ruleId": result.id,
             "ruleIndex": rule_index,
-            "level": level,
-            "message": _message(text),
+            "level": _LEVELS[result.outcome],
+            "message": _message(prefix + (finding.message or result.reason)),
             "partialFingerprints": {"slopjudge/v1": hashlib.sha256(key.encode()).hexdigest()[:32]},
             "properties": {"outcome": result.outcome, "reason": result.reason},
-        }
-        location = _location(finding.path, finding.line)
-        if location:
-            entry["locations"] = [location]
-        out.append(entry)
+            **_locations(finding.path, finding.line),
+        })
     return out
-
-
-def _notification(text: str, rule: tuple[str, int] | None = None,
-                  error: LoadError | None = None) -> dict[str, Any]:
-    """A tool execution notification: slopjudge could not decide (``rule``: the check's
-    id and index), or a rule file does not load (``error``)."""
-    note: dict[str, Any] = {"level": "error", "message": _message(text)}
-    if rule is not None:
-        note["associatedRule"] = {"id": rule[0], "index": rule[1]}
-    location = _location(error.path, error.line, error.col) if error is not None else None
-    if location:
-        note["locations"] = [location]
-    return note
 
 
 def to_sarif(report: RunReport) -> dict[str, Any]:
     descriptors, index = _descriptors(report)
     results: list[dict[str, Any]] = []
-    notifications = [_notification(f"{e.path} does not load: {e.message}", error=e)
-                     for e in report.load_errors]
+    # Tool execution notifications: a rule file does not load, or slopjudge could not decide.
+    notifications = [{"level": "error", "message": _message(f"{e.path} does not load: {e.message}"),
+                      **_locations(e.path, e.line, e.col)} for e in report.load_errors]
     for result in report.checks:
         if result.outcome in _LEVELS:
             results += _results(result, index[result.id])
         elif result.outcome == "error":
-            notifications.append(_notification(f"{result.id}: {result.reason}",
-                                               (result.id, index[result.id])))
-    invocation: dict[str, Any] = {
-        "executionSuccessful": not report.load_errors and not any(
-            c.outcome == "error" for c in report.checks),
-        "toolExecutionNotifications": notifications,
-    }
+            notifications.append({"level": "error",
+                                  "message": _message(f"{result.id}: {result.reason}"),
+                                  "associatedRule": {"id": result.id, "index": index[result.id]}})
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": "2.1.0",
@@ -148,7 +125,8 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
                 "version": tool_version(),
                 "rules": descriptors,
             }},
-            "invocations": [invocation],
+            "invocations": [{"executionSuccessful": not notifications,
+                             "toolExecutionNotifications": notifications}],
             "columnKind": "unicodeCodePoints",
             "results": results,
             "properties": {"outcome": report.outcome, **_left_out(report)},
