@@ -184,14 +184,13 @@ class Progress:
             self.refused += result.outcome in ("refuse", "error")
             self.cached += bool(result.cache_hit)
             self._last = result
-            if self.enabled and time.monotonic() - self._started >= self.delay:
+            if self.enabled:
                 self._draw()
 
     def _tick(self) -> None:
         while not self._stop.wait(self.tick):
             with self._lock:
-                if time.monotonic() - self._started >= self.delay:
-                    self._draw()
+                self._draw()
 
     def finish(self) -> None:
         self._stop.set()
@@ -207,8 +206,9 @@ class Progress:
     def _draw(self) -> None:
         import shutil  # only on a terminal: a CI log never draws
 
-        width = shutil.get_terminal_size((80, 24)).columns
         now = time.monotonic()
+        if now - self._started < self.delay:
+            return
         result = self._last
         elapsed = format_duration((now - self._started) * 1000)
         text = f"[{self.done}/{self.total}] {elapsed}"
@@ -221,11 +221,11 @@ class Progress:
             if result.cache_hit:
                 text += " (cached)"
         if self.running:
-            oldest = sorted(self.running.items(), key=lambda kv: kv[1])
+            oldest = list(self.running.items())  # in the order they began
             shown = [f"{cid} {format_duration((now - t0) * 1000)}" for cid, t0 in oldest[:3]]
             more = f" +{len(oldest) - 3}" if len(oldest) > 3 else ""
             text += "  running: " + ", ".join(shown) + more
-        text = inert(text)[: max(width - 1, 10)]
+        text = inert(text)[: max(shutil.get_terminal_size((80, 24)).columns - 1, 10)]
         self.stream.write(f"\r\x1b[K{text}")
         self.stream.flush()
         self._drawn = True
