@@ -74,7 +74,7 @@ def not_verdicts(events: list[dict[str, Any]]) -> int:
                and e.get("outcome") in ("refuse", "would_refuse", "error"))
 
 
-def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
+def rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
     """(rule, check) from ``rule``/``check`` or from ``id`` = ``<rule>/<check>``."""
     rule, check = record.get("rule"), record.get("check")
     full = record.get("id")
@@ -86,8 +86,8 @@ def _rule_check(record: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _matches(label: dict[str, Any], event: dict[str, Any]) -> bool:
-    rule, check = _rule_check(label)
-    ev_rule, ev_check = _rule_check(event)
+    rule, check = rule_check(label)
+    ev_rule, ev_check = rule_check(event)
     if (rule is not None and rule != ev_rule) or (check is not None and check != ev_check):
         return False
     digest = label.get("prompt_sha256")
@@ -105,7 +105,7 @@ def check_label(label: Any, where: str) -> str | None:
         return f"{where}: a label must be a JSON object"
     if label.get("label") not in LABELS:
         return f'{where}: "label" must be "pass" or "refuse", not {json.dumps(label.get("label"))}'
-    rule, check = _rule_check(label)
+    rule, check = rule_check(label)
     if label.get("prompt_sha256") is None and (rule is None or check is None):
         return f"{where}: a label needs \"prompt_sha256\", or \"id\", or \"rule\" and \"check\""
     return None
@@ -156,7 +156,7 @@ def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         digest = event.get("prompt_sha256")
         if verdict(event) is None or not isinstance(digest, str) or not digest:
             continue
-        rule, check = _rule_check(event)
+        rule, check = rule_check(event)
         groups.setdefault((rule, check, digest), []).append(event)
     found: list[dict[str, Any]] = []
     for (rule, check, digest), group in groups.items():

@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from slopjudge.records.agreement import agreement, verdict
+from slopjudge.records.agreement import agreement, rule_check, verdict
 from slopjudge.records.costreport import group_by, model_of
 
 DEFAULT_LINK = "file://{abspath}"
@@ -105,8 +105,7 @@ def agreement_by_rule(events: list[dict[str, Any]],
     shadow = {str(e.get("rule")) for e in events if e.get("outcome") == "would_refuse"}
     per_rule: dict[str, list[dict[str, Any]]] = {}
     for label in labels:
-        rule = label.get("rule") or str(label.get("id") or "").partition("/")[0] or \
-            rule_of_prompt.get(label.get("prompt_sha256"))
+        rule = rule_check(label)[0] or rule_of_prompt.get(label.get("prompt_sha256"))
         if rule:
             per_rule.setdefault(str(rule), []).append(label)
     rows = []
