@@ -14,20 +14,12 @@ import urllib.parse
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from slopjudge.model import CheckResult, Finding, Rule, RunReport, left_out_summary
+from slopjudge import __version__
+from slopjudge.model import CheckResult, Finding, Rule, RunReport, asdict, left_out_summary
 from slopjudge.report import encodable
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"refuse": "error", "needs_person": "error", "would_refuse": "warning"}
-
-
-def tool_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("slopjudge")
-    except Exception:  # not installed (running from a bare checkout)
-        return "0+unknown"
 
 
 def artifact_uri(path: str) -> str:
@@ -122,7 +114,7 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
         "runs": [{
             "tool": {"driver": {
                 "name": "slopjudge",
-                "version": tool_version(),
+                "version": __version__,
                 "rules": descriptors,
             }},
             "invocations": [{"executionSuccessful": not notifications,
@@ -139,8 +131,7 @@ def _left_out(report: RunReport) -> dict[str, Any]:
         return {}
     return {"leftOut": {"files": sum(x.files for x in report.left_out),
                         "summary": left_out_summary(report.left_out),
-                        "entries": [{"path": x.path, "files": x.files, "why": x.why}
-                                    for x in report.left_out]}}
+                        "entries": [asdict(x) for x in report.left_out]}}
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
