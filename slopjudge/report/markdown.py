@@ -162,19 +162,18 @@ def _fit(lines: list[str]) -> list[str]:
     """``lines`` cut to :data:`MAX_CHARS`, closing a fenced block left open."""
     if sum(len(ln) + 1 for ln in lines) <= MAX_CHARS:
         return lines
+    note = "(summary cut to fit a comment: the full report is in the job's log and annotations)"
     kept: list[str] = []
     size = 0
     fence: str | None = None
-    note = "(summary cut to fit a comment: the full report is in the job's log and annotations)"
     for line in lines:
-        if size + len(line) + 1 > MAX_CHARS - len(note) - 200:
+        size += len(line) + 1
+        if size > MAX_CHARS - len(note) - 200:
             break
         kept.append(line)
-        size += len(line) + 1
         bare = line.strip()
-        if bare.startswith("```"):
-            run = bare[: len(bare) - len(bare.lstrip("`"))]
-            fence = None if fence is not None and bare == fence else (fence or run)
-    if fence is not None:
-        kept.append(fence)
-    return kept + ["", note]
+        if fence is None and bare.startswith("```"):
+            fence = bare[: len(bare) - len(bare.lstrip("`"))]
+        elif bare == fence:
+            fence = None
+    return kept + ([fence] if fence else []) + ["", note]
