@@ -370,6 +370,16 @@ def test_github_escapes_percent_and_newlines_in_messages() -> None:
     assert _parse_github(first)[0][2] == reason
 
 
+
+def test_github_leaves_out_a_line_or_column_before_the_first() -> None:
+    refusal = _result("r/c", "script", "refuse", "why", [Finding("a.py", 0, "m")])
+    report = RunReport(outcome="error", checks=[refusal],
+                       load_errors=[LoadError("rules/x.yaml", 0, 0, "unreadable")])
+    load, finding = _parse_github(render(report, "github"))[:2]
+    assert load[1] == {"file": "rules/x.yaml", "title": "slopjudge: rule does not load"}
+    assert finding[1] == {"file": "a.py", "title": "r/c"}
+
+
 # --- text ---------------------------------------------------------------------
 
 def test_text_tells_a_person_what_happened() -> None:
