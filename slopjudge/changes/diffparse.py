@@ -98,10 +98,6 @@ def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
-_GIT_HEADERS = (
-    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
-    b"similarity index ", b"dissimilarity index ", b"index ",
-)
 
 
 # Plain slotted classes, not dataclasses: importing dataclasses (and the inspect it
@@ -120,7 +116,7 @@ class Hunk:
         self.complete = True
         self.old_marked = False  # "\ No newline at end of file" after an old-side line
         self.new_marked = False
-        self.read: Any = None  # unidiff's reading (:func:`_read_hunk`)
+        self.read: Any = None  # unidiff's reading (:func:`_read`)
 
 
 class FilePatch:
@@ -130,8 +126,8 @@ class FilePatch:
                  "new_mode", "added", "removed", "hunks", "old_epoch", "new_epoch",
                  "has_dashes")
 
-    def __init__(self, start: int, end: int, git: bool, has_dashes: bool = False) -> None:
-        self.start, self.end = start, end  # byte offsets into the diff
+    def __init__(self, start: int, git: bool, has_dashes: bool = False) -> None:
+        self.start, self.end = start, 0  # byte offsets into the diff
         self.git = git
         self.old: bytes | None = None  # paths as written (prefixes stripped for git parts)
         self.new: bytes | None = None
@@ -170,7 +166,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         line = lines[i]
         if line.startswith(b"diff --git "):
             close(i)
-            cur = FilePatch(start=offsets[i], end=0, git=True)
+            cur = FilePatch(offsets[i], git=True)
             names = _git_line_names(line[11:])
             if names is not None:
                 cur.old, cur.new = _strip_pair(*names) or names
@@ -180,7 +176,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
-            cur = FilePatch(start=offsets[i], end=0, git=False, has_dashes=True)
+            cur = FilePatch(offsets[i], git=False, has_dashes=True)
             cur.old = _header_path(line[4:])
             cur.new = _header_path(lines[i + 1][4:])
             cur.old_epoch = bool(_EPOCH.search(line))
@@ -244,7 +240,7 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             mode = h.rsplit(b" ", 1)
             if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
                 part.old_mode = part.new_mode = mode[1]
-        elif not h.startswith(_GIT_HEADERS):
+        elif not h.startswith((b"similarity index ", b"dissimilarity index ")):
             return i
         i += 1
     return i
@@ -324,9 +320,9 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     if not _provable(part):
         return None, None
     h = part.hunks[0]
-    read = _read_hunk(lines, h)
-    old = "".join(ln.value for ln in read if ln.line_type in (" ", "-"))
-    new = "".join(ln.value for ln in read if ln.line_type in (" ", "+"))
+    _read([h], lines)
+    old = "".join(ln.value for ln in h.read if ln.line_type in (" ", "-"))
+    new = "".join(ln.value for ln in h.read if ln.line_type in (" ", "+"))
     # "\ No newline at end of file" after a side's last line: it has none.
     old = old.removesuffix("\n") if h.old_marked else old
     new = new.removesuffix("\n") if h.new_marked else new
@@ -379,11 +375,6 @@ def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
     [read] = PatchSet(text)
     for h, got in zip(todo, read, strict=True):
         h.read = got
-
-
-def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
-    _read([h], lines)
-    return h.read
 
 
 class Reader:
@@ -505,12 +496,8 @@ def section(data: bytes, reader: Reader, a: FilePatch, b: FilePatch | None) -> d
 
 
 def _plain_status(p: FilePatch, strip: bool) -> None:
-    def drop(name: bytes | None) -> bytes | None:
-        if name is None or not strip or b"/" not in name:
-            return name
-        return name.split(b"/", 1)[1]
-
-    p.old, p.new = drop(p.old), drop(p.new)
+    if strip:
+        p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
     only = p.hunks[0] if len(p.hunks) == 1 else None
     if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
         p.status, p.old = "A", None
@@ -540,7 +527,8 @@ def _shown(line: bytes) -> str:
 
 def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
     """Old and new lines the hunk header promised but the body did not hold."""
-    kinds = [ln.line_type for ln in _read_hunk(lines, h)]
+    _read([h], lines)
+    kinds = [ln.line_type for ln in h.read]
     return h.old_len - sum(k in " -" for k in kinds), h.new_len - sum(k in " +" for k in kinds)
 
 
