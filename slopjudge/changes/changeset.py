@@ -69,7 +69,7 @@ class _Raw:
     def blobs(self) -> list[str]:
         """The ids of the blobs on its sides (none for an absent side or a submodule)."""
         return [sha for mode, sha in ((self.old_mode, self.old_sha), (self.new_mode, self.new_sha))
-                if not _zero_id(sha) and mode != "160000"]
+                if sha.strip("0") and mode != "160000"]
 
 
 def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
@@ -99,15 +99,10 @@ _STATUS: dict[str, FileStatus] = {
 }
 
 
-def _zero_id(sha: str) -> bool:
-    return not sha.strip("0")
-
-
-def _blob(blobs: dict[str, bytes], mode: str, sha: str) -> str | None:
-    """One side's content; None for an absent side, a submodule or a blob not read."""
-    if _zero_id(sha) or mode == "160000" or sha not in blobs:
-        return None
-    return decode(blobs[sha])
+def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
+    """One side's content; None for a blob not read (an absent side, a submodule: see
+    :meth:`_Raw.blobs`)."""
+    return decode(blobs[sha]) if sha in blobs else None
 
 
 def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
@@ -130,8 +125,8 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
         files.append(FileChange(
             path=decode(r.path), status=_STATUS.get(kind, "M"),
             old_path=decode(r.src) if kind in ("R", "C") else None,
-            old_content=None if kind == "A" or binary else _blob(blobs, r.old_mode, r.old_sha),
-            new_content=None if kind == "D" or binary else _blob(blobs, r.new_mode, r.new_sha),
+            old_content=None if kind == "A" or binary else _blob(blobs, r.old_sha),
+            new_content=None if kind == "D" or binary else _blob(blobs, r.new_sha),
             **fields))
     return files
 
@@ -191,8 +186,8 @@ def _unless_text(fc: FileChange, r: _Raw, blobs: dict[str, bytes]) -> FileChange
     sides = r.blobs()
     if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
         return fc  # binary by content, or no content to read
-    old = None if fc.status == "A" else _blob(blobs, r.old_mode, r.old_sha)
-    new = None if fc.status == "D" else _blob(blobs, r.new_mode, r.new_sha)
+    old = None if fc.status == "A" else _blob(blobs, r.old_sha)
+    new = None if fc.status == "D" else _blob(blobs, r.new_sha)
     old_name = fc.old_path or fc.path
     mode = r.new_mode if fc.status == "A" else r.old_mode
     diff, added, removed, hunks = text_diff(old_name, fc.path, fc.status, mode, old, new)
@@ -254,34 +249,30 @@ def _range_change(workspace: str, start: str, base_sha: str, head_sha: str,
     return change
 
 
+def _base(workspace: str, base: str) -> tuple[str, str]:
+    """The tree of ``base`` (a commit or tree id; HEAD of an unborn branch is the empty
+    tree) and its id: the commit's, else the tree's."""
+    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
+        if gitio.plain_rev(base) else None
+    if known is not None and len(known) == 2:
+        return known[0], known[1]
+    gitio.toplevel(workspace)
+    tree = gitio.head_tree(workspace, base)
+    try:
+        return tree, gitio.resolve(workspace, base, "commit")
+    except ChangesetError:
+        return tree, tree
+
+
 def from_staged(workspace: str, policy: Policy | None = None) -> Changeset:
-    """HEAD (the empty tree on an unborn branch) -> the index."""
-    known = gitio.rev_parse(workspace, ["HEAD^{commit}"])
-    if known is not None and len(known) == 1:
-        base = known[0]
-    else:
-        gitio.toplevel(workspace)
-        try:
-            base = gitio.resolve(workspace, "HEAD")
-        except ChangesetError:
-            base = gitio.empty_tree(workspace)
+    """HEAD -> the index."""
+    base = _base(workspace, "HEAD")[1]
     return _change(workspace, ["--cached", base], policy, base=base)
 
 
 def from_working_tree(workspace: str, base: str = "HEAD",
                       policy: Policy | None = None) -> Changeset:
-    """``base`` (a commit or tree id; HEAD of an unborn branch is the empty
-    tree) -> the work tree, untracked files included, .gitignore respected."""
-    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
-        if gitio.plain_rev(base) else None
-    if known is not None and len(known) == 2:
-        base_tree, base_id = known
-    else:
-        gitio.toplevel(workspace)
-        base_tree = gitio.head_tree(workspace, base)
-        try:
-            base_id = gitio.resolve(workspace, base, "commit")
-        except ChangesetError:
-            base_id = base_tree
+    """``base`` -> the work tree, untracked files included, .gitignore respected."""
+    base_tree, base_id = _base(workspace, base)
     snap = gitio.snapshot_worktree(workspace, policy)
     return _change(workspace, [base_tree, snap], policy, base=base_id)
