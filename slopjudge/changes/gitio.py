@@ -144,17 +144,13 @@ def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
     return sha
 
 
-def empty_tree(workspace: str) -> str:
-    return decode(git(workspace, ["hash-object", "-t", "tree", "--stdin"])).strip()
-
-
 def head_tree(workspace: str, rev: str) -> str:
     """The tree of ``rev``; the empty tree when ``rev`` is HEAD of an unborn branch."""
     try:
         return resolve(workspace, rev, "tree")
     except ChangesetError:
         if rev == "HEAD":
-            return empty_tree(workspace)
+            return decode(git(workspace, ["hash-object", "-t", "tree", "--stdin"])).strip()
         raise
 
 
@@ -290,11 +286,12 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
             continue
         seen.add(name)
         full = os.path.join(top, decode(name))
+        as_is = meta.split(b" ", 1)[1] + b"\t" + name + b"\0"
         if mode == b"160000":
             if submodules and os.path.lexists(os.path.join(full, ".git")):
                 nested.append(decode(name))
             else:
-                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                keep.append(as_is)
                 paths.append(name)
             continue
         if tag.upper() == b"S" and not os.path.lexists(full):
@@ -302,7 +299,7 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
                 sparse = git(top, ["config", "--bool", "core.sparseCheckout"],
                              ok=(0, 1)).strip() == b"true"
             if sparse:  # outside a sparse checkout's cone: absent, not deleted
-                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                keep.append(as_is)
                 continue
         if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
             paths.append(name)  # its files are listed as untracked
@@ -350,20 +347,21 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
     for folder in nested:
         for path in _nested_listing(top, folder):
             full = os.path.join(top, path)
+            mode = "100755" if os.access(full, os.X_OK) else "100644"
             if os.path.islink(full):
-                sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env,
-                                 input=os.fsencode(os.readlink(full)))).strip()
-                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
-            elif os.path.isfile(full):
-                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
-            # else listed but gone (a deleted tracked file of the nested repo)
-    # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
-    for mode, path in [f for f in files if "\n" in f[1] or f[1].startswith('"')]:
-        with open(os.path.join(top, path), "rb") as fh:
+                mode, data = "120000", os.fsencode(os.readlink(full))
+            elif not os.path.isfile(full):
+                continue  # listed but gone (a deleted tracked file of the nested repo)
+            elif "\n" in path or path.startswith('"'):
+                # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            else:
+                files.append((mode, path))
+                continue
             sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
-                             input=fh.read())).strip()
-        entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
-    files = [f for f in files if "\n" not in f[1] and not f[1].startswith('"')]
+                             input=data)).strip()
+            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
     if files:
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
                   input="".join(p + "\n" for _, p in files).encode())
