@@ -10,6 +10,7 @@ import os
 import re
 
 from slopjudge import pathglob
+from slopjudge.fsutil import read_or
 from slopjudge.model import FileChange, LeftOut
 
 TYPE_CHECKING = False  # not typing's: every hook imports the changes package
@@ -225,14 +226,8 @@ def keep_judged(files: list[FileChange], policy: Policy | None,
 
 def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
     """:func:`marks` from the ``.gitattributes`` files on disk (a diff file has no base)."""
-    texts = {}
-    for name in attribute_files(paths):
-        try:
-            with open(os.path.join(top, name), encoding="utf-8", errors="replace") as fh:
-                texts[name] = fh.read()
-        except OSError:
-            continue
-    return marks(paths, texts)
+    return marks(paths, {name: read_or(os.path.join(top, name), b"").decode("utf-8", "replace")
+                         for name in attribute_files(paths)})
 
 
 # -- .gitignore: the committed files only ---------------------------------------------

@@ -8,6 +8,7 @@ import threading
 
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
+from slopjudge.fsutil import inside
 from slopjudge.model import Commit
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -97,8 +98,7 @@ def toplevel(workspace: str) -> str:
 
 
 def _remember_toplevel(workspace: str, top: str) -> str:
-    real, real_top = os.path.realpath(workspace), os.path.realpath(top)
-    if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
+    if not inside(workspace, top):
         # core.worktree naming another folder: git would read that folder's files.
         raise ChangesetError(f"git's work tree for {workspace} is {top}, a folder outside "
                              "it (core.worktree in the repository's configuration?)")

@@ -10,6 +10,7 @@ import os
 from slopjudge.changes import gitio
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
+from slopjudge.fsutil import inside
 
 _FILE_MODES = {"100644": 0o644, "100755": 0o755}
 
@@ -19,11 +20,9 @@ def private_folder(workspace: str) -> str:
     inside the repository would be one the change could name)."""
     import tempfile
 
-    ws = os.path.realpath(workspace)
     for parent in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
-        real = os.path.realpath(parent)
-        if os.path.isdir(real) and real != ws and not real.startswith(ws + os.sep):
-            return tempfile.mkdtemp(prefix="slopjudge-rules-", dir=real)
+        if os.path.isdir(parent) and not inside(parent, workspace):
+            return tempfile.mkdtemp(prefix="slopjudge-rules-", dir=os.path.realpath(parent))
     raise ChangesetError(f"no temporary folder outside {workspace} to read the rules into")
 
 
@@ -92,8 +91,7 @@ def _links(root: str, links: list[tuple[str, bytes]]) -> list[str]:
         changed = False
         for path in list(made):
             full = os.path.join(root, *path.split("/"))
-            real = os.path.realpath(full)
-            if real != root and not real.startswith(root + os.sep):
+            if not inside(full, root):
                 os.unlink(full)
                 made.remove(path)
                 changed = True
