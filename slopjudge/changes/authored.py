@@ -259,9 +259,10 @@ def _ignore_line(folder: str, line: bytes) -> bytes | None:
     body = body[:-1] if directory else body
     if not body:
         return None
-    prefix = _glob_escape(folder.encode("utf-8", "surrogateescape"))
-    moved = prefix + b"/" + body[1:] if b"/" in body and body.startswith(b"/") \
-        else prefix + b"/" + body if b"/" in body else prefix + b"/**/" + body
+    prefix = pathglob.escape(folder).encode("utf-8", "surrogateescape")
+    if prefix[:1] in (b"#", b"!"):  # else read as a comment or a negation
+        prefix = b"\\" + prefix
+    moved = prefix + (b"/" + body.removeprefix(b"/") if b"/" in body else b"/**/" + body)
     return (b"!" if negate else b"") + moved + (b"/" if directory else b"")
 
 
@@ -270,10 +271,3 @@ def _trim(line: bytes) -> bytes:
     a backslash escapes the next byte; a line ending in a lone one is kept whole)."""
     m = re.fullmatch(rb"((?:[^\\]|\\.)*?) *", line, re.S)
     return line if m is None else m.group(1)
-
-
-def _glob_escape(text: bytes) -> bytes:
-    """A folder name as a literal in a pattern (``[``, ``*``, ``?``, ``\\``; a leading
-    ``#`` or ``!`` would read as a comment or a negation)."""
-    out = b"".join(b"\\" + bytes([c]) if c in b"*?[\\" else bytes([c]) for c in text)
-    return b"\\" + out if out[:1] in (b"#", b"!") else out
