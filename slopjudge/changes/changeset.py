@@ -42,11 +42,9 @@ def from_diff(data: bytes) -> Changeset:
 def read_diff(data: bytes, name: str) -> Changeset:
     """A diff a user handed over (``--diff``, a rule fixture): well-formed, or a
     ChangesetError naming ``name`` and the line (:func:`.diffparse.check`)."""
-    from slopjudge.changes.diffparse import DiffError, check
-
     try:
-        parsed = check(data)
-    except DiffError as exc:
+        parsed = diffparse.check(data)
+    except diffparse.DiffError as exc:
         where = f"{name}:{exc.line}" if exc.line else name
         raise ChangesetError(f"{where}: {exc.message}") from None
     return Changeset(files=file_changes(data, parsed))

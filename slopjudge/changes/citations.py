@@ -178,17 +178,15 @@ def session(transcript: str | None, workspace: str) -> list[dict[str, Any]]:
         return []
     key = (transcript, st.st_size, st.st_mtime_ns)
     if key not in _CACHE:
-        found: list[dict[str, Any]] = []
         try:
             with open(transcript, "rb") as fh:
                 record = _Record(transcript) if b"slopjudge" in fh.read() else None
         except OSError:
             record = None
-        if record is not None:
-            found = [c for argv, tid, line in record.cites if tid not in record.failed
-                     for c in _cites(record, argv, line, workspace, workspace)]
         _CACHE.clear()
-        _CACHE[key] = found
+        _CACHE[key] = [] if record is None else [
+            c for argv, tid, line in record.cites if tid not in record.failed
+            for c in _cites(record, argv, line, workspace, workspace)]
     return _CACHE[key]
 
 

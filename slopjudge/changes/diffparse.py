@@ -525,13 +525,6 @@ def _shown(line: bytes) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
-    """Old and new lines the hunk header promised but the body did not hold."""
-    _read([h], lines)
-    kinds = [ln.line_type for ln in h.read]
-    return h.old_len - sum(k in " -" for k in kinds), h.new_len - sum(k in " +" for k in kinds)
-
-
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
     """Whether the line right after a finished hunk still reads as hunk body."""
     if i >= len(lines):
@@ -571,7 +564,10 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             at = h.first  # the header's index is first - 1, so its line number is first
             headers.add(h.first - 1)
             if not h.complete:
-                old, new = _hunk_shortfall(lines, h)
+                _read([h], lines)  # the lines the header counts that the body does not hold
+                kinds = [ln.line_type for ln in h.read]
+                old = h.old_len - sum(k in " -" for k in kinds)
+                new = h.new_len - sum(k in " +" for k in kinds)
                 head = _shown(lines[h.first - 1])
                 if old < 0 or new < 0:
                     problems.append((h.last, f"hunk '{head}' (line {at}) holds more lines than "
