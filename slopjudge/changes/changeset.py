@@ -92,9 +92,8 @@ def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     return recs, data[p:]
 
 
-_STATUS: dict[str, FileStatus] = {
-    "A": "A", "D": "D", "M": "M", "T": "M", "R": "R", "C": "A", "U": "M", "X": "M",
-}
+# Any other (M, T, U, X) is "M"; a copy is an addition with an old path.
+_STATUS: dict[str, FileStatus] = {"A": "A", "D": "D", "R": "R", "C": "A"}
 
 
 def _blob(blobs: dict[str, bytes], sha: str) -> str | None:

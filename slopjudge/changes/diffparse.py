@@ -23,10 +23,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-_C_ESCAPES = {
-    ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
-    ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92,
-}
+_C_ESCAPES = dict(zip(b'abtnvfr"\\', b'\a\b\t\n\v\f\r"\\'))  # escape letter -> byte
 # A quoted name up to its closing quote (group 2 empty when it never closes).
 _QUOTED = re.compile(rb'"((?:[^"\\]|\\.?)*)("?)', re.S)
 _ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
