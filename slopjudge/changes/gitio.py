@@ -234,9 +234,9 @@ _OWN_IGNORES = "--exclude-per-directory=.gitignore"
 def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     """The ``ls-files`` option saying what is ignored: the work tree's ``.gitignore``
     files, or those committed in ``leave_out.ignores_from``, as one list in ``tmp``."""
-    rev = leave_out.ignores_from if leave_out is not None else None
-    if not rev:
+    if leave_out is None or not leave_out.ignores_from:
         return _OWN_IGNORES
+    rev = leave_out.ignores_from
     from slopjudge.changes.authored import committed_ignores
 
     # A baseline is a tree id already: only HEAD (perhaps unborn) is asked of git first.
@@ -253,7 +253,7 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     path = os.path.join(tmp, "exclude")
     with open(path, "wb") as fh:
         fh.write(committed_ignores({p: blobs.get(sha, b"") for p, sha in found.items()},
-                                   leave_out.own_ignores if leave_out else ()))
+                                   leave_out.own_ignores))
     return f"--exclude-from={path}"
 
 
