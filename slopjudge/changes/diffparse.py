@@ -23,7 +23,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-_C_ESCAPES = dict(zip(b'abtnvfr"\\', b'\a\b\t\n\v\f\r"\\'))  # escape letter -> byte
+_C_ESCAPES = dict(zip(b'abtnvfr"\\', b'\a\b\t\n\v\f\r"\\', strict=True))  # letter -> byte
 # A quoted name up to its closing quote (group 2 empty when it never closes).
 _QUOTED = re.compile(rb'"((?:[^"\\]|\\.?)*)("?)', re.S)
 _ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
