@@ -110,7 +110,8 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
     group = next(groups, None)
     files: list[FileChange] = []
     for r in recs:
-        kind = r.status[:1]
+        kind, path = r.status[:1], decode(r.path)
+        status, old_path = _STATUS.get(kind, "M"), decode(r.src) if kind in ("R", "C") else None
         fields: dict[str, Any] = {"hunks": []}  # a record without a patch section
         if group is not None:
             a, b = group
@@ -118,13 +119,19 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
                 fields = diffparse.section(patch, reader, a, b)
                 group = next(groups, None)
-        binary = fields.get("binary", False)
-        files.append(FileChange(
-            path=decode(r.path), status=_STATUS.get(kind, "M"),
-            old_path=decode(r.src) if kind in ("R", "C") else None,
-            old_content=None if kind == "A" or binary else _blob(blobs, r.old_sha),
-            new_content=None if kind == "D" or binary else _blob(blobs, r.new_sha),
-            **fields))
+        old = None if kind == "A" else _blob(blobs, r.old_sha)
+        new = None if kind == "D" else _blob(blobs, r.new_sha)
+        if fields.get("binary") and _text(path, r, blobs):
+            # Binary to git because .gitattributes says so (``src/** binary``, ``-diff``),
+            # though its content is text: judged as the text it is, or an attributes line
+            # in the change would hide every file it names from the rules.
+            old = None if status == "A" else old  # a copy's too: it reads as an addition
+            mode = r.new_mode if status == "A" else r.old_mode
+            diff = text_diff(old_path or path, path, status, mode, old, new)
+            fields = dict(zip(("diff", "added", "removed", "hunks"), diff, strict=True))
+        elif fields.get("binary"):
+            old = new = None
+        files.append(FileChange(path, status, old_path, old_content=old, new_content=new, **fields))
     return files
 
 
@@ -141,13 +148,9 @@ def _change(workspace: str, diff_args: list[str], policy: Policy | None,
         base = diff_args[1] if diff_args[0] == "--cached" else diff_args[0]
         marks = _base_marks(workspace, base, paths)
         judged = [r for r, p in zip(recs, paths, strict=True) if policy.why(p, marks) is None]
-    # A binary file's blobs too: .gitattributes may call text binary (see _unless_text).
+    # A binary file's blobs too: .gitattributes may call text binary (see _git_files).
     blobs = gitio.cat_blobs(workspace, sorted({sha for r in judged for sha in r.blobs()}))
-    files = _git_files(recs, patch, blobs)
-    for i, r in enumerate(recs):
-        if files[i].binary:
-            files[i] = _unless_text(files[i], r, blobs)
-    return Changeset(files=authored.keep_judged(files, policy, marks),
+    return Changeset(files=authored.keep_judged(_git_files(recs, patch, blobs), policy, marks),
                      left_out=list(policy.left_out) if policy is not None else [], **fields)
 
 
@@ -170,27 +173,13 @@ SOURCE_SUFFIXES = frozenset(
     ".erl .hs .ml .clj .el .vim .nix .proto .graphql".split())
 
 
-def _text(path: str, data: bytes) -> bool:
-    """Judged as text: no NUL byte in its first 8000 bytes (git's own test), or a source
-    file's name."""
-    return b"\0" not in data[:8000] or os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
-
-
-def _unless_text(fc: FileChange, r: _Raw, blobs: dict[str, bytes]) -> FileChange:
-    """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
-    ``-diff``), though its content is text: judged as the text it is, or an
-    attributes line in the change would hide every file it names from the rules."""
+def _text(path: str, r: _Raw, blobs: dict[str, bytes]) -> bool:
+    """Every side of ``r`` was read and is text: no NUL byte in its first 8000 bytes (git's
+    own test), or a source file's name."""
+    source = os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
     sides = r.blobs()
-    if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
-        return fc  # binary by content, or no content to read
-    old = None if fc.status == "A" else _blob(blobs, r.old_sha)
-    new = None if fc.status == "D" else _blob(blobs, r.new_sha)
-    old_name = fc.old_path or fc.path
-    mode = r.new_mode if fc.status == "A" else r.old_mode
-    diff, added, removed, hunks = text_diff(old_name, fc.path, fc.status, mode, old, new)
-    return FileChange(path=fc.path, status=fc.status, old_path=fc.old_path, old_content=old,
-                      new_content=new, diff=diff, binary=False, added=added, removed=removed,
-                      hunks=hunks)
+    return bool(sides) and all(sha in blobs and (source or b"\0" not in blobs[sha][:8000])
+                               for sha in sides)
 
 
 def from_tree_to_worktree(workspace: str, base_tree: str,
