@@ -46,7 +46,7 @@ def read_diff(data: bytes, name: str) -> Changeset:
         parsed = diffparse.check(data)
     except diffparse.DiffError as exc:
         where = f"{name}:{exc.line}" if exc.line else name
-        raise ChangesetError(f"{where}: {exc.message}") from None
+        raise ChangesetError(f"{where}: {exc}") from None
     return Changeset(files=file_changes(data, parsed))
 
 

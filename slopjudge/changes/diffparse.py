@@ -75,8 +75,8 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
     candidates = [i for i, c in enumerate(rest) if c == 0x20]
     for i in candidates:
         a, b = rest[:i], rest[i + 1 :]
-        stripped = _strip_pair(a, b)
-        if a == b or (stripped is not None and stripped[0] == stripped[1]):
+        x, y = _strip_pair(a, b) or (a, b)
+        if x == y:
             return a, b
     if candidates:
         mid = candidates[len(candidates) // 2]
@@ -180,7 +180,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
             i += 2
             continue
-        if line.startswith(b"@@ ") and cur is not None and (cur.has_dashes or cur.git):
+        if line.startswith(b"@@ ") and cur is not None:
             m = _HUNK.match(line)
             if m is not None:
                 i = _hunk(lines, i, m, cur)
@@ -514,7 +514,6 @@ class DiffError(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
-        self.message = message
 
 
 def _shown(line: bytes) -> str:
@@ -558,27 +557,25 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
     for part in parts:
         for h in part.hunks:
-            at = h.first  # the header's index is first - 1, so its line number is first
-            headers.add(h.first - 1)
-            if not h.complete:
-                _read([h], lines)  # the lines the header counts that the body does not hold
-                kinds = [ln.line_type for ln in h.read]
-                old = h.old_len - sum(k in " -" for k in kinds)
-                new = h.new_len - sum(k in " +" for k in kinds)
-                head = _shown(lines[h.first - 1])
-                if old < 0 or new < 0:
-                    problems.append((h.last, f"hunk '{head}' (line {at}) holds more lines than "
-                                     "its header counts"))
-                elif h.last >= real:
-                    problems.append((real, f"the input ends inside hunk '{head}' (line {at}), "
-                                     f"{old} old and {new} new lines short: the diff is cut off"))
-                else:
-                    problems.append((h.last + 1, f"hunk '{head}' (line {at}) ends "
-                                     f"{old} old and {new} new lines short: the diff is cut off "
-                                     "or its counts do not add up"))
-            elif _after_hunk_is_body(lines, h.last):
-                problems.append((h.last + 1, f"hunk '{_shown(lines[h.first - 1])}' (line {at}) "
-                                 "holds more lines than its header counts"))
+            headers.add(h.first - 1)  # the header's index: its line number is h.first
+            if h.complete and not _after_hunk_is_body(lines, h.last):
+                continue
+            hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
+            if h.complete:
+                problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
+                continue
+            _read([h], lines)  # the lines the header counts that the body does not hold
+            kinds = [ln.line_type for ln in h.read]
+            old = h.old_len - sum(k in " -" for k in kinds)
+            new = h.new_len - sum(k in " +" for k in kinds)
+            if old < 0 or new < 0:
+                problems.append((h.last, f"{hunk} holds more lines than its header counts"))
+            elif h.last >= real:
+                problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "
+                                 "lines short: the diff is cut off"))
+            else:
+                problems.append((h.last + 1, f"{hunk} ends {old} old and {new} new lines short: "
+                                 "the diff is cut off or its counts do not add up"))
     for n, line in enumerate(lines):
         if line.startswith(b"@@ -") and n not in headers:
             problems.append((n + 1, f"'{_shown(line)}' is not a hunk header slopjudge can read, "
