@@ -82,9 +82,6 @@ class Policy:
             return reason
         return None if last.startswith("!") else reason or SETTING
 
-    def record(self, path: str, files: int, why: str) -> None:
-        self.left_out.append(LeftOut(path=path, files=files, why=why))
-
     # -- the work tree's snapshot ------------------------------------------------
 
     def dependency_folders(self, tracked: list[str], untracked: list[str]) -> list[str]:
@@ -105,7 +102,7 @@ class Policy:
                     or self.keeps(folder):
                 continue
             chosen.append(folder)
-            self.record(inside, len(files), DEPENDENCIES)
+            self.left_out.append(LeftOut(path=inside, files=len(files), why=DEPENDENCIES))
         return chosen
 
 
@@ -220,7 +217,7 @@ def keep_judged(files: list[FileChange], policy: Policy | None,
         if why is None:
             kept.append(f)
         else:
-            policy.record(f.path, 1, why)
+            policy.left_out.append(LeftOut(path=f.path, files=1, why=why))
     return kept
 
 
