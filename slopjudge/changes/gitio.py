@@ -286,12 +286,11 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
             continue
         seen.add(name)
         full = os.path.join(top, decode(name))
-        as_is = meta.split(b" ", 1)[1] + b"\t" + name + b"\0"
         if mode == b"160000":
             if submodules and os.path.lexists(os.path.join(full, ".git")):
                 nested.append(decode(name))
             else:
-                keep.append(as_is)
+                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
                 paths.append(name)
             continue
         if tag.upper() == b"S" and not os.path.lexists(full):
@@ -299,7 +298,7 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
                 sparse = git(top, ["config", "--bool", "core.sparseCheckout"],
                              ok=(0, 1)).strip() == b"true"
             if sparse:  # outside a sparse checkout's cone: absent, not deleted
-                keep.append(as_is)
+                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
                 continue
         if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
             paths.append(name)  # its files are listed as untracked
