@@ -119,18 +119,18 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
                 fields = diffparse.section(patch, reader, a, b)
                 group = next(groups, None)
-        old = None if kind == "A" else _blob(blobs, r.old_sha)
-        new = None if kind == "D" else _blob(blobs, r.new_sha)
-        if fields.get("binary") and _text(path, r, blobs):
+        binary = fields.get("binary", False)
+        old = None if kind == "A" or binary else _blob(blobs, r.old_sha)
+        new = None if kind == "D" or binary else _blob(blobs, r.new_sha)
+        if binary and _text(path, r, blobs):
             # Binary to git because .gitattributes says so (``src/** binary``, ``-diff``),
             # though its content is text: judged as the text it is, or an attributes line
             # in the change would hide every file it names from the rules.
-            old = None if status == "A" else old  # a copy's too: it reads as an addition
+            old = None if status == "A" else _blob(blobs, r.old_sha)  # a copy: an addition
+            new = None if kind == "D" else _blob(blobs, r.new_sha)
             mode = r.new_mode if status == "A" else r.old_mode
             diff = text_diff(old_path or path, path, status, mode, old, new)
             fields = dict(zip(("diff", "added", "removed", "hunks"), diff, strict=True))
-        elif fields.get("binary"):
-            old = new = None
         files.append(FileChange(path, status, old_path, old_content=old, new_content=new, **fields))
     return files
 
