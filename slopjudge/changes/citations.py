@@ -35,17 +35,16 @@ def parse_cite(argv: list[str]) -> Cite | None:
     rest = argv[2:]
     while rest:
         flag = rest.pop(0)
-        if flag in _FLAGS or flag == "--path":
-            if not rest or not rest[0]:
-                raise ValueError(f"{flag} needs a value")
-            value = rest.pop(0)
-            if flag == "--path":
-                paths.append(value)
-            else:
-                quotes.append((value, _FLAGS[flag]))
-        else:
+        if flag not in _FLAGS and flag != "--path":
             raise ValueError(f"unknown argument {flag!r} (--user, --tool-result, --any "
                              "QUOTE; --path FILE)")
+        if not rest or not rest[0]:
+            raise ValueError(f"{flag} needs a value")
+        value = rest.pop(0)
+        if flag == "--path":
+            paths.append(value)
+        else:
+            quotes.append((value, _FLAGS[flag]))
     if not quotes:
         raise ValueError("nothing cited: give --user, --tool-result or --any QUOTE")
     return quotes, paths
