@@ -140,7 +140,7 @@ def _change(workspace: str, diff_args: list[str], policy: Policy | None,
     """The change ``diff_args`` name; without the files ``policy`` leaves out (their
     contents never read; each recorded), with ``.gitattributes`` read from the diff's base
     side."""
-    recs, patch = _raw_records(gitio.diff(workspace, diff_args))
+    recs, patch = _raw_records(gitio.git(workspace, [*gitio.DIFF, *diff_args]))
     marks: dict[str, str] = {}
     judged = recs
     if policy is not None and policy.enabled and recs:

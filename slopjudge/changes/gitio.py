@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # On every git call: nothing the repository's configuration names runs, and no file is
 # hidden by what only this clone says (the agent can write .git/config and .git/info).
-# External diff and textconv are off where a diff runs (_DIFF_ARGS), filter drivers
+# External diff and textconv are off where a diff runs (DIFF), filter drivers
 # where files are hashed (no_filters).
 NEUTRAL = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
@@ -154,15 +154,11 @@ def head_tree(workspace: str, rev: str) -> str:
         raise
 
 
-_DIFF_ARGS = [
+DIFF = [  # the one diff a change is read from: raw records, then the patch
     "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
     "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
     "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "-p", "-z", "--no-abbrev",
 ]
-
-
-def diff(workspace: str, diff_args: list[str]) -> bytes:
-    return git(workspace, [*_DIFF_ARGS, *diff_args])
 
 
 def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
