@@ -105,7 +105,7 @@ def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
 def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its section of ``patch`` and its contents."""
     parts, lines = diffparse.parse(patch)
-    reader = diffparse.Reader(parts, lines)
+    reader = diffparse.Reader(patch, parts, lines)
     groups = iter(diffparse.merge_typechanges(parts))
     group = next(groups, None)
     files: list[FileChange] = []
@@ -117,7 +117,7 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
             a, b = group
             last = b or a
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
-                fields = diffparse.section(patch, reader, a, b)
+                fields = reader.section(a, b)
                 group = next(groups, None)
         binary = fields.get("binary", False)
         old = None if kind == "A" or binary else _blob(blobs, r.old_sha)

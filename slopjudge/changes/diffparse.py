@@ -375,19 +375,29 @@ def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
 
 
 class Reader:
-    """One parse's parts, all read by unidiff when the first is needed
-    (``FileChange.hunk_source``): a payload that needs one file's hunks mostly needs all."""
+    """One parse's sections as FileChange fields; their hunks all read by unidiff when the
+    first is needed (``FileChange.hunk_source``): a payload that needs one file's hunks
+    mostly needs all."""
 
-    def __init__(self, parts: list[FilePatch], lines: list[bytes]) -> None:
+    def __init__(self, data: bytes, parts: list[FilePatch], lines: list[bytes]) -> None:
+        self.data, self.lines = data, lines
         self.parts: list[FilePatch] | None = parts
-        self.lines = lines
 
-    def hunks(self, a: FilePatch, b: FilePatch | None) -> list[dict[str, Any]]:
-        """The payload hunks of ``a`` (and ``b``, a type change's second section)."""
+    def section(self, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
+        """The fields of a file's section ``a`` (and ``b``, a type change's second): its
+        diff text, line counts (none for a binary file) and hunks."""
+        pair = (a,) if b is None else (a, b)
+        binary = any(x.binary for x in pair)
+        return {"diff": decode(self.data[a.start : pair[-1].end]), "binary": binary,
+                "added": 0 if binary else sum(x.added for x in pair),
+                "removed": 0 if binary else sum(x.removed for x in pair),
+                "hunk_source": partial(self._hunks, pair)}
+
+    def _hunks(self, pair: tuple[FilePatch, ...]) -> list[dict[str, Any]]:
         if self.parts is not None:
             _read([h for part in self.parts for h in part.hunks], self.lines)
             self.parts = None
-        return [h for part in (a, b) if part is not None for h in hunk_payloads(part, self.lines)]
+        return [h for part in pair for h in hunk_payloads(part, self.lines)]
 
 
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
@@ -456,7 +466,7 @@ def file_changes(
     a rename (only git headers say "rename")."""
     parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
-    reader = Reader(parts, lines)
+    reader = Reader(data, parts, lines)
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
@@ -472,24 +482,13 @@ def file_changes(
             path, old_path = a.new, a.old
         else:
             path = a.new or a.old
-        fields = section(data, reader, a, b)
+        fields = reader.section(a, b)
         files.append(FileChange(
             path=decode(path or b""), status=status,
             old_path=decode(old_path) if old_path is not None else None,
             old_content=None if fields["binary"] else old,
             new_content=None if fields["binary"] else new, **fields))
     return files
-
-
-def section(data: bytes, reader: Reader, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
-    """The FileChange fields of a file's section ``a`` (and ``b``, a type change's second):
-    its diff text, line counts (none for a binary file) and hunks."""
-    pair = (a,) if b is None else (a, b)
-    binary = any(x.binary for x in pair)
-    return {"diff": decode(data[a.start : pair[-1].end]), "binary": binary,
-            "added": 0 if binary else sum(x.added for x in pair),
-            "removed": 0 if binary else sum(x.removed for x in pair),
-            "hunk_source": partial(reader.hunks, a, b)}
 
 
 def _plain_status(p: FilePatch, strip: bool) -> None:
