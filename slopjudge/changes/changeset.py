@@ -199,8 +199,7 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD",
     """Commits ``base..head`` (oldest first) and their change from the merge base (as
     ``git diff base...head``: changes made on ``base`` after the branch point do not show
     up reversed), which ``Changeset.base`` names. One ``git rev-parse base...head`` names
-    the top, both commits and their merge base; the commit list is read while the diff is.
-    """
+    the top, both commits and their merge base; the commit list is read while the diff is."""
     known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"]) \
         if gitio.plain_rev(base) and gitio.plain_rev(head) else None
     # "<head>\n<base>\n^<merge base>..." (no merge base line: unrelated histories)

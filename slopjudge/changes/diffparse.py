@@ -348,13 +348,10 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
 
 
 def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
-    """unidiff's reading of each hunk not read yet (its lines, each with its type, text and
-    old/new numbers), all from ONE PatchSet: one per hunk costs more than reading the lines
-    (0.6 s for 10,000 small files). The walk in :func:`_hunk` stays for what unidiff does
-    not give: where a hunk ends in cut-off or miscounted input (unidiff raises and names no
-    line), the byte offsets, and :func:`check`'s errors; unidiff refuses a hunk whose body
-    does not hold what its header counts, so it is handed each as :func:`_unidiff_body`
-    writes it."""
+    """unidiff's reading of each hunk not read yet (type, text and numbers of each line),
+    all from ONE PatchSet: one per hunk costs more than reading the lines (0.6 s for 10,000
+    small files). Where a hunk ends stays :func:`_hunk`'s (unidiff raises on cut-off input
+    and names no line), so each is handed over as :func:`_unidiff_body` writes it."""
     todo = []
     for h in hunks:
         if h.read is None and all(lines[k][:1] == b"\\" for k in range(h.first, h.last)):
