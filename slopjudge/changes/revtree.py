@@ -54,7 +54,12 @@ def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> lis
         if mode == "120000":
             links.append((path, blobs[sha]))
             continue
-        _write(root, path, blobs[sha], _FILE_MODES[mode])
+        full = os.path.join(root, *path.split("/"))
+        os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _FILE_MODES[mode])
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blobs[sha])
+        os.chmod(full, _FILE_MODES[mode])  # past the umask: a script keeps its executable bit
         written.append(path)
     # Links last, so no file above was written through one.
     written += _links(root, links)
@@ -64,15 +69,6 @@ def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> lis
 def _plain(path: str) -> bool:
     """A relative path of ordinary names (git never stores others; a damaged tree might)."""
     return "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
-
-
-def _write(root: str, path: str, data: bytes, mode: int) -> None:
-    full = os.path.join(root, *path.split("/"))
-    os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
-    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.chmod(full, mode)  # past the umask: a script keeps its executable bit
 
 
 def _links(root: str, links: list[tuple[str, bytes]]) -> list[str]:
