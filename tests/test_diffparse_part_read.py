@@ -18,7 +18,7 @@ def _alone(diff: str) -> list[list[dict[str, Any]]]:
     out = []
     for part in parts:
         for h in part.hunks:
-            diffparse._read_hunk(lines, h)  # each hunk its own PatchSet, as before
+            diffparse._read([h], lines)  # each hunk its own PatchSet, as before
         out.append(diffparse.hunk_payloads(part, lines))
     return out
 

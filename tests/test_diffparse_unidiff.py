@@ -1,4 +1,4 @@
-"""unidiff reads the hunks; the one adapter around it (diffparse._read_hunk) is tested here.
+"""unidiff reads the hunks; the one adapter around it (diffparse._read) is tested here.
 
 unidiff refuses a hunk whose body disagrees with its header's counts and recognises only
 the English end-of-file marker after a hunk's last line; slopjudge's lenient reader keeps

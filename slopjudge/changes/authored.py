@@ -10,6 +10,7 @@ import os
 import re
 
 from slopjudge import pathglob
+from slopjudge.fsutil import read_or
 from slopjudge.model import FileChange, LeftOut
 
 TYPE_CHECKING = False  # not typing's: every hook imports the changes package
@@ -81,9 +82,6 @@ class Policy:
             return reason
         return None if last.startswith("!") else reason or SETTING
 
-    def record(self, path: str, files: int, why: str) -> None:
-        self.left_out.append(LeftOut(path=path, files=files, why=why))
-
     # -- the work tree's snapshot ------------------------------------------------
 
     def dependency_folders(self, tracked: list[str], untracked: list[str]) -> list[str]:
@@ -104,7 +102,7 @@ class Policy:
                     or self.keeps(folder):
                 continue
             chosen.append(folder)
-            self.record(inside, len(files), DEPENDENCIES)
+            self.left_out.append(LeftOut(path=inside, files=len(files), why=DEPENDENCIES))
         return chosen
 
 
@@ -219,20 +217,14 @@ def keep_judged(files: list[FileChange], policy: Policy | None,
         if why is None:
             kept.append(f)
         else:
-            policy.record(f.path, 1, why)
+            policy.left_out.append(LeftOut(path=f.path, files=1, why=why))
     return kept
 
 
 def disk_marks(top: str, paths: list[str]) -> dict[str, str]:
     """:func:`marks` from the ``.gitattributes`` files on disk (a diff file has no base)."""
-    texts = {}
-    for name in attribute_files(paths):
-        try:
-            with open(os.path.join(top, name), encoding="utf-8", errors="replace") as fh:
-                texts[name] = fh.read()
-        except OSError:
-            continue
-    return marks(paths, texts)
+    return marks(paths, {name: read_or(os.path.join(top, name), b"").decode("utf-8", "replace")
+                         for name in attribute_files(paths)})
 
 
 # -- .gitignore: the committed files only ---------------------------------------------
@@ -264,9 +256,10 @@ def _ignore_line(folder: str, line: bytes) -> bytes | None:
     body = body[:-1] if directory else body
     if not body:
         return None
-    prefix = _glob_escape(folder.encode("utf-8", "surrogateescape"))
-    moved = prefix + b"/" + body[1:] if b"/" in body and body.startswith(b"/") \
-        else prefix + b"/" + body if b"/" in body else prefix + b"/**/" + body
+    prefix = pathglob.escape(folder).encode("utf-8", "surrogateescape")
+    if prefix[:1] in (b"#", b"!"):  # else read as a comment or a negation
+        prefix = b"\\" + prefix
+    moved = prefix + (b"/" + body.removeprefix(b"/") if b"/" in body else b"/**/" + body)
     return (b"!" if negate else b"") + moved + (b"/" if directory else b"")
 
 
@@ -275,10 +268,3 @@ def _trim(line: bytes) -> bytes:
     a backslash escapes the next byte; a line ending in a lone one is kept whole)."""
     m = re.fullmatch(rb"((?:[^\\]|\\.)*?) *", line, re.S)
     return line if m is None else m.group(1)
-
-
-def _glob_escape(text: bytes) -> bytes:
-    """A folder name as a literal in a pattern (``[``, ``*``, ``?``, ``\\``; a leading
-    ``#`` or ``!`` would read as a comment or a negation)."""
-    out = b"".join(b"\\" + bytes([c]) if c in b"*?[\\" else bytes([c]) for c in text)
-    return b"\\" + out if out[:1] in (b"#", b"!") else out

@@ -42,13 +42,11 @@ def from_diff(data: bytes) -> Changeset:
 def read_diff(data: bytes, name: str) -> Changeset:
     """A diff a user handed over (``--diff``, a rule fixture): well-formed, or a
     ChangesetError naming ``name`` and the line (:func:`.diffparse.check`)."""
-    from slopjudge.changes.diffparse import DiffError, check
-
     try:
-        parsed = check(data)
-    except DiffError as exc:
+        parsed = diffparse.check(data)
+    except diffparse.DiffError as exc:
         where = f"{name}:{exc.line}" if exc.line else name
-        raise ChangesetError(f"{where}: {exc.message}") from None
+        raise ChangesetError(f"{where}: {exc}") from None
     return Changeset(files=file_changes(data, parsed))
 
 
@@ -69,7 +67,7 @@ class _Raw:
     def blobs(self) -> list[str]:
         """The ids of the blobs on its sides (none for an absent side or a submodule)."""
         return [sha for mode, sha in ((self.old_mode, self.old_sha), (self.new_mode, self.new_sha))
-                if not _zero_id(sha) and mode != "160000"]
+                if sha.strip("0") and mode != "160000"]
 
 
 def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
@@ -94,45 +92,46 @@ def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     return recs, data[p:]
 
 
-_STATUS: dict[str, FileStatus] = {
-    "A": "A", "D": "D", "M": "M", "T": "M", "R": "R", "C": "A", "U": "M", "X": "M",
-}
+# Any other (M, T, U, X) is "M"; a copy is an addition with an old path.
+_STATUS: dict[str, FileStatus] = {"A": "A", "D": "D", "R": "R", "C": "A"}
 
 
-def _zero_id(sha: str) -> bool:
-    return not sha.strip("0")
-
-
-def _blob(blobs: dict[str, bytes], mode: str, sha: str) -> str | None:
-    """One side's content; None for an absent side, a submodule or a blob not read."""
-    if _zero_id(sha) or mode == "160000" or sha not in blobs:
-        return None
-    return decode(blobs[sha])
+def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
+    """One side's content; None for a blob not read (an absent side, a submodule: see
+    :meth:`_Raw.blobs`)."""
+    return decode(blobs[sha]) if sha in blobs else None
 
 
 def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its section of ``patch`` and its contents."""
     parts, lines = diffparse.parse(patch)
-    reader = diffparse.Reader(parts, lines)
+    reader = diffparse.Reader(patch, parts, lines)
     groups = iter(diffparse.merge_typechanges(parts))
     group = next(groups, None)
     files: list[FileChange] = []
     for r in recs:
-        kind = r.status[:1]
+        kind, path = r.status[:1], decode(r.path)
+        status, old_path = _STATUS.get(kind, "M"), decode(r.src) if kind in ("R", "C") else None
         fields: dict[str, Any] = {"hunks": []}  # a record without a patch section
         if group is not None:
             a, b = group
             last = b or a
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
-                fields = diffparse.section(patch, reader, a, b)
+                fields = reader.section(a, b)
                 group = next(groups, None)
         binary = fields.get("binary", False)
-        files.append(FileChange(
-            path=decode(r.path), status=_STATUS.get(kind, "M"),
-            old_path=decode(r.src) if kind in ("R", "C") else None,
-            old_content=None if kind == "A" or binary else _blob(blobs, r.old_mode, r.old_sha),
-            new_content=None if kind == "D" or binary else _blob(blobs, r.new_mode, r.new_sha),
-            **fields))
+        old = None if kind == "A" or binary else _blob(blobs, r.old_sha)
+        new = None if kind == "D" or binary else _blob(blobs, r.new_sha)
+        if binary and _text(path, r, blobs):
+            # Binary to git because .gitattributes says so (``src/** binary``, ``-diff``),
+            # though its content is text: judged as the text it is, or an attributes line
+            # in the change would hide every file it names from the rules.
+            old = None if status == "A" else _blob(blobs, r.old_sha)  # a copy: an addition
+            new = None if kind == "D" else _blob(blobs, r.new_sha)
+            mode = r.new_mode if status == "A" else r.old_mode
+            diff = text_diff(old_path or path, path, status, mode, old, new)
+            fields = dict(zip(("diff", "added", "removed", "hunks"), diff, strict=True))
+        files.append(FileChange(path, status, old_path, old_content=old, new_content=new, **fields))
     return files
 
 
@@ -141,7 +140,7 @@ def _change(workspace: str, diff_args: list[str], policy: Policy | None,
     """The change ``diff_args`` name; without the files ``policy`` leaves out (their
     contents never read; each recorded), with ``.gitattributes`` read from the diff's base
     side."""
-    recs, patch = _raw_records(gitio.diff(workspace, diff_args))
+    recs, patch = _raw_records(gitio.git(workspace, [*gitio.DIFF, *diff_args]))
     marks: dict[str, str] = {}
     judged = recs
     if policy is not None and policy.enabled and recs:
@@ -149,13 +148,9 @@ def _change(workspace: str, diff_args: list[str], policy: Policy | None,
         base = diff_args[1] if diff_args[0] == "--cached" else diff_args[0]
         marks = _base_marks(workspace, base, paths)
         judged = [r for r, p in zip(recs, paths, strict=True) if policy.why(p, marks) is None]
-    # A binary file's blobs too: .gitattributes may call text binary (see _unless_text).
+    # A binary file's blobs too: .gitattributes may call text binary (see _git_files).
     blobs = gitio.cat_blobs(workspace, sorted({sha for r in judged for sha in r.blobs()}))
-    files = _git_files(recs, patch, blobs)
-    for i, r in enumerate(recs):
-        if files[i].binary:
-            files[i] = _unless_text(files[i], r, blobs)
-    return Changeset(files=authored.keep_judged(files, policy, marks),
+    return Changeset(files=authored.keep_judged(_git_files(recs, patch, blobs), policy, marks),
                      left_out=list(policy.left_out) if policy is not None else [], **fields)
 
 
@@ -178,27 +173,13 @@ SOURCE_SUFFIXES = frozenset(
     ".erl .hs .ml .clj .el .vim .nix .proto .graphql".split())
 
 
-def _text(path: str, data: bytes) -> bool:
-    """Judged as text: no NUL byte in its first 8000 bytes (git's own test), or a source
-    file's name."""
-    return b"\0" not in data[:8000] or os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
-
-
-def _unless_text(fc: FileChange, r: _Raw, blobs: dict[str, bytes]) -> FileChange:
-    """A file git called binary because ``.gitattributes`` says so (``src/** binary``,
-    ``-diff``), though its content is text: judged as the text it is, or an
-    attributes line in the change would hide every file it names from the rules."""
+def _text(path: str, r: _Raw, blobs: dict[str, bytes]) -> bool:
+    """Every side of ``r`` was read and is text: no NUL byte in its first 8000 bytes (git's
+    own test), or a source file's name."""
+    source = os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
     sides = r.blobs()
-    if not sides or any(sha not in blobs or not _text(fc.path, blobs[sha]) for sha in sides):
-        return fc  # binary by content, or no content to read
-    old = None if fc.status == "A" else _blob(blobs, r.old_mode, r.old_sha)
-    new = None if fc.status == "D" else _blob(blobs, r.new_mode, r.new_sha)
-    old_name = fc.old_path or fc.path
-    mode = r.new_mode if fc.status == "A" else r.old_mode
-    diff, added, removed, hunks = text_diff(old_name, fc.path, fc.status, mode, old, new)
-    return FileChange(path=fc.path, status=fc.status, old_path=fc.old_path, old_content=old,
-                      new_content=new, diff=diff, binary=False, added=added, removed=removed,
-                      hunks=hunks)
+    return bool(sides) and all(sha in blobs and (source or b"\0" not in blobs[sha][:8000])
+                               for sha in sides)
 
 
 def from_tree_to_worktree(workspace: str, base_tree: str,
@@ -218,8 +199,7 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD",
     """Commits ``base..head`` (oldest first) and their change from the merge base (as
     ``git diff base...head``: changes made on ``base`` after the branch point do not show
     up reversed), which ``Changeset.base`` names. One ``git rev-parse base...head`` names
-    the top, both commits and their merge base; the commit list is read while the diff is.
-    """
+    the top, both commits and their merge base; the commit list is read while the diff is."""
     known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"]) \
         if gitio.plain_rev(base) and gitio.plain_rev(head) else None
     # "<head>\n<base>\n^<merge base>..." (no merge base line: unrelated histories)
@@ -254,34 +234,30 @@ def _range_change(workspace: str, start: str, base_sha: str, head_sha: str,
     return change
 
 
+def _base(workspace: str, base: str) -> tuple[str, str]:
+    """The tree of ``base`` (a commit or tree id; HEAD of an unborn branch is the empty
+    tree) and its id: the commit's, else the tree's."""
+    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
+        if gitio.plain_rev(base) else None
+    if known is not None and len(known) == 2:
+        return known[0], known[1]
+    gitio.toplevel(workspace)
+    tree = gitio.head_tree(workspace, base)
+    try:
+        return tree, gitio.resolve(workspace, base, "commit")
+    except ChangesetError:
+        return tree, tree
+
+
 def from_staged(workspace: str, policy: Policy | None = None) -> Changeset:
-    """HEAD (the empty tree on an unborn branch) -> the index."""
-    known = gitio.rev_parse(workspace, ["HEAD^{commit}"])
-    if known is not None and len(known) == 1:
-        base = known[0]
-    else:
-        gitio.toplevel(workspace)
-        try:
-            base = gitio.resolve(workspace, "HEAD")
-        except ChangesetError:
-            base = gitio.empty_tree(workspace)
+    """HEAD -> the index."""
+    base = _base(workspace, "HEAD")[1]
     return _change(workspace, ["--cached", base], policy, base=base)
 
 
 def from_working_tree(workspace: str, base: str = "HEAD",
                       policy: Policy | None = None) -> Changeset:
-    """``base`` (a commit or tree id; HEAD of an unborn branch is the empty
-    tree) -> the work tree, untracked files included, .gitignore respected."""
-    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
-        if gitio.plain_rev(base) else None
-    if known is not None and len(known) == 2:
-        base_tree, base_id = known
-    else:
-        gitio.toplevel(workspace)
-        base_tree = gitio.head_tree(workspace, base)
-        try:
-            base_id = gitio.resolve(workspace, base, "commit")
-        except ChangesetError:
-            base_id = base_tree
+    """``base`` -> the work tree, untracked files included, .gitignore respected."""
+    base_tree, base_id = _base(workspace, base)
     snap = gitio.snapshot_worktree(workspace, policy)
     return _change(workspace, [base_tree, snap], policy, base=base_id)

@@ -14,6 +14,8 @@ TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
+    Cite = tuple[list[tuple[str, list[str]]], list[str]]  # ((quote, pools) ..., paths)
+
 POOLS = ("user", "tool_result")
 _FLAGS = {"--user": ["user"], "--tool-result": ["tool_result"], "--any": list(POOLS)}
 _MAX_MESSAGE = 16 << 10
@@ -23,7 +25,7 @@ _NOT_SAID = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 _CACHE: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
 
 
-def parse_cite(argv: list[str]) -> tuple[list[tuple[str, list[str]]], list[str]] | None:
+def parse_cite(argv: list[str]) -> Cite | None:
     """``slopjudge cite`` arguments as ((quote, pools) ..., paths); None if ``argv`` is
     not a cite command. Raises ValueError on a malformed one."""
     if len(argv) < 2 or os.path.basename(argv[0]) != "slopjudge" or argv[1] != "cite":
@@ -33,17 +35,16 @@ def parse_cite(argv: list[str]) -> tuple[list[tuple[str, list[str]]], list[str]]
     rest = argv[2:]
     while rest:
         flag = rest.pop(0)
-        if flag in _FLAGS or flag == "--path":
-            if not rest or not rest[0]:
-                raise ValueError(f"{flag} needs a value")
-            value = rest.pop(0)
-            if flag == "--path":
-                paths.append(value)
-            else:
-                quotes.append((value, _FLAGS[flag]))
-        else:
+        if flag not in _FLAGS and flag != "--path":
             raise ValueError(f"unknown argument {flag!r} (--user, --tool-result, --any "
                              "QUOTE; --path FILE)")
+        if not rest or not rest[0]:
+            raise ValueError(f"{flag} needs a value")
+        value = rest.pop(0)
+        if flag == "--path":
+            paths.append(value)
+        else:
+            quotes.append((value, _FLAGS[flag]))
     if not quotes:
         raise ValueError("nothing cited: give --user, --tool-result or --any QUOTE")
     return quotes, paths
@@ -68,7 +69,7 @@ class _Record:
 
         self.path = path
         self.entries: list[tuple[str, int, str, str]] = []  # (pool, line, text, call)
-        self.cites: list[tuple[list[str], str, int]] = []  # (argv, tool_use id, line)
+        self.cites: list[tuple[Cite, str, int]] = []  # (parsed call, tool_use id, line)
         self.failed: set[str] = set()  # tool_use ids whose result is an error
         self.calls: dict[str, str] = {}  # tool_use id -> the call, as a citation shows it
         self.cite_ids: set[str] = set()  # a call's result comes after it in the transcript
@@ -101,8 +102,8 @@ class _Record:
                                    else f"{block.get('name')}: {json.dumps(data)[:2048]}")
                 if isinstance(command, str) and "slopjudge" in command:
                     for argv in argv_list(command):
-                        if parse_cite_quiet(argv) is not None:
-                            self.cites.append((argv, tid, n))
+                        if (parsed := parse_cite_quiet(argv)) is not None:
+                            self.cites.append((parsed, tid, n))
                             self.cite_ids.add(tid)
         elif entry.get("type") == "user" and not any(entry.get(k) for k in _NOT_SAID):
             results = [b for b in content if isinstance(b, dict)
@@ -145,7 +146,7 @@ class _Record:
         return out
 
 
-def parse_cite_quiet(argv: list[str]) -> Any:
+def parse_cite_quiet(argv: list[str]) -> Cite | None:
     try:
         return parse_cite(argv)
     except ValueError:
@@ -158,11 +159,8 @@ def _workspace_path(path: str, cwd: str, workspace: str) -> str:
     return full if rel.startswith("..") else rel
 
 
-def _cites(record: _Record, argv: list[str], line: int | None, cwd: str,
+def _cites(record: _Record, parsed: Cite, line: int | None, cwd: str,
            workspace: str) -> list[dict[str, Any]]:
-    parsed = parse_cite_quiet(argv)
-    if parsed is None:
-        return []
     quotes, paths = parsed
     files = [_workspace_path(p, cwd, workspace) for p in paths]
     return [dict(record.resolve(q, pools, line), files=files) for q, pools in quotes]
@@ -178,17 +176,15 @@ def session(transcript: str | None, workspace: str) -> list[dict[str, Any]]:
         return []
     key = (transcript, st.st_size, st.st_mtime_ns)
     if key not in _CACHE:
-        found: list[dict[str, Any]] = []
         try:
             with open(transcript, "rb") as fh:
                 record = _Record(transcript) if b"slopjudge" in fh.read() else None
         except OSError:
             record = None
-        if record is not None:
-            found = [c for argv, tid, line in record.cites if tid not in record.failed
-                     for c in _cites(record, argv, line, workspace, workspace)]
         _CACHE.clear()
-        _CACHE[key] = found
+        _CACHE[key] = [] if record is None else [
+            c for parsed, tid, line in record.cites if tid not in record.failed
+            for c in _cites(record, parsed, line, workspace, workspace)]
     return _CACHE[key]
 
 
@@ -200,7 +196,8 @@ def for_command(command: str, transcript: str | None, workspace: str) -> list[di
 
     record = _Record(transcript)
     return [c for simple in split(command, workspace)
-            for c in _cites(record, simple.argv, None, simple.cwd, workspace)]
+            if (parsed := parse_cite_quiet(simple.argv)) is not None
+            for c in _cites(record, parsed, None, simple.cwd, workspace)]
 
 
 def resolved(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:

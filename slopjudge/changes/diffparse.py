@@ -23,10 +23,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-_C_ESCAPES = {
-    ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
-    ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92,
-}
+_C_ESCAPES = dict(zip(b'abtnvfr"\\', b'\a\b\t\n\v\f\r"\\', strict=True))  # letter -> byte
 # A quoted name up to its closing quote (group 2 empty when it never closes).
 _QUOTED = re.compile(rb'"((?:[^"\\]|\\.?)*)("?)', re.S)
 _ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
@@ -78,8 +75,8 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
     candidates = [i for i, c in enumerate(rest) if c == 0x20]
     for i in candidates:
         a, b = rest[:i], rest[i + 1 :]
-        stripped = _strip_pair(a, b)
-        if a == b or (stripped is not None and stripped[0] == stripped[1]):
+        x, y = _strip_pair(a, b) or (a, b)
+        if x == y:
             return a, b
     if candidates:
         mid = candidates[len(candidates) // 2]
@@ -98,10 +95,6 @@ def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
-_GIT_HEADERS = (
-    b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ",
-    b"similarity index ", b"dissimilarity index ", b"index ",
-)
 
 
 # Plain slotted classes, not dataclasses: importing dataclasses (and the inspect it
@@ -120,7 +113,7 @@ class Hunk:
         self.complete = True
         self.old_marked = False  # "\ No newline at end of file" after an old-side line
         self.new_marked = False
-        self.read: Any = None  # unidiff's reading (:func:`_read_hunk`)
+        self.read: Any = None  # unidiff's reading (:func:`_read`)
 
 
 class FilePatch:
@@ -130,8 +123,8 @@ class FilePatch:
                  "new_mode", "added", "removed", "hunks", "old_epoch", "new_epoch",
                  "has_dashes")
 
-    def __init__(self, start: int, end: int, git: bool, has_dashes: bool = False) -> None:
-        self.start, self.end = start, end  # byte offsets into the diff
+    def __init__(self, start: int, git: bool, has_dashes: bool = False) -> None:
+        self.start, self.end = start, 0  # byte offsets into the diff
         self.git = git
         self.old: bytes | None = None  # paths as written (prefixes stripped for git parts)
         self.new: bytes | None = None
@@ -170,7 +163,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         line = lines[i]
         if line.startswith(b"diff --git "):
             close(i)
-            cur = FilePatch(start=offsets[i], end=0, git=True)
+            cur = FilePatch(offsets[i], git=True)
             names = _git_line_names(line[11:])
             if names is not None:
                 cur.old, cur.new = _strip_pair(*names) or names
@@ -180,14 +173,14 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
-            cur = FilePatch(start=offsets[i], end=0, git=False, has_dashes=True)
+            cur = FilePatch(offsets[i], git=False, has_dashes=True)
             cur.old = _header_path(line[4:])
             cur.new = _header_path(lines[i + 1][4:])
             cur.old_epoch = bool(_EPOCH.search(line))
             cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
             i += 2
             continue
-        if line.startswith(b"@@ ") and cur is not None and (cur.has_dashes or cur.git):
+        if line.startswith(b"@@ ") and cur is not None:
             m = _HUNK.match(line)
             if m is not None:
                 i = _hunk(lines, i, m, cur)
@@ -244,7 +237,7 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             mode = h.rsplit(b" ", 1)
             if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
                 part.old_mode = part.new_mode = mode[1]
-        elif not h.startswith(_GIT_HEADERS):
+        elif not h.startswith((b"similarity index ", b"dissimilarity index ")):
             return i
         i += 1
     return i
@@ -324,9 +317,9 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     if not _provable(part):
         return None, None
     h = part.hunks[0]
-    read = _read_hunk(lines, h)
-    old = "".join(ln.value for ln in read if ln.line_type in (" ", "-"))
-    new = "".join(ln.value for ln in read if ln.line_type in (" ", "+"))
+    _read([h], lines)
+    old = "".join(ln.value for ln in h.read if ln.line_type in (" ", "-"))
+    new = "".join(ln.value for ln in h.read if ln.line_type in (" ", "+"))
     # "\ No newline at end of file" after a side's last line: it has none.
     old = old.removesuffix("\n") if h.old_marked else old
     new = new.removesuffix("\n") if h.new_marked else new
@@ -355,13 +348,10 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
 
 
 def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
-    """unidiff's reading of each hunk not read yet (its lines, each with its type, text and
-    old/new numbers), all from ONE PatchSet: one per hunk costs more than reading the lines
-    (0.6 s for 10,000 small files). The walk in :func:`_hunk` stays for what unidiff does
-    not give: where a hunk ends in cut-off or miscounted input (unidiff raises and names no
-    line), the byte offsets, and :func:`check`'s errors; unidiff refuses a hunk whose body
-    does not hold what its header counts, so it is handed each as :func:`_unidiff_body`
-    writes it."""
+    """unidiff's reading of each hunk not read yet (type, text and numbers of each line),
+    all from ONE PatchSet: one per hunk costs more than reading the lines (0.6 s for 10,000
+    small files). Where a hunk ends stays :func:`_hunk`'s (unidiff raises on cut-off input
+    and names no line), so each is handed over as :func:`_unidiff_body` writes it."""
     todo = []
     for h in hunks:
         if h.read is None and all(lines[k][:1] == b"\\" for k in range(h.first, h.last)):
@@ -381,25 +371,30 @@ def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
         h.read = got
 
 
-def _read_hunk(lines: list[bytes], h: Hunk) -> Any:
-    _read([h], lines)
-    return h.read
-
-
 class Reader:
-    """One parse's parts, all read by unidiff when the first is needed
-    (``FileChange.hunk_source``): a payload that needs one file's hunks mostly needs all."""
+    """One parse's sections as FileChange fields; their hunks all read by unidiff when the
+    first is needed (``FileChange.hunk_source``): a payload that needs one file's hunks
+    mostly needs all."""
 
-    def __init__(self, parts: list[FilePatch], lines: list[bytes]) -> None:
+    def __init__(self, data: bytes, parts: list[FilePatch], lines: list[bytes]) -> None:
+        self.data, self.lines = data, lines
         self.parts: list[FilePatch] | None = parts
-        self.lines = lines
 
-    def hunks(self, a: FilePatch, b: FilePatch | None) -> list[dict[str, Any]]:
-        """The payload hunks of ``a`` (and ``b``, a type change's second section)."""
+    def section(self, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
+        """The fields of a file's section ``a`` (and ``b``, a type change's second): its
+        diff text, line counts (none for a binary file) and hunks."""
+        pair = (a,) if b is None else (a, b)
+        binary = any(x.binary for x in pair)
+        return {"diff": decode(self.data[a.start : pair[-1].end]), "binary": binary,
+                "added": 0 if binary else sum(x.added for x in pair),
+                "removed": 0 if binary else sum(x.removed for x in pair),
+                "hunk_source": partial(self._hunks, pair)}
+
+    def _hunks(self, pair: tuple[FilePatch, ...]) -> list[dict[str, Any]]:
         if self.parts is not None:
             _read([h for part in self.parts for h in part.hunks], self.lines)
             self.parts = None
-        return [h for part in (a, b) if part is not None for h in hunk_payloads(part, self.lines)]
+        return [h for part in pair for h in hunk_payloads(part, self.lines)]
 
 
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
@@ -468,7 +463,7 @@ def file_changes(
     a rename (only git headers say "rename")."""
     parts, lines = parsed if parsed is not None else parse(data)
     strip = _plain_strip(parts)
-    reader = Reader(parts, lines)
+    reader = Reader(data, parts, lines)
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
@@ -484,7 +479,7 @@ def file_changes(
             path, old_path = a.new, a.old
         else:
             path = a.new or a.old
-        fields = section(data, reader, a, b)
+        fields = reader.section(a, b)
         files.append(FileChange(
             path=decode(path or b""), status=status,
             old_path=decode(old_path) if old_path is not None else None,
@@ -493,24 +488,9 @@ def file_changes(
     return files
 
 
-def section(data: bytes, reader: Reader, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
-    """The FileChange fields of a file's section ``a`` (and ``b``, a type change's second):
-    its diff text, line counts (none for a binary file) and hunks."""
-    pair = (a,) if b is None else (a, b)
-    binary = any(x.binary for x in pair)
-    return {"diff": decode(data[a.start : pair[-1].end]), "binary": binary,
-            "added": 0 if binary else sum(x.added for x in pair),
-            "removed": 0 if binary else sum(x.removed for x in pair),
-            "hunk_source": partial(reader.hunks, a, b)}
-
-
 def _plain_status(p: FilePatch, strip: bool) -> None:
-    def drop(name: bytes | None) -> bytes | None:
-        if name is None or not strip or b"/" not in name:
-            return name
-        return name.split(b"/", 1)[1]
-
-    p.old, p.new = drop(p.old), drop(p.new)
+    if strip:
+        p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
     only = p.hunks[0] if len(p.hunks) == 1 else None
     if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
         p.status, p.old = "A", None
@@ -530,18 +510,11 @@ class DiffError(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
-        self.message = message
 
 
 def _shown(line: bytes) -> str:
     text = decode(line.rstrip(b"\r"))
     return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _hunk_shortfall(lines: list[bytes], h: Hunk) -> tuple[int, int]:
-    """Old and new lines the hunk header promised but the body did not hold."""
-    kinds = [ln.line_type for ln in _read_hunk(lines, h)]
-    return h.old_len - sum(k in " -" for k in kinds), h.new_len - sum(k in " +" for k in kinds)
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
@@ -580,24 +553,25 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
     for part in parts:
         for h in part.hunks:
-            at = h.first  # the header's index is first - 1, so its line number is first
-            headers.add(h.first - 1)
-            if not h.complete:
-                old, new = _hunk_shortfall(lines, h)
-                head = _shown(lines[h.first - 1])
-                if old < 0 or new < 0:
-                    problems.append((h.last, f"hunk '{head}' (line {at}) holds more lines than "
-                                     "its header counts"))
-                elif h.last >= real:
-                    problems.append((real, f"the input ends inside hunk '{head}' (line {at}), "
-                                     f"{old} old and {new} new lines short: the diff is cut off"))
-                else:
-                    problems.append((h.last + 1, f"hunk '{head}' (line {at}) ends "
-                                     f"{old} old and {new} new lines short: the diff is cut off "
-                                     "or its counts do not add up"))
-            elif _after_hunk_is_body(lines, h.last):
-                problems.append((h.last + 1, f"hunk '{_shown(lines[h.first - 1])}' (line {at}) "
-                                 "holds more lines than its header counts"))
+            headers.add(h.first - 1)  # the header's index: its line number is h.first
+            if h.complete and not _after_hunk_is_body(lines, h.last):
+                continue
+            hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
+            if h.complete:
+                problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
+                continue
+            _read([h], lines)  # the lines the header counts that the body does not hold
+            kinds = [ln.line_type for ln in h.read]
+            old = h.old_len - sum(k in " -" for k in kinds)
+            new = h.new_len - sum(k in " +" for k in kinds)
+            if old < 0 or new < 0:
+                problems.append((h.last, f"{hunk} holds more lines than its header counts"))
+            elif h.last >= real:
+                problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "
+                                 "lines short: the diff is cut off"))
+            else:
+                problems.append((h.last + 1, f"{hunk} ends {old} old and {new} new lines short: "
+                                 "the diff is cut off or its counts do not add up"))
     for n, line in enumerate(lines):
         if line.startswith(b"@@ -") and n not in headers:
             problems.append((n + 1, f"'{_shown(line)}' is not a hunk header slopjudge can read, "

@@ -8,6 +8,7 @@ import threading
 
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
+from slopjudge.fsutil import inside
 from slopjudge.model import Commit
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 # On every git call: nothing the repository's configuration names runs, and no file is
 # hidden by what only this clone says (the agent can write .git/config and .git/info).
-# External diff and textconv are off where a diff runs (_DIFF_ARGS), filter drivers
+# External diff and textconv are off where a diff runs (DIFF), filter drivers
 # where files are hashed (no_filters).
 NEUTRAL = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
@@ -97,8 +98,7 @@ def toplevel(workspace: str) -> str:
 
 
 def _remember_toplevel(workspace: str, top: str) -> str:
-    real, real_top = os.path.realpath(workspace), os.path.realpath(top)
-    if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
+    if not inside(workspace, top):
         # core.worktree naming another folder: git would read that folder's files.
         raise ChangesetError(f"git's work tree for {workspace} is {top}, a folder outside "
                              "it (core.worktree in the repository's configuration?)")
@@ -144,29 +144,21 @@ def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
     return sha
 
 
-def empty_tree(workspace: str) -> str:
-    return decode(git(workspace, ["hash-object", "-t", "tree", "--stdin"])).strip()
-
-
 def head_tree(workspace: str, rev: str) -> str:
     """The tree of ``rev``; the empty tree when ``rev`` is HEAD of an unborn branch."""
     try:
         return resolve(workspace, rev, "tree")
     except ChangesetError:
         if rev == "HEAD":
-            return empty_tree(workspace)
+            return decode(git(workspace, ["hash-object", "-t", "tree", "--stdin"])).strip()
         raise
 
 
-_DIFF_ARGS = [
+DIFF = [  # the one diff a change is read from: raw records, then the patch
     "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
     "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
     "--src-prefix=a/", "--dst-prefix=b/", "-M", "--raw", "-p", "-z", "--no-abbrev",
 ]
-
-
-def diff(workspace: str, diff_args: list[str]) -> bytes:
-    return git(workspace, [*_DIFF_ARGS, *diff_args])
 
 
 def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
@@ -238,9 +230,9 @@ _OWN_IGNORES = "--exclude-per-directory=.gitignore"
 def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     """The ``ls-files`` option saying what is ignored: the work tree's ``.gitignore``
     files, or those committed in ``leave_out.ignores_from``, as one list in ``tmp``."""
-    rev = leave_out.ignores_from if leave_out is not None else None
-    if not rev:
+    if leave_out is None or not leave_out.ignores_from:
         return _OWN_IGNORES
+    rev = leave_out.ignores_from
     from slopjudge.changes.authored import committed_ignores
 
     # A baseline is a tree id already: only HEAD (perhaps unborn) is asked of git first.
@@ -257,7 +249,7 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     path = os.path.join(tmp, "exclude")
     with open(path, "wb") as fh:
         fh.write(committed_ignores({p: blobs.get(sha, b"") for p, sha in found.items()},
-                                   leave_out.own_ignores if leave_out else ()))
+                                   leave_out.own_ignores))
     return f"--exclude-from={path}"
 
 
@@ -350,20 +342,21 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
     for folder in nested:
         for path in _nested_listing(top, folder):
             full = os.path.join(top, path)
+            mode = "100755" if os.access(full, os.X_OK) else "100644"
             if os.path.islink(full):
-                sha = decode(git(top, ["hash-object", "-w", "--stdin"], env=env,
-                                 input=os.fsencode(os.readlink(full)))).strip()
-                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
-            elif os.path.isfile(full):
-                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
-            # else listed but gone (a deleted tracked file of the nested repo)
-    # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
-    for mode, path in [f for f in files if "\n" in f[1] or f[1].startswith('"')]:
-        with open(os.path.join(top, path), "rb") as fh:
+                mode, data = "120000", os.fsencode(os.readlink(full))
+            elif not os.path.isfile(full):
+                continue  # listed but gone (a deleted tracked file of the nested repo)
+            elif "\n" in path or path.startswith('"'):
+                # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            else:
+                files.append((mode, path))
+                continue
             sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
-                             input=fh.read())).strip()
-        entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
-    files = [f for f in files if "\n" not in f[1] and not f[1].startswith('"')]
+                             input=data)).strip()
+            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
     if files:
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
                   input="".join(p + "\n" for _, p in files).encode())

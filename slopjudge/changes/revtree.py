@@ -10,6 +10,7 @@ import os
 from slopjudge.changes import gitio
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
+from slopjudge.fsutil import inside
 
 _FILE_MODES = {"100644": 0o644, "100755": 0o755}
 
@@ -19,11 +20,9 @@ def private_folder(workspace: str) -> str:
     inside the repository would be one the change could name)."""
     import tempfile
 
-    ws = os.path.realpath(workspace)
     for parent in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
-        real = os.path.realpath(parent)
-        if os.path.isdir(real) and real != ws and not real.startswith(ws + os.sep):
-            return tempfile.mkdtemp(prefix="slopjudge-rules-", dir=real)
+        if os.path.isdir(parent) and not inside(parent, workspace):
+            return tempfile.mkdtemp(prefix="slopjudge-rules-", dir=os.path.realpath(parent))
     raise ChangesetError(f"no temporary folder outside {workspace} to read the rules into")
 
 
@@ -55,7 +54,12 @@ def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> lis
         if mode == "120000":
             links.append((path, blobs[sha]))
             continue
-        _write(root, path, blobs[sha], _FILE_MODES[mode])
+        full = os.path.join(root, *path.split("/"))
+        os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _FILE_MODES[mode])
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blobs[sha])
+        os.chmod(full, _FILE_MODES[mode])  # past the umask: a script keeps its executable bit
         written.append(path)
     # Links last, so no file above was written through one.
     written += _links(root, links)
@@ -65,15 +69,6 @@ def materialise(workspace: str, commit: str, paths: list[str], dest: str) -> lis
 def _plain(path: str) -> bool:
     """A relative path of ordinary names (git never stores others; a damaged tree might)."""
     return "\0" not in path and all(p not in ("", ".", "..") for p in path.split("/"))
-
-
-def _write(root: str, path: str, data: bytes, mode: int) -> None:
-    full = os.path.join(root, *path.split("/"))
-    os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
-    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.chmod(full, mode)  # past the umask: a script keeps its executable bit
 
 
 def _links(root: str, links: list[tuple[str, bytes]]) -> list[str]:
@@ -92,8 +87,7 @@ def _links(root: str, links: list[tuple[str, bytes]]) -> list[str]:
         changed = False
         for path in list(made):
             full = os.path.join(root, *path.split("/"))
-            real = os.path.realpath(full)
-            if real != root and not real.startswith(root + os.sep):
+            if not inside(full, root):
                 os.unlink(full)
                 made.remove(path)
                 changed = True
