@@ -26,7 +26,7 @@ from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.schemas import load_schema
-from slopjudge.model import Changeset, CheckResult, Event, Rule
+from slopjudge.model import Changeset, Event, Rule
 
 HOOK_KINDS = {"PreToolUse": "pre-tool", "Stop": "stop", "SubagentStop": "subagent-stop"}
 
@@ -44,8 +44,7 @@ class CaseResult:
 
 
 def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
-    """(rule id, case name, case folder) for every ``<rule>/<case>/case.yaml`` under
-    ``cases_dir``."""
+    """(rule id, case name, case folder) of each ``<rule>/<case>/case.yaml`` in ``cases_dir``."""
     found = []
     for path in glob.glob(os.path.join(glob.escape(cases_dir), "*", "*", "case.yaml")):
         if os.path.isfile(path):
@@ -147,12 +146,6 @@ def _event_and_changeset(
         os.path.join(workspace, ".git")) else Changeset()
 
 
-def outcome_of(results: list[CheckResult]) -> str:
-    """refuse if anything refused, error if anything errored, pass if anything passed, else skip."""
-    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
-    return next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
-
-
 def run_case(
     rule_id: str, name: str, folder: str, rules: list[Rule], options: RunOptions
 ) -> CaseResult:
@@ -168,9 +161,8 @@ def run_case(
     rule = next(r for r in selected if r.id == rule_id)
     stubs: dict[str, Any] = case.get("judges") or {}
     judge_ids = {c.id for r in selected for c in r.checks if c.kind == "judge"}
-    for check_id in stubs:
-        if check_id.split("/")[-1] not in judge_ids and check_id not in judge_ids:
-            res.problems.append(f"judges: {check_id} is not a judge check of {rule_id}")
+    res.problems += [f"judges: {k} is not a judge check of {rule_id}" for k in stubs
+                     if k.split("/")[-1] not in judge_ids]
     stubs = {(k if "/" in k else f"{rule_id}/{k}"): v for k, v in stubs.items()}
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "workspace")
@@ -193,20 +185,19 @@ def _execute(
     res: CaseResult, wanted: Any, selected: list[Rule], event: Event, changeset: Changeset,
     workspace: str, tmp: str, stubs: dict[str, dict[str, Any]], options: RunOptions,
 ) -> CaseResult:
-    """Run the rule with canned judges; ``res`` with the actual outcome and every
-    expectation the case states that did not hold."""
-    mocks: dict[str, str] = {}
-    seen_files: dict[str, str] = {}
-    for full, stub in stubs.items():
-        mocks[full], seen_files[full] = _write_mock(tmp, full, stub)
+    """Run the rule with canned judges; ``res`` with the outcome and each expectation unmet."""
+    mocks = {full: _write_mock(tmp, full, stub) for full, stub in stubs.items()}
     case_options = RunOptions(
         jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
-        judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
+        judge_mocks={full: script for full, (script, _) in mocks.items()}, retries=0,
+        retry_backoff_s=0.0,
     )
     selected = applicable_rules(selected, event, workspace)
     results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
     results = [r for r in results if r.rule == res.rule]
-    res.actual = outcome_of(results)
+    # refuse if anything refused, error if anything errored, pass if anything passed, else skip
+    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
+    res.actual = next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
     problems = res.problems
     if res.actual != res.expected:
         why = "; ".join(f"{r.id}: {r.outcome}: {r.reason}" for r in results if r.reason)
@@ -216,10 +207,9 @@ def _execute(
         reasons = "\n".join(
             r.reason + "\n" + "\n".join(f.message for f in r.findings) for r in results
         )
-        for piece in [wanted] if isinstance(wanted, str) else wanted:
-            if piece not in reasons:
-                problems.append(f"no reason contains {piece!r}")
-    for full, seen in seen_files.items():
+        problems += [f"no reason contains {p!r}" for p in
+                     ([wanted] if isinstance(wanted, str) else wanted) if p not in reasons]
+    for full, (_, seen) in mocks.items():
         if not os.path.exists(seen):
             if not stubs[full].get("optional"):  # a sloprail stub may be left unused
                 problems.append(f"judges: the stub for {full} was never used")
@@ -228,14 +218,11 @@ def _execute(
         if needle:
             with open(seen, encoding="utf-8", errors="replace") as fh:
                 prompt = fh.read()
-            for piece in [needle] if isinstance(needle, str) else needle:
-                if piece not in prompt:
-                    problems.append(f"judges: the prompt for {full} lacks {piece!r}")
-    for r in results:
-        # A judge that ran without a stub errored; say why plainly.
-        if r.kind == "judge" and r.id not in mocks and r.outcome not in (
-                "skipped", "not_applicable"):
-            problems.append(f"judges: {r.id} has no stub in this case")
+            problems += [f"judges: the prompt for {full} lacks {p!r}" for p in
+                         ([needle] if isinstance(needle, str) else needle) if p not in prompt]
+    # A judge that ran without a stub errored; say why plainly.
+    problems += [f"judges: {r.id} has no stub in this case" for r in results if r.kind == "judge"
+                 and r.id not in mocks and r.outcome not in ("skipped", "not_applicable")]
     res.ok = not problems
     return res
 
@@ -362,8 +349,7 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -
 
 def run_tests(rules: list[Rule], cases_dir: str, options: RunOptions,
               only: list[str] | None = None) -> list[CaseResult]:
-    """Every case of ``rules`` (of those named ``only``): under ``cases_dir``, then in the
-    rules' own ``tests/`` folders."""
+    """The cases of ``rules`` (those in ``only``) in ``cases_dir``, then in their ``tests/``."""
     results = [run_case(rule_id, name, folder, rules, options)
                for rule_id, name, folder in find_cases(cases_dir) if not only or rule_id in only]
     return results + [run_sloprail_case(rule, name, folder, options)

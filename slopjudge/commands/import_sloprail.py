@@ -1,11 +1,6 @@
-"""`slopjudge import sloprail [.sloprail]`: convert sloprail rule folders into rules/.
-
-``file-guard/<name>/file-guard.yaml`` and ``gate/<name>/gate.yaml`` become
-``rules/<name>/rule.yaml`` with their folder copied beside it (docs/sloprail.md has
-every form). A rule that would behave differently under slopjudge is refused, never
-written, with the file and line of each reason. Nothing is overwritten, nothing is
-read through a symlink leading out of the folder, and what is written is validated.
-"""
+"""`slopjudge import sloprail [.sloprail]`: sloprail's ``file-guard/<name>/`` and
+``gate/<name>/`` folders as ``rules/<name>/`` (docs/sloprail.md has every form and promise).
+A rule that would behave differently is refused with the file and line of each reason."""
 
 from __future__ import annotations
 
@@ -38,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass
 class Converted:
-    """A declaration's conversion; while converting, its YAML file as shown, its mapping
-    and its folder."""
+    """A declaration's conversion; while converting, its YAML file as shown and its mapping."""
 
     source: str  # "file-guard/<name>"
     shown: str = ""
@@ -109,8 +103,6 @@ def _at(shown: str, node: Any, key: Any = None) -> str:
     return f"{shown}:{line + 1}"
 
 
-# ---- match expressions -----------------------------------------------------------
-
 # The event fields slopjudge gives a match (payload.py, rulefilter.py): a file event's,
 # a shell command's and any tool call's.
 _EVENT_FIELDS = frozenset({
@@ -162,16 +154,13 @@ def _glob(pattern: str) -> list[str] | None:
             f"exclude: {_yaml([anchored.rstrip('/') + '/**'])}"]
 
 
-# ---- conversion ------------------------------------------------------------------
-
-
 def _rule_id(name: str) -> str:
     rid = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
     return rid if rid and rid[0].isalnum() else f"r-{rid}".strip("-")
 
 
 def _check_id(value: str, used: set[str]) -> str:
-    base = _rule_id(os.path.basename(value).split(".")[0] or "check") or "check"
+    base = _rule_id(os.path.basename(value).split(".")[0] or "check")
     cid, n = base, 2
     while cid in used:
         cid, n = f"{base}-{n}", n + 1
@@ -216,8 +205,7 @@ def _convert_checks(o: Converted, *, each_file: bool) -> list[str]:
             o.fail(o.at(checks, n), f"check {n + 1} needs exactly one of script, judge")
             continue
         kind = kinds[0]
-        name = o.script(item[kind], o.at(item, kind), kind, scan=kind == "script")
-        if name is None:
+        if (name := o.script(item[kind], o.at(item, kind), kind, scan=kind == "script")) is None:
             continue
         cid = _check_id(str(item[kind]), used)
         out += [f"  - id: {cid}", f"    {kind}: {_yaml(name)}"]
@@ -242,8 +230,7 @@ def _check_fields(o: Converted, item: dict[str, Any], kind: str) -> list[str]:
             o.fail(at, "prepare on a script check: slopjudge runs a prepare only "
                    "before a judge")
         elif key == "prepare":
-            name = o.script(value, at, "prepare")
-            if name is not None:
+            if (name := o.script(value, at, "prepare")) is not None:
                 lines.append(f"    prepare: {_yaml(name)}")
         elif key in ("model", "timeout"):
             lines.append(f"    {key}: {_yaml(str(value))}")
@@ -302,9 +289,7 @@ _KEYS = {"file-guard": ("match", "deletions", "require", "subjects", "checks", "
 
 
 def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
-    """One file-guard's or gate's conversion: its YAML read (unreadable: noted, fatal),
-    the fields of its nature, then its checks (or one that passes, when the rule is its
-    requirements alone)."""
+    """One file-guard's or gate's conversion; unreadable or not convertible: noted, fatal."""
     o = Converted(f"{nature}/{name}", f"{shown_root}/{nature}/{name}/{nature}.yaml",
                   folder=folder)
     o.data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
@@ -335,8 +320,7 @@ def _joined(parts: list[str], op: str) -> str:
 
 
 def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
-    """A file-guard's ``on``, its fields besides description and checks, and whether its
-    checks run on each file."""
+    """A file-guard's ``on``, fields besides description and checks, and checks per file."""
     data = o.data
     lines: list[str] = []
     conds: list[str] = []
@@ -348,8 +332,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
                       "backslash, which slopjudge globs read differently")
         lines += paths or []
     elif text:
-        problem = _expr_problem(text, gate=False)
-        if problem:
+        if problem := _expr_problem(text, gate=False):
             o.fail_at(data, "match", problem)
         conds.append(text)
     deletions = data.get("deletions") or "skip"
@@ -371,8 +354,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     lines += _convert_require(o)
     subjects = data.get("subjects")
     if subjects is not None:
-        name = o.script(subjects, o.at(data, "subjects"), "subjects")
-        if name is not None:
+        if (name := o.script(subjects, o.at(data, "subjects"), "subjects")) is not None:
             lines.append(f"subjects: {_yaml(name)}")
     return on, lines, subjects is None
 
@@ -401,8 +383,7 @@ _GATE_NOTES = {
 
 
 def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
-    """A gate's ``on``, its fields besides description and checks, and whether its checks
-    run on each file."""
+    """A gate's ``on``, fields besides description and checks, and checks per file."""
     parts: list[str] = []
     events: list[str] = []
     triggers = o.data.get("on") or []
@@ -423,8 +404,7 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         test = _GATE_EVENTS[event][0]
         match = str(trig.get("match") or "").strip()
         if match:
-            problem = _expr_problem(match, gate=True)
-            if problem:
+            if problem := _expr_problem(match, gate=True):
                 o.fail_at(trig, "match", problem)
             test = f"{test} and ({match})"
         parts.append(test)
@@ -582,8 +562,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(written: list[str], settings: Settings) -> int:
-    """Load the rules as `slopjudge validate` does and say of each new one whether it
-    passes; how many do not."""
+    """Whether each new rule passes `slopjudge validate`, said; how many do not."""
     result = load_rules(settings.rules_dir, workspace=settings.workspace,
                         template_dirs=settings.template_dirs)
     loaded = {r.id for r in result.rules}

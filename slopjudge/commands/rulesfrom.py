@@ -43,10 +43,8 @@ class RulesFrom:
 
 
 def open_rules(workspace: str, rev: str) -> RulesFrom:
-    """REV's rules and settings for judging a change in ``workspace``.
-
-    Raises ChangesetError (an unknown revision, git failing) or ConfigError (REV's
-    settings do not load), each one line naming REV."""
+    """REV's rules and settings for judging a change in ``workspace``; ChangesetError or
+    ConfigError (REV unknown, git failing, its settings not loading), one line naming REV."""
     if not rev.strip():
         raise ChangesetError("--rules-from was given an empty value")
     try:

@@ -7,10 +7,10 @@ import filecmp
 import json
 import os
 from dataclasses import asdict
-from typing import Any
 
 from slopjudge.checks.options import options_from_settings
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.model import Rule
 from slopjudge.resources import DATA_DIR
 from slopjudge.testing import run_tests
 
@@ -44,17 +44,16 @@ def run(args: argparse.Namespace) -> int:
     # The rules each kind of case covers; unchanged copies of the pack are covered by its own.
     packaged = _unchanged_packaged(rules, settings.rules_dir)
     ids = [r.id for r in rules if (not args.rule or r.id in args.rule) and r.id not in packaged]
-    lacking = {want: [i for i in ids if not any(
+    lacking = {word: [i for i in ids if not any(
         c.rule == i and c.expected == want and not c.skipped for c in cases)]
-        for want in ("refuse", "pass")}
+        for word, want in (("refusing", "refuse"), ("passing", "pass"))}
     ok = all(c.ok for c in cases) and not load_errors
-    gaps = bool(lacking["refuse"] or lacking["pass"])
+    gaps = any(lacking.values())
     if args.format == "json":
         print(json.dumps({
             "ok": ok and not (args.strict and gaps),
             "cases": [{k: v for k, v in asdict(c).items() if k != "unreadable"} for c in cases],
-            "lacking_refusing_case": lacking["refuse"],
-            "lacking_passing_case": lacking["pass"],
+            **{f"lacking_{word}_case": ids for word, ids in lacking.items()},
             "load_errors": load_errors,
             "tested_by_package": sorted(packaged),
         }, indent=2))
@@ -66,10 +65,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{mark} {c.rule}/{c.case} (expect {c.expected}, got {c.actual})")
             for problem in c.problems:
                 print(f"       {problem}")
-        if lacking["refuse"]:
-            print("rules with no refusing case: " + ", ".join(lacking["refuse"]))
-        if lacking["pass"]:
-            print("rules with no passing case: " + ", ".join(lacking["pass"]))
+        for word, ids in lacking.items():
+            if ids:
+                print(f"rules with no {word} case: " + ", ".join(ids))
         if packaged:
             print(f"{len(packaged)} rule(s) are unchanged copies of the default pack, tested by "
                   "slopjudge's own cases; add cases under tests/rules/ once you change one")
@@ -90,10 +88,9 @@ def _same_tree(a: str, b: str) -> bool:
         _same_tree(os.path.join(a, d), os.path.join(b, d)) for d in cmp.common_dirs)
 
 
-def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
-    """Ids of the rules that are byte-for-byte copies of the packaged pack's (helpers in
-    ``_lib`` included): the package's own cases test those. Never the packaged folder
-    itself, whose cases are this very run's to check."""
+def _unchanged_packaged(rules: list[Rule], rules_dir: str) -> set[str]:
+    """Ids of the rules that are byte-for-byte copies of the pack's (``_lib`` too), which its
+    own cases test; never of the packaged folder itself, whose cases this run checks."""
     pack = os.path.join(DATA_DIR, "rules")
     if not os.path.isdir(pack) or os.path.realpath(rules_dir) == os.path.realpath(pack):
         return set()
