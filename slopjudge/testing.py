@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -69,16 +70,10 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     problems: list[str] = []
     validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
     for err in sorted(validator.iter_errors(data), key=str):
-        key_path = list(err.absolute_path)
-        at_key = False
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            # Point at the first unknown key, not at the mapping that holds it.
-            known = set(err.schema.get("properties") or {})
-            extra = [k for k in err.instance if k not in known]
-            if extra:
-                key_path.append(extra[0])
-                at_key = True
-        line, col = _position(data, key_path, at_key=at_key)
+        # Point at the first unknown key, not at the mapping that holds it.
+        extra = [k for k in err.instance if k not in (err.schema.get("properties") or {})][:1] \
+            if err.validator == "additionalProperties" and isinstance(err.instance, dict) else []
+        line, col = _position(data, [*err.absolute_path, *extra], at_key=bool(extra))
         where = ".".join(str(p) for p in err.absolute_path) or "case"
         problems.append(f"{shown}:{line}:{col}: {where}: {err.message}")
     if problems:
@@ -121,17 +116,13 @@ def _event_and_changeset(
     case: dict[str, Any], folder: str, rule: Rule, workspace: str
 ) -> tuple[Event, Changeset]:
     if "diff" in case:
-        with open(os.path.join(folder, case["diff"]), "rb") as fh:
-            data = fh.read()
+        diff = Path(folder, case["diff"])
         kind = case.get("kind") or ("ci" if "ci" in rule.on else rule.on[0])
-        name = os.path.relpath(os.path.join(folder, case["diff"]))
-        return Event(kind=kind, cwd=workspace), cs.read_diff(data, name)
+        return Event(kind=kind, cwd=workspace), cs.read_diff(diff.read_bytes(),
+                                                              os.path.relpath(diff))
     raw = case["event"]
-    if isinstance(raw, str):
-        with open(os.path.join(folder, raw), encoding="utf-8") as fh:
-            text = fh.read()
-    else:
-        text = json.dumps(raw)
+    text = Path(folder, raw).read_text(encoding="utf-8") if isinstance(raw, str) \
+        else json.dumps(raw)
     # Fixture payloads name the workspace as $WORKSPACE: cases run in a temp copy.
     payload = json.loads(text.replace("$WORKSPACE", workspace.replace("\\", "\\\\")))
     kind = case.get("kind") or HOOK_KINDS.get(str(payload.get("hook_event_name")), "pre-tool")
@@ -216,8 +207,7 @@ def _execute(
             continue
         needle = stubs[full].get("prompt_contains")
         if needle:
-            with open(seen, encoding="utf-8", errors="replace") as fh:
-                prompt = fh.read()
+            prompt = Path(seen).read_text(encoding="utf-8", errors="replace")
             problems += [f"judges: the prompt for {full} lacks {p!r}" for p in
                          ([needle] if isinstance(needle, str) else needle) if p not in prompt]
     # A judge that ran without a stub errored; say why plainly.
@@ -252,7 +242,8 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
     return found
 
 
-def _read_sloprail_case(folder: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+def _read_sloprail_case(rule: Rule, folder: str
+                        ) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """(case, what is wrong with it, why it is not run)."""
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
@@ -281,15 +272,14 @@ def _read_sloprail_case(folder: str) -> tuple[dict[str, Any] | None, str | None,
     for file, stub in judges.items():
         if not isinstance(stub, dict) or set(stub) - _STUB_KEYS:
             return None, f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}", None
-    return data, None, None
+    return data, None, None if "ci" in rule.on else (
+        "a case without a trajectory judges a commit range; this rule does not run on ci")
 
 
 def _git_env(tmp: str) -> dict[str, str]:
     home = os.path.join(tmp, "home")
-    os.makedirs(home, exist_ok=True)
     config = os.path.join(home, ".gitconfig")
-    with open(config, "w", encoding="utf-8") as fh:
-        fh.write("[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
+    write_atomic(config, "[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
                  "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
                  "[tag]\n\tgpgsign = false\n")
     env = {k: v for k, v in os.environ.items()
@@ -301,13 +291,11 @@ def _git_env(tmp: str) -> dict[str, str]:
 
 def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
-    data, problem, why_not = _read_sloprail_case(folder)
+    data, problem, why_not = _read_sloprail_case(rule, folder)
     expected = {"refuse": "refuse", "permit": "pass"}.get(str((data or {}).get("expect")), "?")
     res = CaseResult(rule.id, name, expected=expected, problems=[problem] if problem else [])
     if data is None:
         return res
-    if why_not is None and "ci" not in rule.on:
-        why_not = "a case without a trajectory judges a commit range; this rule does not run on ci"
     if why_not is not None:
         return CaseResult(rule.id, name, True, expected, "not run", [f"not run: {why_not}"],
                           skipped=True)

@@ -113,8 +113,7 @@ _EVENT_FIELDS = frozenset({
 
 
 def _expr_problem(text: str, *, gate: bool) -> str | None:
-    """Why a sloprail match expression cannot become a slopjudge ``match`` that means the
-    same; None when it can (docs/sloprail.md lists every reason)."""
+    """Why a sloprail match cannot be a slopjudge ``match`` that means the same, or None."""
     try:
         toks = _tokens(text)
     except MatchError as exc:
@@ -359,26 +358,21 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     return on, lines, subjects is None
 
 
-# Each gate event as a test on the event slopjudge gives a match, the `on` it needs,
-# and its tools (None: every tool).
-_GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None]] = {
-    "PreFileCreate": ('event.kind == "PreFileCreate"', ["pre-tool"], CHANGE_TOOLS),
-    "PreFileUpdate": ('event.kind == "PreFileUpdate"', ["pre-tool"], CHANGE_TOOLS),
+# Each gate event as a test on the event slopjudge gives a match, the `on` it needs, its
+# tools (None: every tool), and what it means here that it did not under sloprail.
+_GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
+    "PreFileCreate": ('event.kind == "PreFileCreate"', ["pre-tool"], CHANGE_TOOLS, ""),
+    "PreFileUpdate": ('event.kind == "PreFileUpdate"', ["pre-tool"], CHANGE_TOOLS, ""),
     "PreFileWrite": ('event.kind in ["PreFileCreate", "PreFileUpdate"]', ["pre-tool"],
-                     CHANGE_TOOLS),
+                     CHANGE_TOOLS, ""),
     # A shell `rm` is seen when the turn stops: the same gate judges it there.
-    "PreFileDelete": ('event.kind in ["PreFileDelete", "PostFileDelete"]',
-                      ["pre-tool", "stop"], CHANGE_TOOLS),
-    "PreCommandInvoke": ('event.kind == "PreCommandInvoke"', ["pre-tool"], ("Bash",)),
-    "PreToolUse": ('event.on == "pre-tool"', ["pre-tool"], None),
-    "Stop": ('event.on == "stop"', ["stop"], ()),
-}
-# What a gate event means under slopjudge that it did not under sloprail.
-_GATE_NOTES = {
-    "Stop": "Stop: slopjudge runs a stop rule when the session changed files; a turn that "
-            "changed none ends",
-    "PreFileDelete": "PreFileDelete: an apply_patch deletion is judged before it runs; a "
-                     "shell `rm` when the turn stops",
+    "PreFileDelete": ('event.kind in ["PreFileDelete", "PostFileDelete"]', ["pre-tool", "stop"],
+                      CHANGE_TOOLS, "PreFileDelete: an apply_patch deletion is judged before "
+                      "it runs; a shell `rm` when the turn stops"),
+    "PreCommandInvoke": ('event.kind == "PreCommandInvoke"', ["pre-tool"], ("Bash",), ""),
+    "PreToolUse": ('event.on == "pre-tool"', ["pre-tool"], None, ""),
+    "Stop": ('event.on == "stop"', ["stop"], (), "Stop: slopjudge runs a stop rule when the "
+             "session changed files; a turn that changed none ends"),
 }
 
 
@@ -401,18 +395,18 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
                    + ", ".join(_GATE_EVENTS) + ")")
             continue
         events.append(event)
-        test = _GATE_EVENTS[event][0]
+        test, _, _, note = _GATE_EVENTS[event]
         match = str(trig.get("match") or "").strip()
         if match:
             if problem := _expr_problem(match, gate=True):
                 o.fail_at(trig, "match", problem)
             test = f"{test} and ({match})"
         parts.append(test)
-        if event in _GATE_NOTES:
-            o.note(where, _GATE_NOTES[event])
+        if note:
+            o.note(where, note)
     specs = [_GATE_EVENTS[e] for e in events]
-    on = list(dict.fromkeys(x for _, its_on, _ in specs for x in its_on))
-    tools = [its_tools for *_, its_tools in specs]
+    on = list(dict.fromkeys(x for _, its_on, *_ in specs for x in its_on))
+    tools = [its_tools for _, _, its_tools, _ in specs]
     lines = []
     if "pre-tool" in on and None not in tools:
         lines.append(f"tools: {_yaml(list(dict.fromkeys(t for ts in tools for t in ts or ())))}")
@@ -499,9 +493,8 @@ def discover(root: str, shown_root: str) -> list[Converted]:
 def write_rule(conv: Converted, dest: str, src_dir: str) -> str | None:
     """Write ``dest``, the rule folder copied (a symlink as the file it names when that is
     inside it, else left out and noted); a one-line reason instead when one is in the way."""
-    for taken in (dest, dest + ".yaml"):
-        if os.path.lexists(taken):
-            return f"{os.path.relpath(taken)} already exists; nothing written (never overwritten)"
+    if taken := next((p for p in (dest, dest + ".yaml") if os.path.lexists(p)), None):
+        return f"{os.path.relpath(taken)} already exists; nothing written (never overwritten)"
     skip = conv.source.split("/")[0] + ".yaml"
 
     def ignored(folder: str, names: list[str]) -> set[str]:

@@ -24,10 +24,9 @@ _FIRST = ("slopjudge.yaml", "pyproject.toml", "RUBRIC.md", "templates")
 
 
 class RulesFrom:
-    """REV's rules written out in ``folder``, and REV's settings in two views:
-    ``settings`` (what the run uses: the workspace's state, REV's rules) and
-    ``in_workspace`` (the same settings as they name the workspace's files: what a
-    change may not touch). :meth:`close` removes the folder."""
+    """REV's rules written out in ``folder`` (:meth:`close` removes it) and its settings:
+    ``settings`` as the run uses them (the workspace's state, REV's rules), ``in_workspace``
+    as they name the workspace's files (what a change may not touch)."""
 
     def __init__(self, rev: str, folder: str, settings: Settings,
                  in_workspace: Settings) -> None:
