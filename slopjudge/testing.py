@@ -76,9 +76,7 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
         line, col = _position(data, [*err.absolute_path, *extra], at_key=bool(extra))
         where = ".".join(str(p) for p in err.absolute_path) or "case"
         problems.append(f"{shown}:{line}:{col}: {where}: {err.message}")
-    if problems:
-        return None, problems
-    return json.loads(json.dumps(data)), []
+    return (None, problems) if problems else (json.loads(json.dumps(data)), [])
 
 
 def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
@@ -101,9 +99,8 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
 
 def _write_mock(tmp: str, full_id: str, stub: dict[str, Any]) -> tuple[str, str]:
     """A judge mock that records the prompt it was given and prints the stub's verdict."""
-    verdict: dict[str, Any] = {"pass": bool(stub.get("pass")),
-                               "reasoning": stub.get("reasoning", ""),
-                               **{k: stub[k] for k in ("confidence", "findings") if k in stub}}
+    verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", "")}
+    verdict.update((k, stub[k]) for k in ("confidence", "findings") if k in stub)
     base = os.path.join(tmp, full_id.replace("/", "__"))
     script, seen = base + ".mock", base + ".prompt"
     write_atomic(script, f"#!{sys.executable}\nimport sys\n"
@@ -131,8 +128,7 @@ def _event_and_changeset(
         event.cwd = workspace
     if kind == "pre-tool":
         # Exactly the hook's reading of a tool call, so a case proves what the hook does.
-        changeset = proposed_changeset(event, workspace)
-        return event, changeset if changeset is not None else Changeset()
+        return event, proposed_changeset(event, workspace) or Changeset()
     return event, cs.from_working_tree(workspace) if os.path.isdir(
         os.path.join(workspace, ".git")) else Changeset()
 
@@ -282,11 +278,10 @@ def _git_env(tmp: str) -> dict[str, str]:
     write_atomic(config, "[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
                  "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
                  "[tag]\n\tgpgsign = false\n")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "SLOPJUDGE_", "SLOPRAIL_", "SR_", "CLAUDE_"))}
-    env.update(HOME=home, GIT_CONFIG_GLOBAL=config, GIT_CONFIG_NOSYSTEM="1",
-               GIT_TERMINAL_PROMPT="0")
-    return env
+    return {**{k: v for k, v in os.environ.items()
+               if not k.startswith(("GIT_", "SLOPJUDGE_", "SLOPRAIL_", "SR_", "CLAUDE_"))},
+            "HOME": home, "GIT_CONFIG_GLOBAL": config, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0"}
 
 
 def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -> CaseResult:

@@ -146,11 +146,10 @@ def _glob(pattern: str) -> list[str] | None:
     if "\\" in pattern or any("**" in seg and seg != "**" for seg in pattern.split("/")):
         return None  # sloprail's mid-segment ** crosses folders; slopjudge's does not
     anchored = pattern if "/" in pattern.strip("/") or pattern.startswith("/") else "/" + pattern
-    if pattern.endswith("**"):
-        return [f"paths: {_yaml([anchored])}"]
-    return [f"paths: {_yaml([anchored])}",
-            "# sloprail matched whole file paths: a folder matching is not enough.",
-            f"exclude: {_yaml([anchored.rstrip('/') + '/**'])}"]
+    paths = [f"paths: {_yaml([anchored])}"]
+    return paths if pattern.endswith("**") else [
+        *paths, "# sloprail matched whole file paths: a folder matching is not enough.",
+        f"exclude: {_yaml([anchored.rstrip('/') + '/**'])}"]
 
 
 def _rule_id(name: str) -> str:
@@ -283,8 +282,8 @@ def _convert_require(o: Converted) -> list[str]:
 _REQUIRE_ONLY = ["  - id: requirements-met", "    script: requirements-met.sh"]
 _PASS_SCRIPT = ("#!/bin/sh\n# sloprail's rule is its requirements: once they hold, it passes.\n"
                 "exit 0\n")
-_KEYS = {"file-guard": ("match", "deletions", "require", "subjects", "checks", "preventive"),
-         "gate": ("on", "require", "checks", "enabled")}
+_FIELDS = {"file-guard": ("match", "deletions", "require", "subjects", "checks", "preventive"),
+           "gate": ("on", "require", "checks", "enabled")}
 
 
 def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
@@ -297,7 +296,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
                else f"cannot read: {problem}")
         return o
     for key in o.data:
-        if key not in _KEYS[nature]:
+        if key not in _FIELDS[nature]:
             o.fail_at(o.data, key, f"field `{key}` has no slopjudge form"
                       + (" (slopjudge has no contexts)" if key == "context" else ""))
     on, fields, each_file = (_file_guard if nature == "file-guard" else _gate)(o)
@@ -418,21 +417,15 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
 
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
-    path = os.path.join(root, "config.yaml")
-    out: dict[str, dict[str, str]] = {"disabled": {}, "enabled": {}}
-    if not os.path.isfile(path):
-        return out
-    shown = f"{shown_root}/config.yaml"
-    data, problem = _read_yaml(path)
+    path, shown = os.path.join(root, "config.yaml"), f"{shown_root}/config.yaml"
+    data, problem = _read_yaml(path) if os.path.isfile(path) else ({}, None)
     if problem is not None:
         print(f"{shown}:1: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
-        return out
-    for key in out:
-        items = data.get(key) if isinstance(data, dict) else None
-        if isinstance(items, list):
-            out[key] = {str(v): _at(shown, items, n) for n, v in enumerate(items)}
-    return out
+    lists = {key: data.get(key) if isinstance(data, dict) else None
+             for key in ("disabled", "enabled")}
+    return {key: {str(v): _at(shown, items, n) for n, v in enumerate(items)}
+            if isinstance(items, list) else {} for key, items in lists.items()}
 
 
 def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:
@@ -482,11 +475,10 @@ def discover(root: str, shown_root: str) -> list[Converted]:
             "check over changeset.files instead"))
     for nature in ("file-guard", "gate", *_REFUSED):
         base = os.path.join(root, nature)
-        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-            if name.startswith(".") or not os.path.isdir(os.path.join(base, name)) \
-                    or name.endswith(".tests") and nature not in _REFUSED:
-                continue
-            out.append(_declaration(root, shown_root, nature, name, config))
+        out += [_declaration(root, shown_root, nature, name, config)
+                for name in (sorted(os.listdir(base)) if os.path.isdir(base) else [])
+                if not name.startswith(".") and os.path.isdir(os.path.join(base, name))
+                and not (name.endswith(".tests") and nature not in _REFUSED)]
     return out
 
 
