@@ -180,8 +180,8 @@ _SCRIPT_PROBLEMS = (
 )
 
 
-def _yaml(value: str | list[str]) -> str:
-    """A string or a list of strings in YAML's flow form (JSON's)."""
+def _yaml(value: Any) -> str:
+    """A value in YAML's flow form (JSON's)."""
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -274,7 +274,7 @@ def _convert_require(o: Converted) -> list[str]:
                 entry["when"] = o.script(value, where, "when")
             else:
                 o.fail(where, f"require field `{key}`: {value!r} has no slopjudge form")
-        out.append(f"  - {json.dumps(entry, ensure_ascii=False)}")
+        out.append(f"  - {_yaml(entry)}")
     return out
 
 
