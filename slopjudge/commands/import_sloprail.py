@@ -121,8 +121,7 @@ def _expr_problem(text: str, *, gate: bool) -> str | None:
     names = [(n, v) for n, (k, v, _) in enumerate(toks) if k == "name"]
     after_dot = {n for n, _ in names if n and toks[n - 1][0] == "op"
                  and toks[n - 1][1] in (".", "?.")}
-    bare = {v for n, v in names if n not in after_dot and not (
-        n + 1 < len(toks) and toks[n + 1][1] == "(")}
+    bare = {v for n, v in names if n not in after_dot and toks[n + 1][1] != "("}  # last: "end"
     if "context" in bare:
         return f"match `{text}` reads contexts (`context[...]`): slopjudge has no contexts"
     if "trailers" in bare:
