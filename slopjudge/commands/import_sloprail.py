@@ -121,7 +121,8 @@ def _expr_problem(text: str, *, gate: bool) -> str | None:
     names = [(n, v) for n, (k, v, _) in enumerate(toks) if k == "name"]
     after_dot = {n for n, _ in names if n and toks[n - 1][0] == "op"
                  and toks[n - 1][1] in (".", "?.")}
-    bare = {v for n, v in names if n not in after_dot and toks[n + 1][1] != "("}  # last: "end"
+    # Names not read as a field nor called (a name is never last: the tokens end with "end").
+    bare = {v for n, v in names if n not in after_dot and toks[n + 1][1] != "("}
     if "context" in bare:
         return f"match `{text}` reads contexts (`context[...]`): slopjudge has no contexts"
     if "trailers" in bare:
