@@ -8,10 +8,10 @@ import glob
 import json
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -25,43 +25,27 @@ from slopjudge.checks import engine
 from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
+from slopjudge.fsutil import write_atomic
 from slopjudge.loading.schemas import load_schema
-from slopjudge.model import Changeset, CheckResult, Event, Rule
+from slopjudge.model import Changeset, Event, Rule
 
-HOOK_KINDS = {
-    "PreToolUse": "pre-tool",
-    "Stop": "stop",
-    "SubagentStop": "subagent-stop",
-}
+HOOK_KINDS = {"PreToolUse": "pre-tool", "Stop": "stop", "SubagentStop": "subagent-stop"}
 
 
 @dataclass
 class CaseResult:
     rule: str
     case: str
-    ok: bool
-    expected: str
-    actual: str
+    ok: bool = False
+    expected: str = "?"
+    actual: str = "error"
     problems: list[str] = field(default_factory=list)
     unreadable: bool = False  # the case's diff or event could not be read: `test` exits 2
     skipped: bool = False  # a sloprail case whose fields mean something else here
 
 
-@dataclass
-class TestReport:
-    cases: list[CaseResult]
-    lacking_refuse: list[str]  # rules with no refusing case
-    lacking_pass: list[str]  # rules with no passing case
-    load_errors: list[str]
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.cases) and not self.load_errors
-
-
 def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
-    """(rule id, case name, case folder) for every ``<rule>/<case>/case.yaml`` under
-    ``cases_dir``."""
+    """(rule id, case name, case folder) of each ``<rule>/<case>/case.yaml`` in ``cases_dir``."""
     found = []
     for path in glob.glob(os.path.join(glob.escape(cases_dir), "*", "*", "case.yaml")):
         if os.path.isfile(path):
@@ -86,21 +70,13 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     problems: list[str] = []
     validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
     for err in sorted(validator.iter_errors(data), key=str):
-        key_path = list(err.absolute_path)
-        at_key = False
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            # Point at the first unknown key, not at the mapping that holds it.
-            known = set(err.schema.get("properties") or {})
-            extra = [k for k in err.instance if k not in known]
-            if extra:
-                key_path.append(extra[0])
-                at_key = True
-        line, col = _position(data, key_path, at_key=at_key)
+        # Point at the first unknown key, not at the mapping that holds it.
+        extra = [k for k in err.instance if k not in (err.schema.get("properties") or {})][:1] \
+            if err.validator == "additionalProperties" and isinstance(err.instance, dict) else []
+        line, col = _position(data, [*err.absolute_path, *extra], at_key=bool(extra))
         where = ".".join(str(p) for p in err.absolute_path) or "case"
         problems.append(f"{shown}:{line}:{col}: {where}: {err.message}")
-    if problems:
-        return None, problems
-    return json.loads(json.dumps(data)), []
+    return (None, problems) if problems else (json.loads(json.dumps(data)), [])
 
 
 def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
@@ -121,18 +97,15 @@ def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
     return line, col
 
 
-def _write_mock(tmp: str, name: str, verdict: dict[str, Any]) -> tuple[str, str]:
-    """A judge mock that records the prompt it was given and prints the canned verdict."""
-    seen = os.path.join(tmp, f"{name}.prompt")
-    script = os.path.join(tmp, f"{name}.mock")
-    with open(script, "w", encoding="utf-8") as fh:
-        fh.write(
-            f"#!{sys.executable}\n"
-            "import sys\n"
-            f"open({seen!r}, 'wb').write(sys.stdin.buffer.read())\n"
-            f"sys.stdout.write({json.dumps(json.dumps(verdict))})\n"
-        )
-    os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR)
+def _write_mock(tmp: str, full_id: str, stub: dict[str, Any]) -> tuple[str, str]:
+    """A judge mock that records the prompt it was given and prints the stub's verdict."""
+    verdict = {"pass": bool(stub.get("pass")), "reasoning": stub.get("reasoning", "")}
+    verdict.update((k, stub[k]) for k in ("confidence", "findings") if k in stub)
+    base = os.path.join(tmp, full_id.replace("/", "__"))
+    script, seen = base + ".mock", base + ".prompt"
+    write_atomic(script, f"#!{sys.executable}\nimport sys\n"
+                 f"open({seen!r}, 'wb').write(sys.stdin.buffer.read())\n"
+                 f"sys.stdout.write({json.dumps(json.dumps(verdict))})\n", mode=0o755)
     return script, seen
 
 
@@ -140,17 +113,13 @@ def _event_and_changeset(
     case: dict[str, Any], folder: str, rule: Rule, workspace: str
 ) -> tuple[Event, Changeset]:
     if "diff" in case:
-        with open(os.path.join(folder, case["diff"]), "rb") as fh:
-            data = fh.read()
+        diff = Path(folder, case["diff"])
         kind = case.get("kind") or ("ci" if "ci" in rule.on else rule.on[0])
-        name = os.path.relpath(os.path.join(folder, case["diff"]))
-        return Event(kind=kind, cwd=workspace), cs.read_diff(data, name)
+        return Event(kind=kind, cwd=workspace), cs.read_diff(diff.read_bytes(),
+                                                              os.path.relpath(diff))
     raw = case["event"]
-    if isinstance(raw, str):
-        with open(os.path.join(folder, raw), encoding="utf-8") as fh:
-            text = fh.read()
-    else:
-        text = json.dumps(raw)
+    text = Path(folder, raw).read_text(encoding="utf-8") if isinstance(raw, str) \
+        else json.dumps(raw)
     # Fixture payloads name the workspace as $WORKSPACE: cases run in a temp copy.
     payload = json.loads(text.replace("$WORKSPACE", workspace.replace("\\", "\\\\")))
     kind = case.get("kind") or HOOK_KINDS.get(str(payload.get("hook_event_name")), "pre-tool")
@@ -159,39 +128,29 @@ def _event_and_changeset(
         event.cwd = workspace
     if kind == "pre-tool":
         # Exactly the hook's reading of a tool call, so a case proves what the hook does.
-        changeset = proposed_changeset(event, workspace)
-        return event, changeset if changeset is not None else Changeset()
+        return event, proposed_changeset(event, workspace) or Changeset()
     return event, cs.from_working_tree(workspace) if os.path.isdir(
         os.path.join(workspace, ".git")) else Changeset()
-
-
-def outcome_of(results: list[CheckResult]) -> str:
-    """refuse if anything refused, error if anything errored, pass if anything passed, else skip."""
-    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
-    return next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
 
 
 def run_case(
     rule_id: str, name: str, folder: str, rules: list[Rule], options: RunOptions
 ) -> CaseResult:
-    def failed(expected: str, problems: list[str], actual: str = "error") -> CaseResult:
-        return CaseResult(rule_id, name, False, expected, actual, problems)
-
     case, problems = read_case(folder)
+    res = CaseResult(rule_id, name, problems=problems)
     if case is None:
-        return failed("?", problems)
-    expected = case["expect"]
+        return res
+    res.expected = case["expect"]
     selected, unknown = select_rules(rules, [rule_id])
     if unknown:
-        return failed(expected, [f"no rule {rule_id} is loaded (missing, or it does not load)"])
+        res.problems.append(f"no rule {rule_id} is loaded (missing, or it does not load)")
+        return res
     rule = next(r for r in selected if r.id == rule_id)
     stubs: dict[str, Any] = case.get("judges") or {}
     judge_ids = {c.id for r in selected for c in r.checks if c.kind == "judge"}
-    for check_id in stubs:
-        if check_id.split("/")[-1] not in judge_ids and check_id not in judge_ids:
-            problems.append(f"judges: {check_id} is not a judge check of {rule_id}")
-    full_stubs = {(k if "/" in k else f"{rule_id}/{k}"): v for k, v in stubs.items()}
-
+    res.problems += [f"judges: {k} is not a judge check of {rule_id}" for k in stubs
+                     if k.split("/")[-1] not in judge_ids]
+    stubs = {(k if "/" in k else f"{rule_id}/{k}"): v for k, v in stubs.items()}
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "workspace")
         seed = os.path.join(folder, "workspace")
@@ -202,67 +161,56 @@ def run_case(
         try:
             event, changeset = _event_and_changeset(case, folder, rule, workspace)
         except (OSError, ValueError, SlopjudgeError) as exc:
-            res = failed(
-                expected, [f"{os.path.relpath(folder)}: cannot read the case input: {exc}"]
-            )
             res.unreadable = True
+            res.problems = [f"{os.path.relpath(folder)}: cannot read the case input: {exc}"]
             return res
-        actual = _execute(
-            rule_id, selected, event, changeset, workspace, tmp, full_stubs, expected,
-            case.get("reason_contains"), options, problems,
-        )
-    return CaseResult(rule_id, name, not problems, expected, actual, problems)
+        return _execute(res, case.get("reason_contains"), selected, event, changeset,
+                        workspace, tmp, stubs, options)
 
 
 def _execute(
-    rule_id: str, selected: list[Rule], event: Event, changeset: Changeset, workspace: str,
-    tmp: str, stubs: dict[str, dict[str, Any]], expected: str, wanted: Any,
-    options: RunOptions, problems: list[str],
-) -> str:
-    """Run the rule with canned judges; the actual outcome. Adds to ``problems``."""
-    mocks: dict[str, str] = {}
-    seen_files: dict[str, str] = {}
-    for full, stub in stubs.items():
-        verdict: dict[str, Any] = {"pass": bool(stub.get("pass")),
-                                   "reasoning": stub.get("reasoning", ""),
-                   **{k: stub[k] for k in ("confidence", "findings") if k in stub}}
-        mocks[full], seen_files[full] = _write_mock(tmp, full.replace("/", "__"), verdict)
+    res: CaseResult, wanted: Any, selected: list[Rule], event: Event, changeset: Changeset,
+    workspace: str, tmp: str, stubs: dict[str, dict[str, Any]], options: RunOptions,
+) -> CaseResult:
+    """Run the rule with canned judges; ``res`` with the outcome and each expectation unmet."""
+    mocks = {full: _write_mock(tmp, full, stub) for full, stub in stubs.items()}
     case_options = RunOptions(
         jobs=options.jobs, template_dirs=options.template_dirs, rubric=options.rubric,
-        judge_mocks=mocks, retries=0, retry_backoff_s=0.0,
+        judge_mocks={full: script for full, (script, _) in mocks.items()}, retries=0,
+        retry_backoff_s=0.0,
     )
     selected = applicable_rules(selected, event, workspace)
     results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
-    results = [r for r in results if r.rule == rule_id]
-    actual = outcome_of(results)
-    if actual != expected:
+    results = [r for r in results if r.rule == res.rule]
+    # refuse if anything refused, error if anything errored, pass if anything passed, else skip
+    outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
+    res.actual = next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
+    problems = res.problems
+    if res.actual != res.expected:
         why = "; ".join(f"{r.id}: {r.outcome}: {r.reason}" for r in results if r.reason)
-        problems.append(f"expected {expected}, got {actual}" + (f" ({why})" if why else ""))
+        problems.append(f"expected {res.expected}, got {res.actual}"
+                        + (f" ({why})" if why else ""))
     if wanted:
         reasons = "\n".join(
             r.reason + "\n" + "\n".join(f.message for f in r.findings) for r in results
         )
-        for piece in [wanted] if isinstance(wanted, str) else wanted:
-            if piece not in reasons:
-                problems.append(f"no reason contains {piece!r}")
-    for full, seen in seen_files.items():
+        problems += [f"no reason contains {p!r}" for p in
+                     ([wanted] if isinstance(wanted, str) else wanted) if p not in reasons]
+    for full, (_, seen) in mocks.items():
         if not os.path.exists(seen):
             if not stubs[full].get("optional"):  # a sloprail stub may be left unused
                 problems.append(f"judges: the stub for {full} was never used")
             continue
         needle = stubs[full].get("prompt_contains")
         if needle:
-            with open(seen, encoding="utf-8", errors="replace") as fh:
-                prompt = fh.read()
-            for piece in [needle] if isinstance(needle, str) else needle:
-                if piece not in prompt:
-                    problems.append(f"judges: the prompt for {full} lacks {piece!r}")
-    for r in results:
-        # A judge that ran without a stub errored; say why plainly.
-        if r.kind == "judge" and r.id not in mocks and r.outcome not in (
-                "skipped", "not_applicable"):
-            problems.append(f"judges: {r.id} has no stub in this case")
-    return actual
+            prompt = Path(seen).read_text(encoding="utf-8", errors="replace")
+            problems += [f"judges: the prompt for {full} lacks {p!r}" for p in
+                         ([needle] if isinstance(needle, str) else needle) if p not in prompt]
+    # A judge that ran without a stub errored; say why plainly.
+    problems += [f"judges: {r.id} has no stub in this case" for r in results if r.kind == "judge"
+                 and r.id not in mocks and r.outcome not in ("skipped", "not_applicable")]
+    res.ok = not problems
+    return res
 
 
 # --- sloprail's own cases: <rule>/tests/<case>/{case.yaml, setup.sh} ----------------
@@ -290,93 +238,85 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
     return found
 
 
-def _read_sloprail_case(folder: str) -> tuple[dict[str, Any] | None, list[str], str | None]:
-    """(case, problems, why it is not run)."""
+def _read_sloprail_case(rule: Rule, folder: str
+                        ) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """(case, what is wrong with it, why it is not run)."""
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
         with open(os.path.join(folder, "case.yaml"), encoding="utf-8") as fh:
             data = YAML(typ="safe").load(fh)
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return None, [f"{shown}: {first}"], None
+        return None, f"{shown}: {first}", None
     if not isinstance(data, dict):
-        return None, [f"{shown}: not a mapping"], None
+        return None, f"{shown}: not a mapping", None
     unknown = [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]
     if unknown:
-        return None, [f"{shown}: unknown field {unknown[0]!r}"], None
+        return None, f"{shown}: unknown field {unknown[0]!r}", None
     other = [k for k in data if k in SLOPRAIL_OTHER and data[k]]
     if other:
-        return data, [], f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
+        return data, None, f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
     if os.path.exists(os.path.join(folder, "trajectory.yaml")):
-        return data, [], "trajectory.yaml replays sloprail's own events, which slopjudge does not"
+        return data, None, "trajectory.yaml replays sloprail's own events, which slopjudge does not"
     if not os.path.isfile(os.path.join(folder, "setup.sh")):
-        return None, [f"{os.path.relpath(folder)}: no setup.sh"], None
+        return None, f"{os.path.relpath(folder)}: no setup.sh", None
     if data.get("expect") not in ("refuse", "permit"):
-        return None, [f"{shown}: expect is {data.get('expect')!r}, want refuse or permit"], None
+        return None, f"{shown}: expect is {data.get('expect')!r}, want refuse or permit", None
     judges = data.get("judges") or {}
     if not isinstance(judges, dict):
-        return None, [f"{shown}: judges is not a mapping"], None
+        return None, f"{shown}: judges is not a mapping", None
     for file, stub in judges.items():
         if not isinstance(stub, dict) or set(stub) - _STUB_KEYS:
-            return None, [f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}"], None
-    return data, [], None
+            return None, f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}", None
+    return data, None, None if "ci" in rule.on else (
+        "a case without a trajectory judges a commit range; this rule does not run on ci")
 
 
 def _git_env(tmp: str) -> dict[str, str]:
     home = os.path.join(tmp, "home")
-    os.makedirs(home, exist_ok=True)
     config = os.path.join(home, ".gitconfig")
-    with open(config, "w", encoding="utf-8") as fh:
-        fh.write("[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
+    write_atomic(config, "[user]\n\tname = Rule Test\n\temail = rule-test@example.invalid\n"
                  "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
                  "[tag]\n\tgpgsign = false\n")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "SLOPJUDGE_", "SLOPRAIL_", "SR_", "CLAUDE_"))}
-    env.update(HOME=home, GIT_CONFIG_GLOBAL=config, GIT_CONFIG_NOSYSTEM="1",
-               GIT_TERMINAL_PROMPT="0")
-    return env
+    return {**{k: v for k, v in os.environ.items()
+               if not k.startswith(("GIT_", "SLOPJUDGE_", "SLOPRAIL_", "SR_", "CLAUDE_"))},
+            "HOME": home, "GIT_CONFIG_GLOBAL": config, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0"}
 
 
-def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
-                      options: RunOptions) -> CaseResult:
+def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
-    data, problems, why_not = _read_sloprail_case(folder)
+    data, problem, why_not = _read_sloprail_case(rule, folder)
     expected = {"refuse": "refuse", "permit": "pass"}.get(str((data or {}).get("expect")), "?")
-
-    def failed(problems: list[str]) -> CaseResult:
-        return CaseResult(rule.id, name, False, expected, "error", problems)
-
+    res = CaseResult(rule.id, name, expected=expected, problems=[problem] if problem else [])
     if data is None:
-        return failed(problems)
-    if why_not is None and "ci" not in rule.on:
-        why_not = "a case without a trajectory judges a commit range; this rule does not run on ci"
+        return res
     if why_not is not None:
-        return CaseResult(rule.id, name, True, expected, "not run",
-                          [f"not run: {why_not}"], skipped=True)
+        return CaseResult(rule.id, name, True, expected, "not run", [f"not run: {why_not}"],
+                          skipped=True)
     stubs: dict[str, dict[str, Any]] = {}
     by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
                    if c.kind == "judge" and c.judge}
     for file, stub in (data.get("judges") or {}).items():
         check = by_template.get(os.path.normpath(str(file)))
         if check is None:
-            problems.append(f"judges: no judge check of {rule.id} renders {file}")
+            res.problems.append(f"judges: no judge check of {rule.id} renders {file}")
         else:
             stubs[check.full_id] = stub
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "repo")
         os.makedirs(workspace)
         env = _git_env(tmp)
-        steps = [["git", "init", "-q", "-b", "main"],
-                 ["git", "commit", "-q", "--allow-empty", "-m", "the rules under test"],
-                 ["git", "tag", "rules"],
-                 ["bash", os.path.join(folder, "setup.sh")]]
-        for argv in steps:
-            res = procs.run(argv, cwd=workspace, env=env, timeout=SETUP_TIMEOUT_S)
-            if res.start_error or res.timed_out or res.returncode != 0:
-                tail = (res.stderr or res.stdout or b"").decode("utf-8", "replace").strip()
-                what = res.start_error or ("timed out" if res.timed_out
-                                           else f"exit {res.returncode}")
-                return failed([f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"])
+        for argv in (["git", "init", "-q", "-b", "main"],
+                     ["git", "commit", "-q", "--allow-empty", "-m", "the rules under test"],
+                     ["git", "tag", "rules"], ["bash", os.path.join(folder, "setup.sh")]):
+            done = procs.run(argv, cwd=workspace, env=env, timeout=SETUP_TIMEOUT_S)
+            if done.start_error or done.timed_out or done.returncode != 0:
+                tail = (done.stderr or done.stdout or b"").decode("utf-8", "replace").strip()
+                what = done.start_error or ("timed out" if done.timed_out
+                                            else f"exit {done.returncode}")
+                res.problems = [f"{' '.join(argv[:2])} failed ({what}): {tail[-300:]}"]
+                return res
         base = str(data.get("base") or "")
         if not base:
             tags = procs.run(["git", "tag", "--list", "base"], cwd=workspace, env=env, timeout=30)
@@ -384,27 +324,17 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, rules: list[Rule],
         try:
             changeset = cs.from_git_range(workspace, base, "HEAD")
         except cs.ChangesetError as exc:
-            return failed([f"cannot read {base}..HEAD: {exc}"])
-        event = Event(kind="ci", cwd=workspace)
-        actual = _execute(
-            rule.id, [rule], event, changeset, workspace, tmp, stubs, expected,
-            data.get("reason_contains"), options, problems,
-        )
-    return CaseResult(rule.id, name, not problems, expected, actual, problems)
+            res.problems = [f"cannot read {base}..HEAD: {exc}"]
+            return res
+        return _execute(res, data.get("reason_contains"), [rule], Event(kind="ci", cwd=workspace),
+                        changeset, workspace, tmp, stubs, options)
 
 
-def run_tests(rules: list[Rule], cases_dir: str, options: RunOptions, *,
-              load_errors: list[str] | None = None, only: list[str] | None = None) -> TestReport:
-    cases = [c for c in find_cases(cases_dir) if not only or c[0] in only]
-    results = [run_case(rule_id, name, folder, rules, options) for rule_id, name, folder in cases]
-    for rule, name, folder in find_rule_cases(rules):
-        if not only or rule.id in only:
-            results.append(run_sloprail_case(rule, name, folder, rules, options))
-    expected: dict[str, set[str]] = {}
-    for res in results:
-        if not res.skipped:
-            expected.setdefault(res.rule, set()).add(res.expected)
-    ids = [r.id for r in rules if not only or r.id in only]
-    lacking_refuse = [i for i in ids if "refuse" not in expected.get(i, set())]
-    lacking_pass = [i for i in ids if "pass" not in expected.get(i, set())]
-    return TestReport(results, lacking_refuse, lacking_pass, load_errors or [])
+def run_tests(rules: list[Rule], cases_dir: str, options: RunOptions,
+              only: list[str] | None = None) -> list[CaseResult]:
+    """The cases of ``rules`` (those in ``only``) in ``cases_dir``, then in their ``tests/``."""
+    results = [run_case(rule_id, name, folder, rules, options)
+               for rule_id, name, folder in find_cases(cases_dir) if not only or rule_id in only]
+    return results + [run_sloprail_case(rule, name, folder, options)
+                      for rule, name, folder in find_rule_cases(rules)
+                      if not only or rule.id in only]

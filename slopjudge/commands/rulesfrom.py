@@ -5,13 +5,16 @@ change to what decides the judging is ``needs_person`` (docs/ci.md)."""
 from __future__ import annotations
 
 import os
+import shutil
 
-from slopjudge.model import CheckResult, Finding, fields
-
-TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
-if TYPE_CHECKING:
-    from slopjudge.loading.config import Settings
-    from slopjudge.model import Changeset, LoadResult
+from slopjudge.changes import gitio, revtree
+from slopjudge.errors import ChangesetError
+from slopjudge.hooks.backstop import changed_files
+from slopjudge.loading.config import ConfigError, Settings, ensure_state_ignored, load_settings
+from slopjudge.loading.loader import load_rules
+from slopjudge.loading.rulecache import enabled
+from slopjudge.model import Changeset, CheckResult, Finding, LoadResult, fields
+from slopjudge.resources import in_package
 
 # The pseudo-check that carries the outcome in every report and in the event log.
 RULE, CHECK = "slopjudge", "rule-changes"
@@ -21,19 +24,16 @@ _FIRST = ("slopjudge.yaml", "pyproject.toml", "RUBRIC.md", "templates")
 
 
 class RulesFrom:
-    """REV's rules written out in ``folder``, and REV's settings in two views:
-    ``settings`` (what the run uses: the workspace's state, REV's rules) and
-    ``in_workspace`` (the same settings as they name the workspace's files: what a
-    change may not touch). :meth:`close` removes the folder."""
+    """REV's rules written out in ``folder`` (:meth:`close` removes it) and its settings:
+    ``settings`` as the run uses them (the workspace's state, REV's rules), ``in_workspace``
+    as they name the workspace's files (what a change may not touch)."""
 
-    def __init__(self, rev: str, commit: str, folder: str, settings: Settings,
+    def __init__(self, rev: str, folder: str, settings: Settings,
                  in_workspace: Settings) -> None:
-        self.rev, self.commit, self.folder = rev, commit, folder
+        self.rev, self.folder = rev, folder
         self.settings, self.in_workspace = settings, in_workspace
 
     def close(self) -> None:
-        import shutil
-
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def shown(self, text: str) -> str:
@@ -42,14 +42,8 @@ class RulesFrom:
 
 
 def open_rules(workspace: str, rev: str) -> RulesFrom:
-    """REV's rules and settings for judging a change in ``workspace``.
-
-    Raises ChangesetError (an unknown revision, git failing) or ConfigError (REV's
-    settings do not load), each one line naming REV."""
-    from slopjudge.changes import gitio, revtree
-    from slopjudge.errors import ChangesetError
-    from slopjudge.loading.config import ConfigError, load_settings
-
+    """REV's rules and settings for judging a change in ``workspace``; ChangesetError or
+    ConfigError (REV unknown, git failing, its settings not loading), one line naming REV."""
     if not rev.strip():
         raise ChangesetError("--rules-from was given an empty value")
     try:
@@ -69,10 +63,8 @@ def open_rules(workspace: str, rev: str) -> RulesFrom:
         named = [in_ws.rules_dir, *in_ws.template_dirs, in_ws.rubric_path or ""]
         more = [rel for p in named if p and (rel := _inside(ws, p)) and rel not in _FIRST]
         revtree.materialise(workspace, commit, more, folder)
-        return RulesFrom(rev, commit, folder, _in_folder(in_ws, folder), in_ws)
+        return RulesFrom(rev, folder, _in_folder(in_ws, folder), in_ws)
     except BaseException:
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
         raise
 
@@ -80,8 +72,6 @@ def open_rules(workspace: str, rev: str) -> RulesFrom:
 def _inside(ws: str, path: str) -> str | None:
     """``path`` relative to the workspace ``ws`` ('/'-separated) when it is a file or
     folder inside it, not the packaged one: what REV's tree holds for it."""
-    from slopjudge.resources import in_package
-
     rel = os.path.relpath(os.path.normpath(path), ws)
     if in_package(path) or rel in (".", "..") or rel.startswith(".." + os.sep):
         return None
@@ -91,7 +81,6 @@ def _inside(ws: str, path: str) -> str | None:
 def _in_folder(in_ws: Settings, folder: str) -> Settings:
     """``in_ws`` with the rules, templates and rubric it names inside the workspace
     taken from ``folder`` instead; state, events and caches stay the workspace's."""
-    from slopjudge.loading.config import Settings
 
     def moved(path: str) -> str:
         rel = _inside(in_ws.workspace, path)
@@ -107,12 +96,8 @@ def _in_folder(in_ws: Settings, folder: str) -> Settings:
 def load(rf: RulesFrom) -> LoadResult:
     """REV's rules, loaded afresh (the rules cache is keyed by files on disk; these are
     new on every run), their error paths named ``REV:path``."""
-    from slopjudge.loading.config import ensure_state_ignored
-    from slopjudge.loading.loader import load_rules
-    from slopjudge.loading.rulecache import enabled
-
-    ensure_state_ignored(rf.settings.state_dir)
     s = rf.settings
+    ensure_state_ignored(s.state_dir)
     result = load_rules(s.rules_dir, workspace=s.workspace, template_dirs=s.template_dirs)
     for error in result.errors:
         error.path = rf.shown(error.path)
@@ -122,8 +107,6 @@ def load(rf: RulesFrom) -> LoadResult:
 def rule_changes(changeset: Changeset, rf: RulesFrom) -> CheckResult | None:
     """The needs_person result for the files of ``changeset`` that decide the
     judging under REV's settings; None when it touches none of them."""
-    from slopjudge.hooks.backstop import changed_files
-
     touched = changed_files(changeset, rf.in_workspace)
     if not touched:
         return None

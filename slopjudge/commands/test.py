@@ -7,10 +7,10 @@ import filecmp
 import json
 import os
 from dataclasses import asdict
-from typing import Any
 
 from slopjudge.checks.options import options_from_settings
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.model import Rule
 from slopjudge.resources import DATA_DIR
 from slopjudge.testing import run_tests
 
@@ -31,55 +31,53 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(settings.rules_dir):
         return fail(f"no rules folder at {settings.rules_dir}")
     # A preview rule's cases are tested too: being off by default is no reason to break.
-    loaded.rules = sorted([*loaded.rules, *loaded.preview_off], key=lambda r: r.id)
+    rules = sorted([*loaded.rules, *loaded.preview_off], key=lambda r: r.id)
     cases_dir = os.path.abspath(args.cases) if args.cases else os.path.join(
         settings.workspace, "tests", "rules")
     if args.rule:
-        known = {r.id for r in loaded.rules} | {e.rule for e in loaded.errors if e.rule}
+        known = {r.id for r in rules} | {e.rule for e in loaded.errors if e.rule}
         missing = [r for r in args.rule if r not in known]
         if missing:
             return fail("no such rule: " + ", ".join(missing))
-    options = options_from_settings(settings)
-    report = run_tests(loaded.rules, cases_dir, options,
-                       load_errors=[str(e) for e in loaded.errors], only=args.rule or None)
-    packaged = _unchanged_packaged(loaded.rules, settings.rules_dir)
-    report.lacking_refuse = [r for r in report.lacking_refuse if r not in packaged]
-    report.lacking_pass = [r for r in report.lacking_pass if r not in packaged]
-    gaps = bool(report.lacking_refuse or report.lacking_pass)
+    cases = run_tests(rules, cases_dir, options_from_settings(settings), args.rule or None)
+    load_errors = [str(e) for e in loaded.errors]
+    # The rules each kind of case covers; unchanged copies of the pack are covered by its own.
+    packaged = _unchanged_packaged(rules, settings.rules_dir)
+    ids = [r.id for r in rules if (not args.rule or r.id in args.rule) and r.id not in packaged]
+    covered = {(c.rule, c.expected) for c in cases if not c.skipped}
+    lacking = {word: [i for i in ids if (i, want) not in covered]
+               for word, want in (("refusing", "refuse"), ("passing", "pass"))}
+    ok = all(c.ok for c in cases) and not load_errors and not (
+        args.strict and any(lacking.values()))
     if args.format == "json":
         print(json.dumps({
-            "ok": report.ok and not (args.strict and gaps),
-            "cases": [{k: v for k, v in asdict(c).items() if k != "unreadable"}
-                      for c in report.cases],
-            "lacking_refusing_case": report.lacking_refuse,
-            "lacking_passing_case": report.lacking_pass,
-            "load_errors": report.load_errors,
+            "ok": ok,
+            "cases": [{k: v for k, v in asdict(c).items() if k != "unreadable"} for c in cases],
+            **{f"lacking_{word}_case": ids for word, ids in lacking.items()},
+            "load_errors": load_errors,
             "tested_by_package": sorted(packaged),
         }, indent=2))
     else:
-        for err in report.load_errors:
+        for err in load_errors:
             print(err)
-        for c in report.cases:
+        for c in cases:
             mark = "skip" if c.skipped else "ok  " if c.ok else "FAIL"
             print(f"{mark} {c.rule}/{c.case} (expect {c.expected}, got {c.actual})")
             for problem in c.problems:
                 print(f"       {problem}")
-        if report.lacking_refuse:
-            print("rules with no refusing case: " + ", ".join(report.lacking_refuse))
-        if report.lacking_pass:
-            print("rules with no passing case: " + ", ".join(report.lacking_pass))
+        for word, ids in lacking.items():
+            if ids:
+                print(f"rules with no {word} case: " + ", ".join(ids))
         if packaged:
             print(f"{len(packaged)} rule(s) are unchanged copies of the default pack, tested by "
                   "slopjudge's own cases; add cases under tests/rules/ once you change one")
-        failed = sum(not c.ok for c in report.cases)
-        skipped = sum(c.skipped for c in report.cases)
-        print(f"{len(report.cases) - failed - skipped} passed, {failed} failed"
+        failed = sum(not c.ok for c in cases)
+        skipped = sum(c.skipped for c in cases)
+        print(f"{len(cases) - failed - skipped} passed, {failed} failed"
               + (f", {skipped} not run" if skipped else ""))
-    if any(c.unreadable for c in report.cases):
+    if any(c.unreadable for c in cases):
         return 2  # a fixture that cannot be read is bad input, not a rule failing its case
-    if not report.ok or (args.strict and gaps):
-        return 1
-    return 0
+    return 0 if ok else 1
 
 
 def _same_tree(a: str, b: str) -> bool:
@@ -90,10 +88,9 @@ def _same_tree(a: str, b: str) -> bool:
         _same_tree(os.path.join(a, d), os.path.join(b, d)) for d in cmp.common_dirs)
 
 
-def _unchanged_packaged(rules: list[Any], rules_dir: str) -> set[str]:
-    """Ids of the rules that are byte-for-byte copies of the packaged pack's (helpers in
-    ``_lib`` included): the package's own cases test those. Never the packaged folder
-    itself, whose cases are this very run's to check."""
+def _unchanged_packaged(rules: list[Rule], rules_dir: str) -> set[str]:
+    """Ids of the rules that are byte-for-byte copies of the pack's (``_lib`` too), which its
+    own cases test; never of the packaged folder itself, whose cases this run checks."""
     pack = os.path.join(DATA_DIR, "rules")
     if not os.path.isdir(pack) or os.path.realpath(rules_dir) == os.path.realpath(pack):
         return set()
