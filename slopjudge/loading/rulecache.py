@@ -15,7 +15,8 @@ import time
 from slopjudge import __version__, cachesign
 from slopjudge.fsutil import write_atomic
 from slopjudge.jsonobject import loads
-from slopjudge.loading.config import Settings, display_path
+from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path
+from slopjudge.loading.config import file_stamp as _stat
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
@@ -29,22 +30,10 @@ _CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
          "loading/templates.py", "loading/config.py", "procs.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
-# File systems stamp mtimes from a coarse clock. A file written within this
-# window before the key was taken could change again with the same size and
-# mtime, so such a result is not cached (git's "racily clean" index entries).
-RACY_WINDOW_NS = 50_000_000
 
 
 def cache_path(settings: Settings) -> str:
     return os.path.join(settings.state_dir, "cache", "rules.json")
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None  # a dangling symlink too: its appearing target must count
-    return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
 def _walk(root: str, out: dict[str, Any]) -> None:
