@@ -1,6 +1,5 @@
-"""Settings (docs/settings.md). Every hook reads them and must not pay for ruamel.yaml:
-a settings file in the usual flat shape is read by a small reader here, anything
-fancier by ruamel.yaml."""
+"""Settings (docs/settings.md): ``slopjudge.yaml`` or ``[tool.slopjudge]``, checked key by
+key. Every hook reads them, from a signed cache while the file is unchanged."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ import time
 
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import find_workspace as find_workspace
+from slopjudge.fsutil import write_atomic
 from slopjudge.model import SIZE_ALIASES, field, fields, record
 from slopjudge.resources import data_path
 
@@ -285,30 +285,23 @@ def _file_settings(path: str, workspace: str, cached: bool) -> dict[str, Any]:
     every hook after that, for whom reading YAML would cost more than the rest of its work
     (ruamel.yaml's import alone: 16-58 ms here)."""
     from slopjudge import __version__, cachesign
-    from slopjudge.fsutil import read_or, write_atomic
-    from slopjudge.jsonobject import dumps, loads
+    from slopjudge.loading.rulecache import read_signed, write_signed
 
     start_ns, stamp = time.time_ns(), file_stamp(path)
-    key = [__version__, file_stamp(__file__), workspace, path, stamp]
+    # `~` in a path setting resolves against HOME.
+    key = [__version__, file_stamp(__file__), workspace, os.path.expanduser("~"), path, stamp]
     # Beside the signing key, outside the workspace (the state folder may be one the
     # settings name); named by a MAC, as a hash would need hashlib. None: no key, no cache.
     name = cachesign.sign(f"{workspace}\0{path}".encode(), "settings file", workspace)
     cache = os.path.join(os.path.dirname(cachesign.key_path()), "settings", str(name)[:32])
-    if cached and name is not None:
-        mac, _, body = read_or(cache, b"").partition(b"\n")
-        if cachesign.verify(body, "settings", mac.decode("ascii", "ignore"), workspace):
-            data = loads(body)
-            if data["key"] == key:
-                return dict(data["values"])
+    cached = cached and name is not None
+    hit = read_signed(cache, "settings", workspace) if cached else None
+    if hit is not None and hit["key"] == key:
+        return dict(hit["values"])
     read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
     values = _apply(path, *read(path), workspace)
-    if cached and name is not None and stamp is not None and stamp[1] < start_ns - RACY_WINDOW_NS:
-        body = dumps({"key": key, "values": values}, separators=(",", ":")).encode()
-        signed = cachesign.sign(body, "settings", workspace)
-        try:
-            write_atomic(cache, f"{signed}\n".encode() + body)
-        except OSError:
-            pass  # an unwritable state folder only costs speed
+    if cached and stamp is not None and stamp[1] < start_ns - RACY_WINDOW_NS:
+        write_signed(cache, "settings", workspace, {"key": key, "values": values})
     return values
 
 
@@ -363,8 +356,6 @@ def ensure_state_ignored(state_dir: str) -> None:
     if os.path.exists(marker):
         return
     try:
-        from slopjudge.fsutil import write_atomic
-
         write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
     except OSError:
         pass  # a read-only state folder: whatever writes there will say so itself

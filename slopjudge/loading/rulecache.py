@@ -13,8 +13,8 @@ import os
 import time
 
 from slopjudge import __version__, cachesign
-from slopjudge.fsutil import write_atomic
-from slopjudge.jsonobject import loads
+from slopjudge.fsutil import read_or, write_atomic
+from slopjudge.jsonobject import dumps, loads
 from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path
 from slopjudge.loading.config import file_stamp as _stat
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
@@ -89,30 +89,38 @@ def _decode(data: dict[str, Any]) -> LoadResult:
                       errors=errors, files=list(data["files"]), watched=list(data["watched"]))
 
 
-_MAGIC = b"slopjudge-rules-cache "
+def read_signed(path: str, domain: str, workspace: str) -> Any:
+    """The JSON slopjudge signed into ``path`` for ``domain``; None for any other file:
+    the agent can write the state folder."""
+    mac, _, body = read_or(path, b"").partition(b"\n")
+    if cachesign.verify(body, domain, mac.decode("ascii", "ignore"), workspace):
+        return loads(body)
+    return None
+
+
+def write_signed(path: str, domain: str, workspace: str, value: Any) -> None:
+    body = dumps(value, separators=(",", ":")).encode()
+    mac = cachesign.sign(body, domain, workspace)
+    if mac is None:
+        return  # no key to sign with: an unsigned cache would never be read
+    try:
+        write_atomic(path, mac.encode() + b"\n" + body)
+    except OSError:
+        pass  # a read-only state folder only costs speed: the result is still right
 
 
 def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
+    data = read_signed(path, "rules", key["workspace"])
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        head, _, body = raw.partition(b"\n")
-        # Only a file slopjudge signed counts: the agent can write the state folder.
-        if not head.startswith(_MAGIC) or not cachesign.verify(
-            body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
-        ):
+        if data is None or data["key"] != key:
             return None
-        data = loads(body)
-        if data.get("key") != key:
-            return None
-        if data.get("PATH") is not None and data["PATH"] != os.environ.get("PATH", ""):
+        if data["PATH"] is not None and data["PATH"] != os.environ.get("PATH", ""):
             return None  # a rule named a command PATH finds: another PATH may find another
-        watched = data.get("watched_stats", {})
-        if any(_stat(p) != s for p, s in watched.items()):
+        if any(_stat(p) != s for p, s in data["watched_stats"].items()):
             return None
         return _decode(data)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # unreadable or from another format: load afresh
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # from another format: load afresh
 
 
 def _uses_path(result: LoadResult) -> bool:
@@ -141,16 +149,7 @@ def _write(
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
-    import json
-
-    body = json.dumps(data, separators=(",", ":")).encode("utf-8")
-    mac = cachesign.sign(body, "rules", key["workspace"])
-    if mac is None:
-        return  # no key to sign with: an unsigned cache would never be read
-    try:
-        write_atomic(path, _MAGIC + mac.encode("ascii") + b"\n" + body)
-    except OSError:
-        pass  # a read-only state folder only costs speed: the result is still right
+    write_signed(path, "rules", key["workspace"], data)
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
