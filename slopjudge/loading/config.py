@@ -124,11 +124,8 @@ def display_path(path: str) -> str:
     except OSError:
         return path
     full = os.path.normpath(os.path.join(cwd, path))
-    if full == cwd:
-        return "."
-    if full.startswith(cwd.rstrip(os.sep) + os.sep):
-        return os.path.relpath(full, cwd)
-    return full
+    rel = os.path.relpath(full, cwd)
+    return full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 # ---- reading slopjudge.yaml -------------------------------------------------
