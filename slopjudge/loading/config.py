@@ -14,6 +14,7 @@ from slopjudge.resources import data_path
 
 TYPE_CHECKING = False  # not typing's: every hook reads settings
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 CONFIG_NAME = "slopjudge.yaml"
@@ -198,6 +199,14 @@ def _resolve(workspace: str, value: str) -> str:
     return os.path.normpath(os.path.join(workspace, os.path.expanduser(value)))
 
 
+def suggest(word: str, options: Iterable[str]) -> str:
+    """``; did you mean `x`?`` naming the closest of ``options``, if one is close."""
+    import difflib  # only for a mistake: every hook imports this module
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
 def _apply(
     path: str, data: dict[str, Any], pos: dict[str, tuple[int, int]], workspace: str
 ) -> dict[str, Any]:
@@ -206,10 +215,7 @@ def _apply(
         line, col = pos.get(str(key), (1, 1))
         kind = _KEYS.get(str(key))
         if kind is None:
-            import difflib
-
-            close = difflib.get_close_matches(str(key), list(_KEYS), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(_KEYS)}"
+            hint = suggest(str(key), _KEYS) or f"; known: {', '.join(_KEYS)}"
             raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
         try:
             if value is not None:

@@ -6,11 +6,9 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 from typing import TYPE_CHECKING, Any
@@ -19,7 +17,7 @@ from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from slopjudge.loading.config import display_path
+from slopjudge.loading.config import display_path, suggest
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.loading.templates import validate_template
@@ -99,11 +97,6 @@ def parse_duration(value: object) -> float:
     if total <= 0:
         raise ValueError(f"`{text}` is zero; a timeout must be > 0")
     return total
-
-
-def _suggest(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 _NODE = object()  # no key: the node itself (a YAML key may be null)
@@ -343,7 +336,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     elif v == "enum":
         options = [str(o) for o in error.validator_value]
         msg = (f"`{where}`: `{inst}` is not one of {', '.join(options)}"
-               + _suggest(str(inst), options))
+               + suggest(str(inst), options))
     elif v == "required":
         missing = [r for r in error.validator_value if r not in inst]
         name = missing[0] if missing else error.validator_value[0]
@@ -536,7 +529,7 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
             fr.err(
                 _pos(node, key, of_key=True),
                 f"unknown field `{key}`" + (f" in `{label}`" if label else "")
-                + _suggest(str(key), own),
+                + suggest(str(key), own),
             )
 
 
@@ -758,13 +751,13 @@ def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> s
     rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
     target = by_id.get(rid, [None])[0]
     if target is None:
-        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id))
+        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + suggest(rid, by_id))
     elif target.check_ids is None:
         fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
     elif cid not in target.check_ids:
         owner = "this rule" if rid == fr.id else f"rule `{rid}`"
         fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
-               + _suggest(cid, target.check_ids))
+               + suggest(cid, target.check_ids))
     else:
         return f"{rid}/{cid}"
     return None
