@@ -15,8 +15,7 @@ import time
 from slopjudge import __version__, cachesign
 from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.jsonobject import dumps, loads
-from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path
-from slopjudge.loading.config import file_stamp as _stat
+from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path, file_stamp
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
@@ -42,7 +41,7 @@ def _walk(root: str, out: dict[str, Any]) -> None:
                                        followlinks=True):
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
         for name in names:
-            out[os.path.join(folder, name)] = _stat(os.path.join(folder, name))
+            out[os.path.join(folder, name)] = file_stamp(os.path.join(folder, name))
 
 
 def cache_key(settings: Settings) -> dict[str, Any]:
@@ -55,11 +54,11 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     if settings.rubric_path:
         extra.append(settings.rubric_path)
     for path in extra:
-        files[path] = _stat(path)
+        files[path] = file_stamp(path)
     return {
         "format": CACHE_FORMAT,
         "version": __version__,
-        "code": {name: _stat(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
+        "code": {name: file_stamp(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
         "workspace": settings.workspace,
         "rules_dir": settings.rules_dir,
         "template_dirs": list(settings.template_dirs),
@@ -116,7 +115,7 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
             return None
         if data["PATH"] is not None and data["PATH"] != os.environ.get("PATH", ""):
             return None  # a rule named a command PATH finds: another PATH may find another
-        if any(_stat(p) != s for p, s in data["watched_stats"].items()):
+        if any(file_stamp(p) != s for p, s in data["watched_stats"].items()):
             return None
         return _decode(data)
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -136,7 +135,7 @@ def _write(
 ) -> None:
     # Paths under ``roots`` are in the key already (the walk notices new files there).
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-    watched = {p: _stat(p) for p in result.watched if not p.startswith(prefixes)}
+    watched = {p: file_stamp(p) for p in result.watched if not p.startswith(prefixes)}
     if any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS
            for s in [*key["files"].values(), *watched.values()]):
         return
