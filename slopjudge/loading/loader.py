@@ -6,6 +6,7 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -44,25 +45,16 @@ RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
     """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; ``.yml`` too,
-    never skipped in silence (a rule a person wrote must not be quietly out of force)."""
+    never skipped in silence (a rule a person wrote must not be quietly out of force).
+    Hidden names (editor swap files, .git) are not rules: a glob's ``*`` skips them."""
+    root = glob.escape(rules_dir)
     found: list[tuple[str, str]] = []
-    try:
-        entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue  # editor swap files, .git, hidden folders
-        stem, ext = os.path.splitext(entry.name)
-        if ext in RULE_EXTENSIONS and entry.is_file():
-            found.append((stem, entry.path))
-        elif entry.is_dir():
-            for name in RULE_FILE_NAMES:
-                inner = os.path.join(entry.path, name)
-                if os.path.isfile(inner):
-                    found.append((entry.name, inner))
-    found.sort()
-    return found
+    for ext in RULE_EXTENSIONS:
+        found += [(os.path.basename(p)[: -len(ext)], p)
+                  for p in glob.glob(os.path.join(root, f"*{ext}"))]
+        found += [(os.path.basename(os.path.dirname(p)), p)
+                  for p in glob.glob(os.path.join(root, "*", f"rule{ext}"))]
+    return sorted(f for f in found if os.path.isfile(f[1]))
 
 
 # ---- helpers -----------------------------------------------------------------
