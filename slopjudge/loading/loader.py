@@ -172,17 +172,6 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
     return ([str(x) for x in on] if known else None), ([str(t) for t in tools] if usable else [])
 
 
-def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-    try:
-        data = _mapping(fr.path)
-    except YamlProblem as exc:
-        fr.err(*exc.args)
-        return
-    fr.on, fr.tools = _scope(data)
-    _schema(fr, data)
-    _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
-
-
 # -- parse --
 
 # The parser's words for the usual indentation slips, said for a person. Keyed by the
@@ -288,13 +277,6 @@ def _check_size(data: Any) -> None:
 
 
 # -- the schema --
-
-
-def _schema(fr: _FileRule, data: Any) -> None:
-    for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
-        problem = _schema_problem(data, error)
-        if problem is not None:
-            fr.err(*problem)
 
 
 def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
@@ -820,7 +802,15 @@ def load_rules(
     for rule_id, path in found:
         fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
         try:
-            _load_file(fr, template_dirs, watched)
+            data = _mapping(fr.path)
+            fr.on, fr.tools = _scope(data)
+            for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
+                problem = _schema_problem(data, error)
+                if problem is not None:
+                    fr.err(*problem)
+            _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
+        except YamlProblem as exc:
+            fr.err(*exc.args)
         except Exception as exc:  # one broken file must not take the others down
             fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
