@@ -174,14 +174,10 @@ def load_rules_cached(settings: Settings) -> LoadResult:
 
 def enabled(result: LoadResult, settings: Settings) -> LoadResult:
     """The result with the preview rules the settings do not enable set aside, not run."""
-    wanted = settings.preview
-
-    def on(rule: Rule) -> bool:
-        return not rule.preview or wanted is True or (isinstance(wanted, list)
-                                                      and rule.id in wanted)
-
-    off = [r for r in result.rules if not on(r)]
+    wanted = settings.preview  # True, False or rule ids
+    off = [r for r in result.rules
+           if r.preview and wanted is not True and r.id not in (wanted or [])]
     if not off:
         return result
-    return LoadResult(rules=[r for r in result.rules if on(r)], errors=result.errors,
+    return LoadResult(rules=[r for r in result.rules if r not in off], errors=result.errors,
                       files=result.files, watched=result.watched, preview_off=off)
