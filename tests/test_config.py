@@ -88,15 +88,55 @@ def test_flow_lists_and_yaml_the_simple_reader_leaves_to_ruamel(tmp_path: Path) 
     assert s.runner == 'x "quoted"'
 
 
-def test_simple_reader_does_not_import_ruamel(tmp_path: Path) -> None:
-    write(tmp_path / "slopjudge.yaml", "rules_dir: r\njobs: 2\ntemplate_dirs:\n  - t\n")
-    code = (
-        "import sys; from slopjudge.loading.config import load_settings; "
-        f"s = load_settings({str(tmp_path)!r}); assert s.jobs == 2, s; "
-        "assert 'ruamel' not in sys.modules and 'ruamel.yaml' not in sys.modules; print('ok')"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    assert proc.stdout.strip() == "ok", proc.stderr
+# A hook reads the settings on every call: an unchanged file is read from the signed
+# cache, without the YAML or TOML reader (nor `re`, which they import).
+CACHED_READ = """
+import sys
+before = set(sys.modules)
+from slopjudge.loading.config import load_settings
+s = load_settings(sys.argv[1])
+new = set(sys.modules) - before
+assert s.jobs == 2 and s.template_dirs[0].endswith("/t"), s
+print(sorted(m for m in new if m.split(".")[0] in ("ruamel", "re", "tomllib", "json")))
+"""
+
+
+@pytest.mark.parametrize("name,text", [
+    ("slopjudge.yaml", "rules_dir: r\njobs: 2\ntemplate_dirs:\n  - t\n"),
+    ("pyproject.toml", "[tool.slopjudge]\njobs = 2\ntemplate_dirs = ['t']\n"),
+])
+def test_an_unchanged_settings_file_is_read_from_the_cache(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = write(tmp_path / name, text)
+    os.utime(path, ns=(10**18, 10**18))  # not written just now (the racy window)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+
+    def load(*flags: str) -> str:
+        proc = subprocess.run([sys.executable, *flags, "-c", CACHED_READ, str(tmp_path)],
+                              env=env, capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert load() != "[]"
+    # -S: without site, whose editable-install finder imports `re` itself.
+    assert load("-S") == "[]"
+
+
+def test_a_changed_or_forged_settings_cache_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # outside the workspace
+    ws = tmp_path / "ws"
+    path = write(ws / "slopjudge.yaml", "jobs: 2\n")
+    os.utime(path, ns=(10**18, 10**18))
+    assert load_settings(str(ws)).jobs == 2
+    path.write_text("jobs: 3\n")
+    os.utime(path, ns=(2 * 10**18, 2 * 10**18))
+    assert load_settings(str(ws)).jobs == 3
+    (cache,) = (tmp_path / "state" / "slopjudge" / "settings").iterdir()
+    cache.write_bytes(cache.read_bytes().replace(b'"jobs":3', b'"jobs":4'))
+    assert load_settings(str(ws)).jobs == 3
 
 
 def test_an_empty_settings_file_means_defaults(tmp_path: Path) -> None:

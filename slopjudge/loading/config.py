@@ -1,18 +1,20 @@
-"""Settings (docs/settings.md). Every hook reads them and must not pay for ruamel.yaml:
-a settings file in the usual flat shape is read by a small reader here, anything
-fancier by ruamel.yaml."""
+"""Settings (docs/settings.md): ``slopjudge.yaml`` or ``[tool.slopjudge]``, checked key by
+key. Every hook reads them, from a signed cache while the file is unchanged."""
 
 from __future__ import annotations
 
 import os
+import time
 
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import find_workspace as find_workspace
+from slopjudge.fsutil import write_atomic
 from slopjudge.model import SIZE_ALIASES, field, fields, record
 from slopjudge.resources import data_path
 
 TYPE_CHECKING = False  # not typing's: every hook reads settings
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 CONFIG_NAME = "slopjudge.yaml"
@@ -123,96 +125,36 @@ def display_path(path: str) -> str:
     except OSError:
         return path
     full = os.path.normpath(os.path.join(cwd, path))
-    if full == cwd:
-        return "."
-    if full.startswith(cwd.rstrip(os.sep) + os.sep):
-        return os.path.relpath(full, cwd)
-    return full
+    rel = os.path.relpath(full, cwd)
+    return full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 # ---- reading slopjudge.yaml -------------------------------------------------
 
-# Patterns stay strings: `re` compiles them on first use, not on every import.
-_KEY_LINE = r"([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$"
-_ITEM_LINE = r"(\s+)-\s+(.*)$"
-_INT = r"-?[0-9]+"
-_PLAIN_BAD_START = tuple("[]{}&*!|>'\"%@`?,#")
+# File systems stamp mtimes from a coarse clock. A file written within this
+# window before the key was taken could change again with the same size and
+# mtime, so such a result is not cached (git's "racily clean" index entries).
+RACY_WINDOW_NS = 50_000_000
 
 
-class _Fallback(Exception):
-    """The simple reader met YAML it does not handle; use ruamel.yaml."""
-
-
-def _scalar(text: str) -> Any:
-    import re  # not at the top: a repository without a settings file never needs it
-    text = text.strip()
-    if not text or text in ("~", "null"):
+def file_stamp(path: str) -> list[int] | None:
+    """What a cache keys a file by: size, mtime and mode (``chmod +x`` fixes a script
+    without touching mtime); None when absent (a dangling symlink too)."""
+    try:
+        st = os.stat(path)
+    except OSError:
         return None
-    quoted = re.fullmatch(r"'((?:[^']|'')*)'|\"([^\"\\\\]*)\"", text)  # no escapes
-    if quoted:
-        return quoted[2] if quoted[1] is None else quoted[1].replace("''", "'")
-    if text.startswith(_PLAIN_BAD_START) or text.startswith("- ") or ": " in text:
-        raise _Fallback
-    if re.fullmatch(_INT, text):
-        return int(text)
-    if text in ("true", "false", "True", "False", "TRUE", "FALSE"):
-        return text.lower() == "true"
-    if re.fullmatch(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|\.(inf|nan)", text):
-        raise _Fallback  # a float: let YAML decide
-    return text
-
-
-def _simple_yaml(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
-    """A flat mapping of scalars and lists, and each key's (line, col)."""
-    import re  # as in _scalar
-
-    data: dict[str, Any] = {}
-    pos: dict[str, tuple[int, int]] = {}
-    list_key: str | None = None
-    for n, raw in enumerate(text.splitlines(), 1):
-        if "\t" in raw:
-            raise _Fallback
-        line = re.sub(r"(?:^| )#.*", "", raw).rstrip()  # a comment
-        if not line.strip() or line.strip() in ("---", "..."):
-            continue
-        if line[0] == " ":
-            m = re.match(_ITEM_LINE, line)
-            if not m or list_key is None:
-                raise _Fallback
-            data[list_key] = [*(data[list_key] or []), _scalar(m.group(2))]
-            continue
-        m = re.match(_KEY_LINE, line)
-        if not m or m.group(1) in data:
-            raise _Fallback  # duplicate keys and odd shapes: ruamel reports them well
-        key, value = m.group(1), (m.group(2) or "").strip()
-        pos[key] = (n, 1)
-        list_key = None
-        if not value:  # null, as in YAML, unless `- ` items follow
-            data[key], list_key = None, key
-        elif value.startswith("[") and value.endswith("]"):
-            inner = value[1:-1]
-            if any(c in inner for c in "[]{}\"'"):
-                raise _Fallback
-            data[key] = [_scalar(v) for v in inner.split(",") if v.strip()]
-        else:
-            data[key] = _scalar(value)
-    return data, pos
+    return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
 def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
-    try:
-        return _simple_yaml(text)
-    except _Fallback:
-        pass
     from slopjudge.loading.loader import YamlProblem, parse_yaml
 
     try:
-        loaded = parse_yaml(text)
+        with open(path, encoding="utf-8") as f:
+            loaded = parse_yaml(f.read())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     except YamlProblem as exc:
         (line, col), message = exc.args
         raise ConfigError(path, line, col, message) from None
@@ -225,7 +167,7 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
 
 
 def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
-    import re  # as in _scalar
+    import re
     import tomllib
 
     try:
@@ -257,6 +199,14 @@ def _resolve(workspace: str, value: str) -> str:
     return os.path.normpath(os.path.join(workspace, os.path.expanduser(value)))
 
 
+def suggest(word: str, options: Iterable[str]) -> str:
+    """``; did you mean `x`?`` naming the closest of ``options``, if one is close."""
+    import difflib  # only for a mistake: every hook imports this module
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
 def _apply(
     path: str, data: dict[str, Any], pos: dict[str, tuple[int, int]], workspace: str
 ) -> dict[str, Any]:
@@ -265,10 +215,7 @@ def _apply(
         line, col = pos.get(str(key), (1, 1))
         kind = _KEYS.get(str(key))
         if kind is None:
-            import difflib
-
-            close = difflib.get_close_matches(str(key), list(_KEYS), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(_KEYS)}"
+            hint = suggest(str(key), _KEYS) or f"; known: {', '.join(_KEYS)}"
             raise ConfigError(path, line, col, f"unknown setting `{key}`{hint}")
         try:
             if value is not None:
@@ -336,6 +283,31 @@ def _model_aliases(value: Any) -> dict[str, dict[str, str]]:
     return {str(h): {str(a): str(m).strip() for a, m in t.items()} for h, t in value.items()}
 
 
+def _file_settings(path: str, workspace: str, cached: bool) -> dict[str, Any]:
+    """The settings ``path`` gives, read once per change of it: a signed cache answers
+    every hook after that, for whom reading YAML would cost more than the rest of its work
+    (ruamel.yaml's import alone: 16-58 ms here)."""
+    from slopjudge import __version__, cachesign
+    from slopjudge.loading.rulecache import read_signed, write_signed
+
+    start_ns, stamp = time.time_ns(), file_stamp(path)
+    # `~` in a path setting resolves against HOME.
+    key = [__version__, file_stamp(__file__), workspace, os.path.expanduser("~"), path, stamp]
+    # Beside the signing key, outside the workspace (the state folder may be one the
+    # settings name); named by a MAC, as a hash would need hashlib. None: no key, no cache.
+    name = cachesign.sign(f"{workspace}\0{path}".encode(), "settings file", workspace)
+    cache = os.path.join(os.path.dirname(cachesign.key_path()), "settings", str(name)[:32])
+    cached = cached and name is not None
+    hit = read_signed(cache, "settings", workspace) if cached else None
+    if hit is not None and hit["key"] == key:
+        return dict(hit["values"])
+    read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
+    values = _apply(path, *read(path), workspace)
+    if cached and stamp is not None and stamp[1] < start_ns - RACY_WINDOW_NS:
+        write_signed(cache, "settings", workspace, {"key": key, "values": values})
+    return values
+
+
 def load_settings(workspace: str, rules_dir: str | None = None, *,
                   source: str | None = None) -> Settings:
     """Settings for ``workspace``; ``rules_dir``: the ``--rules`` flag. ``source``: where
@@ -347,9 +319,8 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
     # pyproject.toml is listed even without a table: adding one must invalidate the rules cache.
     config_files = [p for p in (os.path.join(src, CONFIG_NAME),
                                 os.path.join(src, "pyproject.toml")) if os.path.isfile(p)][:1]
-    for path in config_files:
-        read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
-        values = _apply(path, *read(path), workspace)
+    for path in config_files:  # a commit's copy (`source`) is read once: not cached
+        values = _file_settings(path, workspace, cached=source is None)
 
     if rules_dir is not None:
         values["rules_dir"] = os.path.abspath(rules_dir)
@@ -388,8 +359,6 @@ def ensure_state_ignored(state_dir: str) -> None:
     if os.path.exists(marker):
         return
     try:
-        from slopjudge.fsutil import write_atomic
-
         write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
     except OSError:
         pass  # a read-only state folder: whatever writes there will say so itself

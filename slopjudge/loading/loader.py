@@ -6,11 +6,10 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 
 from __future__ import annotations
 
-import difflib
+import glob
 import os
 import re
 import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from slopjudge.loading.config import display_path
+from slopjudge.loading.config import display_path, suggest
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.loading.templates import validate_template
@@ -46,25 +45,16 @@ RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
     """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; ``.yml`` too,
-    never skipped in silence (a rule a person wrote must not be quietly out of force)."""
+    never skipped in silence (a rule a person wrote must not be quietly out of force).
+    Hidden names (editor swap files, .git) are not rules: a glob's ``*`` skips them."""
+    root = glob.escape(rules_dir)
     found: list[tuple[str, str]] = []
-    try:
-        entries = sorted(os.scandir(rules_dir), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue  # editor swap files, .git, hidden folders
-        stem, ext = os.path.splitext(entry.name)
-        if ext in RULE_EXTENSIONS and entry.is_file():
-            found.append((stem, entry.path))
-        elif entry.is_dir():
-            for name in RULE_FILE_NAMES:
-                inner = os.path.join(entry.path, name)
-                if os.path.isfile(inner):
-                    found.append((entry.name, inner))
-    found.sort()
-    return found
+    for ext in RULE_EXTENSIONS:
+        found += [(os.path.basename(p)[: -len(ext)], p)
+                  for p in glob.glob(os.path.join(root, f"*{ext}"))]
+        found += [(os.path.basename(os.path.dirname(p)), p)
+                  for p in glob.glob(os.path.join(root, "*", f"rule{ext}"))]
+    return sorted(f for f in found if os.path.isfile(f[1]))
 
 
 # ---- helpers -----------------------------------------------------------------
@@ -99,11 +89,6 @@ def parse_duration(value: object) -> float:
     if total <= 0:
         raise ValueError(f"`{text}` is zero; a timeout must be > 0")
     return total
-
-
-def _suggest(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 _NODE = object()  # no key: the node itself (a YAML key may be null)
@@ -185,17 +170,6 @@ def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
     usable = isinstance(tools, list) and all(
         isinstance(t, str) and not tool_rule_problem(t) for t in tools)
     return ([str(x) for x in on] if known else None), ([str(t) for t in tools] if usable else [])
-
-
-def _load_file(fr: _FileRule, template_dirs: list[str], watched: set[str]) -> None:
-    try:
-        data = _mapping(fr.path)
-    except YamlProblem as exc:
-        fr.err(*exc.args)
-        return
-    fr.on, fr.tools = _scope(data)
-    _schema(fr, data)
-    _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
 
 
 # -- parse --
@@ -305,13 +279,6 @@ def _check_size(data: Any) -> None:
 # -- the schema --
 
 
-def _schema(fr: _FileRule, data: Any) -> None:
-    for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
-        problem = _schema_problem(data, error)
-        if problem is not None:
-            fr.err(*problem)
-
-
 def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     """Where a schema error is and what to say; None when the meaning checks say it better."""
     path = list(error.absolute_path)
@@ -343,7 +310,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     elif v == "enum":
         options = [str(o) for o in error.validator_value]
         msg = (f"`{where}`: `{inst}` is not one of {', '.join(options)}"
-               + _suggest(str(inst), options))
+               + suggest(str(inst), options))
     elif v == "required":
         missing = [r for r in error.validator_value if r not in inst]
         name = missing[0] if missing else error.validator_value[0]
@@ -536,7 +503,7 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
             fr.err(
                 _pos(node, key, of_key=True),
                 f"unknown field `{key}`" + (f" in `{label}`" if label else "")
-                + _suggest(str(key), own),
+                + suggest(str(key), own),
             )
 
 
@@ -758,13 +725,13 @@ def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> s
     rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
     target = by_id.get(rid, [None])[0]
     if target is None:
-        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + _suggest(rid, by_id))
+        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + suggest(rid, by_id))
     elif target.check_ids is None:
         fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
     elif cid not in target.check_ids:
         owner = "this rule" if rid == fr.id else f"rule `{rid}`"
         fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
-               + _suggest(cid, target.check_ids))
+               + suggest(cid, target.check_ids))
     else:
         return f"{rid}/{cid}"
     return None
@@ -835,7 +802,15 @@ def load_rules(
     for rule_id, path in found:
         fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
         try:
-            _load_file(fr, template_dirs, watched)
+            data = _mapping(fr.path)
+            fr.on, fr.tools = _scope(data)
+            for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
+                problem = _schema_problem(data, error)
+                if problem is not None:
+                    fr.err(*problem)
+            _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
+        except YamlProblem as exc:
+            fr.err(*exc.args)
         except Exception as exc:  # one broken file must not take the others down
             fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")

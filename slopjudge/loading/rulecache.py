@@ -13,9 +13,9 @@ import os
 import time
 
 from slopjudge import __version__, cachesign
-from slopjudge.fsutil import write_atomic
-from slopjudge.jsonobject import loads
-from slopjudge.loading.config import Settings, display_path
+from slopjudge.fsutil import read_or, write_atomic
+from slopjudge.jsonobject import dumps, loads
+from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path, file_stamp
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
@@ -29,22 +29,10 @@ _CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
          "loading/templates.py", "loading/config.py", "procs.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
-# File systems stamp mtimes from a coarse clock. A file written within this
-# window before the key was taken could change again with the same size and
-# mtime, so such a result is not cached (git's "racily clean" index entries).
-RACY_WINDOW_NS = 50_000_000
 
 
 def cache_path(settings: Settings) -> str:
     return os.path.join(settings.state_dir, "cache", "rules.json")
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None  # a dangling symlink too: its appearing target must count
-    return [st.st_size, st.st_mtime_ns, st.st_mode]
 
 
 def _walk(root: str, out: dict[str, Any]) -> None:
@@ -53,7 +41,7 @@ def _walk(root: str, out: dict[str, Any]) -> None:
                                        followlinks=True):
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
         for name in names:
-            out[os.path.join(folder, name)] = _stat(os.path.join(folder, name))
+            out[os.path.join(folder, name)] = file_stamp(os.path.join(folder, name))
 
 
 def cache_key(settings: Settings) -> dict[str, Any]:
@@ -66,11 +54,11 @@ def cache_key(settings: Settings) -> dict[str, Any]:
     if settings.rubric_path:
         extra.append(settings.rubric_path)
     for path in extra:
-        files[path] = _stat(path)
+        files[path] = file_stamp(path)
     return {
         "format": CACHE_FORMAT,
         "version": __version__,
-        "code": {name: _stat(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
+        "code": {name: file_stamp(os.path.join(PACKAGE_DIR, name)) for name in _CODE},
         "workspace": settings.workspace,
         "rules_dir": settings.rules_dir,
         "template_dirs": list(settings.template_dirs),
@@ -100,30 +88,38 @@ def _decode(data: dict[str, Any]) -> LoadResult:
                       errors=errors, files=list(data["files"]), watched=list(data["watched"]))
 
 
-_MAGIC = b"slopjudge-rules-cache "
+def read_signed(path: str, domain: str, workspace: str) -> Any:
+    """The JSON slopjudge signed into ``path`` for ``domain``; None for any other file:
+    the agent can write the state folder."""
+    mac, _, body = read_or(path, b"").partition(b"\n")
+    if cachesign.verify(body, domain, mac.decode("ascii", "ignore"), workspace):
+        return loads(body)
+    return None
+
+
+def write_signed(path: str, domain: str, workspace: str, value: Any) -> None:
+    body = dumps(value, separators=(",", ":")).encode()
+    mac = cachesign.sign(body, domain, workspace)
+    if mac is None:
+        return  # no key to sign with: an unsigned cache would never be read
+    try:
+        write_atomic(path, mac.encode() + b"\n" + body)
+    except OSError:
+        pass  # a read-only state folder only costs speed: the result is still right
 
 
 def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
+    data = read_signed(path, "rules", key["workspace"])
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        head, _, body = raw.partition(b"\n")
-        # Only a file slopjudge signed counts: the agent can write the state folder.
-        if not head.startswith(_MAGIC) or not cachesign.verify(
-            body, "rules", head[len(_MAGIC):].decode("ascii"), key["workspace"]
-        ):
+        if data is None or data["key"] != key:
             return None
-        data = loads(body)
-        if data.get("key") != key:
-            return None
-        if data.get("PATH") is not None and data["PATH"] != os.environ.get("PATH", ""):
+        if data["PATH"] is not None and data["PATH"] != os.environ.get("PATH", ""):
             return None  # a rule named a command PATH finds: another PATH may find another
-        watched = data.get("watched_stats", {})
-        if any(_stat(p) != s for p, s in watched.items()):
+        if any(file_stamp(p) != s for p, s in data["watched_stats"].items()):
             return None
         return _decode(data)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # unreadable or from another format: load afresh
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # from another format: load afresh
 
 
 def _uses_path(result: LoadResult) -> bool:
@@ -139,7 +135,7 @@ def _write(
 ) -> None:
     # Paths under ``roots`` are in the key already (the walk notices new files there).
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-    watched = {p: _stat(p) for p in result.watched if not p.startswith(prefixes)}
+    watched = {p: file_stamp(p) for p in result.watched if not p.startswith(prefixes)}
     if any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS
            for s in [*key["files"].values(), *watched.values()]):
         return
@@ -152,16 +148,7 @@ def _write(
         "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
-    import json
-
-    body = json.dumps(data, separators=(",", ":")).encode("utf-8")
-    mac = cachesign.sign(body, "rules", key["workspace"])
-    if mac is None:
-        return  # no key to sign with: an unsigned cache would never be read
-    try:
-        write_atomic(path, _MAGIC + mac.encode("ascii") + b"\n" + body)
-    except OSError:
-        pass  # a read-only state folder only costs speed: the result is still right
+    write_signed(path, "rules", key["workspace"], data)
 
 
 def load_rules_cached(settings: Settings) -> LoadResult:
@@ -187,14 +174,10 @@ def load_rules_cached(settings: Settings) -> LoadResult:
 
 def enabled(result: LoadResult, settings: Settings) -> LoadResult:
     """The result with the preview rules the settings do not enable set aside, not run."""
-    wanted = settings.preview
-
-    def on(rule: Rule) -> bool:
-        return not rule.preview or wanted is True or (isinstance(wanted, list)
-                                                      and rule.id in wanted)
-
-    off = [r for r in result.rules if not on(r)]
+    wanted = settings.preview  # True, False or rule ids
+    off = [r for r in result.rules
+           if r.preview and wanted is not True and r.id not in (wanted or [])]
     if not off:
         return result
-    return LoadResult(rules=[r for r in result.rules if on(r)], errors=result.errors,
+    return LoadResult(rules=[r for r in result.rules if r not in off], errors=result.errors,
                       files=result.files, watched=result.watched, preview_off=off)

@@ -232,10 +232,8 @@ def _environment(
         keep_trailing_newline=True,
         auto_reload=True,
     )
-    env.filters.update({
-        "e": escape_data, "escape": escape_data, "raw": _raw, "dirname": _dirname,
-        "funcname": lambda value: str(value).rpartition(".")[2], "tojson": _tojson,
-    })
+    env.filters.update(e=escape_data, escape=escape_data, raw=_raw, dirname=_dirname,
+                       tojson=_tojson, funcname=lambda value: str(value).rpartition(".")[2])
     env.filters.update({name: _checked(fn) for name, fn in env.filters.items()})
     env.tests.update({name: _checked(fn) for name, fn in env.tests.items()})
     return env
@@ -377,10 +375,8 @@ def synthetic_payload(
                   description="a sample rule"),
         check_id="check-1",
     )
-    payload["event"]["argv"] = [["git", "status"]]
-    payload["event"]["raw"] = "git status"
-    payload["event"]["invocations"] = [{"bin": "git", "argv": ["git", "status"], "flags": {},
-                                        "cwd": "/workspace", "env": {}}]
+    payload["event"].update(argv=[["git", "status"]], raw="git status", invocations=[
+        {"bin": "git", "argv": ["git", "status"], "flags": {}, "cwd": "/workspace", "env": {}}])
     cite = {"quote": "use short sentences", "sourceTypes": ["user"], "line": 1,
             "path": "/tmp/synthetic-transcript.jsonl", "message": "Please use short sentences.",
             "call": "", "files": ["src/example.py"]}
