@@ -71,6 +71,7 @@ ACKNOWLEDGED = ss.Later(
     r"|pylint\s*:\s*disable\s*=\s*[\w, -]*"
     r"\b(broad-except|bare-except|broad-exception-caught|W0702|W0703)\b",
     ss.I,
+    words=("noqa", "pylint"),
 )
 
 
