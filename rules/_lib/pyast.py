@@ -21,13 +21,12 @@ if TYPE_CHECKING:
 PyCF_ONLY_AST = 1024  # _ast.PyCF_ONLY_AST
 
 
-def _load() -> Any:
-    """``from _ast import *`` into this module, once; ``_ast``."""
-    import _ast
-
+def _load() -> None:
+    """``from _ast import *`` into this module, once."""
     if "AST" not in globals():
+        import _ast
+
         globals().update((k, v) for k, v in vars(_ast).items() if not k.startswith("_"))
-    return _ast
 
 
 def parse(source: str | bytes, filename: str = "<unknown>", mode: str = "exec") -> Any:
@@ -96,7 +95,8 @@ def cleandoc(doc: str) -> str:
 
 def __getattr__(name: str) -> Any:
     """A node class (loading them all), else ``ast``'s own ``name``."""
-    if not name.startswith("__") and hasattr(_load(), name):
+    _load()
+    if name in globals():
         return globals()[name]
     import ast
 
