@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,3 +69,73 @@ def test_an_added_or_deleted_file_is_difflibs_hunk(lines: list[str], final_newli
     assert _synth_hunks(old, new)[0] == [
         ln + "\n" if ln.startswith("@@") else ln if ln.endswith("\n")
         else ln + "\n\\ No newline at end of file\n" for ln in diff]
+
+
+def _difflibs(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+    import difflib
+
+    return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("def main():\n    return 1\n", "def main():\n    return 2\n"),  # the bench's Edit
+    ("a\nb\na\nb\n", "a\nc\na\nc\n"),  # replace_all: two places, difflib
+    ("x\nx\nx\nx\n", "x\nx\ny\nx\nx\n"),  # repeated lines around an insertion
+    ("a\nb\n", "a\nb\nb\na\nb\n"),  # the kept tail occurs earlier: difflib takes that one
+    ("p\nq\nr\n", "p\nr\n"),  # a line removed
+    ("p\nr\n", "p\nq\nr\n"),  # a line added
+    ("one\ntwo\n", ""),  # new text empty
+    ("", "one\ntwo\n"),  # old text empty
+    ("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n"),  # CRLF: the \r stays in the line
+    ("a\nb\nc", "a\nb\nd"),  # no newline at the end
+    ("a\nb\nc", "a\nb\nc\n"),  # a newline added at the end
+    ("k\nm\nk\n", "k\nn\nm\nk\n"),  # a removed line shared by the added side: difflib
+    ("a\nb\nc\nd\n", "a\nc\nb\nd\n"),  # lines swapped
+    ("s\n" * 250 + "end\n", "s\n" * 250 + "END\n"),  # a line over 1% of b: difflib's junk
+    ("".join(f"{i}\n" for i in range(300)), "".join(f"{i}\n" for i in range(300) if i != 150)),
+])
+def test_an_edits_hunks_are_difflibs(old: str, new: str) -> None:
+    """An edit's hunks, made without difflib when the change is in one place, are
+    difflib's in every case, and so are its diff lines."""
+    import difflib
+
+    from slopjudge.changes.proposed import _groups, _split_keep, _synth_hunks
+
+    a, b = _split_keep(old), _split_keep(new)
+    assert _groups(a, b) == _difflibs(a, b)
+    diff = list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
+    assert _synth_hunks(old, new)[0] == [
+        ln + "\n" if ln.startswith("@@") else ln if ln.endswith("\n")
+        else ln + "\n\\ No newline at end of file\n" for ln in diff]
+
+
+def test_a_change_in_one_place_needs_no_difflib() -> None:
+    from slopjudge.changes.proposed import _one_place, _split_keep
+
+    a = _split_keep("import os\n\n\ndef main():\n    return 1\n\n\nmain()\n")
+    b = _split_keep("import os\n\n\ndef main():\n    return 2\n\n\nmain()\n")
+    assert _one_place(a, b) == _difflibs(a, b) == [[
+        ("equal", 1, 4, 1, 4), ("replace", 4, 5, 4, 5), ("equal", 5, 8, 5, 8)]]
+
+
+SPAN = st.lists(st.sampled_from(["a", "b", "c", "", "new", "z = 2"]), max_size=5)
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines=st.lists(st.sampled_from(["a", "b", "c", "", "x = 1", "  y"]), max_size=40),
+       at=st.integers(0, 40), cut=st.integers(0, 5), put=SPAN, swap=st.booleans(),
+       pad=st.integers(0, 260))
+def test_an_edit_in_one_place_has_difflibs_hunks(lines: list[str], at: int, cut: int,
+                                                  put: list[str], swap: bool,
+                                                  pad: int) -> None:
+    """A span of a file replaced, as an Edit does, on short files and on files long
+    enough for difflib's junk heuristic (``pad`` distinct lines, or a popular one)."""
+    from slopjudge.changes.proposed import _groups
+
+    base = [ln + "\n" for ln in lines]
+    base += [f"line {i}\n" if pad % 2 else "\n" for i in range(pad if pad > 200 else 0)]
+    at = min(at, len(base))
+    edited = base[:at] + [ln + "\n" for ln in put] + base[at + cut:]
+    a, b = (edited, base) if swap else (base, edited)
+    if a and b:
+        assert _groups(a, b) == _difflibs(a, b)

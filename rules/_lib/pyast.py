@@ -2,23 +2,36 @@
 enums, its unparser, ``contextlib``) costs a Write's hook, where every pack script runs
 in one process, about 5 ms, more than most scripts' whole work (and a docstring's
 cleaning loads ``inspect``, more still). The node classes are ``_ast``'s, as ``ast`` has
-them; the functions below are ``ast``'s and ``inspect.cleandoc``, line for line; anything
-else (``dump``, ``get_source_segment``) is ``ast``'s own, imported on first use."""
+them, loaded by the first parse or the first use of one (a node comes from either, so the
+functions below find them): ``_ast`` builds all its classes on import, 0.7 ms, which a
+change no script parses (most Edits) does without. The functions below are ``ast``'s and
+``inspect.cleandoc``, line for line; anything else (``dump``, ``get_source_segment``) is
+``ast``'s own, imported on first use."""
 
 from __future__ import annotations
 
 import sys
-from _ast import *  # noqa: F403 - the node classes, as ast re-exports them
-from _ast import AST, AsyncFunctionDef, ClassDef, Constant, Expr, FunctionDef, Module, PyCF_ONLY_AST
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from _ast import AST, AsyncFunctionDef, ClassDef, Constant, Expr, FunctionDef, Module
     from collections.abc import Iterator
     from typing import Any
+
+PyCF_ONLY_AST = 1024  # _ast.PyCF_ONLY_AST
+
+
+def _load() -> None:
+    """``from _ast import *`` into this module, once."""
+    if "AST" not in globals():
+        import _ast
+
+        globals().update((k, v) for k, v in vars(_ast).items() if not k.startswith("_"))
 
 
 def parse(source: str | bytes, filename: str = "<unknown>", mode: str = "exec") -> Any:
     """``ast.parse(source, filename, mode)``."""
+    _load()
     return compile(source, filename, mode, PyCF_ONLY_AST, _feature_version=-1)
 
 
@@ -81,6 +94,10 @@ def cleandoc(doc: str) -> str:
 
 
 def __getattr__(name: str) -> Any:
+    """A node class (loading them all), else ``ast``'s own ``name``."""
+    _load()
+    if name in globals():
+        return globals()[name]
     import ast
 
     return getattr(ast, name)

@@ -28,11 +28,6 @@ DIRECTIVE = ss.Later(
 EXAMPLE_LEAD = ss.Later(
     r"\b(example|usage|e\.g\.|for instance|like so|such as|i\.e\.)|:\s*$|>>>", ss.I
 )
-PY_SIMPLE = (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert, ast.Global)
-PY_CONTROL = (
-    ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
-    ast.AsyncFunctionDef,
-)
 
 
 # English, not a call: a plural marker ("Second(s)", "match(es)").
@@ -70,7 +65,9 @@ def _py_codey(text: str) -> bool:
         return True
     if isinstance(s, ast.Return):
         return s.value is not None
-    return isinstance(s, PY_SIMPLE) or isinstance(s, PY_CONTROL)
+    return isinstance(s, (ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Assert,
+                          ast.Global, ast.If, ast.For, ast.While, ast.With, ast.Try,
+                          ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
 
 
 C_STATEMENT = ss.Later(

@@ -71,6 +71,7 @@ ACKNOWLEDGED = ss.Later(
     r"|pylint\s*:\s*disable\s*=\s*[\w, -]*"
     r"\b(broad-except|bare-except|broad-exception-caught|W0702|W0703)\b",
     ss.I,
+    words=("noqa", "pylint"),
 )
 
 
@@ -162,9 +163,10 @@ def _nothing(code: str, strings: list[str]) -> bool:
     return bool(m) and ("\"" not in code and "'" not in code or all(not x for x in strings))
 
 
-# A handler needs `except`, a suppression `with` or `suppress(`: a Python file with
-# none of them has nothing to report and is not parsed.
-PY_ANY = ("except", "with", "suppress")
+# A handler needs `except`, a suppression `suppress(` (the `with` is not enough: "with"
+# is a common word in docstrings): a Python file with neither has nothing to report and
+# is not parsed.
+PY_ANY = ("except", "suppress")
 SUPPRESS_ALL = ss.Later(r"\bsuppress\(\s*(\w+\.)?(Base)?Exception\s*\)")
 
 

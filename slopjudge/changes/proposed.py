@@ -77,13 +77,56 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
 
 def _groups(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
     """difflib's hunks (``get_grouped_opcodes(3)``, which ``unified_diff`` writes). An added
-    or deleted file's one hunk is made here: difflib's import costs a new file's Write more
-    than its diff does."""
-    if a and b:
-        import difflib
+    or deleted file's one hunk, and most edits' (``_one_place``), are made here: difflib's
+    import, and `re` with it, costs a file tool's hook more than its diff does."""
+    if not (a and b):
+        return [[("insert" if b else "delete", 0, len(a), 0, len(b))]] if a or b else []
+    found = _one_place(a, b)
+    if found is not None:
+        return found
+    import difflib
 
-        return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
-    return [[("insert" if b else "delete", 0, len(a), 0, len(b))]] if a or b else []
+    return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
+
+
+def _one_place(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, int]]] | None:
+    """The hunks of a change in one place (the lines both sides start and end with are
+    kept, those between removed and added) when that is difflib's answer, else None.
+
+    It is when no line between occurs on the other side at all (difflib matches the
+    longest common run first, and any run then lies in the kept lines), no line of ``b``
+    is one difflib skips as too common, and, for lines only added or only removed, the
+    kept tail occurs nowhere earlier on the side without them (difflib takes the first)."""
+    na, nb = len(a), len(b)
+    if nb >= 200:  # difflib's autojunk: a line in over 1% of ``b`` starts no match
+        counts: dict[str, int] = {}
+        for line in b:
+            counts[line] = counts.get(line, 0) + 1
+        if max(counts.values()) > nb // 100 + 1:
+            return None
+    short = min(na, nb)
+    p = 0
+    while p < short and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < short - p and a[na - 1 - s] == b[nb - 1 - s]:
+        s += 1
+    gone, come = a[p : na - s], b[p : nb - s]
+    if not gone and not come:
+        return []
+    if not set(gone).isdisjoint(b) or not set(come).isdisjoint(a):
+        return None
+    if s > p and not (gone and come):
+        side = b if gone else a
+        tail = side[len(side) - s :]
+        if any(side[j : j + s] == tail for j in range(len(side) - s) if side[j] == tail[0]):
+            return None
+    group = [("equal", max(0, p - 3), p, max(0, p - 3), p)] if p else []
+    group.append(("replace" if gone and come else "delete" if gone else "insert",
+                  p, na - s, p, nb - s))
+    if s:
+        group.append(("equal", na - s, na - s + min(s, 3), nb - s, nb - s + min(s, 3)))
+    return [group]
 
 
 def _range(start: int, stop: int) -> str:
