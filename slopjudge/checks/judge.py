@@ -128,7 +128,7 @@ def _from_verdict(ctx: CheckContext, unit: Part, verdict: dict[str, Any], hit: b
 
 def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgment:
     """``call()`` (one model call) as the budget and the machine's judge slots allow it."""
-    from slopjudge.judging.slots import Slot
+    from slopjudge.judging.slots import slot
 
     budget, session, timeout = ctx.options.budget, ctx.event.session_id, ctx.check.timeout
     # The budget's word: why the call must not be made (a str), else what it holds.
@@ -136,7 +136,7 @@ def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgm
     if isinstance(held, str):
         return _Judgment("error", held)
     try:
-        with Slot(ctx.options.judge_slots, timeout):
+        with slot(ctx.options.judge_slots, timeout):
             judgment = call()
     except (TimeoutError, OSError) as exc:
         judgment = _Judgment("error", f"the judge was not asked: {exc}")
