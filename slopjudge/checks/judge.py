@@ -26,12 +26,7 @@ from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner import client
-from slopjudge.judging.verdict import (
-    VERDICT_INSTRUCTION_VERSION,
-    judged,
-    reject_constant,
-    verdict_instruction,
-)
+from slopjudge.judging.verdict import judged, reject_constant, verdict_instruction
 from slopjudge.model import CheckResult, Finding
 
 if TYPE_CHECKING:
@@ -301,12 +296,8 @@ def _asker(ctx: CheckContext, fingerprint: str | None
         prepared = unit.fingerprint or fingerprint
         key = cache_key(
             unit.prompt + ("" if prepared is None else f"\n\x00prepare-fingerprint:{prepared}"),
-            instruction_version=VERDICT_INSTRUCTION_VERSION,
-            model=check.model,
-            allowed_tools=check.allowed_tools,
-            disallowed_tools=check.disallowed_tools,
-            runner_identity=identity,
-        )
+            model=check.model, allowed_tools=check.allowed_tools,
+            disallowed_tools=check.disallowed_tools, runner_identity=identity)
         cached = cache.get(key)
         if cached is not None:
             return _from_verdict(ctx, unit, cached, True)

@@ -174,11 +174,6 @@ def judged(verdict: dict[str, Any], min_confidence: float | None) -> tuple[RunOu
     return "pass", reasoning or "the judge passed", False
 
 
-def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:
-    """True only for a verdict whose ``pass`` is the boolean true and whose confidence suffices."""
-    return isinstance(verdict, dict) and judged(verdict, min_confidence)[0] == "pass"
-
-
 def confidence_problem(verdict: dict[str, Any], min_confidence: float | None) -> str | None:
     """Why a passing verdict still refuses on confidence, or None when it does not."""
     if min_confidence is None or verdict.get("pass") is not True:
