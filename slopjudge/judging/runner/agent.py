@@ -172,11 +172,9 @@ def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
     for root in (env.get("TMPDIR"), cache, "/tmp"):
         if not root or any(_inside(root, ro) for ro in readonly):
             continue
-        try:
+        with contextlib.suppress(OSError):
             os.makedirs(root, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(root, os.W_OK):
+        if os.path.isdir(root) and os.access(root, os.W_OK):
             return root
     raise UsageError("no writable place for the answer file outside the read-only dirs")
 
