@@ -255,7 +255,12 @@ def _run(ctx: CheckContext) -> CheckResult:
         return result
 
     result.runner, ask = _asker(ctx, prep.get("fingerprint"))
-    judgments = _map(opts.judge_slots, ask, units)
+    if len(units) == 1:
+        judgments = [ask(units[0])]
+    else:  # judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs
+        workers = min(len(units), max(1, opts.judge_slots))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
+            judgments = list(pool.map(ask, units))
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
     _count_usage(result, judgments)
@@ -409,15 +414,6 @@ def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
     if result.usage:
         result.tokens = total_tokens(result.usage)
         result.cost = result.usage.get("cost_usd")
-
-
-def _map(slots: int, fn: Callable[[Part], _Judgment], units: list[Part]) -> list[_Judgment]:
-    if len(units) == 1:
-        return [fn(units[0])]
-    # Judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs.
-    workers = min(len(units), max(1, slots))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
-        return list(pool.map(fn, units))
 
 
 def run_judge(ctx: CheckContext) -> CheckResult:

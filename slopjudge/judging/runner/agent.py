@@ -144,16 +144,12 @@ def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     ns.disallowed_tools = [r for s in ns.disallowed_tools for r in split_rules(s)]
     ns.writable_dirs, ns.readonly_dirs = _check_dirs(ns.writable_dirs, ns.readonly_dirs)
     if ns.verify is not None:
-        ns.verify = _find_verifier(ns.verify, env)
+        found = shutil.which(ns.verify, path=env.get("PATH"))  # with a "/": that file only
+        if not found:
+            raise UsageError(f"--verify {ns.verify}: " + (
+                "not an executable file" if os.sep in ns.verify else "not found on PATH"))
+        ns.verify = os.path.abspath(found)
     return ns
-
-
-def _find_verifier(verify: str, env: dict[str, str]) -> str:
-    found = shutil.which(verify, path=env.get("PATH"))  # with a "/": that file only
-    if not found:
-        raise UsageError(f"--verify {verify}: " + (
-            "not an executable file" if os.sep in verify else "not found on PATH"))
-    return os.path.abspath(found)
 
 
 # -- the answer folder ---------------------------------------------------------
