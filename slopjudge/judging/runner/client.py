@@ -13,10 +13,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from slopjudge import procs
+from slopjudge import procs, usage
 from slopjudge.judging.verdict import judged, parse_verdict, warm_validator
-from slopjudge.usage import add as add_usage
-from slopjudge.usage import parse_usage_line
 
 # Harness-failure causes a retry can fix; the others never change on a retry.
 RETRYABLE_CAUSES = frozenset({"usage limit", "other"})
@@ -165,13 +163,13 @@ def call_runner(
     warm_validator()
     env = {**runner_env(launched_by, min_confidence), **(extra_env or {})}
     data = prompt.encode("utf-8")
-    usage: dict[str, Any] | None = None
+    spent: dict[str, Any] | None = None
 
     def attempt() -> RunnerOutcome:
-        nonlocal usage
+        nonlocal spent
         result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
                            max_output=OUTPUT_LIMIT + 1, registry=registry)
-        usage = add_usage(usage, parse_usage_line(result.stderr.decode("utf-8", "replace")))
+        spent = usage.add(spent, usage.parse_usage_line(result.stderr.decode("utf-8", "replace")))
         return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
 
     retrying = tenacity.Retrying(
@@ -182,7 +180,7 @@ def call_runner(
         retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
     )
     outcome: RunnerOutcome = retrying(attempt)
-    outcome.attempts, outcome.usage = int(retrying.statistics["attempt_number"]), usage
+    outcome.attempts, outcome.usage = int(retrying.statistics["attempt_number"]), spent
     if outcome.attempts > 1 and outcome.verdict is None:
         outcome.reason += f" (after {outcome.attempts} attempts)"
     return outcome
