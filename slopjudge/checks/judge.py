@@ -246,7 +246,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         # Never a silent truncation, and never a prompt the model cannot take.
         result.outcome, result.reason = "error", "; ".join(problems)
         return result
-    result.prompt = units[0].prompt if len(units) == 1 else "\n\n".join(u.prompt for u in units)
+    result.prompt = "\n\n".join(u.prompt for u in units)
     result.prompt_sha256 = hashlib.sha256(result.prompt.encode("utf-8")).hexdigest()
 
     if opts.dry_run:
