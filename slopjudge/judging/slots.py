@@ -28,10 +28,8 @@ def folder() -> str:
 def _private(path: str) -> None:
     """Make ``path`` (and its parent) if needed; OSError unless it is ours alone."""
     for p in (os.path.dirname(path), path):
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(p, 0o700)
-        except FileExistsError:
-            pass
         st = os.lstat(p)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
             raise OSError(f"{p} is not a private folder of this user")
