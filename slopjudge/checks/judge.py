@@ -362,9 +362,8 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
     def inside(path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in pack)
 
-    asked = any(inside(p.removeprefix("./").lstrip("/")) for p in ctx.rule.paths)
-    if not pack or not files or asked:
-        return payload
+    if any(inside(p.removeprefix("./").lstrip("/")) for p in ctx.rule.paths):
+        return payload  # the rule asks for them
     kept = [f for f in files if not inside(str(f.get("path")))]
     if len(kept) == len(files):
         return payload
