@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.judging.slots import Slot, folder
+from slopjudge.judging.slots import folder, slot
 from slopjudge.loading.config import ConfigError, load_settings
 
 # Logs "+" when a call starts and "-" when it ends, one line each, appended.
@@ -95,18 +95,18 @@ def test_the_cap_holds_across_slopjudge_processes(tmp_path: Path) -> None:
 
 def test_a_slot_held_by_a_dead_process_is_free_again(tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom slopjudge.judging.slots import Slot\n"
-         "with Slot(1, 10):\n    print('held', flush=True)\n    time.sleep(120)\n"],
+        [sys.executable, "-c", "import sys, time\nfrom slopjudge.judging.slots import slot\n"
+         "with slot(1, 10):\n    print('held', flush=True)\n    time.sleep(120)\n"],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(TimeoutError, match="no judge slot of 1 came free"):
-            with Slot(1, 0.2):
+            with slot(1, 0.2):
                 pass
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
-        with Slot(1, 10) as slot:  # the kernel let go of the dead process's lock
-            assert slot.fd >= 0
+        with slot(1, 10) as fd:  # the kernel let go of the dead process's lock
+            assert fd >= 0
     finally:
         holder.kill()
         holder.wait()
@@ -124,7 +124,7 @@ def test_calls_of_one_process_wait_for_its_own_slots() -> None:
     most = [0]
 
     def call(n: int) -> None:
-        with Slot(2, 60):
+        with slot(2, 60):
             with lock:
                 holding.append(n)
                 most[0] = max(most[0], len(holding))
@@ -139,12 +139,12 @@ def test_calls_of_one_process_wait_for_its_own_slots() -> None:
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads) and holding == []
     assert 1 <= most[0] <= 2
-    with Slot(1, 10):
+    with slot(1, 10):
         errors: list[BaseException] = []
 
         def late() -> None:
             try:
-                with Slot(1, 0.1):
+                with slot(1, 0.1):
                     pass
             except TimeoutError as exc:
                 errors.append(exc)
@@ -153,8 +153,8 @@ def test_calls_of_one_process_wait_for_its_own_slots() -> None:
         waiter.start()
         waiter.join(timeout=60)
         assert [str(e).split(" came")[0] for e in errors] == ["no judge slot of 1"]
-    with Slot(1, 10) as slot:  # the one that timed out took nothing
-        assert slot.fd >= 0
+    with slot(1, 10) as fd:  # the one that timed out took nothing
+        assert fd >= 0
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -123,7 +123,7 @@ def test_reading_outcomes() -> None:
     assert (
         not low.passed
         and low.verdict is not None
-        and low.reason == "confidence 0.5 below min_confidence 0.6"
+        and low.reason == "confidence 0.5 below min_confidence 0.6: hm"
     )
     last = read(_proc(2, err='JUDGE-REASON-JSON: "first"\nnoise\nJUDGE-REASON-JSON: "second"\n'))
     assert (last.passed, last.reason, last.verdict) == (

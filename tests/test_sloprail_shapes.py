@@ -33,8 +33,15 @@ args = sys.argv[1:]
 verify = args[args.index("--verify") + 1]
 prompt = sys.stdin.read()
 log = os.environ["SCRIPTED_LOG"]
-with open(os.path.join(log, "%03d.txt" % len(os.listdir(log))), "w") as fh:
-    fh.write(prompt)
+n = len(os.listdir(log))
+while True:  # judges of one check run at once: each takes the next free number
+    try:
+        fd = os.open(os.path.join(log, "%03d.txt" % n), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        break
+    except FileExistsError:
+        n += 1
+os.write(fd, prompt.encode())
+os.close(fd)
 verdict = {"pass": False, "reasoning": "no scripted answer for this prompt"}
 for needle, ok, why in json.load(open(os.environ["SCRIPTED_ANSWERS"])):
     if needle in prompt:

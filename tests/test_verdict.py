@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -13,12 +14,17 @@ from hypothesis import strategies as st
 from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
     confidence_problem,
+    judged,
     parse_verdict,
-    reads_as_pass,
     verdict_instruction,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:
+    """Whether a judge check passes on this answer: a verdict that ``judged`` passes."""
+    return verdict is not None and judged(verdict, min_confidence)[0] == "pass"
 
 
 def test_schema_file_is_a_valid_schema() -> None:

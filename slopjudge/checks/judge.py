@@ -9,6 +9,7 @@ is an ``error`` (both block, SPEC §4).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,33 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
-from slopjudge.checks.script import (
-    check_env,
-    join_diffs,
-    last_line,
-    payload_bytes,
-    per_file,
-    run_check_command,
-    with_files,
-)
+from slopjudge.checks import script
 from slopjudge.checks.split import Part
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
-from slopjudge.judging.runner.client import (
-    OUTPUT_LIMIT,
-    build_argv,
-    call_runner,
-    read_outcome,
-    resolve_runner,
-    runner_env,
-)
-from slopjudge.judging.verdict import (
-    VERDICT_INSTRUCTION_VERSION,
-    confidence_problem,
-    reject_constant,
-    verdict_instruction,
-)
+from slopjudge.judging.runner import client
+from slopjudge.judging.verdict import judged, reject_constant, verdict_instruction
 from slopjudge.model import CheckResult, Finding
 
 if TYPE_CHECKING:
@@ -68,24 +49,20 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> dict[s
     if not command:
         return {}
     if unit is None:
-        payload = payload_bytes(ctx, ensure_ascii=False)
+        payload = script.payload_bytes(ctx, ensure_ascii=False)
     else:
         payload = dumps(unit, ensure_ascii=False).encode("utf-8")
     timeout = ctx.check.timeout
-    result = run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
-                               env=check_env(ctx), registry=ctx.processes)
+    result = script.run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
+                                      env=script.check_env(ctx), registry=ctx.processes)
     if result.start_error is not None:
         return f"prepare could not start: {result.start_error}"
     if result.timed_out:
         return f"prepare timed out after {timeout:g} s"
     if result.returncode != 0:
-        code = result.returncode
-        status = (
-            f"was killed by signal {-code}"
-            if code is not None and code < 0
-            else f"exited with status {code}"
-        )
-        detail = last_line(result.stderr) or last_line(result.stdout)
+        sig = result.signal
+        status = f"was killed by signal {sig}" if sig else f"exited with status {result.returncode}"
+        detail = script.last_line(result.stderr) or script.last_line(result.stdout)
         return f"prepare {status}" + (f": {detail}" if detail else "")
     try:
         text = result.stdout.decode("utf-8")
@@ -126,80 +103,64 @@ def _units(ctx: CheckContext, base: dict[str, Any]) -> list[Part]:
         units = []
         for subject in ctx.subjects:
             mine = [f for f in files if f.get("path") in subject["files"]]
-            payload = dict(with_files(base, mine), subject=dict(subject, context={}))
+            payload = dict(script.with_files(base, mine), subject=dict(subject, context={}))
             units.append(Part(str(subject["id"]), payload,
                               fingerprint=subject.get("fingerprint") or None))
         return units
     if ctx.check.each != "file" or not files:
         return [Part(None, base)]
-    return [Part(str(p["changeset"]["files"][0].get("path")), p) for p in per_file(base)]
+    return [Part(str(p["changeset"]["files"][0].get("path")), p) for p in script.per_file(base)]
 
 
-def _path(unit: Part) -> str | None:
-    """The file a finding without a path belongs to: the unit's, when it holds one file."""
-    return unit.files[0] if len(unit.files) == 1 else None
-
-
-def _from_verdict(
-    verdict: dict[str, Any], min_conf: float | None, label: str | None, hit: bool
-) -> _Judgment:
-    reasoning = str(verdict.get("reasoning") or "").strip()
-    found = [Finding(path=item.get("path") or label, line=item.get("line"),
-                     message=item.get("message", ""))
-             for item in verdict.get("findings") or []]
-    if verdict.get("pass") is not True:
-        return _Judgment("refuse", reasoning or "the judge refused without a reason", verdict,
-                         hit, findings=found)
-    low = confidence_problem(verdict, min_conf)  # a pass whose confidence falls short
-    if low is not None:
-        return _Judgment("refuse", low + (f": {reasoning}" if reasoning else ""), verdict, hit,
-                         True, found)
-    return _Judgment("pass", reasoning or "the judge passed", verdict, hit, findings=found)
+def _from_verdict(ctx: CheckContext, unit: Part, verdict: dict[str, Any], hit: bool) -> _Judgment:
+    # A finding without a path belongs to the unit's file, when it holds one.
+    label = unit.files[0] if len(unit.files) == 1 else None
+    found = [Finding(path=i.get("path") or label, line=i.get("line"), message=i.get("message", ""))
+             for i in verdict.get("findings") or []]
+    outcome, reason, uncertain = judged(verdict, ctx.check.min_confidence)
+    return _Judgment(outcome, reason, verdict, hit, uncertain, found)
 
 
 def _ask(ctx: CheckContext, unit: Part, call: Callable[[], _Judgment]) -> _Judgment:
     """``call()`` (one model call) as the budget and the machine's judge slots allow it."""
-    from slopjudge.judging.slots import Slot
+    from slopjudge.judging.slots import slot
 
-    budget = ctx.options.budget
+    budget, session, timeout = ctx.options.budget, ctx.event.session_id, ctx.check.timeout
     # The budget's word: why the call must not be made (a str), else what it holds.
-    held = None if budget is None else budget.acquire(ctx.event.session_id, unit.tokens,
-                                                      wait_s=ctx.check.timeout)
+    held = None if budget is None else budget.acquire(session, unit.tokens, wait_s=timeout)
     if isinstance(held, str):
         return _Judgment("error", held)
     try:
-        with Slot(ctx.options.judge_slots, ctx.check.timeout):
+        with slot(ctx.options.judge_slots, timeout):
             judgment = call()
     except (TimeoutError, OSError) as exc:
         judgment = _Judgment("error", f"the judge was not asked: {exc}")
     finally:
         if held is not None:
-            budget.settle(ctx.event.session_id, held, unit.usage)
+            budget.settle(session, held, unit.usage)
     judgment.usage, judgment.called = unit.usage, True
     return judgment
 
 
-def _run_mock(ctx: CheckContext, unit: Part, script: str) -> _Judgment:
+def _run_mock(ctx: CheckContext, unit: Part, mock: str) -> _Judgment:
     """The mock is read as a runner is (start, timeout, output limit, verdict)."""
-    rendered = unit.prompt.removesuffix(_instruction(ctx))
-    data = (rendered.rstrip("\n") + "\n\n"
-            + json.dumps(unit.payload, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     check = ctx.check
+    prompt = unit.prompt.removesuffix(_instruction(ctx)).rstrip("\n")
+    payload = json.dumps(unit.payload, ensure_ascii=False, default=str)
     res = procs.run(
-        procs.script_argv(script), input=data, timeout=check.timeout, cwd=ctx.rule.dir,
-        env=runner_env(check.full_id, check.min_confidence), max_output=OUTPUT_LIMIT + 1,
-        registry=ctx.processes,
+        procs.script_argv(mock), input=f"{prompt}\n\n{payload}\n".encode(), timeout=check.timeout,
+        cwd=ctx.rule.dir, env=client.runner_env(check.full_id, check.min_confidence),
+        max_output=client.OUTPUT_LIMIT + 1, registry=ctx.processes,
     )
-    outcome = read_outcome(res, timeout=check.timeout, min_confidence=check.min_confidence)
+    outcome = client.read_outcome(res, timeout=check.timeout, min_confidence=check.min_confidence)
     if outcome.verdict is None or res.returncode != 0:  # a mock's exit is never a refusal
-        return _Judgment("error", f"judge mock {script}: {outcome.reason}")
-    return _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
+        return _Judgment("error", f"judge mock {mock}: {outcome.reason}")
+    return _from_verdict(ctx, unit, outcome.verdict, False)
 
 
-def _call_real(ctx: CheckContext, unit: Part, argv: list[str], cache: VerdictCache | None,
-               key: str | None) -> _Judgment:
+def _call_runner(ctx: CheckContext, unit: Part, argv: list[str]) -> _Judgment:
     check, opts = ctx.check, ctx.options
-    outcome = call_runner(
+    outcome = client.call_runner(
         argv,
         unit.prompt,
         cwd=ctx.rule.dir,
@@ -217,12 +178,7 @@ def _call_real(ctx: CheckContext, unit: Part, argv: list[str], cache: VerdictCac
     if outcome.verdict is None:
         # No verdict: slopjudge could not decide, which is not a finding in the change.
         return _Judgment("error", outcome.reason)
-    if cache is not None and key is not None:
-        try:
-            cache.put(key, outcome.verdict)
-        except (OSError, ValueError):
-            pass  # a cache that cannot be written only costs a later call
-    return _from_verdict(outcome.verdict, check.min_confidence, _path(unit), False)
+    return _from_verdict(ctx, unit, outcome.verdict, False)
 
 
 def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
@@ -258,19 +214,18 @@ def _combine(units: list[Part], judgments: list[_Judgment]
 
 
 def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
-    return CheckResult(
-        id=ctx.check.full_id, rule=ctx.rule.id, check=ctx.check.id, kind="judge",
-        outcome=outcome, reason=reason, model=ctx.check.model,
-    )
+    check = ctx.check
+    return CheckResult(check.full_id, ctx.rule.id, check.id, "judge", outcome, reason,
+                       model=check.model)
 
 
 def _run(ctx: CheckContext) -> CheckResult:
     check, opts = ctx.check, ctx.options
-    judged = _without_pack(ctx, ctx.payload)
-    if judged is None:
+    payload = _without_pack(ctx, ctx.payload)
+    if payload is None:
         return _result(ctx, "not_applicable", "only the rule pack's own files changed: judges "
                        "are not sent them (commit the pack; a rule's paths can ask for them)")
-    prepared = _prepared_units(ctx, judged)
+    prepared = _prepared_units(ctx, payload)
     if isinstance(prepared, CheckResult):
         return prepared
     units, prep = prepared
@@ -289,10 +244,9 @@ def _run(ctx: CheckContext) -> CheckResult:
     result.prompt_tokens = max((u.tokens for u in units), default=0)
     if problems:
         # Never a silent truncation, and never a prompt the model cannot take.
-        result.outcome = "error"
-        result.reason = "; ".join(problems)
+        result.outcome, result.reason = "error", "; ".join(problems)
         return result
-    result.prompt = units[0].prompt if len(units) == 1 else "\n\n".join(u.prompt for u in units)
+    result.prompt = "\n\n".join(u.prompt for u in units)
     result.prompt_sha256 = hashlib.sha256(result.prompt.encode("utf-8")).hexdigest()
 
     if opts.dry_run:
@@ -301,12 +255,17 @@ def _run(ctx: CheckContext) -> CheckResult:
         return result
 
     result.runner, ask = _asker(ctx, prep.get("fingerprint"))
-    judgments = _map(opts.judge_slots, ask, units)
+    if len(units) == 1:
+        judgments = [ask(units[0])]
+    else:  # judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs
+        workers = min(len(units), max(1, opts.judge_slots))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
+            judgments = list(pool.map(ask, units))
     result.outcome, result.reason, result.findings = _combine(units, judgments)
     result.cache_hit = all(j.cache_hit for j in judgments)
     _count_usage(result, judgments)
-    confs = [j.verdict["confidence"] for j in judgments
-             if j.verdict is not None and isinstance(j.verdict.get("confidence"), (int, float))]
+    confs = [c for j in judgments
+             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
     result.confidence = min(confs) if confs else None
     # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
     result.uncertain = result.outcome == "refuse" and all(
@@ -320,40 +279,38 @@ def _asker(ctx: CheckContext, fingerprint: str | None
     """Who answers (a mock, or the runner's command line) and how one unit is asked."""
     check, opts = ctx.check, ctx.options
     if opts.judge_mocks is not None:
-        script = opts.judge_mocks.get(check.full_id)
-        if not script:
-            return "mock", lambda u: _Judgment(
-                "error", f"no judge mock for {check.full_id} while SLOPJUDGE_JUDGE_MOCKS is set")
-        return f"mock:{script}", lambda u: _ask(ctx, u, lambda: _run_mock(ctx, u, script))
+        mock = opts.judge_mocks.get(check.full_id)
+        if not mock:
+            why = f"no judge mock for {check.full_id} while SLOPJUDGE_JUDGE_MOCKS is set"
+            return "mock", lambda u: _Judgment("error", why)
+        return f"mock:{mock}", lambda u: _ask(ctx, u, lambda: _run_mock(ctx, u, mock))
     from slopjudge.judging.verifier import verifier_path
 
-    runner = resolve_runner(opts.runner)
-    argv = build_argv(
+    runner = client.resolve_runner(opts.runner)
+    argv = client.build_argv(
         runner, model=check.model, verifier=verifier_path(),
         allowed_tools=check.allowed_tools, disallowed_tools=check.disallowed_tools,
         readonly_dir=ctx.workspace,
     )
     identity = " ".join(runner)
-    cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
-             if opts.cache_dir and not opts.no_cache else None)
+    if not opts.cache_dir or opts.no_cache:
+        return identity, lambda u: _ask(ctx, u, lambda: _call_runner(ctx, u, argv))
+    cache = VerdictCache(opts.cache_dir, workspace=ctx.workspace)
 
     def ask(unit: Part) -> _Judgment:
-        key = None
-        if cache is not None:
-            prepared = unit.fingerprint or fingerprint
-            key = cache_key(
-                unit.prompt + ("" if prepared is None else
-                               f"\n\x00prepare-fingerprint:{prepared}"),
-                instruction_version=VERDICT_INSTRUCTION_VERSION,
-                model=check.model,
-                allowed_tools=check.allowed_tools,
-                disallowed_tools=check.disallowed_tools,
-                runner_identity=identity,
-            )
-            cached = cache.get(key)
-            if cached is not None:
-                return _from_verdict(cached, check.min_confidence, _path(unit), True)
-        return _ask(ctx, unit, lambda: _call_real(ctx, unit, argv, cache, key))
+        prepared = unit.fingerprint or fingerprint
+        key = cache_key(
+            unit.prompt + ("" if prepared is None else f"\n\x00prepare-fingerprint:{prepared}"),
+            model=check.model, allowed_tools=check.allowed_tools,
+            disallowed_tools=check.disallowed_tools, runner_identity=identity)
+        cached = cache.get(key)
+        if cached is not None:
+            return _from_verdict(ctx, unit, cached, True)
+        judgment = _ask(ctx, unit, lambda: _call_runner(ctx, unit, argv))
+        if judgment.verdict is not None:
+            with contextlib.suppress(OSError, ValueError):  # an unwritten entry costs a call
+                cache.put(key, judgment.verdict)
+        return judgment
 
     return identity, ask
 
@@ -405,9 +362,8 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
     def inside(path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in pack)
 
-    asked = any(inside(p.removeprefix("./").lstrip("/")) for p in ctx.rule.paths)
-    if not pack or not files or asked:
-        return payload
+    if any(inside(p.removeprefix("./").lstrip("/")) for p in ctx.rule.paths):
+        return payload  # the rule asks for them
     kept = [f for f in files if not inside(str(f.get("path")))]
     if len(kept) == len(files):
         return payload
@@ -415,7 +371,7 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
         return None
     moved = [{"path": f["path"], "status": f["status"]} for f in files
              if inside(str(f.get("path")))]
-    return dict(payload, change=join_diffs(kept),
+    return dict(payload, change=script.join_diffs(kept),
                 changeset=dict(cs, files=kept, others=[*(cs.get("others") or []), *moved]))
 
 
@@ -451,21 +407,12 @@ def _fit_units(ctx: CheckContext, units: list[Part], template: str
 def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
     from slopjudge.usage import total, total_tokens
 
-    result.judge_calls = sum(1 for j in judgments if j.called)
-    result.cached_calls = sum(1 for j in judgments if j.cache_hit)
-    result.usage = total(j.usage for j in judgments if j.called)
+    called = [j for j in judgments if j.called]
+    result.judge_calls, result.cached_calls = len(called), sum(j.cache_hit for j in judgments)
+    result.usage = total(j.usage for j in called)
     if result.usage:
         result.tokens = total_tokens(result.usage)
         result.cost = result.usage.get("cost_usd")
-
-
-def _map(slots: int, fn: Callable[[Part], _Judgment], units: list[Part]) -> list[_Judgment]:
-    if len(units) == 1:
-        return [fn(units[0])]
-    # Judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs.
-    workers = min(len(units), max(1, slots))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
-        return list(pool.map(fn, units))
 
 
 def run_judge(ctx: CheckContext) -> CheckResult:

@@ -5,22 +5,23 @@ settle after, so parallel calls cannot pass a limit together (docs/runner-and-bu
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import json
 import math
 import os
 import threading
 import time
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.config import Limits
-from slopjudge.model import asdict, record
 from slopjudge.sessions import session_key, state_dir
 from slopjudge.usage import total_tokens
 
 
-@record
+@dataclass
 class Spend:
     judge_calls: int = 0
     tokens: int = 0
@@ -31,7 +32,7 @@ class Spend:
         return Spend(self.judge_calls + calls, int(self.tokens + tokens), self.cost_usd + cost)
 
 
-@record
+@dataclass
 class Rates:
     """What one estimated prompt token of a call has been counted at, at most: its
     tokens (input, output and cache, as the runner reported them) and its cost."""
@@ -45,26 +46,8 @@ class Rates:
         self.cost_usd = max(self.cost_usd, cost / size)
 
 
-def _over(prefix: str, where: str, limits: Limits, spent: Spend, tokens: int,
-          cost: float) -> str | None:
-    """Why a call estimated at ``tokens`` and ``cost`` must not start, given ``spent``
-    (what is counted and held already); None when it fits every limit."""
-    calls = getattr(limits, f"{prefix}max_judge_calls")
-    max_tokens = getattr(limits, f"{prefix}max_tokens")
-    max_cost = getattr(limits, f"{prefix}max_cost_usd")
-    if calls is not None and spent.judge_calls >= calls:
-        return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent.judge_calls} of "
-                f"{calls} judge calls made {where}; this check was not judged")
-    if max_tokens is not None and spent.tokens + tokens > max_tokens:
-        return (f"budget {prefix}max_tokens ({max_tokens:,}) would be exceeded: "
-                f"{spent.tokens:,} tokens spent or held {where}, and this call is estimated "
-                f"at {tokens:,} more; this check was not judged")
-    if max_cost is not None and (spent.cost_usd >= max_cost
-                                 or spent.cost_usd + cost > max_cost):
-        return (f"budget {prefix}max_cost_usd (${max_cost:.4f}) would be exceeded: "
-                f"${spent.cost_usd:.4f} spent or held {where}, and this call is estimated at "
-                f"${cost:.4f} more; this check was not judged")
-    return None
+# The limits a call's cost is estimated for, from the rates of the calls before it.
+_ESTIMATED = ("max_tokens", "max_cost_usd", "session_max_tokens", "session_max_cost_usd")
 
 
 class Budget:
@@ -81,23 +64,18 @@ class Budget:
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
 
-    def _measured(self) -> bool:
-        """Whether a call's cost can be estimated, or no limit needs it."""
-        lim = self.limits
-        return self.rates is not None or all(v is None for v in (
-            lim.max_tokens, lim.max_cost_usd, lim.session_max_tokens, lim.session_max_cost_usd))
-
     def acquire(self, session_id: str | None, prompt_tokens: int,
                 wait_s: float = 600.0) -> Reservation | str:
         """Reserve one call about to start; or the reason it must not (nothing held).
         Waits (at most ``wait_s``) while the first call of the run measures the rates."""
         deadline = time.monotonic() + wait_s
+        needs_rates = any(getattr(self.limits, k) is not None for k in _ESTIMATED)
         with self._changed:
             while True:
                 if self.rates is None and self.limits.session():
                     with contextlib.suppress(ValueError):  # the reservation says so
                         self.rates = _read_record(self.session_path(session_id))[2]
-                if self._measured() or not self.held.judge_calls:
+                if self.rates is not None or not needs_rates or not self.held.judge_calls:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -109,7 +87,7 @@ class Budget:
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
                                prompt_tokens * rates.cost_usd)
             held = self.run.add(self.held.judge_calls, self.held.tokens, self.held.cost_usd)
-            problem = _over("", "in this run", self.limits, held, want.tokens, want.cost_usd)
+            problem = self._over("", "in this run", held, want)
             if problem is None and self.limits.session():
                 problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
@@ -126,12 +104,32 @@ class Budget:
         with self._changed:
             self.held = self.held.add(-1, -want.tokens, -want.cost_usd)
             self.run = self.run.add(1, spent, cost)
-            if self.rates is None:
-                self.rates = Rates()
+            self.rates = self.rates or Rates()
             self.rates.learn(want.prompt_tokens, spent, cost)
             if self.limits.session():
                 self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
             self._changed.notify_all()
+
+    def _over(self, prefix: str, where: str, spent: Spend, want: Reservation) -> str | None:
+        """Why the call ``want`` must not start, given ``spent`` (what is counted and held
+        already); None when it fits every limit."""
+        calls = getattr(self.limits, f"{prefix}max_judge_calls")
+        max_tokens = getattr(self.limits, f"{prefix}max_tokens")
+        max_cost = getattr(self.limits, f"{prefix}max_cost_usd")
+        tokens, cost = want.tokens, want.cost_usd
+        if calls is not None and spent.judge_calls >= calls:
+            return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent.judge_calls} of "
+                    f"{calls} judge calls made {where}; this check was not judged")
+        if max_tokens is not None and spent.tokens + tokens > max_tokens:
+            return (f"budget {prefix}max_tokens ({max_tokens:,}) would be exceeded: "
+                    f"{spent.tokens:,} tokens spent or held {where}, and this call is estimated "
+                    f"at {tokens:,} more; this check was not judged")
+        if max_cost is not None and (spent.cost_usd >= max_cost
+                                     or spent.cost_usd + cost > max_cost):
+            return (f"budget {prefix}max_cost_usd (${max_cost:.4f}) would be exceeded: "
+                    f"${spent.cost_usd:.4f} spent or held {where}, and this call is estimated at "
+                    f"${cost:.4f} more; this check was not judged")
+        return None
 
     # -- the session's spend, kept across hook calls --------------------------
 
@@ -145,10 +143,8 @@ class Budget:
         the session counts; a process that died holds nothing."""
         path = self.session_path(session_id)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            import fcntl
-
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 spent, held, rates = _read_record(path)
@@ -161,8 +157,7 @@ class Budget:
             if reserve:
                 counted = spent.add(len(held), sum(h[0] for h in held.values()),
                                     sum(h[1] for h in held.values()))
-                problem = _over("session_", "in this agent session", self.limits, counted,
-                                want.tokens, want.cost_usd)
+                problem = self._over("session_", "in this agent session", counted, want)
                 if problem is not None:
                     return problem
                 held[key] = [want.tokens, want.cost_usd]
@@ -180,7 +175,7 @@ class Budget:
             os.close(fd)
 
 
-@record
+@dataclass
 class Reservation:
     """One running call's estimate, held against the limits until it settles."""
 
@@ -196,8 +191,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's
+        pass
     return True
 
 

@@ -11,21 +11,14 @@ from typing import Any
 
 from slopjudge import cachesign
 from slopjudge.fsutil import write_atomic
-from slopjudge.judging.verdict import parse_verdict
+from slopjudge.judging.verdict import VERDICT_INSTRUCTION_VERSION, parse_verdict
 
 # First line of an entry: this, then the entry's MAC (cachesign); the verdict JSON follows.
 _MAGIC = b"slopjudge-verdict "
 
 
-def cache_key(
-    prompt: str,
-    *,
-    instruction_version: str,
-    model: str,
-    allowed_tools: list[str],
-    disallowed_tools: list[str],
-    runner_identity: str,
-) -> str:
+def cache_key(prompt: str, *, model: str, allowed_tools: list[str], disallowed_tools: list[str],
+              runner_identity: str, instruction_version: str = VERDICT_INSTRUCTION_VERSION) -> str:
     # A JSON list keeps the parts apart: no two different inputs share a key.
     material = json.dumps(
         ["slopjudge-verdict-cache/1", prompt, instruction_version, model,

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slopjudge.model import RunOutcome
 
 # Bump when the instruction text changes: the verdict cache keys on it.
 VERDICT_INSTRUCTION_VERSION = "1"
@@ -121,13 +124,12 @@ def _describe(error: Any) -> str:
         return f"the verdict lacks {error.message.split(' is a required')[0]}"
     if error.validator == "additionalProperties":
         return f"the verdict has fields the schema does not allow: {error.message}"
-    return f"{where or 'the verdict'}: {error.message}" if where else error.message
+    return f"{where}: {error.message}" if where else error.message
 
 
 def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     """Read an answer: ``(verdict, "")`` for one schema-valid object, else ``(None, why)``."""
-    body = text.lstrip("\ufeff").strip()
-    body = _strip_fence(body)
+    body = _strip_fence(text.lstrip("\ufeff").strip())
     if not body:
         return None, "the answer is empty"
     if not body.startswith("{"):
@@ -149,9 +151,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         if rest.startswith("{"):
             return None, "the answer holds more than one JSON object"
         return None, "the answer has text after its JSON object"
-    if not isinstance(value, dict):
-        return None, "the answer is not a JSON object"
-    try:
+    try:  # a dict: the body starts with "{"
         errors = list(_validator().iter_errors(value))
     except RecursionError:
         return None, "the answer is nested too deeply"
@@ -162,10 +162,16 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     return value, ""  # no NaN: reject_constant refused it
 
 
-def reads_as_pass(verdict: dict[str, Any] | None, min_confidence: float | None) -> bool:
-    """True only for a verdict whose ``pass`` is the boolean true and whose confidence suffices."""
-    return (isinstance(verdict, dict) and verdict.get("pass") is True
-            and confidence_problem(verdict, min_confidence) is None)
+def judged(verdict: dict[str, Any], min_confidence: float | None) -> tuple[RunOutcome, str, bool]:
+    """What a verdict decides, the reason to show, and whether it is a pass refused only for
+    falling short of ``min_confidence``."""
+    reasoning = str(verdict.get("reasoning") or "").strip()
+    if verdict.get("pass") is not True:
+        return "refuse", reasoning or "the judge refused without a reason", False
+    low = confidence_problem(verdict, min_confidence)
+    if low is not None:
+        return "refuse", low + (f": {reasoning}" if reasoning else ""), True
+    return "pass", reasoning or "the judge passed", False
 
 
 def confidence_problem(verdict: dict[str, Any], min_confidence: float | None) -> str | None:

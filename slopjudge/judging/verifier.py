@@ -24,17 +24,12 @@ EXIT_MALFORMED = 1
 EXIT_REFUSE = 3
 
 
-def _read_answer(argv: list[str]) -> bytes:
-    data = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
-    if not data and argv:  # some runners give only the path: read the file then
-        with contextlib.suppress(OSError):
-            data = Path(argv[0]).read_bytes()
-    return data
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    raw = _read_answer(args)
+    raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
+    if not raw and args:  # some runners give only the path: read the file then
+        with contextlib.suppress(OSError):
+            raw = Path(args[0]).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -46,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_MALFORMED
     reasoning = verdict.get("reasoning", "")
     if verdict["pass"] is True:
-        wanted = os.environ.get("SLOPJUDGE_MIN_CONFIDENCE", "").strip()
-        if wanted and "confidence" not in verdict:
+        if os.environ.get("SLOPJUDGE_MIN_CONFIDENCE", "").strip() and "confidence" not in verdict:
             print(
                 'JUDGE-REASON: the verdict lacks "confidence" (a number from 0 to 1), '
                 "which this check requires",

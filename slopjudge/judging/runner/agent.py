@@ -5,6 +5,7 @@ passed through; usage errors, a missing binary and every rejection exit 2."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ from typing import Any, NoReturn
 
 from slopjudge import procs
 from slopjudge import usage as usage_mod
-from slopjudge.fsutil import read_or
+from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.harnesses.base import alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, JudgeAttempt
@@ -111,8 +112,7 @@ def _inside(path: str, root: str) -> bool:
         (path, root), (os.path.realpath(path), os.path.realpath(root))))
 
 
-def parse_options(argv: list[str], env: dict[str, str],
-                  stdin: bytes | None = None) -> argparse.Namespace:
+def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     """Parse and check the command line; raises UsageError with a one-line message."""
     # Words after "--" are prompt words even when they start with a dash.
     tail: list[str] = []
@@ -125,8 +125,7 @@ def parse_options(argv: list[str], env: dict[str, str],
     if sum(sources) > 1:
         raise UsageError("give the prompt one way: positional words, --prompt or --prompt-stdin")
     if ns.prompt_stdin:
-        raw = sys.stdin.buffer.read() if stdin is None else stdin
-        ns.prompt = raw.decode("utf-8", "replace")
+        ns.prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
     elif ns.prompt is None:
         ns.prompt = " ".join(ns.words)
     ns.prompt = ns.prompt.strip()
@@ -145,16 +144,12 @@ def parse_options(argv: list[str], env: dict[str, str],
     ns.disallowed_tools = [r for s in ns.disallowed_tools for r in split_rules(s)]
     ns.writable_dirs, ns.readonly_dirs = _check_dirs(ns.writable_dirs, ns.readonly_dirs)
     if ns.verify is not None:
-        ns.verify = _find_verifier(ns.verify, env)
+        found = shutil.which(ns.verify, path=env.get("PATH"))  # with a "/": that file only
+        if not found:
+            raise UsageError(f"--verify {ns.verify}: " + (
+                "not an executable file" if os.sep in ns.verify else "not found on PATH"))
+        ns.verify = os.path.abspath(found)
     return ns
-
-
-def _find_verifier(verify: str, env: dict[str, str]) -> str:
-    found = shutil.which(verify, path=env.get("PATH"))  # with a "/": that file only
-    if not found:
-        raise UsageError(f"--verify {verify}: " + (
-            "not an executable file" if os.sep in verify else "not found on PATH"))
-    return os.path.abspath(found)
 
 
 # -- the answer folder ---------------------------------------------------------
@@ -173,53 +168,44 @@ def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
     for root in (env.get("TMPDIR"), cache, "/tmp"):
         if not root or any(_inside(root, ro) for ro in readonly):
             continue
-        try:
+        with contextlib.suppress(OSError):
             os.makedirs(root, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(root, os.W_OK):
+        if os.path.isdir(root) and os.access(root, os.W_OK):
             return root
     raise UsageError("no writable place for the answer file outside the read-only dirs")
 
 
-def answer_suffix(path: str) -> str:
-    return (
-        f"\n\nWrite your answer to the file {path}. That file is what will be read and checked; "
-        "put exactly the answer in it and nothing else, and write it with your file-writing tool."
-    )
-
-
-def reask_suffix(path: str, complaint: str) -> str:
-    return (
-        f"\n\nYour previous answer in {path} was REJECTED by the check that reads it. "
-        f"The check said:\n\n{complaint}\n\n"
-        f"Fix exactly that, and write the whole corrected answer to {path} again."
-    )
+_ANSWER = (
+    "\n\nWrite your answer to the file {path}. That file is what will be read and checked; "
+    "put exactly the answer in it and nothing else, and write it with your file-writing tool."
+)
+_REASK = (
+    "\n\nYour previous answer in {path} was REJECTED by the check that reads it. "
+    "The check said:\n\n{complaint}\n\n"
+    "Fix exactly that, and write the whole corrected answer to {path} again."
+)
 
 
 # -- why a harness failed: ``sr-agent: harness-failure: <cause>`` (sr-agent's spelling, what
 # callers grep for) tells the caller whether a retry can help (SPEC §5) ----------------
 
 _TAIL_BYTES = 2048
-# Line-anchored: each pattern must match within one line (``^`` ... under re.M),
-# so a cause is read from what the harness reported, not from a stray byte run.
-_CAUSES: list[tuple[str, re.Pattern[str]]] = [
-    ("usage limit", re.compile(r"^.*(?:usage[ _-]?limit|rate[ _-]?limit|rate_limit_error"
-                               r"|too many requests|quota exceeded|\b429\b)", re.I | re.M)),
-    ("authentication", re.compile(r"^.*(?:invalid[ _-]?(?:api[ _-]?)?key|invalid x-api-key"
-                                  r"|authentication_error|not logged in|please run /login"
-                                  r"|/login\b|\b401\b|\b403\b|unauthori[sz]ed)", re.I | re.M)),
-    ("version skew", re.compile(r"^.*(?:unknown|unrecognized|unexpected)[ _-]"
-                                r"(?:option|flag|argument)", re.I | re.M)),
-]
+# The words each cause is reported in; the first cause found wins.
+_CAUSES = {
+    "usage limit": r"usage[ _-]?limit|rate[ _-]?limit|rate_limit_error|too many requests"
+                   r"|quota exceeded|\b429\b",
+    "authentication": r"invalid[ _-]?(?:api[ _-]?)?key|invalid x-api-key|authentication_error"
+                      r"|not logged in|please run /login|/login\b|\b401\b|\b403\b|unauthori[sz]ed",
+    "version skew": r"(?:unknown|unrecognized|unexpected)[ _-](?:option|flag|argument)",
+}
 
 
 def classify(stderr: bytes, stdout: bytes = b"") -> str:
     """The failure cause: the first class matching stderr's tail, then stdout's."""
     for stream in (stderr, stdout):
         text = stream[-_TAIL_BYTES:].decode("utf-8", "replace")
-        for cause, pattern in _CAUSES:
-            if pattern.search(text):
+        for cause, words in _CAUSES.items():
+            if re.search(words, text, re.I):
                 return cause
     return "other"
 
@@ -239,16 +225,9 @@ def _exit_code(rc: int) -> int:
     return 128 - rc if rc < 0 else rc  # killed by a signal: said the way a shell does
 
 
-def _spent(total: dict[str, Any] | None, res: procs.ProcResult,
-           reported: dict[str, Any] | None, model: str) -> dict[str, Any] | None:
-    """What the harness calls of one judge cost, summed over re-asks, printed after every
-    call: the caller reads the last line, and a refused or failed call cost tokens too."""
-    # Our own wall clock: it includes the CLI's start-up, which the call costs too.
-    part = dict(reported or {}, duration_ms=int(res.duration_s * 1000))
-    part.setdefault("model", model)
-    total = usage_mod.add(total, part)
-    _err(usage_mod.usage_line(total or {}))
-    return total
+def _out(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
 
 
 def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
@@ -268,138 +247,123 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
     if not found and not opts.dry_run:
         _err(f"{PROG}: {harness.missing_message}")
         return 2
-    child_env = {k: v for k, v in env.items() if k not in _SESSION_VARS}
-
+    judge = _Judge(opts, env, harness, model)
     if opts.verify is None:
-        argv, stdin = harness.argv(_attempt(opts, model, opts.prompt, opts.writable_dirs))
+        argv, stdin = judge.command(opts.prompt, opts.writable_dirs)
         if opts.dry_run:
-            _print_dry_run(argv, stdin, None, None)
-            return 0
-        reply, failed, _ = _call(harness, argv, stdin, child_env, model, None)
-        sys.stdout.buffer.write(reply)
-        sys.stdout.flush()
+            return _dry_run(argv, stdin)
+        reply, failed = judge.call(argv, stdin)
+        _out(reply)
         return failed or 0
-
     # A private folder (mkdtemp's mode is 0700) for the answer, gone afterwards.
     with tempfile.TemporaryDirectory(prefix="slopjudge-agent-", ignore_cleanup_errors=True,
                                      dir=_answer_root(env, opts.readonly_dirs)) as answer_dir:
-        return _verify_loop(opts, env, child_env, harness, model, answer_dir)
+        return judge.verify_loop(answer_dir)
 
 
-def _attempt(opts: argparse.Namespace, model: str, prompt: str,
-             writable: list[str]) -> JudgeAttempt:
-    return JudgeAttempt(model=model, prompt=prompt, allowed_tools=opts.allowed_tools,
-                        disallowed_tools=opts.disallowed_tools, writable_dirs=writable,
-                        readonly_dirs=opts.readonly_dirs)
+def _dry_run(argv: list[str], stdin: bytes, *more: str) -> int:
+    shown = shlex.join(argv) + (f"  # prompt on stdin ({len(stdin)} bytes)" if stdin else "")
+    _out("".join(f"{line}\n" for line in (shown, *more)).encode())
+    return 0
 
 
-def _print_dry_run(argv: list[str], stdin: bytes, verify: str | None, path: str | None) -> None:
-    out = shlex.join(argv)
-    if stdin:
-        out += f"  # prompt on stdin ({len(stdin)} bytes)"
-    lines = [out]
-    if verify and path:
-        lines.append(f"verify: {shlex.join([verify, path])} < {shlex.quote(path)}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+class _Judge:
+    """One judge: its harness and model, and what its calls cost, summed over re-asks."""
 
+    def __init__(self, opts: argparse.Namespace, env: dict[str, str], harness: Harness,
+                 model: str) -> None:
+        self.opts, self.env, self.harness, self.model = opts, env, harness, model
+        self.child_env = {k: v for k, v in env.items() if k not in _SESSION_VARS}
+        self.spent: dict[str, Any] | None = None
 
-def _call(harness: Harness, argv: list[str], stdin: bytes, child_env: dict[str, str],
-          model: str, spent: dict[str, Any] | None
-          ) -> tuple[bytes, int | None, dict[str, Any] | None]:
-    """Run the harness once: its reply, the exit code to give when it failed, and what
-    the calls cost so far (``spent`` and this one)."""
-    res = procs.run(argv, input=stdin, env=child_env)
-    if res.start_error:
-        _err(f"{PROG}: cannot start harness: {res.start_error}")
-        return b"", 2, spent
-    reply, reported = harness.parse_output(res.stdout)
-    for line in _lines(res.stderr):
-        _err(f"{PROG}: harness: {line}")
-    spent = _spent(spent, res, reported, model)
-    if not res.returncode:
-        return reply, None, spent
-    cause = classify(res.stderr, res.stdout)
-    code = _exit_code(res.returncode)
-    _err(f"sr-agent: harness-failure: {cause}")
-    _err(f"{PROG}: {harness.binary} exited with status {code}: {cause}")
-    return reply, code, spent
+    def command(self, prompt: str, writable: list[str]) -> tuple[list[str], bytes]:
+        o = self.opts
+        return self.harness.argv(JudgeAttempt(
+            model=self.model, prompt=prompt, allowed_tools=o.allowed_tools,
+            disallowed_tools=o.disallowed_tools, writable_dirs=writable,
+            readonly_dirs=o.readonly_dirs))
 
+    def call(self, argv: list[str], stdin: bytes) -> tuple[bytes, int | None]:
+        """Run the harness once: its reply, and the exit code to give when it failed."""
+        res = procs.run(argv, input=stdin, env=self.child_env)
+        if res.start_error:
+            _err(f"{PROG}: cannot start harness: {res.start_error}")
+            return b"", 2
+        reply, reported = self.harness.parse_output(res.stdout)
+        for line in _lines(res.stderr):
+            _err(f"{PROG}: harness: {line}")
+        # Printed after every call (the caller reads the last line: a refused or failed call
+        # cost tokens too), timed by our own clock: the CLI's start-up is part of the call.
+        part = dict(reported or {}, duration_ms=int(res.duration_s * 1000))
+        part.setdefault("model", self.model)
+        self.spent = usage_mod.add(self.spent, part)
+        _err(usage_mod.usage_line(self.spent or {}))
+        if not res.returncode:
+            return reply, None
+        cause = classify(res.stderr, res.stdout)
+        code = _exit_code(res.returncode)
+        _err(f"sr-agent: harness-failure: {cause}")
+        _err(f"{PROG}: {self.harness.binary} exited with status {code}: {cause}")
+        return reply, code
 
-def _verify_loop(
-    opts: argparse.Namespace,
-    env: dict[str, str],
-    child_env: dict[str, str],
-    harness: Harness,
-    model: str,
-    answer_dir: str,
-) -> int:
-    assert opts.verify is not None
-    path = os.path.join(answer_dir, "answer")
-    spent = None
-    base = opts.prompt + answer_suffix(path)
-    prompt = base
-    writable = [answer_dir, *opts.writable_dirs]
-    for attempt in range(1, opts.attempts + 1):
-        argv, stdin = harness.argv(_attempt(opts, model, prompt, writable))
-        if opts.dry_run:
-            _print_dry_run(argv, stdin, opts.verify, path)
+    def verify_loop(self, answer_dir: str) -> int:
+        opts = self.opts
+        path = os.path.join(answer_dir, "answer")
+        prompt = base = opts.prompt + _ANSWER.format(path=path)
+        for attempt in range(1, opts.attempts + 1):
+            argv, stdin = self.command(prompt, [answer_dir, *opts.writable_dirs])
+            if opts.dry_run:
+                verify = shlex.join([opts.verify, path])
+                return _dry_run(argv, stdin, f"verify: {verify} < {shlex.quote(path)}")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            text, failed = self.call(argv, stdin)
+            if failed is not None:
+                return failed
+            data = read_or(path, b"")
+            reply = text[:STDOUT_CAPTURE].decode("utf-8", "replace").strip()
+            if not data and parse_json_object(reply) is not None:  # `claude -p`'s reply: one object
+                data = reply.encode()
+                write_atomic(path, data)
+            if data:
+                verified = self.verify(path, data, attempt)
+                if isinstance(verified, int):
+                    return verified
+                complaint = verified
+            else:
+                complaint = f"the agent wrote no output to {path}"
+                _err(f"{PROG}: attempt {attempt}/{opts.attempts}: {complaint}")
+            prompt = base + _REASK.format(path=path, complaint=complaint)
+        _err(f"{PROG}: no answer passed the verifier (after {opts.attempts} attempts)")
+        return 2
+
+    def verify(self, path: str, data: bytes, attempt: int) -> int | str:
+        """Hand the answer to the verifier: the exit code when it decided (0: the answer is
+        printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
+        attempts = self.opts.attempts
+        where = f"attempt {attempt}/{attempts}"
+        facts = {"AGENT_OUTPUT": path, "ATTEMPT": str(attempt), "ATTEMPTS": str(attempts)}
+        env = dict(self.env)
+        env.update((f"{p}_{k}", v) for p in ("SLOPJUDGE", "SLOPRAIL") for k, v in facts.items())
+        vres = procs.run([self.opts.verify, path], input=data, env=env)
+        if vres.start_error:
+            _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
+            return 2
+        # Verifier stderr goes out unprefixed so the caller sees its JUDGE-… lines.
+        for line in _lines(vres.stderr):
+            _err(line)
+        for line in _lines(vres.stdout):
+            _err(line if line.startswith("JUDGE-") else f"{PROG}: verifier ({where}): {line}")
+        if vres.returncode == 0:
+            _err(f"{PROG}: verified on {where}")
+            _out(data)
             return 0
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        text, failed, spent = _call(harness, argv, stdin, child_env, model, spent)
-        if failed is not None:
-            return failed
-        data = read_or(path, b"")
-        reply = text[:STDOUT_CAPTURE].decode("utf-8", "replace").strip()
-        if not data and parse_json_object(reply) is not None:  # `claude -p`'s reply: one object
-            data = reply.encode()
-            with open(path, "wb") as fh:
-                fh.write(data)
-        if data:
-            verified = _verify(opts, env, path, data, attempt)
-            if isinstance(verified, int):
-                return verified
-            complaint = verified
-        else:
-            complaint = f"the agent wrote no output to {path}"
-            _err(f"{PROG}: attempt {attempt}/{opts.attempts}: {complaint}")
-        prompt = base + reask_suffix(path, complaint)
-    _err(f"{PROG}: no answer passed the verifier (after {opts.attempts} attempts)")
-    return 2
-
-
-def _verify(opts: argparse.Namespace, env: dict[str, str], path: str, data: bytes, attempt: int
-            ) -> int | str:
-    """Hand the answer to the verifier: the exit code when it decided (0: the answer is
-    printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
-    assert opts.verify is not None
-    where = f"attempt {attempt}/{opts.attempts}"
-    facts = {"AGENT_OUTPUT": path, "ATTEMPT": str(attempt), "ATTEMPTS": str(opts.attempts)}
-    vres = procs.run([opts.verify, path], input=data, env={**env, **{
-        f"{prefix}_{name}": value for prefix in ("SLOPJUDGE", "SLOPRAIL")
-        for name, value in facts.items()}})
-    if vres.start_error:
-        _err(f"{PROG}: cannot run the verifier: {vres.start_error}")
-        return 2
-    # Verifier stderr goes out unprefixed so the caller sees its JUDGE-… lines.
-    for line in _lines(vres.stderr):
-        _err(line)
-    for line in _lines(vres.stdout):
-        _err(line if line.startswith("JUDGE-") else f"{PROG}: verifier ({where}): {line}")
-    if vres.returncode == 0:
-        _err(f"{PROG}: verified on {where}")
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return 0
-    if vres.returncode == 3:
-        _err(f"{PROG}: the verifier rejected the answer on {where} (final)")
-        return 2
-    complaint = (vres.stderr + vres.stdout).decode("utf-8", "replace").strip()
-    _err(f"{PROG}: {where}: the verifier asked for another answer")
-    return complaint or f"the verifier exited with status {_exit_code(vres.returncode or 1)}"
+        if vres.returncode == 3:
+            _err(f"{PROG}: the verifier rejected the answer on {where} (final)")
+            return 2
+        complaint = (vres.stderr + vres.stdout).decode("utf-8", "replace").strip()
+        _err(f"{PROG}: {where}: the verifier asked for another answer")
+        return complaint or f"the verifier exited with status {_exit_code(vres.returncode or 1)}"
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:

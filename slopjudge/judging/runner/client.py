@@ -13,8 +13,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from slopjudge import procs
-from slopjudge.judging.verdict import confidence_problem, parse_verdict
+from slopjudge import procs, usage
+from slopjudge.judging.verdict import judged, parse_verdict, warm_validator
 
 # Harness-failure causes a retry can fix; the others never change on a retry.
 RETRYABLE_CAUSES = frozenset({"usage limit", "other"})
@@ -76,37 +76,27 @@ def build_argv(
 
 def runner_env(launched_by: str, min_confidence: float | None) -> dict[str, str]:
     """The runner's environment: ours plus the re-entry guards hooks look for."""
-    env = dict(os.environ)
-    env["SLOPJUDGE_LAUNCHED_BY"] = launched_by
-    env["SLOPRAIL_LAUNCHED_BY"] = launched_by
-    if min_confidence is None:
-        env.pop("SLOPJUDGE_MIN_CONFIDENCE", None)
-    else:
+    env = dict(os.environ, SLOPJUDGE_LAUNCHED_BY=launched_by, SLOPRAIL_LAUNCHED_BY=launched_by)
+    env.pop("SLOPJUDGE_MIN_CONFIDENCE", None)
+    if min_confidence is not None:
         env["SLOPJUDGE_MIN_CONFIDENCE"] = f"{min_confidence:g}"
     return env
 
 
-def _markers(text: str) -> tuple[str | None, bool, str | None]:
-    """The last JUDGE-REASON line (text, is_json) and the last harness-failure cause."""
-    last: str | None = None
-    is_json = False
-    cause: str | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
+def _last_reason(text: str) -> tuple[str, bool] | None:
+    """The last JUDGE-REASON line's text, and whether it was the JSON form."""
+    found = None
+    for line in map(str.strip, text.splitlines()):
         if line.startswith(_REASON_JSON):
-            body = line[len(_REASON_JSON):].strip()
+            body = line.removeprefix(_REASON_JSON).strip()
             try:
                 value = json.loads(body)
             except ValueError:
                 value = body
-            last, is_json = (value if isinstance(value, str) else json.dumps(value)), True
+            found = (value if isinstance(value, str) else json.dumps(value)), True
         elif line.startswith(_REASON):
-            last, is_json = line[len(_REASON):].strip(), False
-        else:
-            m = _FAILURE_RE.match(line)
-            if m:
-                cause = m.group(1)
-    return last, is_json, cause
+            found = line.removeprefix(_REASON).strip(), False
+    return found
 
 
 def read_outcome(
@@ -126,34 +116,25 @@ def read_outcome(
         verdict, problem = parse_verdict(stdout)
         if verdict is None:
             return RunnerOutcome(False, None, f"the judge gave no verdict ({problem})")
-        reasoning = str(verdict.get("reasoning") or "").strip()
-        if verdict["pass"] is not True:
-            return RunnerOutcome(False, verdict,
-                                 reasoning or "the judge refused without a reason")
-        low = confidence_problem(verdict, min_confidence)
-        if low is not None:
-            return RunnerOutcome(False, verdict, low)
-        return RunnerOutcome(True, verdict, verdict.get("reasoning", "") or "the judge passed")
+        outcome, reason, _ = judged(verdict, min_confidence)
+        return RunnerOutcome(outcome == "pass", verdict, reason)
 
     # A non-zero exit never passes, whatever stdout says.
-    last, is_json, _ = _markers(stdout)
-    s_last, s_json, cause = _markers(stderr)
-    if s_last is not None:
-        last, is_json = s_last, s_json
-    if last is not None and is_json:
+    last = _last_reason(stderr) or _last_reason(stdout)
+    if last is not None and last[1]:
         # The verifier's final "pass: false": a real verdict, with the judge's words.
         verdict, _ = parse_verdict(stdout)
         if verdict is None or verdict["pass"] is not False:
-            verdict = {"pass": False, "reasoning": last}
-        return RunnerOutcome(False, verdict, last or "the judge refused without a reason")
-    if cause is not None:
-        return RunnerOutcome(False, None, f"judge unavailable: {cause}", cause)
+            verdict = {"pass": False, "reasoning": last[0]}
+        return RunnerOutcome(False, verdict, last[0] or "the judge refused without a reason")
+    causes = [m[1] for line in stderr.splitlines() if (m := _FAILURE_RE.match(line.strip()))]
+    if causes:
+        return RunnerOutcome(False, None, f"judge unavailable: {causes[-1]}", causes[-1])
     if last is not None:
-        return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last}")
+        return RunnerOutcome(False, None, f"the judge gave no valid verdict: {last[0]}")
     # Say why: the runner's own last word (e.g. its harness is not installed).
-    code = result.returncode
-    status = (f"killed by signal {-code}" if code is not None and code < 0
-              else f"exited with status {code}")
+    sig = result.signal
+    status = f"killed by signal {sig}" if sig else f"exited with status {result.returncode}"
     tail = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
     if len(tail) > 300:
         tail = tail[:299] + "…"
@@ -179,36 +160,27 @@ def call_runner(
     ``registry``: the engine run the runner's process belongs to."""
     import tenacity  # lazily: only a real judge call needs it
 
-    from slopjudge.judging.verdict import warm_validator
-    from slopjudge.usage import add as add_usage
-    from slopjudge.usage import parse_usage_line
-
     warm_validator()
-
-    env = runner_env(launched_by, min_confidence)
-    env.update(extra_env or {})
+    env = {**runner_env(launched_by, min_confidence), **(extra_env or {})}
     data = prompt.encode("utf-8")
-    spent: list[dict[str, Any] | None] = [None]
+    spent: dict[str, Any] | None = None
 
     def attempt() -> RunnerOutcome:
+        nonlocal spent
         result = procs.run(argv, input=data, timeout=timeout, cwd=cwd, env=env,
                            max_output=OUTPUT_LIMIT + 1, registry=registry)
-        spent[0] = add_usage(spent[0], parse_usage_line(result.stderr.decode("utf-8", "replace")))
+        spent = usage.add(spent, usage.parse_usage_line(result.stderr.decode("utf-8", "replace")))
         return read_outcome(result, timeout=timeout, min_confidence=min_confidence)
-
-    def crashed(outcome: RunnerOutcome) -> bool:
-        return outcome.verdict is None and outcome.cause in RETRYABLE_CAUSES
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max(0, retries) + 1),
         wait=tenacity.wait_fixed(max(0.0, backoff_s)),
-        retry=tenacity.retry_if_result(crashed),
+        # A crash whose cause a retry can fix; a verdict is final.
+        retry=tenacity.retry_if_result(lambda o: o.verdict is None and o.cause in RETRYABLE_CAUSES),
         retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
-        reraise=True,
     )
-    outcome = retrying(attempt)
-    outcome.attempts = int(retrying.statistics.get("attempt_number", 1))
-    outcome.usage = spent[0]
-    if outcome.attempts > 1 and not outcome.passed and outcome.verdict is None:
-        outcome.reason = f"{outcome.reason} (after {outcome.attempts} attempts)"
+    outcome: RunnerOutcome = retrying(attempt)
+    outcome.attempts, outcome.usage = int(retrying.statistics["attempt_number"]), spent
+    if outcome.attempts > 1 and outcome.verdict is None:
+        outcome.reason += f" (after {outcome.attempts} attempts)"
     return outcome
