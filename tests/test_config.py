@@ -139,6 +139,51 @@ def test_a_changed_or_forged_settings_cache_is_not_used(
     assert load_settings(str(ws)).jobs == 3
 
 
+def test_a_settings_file_put_back_with_its_old_size_and_mtime_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cp -p`, `rsync -a`, `tar x`, `touch -r` keep a file's mtime: same size, same mtime,
+    other values."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    path = write(ws / "slopjudge.yaml", "unknown_tools: allow\n")
+    os.utime(path, ns=(10**18, 10**18))
+    assert load_settings(str(ws)).unknown_tools == "allow"
+    path.write_text("unknown_tools: deny \n")  # the same size
+    os.utime(path, ns=(10**18, 10**18))
+    assert load_settings(str(ws)).unknown_tools == "deny"
+
+
+def test_a_signed_settings_cache_of_another_shape_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another version of slopjudge shares the state folder and may write its own shape."""
+    from slopjudge.loading.rulecache import read_signed, write_signed
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    path = write(ws / "slopjudge.yaml", "jobs: 2\n")
+    os.utime(path, ns=(10**18, 10**18))
+    assert load_settings(str(ws)).jobs == 2
+    (cache,) = (tmp_path / "state" / "slopjudge" / "settings").iterdir()
+    for other in ({"format": 2, "entries": []}, [1, 2], {"key": None, "values": 3}):
+        write_signed(str(cache), "settings", str(ws), other)
+        assert load_settings(str(ws)).jobs == 2
+        assert read_signed(str(cache), "settings", str(ws))["values"]["jobs"] == 2
+
+
+def test_settings_load_in_a_workspace_whose_name_is_not_utf8(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = os.path.join(str(tmp_path), os.fsdecode(b"ws\xff"))
+    os.mkdir(ws)
+    path = write(Path(ws) / "slopjudge.yaml", "jobs: 2\n")
+    os.utime(path, ns=(10**18, 10**18))
+    assert load_settings(ws).jobs == 2
+    assert load_settings(ws).jobs == 2  # from the cache
+
+
 def test_an_empty_settings_file_means_defaults(tmp_path: Path) -> None:
     write(tmp_path / "slopjudge.yaml", "# nothing yet\n")
     s = load_settings(str(tmp_path))
@@ -289,3 +334,17 @@ def test_packaged_templates_are_listed_once_in_a_checkout() -> None:
     assert len(real) == len(set(real))
     if (repo / "templates").is_dir():
         assert s.template_dirs[0] == str(repo / "templates")
+
+
+def test_a_file_stamped_to_the_second_is_racy_for_longer() -> None:
+    """A file system that stamps mtimes to the second could hold two writes of one second
+    under one mtime: such a file is not cached until the second is well past."""
+    from slopjudge.loading.config import is_racy
+
+    now = 1_700_000_000_500_000_000
+    second = 1_700_000_000 * 10**9  # this second, as such a file system stamps it
+    assert is_racy([1, second - 10**9, 0, 0, 0], now)
+    assert not is_racy([1, now - 10**9 + 7, 0, 0, 0], now)  # a fine clock: 1 s is past
+    assert not is_racy([1, second - 10 * 10**9, 0, 0, 0], now)
+    assert is_racy([1, now - 1000, 0, 0, 0], now)
+    assert not is_racy(None, now)

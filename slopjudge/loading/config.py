@@ -131,20 +131,30 @@ def display_path(path: str) -> str:
 
 # ---- reading slopjudge.yaml -------------------------------------------------
 
-# File systems stamp mtimes from a coarse clock. A file written within this
-# window before the key was taken could change again with the same size and
-# mtime, so such a result is not cached (git's "racily clean" index entries).
+# File systems stamp mtimes from a coarse clock. A file written within this window before
+# the key was taken could change again with the same size and mtime, so such a result is
+# not cached (git's "racily clean" index entries).
 RACY_WINDOW_NS = 50_000_000
 
 
+def is_racy(stamp: list[int] | None, start_ns: int) -> bool:
+    """Whether a file of ``stamp`` may change unseen; an mtime of a whole second is taken
+    for one from a file system that stamps to the second (HFS+, ext3, some network ones)."""
+    if stamp is None:
+        return False
+    window = 2_000_000_000 if stamp[1] % 1_000_000_000 == 0 else RACY_WINDOW_NS
+    return stamp[1] >= start_ns - window
+
+
 def file_stamp(path: str) -> list[int] | None:
-    """What a cache keys a file by: size, mtime and mode (``chmod +x`` fixes a script
-    without touching mtime); None when absent (a dangling symlink too)."""
+    """What a cache keys a file by: size, mtime, mode (``chmod +x`` fixes a script without
+    touching mtime), inode and ctime (a file put back with its old mtime, ``cp -p``); None
+    when absent (a dangling symlink too)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns, st.st_mode]
+    return [st.st_size, st.st_mtime_ns, st.st_mode, st.st_ino, st.st_ctime_ns]
 
 
 def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
@@ -283,27 +293,33 @@ def _model_aliases(value: Any) -> dict[str, dict[str, str]]:
     return {str(h): {str(a): str(m).strip() for a, m in t.items()} for h, t in value.items()}
 
 
+_SETTINGS_CODE = ("loading/config.py", "loading/loader.py", "model.py")
+
+
 def _file_settings(path: str, workspace: str, cached: bool) -> dict[str, Any]:
     """The settings ``path`` gives, read once per change of it: a signed cache answers
     every hook after that, for whom reading YAML would cost more than the rest of its work
     (ruamel.yaml's import alone: 16-58 ms here)."""
     from slopjudge import __version__, cachesign
     from slopjudge.loading.rulecache import read_signed, write_signed
+    from slopjudge.resources import PACKAGE_DIR
 
     start_ns, stamp = time.time_ns(), file_stamp(path)
-    # `~` in a path setting resolves against HOME.
-    key = [__version__, file_stamp(__file__), workspace, os.path.expanduser("~"), path, stamp]
+    # `~` in a path setting resolves against HOME; the code that reads the values is in it.
+    code = [file_stamp(os.path.join(PACKAGE_DIR, n)) for n in _SETTINGS_CODE]
+    key = [__version__, code, workspace, os.path.expanduser("~"), path, stamp]
     # Beside the signing key, outside the workspace (the state folder may be one the
     # settings name); named by a MAC, as a hash would need hashlib. None: no key, no cache.
-    name = cachesign.sign(f"{workspace}\0{path}".encode(), "settings file", workspace)
+    name = cachesign.sign(os.fsencode(f"{workspace}\0{path}"), "settings file", workspace)
     cache = os.path.join(os.path.dirname(cachesign.key_path()), "settings", str(name)[:32])
     cached = cached and name is not None
     hit = read_signed(cache, "settings", workspace) if cached else None
-    if hit is not None and hit["key"] == key:
+    # Another version's entry (its own shape) is a miss, rewritten below.
+    if isinstance(hit, dict) and hit.get("key") == key and isinstance(hit.get("values"), dict):
         return dict(hit["values"])
     read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
     values = _apply(path, *read(path), workspace)
-    if cached and stamp is not None and stamp[1] < start_ns - RACY_WINDOW_NS:
+    if cached and stamp is not None and not is_racy(stamp, start_ns):
         write_signed(cache, "settings", workspace, {"key": key, "values": values})
     return values
 

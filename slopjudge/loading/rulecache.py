@@ -15,7 +15,7 @@ import time
 from slopjudge import __version__, cachesign
 from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.jsonobject import dumps, loads
-from slopjudge.loading.config import RACY_WINDOW_NS, Settings, display_path, file_stamp
+from slopjudge.loading.config import Settings, display_path, file_stamp, is_racy
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
@@ -136,8 +136,7 @@ def _write(
     # Paths under ``roots`` are in the key already (the walk notices new files there).
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
     watched = {p: file_stamp(p) for p in result.watched if not p.startswith(prefixes)}
-    if any(s is not None and s[1] >= start_ns - RACY_WINDOW_NS
-           for s in [*key["files"].values(), *watched.values()]):
+    if any(is_racy(s, start_ns) for s in [*key["files"].values(), *watched.values()]):
         return
     data = {
         "key": key,
