@@ -116,6 +116,13 @@ def is_ours(handler: Any, point: str) -> bool:
             and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))
 
 
+def dig(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]...``, None where a level is missing or not a mapping."""
+    for k in keys:
+        data = data.get(k) if isinstance(data, dict) else None
+    return data
+
+
 def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
     """The binary ``variable`` names (a path must be an executable file, a bare name is
     looked up on PATH), else ``name`` on PATH; None when that is nothing runnable."""
