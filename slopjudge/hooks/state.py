@@ -1,8 +1,7 @@
-"""Per-session hook state under ``<state_dir>/state/``: ``<session>.json``, the baseline
-recorded at session start (``{"head", "tree", "git", "time", "mac"}``), and
-``<session>.<counter>.count``, the Stop blocks in a row, one file per counter (``stop``,
-``subagent-<agent id>``) so a subagent's stop never races the main agent's. A missing or
-damaged counter reads as 0, which at worst restarts it.
+"""Per-session hook state under ``<state_dir>/state/``: ``<session>.json``, the signed
+baseline recorded at session start, and ``<session>.<counter>.count``, the Stop blocks in a
+row per counter (``stop``, ``subagent-<agent id>``: a subagent's stop never races the main
+agent's); a missing or damaged counter reads as 0, which at worst restarts it.
 """
 
 from __future__ import annotations
@@ -34,9 +33,8 @@ def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
 
 
 def _mark(base: str, session_id: str, what: str = "") -> str:
-    """A file beside the signing key, outside the workspace where the agent can write:
-    it says a baseline was recorded for the session (so one deleted from the workspace is
-    told apart from one never recorded, which falls back to HEAD), or ``what`` else."""
+    """A file beside the signing key, out of the agent's reach, saying a baseline was
+    recorded for the session (one deleted is not one never recorded), or ``what`` else."""
     import hashlib  # here: a docs-only `slopjudge run` imports this module, never hashlib
 
     from slopjudge import cachesign
@@ -58,17 +56,15 @@ def remove(path: str) -> None:
 
 
 def relay_mark(base: str, session_id: str | None, counter: str) -> str:
-    """The mark that the last stop asked the agent to relay its end notice (one in the
-    workspace would let the agent end any blocked stop)."""
+    """The mark that the last stop asked the agent to relay its end notice (out of the
+    workspace: there the agent could end any blocked stop)."""
     return _mark(base, session_id or "-", f"relay\0{counter}")
 
 
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
-    """The session's baseline, or None when none was recorded.
-
-    The file sits in the workspace, where the agent can write: a baseline rewritten
-    to the agent's own tree would hide every change. So it carries a MAC under the key
-    kept outside the workspace, and one that does not verify raises BaselineError."""
+    """The session's baseline, or None when none was recorded; BaselineError when its MAC
+    (under the key outside the workspace) does not verify: the agent can write the file,
+    and a baseline rewritten to its own tree would hide every change."""
     from slopjudge import cachesign
 
     path = _baseline_path(base, session_id)
