@@ -186,9 +186,6 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
 
 def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
          agent: AgentHarness) -> int:
-    import gc
-
-    gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     data = payload or {}
     sid = data.get("session_id") if isinstance(data.get("session_id"), str) else None
     # An unreadable payload does not say whether this stop is a retry: a count left by
