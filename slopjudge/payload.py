@@ -301,7 +301,7 @@ def payload_keys() -> tuple[str, ...]:
     return tuple(load_schema(SCHEMA)["required"])
 
 
-def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
+def event_payload(event: Event, workspace: str) -> dict[str, Any]:
     """The event, plus for a Bash call ``argv`` (an argv list per simple command),
     sloprail's ``raw`` and ``invocations`` (null for other events), so scripts need not
     parse shell, and ``citations``: what the command cites (``slopjudge cite ... &&``)."""
@@ -314,12 +314,11 @@ def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
 
         data["argv"] = argv_list(command)
         data["raw"] = command
-        data["invocations"] = invocations(command, workspace or event.cwd or ".")
+        data["invocations"] = invocations(command, workspace)
         if "slopjudge" in command:
             from slopjudge.changes.citations import for_command, resolved
 
-            data["citations"] = resolved(for_command(command, event.transcript_path,
-                                                     workspace or event.cwd or "."))
+            data["citations"] = resolved(for_command(command, event.transcript_path, workspace))
     return data
 
 
