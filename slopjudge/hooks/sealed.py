@@ -92,14 +92,9 @@ def _under(path: str, root: str) -> bool:
 
 
 def _outermost(paths: list[Guarded]) -> list[Guarded]:
-    real = [Guarded(_real(p.path), p.kind) for p in paths]
-    keep: list[Guarded] = []
-    for p in real:
-        if p in keep or any(q.kind == DIR and q.path != p.path and _under(p.path, q.path)
-                            for q in real):
-            continue
-        keep.append(p)
-    return keep
+    real = list(dict.fromkeys(Guarded(_real(p.path), p.kind) for p in paths))
+    return [p for p in real if not any(q.kind == DIR and q.path != p.path
+                                       and _under(p.path, q.path) for q in real)]
 
 
 # --- the settings that seal ------------------------------------------------------------
@@ -109,7 +104,7 @@ def spell(path: str, workspace: str) -> str:
     """``path`` as a sandbox setting in the project's settings names it."""
     ws, home = os.path.realpath(workspace), os.path.realpath(os.path.expanduser("~"))
     if _under(path, ws):
-        return os.path.relpath(path, ws) if path != ws else "."
+        return os.path.relpath(path, ws)
     if _under(path, home) and path != home:
         return "~/" + os.path.relpath(path, home)
     return path
