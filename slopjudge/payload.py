@@ -244,11 +244,9 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
     holds the same ones (:func:`for_rule`: the same file entries, the same text)."""
     from slopjudge.jsonobject import dumps
 
-    given = payload.get("changeset")
-    changeset: dict[str, Any] = given if isinstance(given, dict) else {}
-    files = changeset.get("files")
-    if cache is None or not isinstance(files, list) or len(files) < 2:
+    if cache is None or len(payload["changeset"]["files"]) < 2:
         return dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
+    changeset, files = payload["changeset"], payload["changeset"]["files"]
     import re
     import secrets
 
@@ -266,8 +264,8 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
     # lists of their own holding the same entries: one encoding serves them all.
     spliced = {token + "f": encoded(("files", *map(id, files)), files)}
     shown = dict(payload, changeset=dict(changeset, files=token + "f"))
-    change = payload.get("change")
-    if isinstance(change, str) and len(change) > 4096:
+    change = payload["change"]
+    if len(change) > 4096:
         spliced[token + "c"] = encoded(("change", id(change)), change)
         shown["change"] = token + "c"
     pieces = re.split(f'"({token}[fc])"', dumps(shown, ensure_ascii=ensure_ascii))
