@@ -65,9 +65,8 @@ def scan_markers(text: str | None) -> list[dict[str, Any]]:
 
 def file_event(event: dict[str, Any], file: dict[str, Any],
                citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """``event`` as a sloprail file event about ``file`` (a ``changeset.files`` entry):
-    ``kind`` ``Pre``/``Post`` (the edit not yet made on pre-tool) + ``File`` + the status's
-    word, the event's own kind in ``on``, and of ``citations`` those naming the file."""
+    """``event`` as sloprail's event about ``file`` (a ``changeset.files`` entry), with the
+    event's own kind in ``on`` and of ``citations`` those naming the file."""
     out = {k: v for k, v in event.items() if k not in FILE_EVENT_KEYS}
     status = str(file.get("status") or "M")
     out["on"] = on = event.get("on") or event.get("kind")  # a view's ``on`` keeps its kind
@@ -122,8 +121,7 @@ def build_payload(
     check_id: str | None = None,
     file_payloads: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``
-    (``file_payloads``: their entries, when already built)."""
+    """The payload for ``rule`` seeing ``files`` (``file_payloads``: their entries, if built)."""
     if file_payloads is None:
         file_payloads = [file_payload(f) for f in files]
     event_data = event_payload(event, workspace)
@@ -185,14 +183,11 @@ def for_rule(
     memo: dict[Any, Any] | None = None,
     problems: list[str] | None = None,
 ) -> tuple[list[FileChange], dict[str, Any]]:
-    """The files ``rule`` sees (no rule: all; an event that carries no change, such as a
-    Bash call: none) and its payload.
+    """The files ``rule`` sees (no rule: all; an event carrying no change: none) and its payload.
 
-    ``memo``, one dict per run and changeset: rules with the same ``paths``, ``exclude``
-    and ``match`` (most of a pack) split it once, and a file's entry is built once and
-    shared by every payload that holds it (read it, never change it in place). A file
-    ``match`` could not decide on is kept and named in ``problems``: the caller fails
-    closed on it."""
+    ``memo``, one dict per run and changeset: rules with the same ``paths``, ``exclude`` and
+    ``match`` (most of a pack) split it once, and share each file's entry (never change one in
+    place). A file ``match`` could not decide on is kept and named in ``problems``."""
     memo = {} if memo is None else memo
     key = (tuple(rule.paths), tuple(rule.exclude), rule.match) if rule is not None else None
     if not carries_change:  # no changeset code on a Bash call's hook
@@ -273,8 +268,8 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
 
 
 def dumps_readable(payload: dict[str, Any]) -> str:
-    """``payload`` indented for a person (``slopjudge payload``), each ``hunks`` array on
-    one line: indented by json's pure-Python encoder a large diff's hunks cost seconds."""
+    """``payload`` indented for a person, each ``hunks`` array on one line: indented by json's
+    pure-Python encoder, a large diff's hunks cost seconds."""
     import json
     import re
     import secrets
@@ -321,8 +316,7 @@ def event_payload(event: Event, workspace: str) -> dict[str, Any]:
 
 
 def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
-    """sloprail's ``event.invocations``: each program a command line runs (a wrapper
-    such as ``sudo`` and the program it runs are both listed)."""
+    """sloprail's ``event.invocations``: each program a command runs, wrappers (``sudo``) too."""
     import re
 
     from slopjudge.changes.shell import WRAPPERS, split
@@ -374,8 +368,7 @@ def by_match(
 
 
 def event_matches(source: str, event: dict[str, Any]) -> bool:
-    """A rule's ``match`` on an event about no file, under sloprail's kind for it;
-    MatchRuntimeError when it cannot decide."""
+    """A rule's ``match`` on an event about no file, under sloprail's kind for the event."""
     from slopjudge.loading.matchexpr import compile_match
 
     kind = event.get("kind")

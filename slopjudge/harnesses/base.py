@@ -90,8 +90,7 @@ class Agent:
 
 
 def hook_command(command: str, point: str, harness: str) -> str:
-    """The hook command for ``point``; another agent's than Claude Code's names itself, so
-    its hooks answer in its form."""
+    """The hook command for ``point``; another agent's names it, to be answered in its form."""
     suffix = "" if harness == "claude" else f" --harness {harness}"
     return f"{command} hook {point}{suffix}"
 
@@ -121,8 +120,7 @@ def dig(data: Any, *keys: str) -> Any:
 
 
 def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
-    """The binary ``variable`` names (a path, or a name on PATH), else ``name`` on PATH;
-    None when that is nothing runnable."""
+    """The binary ``variable`` names (a path or a name), else ``name``; None if not runnable."""
     import shutil  # not at the top: it imports fnmatch and re, which the fast path avoids
 
     return shutil.which(env.get(variable) or name, path=env.get("PATH"))

@@ -208,8 +208,7 @@ def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str
 
 
 def our_hooks(hooks_file: str) -> list[tuple[str, str, str]]:
-    """(key, event, hash) of each of slopjudge's hooks in ``hooks_file``, as Codex names
-    and hashes them. OSError or ValueError when the file cannot be read."""
+    """(key, event, hash) of each of slopjudge's hooks in ``hooks_file``, as Codex has them."""
     import json
 
     with open(hooks_file, encoding="utf-8") as fh:

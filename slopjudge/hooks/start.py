@@ -36,8 +36,7 @@ def record_baseline(settings: Any, session_id: str | None, source: object) -> No
 
 
 def load_check(settings: Any) -> tuple[str, str]:
-    """The rules that do not load, for the agent and the person (empty when all do), and
-    the count line sloprail's load check ends with."""
+    """The rules that do not load (empty when all do), and sloprail's count line."""
     from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
