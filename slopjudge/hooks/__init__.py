@@ -8,11 +8,11 @@ what is not in force. docs/fail-closed.md lists every case.
 
 from __future__ import annotations
 
-POINTS = ("start", "pre-tool", "stop", "subagent-stop")
+from slopjudge.harnesses.base import HOOKS
 
-
-# The timeouts `slopjudge install` writes (install.HOOKS), until the settings say otherwise.
-DEFAULT_TIMEOUTS = {"start": 60, "pre-tool": 660, "stop": 660, "subagent-stop": 660}
+POINTS = tuple(point for _event, point, _matcher, _timeout in HOOKS)
+# The timeouts `slopjudge install` writes, until the settings say otherwise.
+DEFAULT_TIMEOUTS = {point: timeout for _event, point, _matcher, timeout in HOOKS}
 _CALL: dict[str, object] = {}  # this call: point, start time, timeout, whether a Stop retry
 
 
