@@ -70,8 +70,8 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
     out = {k: v for k, v in event.items() if k not in FILE_EVENT_KEYS}
     status = str(file.get("status") or "M")
     out["on"] = on = event.get("on") or event.get("kind")  # a view's ``on`` keeps its kind
-    out["kind"] = ("Pre" if on == "pre-tool" else "Post") + "File" + _KIND_WORD.get(status,
-                                                                                    "Update")
+    when = "Pre" if on == "pre-tool" else "Post"  # Pre: the edit is not made yet
+    out["kind"] = when + "File" + _KIND_WORD.get(status, "Update")
     out["path"] = file.get("path")
     if status == "R" and file.get("oldPath"):
         out["oldPath"] = file["oldPath"]
