@@ -20,8 +20,10 @@ class BaselineError(Exception):
     """A baseline file that slopjudge did not write as it is now."""
 
 
-def _baseline_path(base: str, session_id: str | None) -> str:
-    return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
+def _path(base: str, session_id: str | None, counter: str | None = None) -> str:
+    """The session's baseline file, or with ``counter`` that counter's file."""
+    suffix = ".json" if counter is None else f".{session_key(counter)}.count"
+    return os.path.join(state_dir(base), session_key(session_id) + suffix)
 
 
 def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
@@ -67,7 +69,7 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
     and a baseline rewritten to its own tree would hide every change."""
     from slopjudge import cachesign
 
-    path = _baseline_path(base, session_id)
+    path = _path(base, session_id)
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -104,25 +106,21 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
                             "safely, so no baseline can be signed")
     record = {"session_id": session_id, "head": head, "tree": tree, "time": time.time(),
               "git": git, "mac": mac}
-    write_atomic(_baseline_path(base, session_id), json.dumps(record) + "\n")
+    write_atomic(_path(base, session_id), json.dumps(record) + "\n")
     if session_id:  # an error here is start's to report: Stop would not know
         write_mark(_mark(base, session_id), base)
 
 
-def _counter_path(base: str, session_id: str | None, counter: str) -> str:
-    return os.path.join(state_dir(base), f"{session_key(session_id)}.{session_key(counter)}.count")
-
-
 def get_count(base: str, session_id: str | None, counter: str) -> int:
     try:
-        with open(_counter_path(base, session_id, counter), encoding="utf-8") as fh:
+        with open(_path(base, session_id, counter), encoding="utf-8") as fh:
             return max(0, int(fh.read().strip() or 0))
     except (OSError, ValueError):
         return 0
 
 
 def set_count(base: str, session_id: str | None, counter: str, value: int) -> None:
-    path = _counter_path(base, session_id, counter)
+    path = _path(base, session_id, counter)
     if value > 0:
         write_atomic(path, f"{value}\n")
     else:
