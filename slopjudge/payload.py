@@ -317,14 +317,12 @@ def event_payload(event: Event, workspace: str) -> dict[str, Any]:
 
 def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
     """sloprail's ``event.invocations``: each program a command runs, wrappers (``sudo``) too."""
-    import re
-
-    from slopjudge.changes.shell import WRAPPERS, split
+    from slopjudge.changes.shell import _ASSIGNMENT, WRAPPERS, split
 
     out: list[dict[str, Any]] = []
     for simple in split(command, cwd):
         lead = 0  # the VAR=value words before the program (`dd if=x` has none)
-        while lead < len(simple.words) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", simple.words[lead]):
+        while lead < len(simple.words) and _ASSIGNMENT.match(simple.words[lead]):
             lead += 1
         env = dict(w.split("=", 1) for w in simple.words[:lead])
         words = simple.words[lead:]
