@@ -1,20 +1,14 @@
-"""The one JSON object every script, prepare and template sees (SPEC §3).
+"""The one JSON object every script, prepare and template sees (SPEC §3), defined in
+``schemas/payload.schema.json`` and built only by :func:`build_payload`; :func:`for_rule`
+is the per-rule step the engine and ``slopjudge payload`` share.
 
-Its shape is defined once, in ``schemas/payload.schema.json``; :func:`build_payload`
-is the one function that builds it, and :func:`for_rule` the one per-rule step
-(which files a rule sees, and its payload) shared by the engine and
-``slopjudge payload``.
+Field names follow sloprail's so templates port unchanged. Every key is present (null
+when unknown) so templates run with strict undefined, except in the per-file view of
+``event`` (:func:`file_event`), where, as in sloprail, ``oldContent``/``newContent`` are
+absent where the file has none (``is defined`` tells a delete from an emptied file).
 
-Field names follow sloprail's changeset payload so templates port unchanged.
-Every key is always present (null when unknown), so templates can run with
-strict undefined. The one exception is the per-file view of ``event``
-(:func:`file_event`): there, as in sloprail, ``oldContent``/``newContent``
-are absent where the file has none, so ``is defined`` tells a delete from an
-emptied file.
-
-With a folder in ``SLOPJUDGE_CHECK_PAYLOADS``, every payload built is kept in it (one
-file per distinct payload, named by its hash) for the caller to validate: the test
-suite does so (tests/payloadcheck.py) for every process it starts.
+With a folder in ``SLOPJUDGE_CHECK_PAYLOADS``, every payload built is kept there for the
+test suite to validate (tests/payloadcheck.py).
 """
 
 from __future__ import annotations
@@ -71,19 +65,12 @@ def scan_markers(text: str | None) -> list[dict[str, Any]]:
 
 def file_event(event: dict[str, Any], file: dict[str, Any],
                citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """``event`` as a sloprail file event about ``file`` (a ``changeset.files`` entry).
-
-    ``kind`` becomes ``Pre``/``Post`` + ``File`` + ``Create|Update|Delete|Rename``
-    (Pre on a pre-tool event, the edit not yet made; Post otherwise); the
-    event's own kind stays in ``on``. ``citations``: the session's, of which the
-    event keeps those naming this file.
-    """
+    """``event`` as sloprail's event about ``file`` (a ``changeset.files`` entry), with the
+    event's own kind in ``on`` and of ``citations`` those naming the file."""
     out = {k: v for k, v in event.items() if k not in FILE_EVENT_KEYS}
     status = str(file.get("status") or "M")
-    # Once a view, ``on`` keeps slopjudge's kind (pre-tool, stop, ...).
-    on = event.get("on") or event.get("kind")
-    out["on"] = on
-    when = "Pre" if on == "pre-tool" else "Post"
+    out["on"] = on = event.get("on") or event.get("kind")  # a view's ``on`` keeps its kind
+    when = "Pre" if on == "pre-tool" else "Post"  # Pre: the edit is not made yet
     out["kind"] = when + "File" + _KIND_WORD.get(status, "Update")
     out["path"] = file.get("path")
     if status == "R" and file.get("oldPath"):
@@ -134,12 +121,15 @@ def build_payload(
     check_id: str | None = None,
     file_payloads: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The payload for ``rule`` (None: no rule named) seeing ``files`` of ``changeset``
-    (``file_payloads``: their entries, when already built)."""
+    """The payload for ``rule`` seeing ``files`` (``file_payloads``: their entries, if built)."""
     if file_payloads is None:
         file_payloads = [file_payload(f) for f in files]
     event_data = event_payload(event, workspace)
-    cited = session_citations(event, workspace)
+    cited: list[dict[str, Any]] = []
+    if event.transcript_path:  # the session's resolved citations (changes/citations.py)
+        from slopjudge.changes.citations import resolved, session
+
+        cited = resolved(session(event.transcript_path, workspace))
     if event.kind == "pre-tool" and len(file_payloads) == 1 and not others:
         # A tool call about one file: its event reads as sloprail's gate event for it.
         event_data = file_event(event_data, file_payloads[0], cited)
@@ -193,69 +183,53 @@ def for_rule(
     memo: dict[Any, Any] | None = None,
     problems: list[str] | None = None,
 ) -> tuple[list[FileChange], dict[str, Any]]:
-    """The files ``rule`` sees and its payload: the one per-rule step.
+    """The files ``rule`` sees (no rule: all; an event carrying no change: none) and its payload.
 
-    The rule's ``paths``/``exclude`` split the changeset into its files and
-    ``others`` (no rule: every file is its); an event that carries no change
-    (a Bash call) gives no files at all. ``memo``: one dict per run and changeset,
-    so rules with the same ``paths``/``exclude`` (most of a pack) split it once, and a
-    file's entry is built once for every rule that sees it: the rules' payloads share
-    those entries (read them, never change them in place). A rule's ``match`` then
-    keeps the files it admits; a file it could not decide on is kept and named in
-    ``problems`` (the caller fails closed on it).
-    """
-    files: list[FileChange]
-    others: list[dict[str, Any]]
-    entries: list[dict[str, Any]] | None = None
-    change = ""
-    found: list[str] = []
+    ``memo``, one dict per run and changeset: rules with the same ``paths``, ``exclude`` and
+    ``match`` (most of a pack) split it once, and share each file's entry (never change one in
+    place). A file ``match`` could not decide on is kept and named in ``problems``."""
+    memo = {} if memo is None else memo
     key = (tuple(rule.paths), tuple(rule.exclude), rule.match) if rule is not None else None
-    if not carries_change:  # a Bash call carries none: no changeset code on its hook
-        files, others = [], []
-    elif memo is not None and key in memo:
-        files, others, change, entries, found = memo[key]
-        files, others = list(files), [dict(o) for o in others]
+    if not carries_change:  # no changeset code on a Bash call's hook
+        split: tuple[Any, ...] = ([], [], "", [], [])
+    elif key in memo:
+        split = memo[key]
     else:
-        from slopjudge.changes import rulefilter as cs
-
-        files, others, found = _rule_files(rule, changeset, event, workspace)
-        if files:
-            change = cs.unified_diff(files)
-        if memo is not None:
-            built: dict[int, tuple[FileChange, dict[str, Any]]] = memo.setdefault(
-                _ENTRIES, {})
-            entries = []
-            for f in files:
-                hit = built.get(id(f))
-                if hit is None or hit[0] is not f:
-                    hit = built[id(f)] = (f, file_payload(f))
-                entries.append(hit[1])
-            memo[key] = (list(files), [dict(o) for o in others], change, entries, found)
+        split = memo[key] = _split(rule, changeset, event, workspace,
+                                   memo.setdefault(_ENTRIES, {}))
+    files, others, change, entries, found = split
     if problems is not None:
         problems.extend(found)
     payload = build_payload(
-        event=event, workspace=workspace, changeset=changeset, files=files, others=others,
-        change=change, rule=rule, check_id=check_id, file_payloads=entries,
+        event=event, workspace=workspace, changeset=changeset, files=files,
+        others=[dict(o) for o in others], change=change, rule=rule, check_id=check_id,
+        file_payloads=entries,
     )
-    return files, payload
+    return list(files), payload
 
 
-def _rule_files(rule: Rule | None, changeset: Changeset, event: Event, workspace: str,
-                ) -> tuple[list[FileChange], list[dict[str, Any]], list[str]]:
-    """The files ``rule``'s ``paths``/``exclude`` and ``match`` admit, the others, and the
-    files its match could not decide on."""
-    from slopjudge.changes.rulefilter import split
+def _split(rule: Rule | None, changeset: Changeset, event: Event, workspace: str,
+           built: dict[int, tuple[FileChange, dict[str, Any]]]) -> tuple[Any, ...]:
+    """The files ``rule``'s ``paths``/``exclude`` and ``match`` admit, the others, their
+    diff, their entries (from ``built``: id -> (file, entry)) and the undecided files."""
+    from slopjudge.changes.rulefilter import split, unified_diff
 
-    if rule is None:
-        return list(changeset.files), [], []
-    files, others = split(changeset, rule.paths, rule.exclude)
-    if not rule.match:
-        return files, others, []
-    return by_match(rule.match, files, others, event_payload(event, workspace))
+    files, others, found = list(changeset.files), list[dict[str, str]](), list[str]()
+    if rule is not None:
+        files, others = split(changeset, rule.paths, rule.exclude)
+        if rule.match:
+            files, others, found = by_match(rule.match, files, others,
+                                            event_payload(event, workspace))
+    entries = []
+    for f in files:
+        hit = built.get(id(f))
+        if hit is None or hit[0] is not f:  # the file kept with its entry: no id reused
+            hit = built[id(f)] = (f, file_payload(f))
+        entries.append(hit[1])
+    return files, others, unified_diff(files) if files else "", entries, found
 
 
 _ENTRIES = "file entries"  # for_rule's memo: id(FileChange) -> (it, its payload entry)
-_ENCODING = "encoding"  # encode's cache: (token, encoders); else (key, ascii) -> (value, text)
 
 
 def encode(payload: dict[str, Any], ensure_ascii: bool = True,
@@ -265,63 +239,51 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
     holds the same ones (:func:`for_rule`: the same file entries, the same text)."""
     from slopjudge.jsonobject import dumps
 
-    given = payload.get("changeset")
-    changeset: dict[str, Any] = given if isinstance(given, dict) else {}
-    files = changeset.get("files")
-    if cache is None or not isinstance(files, list) or len(files) < 2:
+    if cache is None or len(payload["changeset"]["files"]) < 2:
         return dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
-    setup = cache.get(_ENCODING)
-    if setup is None:
-        import secrets
+    changeset, files = payload["changeset"], payload["changeset"]["files"]
+    import re
+    import secrets
 
-        # A token that cannot occur in the payload's own text marks where the files go.
-        setup = cache[_ENCODING] = (secrets.token_hex(16), {
-            a: (lambda v, a=a: dumps(v, ensure_ascii=a)) for a in (True, False)})
-    token, dump = setup[0], setup[1][ensure_ascii]
+    token = secrets.token_hex(16)  # cannot occur in the payload's own text
 
     def encoded(key: Any, value: Any) -> bytes:
         # Keyed by identity; the value kept with its text, so no id in the key is reused.
         hit = cache.get((key, ensure_ascii))
         if hit is None:
-            hit = cache[(key, ensure_ascii)] = (value, dump(value).encode("utf-8"))
+            text = dumps(value, ensure_ascii=ensure_ascii).encode("utf-8")
+            hit = cache[(key, ensure_ascii)] = (value, text)
         return bytes(hit[1])
 
     # Rules with other paths but the same files (all of a change in Python, say) have
     # lists of their own holding the same entries: one encoding serves them all.
     spliced = {token + "f": encoded(("files", *map(id, files)), files)}
     shown = dict(payload, changeset=dict(changeset, files=token + "f"))
-    change = payload.get("change")
-    if isinstance(change, str) and len(change) > 4096:
+    change = payload["change"]
+    if len(change) > 4096:
         spliced[token + "c"] = encoded(("change", id(change)), change)
         shown["change"] = token + "c"
-    import re
-
-    pieces = re.split(f'"({token}[fc])"', dump(shown))
+    pieces = re.split(f'"({token}[fc])"', dumps(shown, ensure_ascii=ensure_ascii))
     return b"".join(spliced[p] if i % 2 else p.encode("utf-8") for i, p in enumerate(pieces))
 
 
 def dumps_readable(payload: dict[str, Any]) -> str:
-    """``payload`` as JSON for a person (``slopjudge payload``): indented, but each
-    file's ``hunks`` array on one line. Indenting is done by json's pure-Python
-    encoder, and a large diff's hunk arrays hold one small list per line: indented
-    they cost seconds and a line per field; compact, the C encoder writes them."""
+    """``payload`` indented for a person, each ``hunks`` array on one line: indented by json's
+    pure-Python encoder, a large diff's hunks cost seconds."""
     import json
     import re
     import secrets
 
-    files = payload.get("changeset", {}).get("files") or []
     token = secrets.token_hex(16)  # cannot occur in the payload's own text
     compact: list[str] = []
-    shown = dict(payload, changeset=dict(payload["changeset"], files=[]))
-    for f in files:
+    files = []
+    for f in payload["changeset"]["files"]:
         if isinstance(f.get("hunks"), list):
-            shown["changeset"]["files"].append(dict(f, hunks=f"{token}:{len(compact)}"))
             compact.append(json.dumps(f["hunks"], ensure_ascii=False))
-        else:
-            shown["changeset"]["files"].append(f)
+            f = dict(f, hunks=f"{token}:{len(compact) - 1}")
+        files.append(f)
+    shown = dict(payload, changeset=dict(payload["changeset"], files=files))
     text = json.dumps(shown, indent=2, ensure_ascii=False)
-    if not compact:
-        return text
     return re.sub(f'"{token}:(\\d+)"', lambda m: compact[int(m.group(1))], text)
 
 
@@ -332,12 +294,10 @@ def payload_keys() -> tuple[str, ...]:
     return tuple(load_schema(SCHEMA)["required"])
 
 
-def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
-    """The event, plus for a Bash call ``argv`` (each simple command of it as an argv
-    list, split on ``&&``, ``||``, ``;``, ``|``), and sloprail's ``raw`` (the command
-    line) and ``invocations`` (per program run: ``bin``, ``argv``, ``flags``, ``cwd``,
-    ``env``), so scripts need not parse shell themselves; null for every other event.
-    ``citations``: what the command cites (``slopjudge cite ... &&``), else []."""
+def event_payload(event: Event, workspace: str) -> dict[str, Any]:
+    """The event, plus for a Bash call ``argv`` (an argv list per simple command),
+    sloprail's ``raw`` and ``invocations`` (null for other events), so scripts need not
+    parse shell, and ``citations``: what the command cites (``slopjudge cite ... &&``)."""
     data = event.to_payload()
     data["argv"] = data["raw"] = data["invocations"] = None
     data["citations"] = []
@@ -347,35 +307,22 @@ def event_payload(event: Event, workspace: str | None = None) -> dict[str, Any]:
 
         data["argv"] = argv_list(command)
         data["raw"] = command
-        data["invocations"] = invocations(command, workspace or event.cwd or ".")
+        data["invocations"] = invocations(command, workspace)
         if "slopjudge" in command:
             from slopjudge.changes.citations import for_command, resolved
 
-            data["citations"] = resolved(for_command(command, event.transcript_path,
-                                                     workspace or event.cwd or "."))
+            data["citations"] = resolved(for_command(command, event.transcript_path, workspace))
     return data
 
 
-def session_citations(event: Event, workspace: str) -> list[dict[str, Any]]:
-    """The session's resolved citations (citations.py); [] without a transcript."""
-    if not event.transcript_path:
-        return []
-    from slopjudge.changes.citations import resolved, session
-
-    return resolved(session(event.transcript_path, workspace))
-
-
 def invocations(command: str, cwd: str) -> list[dict[str, Any]]:
-    """sloprail's ``event.invocations``: each program a command line runs (a wrapper
-    such as ``sudo`` and the program it runs are both listed)."""
-    import re
-
-    from slopjudge.changes.shell import WRAPPERS, split
+    """sloprail's ``event.invocations``: each program a command runs, wrappers (``sudo``) too."""
+    from slopjudge.changes.shell import _ASSIGNMENT, WRAPPERS, split
 
     out: list[dict[str, Any]] = []
     for simple in split(command, cwd):
         lead = 0  # the VAR=value words before the program (`dd if=x` has none)
-        while lead < len(simple.words) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", simple.words[lead]):
+        while lead < len(simple.words) and _ASSIGNMENT.match(simple.words[lead]):
             lead += 1
         env = dict(w.split("=", 1) for w in simple.words[:lead])
         words = simple.words[lead:]
@@ -395,10 +342,8 @@ def by_match(
     source: str, files: list[FileChange], others: list[dict[str, str]],
     event: dict[str, Any],
 ) -> tuple[list[FileChange], list[dict[str, str]], list[str]]:
-    """The files a rule's ``match`` admits (loading/matchexpr.py), evaluated per file on
-    sloprail's file scope: ``path``, ``status``, ``markers`` (the new content's),
-    ``oldMarkers``, ``event`` (that file's event) and ``tool``. A file it cannot be
-    decided on is kept and named in the third list: the caller fails closed on it."""
+    """The files a rule's ``match`` admits, evaluated on sloprail's file scope; one it
+    cannot decide on is kept and named in the third list (the caller fails closed)."""
     from slopjudge.loading.matchexpr import MatchRuntimeError, compile_match
     match = compile_match(source)
     kept: list[FileChange] = []
@@ -421,9 +366,7 @@ def by_match(
 
 
 def event_matches(source: str, event: dict[str, Any]) -> bool:
-    """A rule's ``match`` on an event about no file: a shell command is sloprail's
-    ``PreCommandInvoke`` (``event.raw``, ``event.invocations``), another tool call its
-    ``PreToolUse``, a stop ``Stop``. Raises MatchRuntimeError when it cannot decide."""
+    """A rule's ``match`` on an event about no file, under sloprail's kind for the event."""
     from slopjudge.loading.matchexpr import compile_match
 
     kind = event.get("kind")

@@ -1,7 +1,6 @@
-"""What the agents share: the four hooks, answers in Claude Code's shape (Codex reads
-the same format and differs only where its module says), and the judge side's binary
-lookup and model sets (a comma list of size aliases and model names; each harness maps
-the aliases to its own models and knows which names it can run).
+"""What the agents share: the four hooks, answers in Claude Code's shape (another agent's
+module says where it differs), and the judge side's binary lookup and model sets (a comma
+list of size aliases, which each harness maps to its models, and model names).
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ HOOKS: tuple[Hook, ...] = (
 
 
 class Agent:
-    """One coding agent: its hooks (``registry.AgentHarness``), answered as Claude Code
-    answers unless its class says otherwise, and as a judge (``hookspec.Harness``) the one
-    binary it runs and its model sets."""
+    """One coding agent: its hooks (``registry.AgentHarness``) and, as a judge
+    (``hookspec.Harness``), the one binary it runs and its model sets."""
 
     name: str
     hooks: tuple[Hook, ...] = HOOKS
@@ -92,16 +90,14 @@ class Agent:
 
 
 def hook_command(command: str, point: str, harness: str) -> str:
-    """The hook command for ``point``: Claude Code's is the plain one (what earlier
-    installs wrote); another agent's names itself so its hooks answer in its form."""
+    """The hook command for ``point``; another agent's names it, to be answered in its form."""
     suffix = "" if harness == "claude" else f" --harness {harness}"
     return f"{command} hook {point}{suffix}"
 
 
 def is_ours(handler: Any, point: str) -> bool:
-    """A handler slopjudge installed for ``point``: its command runs a program named
-    exactly ``slopjudge`` (the script, the wrapper install writes, ``python -m slopjudge``),
-    so another tool whose name merely holds the word is never taken for ours."""
+    """A handler slopjudge installed for ``point``: its command runs a program named exactly
+    ``slopjudge`` (not another tool whose name merely holds the word)."""
     import shlex
 
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
@@ -116,17 +112,18 @@ def is_ours(handler: Any, point: str) -> bool:
             and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))
 
 
+def dig(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]...``, None where a level is missing or not a mapping."""
+    for k in keys:
+        data = data.get(k) if isinstance(data, dict) else None
+    return data
+
+
 def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
-    """The binary ``variable`` names (a path must be an executable file, a bare name is
-    looked up on PATH), else ``name`` on PATH; None when that is nothing runnable."""
+    """The binary ``variable`` names (a path or a name), else ``name``; None if not runnable."""
     import shutil  # not at the top: it imports fnmatch and re, which the fast path avoids
 
-    explicit = env.get(variable)
-    if not explicit:
-        return shutil.which(name, path=env.get("PATH"))
-    if os.sep in explicit:
-        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
-    return shutil.which(explicit, path=env.get("PATH"))
+    return shutil.which(env.get(variable) or name, path=env.get("PATH"))
 
 
 def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:

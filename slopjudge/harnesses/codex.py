@@ -76,26 +76,21 @@ class Codex(base.Agent):
             return [f"{config}: cannot be read ({exc}); slopjudge cannot tell whether Codex "
                     "trusts its hooks"]
         problems = []
-        projects = settings.get("projects")
-        projects = projects if isinstance(projects, dict) else {}
-        if not any(isinstance(projects.get(p), dict) and projects[p].get("trust_level") == "trusted"
+        if not any(base.dig(settings, "projects", p, "trust_level") == "trusted"
                    for p in (workspace, os.path.realpath(workspace))):
             problems.append(
                 f"Codex does not trust the project {workspace}, so it runs none of its hooks. "
                 f"Trust it: run `codex exec --trust` there once, or add to {config}:\n"
                 f"[projects.{_toml_str(workspace)}]\ntrust_level = \"trusted\"")
-        hooks = settings.get("hooks")
-        state = hooks.get("state") if isinstance(hooks, dict) else None
         lines = []
         for key, event, digest in ours:
-            entry = state.get(key) if isinstance(state, dict) else None
-            entry = entry if isinstance(entry, dict) else {}
-            if entry.get("enabled") is False:
+            if base.dig(settings, "hooks", "state", key, "enabled") is False:
                 problems.append(f"Codex has slopjudge's {event} hook turned off ({key}): turn it "
                                 f"on in /hooks, or remove `enabled = false` under it in {config}")
-            if entry.get("trusted_hash") == digest:
+            trusted = base.dig(settings, "hooks", "state", key, "trusted_hash")
+            if trusted == digest:
                 continue
-            how = "changed since it was trusted" if entry.get("trusted_hash") else "not trusted"
+            how = "changed since it was trusted" if trusted else "not trusted"
             problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
             lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
         if lines:
@@ -213,18 +208,16 @@ def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str
 
 
 def our_hooks(hooks_file: str) -> list[tuple[str, str, str]]:
-    """(key, event, hash) of each of slopjudge's hooks in ``hooks_file``, as Codex names
-    and hashes them. OSError or ValueError when the file cannot be read."""
+    """(key, event, hash) of each of slopjudge's hooks in ``hooks_file``, as Codex has them."""
     import json
 
     with open(hooks_file, encoding="utf-8") as fh:
         data = json.load(fh)
-    hooks = data.get("hooks") if isinstance(data, dict) else None
     found = []
     for event, point, _matcher, _timeout in base.HOOKS:
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        groups = base.dig(data, "hooks", event)
         for gi, group in enumerate(groups if isinstance(groups, list) else []):
-            handlers = group.get("hooks") if isinstance(group, dict) else None
+            handlers = base.dig(group, "hooks")
             for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
                 if base.is_ours(handler, point):
                     key = f"{hooks_file}:{EVENT_KEYS[event]}:{gi}:{hi}"

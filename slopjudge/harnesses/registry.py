@@ -34,10 +34,8 @@ class AgentHarness(Protocol):
         """The Stop answer that keeps the agent working, reading ``reason``."""
 
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
-        """The Stop answer that lets a blocked turn end with ``notice`` for the person,
-        and whether the turn ends with it. An agent that shows a hook's message nowhere
-        gets one more block asking it to relay the notice (False): the stop after that
-        ends the turn with no answer."""
+        """The Stop answer ending a blocked turn with ``notice`` for the person, and whether
+        it ends it (False: one more block asks the agent to relay the notice)."""
 
     def install_notes(self, workspace: str) -> list[str]:
         """What to tell the person after ``slopjudge install`` (one line each)."""

@@ -1,28 +1,23 @@
-"""Agent hook points: ``slopjudge hook start|pre-tool|stop|subagent-stop``.
+"""Agent hook points: ``slopjudge hook start|pre-tool|stop|subagent-stop``, entered at
+:func:`main_fast` before any argument parser is built (a PreToolUse call with no
+applicable rule must cost little more than starting Python).
 
-:func:`main_fast` is what ``slopjudge hook <point>`` calls, before any
-argument parser is built: a PreToolUse call with no applicable rule must
-cost little more than starting Python.
-
-Fail closed: pre-tool and stop block whenever slopjudge cannot decide (a
-payload it cannot read, a broken rule, a check that errors, an internal
-error, SIGTERM/SIGINT/SIGHUP); start never blocks but says what is not in
-force. The README's "Fail-closed contract" lists every case.
+Pre-tool and stop block whenever slopjudge cannot decide; start never blocks but says
+what is not in force. docs/fail-closed.md lists every case.
 """
 
 from __future__ import annotations
 
-POINTS = ("start", "pre-tool", "stop", "subagent-stop")
+from slopjudge.harnesses.base import HOOKS
 
-
-# The timeouts `slopjudge install` writes (install.HOOKS), until the settings say otherwise.
-DEFAULT_TIMEOUTS = {"start": 60, "pre-tool": 660, "stop": 660, "subagent-stop": 660}
+POINTS = tuple(point for _event, point, _matcher, _timeout in HOOKS)
+# The timeouts `slopjudge install` writes, until the settings say otherwise.
+DEFAULT_TIMEOUTS = {point: timeout for _event, point, _matcher, timeout in HOOKS}
 _CALL: dict[str, object] = {}  # this call: point, start time, timeout, whether a Stop retry
 
 
 def main_fast(sub: str, harness: str | None = None) -> int:
-    """Run one hook point on stdin's payload for the agent ``harness`` (None: Claude
-    Code); the exit code for the agent."""
+    """One hook point on stdin's payload for the agent ``harness`` (None: Claude Code)."""
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
@@ -37,10 +32,12 @@ def main_fast(sub: str, harness: str | None = None) -> int:
 
 
 def _main(sub: str, harness: str | None) -> int:
-    if sub == "pre-tool":
+    if sub != "start":
         import gc
 
-        gc.disable()  # before the imports, whose allocations would set collections off
+        # One call per process: collecting reference cycles while it imports costs more
+        # (about a tenth of a PreToolUse hook) than the memory it would free.
+        gc.disable()
     from slopjudge.hooks import common
 
     if common.reentered():
@@ -63,8 +60,7 @@ def _main(sub: str, harness: str | None) -> int:
 
 def run_point(sub: str, raw: bytes, problem: Exception | None = None,
               harness: str | None = None) -> int:
-    """One hook point on the raw payload bytes (``problem``: why stdin could not be read)
-    for the agent ``harness`` (None: Claude Code)."""
+    """One hook point on the raw payload (``problem``: why stdin could not be read)."""
     from slopjudge.harnesses import registry as harnesses
     from slopjudge.hooks import common
 
@@ -89,33 +85,38 @@ def run_point(sub: str, raw: bytes, problem: Exception | None = None,
 
 
 def _stop_children_on_signals(sub: str) -> None:
-    """On SIGTERM, SIGINT or SIGHUP: kill every check process this hook started, then exit.
-
-    The checks run in threads the signal cannot stop, and their processes sit
-    in sessions of their own: left alone they would outlive the hook. A hook
-    that can still block does (exit 2): it was stopped before it could decide.
-    """
+    """On SIGTERM, SIGINT or SIGHUP: kill every check process this hook started (they sit
+    in sessions of their own, and the threads waiting on them cannot be stopped), then
+    exit, blocking when the hook can: it was stopped before it could decide."""
     import _signal as signal  # `signal` builds its enums on import: a cost on every hook call
 
     names = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT", signal.SIGHUP: "SIGHUP"}
 
     def handler(signum: int, frame: object) -> None:
-        import os
-        import sys
-
-        procs = sys.modules.get("slopjudge.procs")  # none started unless it was imported
-        if procs is not None:
-            procs.kill_all()
-        name = names.get(signum, f"signal {signum}")
         verdict = "" if sub == "start" else ", so this call is blocked"
-        os.write(2, f"slopjudge: hook {sub} stopped by {name}{verdict}\n".encode())
-        os._exit(0 if sub == "start" else 2)
+        _exit_now(f"slopjudge: hook {sub} stopped by {names.get(signum, f'signal {signum}')}"
+                  f"{verdict}\n", 0 if sub == "start" else 2)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for sig in names:
         try:
             signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread: the caller owns signals
             pass
+
+
+def _exit_now(message: str, code: int, answer: str = "") -> None:
+    """Kill the checks this hook started (none unless ``procs`` was imported), write
+    ``answer`` on stdout and ``message`` on stderr, and exit with ``code`` at once."""
+    import os
+    import sys
+
+    procs = sys.modules.get("slopjudge.procs")
+    if procs is not None:
+        procs.kill_all()
+    if answer:
+        os.write(1, answer.encode())
+    os.write(2, message.encode())
+    os._exit(code)
 
 
 def margin(timeout_s: float) -> float:
@@ -124,10 +125,9 @@ def margin(timeout_s: float) -> float:
 
 
 def set_deadline(sub: str, timeout_s: float) -> None:
-    """One deadline for the whole call, ``margin`` under the agent's timeout: past it
-    every check this hook started is killed and the call blocks, saying why (the agent
-    would let the call through at its own timeout). Measured from this process's
-    start; set again once the settings name the timeout."""
+    """One deadline for the call, ``margin`` under the agent's timeout (which lets the call
+    through), counted from this process's start: past it the checks are killed and the call
+    blocks, saying why. Set again once the settings name the timeout."""
     import _signal as signal
     import time
 
@@ -144,9 +144,8 @@ def set_deadline(sub: str, timeout_s: float) -> None:
 
 
 def _started() -> float:
-    """When this process started, on the monotonic clock: Python's start-up counts
-    against the agent's timeout too, and on a loaded machine it can take seconds. Now,
-    where /proc says nothing."""
+    """When this process started, on the monotonic clock (Python's start-up counts against
+    the agent's timeout too, and under load takes seconds); now, where /proc says nothing."""
     import os
     import time
 
@@ -157,7 +156,7 @@ def _started() -> float:
         age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, AttributeError):
         return now
-    # A process that has run for long (a test run, a hook server's worker) counts from now.
+    # A process that has run for long (a test run) counts from now.
     return now - age if 0 <= age < 60 else now
 
 
@@ -177,26 +176,17 @@ def stop_retry(retry: bool) -> None:
 
 
 def _on_deadline(signum: int, frame: object) -> None:
-    import json
-    import os
-    import sys
-
-    procs = sys.modules.get("slopjudge.procs")
-    if procs is not None:
-        procs.kill_all()  # the answer is due now
     sub, timeout = _CALL.get("point", "?"), float(_CALL.get("timeout", 0))  # type: ignore[arg-type]
     why = (f"slopjudge: hook {sub} did not decide within {timeout - margin(timeout):g} s, "
            f"{margin(timeout):g} s before the {timeout:g} s timeout the agent gives it "
            "(a judge or check that did not answer in time; `hook_timeout` in the settings "
            "is that timeout)")
     if sub == "start":
-        os.write(2, f"{why}; the session starts without its baseline\n".encode())
-        os._exit(0)
+        _exit_now(f"{why}; the session starts without its baseline\n", 0)
     if _CALL.get("retry"):  # a Stop already blocked once for this: the turn may end
+        import json
+
         text = f"{why}. Letting the turn end; the block stands and a person must look at it."
-        os.write(1, (json.dumps({"systemMessage": text}) + "\n").encode())
-        os.write(2, f"{text}\n".encode())
-        os._exit(0)
-    os.write(2, f"{why}, so this call is blocked. This is not a finding in the change; "
-                "say so in your reply.\n".encode())
-    os._exit(2)
+        _exit_now(f"{text}\n", 0, json.dumps({"systemMessage": text}) + "\n")
+    _exit_now(f"{why}, so this call is blocked. This is not a finding in the change; "
+              "say so in your reply.\n", 2)

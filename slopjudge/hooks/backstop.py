@@ -39,8 +39,8 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
 
 
 def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
-    """Which files of a change are not judged, as the settings (and ``--include-generated``)
-    say (:mod:`slopjudge.changes.authored`); never a protected one."""
+    """Which files of a change are not judged (:mod:`slopjudge.changes.authored`); never a
+    protected one."""
     from slopjudge.changes.authored import Policy
 
     files, trees = protected(settings)
@@ -97,8 +97,7 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
             if is_protected(path, files, trees):
                 found.setdefault(path, f.status if path == f.path else "D")
             elif os.path.basename(path) == "pyproject.toml" and path == f.path and (
-                    _slopjudge_table(f.old_content) != _slopjudge_table(f.new_content)
-                    or (f.binary and "pyproject.toml" in path)):
+                    f.binary or _slopjudge_table(f.old_content) != _slopjudge_table(f.new_content)):
                 found.setdefault(f"{path} [tool.slopjudge]", f.status)
     return sorted(found.items())
 
@@ -142,36 +141,32 @@ def message(changes: list[tuple[str, str]], baseline_tree: str | None) -> str:
     return "\n".join(lines)
 
 
-def session_changeset(settings: Any, session_id: str | None) -> tuple[Any, dict[str, Any] | None]:
-    """The session's change and the baseline it runs from; without a recorded baseline,
-    the change from HEAD and None."""
-    from slopjudge.changes import changeset
-
-    # Files the project does not author are not judged; protected ones always are.
-    policy = leave_out_policy(settings)
-    # What is ignored is what the committed .gitignore files say (at the baseline, or
-    # HEAD): one the session writes or edits hides nothing. slopjudge's state is its own.
-    policy.own_ignores = [f"/{rel}/" for rel in _owned(settings, [settings.state_dir])]
-    baseline = state.load_baseline(settings.state_dir, session_id)
-    if baseline is None:
-        policy.ignores_from = "HEAD"
-        return changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy), None
-    policy.ignores_from = baseline["tree"]
-    return changeset.from_tree_to_worktree(settings.workspace, baseline["tree"], policy), baseline
-
-
 def check_session(settings: Any, session_id: str | None) -> tuple[str | None, Any, bool]:
     """The refusal for protected files changed since the baseline (None: none changed;
     one that cannot be read refuses too), the session's changeset it compared (None when
     it could not be read; Stop judges the same one) and whether that ran from a recorded
     baseline (else from HEAD)."""
+    from slopjudge.changes import changeset
     from slopjudge.changes.gitio import Background
 
     # The ignored files are listed while the changeset is read: two git reads at once.
     ignored = Background(ignored_files, settings)
+    baseline = None
     with common.fail_closed() as failure:
         try:
-            cs, baseline = session_changeset(settings, session_id)
+            # Files the project does not author are not judged; protected ones always are.
+            policy = leave_out_policy(settings)
+            # What is ignored is what the committed .gitignore files say (at the baseline,
+            # or HEAD): one the session writes hides nothing. slopjudge's state is its own.
+            policy.own_ignores = [f"/{rel}/" for rel in _owned(settings, [settings.state_dir])]
+            baseline = state.load_baseline(settings.state_dir, session_id)
+            if baseline is None:
+                policy.ignores_from = "HEAD"
+                cs = changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy)
+            else:
+                policy.ignores_from = baseline["tree"]
+                cs = changeset.from_tree_to_worktree(settings.workspace, baseline["tree"],
+                                                     policy)
         finally:
             ignored.wait()
     if failure:
@@ -191,9 +186,8 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
 
 
 def git_internals(settings: Any, baseline: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """The git folder's configuration, hooks and info files changed since the baseline
-    (a hook planted there runs at the person's next commit; a filter or fsmonitor set
-    there runs in every git command)."""
+    """The git folder's config, hooks and info files changed since the baseline (a planted
+    hook runs at the next commit; a filter or fsmonitor set there, in every git command)."""
     from slopjudge.changes import gitio
 
     then = baseline.get("git") if baseline else None
@@ -205,13 +199,9 @@ def git_internals(settings: Any, baseline: dict[str, Any] | None) -> list[tuple[
 
 
 def ignored_files(settings: Any) -> list[tuple[str, str]]:
-    """Files git ignores inside the rules and template folders, as ``(path, "ignored")``.
-
-    A change the snapshot cannot see (``.gitignore`` or ``.git/info/exclude`` written
-    first) would otherwise slip past the backstop, and rule scripts import their
-    folder's helpers: an ignored ``rules/_lib/x.py`` runs inside slopjudge. No tool of
-    slopjudge's writes there (Python checks write no bytecode), so any such file is one
-    a person must look at."""
+    """Files git ignores inside the rules and template folders, as ``(path, "ignored")``: the
+    snapshot cannot see them, and an ignored ``rules/_lib/x.py`` runs inside slopjudge. No
+    tool of slopjudge's writes there (checks write no bytecode), so a person must look."""
     from slopjudge.changes import changeset
 
     ws = os.path.realpath(settings.workspace)

@@ -38,9 +38,8 @@ def one_line(exc: BaseException) -> str:
 
 
 class fail_closed:  # lower case: it reads as a statement, ``with fail_closed() as failure:``
-    """The hooks' one catch-all: after the block, ``failure`` is true when an error was
-    caught and ``failure.why`` says it in one line; the hook point decides what that
-    means (pre-tool and stop block, start reports). ``SLOPJUDGE_DEBUG=1`` lets it through."""
+    """The hooks' one catch-all: after the block ``failure.why`` says in one line what error
+    it caught, for the hook point to block on or report. ``SLOPJUDGE_DEBUG=1`` lets it through."""
 
     why: str | None = None
 
@@ -74,7 +73,6 @@ class EmptyPayload(PayloadError):
 
 
 def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
-    """The raw payload; PayloadError when stdin cannot be read or is too large."""
     if sys.stdin is None:
         return b""  # no stdin at all (a closed descriptor): the same as empty
     stream = getattr(sys.stdin, "buffer", None)
@@ -91,7 +89,6 @@ def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
 
 
 def parse_payload(raw: bytes) -> dict[str, Any]:
-    """The payload as a JSON object, or PayloadError saying why it is not one."""
     if not raw.strip():
         raise EmptyPayload("stdin is empty")
     try:
@@ -110,20 +107,15 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", type(None): "null"}.get(type(value), "value")
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+            type(None): "null"}.get(type(value), "value")
 
 
-# The file tools and the field naming their file: a call without it cannot be judged.
-PATH_TOOLS = PATH_FIELDS
+PATH_TOOLS = PATH_FIELDS  # the file tools and the field naming their file
 
 
 def pre_tool_problem(payload: dict[str, Any]) -> str | None:
-    """Why a PreToolUse payload lacks what judging it needs (the tool's name, its input
-    as an object, a known tool's path or command), or None. Other fields are no problem."""
+    """Why a PreToolUse payload lacks what judging it needs, or None."""
     name = payload.get("tool_name")
     if not isinstance(name, str) or not name.strip():
         return "`tool_name` is missing or not a string"
@@ -151,10 +143,9 @@ def flag(payload: dict[str, Any], key: str) -> bool:
 
 
 def find_workspace() -> str:
-    """The project the hooks guard: ``CLAUDE_PROJECT_DIR``, else the git top level of
-    this process's working folder, symlinks resolved. Never the payload's ``cwd``: a
-    session that wandered outside the project, or into a nested repository, is still
-    judged by the project's rules."""
+    """``CLAUDE_PROJECT_DIR``, else the git top level of the working folder, resolved;
+    never the payload's ``cwd``: a session that wandered off is still judged by the
+    project's rules."""
     from slopjudge.loading.config import find_workspace as top_level
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")
@@ -164,11 +155,11 @@ def find_workspace() -> str:
 
 def emit(obj: dict[str, Any]) -> None:
     """The one JSON object a hook prints on stdout; OSError when it cannot be written."""
+    from slopjudge.hooks import disarm
     from slopjudge.jsonobject import dumps  # json.dumps without json's import (2 ms)
 
     if sys.stdout is None:  # the descriptor was closed when the hook started
         raise OSError("stdout is closed")
-    from slopjudge.hooks import disarm
 
     disarm()  # one answer: the deadline's block must not follow this one
     sys.stdout.write(dumps(obj, ensure_ascii=False) + "\n")
@@ -176,7 +167,7 @@ def emit(obj: dict[str, Any]) -> None:
 
 
 def rel(path: str | None, workspace: str) -> str:
-    """A workspace-relative (or absolute) path, named from the workspace root."""
+    """``path`` from the workspace root when it is inside, else as given."""
     if not path:
         return ""
     if os.path.isabs(path):
@@ -219,8 +210,8 @@ def refusing(results: list[CheckResult]) -> list[CheckResult]:
 
 def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
                   limit: int = 800) -> str:
-    """The check's reason, its lines indented under the heading line, cut at ``limit``.
-    An error is worded for the person: it says nothing about the change."""
+    """The check's reason, indented under its heading line, cut at ``limit``; an error's
+    says it is none of the change's doing."""
     reason = (result.reason or "").strip() or (
         "no reason given" if result.outcome == "error" else "refused without a reason")
     if len(reason) > limit:
@@ -233,8 +224,7 @@ def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
 
 
 def load_error_line(err: LoadError, workspace: str) -> str:
-    """The error, its file (which the loader named from this process's working folder)
-    named from the workspace."""
+    """The error, its file (named by the loader from the working folder) from the workspace."""
     path = full = os.path.abspath(err.path)
     for candidate in (full, os.path.realpath(full)):
         r = os.path.relpath(candidate, workspace)
@@ -247,9 +237,8 @@ def load_error_line(err: LoadError, workspace: str) -> str:
 def broken_rules(errors: list[LoadError], rules_dir: str, kind: str,
                  tool_name: str | None = None, tool_input: dict[str, Any] | None = None,
                  workspace: str | None = None) -> list[LoadError]:
-    """The load errors of rules that could concern this event (and tool call); one
-    whose events (or tools) cannot be read concerns every event (or tool). Without a
-    rules folder nothing is enforced, and nothing is broken either."""
+    """The load errors of rules that could concern this event (and tool call); one whose
+    ``on`` (or ``tools``) cannot be read concerns all. No rules folder: nothing is broken."""
     if not errors or not os.path.isdir(rules_dir):
         return []
     found = [e for e in errors if e.on is None or kind in e.on]

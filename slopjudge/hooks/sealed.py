@@ -1,14 +1,11 @@
 """Sealed sessions (docs/security.md): the paths an agent must not reach, the Claude Code
-settings that keep its shell (the sandbox) and file tools (deny rules) away from them
-(``install claude --sealed`` writes :func:`claude_settings`), and which of them the
-settings in effect leave open (``hook start`` says it at every session).
+settings that keep its shell (the sandbox) and file tools (deny rules) off them
+(:func:`claude_settings`), and which of them the settings in effect leave open (:func:`gaps`).
 
-Spelling, as Claude Code 2.1.332 reads it: a sandbox path relative to a project settings
-file is relative to the project root, ``~/`` is the home folder; in a permission rule
-``//x`` is the absolute ``/x``, ``/x`` is relative to the project root and ``~/x`` to the
-home folder. Paths inside the project are written relative to it, so the committed
-settings hold on a teammate's machine; the rest are this machine's and ``hook start``
-checks them there.
+Spelling, as Claude Code 2.1.332 reads it: a sandbox path is relative to the project root,
+``~/`` to the home folder; in a permission rule ``//x`` is the absolute ``/x``, ``/x`` is
+relative to the project root. Paths inside the project are written relative to it, so the
+committed settings hold on a teammate's machine.
 """
 
 from __future__ import annotations
@@ -18,6 +15,8 @@ import os
 import site
 import sys
 from typing import Any, NamedTuple
+
+from slopjudge.harnesses.base import dig
 
 DIR, FILE = "dir", "file"
 # The settings that make a session sealed, beside the paths (Claude Code's names).
@@ -36,8 +35,8 @@ def claude_config_dir() -> str:
 
 
 def _install_paths() -> list[Guarded]:
-    """Where the code a hook runs comes from: slopjudge's package, the virtualenv (or the
-    site-packages folders) of the interpreter running it, whose ``.pth`` files run at start."""
+    """slopjudge's package and its interpreter's virtualenv (or site-packages folders),
+    whose ``.pth`` files run at start."""
     from slopjudge.resources import PACKAGE_DIR
 
     out = [Guarded(PACKAGE_DIR, DIR)]
@@ -51,8 +50,7 @@ def _install_paths() -> list[Guarded]:
 
 
 def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
-    """(paths the agent must not write, paths it must not read) for ``settings``'s
-    workspace on this machine, each once, none inside another."""
+    """(paths the agent must not write, paths it must not read), none inside another."""
     from slopjudge import cachesign
     from slopjudge.changes import gitio
     from slopjudge.hooks.backstop import protected
@@ -84,7 +82,7 @@ def guarded(settings: Any) -> tuple[list[Guarded], list[Guarded]]:
 
 def _real(path: str) -> str:
     """``path`` with the folders above it resolved, not the name itself: a link the
-    wrapper runs (``.venv/bin/slopjudge``) is guarded where it is, not where it points."""
+    wrapper runs (``.venv/bin/slopjudge``) is guarded where it is."""
     head, name = os.path.split(os.path.abspath(path))
     return os.path.join(os.path.realpath(head), name) if name else os.path.realpath(head)
 
@@ -94,14 +92,9 @@ def _under(path: str, root: str) -> bool:
 
 
 def _outermost(paths: list[Guarded]) -> list[Guarded]:
-    real = [Guarded(_real(p.path), p.kind) for p in paths]
-    keep: list[Guarded] = []
-    for p in real:
-        if p in keep or any(q.kind == DIR and q.path != p.path and _under(p.path, q.path)
-                            for q in real):
-            continue
-        keep.append(p)
-    return keep
+    real = list(dict.fromkeys(Guarded(_real(p.path), p.kind) for p in paths))
+    return [p for p in real if not any(q.kind == DIR and q.path != p.path
+                                       and _under(p.path, q.path) for q in real)]
 
 
 # --- the settings that seal ------------------------------------------------------------
@@ -111,7 +104,7 @@ def spell(path: str, workspace: str) -> str:
     """``path`` as a sandbox setting in the project's settings names it."""
     ws, home = os.path.realpath(workspace), os.path.realpath(os.path.expanduser("~"))
     if _under(path, ws):
-        return os.path.relpath(path, ws) if path != ws else "."
+        return os.path.relpath(path, ws)
     if _under(path, home) and path != home:
         return "~/" + os.path.relpath(path, home)
     return path
@@ -142,8 +135,8 @@ def claude_settings(settings: Any) -> dict[str, Any]:
 
 
 def _sources(workspace: str) -> list[tuple[str, dict[str, Any]]]:
-    """(base folder for relative paths, settings) from the lowest precedence to the
-    highest: user, project, local, managed. A file that cannot be read is an error."""
+    """(base folder for relative paths, settings), user, project, local then managed (the
+    lowest precedence first); ValueError for a file that cannot be read."""
     user, project = claude_config_dir(), os.path.join(workspace, ".claude")
     files = [(user, os.path.join(user, "settings.json")),
              (workspace, os.path.join(project, "settings.json")),
@@ -163,12 +156,6 @@ def _sources(workspace: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _get(data: Any, *keys: str) -> Any:
-    for k in keys:
-        data = data.get(k) if isinstance(data, dict) else None
-    return data
-
-
 def _resolve(entry: str, base: str, workspace: str, *, rule_form: bool) -> str | None:
     """The absolute path a settings entry names; None for a glob slopjudge cannot place."""
     if any(c in entry for c in "*?[{"):
@@ -182,8 +169,8 @@ def _resolve(entry: str, base: str, workspace: str, *, rule_form: bool) -> str |
 
 def _covers(entries: list[tuple[str, str]], g: Guarded, workspace: str, *,
             tool: str | None) -> bool:
-    """Whether one of ``entries`` ((entry, base)) covers ``g``: sandbox paths when ``tool``
-    is None, else ``tool``'s permission rules (``Edit(/x/**)``, ``Edit(/x)``, ``Edit``)."""
+    """Whether one of ``entries`` ((entry, base)) covers ``g``: sandbox paths, or with a
+    ``tool``, its permission rules (``Edit(/x/**)``, ``Edit(/x)``, ``Edit``)."""
     for entry, base in entries:
         if tool is None:
             where, whole = _resolve(entry, base, workspace, rule_form=False), True
@@ -202,7 +189,7 @@ def _covers(entries: list[tuple[str, str]], g: Guarded, workspace: str, *,
 
 def _sandbox_problems(sources: list[tuple[str, dict[str, Any]]]) -> list[str]:
     def effective(key: str) -> Any:  # the last source that sets it decides
-        values = [_get(data, "sandbox", key) for _base, data in sources]
+        values = [dig(data, "sandbox", key) for _base, data in sources]
         return next((v for v in reversed(values) if v is not None), None)
 
     problems = [f"sandbox.{k} is not {json.dumps(v)}" for k, v in SANDBOX_ON.items()
@@ -210,9 +197,9 @@ def _sandbox_problems(sources: list[tuple[str, dict[str, Any]]]) -> list[str]:
     for keys, why in ((("filesystem", "disabled"), "turns filesystem confinement off"),
                       (("enableWeakerNestedSandbox",), "exposes the host's /proc"),
                       (("allowNestedUserNamespaces",), "lets a command undo the sandbox")):
-        if any(_get(d, "sandbox", *keys) is True for _b, d in sources):
+        if any(dig(d, "sandbox", *keys) is True for _b, d in sources):
             problems.append(f"sandbox.{'.'.join(keys)} is true: it {why}")
-    excluded = [c for _b, d in sources for c in (_get(d, "sandbox", "excludedCommands") or [])]
+    excluded = [c for _b, d in sources for c in (dig(d, "sandbox", "excludedCommands") or [])]
     if excluded:
         problems.append("sandbox.excludedCommands runs these outside the sandbox: "
                         + ", ".join(map(str, excluded)))
@@ -220,15 +207,14 @@ def _sandbox_problems(sources: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 def gaps(settings: Any) -> list[str]:
-    """How the agent can reach a guarded path under the settings in effect; empty when
-    the session is sealed. ValueError when a settings file cannot be read."""
+    """How the agent can reach a guarded path under the settings in effect (none: sealed)."""
     ws = settings.workspace
     sources = _sources(ws)
     unboxed = _sandbox_problems(sources)  # why the sandbox does not hold the shell at all
     reach: dict[str, list[str]] = {}  # "its shell can write" -> the paths, ...
 
     def listed(*keys: str) -> list[tuple[str, str]]:
-        return [(e, base) for base, d in sources for e in (_get(d, *keys) or [])
+        return [(e, base) for base, d in sources for e in (dig(d, *keys) or [])
                 if isinstance(e, str)]
 
     deny_rules = listed("permissions", "deny")

@@ -1,7 +1,6 @@
-"""SessionStart: record the session baseline and run the load check (docs/hooks.md).
-
-Never blocks: every problem, even an internal error or a payload it cannot read, is
-reported and the hook exits 0. Empty stdin is the standalone load check, not a problem.
+"""SessionStart: record the session baseline and run the load check (docs/hooks.md). Never
+blocks: every problem is reported and the hook exits 0. Empty stdin is the standalone load
+check, not a problem.
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ def record_baseline(settings: Any, session_id: str | None, source: object) -> No
 
 
 def load_check(settings: Any) -> tuple[str, str]:
-    """The rules that do not load, said for the agent and the person (empty when all
-    do), and the count line sloprail's load check ends with."""
+    """The rules that do not load (empty when all do), and sloprail's count line."""
     from slopjudge.loading import rulecache
 
     loaded = rulecache.load_rules_cached(settings)
@@ -57,8 +55,8 @@ def load_check(settings: Any) -> tuple[str, str]:
 
 
 def trust_lines(agent: AgentHarness) -> list[str]:
-    """Said loudly at every session start: the installed hooks the agent would not run
-    (Codex runs a hook only once it is trusted, and skips the others without a word)."""
+    """The installed hooks the agent would not run, said loudly at every session start
+    (Codex skips an untrusted hook without a word)."""
     problems = agent.trust_problems(common.find_workspace())
     if not problems:
         return []
@@ -70,8 +68,7 @@ def trust_lines(agent: AgentHarness) -> list[str]:
 
 
 def seal_line(settings: Any, agent: str) -> str:
-    """Whether the session is sealed, or which guarded paths the agent can reach; a
-    check that fails says so (it never reads as sealed)."""
+    """Whether the session is sealed, or how it is not; a failed check never reads as sealed."""
     from slopjudge.hooks import sealed
 
     with common.fail_closed() as failure:
@@ -111,8 +108,7 @@ def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
     if answer:
         common.emit(answer)
     # For a person at a terminal (and the hook log): the problems, then always the count.
-    sys.stderr.write(f"{text}\n{sealing}{summary}\n" if text else f"{sealing}{summary}\n")
-    sys.stderr.flush()
+    print(f"{text}\n" if text else "", f"{sealing}{summary}", sep="", file=sys.stderr, flush=True)
     return 0
 
 

@@ -1,8 +1,7 @@
-"""Per-session hook state under ``<state_dir>/state/``: ``<session>.json``, the baseline
-recorded at session start (``{"head", "tree", "git", "time", "mac"}``), and
-``<session>.<counter>.count``, the Stop blocks in a row, one file per counter (``stop``,
-``subagent-<agent id>``) so a subagent's stop never races the main agent's. A missing or
-damaged counter reads as 0, which at worst restarts it.
+"""Per-session hook state under ``<state_dir>/state/``: ``<session>.json``, the signed
+baseline recorded at session start, and ``<session>.<counter>.count``, the Stop blocks in a
+row per counter (``stop``, ``subagent-<agent id>``: a subagent's stop never races the main
+agent's); a missing or damaged counter reads as 0, which at worst restarts it.
 """
 
 from __future__ import annotations
@@ -21,8 +20,10 @@ class BaselineError(Exception):
     """A baseline file that slopjudge did not write as it is now."""
 
 
-def _baseline_path(base: str, session_id: str | None) -> str:
-    return os.path.join(state_dir(base), f"{session_key(session_id)}.json")
+def _path(base: str, session_id: str | None, counter: str | None = None) -> str:
+    """The session's baseline file, or with ``counter`` that counter's file."""
+    suffix = ".json" if counter is None else f".{session_key(counter)}.count"
+    return os.path.join(state_dir(base), session_key(session_id) + suffix)
 
 
 def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
@@ -34,9 +35,8 @@ def _baseline_bytes(session_id: str | None, head: str | None, tree: str,
 
 
 def _mark(base: str, session_id: str, what: str = "") -> str:
-    """A file beside the signing key, outside the workspace where the agent can write:
-    it says a baseline was recorded for the session (so one deleted from the workspace is
-    told apart from one never recorded, which falls back to HEAD), or ``what`` else."""
+    """A file beside the signing key, out of the agent's reach, saying a baseline was
+    recorded for the session (one deleted is not one never recorded), or ``what`` else."""
     import hashlib  # here: a docs-only `slopjudge run` imports this module, never hashlib
 
     from slopjudge import cachesign
@@ -58,20 +58,18 @@ def remove(path: str) -> None:
 
 
 def relay_mark(base: str, session_id: str | None, counter: str) -> str:
-    """The mark that the last stop asked the agent to relay its end notice (one in the
-    workspace would let the agent end any blocked stop)."""
+    """The mark that the last stop asked the agent to relay its end notice (out of the
+    workspace: there the agent could end any blocked stop)."""
     return _mark(base, session_id or "-", f"relay\0{counter}")
 
 
 def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
-    """The session's baseline, or None when none was recorded.
-
-    The file sits in the workspace, where the agent can write: a baseline rewritten
-    to the agent's own tree would hide every change. So it carries a MAC under the key
-    kept outside the workspace, and one that does not verify raises BaselineError."""
+    """The session's baseline, or None when none was recorded; BaselineError when its MAC
+    (under the key outside the workspace) does not verify: the agent can write the file,
+    and a baseline rewritten to its own tree would hide every change."""
     from slopjudge import cachesign
 
-    path = _baseline_path(base, session_id)
+    path = _path(base, session_id)
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -108,25 +106,21 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
                             "safely, so no baseline can be signed")
     record = {"session_id": session_id, "head": head, "tree": tree, "time": time.time(),
               "git": git, "mac": mac}
-    write_atomic(_baseline_path(base, session_id), json.dumps(record) + "\n")
+    write_atomic(_path(base, session_id), json.dumps(record) + "\n")
     if session_id:  # an error here is start's to report: Stop would not know
         write_mark(_mark(base, session_id), base)
 
 
-def _counter_path(base: str, session_id: str | None, counter: str) -> str:
-    return os.path.join(state_dir(base), f"{session_key(session_id)}.{session_key(counter)}.count")
-
-
 def get_count(base: str, session_id: str | None, counter: str) -> int:
     try:
-        with open(_counter_path(base, session_id, counter), encoding="utf-8") as fh:
+        with open(_path(base, session_id, counter), encoding="utf-8") as fh:
             return max(0, int(fh.read().strip() or 0))
     except (OSError, ValueError):
         return 0
 
 
 def set_count(base: str, session_id: str | None, counter: str, value: int) -> None:
-    path = _counter_path(base, session_id, counter)
+    path = _path(base, session_id, counter)
     if value > 0:
         write_atomic(path, f"{value}\n")
     else:

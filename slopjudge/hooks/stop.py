@@ -1,14 +1,12 @@
 """Stop / SubagentStop: judge the session's changes (baseline to work tree) before the
-turn ends; docs/hooks.md says what blocks and when the turn may end anyway.
-
-What only a person can fix (a check that errors, a rule that does not load, a payload
-slopjudge cannot read, an internal error) blocks once per turn: at the retry the turn
-ends, saying the block stands. An agent that shows no hook message (Codex) is asked to
-relay that notice, and the stop after that ends the turn.
+turn ends (docs/hooks.md). What only a person can fix blocks once per turn: at the retry the
+turn ends, saying the block stands (an agent that shows no hook message, Codex, is asked to
+relay that notice, and the stop after that ends the turn).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -56,7 +54,7 @@ NO_BASELINE = ("this session has no baseline (its start did not record one, or i
 
 
 def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
-    """What blocks, in parts: the agent's to fix, protected files, what only a person can fix."""
+    """What blocks: the agent's to fix, protected files, then what only a person can fix."""
     by_id = {r.id: r for r in verdict.rules}
     parts: list[list[str]] = []
     if verdict.refusals:
@@ -106,17 +104,6 @@ def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
     )
 
 
-def _import_ahead() -> None:
-    """The judging code, imported while git reads the session's change (slopjudge's
-    own modules, not a rule's). Its import failing is judge()'s to report, as before."""
-    try:
-        from slopjudge.checks import engine
-
-        engine.import_ahead()
-    except Exception:  # noqa: BLE001, S110 - see the docstring
-        pass
-
-
 def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
              workspace: str, session_id: str | None) -> tuple[Verdict, Any]:
     """What this stop finds, and the settings (None when they could not be read)."""
@@ -132,7 +119,12 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
         reading = Background(backstop.check_session, settings, session_id)
-        _import_ahead()
+        # The judging code (slopjudge's, not a rule's) imported while git reads; an import
+        # that fails is judge()'s to report.
+        with contextlib.suppress(Exception):
+            from slopjudge.checks import engine
+
+            engine.import_ahead()
         protected, session_cs, from_baseline = reading.result()
         verdict.protected = protected or ""
         # Rules a protected change may have rewritten are not run: their verdict
@@ -194,9 +186,6 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
 
 def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
          agent: AgentHarness) -> int:
-    import gc
-
-    gc.disable()  # one stop per process: see pre_tool._no_cycle_collection
     data = payload or {}
     sid = data.get("session_id") if isinstance(data.get("session_id"), str) else None
     # An unreadable payload does not say whether this stop is a retry: a count left by
