@@ -82,11 +82,26 @@ def test_a_stop_blocks_before_the_installed_timeout_then_lets_the_turn_end(
     assert took < TIMEOUT, took
 
 
-def test_the_deadline_follows_the_timeout_install_writes() -> None:
+def test_the_deadline_follows_the_timeout_install_writes(tmp_path: Path) -> None:
+    """Each hook gives its answer before the timeout `slopjudge install` writes for it, in
+    the file it writes, for every agent (past that timeout the agent lets the call run)."""
+    import json
+    import subprocess
+    import sys
+
     from slopjudge import hooks
-    from slopjudge.harnesses.base import HOOKS
+    from slopjudge.harnesses.registry import HARNESSES
     from slopjudge.loading.config import Settings
 
-    written = {point: timeout for _, point, _, timeout in HOOKS}
-    assert written == hooks.DEFAULT_TIMEOUTS
-    assert Settings(workspace="/", rules_dir="/r", template_dirs=[]).hook_timeout == written["stop"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for name, harness in HARNESSES.items():
+        subprocess.run([sys.executable, "-m", "slopjudge", "install", name, "--command", "sj",
+                        "--workspace", str(tmp_path)], check=True, capture_output=True)
+        written = json.loads(tmp_path.joinpath(*harness.settings_relpath).read_text())
+        timeouts = {h["command"].split()[2]: h["timeout"] for groups in
+                    written["hooks"].values() for g in groups for h in g["hooks"]}
+        assert timeouts == hooks.DEFAULT_TIMEOUTS, name
+        for point, timeout in timeouts.items():
+            assert 0 < timeout - hooks.margin(timeout) < timeout, (name, point)
+    assert Settings(workspace="/", rules_dir="/r",
+                    template_dirs=[]).hook_timeout == hooks.DEFAULT_TIMEOUTS["stop"]
