@@ -14,21 +14,15 @@ from __future__ import annotations
 import os
 import re
 
-WRAPPERS = {
-    "sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout",
-    "stdbuf", "xargs", "builtin", "unbuffer",
-}
-# The common wrapper options that take an argument (skipped along with the option).
+# Wrappers run the command after them; each with its common options that take an
+# argument (skipped along with the option).
 _SUDO_ARG_OPTS = ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")
 _RUNNER_ARG_OPTS = ("-n", "-c", "-s", "-k", "-I", "-P", "-L")
-WRAPPER_ARG_OPTS = {
-    "sudo": _SUDO_ARG_OPTS,
-    "doas": _SUDO_ARG_OPTS,
-    "env": ("-u", "-C", "-S"),
-    "nice": _RUNNER_ARG_OPTS,
-    "ionice": _RUNNER_ARG_OPTS,
-    "timeout": _RUNNER_ARG_OPTS,
-    "xargs": _RUNNER_ARG_OPTS,
+WRAPPERS: dict[str, tuple[str, ...]] = {
+    "sudo": _SUDO_ARG_OPTS, "doas": _SUDO_ARG_OPTS, "env": ("-u", "-C", "-S"),
+    "nice": _RUNNER_ARG_OPTS, "ionice": _RUNNER_ARG_OPTS, "timeout": _RUNNER_ARG_OPTS,
+    "xargs": _RUNNER_ARG_OPTS, "nohup": (), "time": (), "command": (), "exec": (),
+    "stdbuf": (), "builtin": (), "unbuffer": (),
 }
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 SEPARATORS = {";", "&&", "||", "&", "\n", ";;", "(", ")", "{", "}"}
@@ -197,7 +191,7 @@ def unwrap(argv: list[str]) -> list[str]:
             while i < len(argv) and argv[i].startswith("-"):
                 opt = argv[i]
                 i += 1
-                if opt in WRAPPER_ARG_OPTS.get(base, ()):
+                if opt in WRAPPERS[base]:
                     i += 1
             if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
                 i += 1
