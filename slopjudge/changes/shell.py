@@ -131,28 +131,24 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             quote = "'"
         elif c == '"':
             quote = "" if quote == '"' else '"'
-        if c == "`":
-            end = command.find("`", i + 1)
-            end = n if end < 0 else end
-            body = command[i + 1:end]
-            inner.append(body)
-            out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
-            i = end + 1
-            continue
-        if c == "$" and command.startswith("$(", i):
-            arith = command.startswith("$((", i)
-            depth, j = 0, i + 1
-            while j < n:
-                if command[j] == "(":
-                    depth += 1
-                elif command[j] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            body = command[i + 2:j]
-            if arith:
-                out.append("0")
+        if c == "`" or command.startswith("$(", i):
+            if c == "`":
+                j = command.find("`", i + 1)
+                j = n if j < 0 else j
+                body = command[i + 1:j]
+            else:
+                depth, j = 0, i + 1
+                while j < n:
+                    if command[j] == "(":
+                        depth += 1
+                    elif command[j] == ")":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                body = command[i + 2:j]
+            if command.startswith("$((", i):
+                out.append("0")  # arithmetic: a number
             else:
                 inner.append(body)
                 out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
