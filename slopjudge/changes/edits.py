@@ -118,8 +118,7 @@ def _escaped_form(old: str, text: str) -> str | None:
         for unit in _units(ch):
             starts.append(at)
             at += 6
-            pattern.append(r"\\u" + "".join(
-                f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{unit:04x}"))
+            pattern.append(rf"\\u(?i:{unit:04x})")
     try:
         regex = re.compile("".join(pattern))
     except (re.error, RecursionError, OverflowError):
@@ -172,9 +171,8 @@ def preserve_style(old: str, actual: str, new: str) -> str:
     single = _LEFT_S in actual or _RIGHT_S in actual
     if double or single:
         new = _curl(new, double, single)
-    if "\\u" in actual and any(ord(ch) >= 0x80 for ch in old):
-        if _escaped_form(old, actual) == actual:
-            return _escape_like(old, actual, new)
+    if "\\u" in actual and _escaped_form(old, actual) == actual:
+        return _escape_like(old, actual, new)
     if _has_escape(old) and _unescape(old) == actual:
         return _unescape(new)
     return new
@@ -356,13 +354,13 @@ def proposed_content(tool_name: str, tool_input: dict[str, Any],
 
 
 def _envelope(value: object) -> str | None:
-    if isinstance(value, str):
-        from slopjudge.changes.applypatch import extract
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if not isinstance(value, str):
+        return None
+    from slopjudge.changes.applypatch import extract
 
-        return extract(value)
-    if isinstance(value, list) and value and isinstance(value[-1], str):
-        return _envelope(value[-1])
-    return None
+    return extract(value)
 
 
 def _shell_patch(command: object) -> str | None:
@@ -417,9 +415,7 @@ def proposed_changes(
     if tool_name == APPLY_PATCH:
         raise EditError("apply_patch call without a '*** Begin Patch' envelope")
     single = proposed_content(tool_name, tool_input, workspace)
-    if single is None:
-        return None
-    return [(single[0], None, single[1])]
+    return None if single is None else [(single[0], None, single[1])]
 
 
 # --- edits that cannot be reproduced ---------------------------------------------
@@ -446,8 +442,6 @@ def unapplied_items(
 ) -> list[tuple[str, str | None, str | None]]:
     """What a call that cannot be reproduced is known to touch: each target path, its new
     text added at the end of the file as it is (a deleted file as a deletion). Never raises."""
-    if not isinstance(tool_input, dict):
-        return []
     patch = patch_text(tool_name, tool_input)
     if patch is not None:
         return _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
@@ -465,10 +459,6 @@ def unapplied_items(
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-
-    def full(path: str) -> str:
-        return absolute(base, path.strip())
-
     import re
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
@@ -476,9 +466,9 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
         line = line.rstrip("\r")
         if m := re.match(_PATCH_FILE, line):
             if m.group(2).strip():
-                files.append([m.group(1), full(m.group(2)), None, []])
+                files.append([m.group(1), absolute(base, m.group(2).strip()), None, []])
         elif (m := re.match(_PATCH_MOVE, line)) and files and m.group(1).strip():
-            files[-1][2] = full(m.group(1))
+            files[-1][2] = absolute(base, m.group(1).strip())
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
     return [(path, None, None) if kind == "Delete"
