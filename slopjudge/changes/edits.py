@@ -437,25 +437,6 @@ def _with_added(path: str, lines: list[str]) -> str:
     return text + sep + "\n".join(lines) + "\n"
 
 
-def unapplied_items(
-    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
-) -> list[tuple[str, str | None, str | None]]:
-    """What a call that cannot be reproduced is known to touch: each target path, its new
-    text added at the end of the file as it is (a deleted file as a deletion). Never raises."""
-    patch = patch_text(tool_name, tool_input)
-    if patch is not None:
-        return _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
-    path = target_path(tool_name, tool_input, workspace)
-    if path is None:
-        return []
-    edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
-    key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
-    added = [line for edit in (edits if isinstance(edits, list) else [])
-             if isinstance(edit, dict) and isinstance(edit.get(key), str)
-             for line in edit[key].splitlines()]
-    return [(path, None, _with_added(path, added))]
-
-
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
@@ -480,21 +461,33 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
 def unapplied_changeset(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> Any:
-    """The changeset a call that cannot be reproduced is judged on: every named file, even
-    one with no new text (a header-only entry), so rules with ``paths`` still see it."""
+    """The changeset a call that cannot be reproduced is judged on: each target path, its new
+    text added at the end of the file as it is (a deleted file as a deletion), and every named
+    file even with no new text (a header-only entry), so rules with ``paths`` still see it."""
     from slopjudge.changes.proposed import from_proposed_edits, relative
     from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
 
-    items = unapplied_items(tool_name, tool_input, workspace, cwd)
+    patch = patch_text(tool_name, tool_input)
+    path = target_path(tool_name, tool_input, workspace)
+    items: list[tuple[str, str | None, str | None]] = []
+    if patch is not None:
+        items = _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
+    elif path is not None:
+        edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
+        key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
+        added = [line for edit in (edits if isinstance(edits, list) else [])
+                 if isinstance(edit, dict) and isinstance(edit.get(key), str)
+                 for line in edit[key].splitlines()]
+        items = [(path, None, _with_added(path, added))]
     try:
         cs = from_proposed_edits(workspace, items)
     except ChangesetError:
         cs = from_proposed_edits(workspace, [])
     ws = os.path.abspath(workspace)
     seen = {f.path for f in cs.files}
-    for path, _, _ in items:
-        name = relative(ws, path)
+    for named, _, _ in items:
+        name = relative(ws, named)
         if name not in seen:
             seen.add(name)
             cs.files.append(FileChange(path=name, status="M",
