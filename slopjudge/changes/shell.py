@@ -73,23 +73,18 @@ def shell_text(command: object) -> str | None:
 
 def cut_heredocs(command: str) -> tuple[str, list[str]]:
     """The command without here-document bodies, and the bodies in order."""
-    lines = command.split("\n")
+    lines = iter(command.split("\n"))
     out: list[str] = []
     bodies: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    for line in lines:
         out.append(line)
-        i += 1
         for m in _HEREDOC.finditer(line):
             word, strip_tabs = m.group(3), m.group(1) == "-"
             body: list[str] = []
-            while i < len(lines):
-                text = lines[i].lstrip("\t") if strip_tabs else lines[i]
-                i += 1
-                if text == word:
+            for text in lines:  # the same iterator: a body's lines are not the command's
+                if (text.lstrip("\t") if strip_tabs else text) == word:
                     break
-                body.append(lines[i - 1])
+                body.append(text)
             bodies.append("\n".join(body))
     return "\n".join(out), bodies
 
@@ -209,11 +204,10 @@ def split(command: str, cwd: str = ".", home: str | None = None,
     command, inner = substitutions(command)
     for sub in inner:
         out.extend(split(sub, cwd, home, depth + 1))
-    toks = _tokens(command)
+    toks = iter(_tokens(command))
     cur: list[str] = []
     redirects: list[tuple[str, str]] = []
     pending_pipe: list[str] | None = None
-    i = 0
 
     def flush(next_piped: bool) -> None:
         nonlocal cur, redirects, pending_pipe, cwd
@@ -236,19 +230,17 @@ def split(command: str, cwd: str = ".", home: str | None = None,
         pending_pipe = argv if (next_piped and argv) else None
         cur, redirects = [], []
 
-    while i < len(toks):
-        t = toks[i]
+    for t in toks:
         if t in ("|", "|&"):
             flush(True)
         elif t in SEPARATORS or set(t) <= set(";&|()") and t:
             flush(False)
         elif t in REDIRECT_OPS or REDIRECT_FD_RE.fullmatch(t):
-            if i + 1 < len(toks):
-                redirects.append((t, toks[i + 1]))
-                i += 1
+            target = next(toks, None)
+            if target is not None:
+                redirects.append((t, target))
         else:
             cur.append(t)
-        i += 1
     flush(False)
     return out
 
