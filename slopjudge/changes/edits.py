@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, PATH_FIELDS, SHELL_TOOLS
 from slopjudge.fsutil import Unreadable, read_if_present
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
@@ -35,8 +35,7 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
     """The absolute path a file tool writes, or None for other tools or no path."""
     if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return None
-    key = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
-    path = tool_input.get(key) or tool_input.get("file_path")
+    path = tool_input.get(PATH_FIELDS[tool_name]) or tool_input.get("file_path")
     if not isinstance(path, str) or not path:
         return None
     return absolute(workspace, path)

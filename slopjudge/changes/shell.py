@@ -178,7 +178,6 @@ def unwrap(argv: list[str]) -> list[str]:
         base = os.path.basename(word)
         if base in WRAPPERS:
             i += 1
-            # skip the wrapper's own options (and an option's argument for the common ones)
             while i < len(argv) and argv[i].startswith("-"):
                 opt = argv[i]
                 i += 1
