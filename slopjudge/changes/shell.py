@@ -126,7 +126,7 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             quote = "'"
         elif c == '"':
             quote = "" if quote == '"' else '"'
-        if c == "`" or command.startswith("$(", i):
+        if c == "`" or (c == "$" and command.startswith("$(", i)):
             if c == "`":
                 j = command.find("`", i + 1)
                 j = n if j < 0 else j
