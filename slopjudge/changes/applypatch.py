@@ -65,26 +65,26 @@ def parse(text: str) -> list[PatchOp]:
     ops: list[PatchOp] = []
     i = 0
     while i < len(lines):
-        line, n = lines[i], i + 1  # n: 1-based line of the envelope, after the Begin line
+        line, head, n = lines[i], lines[i].strip(), i + 2  # n: its line in the envelope
         i += 1
-        if not line.strip():
+        if not head:
             continue
-        kind = next((k for prefix, k in _OPS.items() if line.strip().startswith(prefix)), None)
+        kind = next((k for prefix, k in _OPS.items() if head.startswith(prefix)), None)
         if kind is None:
-            raise PatchError(f"line {n + 1}: expected '*** Add File:', '*** Update File:' "
+            raise PatchError(f"line {n}: expected '*** Add File:', '*** Update File:' "
                              f"or '*** Delete File:', found {line[:60]!r}")
-        op = PatchOp(kind, _path(line.strip().split(": ", 1)[1], n))
+        op = PatchOp(kind, _path(head.split(": ", 1)[1], n))
         if kind == "add":
             added = list(takewhile(lambda ln: ln.startswith("+"), lines[i:]))
             op.content = "".join(ln[1:] + "\n" for ln in added)
             i += len(added)
         elif kind == "update":
             if i < len(lines) and lines[i].strip().startswith(_MOVE):
-                op.move_to = _path(lines[i].strip()[len(_MOVE):], i + 1)
+                op.move_to = _path(lines[i].strip()[len(_MOVE):], i + 2)
                 i += 1
             i = _hunks(lines, i, op)
             if not op.hunks:
-                raise PatchError(f"line {n + 1}: update of {op.path} has no hunks")
+                raise PatchError(f"line {n}: update of {op.path} has no hunks")
         ops.append(op)
     return ops
 
@@ -92,7 +92,7 @@ def parse(text: str) -> list[PatchOp]:
 def _path(text: str, n: int) -> str:
     path = text.strip()
     if not path:
-        raise PatchError(f"line {n + 1}: a file operation without a path")
+        raise PatchError(f"line {n}: a file operation without a path")
     return path
 
 
