@@ -170,8 +170,9 @@ def preserve_style(old: str, actual: str, new: str) -> str:
     single = _LEFT_S in actual or _RIGHT_S in actual
     if double or single:
         new = _curl(new, double, single)
-    if "\\u" in actual and _escaped_form(old, actual) == actual:
-        return _escape_like(old, actual, new)
+    if "\\u" in actual and any(ord(ch) >= 0x80 for ch in old):
+        if _escaped_form(old, actual) == actual:
+            return _escape_like(old, actual, new)
     if _has_escape(old) and _unescape(old) == actual:
         return _unescape(new)
     return new
