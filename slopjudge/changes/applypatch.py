@@ -15,9 +15,9 @@ from slopjudge.changes.edits import EditError, absolute, read_text
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
-_OPS: dict[str, Literal["add", "delete", "update"]] = {
+OPS: dict[str, Literal["add", "delete", "update"]] = {
     "*** Add File: ": "add", "*** Delete File: ": "delete", "*** Update File: ": "update"}
-_MOVE = "*** Move to: "
+MOVE = "*** Move to: "
 _EOF = "*** End of File"
 
 
@@ -69,7 +69,7 @@ def parse(text: str) -> list[PatchOp]:
         i += 1
         if not head:
             continue
-        kind = next((k for prefix, k in _OPS.items() if head.startswith(prefix)), None)
+        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
         if kind is None:
             raise PatchError(f"line {n}: expected '*** Add File:', '*** Update File:' "
                              f"or '*** Delete File:', found {line[:60]!r}")
@@ -79,8 +79,8 @@ def parse(text: str) -> list[PatchOp]:
             op.content = "".join(ln[1:] + "\n" for ln in added)
             i += len(added)
         elif kind == "update":
-            if i < len(lines) and lines[i].strip().startswith(_MOVE):
-                op.move_to = _path(lines[i].strip()[len(_MOVE):], i + 2)
+            if i < len(lines) and lines[i].strip().startswith(MOVE):
+                op.move_to = _path(lines[i].strip()[len(MOVE):], i + 2)
                 i += 1
             i = _hunks(lines, i, op)
             if not op.hunks:

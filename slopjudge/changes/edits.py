@@ -420,10 +420,6 @@ def proposed_changes(
 
 # --- edits that cannot be reproduced ---------------------------------------------
 
-_PATCH_FILE = r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$"  # compiled on first use
-_PATCH_MOVE = r"^\s*\*\*\* Move to: (.*)$"
-
-
 def _with_added(path: str, lines: list[str]) -> str:
     """The file on disk with ``lines`` added at its end: a stand-in whose diff
     shows the new text as added lines."""
@@ -440,20 +436,23 @@ def _with_added(path: str, lines: list[str]) -> str:
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-    import re
+    from slopjudge.changes.applypatch import MOVE, OPS
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
         line = line.rstrip("\r")
-        if m := re.match(_PATCH_FILE, line):
-            if m.group(2).strip():
-                files.append([m.group(1), absolute(base, m.group(2).strip()), None, []])
-        elif (m := re.match(_PATCH_MOVE, line)) and files and m.group(1).strip():
-            files[-1][2] = absolute(base, m.group(1).strip())
+        head = line.lstrip()
+        name = head.split(": ", 1)[-1].strip()
+        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
+        if kind is not None:
+            if name:
+                files.append([kind, absolute(base, name), None, []])
+        elif head.startswith(MOVE) and files and name:
+            files[-1][2] = absolute(base, name)
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
-    return [(path, None, None) if kind == "Delete"
-            else (path, None, "".join(a + "\n" for a in added)) if kind == "Add"
+    return [(path, None, None) if kind == "delete"
+            else (path, None, "".join(a + "\n" for a in added)) if kind == "add"
             else (moved_to or path, moved_to and path, _with_added(path, added))
             for kind, path, moved_to, added in files]
 
