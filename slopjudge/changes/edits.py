@@ -153,9 +153,8 @@ def _curl(new: str, double: bool, single: bool) -> str:
         opening = i == 0 or new[i - 1] in _OPENERS
         if double and ch == '"':
             out.append(_LEFT_D if opening else _RIGHT_D)
-        elif single and ch == "'":
-            between_letters = 0 < i < len(new) - 1 and new[i - 1].isalpha() and new[i + 1].isalpha()
-            out.append(_RIGHT_S if between_letters or not opening else _LEFT_S)
+        elif single and ch == "'":  # an apostrophe follows a letter: it curls right
+            out.append(_LEFT_S if opening else _RIGHT_S)
         else:
             out.append(ch)
     return "".join(out)
