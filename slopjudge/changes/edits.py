@@ -138,10 +138,8 @@ def find_actual(text: str, old: str) -> str | None:
     at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
         return text[at:at + len(old)]
-    if _has_escape(old):
-        decoded = _unescape(old)
-        if decoded != old and decoded in text:
-            return decoded
+    if _has_escape(old) and (decoded := _unescape(old)) in text:
+        return decoded
     if "\\u" in text and any(ord(ch) >= 0x80 for ch in old):
         return _escaped_form(old, text)
     return None
