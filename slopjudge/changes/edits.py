@@ -109,15 +109,11 @@ def _escaped_form(old: str, text: str) -> str | None:
     starts: list[int] = [0] if old.startswith("\\") else []
     pattern: list[str] = []
     at = 0
-    for ch in old:
-        if ord(ch) < 0x80:
-            pattern.append(re.escape(ch))
-            at += 1
-            continue
-        for unit in _units(ch):
+    for unit in _units(old):  # under 0x80: an ASCII character
+        if unit >= 0x80:
             starts.append(at)
-            at += 6
-            pattern.append(rf"\\u(?i:{unit:04x})")
+        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u(?i:{unit:04x})")
+        at += 1 if unit < 0x80 else 6
     try:
         regex = re.compile("".join(pattern))
     except (re.error, RecursionError, OverflowError):
