@@ -39,16 +39,15 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
         return Changeset()
     from slopjudge.changes import edits
 
+    name, data = event.tool_name, event.tool_input or {}
     try:
-        proposed = edits.proposed_changes(event.tool_name, event.tool_input or {}, workspace,
-                                          cwd=event.cwd)
+        proposed = edits.proposed_changes(name, data, workspace, cwd=event.cwd)
     except edits.EditError as exc:
         # Judged on what is known (its files, its new text): a guarded path is
         # never let through because the edit did not apply.
-        print(f"slopjudge: {event.tool_name} cannot be reproduced ({exc}); judging its target "
-              "files and new text", file=sys.stderr, flush=True)
-        return edits.unapplied_changeset(event.tool_name, event.tool_input or {}, workspace,
-                                         cwd=event.cwd)
+        print(f"slopjudge: {name} cannot be reproduced ({exc}); judging its target files and "
+              "new text", file=sys.stderr, flush=True)
+        return edits.unapplied_changeset(name, data, workspace, cwd=event.cwd)
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
     from slopjudge.changes.toolmatch import resolve_path

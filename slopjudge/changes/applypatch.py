@@ -11,15 +11,13 @@ from dataclasses import dataclass, field
 from itertools import takewhile
 from typing import Literal
 
-from slopjudge.changes.edits import EditError, absolute
-from slopjudge.changes.edits import read_text as _read
+from slopjudge.changes.edits import EditError, absolute, read_text
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
-_ADD = "*** Add File: "
-_DELETE = "*** Delete File: "
-_UPDATE = "*** Update File: "
-_MOVE = "*** Move to: "
+OPS: dict[str, Literal["add", "delete", "update"]] = {
+    "*** Add File: ": "add", "*** Delete File: ": "delete", "*** Update File: ": "update"}
+MOVE = "*** Move to: "
 _EOF = "*** End of File"
 
 
@@ -67,40 +65,34 @@ def parse(text: str) -> list[PatchOp]:
     ops: list[PatchOp] = []
     i = 0
     while i < len(lines):
-        line = lines[i]
-        head = line.strip()
-        n = i + 1  # 1-based line of the envelope, after the Begin line
+        line, head, n = lines[i], lines[i].strip(), i + 2  # n: its line in the envelope
+        i += 1
         if not head:
-            i += 1
             continue
-        if head.startswith(_ADD):
-            added = list(takewhile(lambda ln: ln.startswith("+"), lines[i + 1:]))
-            ops.append(PatchOp("add", _path(head[len(_ADD):], n),
-                               content="".join(ln[1:] + "\n" for ln in added)))
-            i += 1 + len(added)
-        elif head.startswith(_DELETE):
-            ops.append(PatchOp("delete", _path(head[len(_DELETE):], n)))
-            i += 1
-        elif head.startswith(_UPDATE):
-            op = PatchOp("update", _path(head[len(_UPDATE):], n))
-            i += 1
-            if i < len(lines) and lines[i].strip().startswith(_MOVE):
-                op.move_to = _path(lines[i].strip()[len(_MOVE):], i + 1)
+        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
+        if kind is None:
+            raise PatchError(f"line {n}: expected '*** Add File:', '*** Update File:' "
+                             f"or '*** Delete File:', found {line[:60]!r}")
+        op = PatchOp(kind, _path(head.split(": ", 1)[1], n))
+        if kind == "add":
+            added = list(takewhile(lambda ln: ln.startswith("+"), lines[i:]))
+            op.content = "".join(ln[1:] + "\n" for ln in added)
+            i += len(added)
+        elif kind == "update":
+            if i < len(lines) and lines[i].strip().startswith(MOVE):
+                op.move_to = _path(lines[i].strip()[len(MOVE):], i + 2)
                 i += 1
             i = _hunks(lines, i, op)
             if not op.hunks:
-                raise PatchError(f"line {n + 1}: update of {op.path} has no hunks")
-            ops.append(op)
-        else:
-            raise PatchError(f"line {n + 1}: expected '*** Add File:', '*** Update File:' "
-                             f"or '*** Delete File:', found {line[:60]!r}")
+                raise PatchError(f"line {n}: update of {op.path} has no hunks")
+        ops.append(op)
     return ops
 
 
 def _path(text: str, n: int) -> str:
     path = text.strip()
     if not path:
-        raise PatchError(f"line {n + 1}: a file operation without a path")
+        raise PatchError(f"line {n}: a file operation without a path")
     return path
 
 
@@ -148,20 +140,16 @@ _PUNCT = str.maketrans({
 })
 
 
-def normalise(line: str) -> str:
-    return line.strip().translate(_PUNCT)
-
-
 def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | None:
     """Where ``pattern`` starts in ``lines`` from ``start`` (at the end first for an
     ``End of File`` hunk), compared exactly, then ignoring trailing, then surrounding
-    whitespace, then :func:`normalise`d, as Codex does."""
+    whitespace, then with typographic punctuation read as ASCII, as Codex does."""
     if not pattern:
         return start
     if len(pattern) > len(lines):
         return None
     first = len(lines) - len(pattern) if eof else start
-    for norm in (lambda s: s, str.rstrip, str.strip, normalise):
+    for norm in (lambda s: s, str.rstrip, str.strip, lambda s: s.strip().translate(_PUNCT)):
         want = [norm(p) for p in pattern]
         for at in range(first, len(lines) - len(pattern) + 1):
             if all(norm(lines[at + k]) == want[k] for k in range(len(pattern))):
@@ -220,7 +208,7 @@ def apply(workspace: str, text: str) -> list[tuple[str, str | None, str | None]]
         path = absolute(workspace, op.path)
         new: str | None = op.content
         if op.kind != "add":
-            old = state[path] if path in state else _read(path)
+            old = state[path] if path in state else read_text(path)
             if old is None:
                 raise PatchError(f"{path}: cannot {op.kind} a file that does not exist")
             new = None if op.kind == "delete" else apply_hunks(old, op.hunks, op.path)

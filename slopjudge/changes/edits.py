@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, SHELL_TOOLS
+from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, PATH_FIELDS, SHELL_TOOLS
 from slopjudge.fsutil import Unreadable, read_if_present
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
@@ -35,8 +35,7 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
     """The absolute path a file tool writes, or None for other tools or no path."""
     if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return None
-    key = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
-    path = tool_input.get(key) or tool_input.get("file_path")
+    path = tool_input.get(PATH_FIELDS[tool_name]) or tool_input.get("file_path")
     if not isinstance(path, str) or not path:
         return None
     return absolute(workspace, path)
@@ -51,10 +50,10 @@ def read_text(path: str) -> str | None:
     return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
-def _str(tool_input: dict[str, Any], key: str) -> str:
+def _str(tool_input: dict[str, Any], key: str, where: str = "") -> str:
     value = tool_input.get(key)
     if not isinstance(value, str):
-        raise EditError(f"tool input field {key!r} is missing or not a string")
+        raise EditError(f"{where}tool input field {key!r} is missing or not a string")
     return value
 
 
@@ -110,16 +109,11 @@ def _escaped_form(old: str, text: str) -> str | None:
     starts: list[int] = [0] if old.startswith("\\") else []
     pattern: list[str] = []
     at = 0
-    for ch in old:
-        if ord(ch) < 0x80:
-            pattern.append(re.escape(ch))
-            at += 1
-            continue
-        for unit in _units(ch):
+    for unit in _units(old):  # under 0x80: an ASCII character
+        if unit >= 0x80:
             starts.append(at)
-            at += 6
-            pattern.append(r"\\u" + "".join(
-                f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{unit:04x}"))
+        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u(?i:{unit:04x})")
+        at += 1 if unit < 0x80 else 6
     try:
         regex = re.compile("".join(pattern))
     except (re.error, RecursionError, OverflowError):
@@ -133,10 +127,6 @@ def _escaped_form(old: str, text: str) -> str | None:
     return None
 
 
-def _js_len(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def find_actual(text: str, old: str) -> str | None:
     """The text in the file that ``old`` stands for (see the module's docstring), or None."""
     if old in text:
@@ -144,14 +134,9 @@ def find_actual(text: str, old: str) -> str | None:
     at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
         return text[at:at + len(old)]
-    if _has_escape(old):
-        decoded = _unescape(old)
-        if decoded != old and decoded in text:
-            return decoded
-    if any(ord(ch) >= 0x80 for ch in old):
-        units = _units(old)
-        if "\\u" not in text or len(units) + 5 * sum(u >= 0x80 for u in units) > _js_len(text):
-            return None
+    if _has_escape(old) and (decoded := _unescape(old)) in text:
+        return decoded
+    if "\\u" in text and any(ord(ch) >= 0x80 for ch in old):
         return _escaped_form(old, text)
     return None
 
@@ -162,9 +147,8 @@ def _curl(new: str, double: bool, single: bool) -> str:
         opening = i == 0 or new[i - 1] in _OPENERS
         if double and ch == '"':
             out.append(_LEFT_D if opening else _RIGHT_D)
-        elif single and ch == "'":
-            between_letters = 0 < i < len(new) - 1 and new[i - 1].isalpha() and new[i + 1].isalpha()
-            out.append(_RIGHT_S if between_letters or not opening else _LEFT_S)
+        elif single and ch == "'":  # an apostrophe follows a letter: it curls right
+            out.append(_LEFT_S if opening else _RIGHT_S)
         else:
             out.append(ch)
     return "".join(out)
@@ -179,38 +163,28 @@ def preserve_style(old: str, actual: str, new: str) -> str:
     single = _LEFT_S in actual or _RIGHT_S in actual
     if double or single:
         new = _curl(new, double, single)
-    if any(ord(ch) >= 0x80 for ch in old):
-        units = _units(old)
-        if (len(units) + 5 * sum(u >= 0x80 for u in units) == _js_len(actual)
-                and _escaped_form(old, actual) is not None):
-            seen: dict[int, str] = {}
-            upper = lower = 0
-            at = 0
-            for unit in units:
-                if unit >= 0x80:
-                    digits = actual[at + 2:at + 6]
-                    seen[unit] = digits
-                    upper += sum(d in "ABCDEF" for d in digits)
-                    lower += sum(d in "abcdef" for d in digits)
-                    at += 6
-                else:
-                    at += 1
-
-            def esc(ch: str) -> str:
-                if ord(ch) < 0x80:
-                    return ch
-                parts = []
-                for unit in _units(ch):
-                    digits = seen.get(unit) or f"{unit:04x}"
-                    if unit not in seen and upper > lower:
-                        digits = digits.upper()
-                    parts.append("\\u" + digits)
-                return "".join(parts)
-
-            return "".join(esc(ch) for ch in new)
+    if "\\u" in actual and any(ord(ch) >= 0x80 for ch in old):
+        if _escaped_form(old, actual) == actual:
+            return _escape_like(old, actual, new)
     if _has_escape(old) and _unescape(old) == actual:
         return _unescape(new)
     return new
+
+
+def _escape_like(old: str, actual: str, new: str) -> str:
+    """``new`` with its non-ASCII characters escaped as ``actual`` escapes ``old``'s: the same
+    digits for a character ``old`` has, else in the case most of ``actual``'s digits are."""
+    seen: dict[int, str] = {}
+    digits = ""
+    at = 0
+    for unit in _units(old):
+        if unit >= 0x80:
+            seen[unit] = actual[at + 2:at + 6]
+            digits += seen[unit]
+        at += 6 if unit >= 0x80 else 1
+    upper = sum(d in "ABCDEF" for d in digits) > sum(d in "abcdef" for d in digits)
+    return "".join(chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
+                   for u in _units(new))
 
 
 def _has_escape(text: str) -> bool:
@@ -234,24 +208,27 @@ def _rstrip(line: str) -> str:
     return line[:end]
 
 
-def normalize_input(path: str, text: str, old: str, new: str) -> tuple[str, str]:
-    """An edit's strings as Claude Code matches them: trailing spaces cut from
+def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
+    """An edit's strings as Claude Code applies them to ``text``: trailing spaces cut from
     ``new_string`` lines (not in Markdown), abbreviated tags spelled out when only that
-    form is in the file."""
+    form is in the file, ``old`` as :func:`find_actual` finds it, ``new`` in its style."""
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
-    if old in text:
-        return old, new
-    spelled, applied = old, []
-    for short, full in _DESANITIZE:
-        if short in spelled:
-            spelled = spelled.replace(short, full)
-            applied.append((short, full))
-    if applied and spelled in text:
-        for short, full in applied:
-            new = new.replace(short, full)
-        return spelled, new
-    return old, new
+    if old not in text:
+        spelled, applied = old, []
+        for short, full in _DESANITIZE:
+            if short in spelled:
+                spelled = spelled.replace(short, full)
+                applied.append((short, full))
+        if applied and spelled in text:
+            for short, full in applied:
+                new = new.replace(short, full)
+            old = spelled
+    actual = find_actual(text, old) or old
+    new = preserve_style(old, actual, new)
+    if new == "" and not actual.endswith("\n") and actual + "\n" in text:
+        actual += "\n"  # deleting whole lines takes their line end too
+    return actual, new
 
 
 def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -> str:
@@ -263,17 +240,10 @@ def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -
         raise EditError(f"{path} does not exist")
     bom, crlf = text.startswith("\ufeff"), "\r\n" in text  # both restored at the end
     original = body = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    steps: list[tuple[str, str, bool]] = []
-    for old, new, replace_all in edits:
-        old, new = normalize_input(path, original, old, new)
-        actual = find_actual(original, old) or old
-        new = preserve_style(old, actual, new)
-        if new == "" and not actual.endswith("\n") and actual + "\n" in original:
-            actual += "\n"  # deleting whole lines takes their line end too
-        steps.append((actual, new, replace_all))
     done: list[str] = []
-    for n, (old, new, replace_all) in enumerate(steps, 1):
-        where = f"edit {n}: " if len(steps) > 1 else ""
+    for n, (old, new, replace_all) in enumerate(edits, 1):
+        old, new = _locate(path, original, old, new)
+        where = f"edit {n}: " if len(edits) > 1 else ""
         if old == "":
             if body.strip():
                 raise EditError(f"{where}{path} already exists; an empty old_string only "
@@ -315,10 +285,9 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     cell_id = tool_input.get("cell_id")
     index: int | None = None
     if isinstance(cell_id, str) and cell_id:
-        for i, existing in enumerate(cells):
-            if isinstance(existing, dict) and existing.get("id") == cell_id:
-                index = i
-                break
+        ids = [cell.get("id") if isinstance(cell, dict) else None for cell in cells]
+        if cell_id in ids:
+            index = ids.index(cell_id)
         else:
             import re
 
@@ -326,30 +295,27 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
             if not m or int(m.group(1)) >= len(cells):
                 raise EditError(f"cell {cell_id!r} not found in {path}")
             index = int(m.group(1))
-    if mode == "delete":
-        if index is None:
-            raise EditError("delete needs a cell_id")
+    source = None if mode == "delete" else _str(tool_input, "new_source")
+    if mode == "insert":
+        cell_type = tool_input.get("cell_type") or "code"
+        cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": source}
+        if cell_type == "code":
+            cell.update(execution_count=None, outputs=[])
+        cells.insert(0 if index is None else index + 1, cell)
+    elif mode not in ("delete", "replace"):
+        raise EditError(f"unknown edit_mode {mode!r}")
+    elif index is None:
+        raise EditError(f"{mode} needs a cell_id")
+    elif mode == "delete":
         del cells[index]
     else:
-        source = _str(tool_input, "new_source")
-        if mode == "insert":
-            cell_type = tool_input.get("cell_type") or "code"
-            cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": source}
-            if cell_type == "code":
-                cell.update(execution_count=None, outputs=[])
-            cells.insert(0 if index is None else index + 1, cell)
-        elif mode == "replace":
-            if index is None:
-                raise EditError("replace needs a cell_id")
-            cell = cells[index]
-            cell["source"] = source  # Claude Code writes the source as one string
-            if isinstance(tool_input.get("cell_type"), str):
-                cell["cell_type"] = tool_input["cell_type"]
-            if cell.get("cell_type") == "code":
-                cell["execution_count"] = None
-                cell["outputs"] = []
-        else:
-            raise EditError(f"unknown edit_mode {mode!r}")
+        cell = cells[index]
+        cell["source"] = source  # Claude Code writes the source as one string
+        if isinstance(tool_input.get("cell_type"), str):
+            cell["cell_type"] = tool_input["cell_type"]
+        if cell.get("cell_type") == "code":
+            cell["execution_count"] = None
+            cell["outputs"] = []
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -373,39 +339,32 @@ def proposed_content(tool_name: str, tool_input: dict[str, Any],
         for n, edit in enumerate(edits, 1):
             if not isinstance(edit, dict):
                 raise EditError(f"edit {n} is not an object")
-            try:
-                steps.append((_str(edit, "old_string"), _str(edit, "new_string"),
-                              bool(edit.get("replace_all"))))
-            except EditError as exc:
-                raise EditError(f"edit {n}: {exc}" if many else str(exc)) from None
+            where = f"edit {n}: " if many else ""
+            old, new = _str(edit, "old_string", where), _str(edit, "new_string", where)
+            steps.append((old, new, bool(edit.get("replace_all"))))
         return path, edit_file(text, steps, path)
     return path, _notebook(text, tool_input, path)
 
 
 def _envelope(value: object) -> str | None:
-    if isinstance(value, str):
-        from slopjudge.changes.applypatch import extract
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if not isinstance(value, str):
+        return None
+    from slopjudge.changes.applypatch import extract
 
-        return extract(value)
-    if isinstance(value, list) and value and isinstance(value[-1], str):
-        return _envelope(value[-1])
-    return None
+    return extract(value)
 
 
 def _shell_patch(command: object) -> str | None:
     """The patch of a shell command whose first word is ``apply_patch``."""
     if isinstance(command, list):
-        from slopjudge.changes.shell import SHELLS  # 4 ms with shlex: not for a file tool
-
         words = [w for w in command if isinstance(w, str)]
-        if not words:
-            return None
-        if os.path.basename(words[0]) in _PATCH_PROGRAMS:
+        if words and os.path.basename(words[0]) in _PATCH_PROGRAMS:
             return _envelope(words[-1])
-        if (len(words) >= 3 and os.path.basename(words[0]) in SHELLS
-                and words[1] in ("-c", "-lc")):
-            return _shell_patch(words[2])
-        return None
+        from slopjudge.changes.shell import shell_text  # 4 ms with shlex: not for a file tool
+
+        command = shell_text(words)
     if not isinstance(command, str) or not command.split():
         return None
     first = command.split(None, 1)[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
@@ -449,16 +408,10 @@ def proposed_changes(
     if tool_name == APPLY_PATCH:
         raise EditError("apply_patch call without a '*** Begin Patch' envelope")
     single = proposed_content(tool_name, tool_input, workspace)
-    if single is None:
-        return None
-    return [(single[0], None, single[1])]
+    return None if single is None else [(single[0], None, single[1])]
 
 
 # --- edits that cannot be reproduced ---------------------------------------------
-
-_PATCH_FILE = r"^\s*\*\*\* (Add|Update|Delete) File: (.*)$"  # compiled on first use
-_PATCH_MOVE = r"^\s*\*\*\* Move to: (.*)$"
-
 
 def _with_added(path: str, lines: list[str]) -> str:
     """The file on disk with ``lines`` added at its end: a stand-in whose diff
@@ -473,48 +426,26 @@ def _with_added(path: str, lines: list[str]) -> str:
     return text + sep + "\n".join(lines) + "\n"
 
 
-def unapplied_items(
-    tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
-) -> list[tuple[str, str | None, str | None]]:
-    """What a call that cannot be reproduced is known to touch: each target path, its new
-    text added at the end of the file as it is (a deleted file as a deletion). Never raises."""
-    if not isinstance(tool_input, dict):
-        return []
-    patch = patch_text(tool_name, tool_input)
-    if patch is not None:
-        return _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
-    path = target_path(tool_name, tool_input, workspace)
-    if path is None:
-        return []
-    edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
-    key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
-    added = [line for edit in (edits if isinstance(edits, list) else [])
-             if isinstance(edit, dict) and isinstance(edit.get(key), str)
-             for line in edit[key].splitlines()]
-    return [(path, None, _with_added(path, added))]
-
-
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-
-    def full(path: str) -> str:
-        return absolute(base, path.strip())
-
-    import re
+    from slopjudge.changes.applypatch import MOVE, OPS
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
         line = line.rstrip("\r")
-        if m := re.match(_PATCH_FILE, line):
-            if m.group(2).strip():
-                files.append([m.group(1), full(m.group(2)), None, []])
-        elif (m := re.match(_PATCH_MOVE, line)) and files and m.group(1).strip():
-            files[-1][2] = full(m.group(1))
+        head = line.lstrip()
+        name = head.split(": ", 1)[-1].strip()
+        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
+        if kind is not None:
+            if name:
+                files.append([kind, absolute(base, name), None, []])
+        elif head.startswith(MOVE) and files and name:
+            files[-1][2] = absolute(base, name)
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
-    return [(path, None, None) if kind == "Delete"
-            else (path, None, "".join(a + "\n" for a in added)) if kind == "Add"
+    return [(path, None, None) if kind == "delete"
+            else (path, None, "".join(a + "\n" for a in added)) if kind == "add"
             else (moved_to or path, moved_to and path, _with_added(path, added))
             for kind, path, moved_to, added in files]
 
@@ -522,21 +453,33 @@ def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str |
 def unapplied_changeset(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> Any:
-    """The changeset a call that cannot be reproduced is judged on: every named file, even
-    one with no new text (a header-only entry), so rules with ``paths`` still see it."""
+    """The changeset a call that cannot be reproduced is judged on: each target path, its new
+    text added at the end of the file as it is (a deleted file as a deletion), and every named
+    file even with no new text (a header-only entry), so rules with ``paths`` still see it."""
     from slopjudge.changes.proposed import from_proposed_edits, relative
     from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
 
-    items = unapplied_items(tool_name, tool_input, workspace, cwd)
+    patch = patch_text(tool_name, tool_input)
+    path = target_path(tool_name, tool_input, workspace)
+    items: list[tuple[str, str | None, str | None]] = []
+    if patch is not None:
+        items = _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
+    elif path is not None:
+        edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
+        key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
+        added = [line for edit in (edits if isinstance(edits, list) else [])
+                 if isinstance(edit, dict) and isinstance(edit.get(key), str)
+                 for line in edit[key].splitlines()]
+        items = [(path, None, _with_added(path, added))]
     try:
         cs = from_proposed_edits(workspace, items)
     except ChangesetError:
         cs = from_proposed_edits(workspace, [])
     ws = os.path.abspath(workspace)
     seen = {f.path for f in cs.files}
-    for path, _, _ in items:
-        name = relative(ws, path)
+    for named, _, _ in items:
+        name = relative(ws, named)
         if name not in seen:
             seen.add(name)
             cs.files.append(FileChange(path=name, status="M",

@@ -14,21 +14,15 @@ from __future__ import annotations
 import os
 import re
 
-WRAPPERS = {
-    "sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "ionice", "timeout",
-    "stdbuf", "xargs", "builtin", "unbuffer",
-}
-# The common wrapper options that take an argument (skipped along with the option).
+# Wrappers run the command after them; each with its common options that take an
+# argument (skipped along with the option).
 _SUDO_ARG_OPTS = ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")
 _RUNNER_ARG_OPTS = ("-n", "-c", "-s", "-k", "-I", "-P", "-L")
-WRAPPER_ARG_OPTS = {
-    "sudo": _SUDO_ARG_OPTS,
-    "doas": _SUDO_ARG_OPTS,
-    "env": ("-u", "-C", "-S"),
-    "nice": _RUNNER_ARG_OPTS,
-    "ionice": _RUNNER_ARG_OPTS,
-    "timeout": _RUNNER_ARG_OPTS,
-    "xargs": _RUNNER_ARG_OPTS,
+WRAPPERS: dict[str, tuple[str, ...]] = {
+    "sudo": _SUDO_ARG_OPTS, "doas": _SUDO_ARG_OPTS, "env": ("-u", "-C", "-S"),
+    "nice": _RUNNER_ARG_OPTS, "ionice": _RUNNER_ARG_OPTS, "timeout": _RUNNER_ARG_OPTS,
+    "xargs": _RUNNER_ARG_OPTS, "nohup": (), "time": (), "command": (), "exec": (),
+    "stdbuf": (), "builtin": (), "unbuffer": (),
 }
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 SEPARATORS = {";", "&&", "||", "&", "\n", ";;", "(", ")", "{", "}"}
@@ -79,23 +73,18 @@ def shell_text(command: object) -> str | None:
 
 def cut_heredocs(command: str) -> tuple[str, list[str]]:
     """The command without here-document bodies, and the bodies in order."""
-    lines = command.split("\n")
+    lines = iter(command.split("\n"))
     out: list[str] = []
     bodies: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    for line in lines:
         out.append(line)
-        i += 1
         for m in _HEREDOC.finditer(line):
             word, strip_tabs = m.group(3), m.group(1) == "-"
             body: list[str] = []
-            while i < len(lines):
-                text = lines[i].lstrip("\t") if strip_tabs else lines[i]
-                i += 1
-                if text == word:
+            for text in lines:  # the same iterator: a body's lines are not the command's
+                if (text.lstrip("\t") if strip_tabs else text) == word:
                     break
-                body.append(lines[i - 1])
+                body.append(text)
             bodies.append("\n".join(body))
     return "\n".join(out), bodies
 
@@ -137,28 +126,24 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             quote = "'"
         elif c == '"':
             quote = "" if quote == '"' else '"'
-        if c == "`":
-            end = command.find("`", i + 1)
-            end = n if end < 0 else end
-            body = command[i + 1:end]
-            inner.append(body)
-            out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
-            i = end + 1
-            continue
-        if c == "$" and command.startswith("$(", i):
-            arith = command.startswith("$((", i)
-            depth, j = 0, i + 1
-            while j < n:
-                if command[j] == "(":
-                    depth += 1
-                elif command[j] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            body = command[i + 2:j]
-            if arith:
-                out.append("0")
+        if c == "`" or (c == "$" and command.startswith("$(", i)):
+            if c == "`":
+                j = command.find("`", i + 1)
+                j = n if j < 0 else j
+                body = command[i + 1:j]
+            else:
+                depth, j = 0, i + 1
+                while j < n:
+                    if command[j] == "(":
+                        depth += 1
+                    elif command[j] == ")":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                body = command[i + 2:j]
+            if command.startswith("$((", i):
+                out.append("0")  # arithmetic: a number
             else:
                 inner.append(body)
                 out.append("$PWD" if _PWD_SUBST.match(body) else SUBST_MARK)
@@ -193,11 +178,10 @@ def unwrap(argv: list[str]) -> list[str]:
         base = os.path.basename(word)
         if base in WRAPPERS:
             i += 1
-            # skip the wrapper's own options (and an option's argument for the common ones)
             while i < len(argv) and argv[i].startswith("-"):
                 opt = argv[i]
                 i += 1
-                if opt in WRAPPER_ARG_OPTS.get(base, ()):
+                if opt in WRAPPERS[base]:
                     i += 1
             if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
                 i += 1
@@ -219,11 +203,10 @@ def split(command: str, cwd: str = ".", home: str | None = None,
     command, inner = substitutions(command)
     for sub in inner:
         out.extend(split(sub, cwd, home, depth + 1))
-    toks = _tokens(command)
+    toks = iter(_tokens(command))
     cur: list[str] = []
     redirects: list[tuple[str, str]] = []
     pending_pipe: list[str] | None = None
-    i = 0
 
     def flush(next_piped: bool) -> None:
         nonlocal cur, redirects, pending_pipe, cwd
@@ -246,19 +229,17 @@ def split(command: str, cwd: str = ".", home: str | None = None,
         pending_pipe = argv if (next_piped and argv) else None
         cur, redirects = [], []
 
-    while i < len(toks):
-        t = toks[i]
+    for t in toks:
         if t in ("|", "|&"):
             flush(True)
         elif t in SEPARATORS or set(t) <= set(";&|()") and t:
             flush(False)
         elif t in REDIRECT_OPS or REDIRECT_FD_RE.fullmatch(t):
-            if i + 1 < len(toks):
-                redirects.append((t, toks[i + 1]))
-                i += 1
+            target = next(toks, None)
+            if target is not None:
+                redirects.append((t, target))
         else:
             cur.append(t)
-        i += 1
     flush(False)
     return out
 

@@ -91,28 +91,24 @@ _CANDIDATES: dict[str, tuple[str, ...]] = {}
 
 
 def _candidates(command: str) -> tuple[str, ...]:
-    """The texts a command glob is tried on; split once for all of a call's patterns
-    (the last 64 commands remembered)."""
+    """The texts a command glob is tried on: the command and each simple command, as
+    written and as run; split once for all of a call's patterns (the last 64 remembered)."""
     hit = _CANDIDATES.get(command)
-    if hit is None:
-        if len(_CANDIDATES) >= 64:
-            _CANDIDATES.clear()
-        hit = _CANDIDATES[command] = _split_candidates(command)
-    return hit
-
-
-def _split_candidates(command: str) -> tuple[str, ...]:
+    if hit is not None:
+        return hit
     from slopjudge.changes.shell import split as split_shell
 
     candidates = {" ".join(command.split())}
     simples = split_shell(command)
     for s in simples:  # grows: a here-document's commands follow
-        candidates.add(" ".join(s.words))
-        candidates.add(" ".join(s.argv))
+        candidates.update((" ".join(s.words), " ".join(s.argv)))
         if s.heredoc:
             # Erring wide: a here-document may be a script a shell runs.
             simples.extend(split_shell(s.heredoc, depth=1))
-    return tuple(sorted(candidates))
+    if len(_CANDIDATES) >= 64:
+        _CANDIDATES.clear()
+    hit = _CANDIDATES[command] = tuple(sorted(candidates))
+    return hit
 
 
 def folds_case(folder: str) -> bool:
