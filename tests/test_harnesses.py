@@ -115,6 +115,25 @@ def test_a_harness_from_one_new_module_installs_and_answers_hooks(
     assert "no-shell: no shell commands here" in answer["gemini_reason"]
 
 
+def test_a_stop_that_cannot_decide_blocks_in_the_new_harness_form(
+    tmp_path: Path, gemini: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slopjudge.hooks import stop
+
+    def broken(*_args: object) -> None:
+        raise OSError("the state folder is gone")
+
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    monkeypatch.setattr(stop, "_verdict", broken)
+    payload = json.dumps({"session_id": "s", "cwd": str(ws), "hook_event_name": "Stop"})
+    rc, out, err = in_process(lambda: main(["hook", "stop", "--harness", "gemini"]),
+                              payload.encode(), cwd=ws, env=cli_env())
+    assert rc == 0, err
+    answer = json.loads(out)
+    assert answer["gemini_decision"] == "block", answer
+    assert "could not check this session's changes" in answer["gemini_reason"]
+
+
 def test_an_unknown_harness_blocks_the_call(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
     res = sj("hook", "pre-tool", "--harness", "nope", cwd=ws, input="{}")

@@ -199,7 +199,7 @@ def main(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
     # even the state files failed: still block
     reason = f"slopjudge could not check this session's changes: {failure.why}. {UNDECIDED}"
     try:
-        common.emit({"decision": "block", "reason": reason})
+        common.emit(agent.stop_block(reason))
     except (OSError, ValueError) as exc:  # stdout closed or full: exit 2 blocks as well
         common.note(f"{reason.removeprefix('slopjudge ')} (the answer could not be written: "
                     f"{common.one_line(exc)})")
