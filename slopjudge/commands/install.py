@@ -3,8 +3,7 @@
 an absolute path into one person's virtualenv does not exist on a teammate's machine, and
 an agent lets every tool run when a hook command cannot start (``data/hook-wrapper.sh``
 finds slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge
-serves both; each hook's ``timeout`` outlasts the slowest judge, since the agent lets a tool
-run when its hook times out."""
+serves both."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
+from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
@@ -37,7 +37,7 @@ def wrapper_command(harness: AgentHarness) -> str:
     return f'"{harness.root}"/' + "/".join(wrapper_relpath(harness))
 
 
-class InstallError(Exception):
+class InstallError(SlopjudgeError):
     """A settings file slopjudge will not touch; ``str()`` is one line."""
 
 
@@ -72,33 +72,22 @@ def default_command() -> str:
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 
 
-def _group(command: str, hook: Hook, harness: str) -> dict[str, Any]:
-    """One hook's group in Claude Code's settings shape (Codex's too)."""
-    _event, point, matcher, timeout = hook
-    handler = {"type": "command", "command": hook_command(command, point, harness),
-               "timeout": timeout}
-    return {**({"matcher": matcher} if matcher is not None else {}), "hooks": [handler]}
-
-
-def snippet(command: str, events: tuple[Hook, ...] = HOOKS,
-            harness: str = "claude") -> dict[str, Any]:
-    """slopjudge's hooks in Claude Code's settings shape (Codex's too)."""
-    return {"hooks": {hook[0]: [_group(command, hook, harness)] for hook in events}}
-
-
 def merge(settings: dict[str, Any], command: str,
           events: tuple[Hook, ...] = HOOKS, harness: str = "claude") -> dict[str, Any]:
-    """``settings`` with slopjudge's hooks set; everything else untouched."""
+    """``settings`` with slopjudge's hooks set in Claude Code's shape (Codex's too);
+    everything else untouched."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
-    for hook in events:
-        groups = hooks.setdefault(hook[0], [])
+    for event, point, matcher, timeout in events:
+        groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
-            raise InstallError(f'"hooks.{hook[0]}" is not a list')
-        new_group = _group(command, hook, harness)
-        if not _take_ours(groups, hook[1], (hook[2], new_group["hooks"][0]))[1]:
-            groups.append(new_group)
+            raise InstallError(f'"hooks.{event}" is not a list')
+        handler = {"type": "command", "command": hook_command(command, point, harness),
+                   "timeout": timeout}
+        if not _take_ours(groups, point, (matcher, handler))[1]:
+            groups.append({**({"matcher": matcher} if matcher is not None else {}),
+                           "hooks": [handler]})
     return settings
 
 
@@ -221,17 +210,14 @@ def _merge_sealed(node: dict[str, Any], want: dict[str, Any], path: list[str],
             node[key] = value
 
 
-def _at(data: dict[str, Any], path: list[str]) -> tuple[dict[str, Any] | None, str]:
-    for key in path[:-1]:
-        data = data.get(key) if isinstance(data, dict) else None  # type: ignore[assignment]
-    return (data if isinstance(data, dict) else None), path[-1]
-
-
 def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
     """Undo ``ops`` in reverse; what the person changed since is left as it is."""
     for op in reversed(ops):
-        parent, key = _at(data, op[1])
-        if parent is None or key not in parent:
+        *above, key = op[1]
+        parent: Any = data
+        for name in above:
+            parent = parent.get(name) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict) or key not in parent:
             continue
         if op[0] == "added" and isinstance(parent[key], list) and op[2] in parent[key]:
             parent[key].remove(op[2])
@@ -261,12 +247,9 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
     (the hooks), in one write: a file either merge cannot take is left untouched."""
     from slopjudge import cachesign
     from slopjudge.hooks import sealed
-    from slopjudge.loading.config import ConfigError, load_settings
+    from slopjudge.loading.config import load_settings
 
-    try:
-        settings = load_settings(workspace)
-    except ConfigError as exc:
-        raise InstallError(str(exc)) from None
+    settings = load_settings(workspace)
     if cachesign.key() is None:  # made now, so the sandbox has a file to hide
         raise InstallError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                            "safely, so nothing can be sealed")
@@ -284,14 +267,14 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
 def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
     if args.sealed and args.harness != "claude":
-        return fail(f"{CODEX_CANNOT_SEAL}")
+        return fail(CODEX_CANNOT_SEAL)
     command = args.hook_command or (default_command() if args.absolute else None)
     shown = command or wrapper_command(target)
     if args.print_only and args.sealed:
         return fail("--sealed writes paths of this machine and project; run it without "
                     "--print (`slopjudge uninstall claude` takes it out again)")
     if args.print_only:
-        print(json.dumps(snippet(shown, target.hooks, target.name), indent=2))
+        print(json.dumps(merge({}, shown, target.hooks, target.name), indent=2))
         if command is None:
             print(f"slopjudge: these hooks call {'/'.join(wrapper_relpath(target))}, which "
                   f"`slopjudge install {args.harness}` writes", file=sys.stderr)
@@ -303,15 +286,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{workspace} {NOT_IN_GIT}; no hooks were installed")
     path = os.path.join(workspace, *target.settings_relpath)
     add_hooks = functools.partial(merge, command=shown, events=target.hooks, harness=args.harness)
-    try:
-        if command is None:  # the hooks call the wrapper, written first
-            write_wrapper(workspace, args.harness)
-        if args.sealed:
-            seal(workspace, add_hooks)
-        else:
-            _rewrite(path, add_hooks)
-    except InstallError as exc:
-        return fail(f"{exc}")
+    if command is None:  # the hooks call the wrapper, written first
+        write_wrapper(workspace, args.harness)
+    if args.sealed:
+        seal(workspace, add_hooks)
+    else:
+        _rewrite(path, add_hooks)
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if args.sealed:
         _say_sealed(workspace)
@@ -342,7 +322,7 @@ def _say_sealed(workspace: str) -> None:
 # --- removing what install wrote --------------------------------------------------------
 
 
-def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
+def unmerge(settings: dict[str, Any], events: tuple[Hook, ...]) -> int:
     """Take slopjudge's hooks out of ``settings`` (and a group, an event or ``hooks`` left
     empty by that); how many were taken."""
     hooks = settings.get("hooks")

@@ -9,7 +9,7 @@ import argparse
 import os
 
 from slopjudge.commands._shared import fail
-from slopjudge.commands.install import InstallError, uninstall
+from slopjudge.commands.install import uninstall
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.loading.config import find_workspace
 
@@ -26,8 +26,6 @@ def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     try:
         removed, touched = uninstall(workspace, args.harness)
-    except InstallError as exc:
-        return fail(f"{exc}")
     except OSError as exc:
         return fail(f"could not uninstall: {exc.strerror or exc}: {exc.filename or workspace}")
     if not removed and not touched:
