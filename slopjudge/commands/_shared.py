@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from slopjudge.errors import SlopjudgeError
+
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
     import argparse
@@ -46,6 +48,11 @@ def add_include_generated(parser: argparse.ArgumentParser) -> None:
 def fail(message: str, code: int = 2) -> int:
     print(f"slopjudge: {message}", file=sys.stderr)
     return code
+
+
+class UsageError(SlopjudgeError, ValueError):
+    """Flags that do not go together or a value slopjudge cannot use: the CLI says
+    ``slopjudge: <message>`` and exits 2, as :func:`fail` does."""
 
 
 NOT_IN_GIT = ("is not in a git repository. slopjudge judges changes against git: the hooks "

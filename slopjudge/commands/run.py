@@ -8,6 +8,7 @@ import sys
 
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import (
+    UsageError,
     add_include_generated,
     add_rules_argument,
     fail,
@@ -38,9 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run only this rule (and what its checks need); repeatable")
     parser.add_argument("--dry-run", action="store_true",
                         help="run scripts and prepares, render judge prompts, call no model")
-    parser.add_argument(
-        "--prompts-dir", metavar="DIR", help="with --dry-run: write each prompt here"
-    )
+    parser.add_argument("--prompts-dir", metavar="DIR",
+                        help="with --dry-run: write each prompt here")
     parser.add_argument("--format", choices=tuple(FORMATS), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     parser.add_argument("--write", metavar="FORMAT=FILE", action="append", default=[],
@@ -53,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based)")
     parser.add_argument("--runner", metavar="CMD", help="judge runner command (default: sr-agent "
                         "on PATH, else slopjudge-agent)")
-    parser.add_argument(
-        "--no-cache", action="store_true", help="ask judges again; ignore cached verdicts"
-    )
+    parser.add_argument("--no-cache", action="store_true",
+                        help="ask judges again; ignore cached verdicts")
     parser.add_argument(
         "--rules-from", metavar="REV",
         help="take the rules, rubric, settings and templates from commit REV (a pull "
@@ -66,56 +65,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_shard(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
     if not m or not (1 <= int(m.group(1)) <= int(m.group(2))):
-        raise ValueError(f"--shard takes I/N with 1 <= I <= N, not {text!r}")
+        raise UsageError(f"--shard takes I/N with 1 <= I <= N, not {text!r}")
     return int(m.group(1)), int(m.group(2))
 
 
-def output_problem(path: str) -> str | None:
-    """Why the report could not be written to ``path``; checked before any check runs."""
+def check_output(path: str) -> None:
+    """:class:`UsageError` when the report could not be written to ``path``; checked before
+    any check runs."""
     if os.path.isdir(path):
-        return f"--output {path}: is a directory"
+        raise UsageError(f"--output {path}: is a directory")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        return f"--output {path}: no folder {parent} to write it in"
+        raise UsageError(f"--output {path}: no folder {parent} to write it in")
     if os.path.exists(path) and not os.access(path, os.W_OK):
-        return f"--output {path}: the file is not writable"
+        raise UsageError(f"--output {path}: the file is not writable")
     if not os.path.exists(path) and not os.access(parent, os.W_OK | os.X_OK):
-        return f"--output {path}: the folder {parent} is not writable"
-    return None
+        raise UsageError(f"--output {path}: the folder {parent} is not writable")
 
 
 def parse_writes(values: list[str]) -> list[tuple[str, str]]:
-    """``--write FORMAT=FILE`` values as (format, file); ValueError (one line) when bad."""
+    """``--write FORMAT=FILE`` values as (format, file); :class:`UsageError` when bad."""
     from slopjudge.report import FORMATS
 
     out = []
     for value in values:
         fmt, sep, path = value.partition("=")
         if not sep or not path or fmt not in FORMATS:
-            raise ValueError(f"--write takes FORMAT=FILE with FORMAT one of {', '.join(FORMATS)},"
+            raise UsageError(f"--write takes FORMAT=FILE with FORMAT one of {', '.join(FORMATS)},"
                              f" not {value!r}")
         out.append((fmt, path))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        writes = parse_writes(args.write)
-    except ValueError as exc:
-        return fail(str(exc))
+    writes = parse_writes(args.write)
     if args.prompts_dir and not args.dry_run:
         return fail("--prompts-dir goes with --dry-run")
     if args.jobs is not None and args.jobs < 1:
         return fail(f"--jobs takes a number of at least 1, not {args.jobs}")
     for target in [args.output, *(path for _, path in writes)]:
-        problem = output_problem(target) if target else None
-        if problem:
-            return fail(problem)
-    try:
-        shard = parse_shard(args.shard) if args.shard else None
-    except ValueError as exc:
-        return fail(str(exc))
-    if getattr(args, "rules_from", None) is None:
+        if target:
+            check_output(target)
+    shard = parse_shard(args.shard) if args.shard else None
+    if args.rules_from is None:
         return _run(args, writes, shard, None)
     if args.rules:
         return fail("--rules and --rules-from do not go together: the rules come from the "
@@ -143,10 +135,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     # settings, naming the workspace's files: none of them is ever left out.
     settings = rf.in_workspace if rf else settings_of(args)
     policy = leave_out_policy(settings, args.include_generated)
-    prepared = _rules_to_run(args, settings, rf)
-    if isinstance(prepared, int):  # a usage error
-        return prepared
-    settings, rules, load_errors, event = prepared
+    settings, rules, load_errors, event = _rules_to_run(args, settings, rf)
     try:
         changeset = changeset_from_args(args, settings.workspace, policy)
     except (ChangesetError, OSError) as exc:
@@ -203,10 +192,10 @@ def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: 
             fh.write(report.render(run_report, fmt))
 
 
-def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None) -> tuple[
-        Settings, list[Rule], list[LoadError], Event] | int:
+def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None
+                  ) -> tuple[Settings, list[Rule], list[LoadError], Event]:
     """The settings, the rules ``args`` ask for and their load errors, and the event;
-    an exit code when they name no rules folder or an unknown rule."""
+    :class:`UsageError` when they name no rules folder or an unknown rule."""
     from slopjudge.checks.selection import applicable_rules, select_rules
     from slopjudge.model import Event
 
@@ -215,11 +204,11 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
 
         settings, loaded = rf.settings, load(rf)
         if not os.path.isdir(settings.rules_dir):
-            return fail(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}")
+            raise UsageError(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}")
     else:
         settings, loaded = settings_and_rules(args, settings)
     if not os.path.isdir(settings.rules_dir):
-        return fail(f"no rules folder at {settings.rules_dir}")
+        raise UsageError(f"no rules folder at {settings.rules_dir}")
     rules = loaded.rules
     # A preview rule named with --rule runs: asking for it by name enables it.
     rules = rules + [r for r in loaded.preview_off if r.id in (args.rule or [])]
@@ -229,7 +218,7 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
         broken = {e.rule for e in loaded.errors}
         missing = [u for u in unknown if u not in broken]
         if missing:
-            return fail("no such rule: " + ", ".join(missing))
+            raise UsageError("no such rule: " + ", ".join(missing))
         chosen = set(args.rule) | {r.id for r in rules}
         load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]
     event = Event(kind=args.event, cwd=os.getcwd())
