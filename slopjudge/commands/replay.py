@@ -9,22 +9,19 @@ import os
 import sys
 from typing import Any
 
-from slopjudge.commands._shared import fail
+from slopjudge.commands._shared import fail, settings_of
 from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
 from slopjudge.judging.verifier import verifier_path
-from slopjudge.loading.config import find_workspace, load_settings
 from slopjudge.records.agreement import compare, not_verdicts, verdict
 from slopjudge.records.record import load_prompt, read_events
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", metavar="FILE", help="the event log (default: the workspace's)")
-    parser.add_argument(
-        "--runner", metavar="CMD", required=True, help="the runner to re-judge with"
-    )
-    parser.add_argument(
-        "--model", metavar="SET", help="model set for the replay (default: as recorded)"
-    )
+    parser.add_argument("--runner", metavar="CMD", required=True,
+                        help="the runner to re-judge with")
+    parser.add_argument("--model", metavar="SET",
+                        help="model set for the replay (default: as recorded)")
     parser.add_argument("--rule", metavar="ID", action="append", default=[], help="only this rule")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="at most N prompts")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per call (s)")
@@ -49,7 +46,7 @@ def _replay(args: argparse.Namespace, ev: dict[str, Any], events_file: str, runn
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(find_workspace(os.getcwd()))
+    settings = settings_of(args)
     events_file = args.events or settings.events_file
     if not os.path.isfile(events_file):
         return fail(f"no event log at {events_file}")

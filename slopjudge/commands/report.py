@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.commands._shared import fail
+from slopjudge.commands._shared import fail, settings_of
 from slopjudge.fsutil import write_atomic
-from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.loading.config import find_workspace
 from slopjudge.records.agreement import agreement, flips, read_labels
 from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
@@ -61,12 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = args.events
-    if not path:
-        try:
-            path = load_settings(find_workspace(os.getcwd())).events_file
-        except ValueError as exc:  # ConfigError: a settings file slopjudge cannot use
-            return fail(str(exc))
+    path = args.events or settings_of(args).events_file
     if not os.path.isfile(path):
         return fail(f"{path}: no event log yet (runs record one; set --events FILE)")
     events, problems = read_events(path)
@@ -76,10 +71,6 @@ def run(args: argparse.Namespace) -> int:
     events = [e for e in events if not session or e.get("session_id") == session]
     _help, command = _SUBCOMMANDS[getattr(args, "report_command", None) or "events"]
     return command(args, path, events, problems)
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 # --- html --------------------------------------------------------------------
@@ -140,7 +131,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
                "first": min(times) if times else None, "last": max(times) if times else None,
                "checks": checks, "recent": recent}
     if args.format == "json":
-        _out(json.dumps(summary, indent=2, ensure_ascii=False))
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     span = f", {summary['first']} to {summary['last']}" if times else ""
     lines = [f"{path}: {len(chosen)} events{span}"]
@@ -161,7 +152,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         for e in recent:
             lines.append(f"  {e.get('time')}  {e.get('event')}  {e.get('outcome')}  "
                          f"{e.get('id') or e.get('rule')}  {first_line(e.get('reason'))}".rstrip())
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return 0
 
 
@@ -183,7 +174,7 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
     # Nothing compared is no measurement: say so in the exit status too.
     code = 0 if result.n else 2
     if args.format == "json":
-        _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
+        print(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
         return code
     lines = [
         f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
@@ -205,7 +196,7 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
         ]
     else:
         lines.append("  no label matched a recorded verdict: nothing to compare")
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return code
 
 
@@ -215,10 +206,10 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
            _problems: list[str]) -> int:
     found = flips(events)
     if args.format == "json":
-        _out(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
+        print(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
         return 0
     if not found:
-        _out(f"{path}: no check changed its verdict for the same prompt")
+        print(f"{path}: no check changed its verdict for the same prompt")
         return 0
     lines = [f"{path}: {len(found)} check/prompt pair(s) changed verdict"]
     for flip in found:
@@ -229,7 +220,7 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             cached = "  (cached)" if v.get("cache_hit") else ""
             lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
                          f"{first_line(v.get('reason'))}".rstrip())
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return 0
 
 
@@ -238,7 +229,7 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
     report = cost_report(events)
-    _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
+    print(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
          if args.format == "json" else render_cost(path, report))
     return 0
 
