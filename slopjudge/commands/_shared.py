@@ -25,10 +25,7 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
 def settings_of(args: argparse.Namespace) -> Settings:
     from slopjudge.loading.config import find_workspace, load_settings
 
-    rules_dir = getattr(args, "rules", None)
-    if rules_dir:
-        rules_dir = os.path.abspath(rules_dir)
-    return load_settings(find_workspace(os.getcwd()), rules_dir)
+    return load_settings(find_workspace(os.getcwd()), getattr(args, "rules", None))
 
 
 def settings_and_rules(args: argparse.Namespace,
@@ -55,15 +52,12 @@ class UsageError(SlopjudgeError, ValueError):
     ``slopjudge: <message>`` and exits 2, as :func:`fail` does."""
 
 
-NOT_IN_GIT = ("is not in a git repository. slopjudge judges changes against git: the hooks "
-              "compare the work tree with the commit a session started from, and `run` "
-              "compares commits. Run `git init` there (and commit what is there), then run "
-              "this again")
+def require_git(folder: str, not_done: str) -> None:
+    """:class:`UsageError` saying ``not_done`` when ``folder`` is in no git repository."""
+    from slopjudge.fsutil import find_workspace
 
-
-def git_top(folder: str) -> str | None:
-    """The top level of the git repository holding ``folder``, or None outside one."""
-    from slopjudge.loading.config import find_workspace
-
-    top = find_workspace(folder)
-    return top if os.path.exists(os.path.join(top, ".git")) else None
+    if not os.path.exists(os.path.join(find_workspace(folder), ".git")):
+        raise UsageError(f"{folder} is not in a git repository. slopjudge judges changes "
+                         "against git: the hooks compare the work tree with the commit a "
+                         "session started from, and `run` compares commits. Run `git init` "
+                         f"there (and commit what is there), then run this again; {not_done}")

@@ -7,7 +7,7 @@ import argparse
 import os
 import shutil
 
-from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
+from slopjudge.commands._shared import fail, require_git
 from slopjudge.resources import DATA_DIR
 
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     target = os.path.abspath(args.dir)
     if not os.path.isdir(target):
         return fail(f"no folder at {target}")
-    if git_top(target) is None:
-        return fail(f"{target} {NOT_IN_GIT}; nothing was copied")
+    require_git(target, "nothing was copied")
     copied, kept = 0, []
     for item in ITEMS:
         source = os.path.join(DATA_DIR, item)

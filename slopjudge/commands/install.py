@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
+from slopjudge.commands._shared import fail, require_git
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
@@ -63,10 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_command() -> str:
     """The slopjudge script beside this interpreter, so hooks work without PATH."""
-    beside = os.path.join(os.path.dirname(sys.executable), "slopjudge")
-    if os.path.isfile(beside) and os.access(beside, os.X_OK):
-        return shlex.quote(beside)
-    found = shutil.which("slopjudge")
+    found = (shutil.which("slopjudge", path=os.path.dirname(sys.executable))
+             or shutil.which("slopjudge"))
     if found:
         return shlex.quote(os.path.abspath(found))
     return f"{shlex.quote(sys.executable)} -m slopjudge"
@@ -142,8 +140,7 @@ def _write(path: str, data: dict[str, Any]) -> None:
 
 
 def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
-    """The JSON file at ``path`` read, changed and written in one go; one that cannot be
-    read or changed raises :class:`InstallError`, left as it is."""
+    """The JSON file at ``path`` read, changed and written in one go, or left as it is."""
     data = _read(path)
     try:
         change(data)
@@ -153,8 +150,7 @@ def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
 
 
 def write_wrapper(workspace: str, harness: str) -> None:
-    """Write the hook wrapper for ``harness``. A file there that slopjudge did not write
-    is left untouched (:class:`InstallError`)."""
+    """The hook wrapper for ``harness``, unless a file slopjudge did not write is there."""
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
     with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
         text = fh.read().replace("@HARNESS@", harness)
@@ -175,12 +171,6 @@ def write_wrapper(workspace: str, harness: str) -> None:
 
 # --- sealed sessions --------------------------------------------------------------------
 
-CODEX_CANNOT_SEAL = (
-    "codex cannot be sealed: its sandbox settings (sandbox_mode, "
-    "[sandbox_workspace_write] writable_roots) can only add folders it may write, so they "
-    "cannot keep its shell from writing the rules, .slopjudge/ or the .venv inside the "
-    "project, nor from reading slopjudge's key; install without --sealed "
-    "(docs/security.md says what that leaves open)")
 # What `install --sealed` changed in .claude/settings.json, so that uninstall takes out
 # exactly that: each entry it added, each value it set (with the one before), each object
 # or list it made.
@@ -267,7 +257,11 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
 def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
     if args.sealed and args.harness != "claude":
-        return fail(CODEX_CANNOT_SEAL)
+        return fail("codex cannot be sealed: its sandbox settings (sandbox_mode, "
+                    "[sandbox_workspace_write] writable_roots) can only add folders it may "
+                    "write, so they cannot keep its shell from writing the rules, .slopjudge/ "
+                    "or the .venv inside the project, nor from reading slopjudge's key; "
+                    "install without --sealed (docs/security.md says what that leaves open)")
     command = args.hook_command or (default_command() if args.absolute else None)
     shown = command or wrapper_command(target)
     if args.print_only and args.sealed:
@@ -282,8 +276,7 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 0
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
-    if git_top(workspace) is None:
-        return fail(f"{workspace} {NOT_IN_GIT}; no hooks were installed")
+    require_git(workspace, "no hooks were installed")
     path = os.path.join(workspace, *target.settings_relpath)
     add_hooks = functools.partial(merge, command=shown, events=target.hooks, harness=args.harness)
     if command is None:  # the hooks call the wrapper, written first
@@ -323,8 +316,7 @@ def _say_sealed(workspace: str) -> None:
 
 
 def unmerge(settings: dict[str, Any], events: tuple[Hook, ...]) -> int:
-    """Take slopjudge's hooks out of ``settings`` (and a group, an event or ``hooks`` left
-    empty by that); how many were taken."""
+    """Take slopjudge's hooks out of ``settings`` (and what that leaves empty); how many."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return 0
