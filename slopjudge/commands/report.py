@@ -1,8 +1,5 @@
 """`slopjudge report events|agreement|flips|cost|html`: read the event log (docs/records.md).
-
-Lines of the log that do not parse are named on stderr and skipped (a run
-killed mid-write can leave one); they do not stop the report.
-"""
+Lines that do not parse (a run killed mid-write can leave one) are named and skipped."""
 
 from __future__ import annotations
 
@@ -73,9 +70,6 @@ def run(args: argparse.Namespace) -> int:
     return command(args, path, events, problems)
 
 
-# --- html --------------------------------------------------------------------
-
-
 def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
     labels = None
@@ -100,8 +94,6 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     print(f"slopjudge: wrote {args.output} ({len(events)} events)")
     return 0
 
-
-# --- events ------------------------------------------------------------------
 
 # The log records no not_applicable outcome: a check that did not apply did not run.
 _OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
@@ -156,8 +148,6 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     return 0
 
 
-# --- agreement ---------------------------------------------------------------
-
 def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
                _problems: list[str]) -> int:
     try:
@@ -200,8 +190,6 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
     return code
 
 
-# --- flips -------------------------------------------------------------------
-
 def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
            _problems: list[str]) -> int:
     found = flips(events)
@@ -223,8 +211,6 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     print("\n".join(lines))
     return 0
 
-
-# --- cost --------------------------------------------------------------------
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
