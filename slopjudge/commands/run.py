@@ -70,8 +70,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def check_output(path: str) -> None:
-    """:class:`UsageError` when the report could not be written to ``path``; checked before
-    any check runs."""
+    """:class:`UsageError` when the report cannot be written to ``path`` (before any check)."""
     if os.path.isdir(path):
         raise UsageError(f"--output {path}: is a directory")
     parent = os.path.dirname(os.path.abspath(path))
@@ -209,9 +208,8 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
         settings, loaded = settings_and_rules(args, settings)
     if not os.path.isdir(settings.rules_dir):
         raise UsageError(f"no rules folder at {settings.rules_dir}")
-    rules = loaded.rules
     # A preview rule named with --rule runs: asking for it by name enables it.
-    rules = rules + [r for r in loaded.preview_off if r.id in (args.rule or [])]
+    rules = loaded.rules + [r for r in loaded.preview_off if r.id in args.rule]
     load_errors = loaded.errors
     if args.rule:
         rules, unknown = select_rules(rules, args.rule)
