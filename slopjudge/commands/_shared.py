@@ -48,8 +48,7 @@ def fail(message: str, code: int = 2) -> int:
 
 
 class UsageError(SlopjudgeError, ValueError):
-    """Flags that do not go together or a value slopjudge cannot use: the CLI says
-    ``slopjudge: <message>`` and exits 2, as :func:`fail` does."""
+    """Flags that do not go together or a value slopjudge cannot use: exit 2, as :func:`fail`."""
 
 
 def require_git(folder: str, not_done: str) -> None:

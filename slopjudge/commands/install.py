@@ -72,8 +72,7 @@ def default_command() -> str:
 
 def merge(settings: dict[str, Any], command: str,
           events: tuple[Hook, ...] = HOOKS, harness: str = "claude") -> dict[str, Any]:
-    """``settings`` with slopjudge's hooks set in Claude Code's shape (Codex's too);
-    everything else untouched."""
+    """``settings`` with slopjudge's hooks set (Codex reads this shape too), the rest kept."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
@@ -169,8 +168,6 @@ def write_wrapper(workspace: str, harness: str) -> None:
     write_atomic(path, text, mode=0o755)
 
 
-# --- sealed sessions --------------------------------------------------------------------
-
 # What `install --sealed` changed in .claude/settings.json, so that uninstall takes out
 # exactly that: each entry it added, each value it set (with the one before), each object
 # or list it made.
@@ -222,8 +219,7 @@ def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
 
 def _read_record(workspace: str) -> list[list[Any]]:
     path = os.path.join(workspace, *SEAL_RECORD)
-    record = _read(path)
-    ops = record.get("ops", [])
+    ops = _read(path).get("ops", [])
     if not isinstance(ops, list) or not all(
             isinstance(op, list) and len(op) >= 2 and op[0] in ("made", "added", "set")
             and isinstance(op[1], list) and op[1] for op in ops):
@@ -232,9 +228,8 @@ def _read_record(workspace: str) -> list[list[Any]]:
 
 
 def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
-    """Merge Claude Code's sandbox and deny rules for a sealed session into
-    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which), after ``also``
-    (the hooks), in one write: a file either merge cannot take is left untouched."""
+    """Claude Code's sandbox and deny rules for a sealed session (:mod:`slopjudge.hooks.sealed`)
+    merged after ``also`` (the hooks) in one write: a file either cannot take is untouched."""
     from slopjudge import cachesign
     from slopjudge.hooks import sealed
     from slopjudge.loading.config import load_settings
@@ -310,9 +305,6 @@ def _say_sealed(workspace: str) -> None:
         print(sealed.report(load_settings(workspace), "claude"))
     except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
         print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
-
-
-# --- removing what install wrote --------------------------------------------------------
 
 
 def unmerge(settings: dict[str, Any], events: tuple[Hook, ...]) -> int:

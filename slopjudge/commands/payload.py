@@ -34,14 +34,12 @@ def run(args: argparse.Namespace) -> int:
                                         leave_out_policy(settings, args.include_generated))
     except (cs.ChangesetError, OSError) as exc:
         return fail(str(exc))
-    rule = None
-    if args.rule:
-        rule = next((r for r in loaded.rules if r.id == args.rule), None)
-        if rule is None:
-            problems = [str(e) for e in loaded.errors if e.rule == args.rule]
-            if problems:
-                return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
-            return fail(f"no rule {args.rule} in {settings.rules_dir}")
+    rule = next((r for r in loaded.rules if r.id == args.rule), None)
+    if args.rule and rule is None:
+        problems = [str(e) for e in loaded.errors if e.rule == args.rule]
+        if problems:
+            return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
+        return fail(f"no rule {args.rule} in {settings.rules_dir}")
     check_id = args.check or (rule.checks[0].id if rule and rule.checks else None)
     # The engine's own per-rule step, so this prints exactly what a check receives.
     event = Event(kind=args.event, cwd=os.getcwd())

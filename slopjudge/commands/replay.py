@@ -81,12 +81,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"summary": summary, "rows": rows}, indent=2))
     else:
         for r in rows:
-            mark = "same" if r["recorded"] == r["replayed"] else "DIFF"
-            print(
-                f"{mark} {r['id']}: recorded {r['recorded']}, "
-                f"replayed {r['replayed'] or 'no verdict'}"
-                + (f" ({r['reason']})" if r["replayed"] != r["recorded"] and r["reason"] else "")
-            )
+            same = r["recorded"] == r["replayed"]
+            why = f" ({r['reason']})" if not same and r["reason"] else ""
+            print(f"{'same' if same else 'DIFF'} {r['id']}: recorded {r['recorded']}, "
+                  f"replayed {r['replayed'] or 'no verdict'}{why}")
         print(f"replayed {summary['replayed']}/{summary['prompts']} prompts: agreement "
               f"{summary['agreement']:.2f}, kappa {summary['kappa']:.2f}, "
               f"{summary['new_refusals']} new refusals, {summary['new_passes']} new passes")

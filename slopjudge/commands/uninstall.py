@@ -1,7 +1,5 @@
 """``slopjudge uninstall claude|codex``: remove exactly what ``slopjudge install`` wrote
-(docs/uninstall.md). Codex's trust entries for the removed hooks stay in
-``config.toml``: they name hooks that no longer exist.
-"""
+(docs/uninstall.md). Codex's trust entries stay in ``config.toml``, naming hooks now gone."""
 
 from __future__ import annotations
 
