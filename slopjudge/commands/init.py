@@ -4,10 +4,12 @@ never overwriting: a file that already exists is left as it is and named."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 
 from slopjudge.commands._shared import fail, require_git
+from slopjudge.fsutil import read_or
 from slopjudge.resources import DATA_DIR
 
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
@@ -32,14 +34,10 @@ def _files(root: str) -> list[str]:
 
 def _make_runnable(path: str) -> None:
     """Give a ``#!`` script its run bits: a wheel install drops them from package data."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(2) != b"#!":
-                return
-        mode = os.stat(path).st_mode
-        os.chmod(path, mode | ((mode & 0o444) >> 2))  # +x wherever it is readable
-    except OSError:
-        pass  # the copy stands; `validate` names a script that cannot run
+    with contextlib.suppress(OSError):  # the copy stands; `validate` names a script that cannot run
+        if read_or(path, b"").startswith(b"#!"):
+            mode = os.stat(path).st_mode
+            os.chmod(path, mode | ((mode & 0o444) >> 2))  # +x wherever it is readable
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ serves both."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 
 from slopjudge.commands._shared import fail, require_git
 from slopjudge.errors import SlopjudgeError
-from slopjudge.fsutil import read_or, write_atomic
+from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.loading.config import display_path, find_workspace
@@ -116,16 +117,10 @@ def _take_ours(groups: list[Any], point: str,
 def _read(path: str) -> dict[str, Any]:
     shown = display_path(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise InstallError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
+        text = read_if_present(path) or b""
+        data = json.loads(text) if text.strip() else {}
+    except Unreadable as exc:
+        raise InstallError(f"{shown}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InstallError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; "
                            "left untouched") from None
@@ -352,8 +347,6 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
     if WRAPPER_MARK.encode() in read_or(wrapper, b"") and not os.path.islink(wrapper):
         os.unlink(wrapper)
         touched.append(wrapper)
-        try:
-            os.rmdir(os.path.dirname(wrapper))  # the hooks folder, when nothing else is in it
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # the hooks folder, when nothing else is in it
+            os.rmdir(os.path.dirname(wrapper))
     return removed, touched
