@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from slopjudge.changes import changeset as cs
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import (
     add_include_generated,
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         changeset = changeset_from_args(args, settings.workspace,
                                         leave_out_policy(settings, args.include_generated))
-    except (cs.ChangesetError, OSError) as exc:
+    except OSError as exc:  # a ChangesetError the CLI says as it is
         return fail(str(exc))
     rule = next((r for r in loaded.rules if r.id == args.rule), None)
     if args.rule and rule is None:

@@ -125,7 +125,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
          shard: tuple[int, int] | None, rf: RulesFrom | None) -> int:
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
-    from slopjudge.errors import ChangesetError
     from slopjudge.hooks.backstop import leave_out_policy
     from slopjudge.model import RunReport, overall_outcome
 
@@ -137,7 +136,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     settings, rules, load_errors, event = _rules_to_run(args, settings, rf)
     try:
         changeset = changeset_from_args(args, settings.workspace, policy)
-    except (ChangesetError, OSError) as exc:
+    except OSError as exc:  # a ChangesetError the CLI says as it is
         return fail(str(exc))
 
     options = options_from_settings(
