@@ -50,13 +50,11 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, help_text in COMMANDS.items():
-        # A named command parses with its own parser only; the others' would only
-        # be listed in the top-level help, which it never prints.
-        if command is not None and name != command:
-            continue
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        if name == command:
+    # A named command parses with its own parser only; the others' would only be listed
+    # in the top-level help, which it never prints.
+    for name in [command] if command else COMMANDS:
+        p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
+        if command:
             _command_module(name).add_arguments(p)
     return parser
 

@@ -333,13 +333,12 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
     unseal = harness == "claude" and os.path.lexists(record)
     if unseal:
         _unmerge_sealed(data, _read_record(workspace))
-    if removed or unseal:
+    if (removed or unseal) and (data or os.path.lexists(path)):
         if data:
             _write(path, data)
-            touched.append(path)
-        elif os.path.lexists(path):
+        else:
             os.unlink(path)
-            touched.append(path)
+        touched.append(path)
     if unseal:
         os.unlink(record)
         touched.append(record)

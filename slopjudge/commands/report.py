@@ -116,8 +116,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         "tokens": sum(int(number(e.get("tokens"))) for e in group),
         "cost": round(sum(float(number(e.get("cost"))) for e in group), 6),
     } for key, group in sorted(per_check.items())]
-    last = max(getattr(args, "last", 0), 0)
-    recent = chosen[-last:] if last else []
+    recent = chosen[-last:] if (last := getattr(args, "last", 0)) > 0 else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
     summary = {"file": path, "events": len(chosen), "problems": problems,
                "first": min(times) if times else None, "last": max(times) if times else None,
@@ -135,10 +134,9 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         lines += ["", f"{'check'.ljust(width)}  {'runs':>5}{outcomes}  {'mean time':>10}  "
                       f"{'cached':>6}"]
         for c in checks:
-            row = f"{c['id'].ljust(width)}  {c['runs']:>5}"
-            row += "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)
-            row += f"  {str(c['mean_duration_ms']) + ' ms':>10}  {c['cache_hits']:>6}"
-            lines.append(row)
+            counts = "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)
+            lines.append(f"{c['id'].ljust(width)}  {c['runs']:>5}{counts}  "
+                         f"{str(c['mean_duration_ms']) + ' ms':>10}  {c['cache_hits']:>6}")
     if recent:
         lines += ["", f"last {len(recent)} events:"]
         for e in recent:
@@ -154,22 +152,19 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
         labels, label_problems = read_labels(args.labels)
     except OSError as exc:
         return fail(f"{args.labels}: cannot read labels: {exc.strerror or exc}")
+    for problem in label_problems:
+        print(problem, file=sys.stderr)
     if label_problems:
-        for problem in label_problems:
-            print(problem, file=sys.stderr)
-        return fail(
-            f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first"
-        )
+        return fail(f"{len(label_problems)} unusable label line(s) in {args.labels}; "
+                    "fix them first")
     result = agreement(events, labels)
     # Nothing compared is no measurement: say so in the exit status too.
     code = 0 if result.n else 2
     if args.format == "json":
         print(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
         return code
-    lines = [
-        f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
-        + (f", {result.missing} with none" if result.missing else ""),
-    ]
+    lines = [f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
+             + (f", {result.missing} with none" if result.missing else "")]
     if result.skipped:
         lines.append(f"  skipped {result.skipped} judge record(s) that are not verdicts "
                      "(the judge could not decide: runner errors, timeouts, no verdict)")

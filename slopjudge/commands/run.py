@@ -102,9 +102,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("--prompts-dir goes with --dry-run")
     if args.jobs is not None and args.jobs < 1:
         return fail(f"--jobs takes a number of at least 1, not {args.jobs}")
-    for target in [args.output, *(path for _, path in writes)]:
-        if target:
-            check_output(target)
+    for target in filter(None, [args.output, *(path for _, path in writes)]):
+        check_output(target)
     shard = parse_shard(args.shard) if args.shard else None
     if args.rules_from is None:
         return _run(args, writes, shard, None)
