@@ -16,10 +16,8 @@ if TYPE_CHECKING:
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--rules", metavar="DIR",
-        help="the rules folder (default: rules_dir from slopjudge.yaml or pyproject, else rules/)",
-    )
+    parser.add_argument("--rules", metavar="DIR", help="the rules folder (default: rules_dir "
+                        "from slopjudge.yaml or pyproject, else rules/)")
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

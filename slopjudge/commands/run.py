@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from slopjudge.model import Event, LoadError, Rule, RunReport
 
 EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
-EVENTS = ("ci", "stop")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_rules_argument(parser)
     add_source_arguments(parser)
-    parser.add_argument("--event", choices=EVENTS, default="ci",
+    parser.add_argument("--event", choices=("ci", "stop"), default="ci",
                         help="run the rules whose `on` has this event (default ci)")
     parser.add_argument("--rule", metavar="ID", action="append", default=[],
                         help="run only this rule (and what its checks need); repeatable")
@@ -152,10 +151,8 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     from slopjudge.records.record import recording
 
     on_result = recording(settings.events_file, event, progress.advance if progress else None)
-    results = engine.run(
-        rules, event, changeset, workspace=settings.workspace, options=options,
-        on_result=on_result, on_start=progress.begin if progress else None,
-    )
+    results = engine.run(rules, event, changeset, workspace=settings.workspace, options=options,
+                         on_result=on_result, on_start=progress.begin if progress else None)
     if progress:
         progress.finish()
     # With --rules-from, a change to what decides the judging needs a person; the first
