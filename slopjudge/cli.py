@@ -45,9 +45,8 @@ def _command_module(name: str) -> Any:
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     import argparse  # not at the top: `slopjudge hook` never builds a parser
 
-    parser = argparse.ArgumentParser(
-        prog="slopjudge", description="Keep AI slop out of a repository."
-    )
+    parser = argparse.ArgumentParser(prog="slopjudge",
+                                     description="Keep AI slop out of a repository.")
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # A named command parses with its own parser only; the others' would only be listed
