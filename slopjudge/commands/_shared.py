@@ -6,6 +6,8 @@ import os
 import sys
 
 from slopjudge.errors import SlopjudgeError
+from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.loading.rulecache import load_rules_cached
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
@@ -21,15 +23,11 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
-    from slopjudge.loading.config import find_workspace, load_settings
-
     return load_settings(find_workspace(os.getcwd()), getattr(args, "rules", None))
 
 
 def settings_and_rules(args: argparse.Namespace,
                        settings: Settings | None = None) -> tuple[Settings, LoadResult]:
-    from slopjudge.loading.rulecache import load_rules_cached
-
     settings = settings or settings_of(args)
     return settings, load_rules_cached(settings)
 
@@ -51,8 +49,6 @@ class UsageError(SlopjudgeError, ValueError):
 
 def require_git(folder: str, not_done: str) -> None:
     """:class:`UsageError` saying ``not_done`` when ``folder`` is in no git repository."""
-    from slopjudge.fsutil import find_workspace
-
     if not os.path.exists(os.path.join(find_workspace(folder), ".git")):
         raise UsageError(f"{folder} is not in a git repository. slopjudge judges changes "
                          "against git: the hooks compare the work tree with the commit a "

@@ -18,12 +18,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from slopjudge import cachesign
 from slopjudge.commands._shared import fail, require_git
-from slopjudge.errors import SlopjudgeError
+from slopjudge.errors import ChangesetError, SlopjudgeError
 from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
-from slopjudge.loading.config import display_path, find_workspace
+from slopjudge.loading.config import display_path, find_workspace, load_settings
 from slopjudge.resources import data_path
 
 WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
@@ -225,9 +226,7 @@ def _read_record(workspace: str) -> list[list[Any]]:
 def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
     """Claude Code's sandbox and deny rules for a sealed session (:mod:`slopjudge.hooks.sealed`)
     merged after ``also`` (the hooks) in one write: a file either cannot take is untouched."""
-    from slopjudge import cachesign
-    from slopjudge.hooks import sealed
-    from slopjudge.loading.config import load_settings
+    from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
 
     settings = load_settings(workspace)
     if cachesign.key() is None:  # made now, so the sandbox has a file to hide
@@ -289,9 +288,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_sealed(workspace: str) -> None:
-    from slopjudge.errors import ChangesetError
-    from slopjudge.hooks import sealed
-    from slopjudge.loading.config import load_settings
+    from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
 
     print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
           "shell command; without it Claude Code will not start. Commit "

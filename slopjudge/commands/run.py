@@ -6,7 +6,11 @@ import os
 import re
 import sys
 
+from slopjudge import report
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
+from slopjudge.checks import engine
+from slopjudge.checks.options import options_from_settings
+from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.commands._shared import (
     UsageError,
     add_include_generated,
@@ -15,6 +19,9 @@ from slopjudge.commands._shared import (
     settings_and_rules,
     settings_of,
 )
+from slopjudge.hooks.backstop import leave_out_policy
+from slopjudge.model import Event, RunReport, overall_outcome
+from slopjudge.records.record import recording
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
@@ -22,14 +29,12 @@ if TYPE_CHECKING:
 
     from slopjudge.commands.rulesfrom import RulesFrom
     from slopjudge.loading.config import Settings
-    from slopjudge.model import Event, LoadError, Rule, RunReport
+    from slopjudge.model import LoadError, Rule
 
 EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from slopjudge.report import FORMATS
-
     add_rules_argument(parser)
     add_source_arguments(parser)
     parser.add_argument("--event", choices=("ci", "stop"), default="ci",
@@ -40,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run scripts and prepares, render judge prompts, call no model")
     parser.add_argument("--prompts-dir", metavar="DIR",
                         help="with --dry-run: write each prompt here")
-    parser.add_argument("--format", choices=tuple(FORMATS), default="text")
+    parser.add_argument("--format", choices=tuple(report.FORMATS), default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     parser.add_argument("--write", metavar="FORMAT=FILE", action="append", default=[],
                         help="also write the report in FORMAT to FILE, from the same run "
@@ -83,14 +88,12 @@ def check_output(path: str) -> None:
 
 def parse_writes(values: list[str]) -> list[tuple[str, str]]:
     """``--write FORMAT=FILE`` values as (format, file); :class:`UsageError` when bad."""
-    from slopjudge.report import FORMATS
-
     out = []
     for value in values:
         fmt, sep, path = value.partition("=")
-        if not sep or not path or fmt not in FORMATS:
-            raise UsageError(f"--write takes FORMAT=FILE with FORMAT one of {', '.join(FORMATS)},"
-                             f" not {value!r}")
+        if not sep or not path or fmt not in report.FORMATS:
+            raise UsageError("--write takes FORMAT=FILE with FORMAT one of "
+                             f"{', '.join(report.FORMATS)}, not {value!r}")
         out.append((fmt, path))
     return out
 
@@ -121,11 +124,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
          shard: tuple[int, int] | None, rf: RulesFrom | None) -> int:
-    from slopjudge.checks import engine
-    from slopjudge.checks.options import options_from_settings
-    from slopjudge.hooks.backstop import leave_out_policy
-    from slopjudge.model import RunReport, overall_outcome
-
     # The settings first (a small read): they say which files the change leaves out,
     # and those are left out of git's reading itself. With --rules-from, the commit's
     # settings, naming the workspace's files: none of them is ever left out.
@@ -148,8 +146,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
 
         progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))
-    from slopjudge.records.record import recording
-
     on_result = recording(settings.events_file, event, progress.advance if progress else None)
     results = engine.run(rules, event, changeset, workspace=settings.workspace, options=options,
                          on_result=on_result, on_start=progress.begin if progress else None)
@@ -174,8 +170,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
 
 def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: RunReport) -> None:
     """The report in ``--format`` to ``--output`` or stdout, and to each ``--write`` file."""
-    from slopjudge import report
-
     if not args.output:
         color = args.format == "text" and sys.stdout.isatty()
         text = report.render(run_report, args.format, color=color)
@@ -190,9 +184,6 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
                   ) -> tuple[Settings, list[Rule], list[LoadError], Event]:
     """The settings, the rules ``args`` ask for and their load errors, and the event;
     :class:`UsageError` when they name no rules folder or an unknown rule."""
-    from slopjudge.checks.selection import applicable_rules, select_rules
-    from slopjudge.model import Event
-
     if rf is not None:
         from slopjudge.commands.rulesfrom import load
 
