@@ -19,15 +19,17 @@ from slopjudge.commands._shared import (
     settings_and_rules,
     settings_of,
 )
+from slopjudge.commands.rulesfrom import RulesFrom, load, open_rules, rule_changes
 from slopjudge.hooks.backstop import leave_out_policy
+from slopjudge.loading.config import find_workspace
 from slopjudge.model import Event, RunReport, overall_outcome
 from slopjudge.records.record import recording
+from slopjudge.report.text import Progress
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
 if TYPE_CHECKING:
     import argparse
 
-    from slopjudge.commands.rulesfrom import RulesFrom
     from slopjudge.loading.config import Settings
     from slopjudge.model import LoadError, Rule
 
@@ -112,10 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rules:
         return fail("--rules and --rules-from do not go together: the rules come from the "
                     "commit --rules-from names")
-    from slopjudge.commands import rulesfrom
-    from slopjudge.fsutil import find_workspace
-
-    rf = rulesfrom.open_rules(find_workspace(os.getcwd()), args.rules_from)
+    rf = open_rules(find_workspace(os.getcwd()), args.rules_from)
     try:
         return _run(args, writes, shard, rf)
     finally:
@@ -142,8 +141,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     options.runner = args.runner or options.runner
     progress = None
     if args.format == "text" and not args.output and sys.stderr.isatty():
-        from slopjudge.report.text import Progress
-
         progress = Progress(sys.stderr, tick=0.5)
         progress.start(sum(len(r.checks) for r in rules))
     on_result = recording(settings.events_file, event, progress.advance if progress else None)
@@ -154,8 +151,6 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
     # With --rules-from, a change to what decides the judging needs a person; the first
     # shard reports it, so N shards report it once.
     if rf is not None and (shard is None or shard[0] == 1):
-        from slopjudge.commands.rulesfrom import rule_changes
-
         person = rule_changes(changeset, rf)
         if person is not None:
             on_result(person)
@@ -185,8 +180,6 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
     """The settings, the rules ``args`` ask for and their load errors, and the event;
     :class:`UsageError` when they name no rules folder or an unknown rule."""
     if rf is not None:
-        from slopjudge.commands.rulesfrom import load
-
         settings, loaded = rf.settings, load(rf)
         if not os.path.isdir(settings.rules_dir):
             raise UsageError(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}")
