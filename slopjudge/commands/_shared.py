@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 from slopjudge.errors import SlopjudgeError
-from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.loading.config import Settings, find_workspace, load_settings
 from slopjudge.loading.rulecache import load_rules_cached
-
-TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
-if TYPE_CHECKING:
-    import argparse
-
-    from slopjudge.loading.config import Settings
-    from slopjudge.model import LoadResult
+from slopjudge.model import LoadResult
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -21,17 +22,10 @@ from slopjudge.commands._shared import (
 )
 from slopjudge.commands.rulesfrom import RulesFrom, load, open_rules, rule_changes
 from slopjudge.hooks.backstop import leave_out_policy
-from slopjudge.loading.config import find_workspace
-from slopjudge.model import Event, RunReport, overall_outcome
+from slopjudge.loading.config import Settings, find_workspace
+from slopjudge.model import Event, LoadError, Rule, RunReport, overall_outcome
 from slopjudge.records.record import recording
 from slopjudge.report.text import Progress
-
-TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
-if TYPE_CHECKING:
-    import argparse
-
-    from slopjudge.loading.config import Settings
-    from slopjudge.model import LoadError, Rule
 
 EXIT = {"pass": 0, "refuse": 1, "needs_person": 1, "error": 2}
 
