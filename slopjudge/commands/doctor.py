@@ -58,9 +58,8 @@ def check(workspace: str, agent: AgentHarness) -> tuple[str | None, list[str]] |
 
 def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, Any],
                  handler: dict[str, Any]) -> list[str]:
-    """How a hook of slopjudge's differs from what install writes, in ways that let the
-    agent act unchecked: a narrower matcher, a shorter timeout (the agent goes on when
-    a hook times out), or answers in another agent's form."""
+    """How slopjudge's hook differs from what install writes in ways that let the agent act
+    unchecked: a narrower matcher, a shorter timeout, or answers in another agent's form."""
     event, point, matcher, timeout = hook
     fix = f"run `slopjudge install {agent.name}`"
     problems = []

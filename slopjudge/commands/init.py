@@ -32,14 +32,6 @@ def _files(root: str) -> list[str]:
     return found
 
 
-def _make_runnable(path: str) -> None:
-    """Give a ``#!`` script its run bits: a wheel install drops them from package data."""
-    with contextlib.suppress(OSError):  # the copy stands; `validate` names a script that cannot run
-        if read_or(path, b"").startswith(b"#!"):
-            mode = os.stat(path).st_mode
-            os.chmod(path, mode | ((mode & 0o444) >> 2))  # +x wherever it is readable
-
-
 def run(args: argparse.Namespace) -> int:
     target = os.path.abspath(args.dir)
     if not os.path.isdir(target):
@@ -58,7 +50,12 @@ def run(args: argparse.Namespace) -> int:
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copy2(path, dest)
-            _make_runnable(dest)
+            # A wheel install drops a script's run bits from package data: +x wherever it
+            # is readable. Else the copy stands; `validate` names a script that cannot run.
+            with contextlib.suppress(OSError):
+                if read_or(dest, b"").startswith(b"#!"):
+                    mode = os.stat(dest).st_mode
+                    os.chmod(dest, mode | ((mode & 0o444) >> 2))
             copied += 1
     print(f"slopjudge: copied {copied} file(s) of the default rule pack into {target}")
     if kept:

@@ -44,8 +44,7 @@ class InstallError(SlopjudgeError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("harness", choices=sorted(HARNESSES),
-                        help="the agent to install hooks for")
+    parser.add_argument("harness", choices=sorted(HARNESSES), help="the agent to install hooks for")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the hooks snippet as JSON; write nothing")
     how = parser.add_mutually_exclusive_group()
@@ -276,7 +275,15 @@ def run(args: argparse.Namespace) -> int:
         _rewrite(path, add_hooks)
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if args.sealed:
-        _say_sealed(workspace)
+        from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
+
+        print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
+              "shell command; without it Claude Code will not start. Commit "
+              f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
+        try:
+            print(sealed.report(load_settings(workspace), "claude"))
+        except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
+            print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
     if command is None:
         print(f"slopjudge: commit {'/'.join(wrapper_relpath(target))} with the settings: it "
               "finds slopjudge on each machine and blocks writes where it is not installed")
@@ -285,18 +292,6 @@ def run(args: argparse.Namespace) -> int:
     for problem in target.trust_problems(workspace):
         print(f"slopjudge: {problem}")
     return 0
-
-
-def _say_sealed(workspace: str) -> None:
-    from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
-
-    print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
-          "shell command; without it Claude Code will not start. Commit "
-          f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
-    try:
-        print(sealed.report(load_settings(workspace), "claude"))
-    except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
-        print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
 
 
 def unmerge(settings: dict[str, Any], events: tuple[Hook, ...]) -> int:

@@ -215,8 +215,7 @@ def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     return 0
 
 
-# Each subcommand: its help, and its reading of the log: (args, path, events, unreadable
-# lines) -> exit code.
+# Each subcommand: its help, and (args, path, events, unreadable lines) -> exit code.
 _SUBCOMMANDS: dict[str, tuple[str, Callable[..., int]]] = {
     "events": ("outcome counts per check (the default)", _events),
     "agreement": ("recorded verdicts against human labels", _agreement),

@@ -150,8 +150,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
             on_result(person)
             results = [person, *results]
 
-    outcome = overall_outcome(results, load_errors,
-                              person_blocks=settings.rule_changes != "warn")
+    outcome = overall_outcome(results, load_errors, person_blocks=settings.rule_changes != "warn")
     _write(args, writes, RunReport(outcome=outcome, checks=results, load_errors=load_errors,
                                    rules=rules, left_out=changeset.left_out))
     return EXIT[outcome]
