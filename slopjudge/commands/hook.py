@@ -1,5 +1,4 @@
-"""``slopjudge hook <point>`` as parsed (``--help``, odd spellings): the CLI normally goes
-straight to :func:`slopjudge.hooks.main_fast`."""
+"""``slopjudge hook <point>`` parsed (``--help``, odd spellings); the CLI's fast path skips it."""
 
 from __future__ import annotations
 

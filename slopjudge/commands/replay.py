@@ -28,23 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _replay(args: argparse.Namespace, ev: dict[str, Any], events_file: str, runner: list[str],
-            workspace: str) -> dict[str, Any]:
-    """One recorded verdict judged again: its row of the comparison."""
-    row = {"id": ev.get("id"), "recorded": verdict(ev), "replayed": None,
-           "reason": "the prompt was not kept"}
-    prompt = load_prompt(events_file, ev["prompt_sha256"])
-    if prompt is not None:
-        argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
-                          verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
-                          readonly_dir=workspace)
-        out = call_runner(argv, prompt, cwd=workspace, timeout=args.timeout,
-                          launched_by=str(ev.get("id")), min_confidence=None, retries=0)
-        row["replayed"] = None if out.verdict is None else ("pass" if out.passed else "refuse")
-        row["reason"] = out.reason
-    return row
-
-
 def run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     events_file = args.events or settings.events_file
@@ -69,7 +52,20 @@ def run(args: argparse.Namespace) -> int:
         return fail("no recorded judge verdict with a kept prompt to replay")
 
     runner = resolve_runner(args.runner)
-    rows = [_replay(args, ev, events_file, runner, settings.workspace) for ev in items]
+    rows: list[dict[str, Any]] = []
+    for ev in items:  # each judged again: its row of the comparison
+        row = {"id": ev.get("id"), "recorded": verdict(ev), "replayed": None,
+               "reason": "the prompt was not kept"}
+        prompt = load_prompt(events_file, ev["prompt_sha256"])
+        if prompt is not None:
+            argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
+                              verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
+                              readonly_dir=settings.workspace)
+            out = call_runner(argv, prompt, cwd=settings.workspace, timeout=args.timeout,
+                              launched_by=str(ev.get("id")), min_confidence=None, retries=0)
+            row["replayed"] = None if out.verdict is None else ("pass" if out.passed else "refuse")
+            row["reason"] = out.reason
+        rows.append(row)
     judged = [r for r in rows if r["replayed"] is not None]
     # The replayed verdicts against the recorded ones: a false refusal is a new refusal.
     found = compare([r["replayed"] for r in judged], [r["recorded"] for r in judged])

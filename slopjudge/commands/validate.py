@@ -45,8 +45,6 @@ def run(args: argparse.Namespace) -> int:
         if result.preview_off:
             print(f"slopjudge: {len(result.preview_off)} preview rule(s) off; enable them with "
                   "`preview:` in slopjudge.yaml (`slopjudge rules` says why they are preview)")
-        summary = f"{len(all_rules)} rule(s) loaded"
-        if result.errors:
-            summary += f"; {len(result.errors)} problem(s) in {broken} file(s)"
-        print(f"slopjudge: {summary}")
+        problems = f"; {len(result.errors)} problem(s) in {broken} file(s)" if result.errors else ""
+        print(f"slopjudge: {len(all_rules)} rule(s) loaded{problems}")
     return 1 if result.errors or unknown else 0
