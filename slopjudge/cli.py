@@ -137,12 +137,10 @@ def _child_exits_reported() -> None:
 def _run_command(module: Any, args: argparse.Namespace) -> int:
     try:
         return int(module.run(args))
-    except Terminated:
-        print("slopjudge: terminated", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print("slopjudge: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        word, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"slopjudge: {word}", file=sys.stderr)
+        return code
     except BrokenPipeError:
         return 1
     except SlopjudgeError as exc:
