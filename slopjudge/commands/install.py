@@ -163,9 +163,8 @@ def write_wrapper(workspace: str, harness: str) -> None:
     write_atomic(path, text, mode=0o755)
 
 
-# What `install --sealed` changed in .claude/settings.json, so that uninstall takes out
-# exactly that: each entry it added, each value it set (with the one before), each object
-# or list it made.
+# What `install --sealed` changed in .claude/settings.json, for uninstall to take out exactly
+# that: each entry added, each value set (with the one before), each object or list made.
 SEAL_RECORD = (".claude", "slopjudge-sealed.json")
 
 

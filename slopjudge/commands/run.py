@@ -185,8 +185,7 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
     load_errors = loaded.errors
     if args.rule:
         rules, unknown = select_rules(rules, args.rule)
-        broken = {e.rule for e in loaded.errors}
-        missing = [u for u in unknown if u not in broken]
+        missing = [u for u in unknown if u not in {e.rule for e in loaded.errors}]
         if missing:
             raise UsageError("no such rule: " + ", ".join(missing))
         chosen = set(args.rule) | {r.id for r in rules}
