@@ -1,6 +1,6 @@
 """`slopjudge cite`: the agent cites what it relies on (docs/sloprail.md). Nothing is stored:
-the call, in the session's transcript, is the record a rule resolves (changes/citations.py);
-``--transcript`` resolves the quotes now. A quote is never printed: tool output is a pool."""
+the call, in the session's transcript, is the record rules resolve (changes/citations.py);
+``--transcript`` resolves it now. No quote is printed: tool output is a pool they resolve in."""
 
 from __future__ import annotations
 

@@ -211,7 +211,7 @@ def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
     report = cost_report(events)
     print(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
-         if args.format == "json" else render_cost(path, report))
+          if args.format == "json" else render_cost(path, report))
     return 0
 
 
