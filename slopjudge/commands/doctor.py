@@ -16,9 +16,8 @@ from slopjudge.loading.config import find_workspace
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to check (default: the one holding the current "
-                             "directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to check "
+                        "(default: the one holding the current directory)")
 
 
 def check(workspace: str, agent: AgentHarness) -> tuple[str | None, list[str]] | None:

@@ -53,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "committed wrapper (for a single machine)")
     how.add_argument("--command", dest="hook_command", metavar="CMD",
                      help="call slopjudge with this command instead of the wrapper")
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to install into (default: the one holding the "
-                             "current directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to install into "
+                        "(default: the one holding the current directory)")
     parser.add_argument("--sealed", action="store_true",
                         help="also configure the agent's sandbox so that its shell and file "
                              "tools cannot reach the rules, settings, git internals or "

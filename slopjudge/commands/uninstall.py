@@ -15,9 +15,8 @@ from slopjudge.loading.config import find_workspace
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("harness", choices=sorted(HARNESSES),
                         help="the agent to remove slopjudge's hooks from")
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to uninstall from (default: the one holding the "
-                             "current directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to uninstall from "
+                        "(default: the one holding the current directory)")
 
 
 def run(args: argparse.Namespace) -> int:
