@@ -45,18 +45,15 @@ def _command_module(name: str) -> Any:
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     import argparse  # not at the top: `slopjudge hook` never builds a parser
 
-    parser = argparse.ArgumentParser(
-        prog="slopjudge", description="Keep AI slop out of a repository."
-    )
+    parser = argparse.ArgumentParser(prog="slopjudge",
+                                     description="Keep AI slop out of a repository.")
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, help_text in COMMANDS.items():
-        # A named command parses with its own parser only; the others' would only
-        # be listed in the top-level help, which it never prints.
-        if command is not None and name != command:
-            continue
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        if name == command:
+    # A named command parses with its own parser only; the others' would only be listed
+    # in the top-level help, which it never prints.
+    for name in [command] if command else COMMANDS:
+        p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
+        if command:
             _command_module(name).add_arguments(p)
     return parser
 
@@ -140,12 +137,10 @@ def _child_exits_reported() -> None:
 def _run_command(module: Any, args: argparse.Namespace) -> int:
     try:
         return int(module.run(args))
-    except Terminated:
-        print("slopjudge: terminated", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print("slopjudge: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        word, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"slopjudge: {word}", file=sys.stderr)
+        return code
     except BrokenPipeError:
         return 1
     except SlopjudgeError as exc:

@@ -2,37 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
-TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
-if TYPE_CHECKING:
-    import argparse
-
-    from slopjudge.loading.config import Settings
-    from slopjudge.model import LoadResult
+from slopjudge.errors import SlopjudgeError
+from slopjudge.loading.config import Settings, find_workspace, load_settings
+from slopjudge.loading.rulecache import load_rules_cached
+from slopjudge.model import LoadResult
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--rules", metavar="DIR",
-        help="the rules folder (default: rules_dir from slopjudge.yaml or pyproject, else rules/)",
-    )
+    parser.add_argument("--rules", metavar="DIR", help="the rules folder (default: rules_dir "
+                        "from slopjudge.yaml or pyproject, else rules/)")
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
-    from slopjudge.loading.config import find_workspace, load_settings
-
-    rules_dir = getattr(args, "rules", None)
-    if rules_dir:
-        rules_dir = os.path.abspath(rules_dir)
-    return load_settings(find_workspace(os.getcwd()), rules_dir)
+    return load_settings(find_workspace(os.getcwd()), getattr(args, "rules", None))
 
 
 def settings_and_rules(args: argparse.Namespace,
                        settings: Settings | None = None) -> tuple[Settings, LoadResult]:
-    from slopjudge.loading.rulecache import load_rules_cached
-
     settings = settings or settings_of(args)
     return settings, load_rules_cached(settings)
 
@@ -48,15 +38,14 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
-NOT_IN_GIT = ("is not in a git repository. slopjudge judges changes against git: the hooks "
-              "compare the work tree with the commit a session started from, and `run` "
-              "compares commits. Run `git init` there (and commit what is there), then run "
-              "this again")
+class UsageError(SlopjudgeError, ValueError):
+    """Flags that do not go together or a value slopjudge cannot use: exit 2, as :func:`fail`."""
 
 
-def git_top(folder: str) -> str | None:
-    """The top level of the git repository holding ``folder``, or None outside one."""
-    from slopjudge.loading.config import find_workspace
-
-    top = find_workspace(folder)
-    return top if os.path.exists(os.path.join(top, ".git")) else None
+def require_git(folder: str, not_done: str) -> None:
+    """:class:`UsageError` saying ``not_done`` when ``folder`` is in no git repository."""
+    if not os.path.exists(os.path.join(find_workspace(folder), ".git")):
+        raise UsageError(f"{folder} is not in a git repository. slopjudge judges changes "
+                         "against git: the hooks compare the work tree with the commit a "
+                         "session started from, and `run` compares commits. Run `git init` "
+                         f"there (and commit what is there), then run this again; {not_done}")

@@ -1,9 +1,6 @@
-"""`slopjudge cite`: the agent cites what it relies on (docs/sloprail.md).
-
-Nothing is stored: the call itself, in the session's transcript, is the record, read
-and resolved when a rule looks (changes/citations.py). ``--transcript`` resolves the
-quotes now. The quote is never printed: a tool's output is a pool citations resolve in.
-"""
+"""`slopjudge cite`: the agent cites what it relies on (docs/sloprail.md). Nothing is stored:
+the call, in the session's transcript, is the record rules resolve (changes/citations.py);
+``--transcript`` resolves it now. No quote is printed: tool output is a pool they resolve in."""
 
 from __future__ import annotations
 

@@ -16,33 +16,30 @@ from slopjudge.loading.config import find_workspace
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to check (default: the one holding the current "
-                             "directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to check "
+                        "(default: the one holding the current directory)")
 
 
-def check(workspace: str, agent: AgentHarness) -> tuple[list[str], list[str]] | None:
+def check(workspace: str, agent: AgentHarness) -> tuple[str | None, list[str]] | None:
     """(what is in place, what is wrong) for ``agent``; None when none of its hooks is there."""
-    path = os.path.join(workspace, *agent.settings_relpath)
-    shown = os.path.relpath(path, workspace)
+    shown = os.path.join(*agent.settings_relpath)
     try:
-        settings = _read(path)
+        settings = _read(os.path.join(workspace, shown))
     except InstallError as exc:
-        return [], [str(exc)]
+        return None, [str(exc)]
     hooks = settings.get("hooks")
     hooks = hooks if isinstance(hooks, dict) else {}
     found, problems = [], []
     uses_wrapper = False
     for hook in agent.hooks:
-        event = hook[0]
-        groups = hooks.get(event)
-        groups = groups if isinstance(groups, list) else []
-        mine = [(g, h) for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        groups = hooks.get(hook[0])
+        mine = [(g, h) for g in (groups if isinstance(groups, list) else [])
+                if isinstance(g, dict) and isinstance(g.get("hooks"), list)
                 for h in g["hooks"] if is_ours(h, hook[1])]
         for group, handler in mine:
             problems += _differences(shown, agent, hook, group, handler)
         if mine:
-            found.append(event)
+            found.append(hook[0])
             uses_wrapper |= any(h["command"].startswith(wrapper_command(agent)) for _g, h in mine)
     if not found:
         return None
@@ -55,14 +52,13 @@ def check(workspace: str, agent: AgentHarness) -> tuple[list[str], list[str]] | 
         problems.append(f"the hooks call {os.path.relpath(wrapper, workspace)}, which is "
                         f"missing or not executable: run `slopjudge install {agent.name}`")
     problems += agent.trust_problems(workspace)
-    return [f"{agent.name}: {len(found)} hooks in {shown} ({', '.join(found)})"], problems
+    return f"{agent.name}: {len(found)} hooks in {shown} ({', '.join(found)})", problems
 
 
 def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, Any],
                  handler: dict[str, Any]) -> list[str]:
-    """How a hook of slopjudge's differs from what install writes, in ways that let the
-    agent act unchecked: a narrower matcher, a shorter timeout (the agent goes on when
-    a hook times out), or answers in another agent's form."""
+    """How slopjudge's hook differs from what install writes in ways that let the agent act
+    unchecked: a narrower matcher, a shorter timeout, or answers in another agent's form."""
     event, point, matcher, timeout = hook
     fix = f"run `slopjudge install {agent.name}`"
     problems = []
@@ -84,22 +80,17 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
-    any_found, bad = False, False
-    for agent in HARNESSES.values():
-        result = check(workspace, agent)
-        if result is None:
-            continue
-        any_found = True
-        found, problems = result
-        for line in found:
-            print(f"slopjudge: {line}")
-        for problem in problems:
-            bad = True
-            print(f"slopjudge: PROBLEM ({agent.name}): {problem}")
-        if not problems:
-            print(f"slopjudge: {agent.name}: nothing known keeps the agent from running them")
-    if not any_found:
+    results = [(agent, check(workspace, agent)) for agent in HARNESSES.values()]
+    installed = [(agent, result) for agent, result in results if result is not None]
+    if not installed:
         print(f"slopjudge: no agent hooks of slopjudge's in {workspace} "
               f"(`slopjudge install {'|'.join(HARNESSES)}` adds them)")
         return 1
-    return 1 if bad else 0
+    for agent, (found, problems) in installed:
+        if found:
+            print(f"slopjudge: {found}")
+        for problem in problems:
+            print(f"slopjudge: PROBLEM ({agent.name}): {problem}")
+        if not problems:
+            print(f"slopjudge: {agent.name}: nothing known keeps the agent from running them")
+    return 1 if any(problems for _agent, (_found, problems) in installed) else 0

@@ -4,10 +4,12 @@ never overwriting: a file that already exists is left as it is and named."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 
-from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
+from slopjudge.commands._shared import fail, require_git
+from slopjudge.fsutil import read_or
 from slopjudge.resources import DATA_DIR
 
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
@@ -30,24 +32,11 @@ def _files(root: str) -> list[str]:
     return found
 
 
-def _make_runnable(path: str) -> None:
-    """Give a ``#!`` script its run bits: a wheel install drops them from package data."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(2) != b"#!":
-                return
-        mode = os.stat(path).st_mode
-        os.chmod(path, mode | ((mode & 0o444) >> 2))  # +x wherever it is readable
-    except OSError:
-        pass  # the copy stands; `validate` names a script that cannot run
-
-
 def run(args: argparse.Namespace) -> int:
     target = os.path.abspath(args.dir)
     if not os.path.isdir(target):
         return fail(f"no folder at {target}")
-    if git_top(target) is None:
-        return fail(f"{target} {NOT_IN_GIT}; nothing was copied")
+    require_git(target, "nothing was copied")
     copied, kept = 0, []
     for item in ITEMS:
         source = os.path.join(DATA_DIR, item)
@@ -61,7 +50,12 @@ def run(args: argparse.Namespace) -> int:
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copy2(path, dest)
-            _make_runnable(dest)
+            # A wheel install drops a script's run bits from package data: +x wherever it
+            # is readable. Else the copy stands; `validate` names a script that cannot run.
+            with contextlib.suppress(OSError):
+                if read_or(dest, b"").startswith(b"#!"):
+                    mode = os.stat(dest).st_mode
+                    os.chmod(dest, mode | ((mode & 0o444) >> 2))
             copied += 1
     print(f"slopjudge: copied {copied} file(s) of the default rule pack into {target}")
     if kept:

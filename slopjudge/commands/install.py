@@ -3,12 +3,12 @@
 an absolute path into one person's virtualenv does not exist on a teammate's machine, and
 an agent lets every tool run when a hook command cannot start (``data/hook-wrapper.sh``
 finds slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge
-serves both; each hook's ``timeout`` outlasts the slowest judge, since the agent lets a tool
-run when its hook times out."""
+serves both."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -18,11 +18,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.commands._shared import NOT_IN_GIT, fail, git_top
-from slopjudge.fsutil import read_or, write_atomic
+from slopjudge import cachesign
+from slopjudge.commands._shared import fail, require_git
+from slopjudge.errors import ChangesetError, SlopjudgeError
+from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
 from slopjudge.harnesses.base import hook_command, is_ours
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
-from slopjudge.loading.config import display_path, find_workspace
+from slopjudge.loading.config import display_path, find_workspace, load_settings
 from slopjudge.resources import data_path
 
 WRAPPER_TEMPLATE = data_path("hook-wrapper.sh")
@@ -37,13 +39,12 @@ def wrapper_command(harness: AgentHarness) -> str:
     return f'"{harness.root}"/' + "/".join(wrapper_relpath(harness))
 
 
-class InstallError(Exception):
+class InstallError(SlopjudgeError):
     """A settings file slopjudge will not touch; ``str()`` is one line."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("harness", choices=sorted(HARNESSES),
-                        help="the agent to install hooks for")
+    parser.add_argument("harness", choices=sorted(HARNESSES), help="the agent to install hooks for")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the hooks snippet as JSON; write nothing")
     how = parser.add_mutually_exclusive_group()
@@ -52,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "committed wrapper (for a single machine)")
     how.add_argument("--command", dest="hook_command", metavar="CMD",
                      help="call slopjudge with this command instead of the wrapper")
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to install into (default: the one holding the "
-                             "current directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to install into "
+                        "(default: the one holding the current directory)")
     parser.add_argument("--sealed", action="store_true",
                         help="also configure the agent's sandbox so that its shell and file "
                              "tools cannot reach the rules, settings, git internals or "
@@ -63,42 +63,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_command() -> str:
     """The slopjudge script beside this interpreter, so hooks work without PATH."""
-    beside = os.path.join(os.path.dirname(sys.executable), "slopjudge")
-    if os.path.isfile(beside) and os.access(beside, os.X_OK):
-        return shlex.quote(beside)
-    found = shutil.which("slopjudge")
+    found = (shutil.which("slopjudge", path=os.path.dirname(sys.executable))
+             or shutil.which("slopjudge"))
     if found:
         return shlex.quote(os.path.abspath(found))
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 
 
-def _group(command: str, hook: Hook, harness: str) -> dict[str, Any]:
-    """One hook's group in Claude Code's settings shape (Codex's too)."""
-    _event, point, matcher, timeout = hook
-    handler = {"type": "command", "command": hook_command(command, point, harness),
-               "timeout": timeout}
-    return {**({"matcher": matcher} if matcher is not None else {}), "hooks": [handler]}
-
-
-def snippet(command: str, events: tuple[Hook, ...] = HOOKS,
-            harness: str = "claude") -> dict[str, Any]:
-    """slopjudge's hooks in Claude Code's settings shape (Codex's too)."""
-    return {"hooks": {hook[0]: [_group(command, hook, harness)] for hook in events}}
-
-
 def merge(settings: dict[str, Any], command: str,
           events: tuple[Hook, ...] = HOOKS, harness: str = "claude") -> dict[str, Any]:
-    """``settings`` with slopjudge's hooks set; everything else untouched."""
+    """``settings`` with slopjudge's hooks set (Codex reads this shape too), the rest kept."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError('"hooks" is not an object')
-    for hook in events:
-        groups = hooks.setdefault(hook[0], [])
+    for event, point, matcher, timeout in events:
+        groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
-            raise InstallError(f'"hooks.{hook[0]}" is not a list')
-        new_group = _group(command, hook, harness)
-        if not _take_ours(groups, hook[1], (hook[2], new_group["hooks"][0]))[1]:
-            groups.append(new_group)
+            raise InstallError(f'"hooks.{event}" is not a list')
+        handler = {"type": "command", "command": hook_command(command, point, harness),
+                   "timeout": timeout}
+        if not _take_ours(groups, point, (matcher, handler))[1]:
+            groups.append({**({"matcher": matcher} if matcher is not None else {}),
+                           "hooks": [handler]})
     return settings
 
 
@@ -130,16 +116,10 @@ def _take_ours(groups: list[Any], point: str,
 def _read(path: str) -> dict[str, Any]:
     shown = display_path(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise InstallError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
+        text = read_if_present(path) or b""
+        data = json.loads(text) if text.strip() else {}
+    except Unreadable as exc:
+        raise InstallError(f"{shown}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InstallError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; "
                            "left untouched") from None
@@ -153,8 +133,7 @@ def _write(path: str, data: dict[str, Any]) -> None:
 
 
 def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
-    """The JSON file at ``path`` read, changed and written in one go; one that cannot be
-    read or changed raises :class:`InstallError`, left as it is."""
+    """The JSON file at ``path`` read, changed and written in one go, or left as it is."""
     data = _read(path)
     try:
         change(data)
@@ -164,8 +143,7 @@ def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
 
 
 def write_wrapper(workspace: str, harness: str) -> None:
-    """Write the hook wrapper for ``harness``. A file there that slopjudge did not write
-    is left untouched (:class:`InstallError`)."""
+    """The hook wrapper for ``harness``, unless a file slopjudge did not write is there."""
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
     with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
         text = fh.read().replace("@HARNESS@", harness)
@@ -184,17 +162,8 @@ def write_wrapper(workspace: str, harness: str) -> None:
     write_atomic(path, text, mode=0o755)
 
 
-# --- sealed sessions --------------------------------------------------------------------
-
-CODEX_CANNOT_SEAL = (
-    "codex cannot be sealed: its sandbox settings (sandbox_mode, "
-    "[sandbox_workspace_write] writable_roots) can only add folders it may write, so they "
-    "cannot keep its shell from writing the rules, .slopjudge/ or the .venv inside the "
-    "project, nor from reading slopjudge's key; install without --sealed "
-    "(docs/security.md says what that leaves open)")
-# What `install --sealed` changed in .claude/settings.json, so that uninstall takes out
-# exactly that: each entry it added, each value it set (with the one before), each object
-# or list it made.
+# What `install --sealed` changed in .claude/settings.json, for uninstall to take out exactly
+# that: each entry added, each value set (with the one before), each object or list made.
 SEAL_RECORD = (".claude", "slopjudge-sealed.json")
 
 
@@ -221,17 +190,14 @@ def _merge_sealed(node: dict[str, Any], want: dict[str, Any], path: list[str],
             node[key] = value
 
 
-def _at(data: dict[str, Any], path: list[str]) -> tuple[dict[str, Any] | None, str]:
-    for key in path[:-1]:
-        data = data.get(key) if isinstance(data, dict) else None  # type: ignore[assignment]
-    return (data if isinstance(data, dict) else None), path[-1]
-
-
 def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
     """Undo ``ops`` in reverse; what the person changed since is left as it is."""
     for op in reversed(ops):
-        parent, key = _at(data, op[1])
-        if parent is None or key not in parent:
+        *above, key = op[1]
+        parent: Any = data
+        for name in above:
+            parent = parent.get(name) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict) or key not in parent:
             continue
         if op[0] == "added" and isinstance(parent[key], list) and op[2] in parent[key]:
             parent[key].remove(op[2])
@@ -246,8 +212,7 @@ def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
 
 def _read_record(workspace: str) -> list[list[Any]]:
     path = os.path.join(workspace, *SEAL_RECORD)
-    record = _read(path)
-    ops = record.get("ops", [])
+    ops = _read(path).get("ops", [])
     if not isinstance(ops, list) or not all(
             isinstance(op, list) and len(op) >= 2 and op[0] in ("made", "added", "set")
             and isinstance(op[1], list) and op[1] for op in ops):
@@ -256,17 +221,11 @@ def _read_record(workspace: str) -> list[list[Any]]:
 
 
 def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
-    """Merge Claude Code's sandbox and deny rules for a sealed session into
-    ``.claude/settings.json`` (:mod:`slopjudge.hooks.sealed` says which), after ``also``
-    (the hooks), in one write: a file either merge cannot take is left untouched."""
-    from slopjudge import cachesign
-    from slopjudge.hooks import sealed
-    from slopjudge.loading.config import ConfigError, load_settings
+    """Claude Code's sandbox and deny rules for a sealed session (:mod:`slopjudge.hooks.sealed`)
+    merged after ``also`` (the hooks) in one write: a file either cannot take is untouched."""
+    from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
 
-    try:
-        settings = load_settings(workspace)
-    except ConfigError as exc:
-        raise InstallError(str(exc)) from None
+    settings = load_settings(workspace)
     if cachesign.key() is None:  # made now, so the sandbox has a file to hide
         raise InstallError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                            "safely, so nothing can be sealed")
@@ -284,14 +243,18 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
 def run(args: argparse.Namespace) -> int:
     target = HARNESSES[args.harness]
     if args.sealed and args.harness != "claude":
-        return fail(f"{CODEX_CANNOT_SEAL}")
+        return fail("codex cannot be sealed: its sandbox settings (sandbox_mode, "
+                    "[sandbox_workspace_write] writable_roots) can only add folders it may "
+                    "write, so they cannot keep its shell from writing the rules, .slopjudge/ "
+                    "or the .venv inside the project, nor from reading slopjudge's key; "
+                    "install without --sealed (docs/security.md says what that leaves open)")
     command = args.hook_command or (default_command() if args.absolute else None)
     shown = command or wrapper_command(target)
     if args.print_only and args.sealed:
         return fail("--sealed writes paths of this machine and project; run it without "
                     "--print (`slopjudge uninstall claude` takes it out again)")
     if args.print_only:
-        print(json.dumps(snippet(shown, target.hooks, target.name), indent=2))
+        print(json.dumps(merge({}, shown, target.hooks, target.name), indent=2))
         if command is None:
             print(f"slopjudge: these hooks call {'/'.join(wrapper_relpath(target))}, which "
                   f"`slopjudge install {args.harness}` writes", file=sys.stderr)
@@ -299,22 +262,26 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 0
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
-    if git_top(workspace) is None:
-        return fail(f"{workspace} {NOT_IN_GIT}; no hooks were installed")
+    require_git(workspace, "no hooks were installed")
     path = os.path.join(workspace, *target.settings_relpath)
     add_hooks = functools.partial(merge, command=shown, events=target.hooks, harness=args.harness)
-    try:
-        if command is None:  # the hooks call the wrapper, written first
-            write_wrapper(workspace, args.harness)
-        if args.sealed:
-            seal(workspace, add_hooks)
-        else:
-            _rewrite(path, add_hooks)
-    except InstallError as exc:
-        return fail(f"{exc}")
+    if command is None:  # the hooks call the wrapper, written first
+        write_wrapper(workspace, args.harness)
+    if args.sealed:
+        seal(workspace, add_hooks)
+    else:
+        _rewrite(path, add_hooks)
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if args.sealed:
-        _say_sealed(workspace)
+        from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
+
+        print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
+              "shell command; without it Claude Code will not start. Commit "
+              f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
+        try:
+            print(sealed.report(load_settings(workspace), "claude"))
+        except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
+            print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
     if command is None:
         print(f"slopjudge: commit {'/'.join(wrapper_relpath(target))} with the settings: it "
               "finds slopjudge on each machine and blocks writes where it is not installed")
@@ -325,26 +292,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_sealed(workspace: str) -> None:
-    from slopjudge.errors import ChangesetError
-    from slopjudge.hooks import sealed
-    from slopjudge.loading.config import load_settings
-
-    print("slopjudge: Claude Code's sandbox (bubblewrap and socat on Linux) now runs every "
-          "shell command; without it Claude Code will not start. Commit "
-          f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
-    try:
-        print(sealed.report(load_settings(workspace), "claude"))
-    except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
-        print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
-
-
-# --- removing what install wrote --------------------------------------------------------
-
-
-def unmerge(settings: dict[str, Any], events: tuple[Hook, ...] = HOOKS) -> int:
-    """Take slopjudge's hooks out of ``settings`` (and a group, an event or ``hooks`` left
-    empty by that); how many were taken."""
+def unmerge(settings: dict[str, Any], events: tuple[Hook, ...]) -> int:
+    """Take slopjudge's hooks out of ``settings`` (and what that leaves empty); how many."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return 0
@@ -374,13 +323,12 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
     unseal = harness == "claude" and os.path.lexists(record)
     if unseal:
         _unmerge_sealed(data, _read_record(workspace))
-    if removed or unseal:
+    if (removed or unseal) and (data or os.path.lexists(path)):
         if data:
             _write(path, data)
-            touched.append(path)
-        elif os.path.lexists(path):
+        else:
             os.unlink(path)
-            touched.append(path)
+        touched.append(path)
     if unseal:
         os.unlink(record)
         touched.append(record)
@@ -388,8 +336,6 @@ def uninstall(workspace: str, harness: str) -> tuple[int, list[str]]:
     if WRAPPER_MARK.encode() in read_or(wrapper, b"") and not os.path.islink(wrapper):
         os.unlink(wrapper)
         touched.append(wrapper)
-        try:
-            os.rmdir(os.path.dirname(wrapper))  # the hooks folder, when nothing else is in it
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # the hooks folder, when nothing else is in it
+            os.rmdir(os.path.dirname(wrapper))
     return removed, touched

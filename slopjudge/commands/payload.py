@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from slopjudge.changes import changeset as cs
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
 from slopjudge.commands._shared import (
     add_include_generated,
@@ -32,16 +31,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         changeset = changeset_from_args(args, settings.workspace,
                                         leave_out_policy(settings, args.include_generated))
-    except (cs.ChangesetError, OSError) as exc:
+    except OSError as exc:  # a ChangesetError the CLI says as it is
         return fail(str(exc))
-    rule = None
-    if args.rule:
-        rule = next((r for r in loaded.rules if r.id == args.rule), None)
-        if rule is None:
-            problems = [str(e) for e in loaded.errors if e.rule == args.rule]
-            if problems:
-                return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
-            return fail(f"no rule {args.rule} in {settings.rules_dir}")
+    rule = next((r for r in loaded.rules if r.id == args.rule), None)
+    if args.rule and rule is None:
+        problems = [str(e) for e in loaded.errors if e.rule == args.rule]
+        if problems:
+            return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
+        return fail(f"no rule {args.rule} in {settings.rules_dir}")
     check_id = args.check or (rule.checks[0].id if rule and rule.checks else None)
     # The engine's own per-rule step, so this prints exactly what a check receives.
     event = Event(kind=args.event, cwd=os.getcwd())

@@ -9,47 +9,27 @@ import os
 import sys
 from typing import Any
 
-from slopjudge.commands._shared import fail
+from slopjudge.commands._shared import fail, settings_of
 from slopjudge.judging.runner.client import build_argv, call_runner, resolve_runner
 from slopjudge.judging.verifier import verifier_path
-from slopjudge.loading.config import find_workspace, load_settings
 from slopjudge.records.agreement import compare, not_verdicts, verdict
 from slopjudge.records.record import load_prompt, read_events
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", metavar="FILE", help="the event log (default: the workspace's)")
-    parser.add_argument(
-        "--runner", metavar="CMD", required=True, help="the runner to re-judge with"
-    )
-    parser.add_argument(
-        "--model", metavar="SET", help="model set for the replay (default: as recorded)"
-    )
+    parser.add_argument("--runner", metavar="CMD", required=True,
+                        help="the runner to re-judge with")
+    parser.add_argument("--model", metavar="SET",
+                        help="model set for the replay (default: as recorded)")
     parser.add_argument("--rule", metavar="ID", action="append", default=[], help="only this rule")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="at most N prompts")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per call (s)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _replay(args: argparse.Namespace, ev: dict[str, Any], events_file: str, runner: list[str],
-            workspace: str) -> dict[str, Any]:
-    """One recorded verdict judged again: its row of the comparison."""
-    row = {"id": ev.get("id"), "recorded": verdict(ev), "replayed": None,
-           "reason": "the prompt was not kept"}
-    prompt = load_prompt(events_file, ev["prompt_sha256"])
-    if prompt is not None:
-        argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
-                          verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
-                          readonly_dir=workspace)
-        out = call_runner(argv, prompt, cwd=workspace, timeout=args.timeout,
-                          launched_by=str(ev.get("id")), min_confidence=None, retries=0)
-        row["replayed"] = None if out.verdict is None else ("pass" if out.passed else "refuse")
-        row["reason"] = out.reason
-    return row
-
-
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(find_workspace(os.getcwd()))
+    settings = settings_of(args)
     events_file = args.events or settings.events_file
     if not os.path.isfile(events_file):
         return fail(f"no event log at {events_file}")
@@ -72,7 +52,20 @@ def run(args: argparse.Namespace) -> int:
         return fail("no recorded judge verdict with a kept prompt to replay")
 
     runner = resolve_runner(args.runner)
-    rows = [_replay(args, ev, events_file, runner, settings.workspace) for ev in items]
+    rows: list[dict[str, Any]] = []
+    for ev in items:  # each judged again: its row of the comparison
+        row = {"id": ev.get("id"), "recorded": verdict(ev), "replayed": None,
+               "reason": "the prompt was not kept"}
+        prompt = load_prompt(events_file, ev["prompt_sha256"])
+        if prompt is not None:
+            argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
+                              verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
+                              readonly_dir=settings.workspace)
+            out = call_runner(argv, prompt, cwd=settings.workspace, timeout=args.timeout,
+                              launched_by=str(ev.get("id")), min_confidence=None, retries=0)
+            row["replayed"] = None if out.verdict is None else ("pass" if out.passed else "refuse")
+            row["reason"] = out.reason
+        rows.append(row)
     judged = [r for r in rows if r["replayed"] is not None]
     # The replayed verdicts against the recorded ones: a false refusal is a new refusal.
     found = compare([r["replayed"] for r in judged], [r["recorded"] for r in judged])
@@ -84,12 +77,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"summary": summary, "rows": rows}, indent=2))
     else:
         for r in rows:
-            mark = "same" if r["recorded"] == r["replayed"] else "DIFF"
-            print(
-                f"{mark} {r['id']}: recorded {r['recorded']}, "
-                f"replayed {r['replayed'] or 'no verdict'}"
-                + (f" ({r['reason']})" if r["replayed"] != r["recorded"] and r["reason"] else "")
-            )
+            same = r["recorded"] == r["replayed"]
+            why = f" ({r['reason']})" if not same and r["reason"] else ""
+            print(f"{'same' if same else 'DIFF'} {r['id']}: recorded {r['recorded']}, "
+                  f"replayed {r['replayed'] or 'no verdict'}{why}")
         print(f"replayed {summary['replayed']}/{summary['prompts']} prompts: agreement "
               f"{summary['agreement']:.2f}, kappa {summary['kappa']:.2f}, "
               f"{summary['new_refusals']} new refusals, {summary['new_passes']} new passes")

@@ -1,8 +1,5 @@
 """`slopjudge report events|agreement|flips|cost|html`: read the event log (docs/records.md).
-
-Lines of the log that do not parse are named on stderr and skipped (a run
-killed mid-write can leave one); they do not stop the report.
-"""
+Lines that do not parse (a run killed mid-write can leave one) are named and skipped."""
 
 from __future__ import annotations
 
@@ -14,9 +11,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.commands._shared import fail
+from slopjudge.commands._shared import fail, settings_of
 from slopjudge.fsutil import write_atomic
-from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.loading.config import find_workspace
 from slopjudge.records.agreement import agreement, flips, read_labels
 from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
@@ -61,12 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = args.events
-    if not path:
-        try:
-            path = load_settings(find_workspace(os.getcwd())).events_file
-        except ValueError as exc:  # ConfigError: a settings file slopjudge cannot use
-            return fail(str(exc))
+    path = args.events or settings_of(args).events_file
     if not os.path.isfile(path):
         return fail(f"{path}: no event log yet (runs record one; set --events FILE)")
     events, problems = read_events(path)
@@ -76,13 +68,6 @@ def run(args: argparse.Namespace) -> int:
     events = [e for e in events if not session or e.get("session_id") == session]
     _help, command = _SUBCOMMANDS[getattr(args, "report_command", None) or "events"]
     return command(args, path, events, problems)
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
-# --- html --------------------------------------------------------------------
 
 
 def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
@@ -110,8 +95,6 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     return 0
 
 
-# --- events ------------------------------------------------------------------
-
 # The log records no not_applicable outcome: a check that did not apply did not run.
 _OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
 
@@ -133,14 +116,13 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         "tokens": sum(int(number(e.get("tokens"))) for e in group),
         "cost": round(sum(float(number(e.get("cost"))) for e in group), 6),
     } for key, group in sorted(per_check.items())]
-    last = max(getattr(args, "last", 0), 0)
-    recent = chosen[-last:] if last else []
+    recent = chosen[-last:] if (last := getattr(args, "last", 0)) > 0 else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
     summary = {"file": path, "events": len(chosen), "problems": problems,
                "first": min(times) if times else None, "last": max(times) if times else None,
                "checks": checks, "recent": recent}
     if args.format == "json":
-        _out(json.dumps(summary, indent=2, ensure_ascii=False))
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     span = f", {summary['first']} to {summary['last']}" if times else ""
     lines = [f"{path}: {len(chosen)} events{span}"]
@@ -152,20 +134,17 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         lines += ["", f"{'check'.ljust(width)}  {'runs':>5}{outcomes}  {'mean time':>10}  "
                       f"{'cached':>6}"]
         for c in checks:
-            row = f"{c['id'].ljust(width)}  {c['runs']:>5}"
-            row += "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)
-            row += f"  {str(c['mean_duration_ms']) + ' ms':>10}  {c['cache_hits']:>6}"
-            lines.append(row)
+            counts = "".join(f"  {c['outcomes'].get(o, 0):>{len(o)}}" for o in _OUTCOME_COLUMNS)
+            lines.append(f"{c['id'].ljust(width)}  {c['runs']:>5}{counts}  "
+                         f"{str(c['mean_duration_ms']) + ' ms':>10}  {c['cache_hits']:>6}")
     if recent:
         lines += ["", f"last {len(recent)} events:"]
         for e in recent:
             lines.append(f"  {e.get('time')}  {e.get('event')}  {e.get('outcome')}  "
                          f"{e.get('id') or e.get('rule')}  {first_line(e.get('reason'))}".rstrip())
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return 0
 
-
-# --- agreement ---------------------------------------------------------------
 
 def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
                _problems: list[str]) -> int:
@@ -173,22 +152,19 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
         labels, label_problems = read_labels(args.labels)
     except OSError as exc:
         return fail(f"{args.labels}: cannot read labels: {exc.strerror or exc}")
+    for problem in label_problems:
+        print(problem, file=sys.stderr)
     if label_problems:
-        for problem in label_problems:
-            print(problem, file=sys.stderr)
-        return fail(
-            f"{len(label_problems)} unusable label line(s) in {args.labels}; fix them first"
-        )
+        return fail(f"{len(label_problems)} unusable label line(s) in {args.labels}; "
+                    "fix them first")
     result = agreement(events, labels)
     # Nothing compared is no measurement: say so in the exit status too.
     code = 0 if result.n else 2
     if args.format == "json":
-        _out(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
+        print(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
         return code
-    lines = [
-        f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
-        + (f", {result.missing} with none" if result.missing else ""),
-    ]
+    lines = [f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
+             + (f", {result.missing} with none" if result.missing else "")]
     if result.skipped:
         lines.append(f"  skipped {result.skipped} judge record(s) that are not verdicts "
                      "(the judge could not decide: runner errors, timeouts, no verdict)")
@@ -205,20 +181,18 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
         ]
     else:
         lines.append("  no label matched a recorded verdict: nothing to compare")
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return code
 
-
-# --- flips -------------------------------------------------------------------
 
 def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
            _problems: list[str]) -> int:
     found = flips(events)
     if args.format == "json":
-        _out(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
+        print(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
         return 0
     if not found:
-        _out(f"{path}: no check changed its verdict for the same prompt")
+        print(f"{path}: no check changed its verdict for the same prompt")
         return 0
     lines = [f"{path}: {len(found)} check/prompt pair(s) changed verdict"]
     for flip in found:
@@ -229,22 +203,19 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             cached = "  (cached)" if v.get("cache_hit") else ""
             lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
                          f"{first_line(v.get('reason'))}".rstrip())
-    _out("\n".join(lines))
+    print("\n".join(lines))
     return 0
 
-
-# --- cost --------------------------------------------------------------------
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
     report = cost_report(events)
-    _out(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
-         if args.format == "json" else render_cost(path, report))
+    print(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
+          if args.format == "json" else render_cost(path, report))
     return 0
 
 
-# Each subcommand: its help, and its reading of the log: (args, path, events, unreadable
-# lines) -> exit code.
+# Each subcommand: its help, and (args, path, events, unreadable lines) -> exit code.
 _SUBCOMMANDS: dict[str, tuple[str, Callable[..., int]]] = {
     "events": ("outcome counts per check (the default)", _events),
     "agreement": ("recorded verdicts against human labels", _agreement),

@@ -23,8 +23,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         width = max((len(r.id) for r in [*result.rules, *result.preview_off]), default=0)
         for r in rows:
-            print(f"{r['id']:{width}}  {r['status']:7}  {'on ' if r['on'] else 'off'}  "
-                  f"{r['why']}")
+            print(f"{r['id']:{width}}  {r['status']:7}  {'on ' if r['on'] else 'off'}  {r['why']}")
         if any(not r["on"] for r in rows):
             print("preview rules are off unless slopjudge.yaml enables them: `preview: true`, "
                   "or `preview: [rule-id, ...]`")

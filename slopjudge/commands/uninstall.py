@@ -1,7 +1,5 @@
 """``slopjudge uninstall claude|codex``: remove exactly what ``slopjudge install`` wrote
-(docs/uninstall.md). Codex's trust entries for the removed hooks stay in
-``config.toml``: they name hooks that no longer exist.
-"""
+(docs/uninstall.md). Codex's trust entries stay in ``config.toml``, naming hooks now gone."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ import argparse
 import os
 
 from slopjudge.commands._shared import fail
-from slopjudge.commands.install import InstallError, uninstall
+from slopjudge.commands.install import uninstall
 from slopjudge.harnesses.registry import HARNESSES
 from slopjudge.loading.config import find_workspace
 
@@ -17,17 +15,14 @@ from slopjudge.loading.config import find_workspace
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("harness", choices=sorted(HARNESSES),
                         help="the agent to remove slopjudge's hooks from")
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="repository to uninstall from (default: the one holding the "
-                             "current directory)")
+    parser.add_argument("--workspace", metavar="DIR", help="repository to uninstall from "
+                        "(default: the one holding the current directory)")
 
 
 def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     try:
         removed, touched = uninstall(workspace, args.harness)
-    except InstallError as exc:
-        return fail(f"{exc}")
     except OSError as exc:
         return fail(f"could not uninstall: {exc.strerror or exc}: {exc.filename or workspace}")
     if not removed and not touched:

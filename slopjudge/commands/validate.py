@@ -21,12 +21,13 @@ def run(args: argparse.Namespace) -> int:
     all_rules = sorted([*result.rules, *result.preview_off], key=lambda r: r.id)
     unknown = sorted(set(settings.preview if isinstance(settings.preview, list) else [])
                      - {r.id for r in all_rules if r.preview})
+    broken = len({e.path for e in result.errors})
     if args.format == "json":
         # For tools: counts that match the text summary and the load check.
         print(json.dumps({
             "ok": not result.errors,
             "loaded": len(all_rules),
-            "not_loaded": len({e.path for e in result.errors}),
+            "not_loaded": broken,
             "rules": [r.id for r in all_rules],
             "preview_off": [r.id for r in result.preview_off],
             "status": {r.id: {"preview": r.preview, "on": r in result.rules,
@@ -36,18 +37,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         for error in result.errors:
             print(error)
-        for rule in all_rules:
-            if rule.preview:
-                state = "on" if rule in result.rules else "off"
-                print(f"preview ({state}): {rule.id}: {rule.status_why()}")
+        for rule in (r for r in all_rules if r.preview):
+            print(f"preview ({'on' if rule in result.rules else 'off'}): {rule.id}: "
+                  f"{rule.status_why()}")
         for rule_id in unknown:
             print(f"slopjudge: `preview` names {rule_id}, which is no preview rule here")
-        broken = len({e.path for e in result.errors})
         if result.preview_off:
             print(f"slopjudge: {len(result.preview_off)} preview rule(s) off; enable them with "
                   "`preview:` in slopjudge.yaml (`slopjudge rules` says why they are preview)")
-        summary = f"{len(all_rules)} rule(s) loaded"
-        if result.errors:
-            summary += f"; {len(result.errors)} problem(s) in {broken} file(s)"
-        print(f"slopjudge: {summary}")
+        problems = f"; {len(result.errors)} problem(s) in {broken} file(s)" if result.errors else ""
+        print(f"slopjudge: {len(all_rules)} rule(s) loaded{problems}")
     return 1 if result.errors or unknown else 0
