@@ -11,7 +11,6 @@ from slopjudge.changes import gitio, revtree
 from slopjudge.errors import ChangesetError
 from slopjudge.hooks.backstop import changed_files
 from slopjudge.loading.config import ConfigError, Settings, ensure_state_ignored, load_settings
-from slopjudge.loading.loader import load_rules
 from slopjudge.loading.rulecache import enabled
 from slopjudge.model import Changeset, CheckResult, Finding, LoadResult, fields
 from slopjudge.resources import in_package
@@ -96,6 +95,10 @@ def _in_folder(in_ws: Settings, folder: str) -> Settings:
 def load(rf: RulesFrom) -> LoadResult:
     """REV's rules, loaded afresh (the rules cache is keyed by files on disk; these are
     new on every run), their error paths named ``REV:path``."""
+    # Here, not at the top: `run` imports this module on every call, and the rule loader
+    # (ruamel.yaml, jinja2, jsonschema) costs about 85 ms, which a cached run never pays.
+    from slopjudge.loading.loader import load_rules
+
     s = rf.settings
     ensure_state_ignored(s.state_dir)
     result = load_rules(s.rules_dir, workspace=s.workspace, template_dirs=s.template_dirs)
