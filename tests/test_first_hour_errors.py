@@ -71,6 +71,18 @@ def test_yaml_tab_is_named(tmp_path: Path) -> None:
     assert line == "rules/r.yaml:4:1: broken YAML: a tab character: YAML indents with spaces only"
 
 
+def test_a_string_where_a_list_belongs_is_told_a_list_that_loads(tmp_path: Path) -> None:
+    """The fix the message gives is itself valid YAML: `*.py` unquoted is an alias."""
+    rule = "description: r\non: {on}\npaths: {paths}\nchecks:\n  - id: x\n    script: ls\n"
+    line = yaml_error(tmp_path, rule.format(on="[ci]", paths='"*.py"'))
+    assert line.endswith('`paths` must be a list, not a string; write `["*.py"]`'), line
+    assert yaml_error(tmp_path / "2", rule.format(on="ci", paths="[src/]")).endswith(
+        "`on` must be a list, not a string; write `[ci]`")
+    repo = make_repo(tmp_path / "3" / "ws")
+    write_rule(repo / "rules", "r", rule.format(on="[ci]", paths='["*.py"]'))
+    assert sj("validate", cwd=repo).returncode == 0
+
+
 PREPARE = py("""
 import json
 print(json.dumps({"additionalContext": {"module": {"functions_found": ["a", "b"]}}}))

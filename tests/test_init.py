@@ -42,3 +42,30 @@ def test_init_into_a_missing_folder_is_a_one_line_error(tmp_path: Path) -> None:
     proc = slopjudge(tmp_path, "init", "--dir", str(tmp_path / "nope"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "no folder at" in proc.stderr
+
+
+def test_init_from_a_subfolder_starts_the_repository_at_its_top(tmp_path: Path) -> None:
+    """Where `validate`, `run` and the hooks look for the rules: the repository's top."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    proc = slopjudge(repo / "src" / "pkg", "init")
+    assert proc.returncode == 0, proc.stderr
+    assert f"into {repo}\n" in proc.stdout
+    assert (repo / "rules" / "placeholder-code" / "rule.yaml").is_file()
+    assert not (repo / "src" / "pkg" / "rules").exists()
+    loaded = slopjudge(repo / "src", "validate")
+    assert loaded.returncode == 0 and "rule(s) loaded" in loaded.stdout, loaded.stdout
+
+
+def test_the_docs_count_the_rules_init_copies(tmp_path: Path) -> None:
+    from slopjudge.resources import DATA_DIR
+
+    rules = Path(DATA_DIR) / "rules"
+    count = sum(1 for p in rules.glob("*/rule.yaml") if not p.parent.name.startswith("_"))
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    line = f"slopjudge: {count} rules loaded"
+    assert line in (docs / "first-hour.md").read_text(encoding="utf-8")
+    assert f"slopjudge: {count} rules loaded" in " ".join(
+        (docs / "hooks.md").read_text(encoding="utf-8").split())
+    assert f"the {count} packaged rules" in (docs / "first-hour.md").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ import os
 import shutil
 
 from slopjudge.commands._shared import fail, require_git
-from slopjudge.fsutil import read_or
+from slopjudge.fsutil import find_workspace, read_or
 from slopjudge.resources import DATA_DIR
 
 # The schemas go along so the rules' `yaml-language-server` lines resolve in editors.
@@ -17,8 +17,9 @@ ITEMS = ("rules", "templates", "RUBRIC.md", "schemas/rule.schema.json", "schemas
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", metavar="DIR", default=".",
-                        help="the repository to start (default: the current folder)")
+    parser.add_argument("--dir", metavar="DIR",
+                        help="the repository to start (default: the one holding the current "
+                             "folder, at its top, where the other commands look)")
 
 
 def _files(root: str) -> list[str]:
@@ -33,7 +34,7 @@ def _files(root: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = os.path.abspath(args.dir)
+    target = os.path.abspath(args.dir) if args.dir else find_workspace(os.getcwd())
     if not os.path.isdir(target):
         return fail(f"no folder at {target}")
     require_git(target, "nothing was copied")

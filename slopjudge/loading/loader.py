@@ -7,6 +7,7 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -306,7 +307,10 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
         msg = f"`{where}` must be {want}, not {_type_word(inst)}"
         if names == ["array"] and isinstance(inst, str):
-            msg += f"; write `[{inst}]`"
+            # Quoted where YAML would read it otherwise (`*.py` is an alias, `#` a comment).
+            plain = inst and inst[0] not in "*&!|>'\"%@`[]{},?#-:" and not (
+                ": " in inst or " #" in inst or inst != inst.strip())
+            msg += f"; write `[{inst if plain else json.dumps(inst)}]`"
     elif v == "enum":
         options = [str(o) for o in error.validator_value]
         msg = (f"`{where}`: `{inst}` is not one of {', '.join(options)}"
