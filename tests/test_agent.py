@@ -246,6 +246,15 @@ def test_dry_run_prints_argv_and_verifier_and_runs_nothing(
     assert not os.path.exists(adir)
 
 
+def test_dry_run_shows_a_path_that_is_not_utf8(run: Run, verifier: str, tmp_path: Path) -> None:
+    odd = os.path.join(str(tmp_path), os.fsdecode(b"d\xfe"))
+    os.mkdir(odd)
+    p = run("--model", "size-md", "--verify", verifier, "--add-dir:readonly", odd, "--dry-run",
+            "judge")
+    assert p.returncode == 0, p.stderr
+    assert os.fsencode(odd) in p.stdout and b"Traceback" not in p.stderr
+
+
 def test_codex_dry_run_with_fake_codex_on_path(run: Run, verifier: str, bindir: Path) -> None:
     p = run("--harness", "codex", "--model", "size-xl", "--verify", verifier, "--dry-run",
             "--", "-starts with a dash")

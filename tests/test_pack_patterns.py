@@ -282,3 +282,14 @@ def test_a_file_entry_is_read_once_per_process_and_only_when_equal() -> None:
     changed["changeset"]["files"][0]["hunks"][0]["added"][0][1] = '"""Costs."""'
     other = list(ss.files(changed))
     assert other[0] is not first[0] and other[0] != first[0]
+
+
+def test_pyast_walks_a_tree_the_real_ast_made() -> None:
+    """A rule of the person's own may hand `_lib`'s helpers a tree from `ast.parse`."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import ast, pyast; "
+            "t = ast.parse('def f():\\n    \"doc\"\\n'); "
+            "print(len(list(pyast.walk(t))), pyast.get_docstring(t.body[0]))")
+    out = subprocess.run([sys.executable, "-c", code, str(LIB)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["5", "doc"]

@@ -44,6 +44,7 @@ def iter_fields(node: AST) -> Iterator[tuple[str, Any]]:
 
 
 def iter_child_nodes(node: AST) -> Iterator[AST]:
+    _load()  # the node may be ast.parse's, this module's classes not loaded yet
     for _name, field in iter_fields(node):
         if isinstance(field, AST):
             yield field
@@ -63,6 +64,7 @@ def walk(node: AST) -> Iterator[AST]:
 
 
 def get_docstring(node: AST, clean: bool = True) -> str | None:
+    _load()
     if not isinstance(node, (AsyncFunctionDef, FunctionDef, ClassDef, Module)):
         raise TypeError(f"{node.__class__.__name__!r} can't have docstrings")
     if not (node.body and isinstance(node.body[0], Expr)):

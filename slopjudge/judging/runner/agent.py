@@ -263,7 +263,8 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
 
 def _dry_run(argv: list[str], stdin: bytes, *more: str) -> int:
     shown = shlex.join(argv) + (f"  # prompt on stdin ({len(stdin)} bytes)" if stdin else "")
-    _out("".join(f"{line}\n" for line in (shown, *more)).encode())
+    # A path that is not UTF-8 is shown as its bytes, as the command would pass it.
+    _out("".join(f"{line}\n" for line in (shown, *more)).encode(errors="surrogateescape"))
     return 0
 
 
