@@ -11,6 +11,7 @@ TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
+    from typing import Any
 
     from slopjudge.model import Outcome
 
@@ -19,13 +20,13 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def _result(check: Check, outcome: Outcome, reason: str) -> CheckResult:
+def check_result(check: Check, outcome: Outcome, reason: str, **facts: Any) -> CheckResult:
     return CheckResult(id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
-                       outcome=outcome, reason=reason)
+                       outcome=outcome, reason=reason, **facts)
 
 
 def crashed(check: Check, exc: Exception) -> CheckResult:
-    return _result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
+    return check_result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
 
 
 def execute(
@@ -49,7 +50,7 @@ def execute(
     else:
         graph.run_pooled(workers, on_interrupt)
     for check in graph.waiting.values():  # only a cycle, which the loader refuses: never hang
-        graph.finish(_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
+        graph.finish(check_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
     return [graph.results[c.full_id] for c in checks]
 
 
@@ -91,7 +92,7 @@ class _Graph:
                        for n in check.needs]
                 blockers = [f"{n} ({o.replace('_', ' ')})" for n, o in got if o != "pass"]
                 if blockers:
-                    self.finish(_result(check, "skipped",
+                    self.finish(check_result(check, "skipped",
                                         "needs " + ", ".join(blockers) + " to pass first"))
                 elif pool is None:
                     self.finish(self.guarded(check))

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from slopjudge.checks.graph import check_result
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
 from slopjudge.model import Changeset, Check, CheckResult, Event, Finding, Rule
@@ -64,13 +65,6 @@ def _failure(proc: ProcResult, timeout: float) -> str:
             name = f"signal {sig}"
         return f"script was killed by {name}"
     return f"script exited with status {proc.returncode} and gave no reason"
-
-
-def parse_findings(raw: Any) -> list[Finding]:
-    items = [i for i in raw if isinstance(i, dict)] if isinstance(raw, list) else []
-    return [Finding(path=i["path"] if isinstance(i.get("path"), str) else None,
-                    line=i["line"] if type(i.get("line")) is int else None,  # not a bool
-                    message=str(i.get("message") or "")) for i in items]
 
 
 def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
@@ -176,7 +170,11 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)
-    findings = parse_findings(obj.get("findings")) if obj else []
+    raw = obj.get("findings") if obj else None
+    findings = [Finding(path=i["path"] if isinstance(i.get("path"), str) else None,
+                        line=i["line"] if type(i.get("line")) is int else None,  # not a bool
+                        message=str(i.get("message") or ""))
+                for i in (raw if isinstance(raw, list) else []) if isinstance(i, dict)]
     passed = proc.returncode == 0 and not proc.timed_out
     # Could not start, timed out, killed by a signal: the script never decided.
     undecided = proc.start_error is not None or proc.timed_out or proc.signal is not None
@@ -192,13 +190,5 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
         reason = stderr.strip()
     else:
         reason = _failure(proc, check.timeout)
-    return CheckResult(
-        id=check.full_id,
-        rule=check.rule,
-        check=check.id,
-        kind="script",
-        outcome="pass" if passed else "error" if undecided else "refuse",
-        reason=reason,
-        findings=findings,
-        duration_ms=duration_ms,
-    )
+    return check_result(check, "pass" if passed else "error" if undecided else "refuse",
+                        reason, findings=findings, duration_ms=duration_ms)
