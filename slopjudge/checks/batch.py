@@ -9,12 +9,7 @@ import os
 import sys
 import threading
 
-from slopjudge.checks.script import (
-    check_env,
-    payload_bytes,
-    python_env,
-    script_result,
-)
+from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import CheckResult
 from slopjudge.procs import ProcResult, is_python_script, run

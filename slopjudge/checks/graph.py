@@ -93,7 +93,7 @@ class _Graph:
                 blockers = [f"{n} ({o.replace('_', ' ')})" for n, o in got if o != "pass"]
                 if blockers:
                     self.finish(check_result(check, "skipped",
-                                        "needs " + ", ".join(blockers) + " to pass first"))
+                                             "needs " + ", ".join(blockers) + " to pass first"))
                 elif pool is None:
                     self.finish(self.guarded(check))
                 else:

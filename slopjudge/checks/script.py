@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 
 
 def check_env(ctx: CheckContext, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a script or prepare: ours (``base``: instead of
-    ``os.environ``) plus the SLOPJUDGE_* facts."""
+    """A script's or prepare's environment: ``base`` (else ours) and the rule's facts."""
     return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset, base)
 
 
@@ -31,11 +30,8 @@ def rule_env(rule: Rule, event: Event, workspace: str,
     (docs/sloprail.md), so a script brought over reads what it read there."""
     env = dict(os.environ if base is None else base)
     env.update(
-        SLOPJUDGE_RULE=rule.id,
-        SLOPJUDGE_RULE_DIR=rule.dir,
-        SLOPJUDGE_WORKSPACE=workspace,
-        SLOPJUDGE_EVENT=event.kind,
-        SLOPJUDGE_SESSION_ID=event.session_id or "",
+        SLOPJUDGE_RULE=rule.id, SLOPJUDGE_RULE_DIR=rule.dir, SLOPJUDGE_WORKSPACE=workspace,
+        SLOPJUDGE_EVENT=event.kind, SLOPJUDGE_SESSION_ID=event.session_id or "",
         SR_GUARDRAIL=rule.id, SR_GUARDRAIL_DIR=rule.dir, SR_WORKSPACE=workspace,
         SR_SESSION_ID=event.session_id or "", SR_TRANSCRIPT=event.transcript_path or "",
         SR_BASE=(changeset.base or "") if changeset else "",
@@ -96,8 +92,7 @@ def python_env(env: dict[str, str], rule_dir: str) -> dict[str, str]:
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
                       env: dict[str, str], registry: Registry | None = None) -> ProcResult:
-    """A rule's script or prepare, as its own process (a Python one on slopjudge's
-    interpreter, see ``procs.script_argv``)."""
+    """A rule's script or prepare as its own process (``procs.script_argv``)."""
     argv = script_argv(command)
     if len(argv) == 2 and argv[0] == sys.executable:
         script = os.path.join(cwd, argv[1])
@@ -131,17 +126,14 @@ def per_file(base: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_script(ctx: CheckContext) -> CheckResult:
-    """The check kind for scripts; with ``each: file``, one run per file until one
-    does not pass."""
+    """The check kind for scripts; ``each: file`` runs once a file until one does not pass."""
     if ctx.check.each != "file" or not ctx.payload["changeset"].get("files"):
         return _run_one(ctx, payload_bytes(ctx))
     started = time.monotonic()
-    result = None
     for payload in per_file(ctx.payload):
         result = _run_one(ctx, dumps(payload).encode("utf-8"))
         if result.outcome != "pass":
             break
-    assert result is not None
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
 
@@ -164,9 +156,6 @@ def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
 
 
 def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResult:
-    """A script check's result from its process: exit 0 passes, another status refuses
-    (with the reason it printed), no status (could not start, timed out, a signal) is
-    an error."""
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)

@@ -3,8 +3,7 @@ Every file the rule sees must be in some subject: one left out would go unjudged
 
 from __future__ import annotations
 
-import json
-
+from slopjudge.jsonobject import loads
 from slopjudge.model import Event, Rule
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
@@ -26,7 +25,7 @@ def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: s
             f"exit status {proc.returncode}"]
         return f"the subjects script failed: {detail[0][:300]}"
     try:
-        found = json.loads(proc.stdout.decode("utf-8"))
+        found = loads(proc.stdout.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return f"the subjects script printed no JSON list: {exc}"
     seen = {f["path"] for f in (payload.get("changeset") or {}).get("files") or []}
