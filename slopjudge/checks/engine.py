@@ -48,27 +48,16 @@ def run(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(rules, event, changeset, workspace=workspace, options=options,
-                    on_result=on_result, on_start=on_start or _no_start)
+        return _run(rules, event, changeset, workspace, options, on_result,
+                    on_start or (lambda full_id: None))
     finally:
         if collecting:
             gc.enable()
 
 
-def _no_start(full_id: str) -> None:
-    pass
-
-
-def _run(
-    rules: list[Rule],
-    event: Event,
-    changeset: Changeset,
-    *,
-    workspace: str,
-    options: RunOptions,
-    on_result: Callable[[CheckResult], None] | None,
-    on_start: Callable[[str], None],
-) -> list[CheckResult]:
+def _run(rules: list[Rule], event: Event, changeset: Changeset, workspace: str,
+         options: RunOptions, on_result: Callable[[CheckResult], None] | None,
+         on_start: Callable[[str], None]) -> list[CheckResult]:
     carries_change = event_carries_change(event)
     contexts: dict[str, CheckContext] = {}
     ordered: list[Check] = []

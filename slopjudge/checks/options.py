@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.model import field, record
+from slopjudge.errors import SlopjudgeError
+from slopjudge.loading.config import Limits
+from slopjudge.model import field, fields, record
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
@@ -47,7 +49,18 @@ class RunOptions:
 
 
 def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
-    opts = RunOptions(
+    rubric = settings.rubric_path
+    limits = Limits(**{f.name: getattr(settings, f.name) for f in fields(Limits)})
+    budget = None
+    if limits.any():
+        from slopjudge.judging.budget import Budget  # loaded only where a limit is set
+
+        budget = Budget(limits, settings.state_dir)
+    try:
+        mocks = judge_mocks_from_env()
+    except ValueError as exc:
+        raise SlopjudgeError(str(exc)) from None
+    return RunOptions(**{**dict(
         jobs=settings.jobs,
         judge_slots=settings.judge_slots,
         runner=settings.runner,
@@ -56,26 +69,10 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         pack_paths=_pack_paths(settings),
         max_prompt_tokens=settings.max_prompt_tokens,
         model_aliases=dict(settings.model_aliases),
-    )
-    if settings.rubric_path and os.path.isfile(settings.rubric_path):
-        opts.rubric = read_rubric(settings.rubric_path)
-    from slopjudge.loading.config import Limits
-    from slopjudge.model import fields
-
-    limits = Limits(**{f.name: getattr(settings, f.name) for f in fields(Limits)})
-    if limits.any():
-        from slopjudge.judging.budget import Budget  # loaded only where a limit is set
-
-        opts.budget = Budget(limits, settings.state_dir)
-    try:
-        opts.judge_mocks = judge_mocks_from_env()
-    except ValueError as exc:
-        from slopjudge.errors import SlopjudgeError
-
-        raise SlopjudgeError(str(exc)) from None
-    for key, value in overrides.items():
-        setattr(opts, key, value)
-    return opts
+        rubric=read_rubric(rubric) if rubric and os.path.isfile(rubric) else "",
+        budget=budget,
+        judge_mocks=mocks,
+    ), **overrides})
 
 
 def _pack_paths(settings: Settings) -> list[str]:
