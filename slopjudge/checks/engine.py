@@ -9,6 +9,7 @@ Imports stay light at module level: check kinds are imported when a check runs.
 from __future__ import annotations
 
 import _thread
+import os
 
 from slopjudge.checks import CHECK_KINDS, graph
 from slopjudge.checks.graph import check_result
@@ -30,16 +31,9 @@ if TYPE_CHECKING:
     from slopjudge.procs import Registry
 
 
-def run(
-    rules: list[Rule],
-    event: Event,
-    changeset: Changeset,
-    *,
-    workspace: str,
-    options: RunOptions,
-    on_result: Callable[[CheckResult], None] | None = None,
-    on_start: Callable[[str], None] | None = None,
-) -> list[CheckResult]:
+def run(rules: list[Rule], event: Event, changeset: Changeset, *, workspace: str,
+        options: RunOptions, on_result: Callable[[CheckResult], None] | None = None,
+        on_start: Callable[[str], None] | None = None) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     import gc
 
@@ -106,7 +100,7 @@ def _run(rules: list[Rule], event: Event, changeset: Changeset, workspace: str,
     # Script checks use a CPU each, at most ``jobs`` at once; judge checks mostly wait on
     # a model, at most ``judge_slots`` calls at once (judging/slots.py): both kinds run
     # side by side on the pool, so a judge waiting never holds a script check back.
-    cpus = options.jobs or graph.default_jobs()
+    cpus = options.jobs or os.cpu_count() or 1
     judges = sum(ctx.check.kind == "judge" for ctx in contexts.values())
     scripts: Any = None  # none when every check ran in process (a Write's hook)
     if contexts:
@@ -162,8 +156,7 @@ def _registry() -> Registry:
 
 def _every(checks: list[Check], outcome: Outcome, reason: str,
            rest: str | None = None) -> dict[str, CheckResult]:
-    """The same result for each of ``checks``; with ``rest``, the first one's and the
-    others skipped for ``rest``."""
+    """``outcome`` for each of ``checks``; with ``rest``, the first's, the others skipped."""
     return {c.full_id: check_result(c, outcome if n == 0 or rest is None else "skipped",
                                     reason if n == 0 or rest is None else rest)
             for n, c in enumerate(checks)}
@@ -259,8 +252,7 @@ class SharedPayload:
 def stop_running(ended: list[threading.Event], grace: float = 2.0,
                  processes: Registry | None = None) -> None:
     """Stop the running checks after an interrupt (``ended``: set as each returns): TERM
-    the run's children (``processes``; None: every child of this process), KILL after
-    ``grace``."""
+    the run's children (``processes``; None: all of this process's), KILL after ``grace``."""
     import signal
     import time
 

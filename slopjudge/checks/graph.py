@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from slopjudge.model import Outcome
 
 
-def default_jobs() -> int:
-    return os.cpu_count() or 1
-
-
 def check_result(check: Check, outcome: Outcome, reason: str, **facts: Any) -> CheckResult:
     return CheckResult(id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
                        outcome=outcome, reason=reason, **facts)
@@ -29,20 +25,16 @@ def crashed(check: Check, exc: Exception) -> CheckResult:
     return check_result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
 
 
-def execute(
-    checks: list[Check],
-    run_one: Callable[[Check], CheckResult],
-    *,
-    jobs: int = 0,
-    on_result: Callable[[CheckResult], None] | None = None,
-    on_interrupt: Callable[[list[threading.Event]], None] | None = None,
-) -> list[CheckResult]:
+def execute(checks: list[Check], run_one: Callable[[Check], CheckResult], *, jobs: int = 0,
+            on_result: Callable[[CheckResult], None] | None = None,
+            on_interrupt: Callable[[list[threading.Event]], None] | None = None,
+            ) -> list[CheckResult]:
     """Run ``checks`` (needs already validated and acyclic); a need not among them counts
     as not run. On an interrupt (Ctrl-C) no queued check starts, ``on_interrupt`` gets the
     running ones (an event each, set once its run has returned) to stop them, and the
     interrupt goes on up: they report nothing."""
     graph = _Graph(checks, run_one, on_result)
-    workers = min(jobs or default_jobs(), len(checks))
+    workers = min(jobs or os.cpu_count() or 1, len(checks))
     if workers <= 1:
         # In this thread, no pool to start (a hook with one check, or --jobs 1). An
         # interrupt lands in the running check, whose child is killed on the way out.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from slopjudge.errors import SlopjudgeError
+from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Limits
 from slopjudge.model import field, fields, record
 
@@ -108,8 +109,6 @@ def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str
         return {}
     shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
     try:
-        from slopjudge.jsonobject import loads
-
         data = loads(raw)
     except ValueError as exc:
         raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None
