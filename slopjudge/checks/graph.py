@@ -120,8 +120,7 @@ class _Pool:
 
         self.run = run
         self.todo: SimpleQueue[Check | None] = SimpleQueue()
-        self.done: SimpleQueue[tuple[Check, CheckResult | None, BaseException | None]] = (
-            SimpleQueue())
+        self.done: SimpleQueue[tuple[Check, CheckResult | BaseException]] = SimpleQueue()
         self.running: dict[str, threading.Event] = {}  # set once the check's run returned
         self.stopping = threading.Event()
         self.workers = workers
@@ -138,9 +137,9 @@ class _Pool:
                 ended.set()
                 continue
             try:
-                self.done.put((check, self.run(check), None))
+                self.done.put((check, self.run(check)))
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                self.done.put((check, None, exc))
+                self.done.put((check, exc))
             finally:
                 ended.set()
 
@@ -159,15 +158,14 @@ class _Pool:
                 # With a timeout: a signal the kernel hands to a check's thread does
                 # not wake a wait without one, and the main thread would only see
                 # the Ctrl-C once a check ended (letting queued checks start).
-                check, result, exc = self.done.get(timeout=0.05)
+                check, got = self.done.get(timeout=0.05)
                 break
             except Empty:
                 continue
         del self.running[check.full_id]
-        if exc is not None:
-            raise exc
-        assert result is not None
-        return result
+        if isinstance(got, BaseException):
+            raise got
+        return got
 
     def close(self) -> None:
         for _ in range(self.workers):

@@ -4,6 +4,7 @@ a doubt (a crash, a timeout) never does."""
 
 from __future__ import annotations
 
+from slopjudge.checks.script import run_rule_script
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.model import Event, FileChange, Rule
 
@@ -19,8 +20,6 @@ def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileCha
     """Why the first unmet requirement is unmet; None when every one holds."""
     for req in rule.require:
         if req.get("when"):
-            from slopjudge.checks.script import run_rule_script
-
             proc = run_rule_script(rule, req["when"], event, payload, workspace, registry)
             if proc.returncode == 1 and not proc.timed_out and proc.start_error is None:
                 continue  # waived

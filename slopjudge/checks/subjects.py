@@ -3,6 +3,7 @@ Every file the rule sees must be in some subject: one left out would go unjudged
 
 from __future__ import annotations
 
+from slopjudge.checks.script import run_rule_script
 from slopjudge.jsonobject import loads
 from slopjudge.model import Event, Rule
 
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
                  registry: Registry | None) -> list[dict[str, Any]] | str:
     """The subjects, or why there are none to judge (an error's reason)."""
-    from slopjudge.checks.script import run_rule_script
-
     assert rule.subjects is not None
     proc = run_rule_script(rule, rule.subjects, event, payload, workspace, registry)
     if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
