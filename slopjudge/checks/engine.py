@@ -1,10 +1,6 @@
-"""One engine run: the chosen rules' checks run as a graph, each result recorded.
-
-What runs is decided before (``selection.py``: the event filter, ``--rule``,
-sharding) and how it runs comes in (``options.py``); each result goes to
-``on_result`` as it finishes (the caller's event log: ``records.record.recording``).
-Imports stay light at module level: check kinds are imported when a check runs.
-"""
+"""One engine run: the chosen rules' checks (``selection.py``) run as a graph, as
+``options.py`` says, each result given to ``on_result`` as it finishes (the caller's
+event log). Check kinds are imported when a check of theirs first runs."""
 
 from __future__ import annotations
 
@@ -96,7 +92,7 @@ def _run(rules: list[Rule], event: Event, changeset: Changeset, workspace: str,
                 )
 
     rules_by_id = {r.id: r for r in rules}
-    here = _in_process(contexts, options, on_start) if options.in_process else {}
+    here = _in_process(contexts, on_start) if options.in_process else {}
     # Script checks use a CPU each, at most ``jobs`` at once; judge checks mostly wait on
     # a model, at most ``judge_slots`` calls at once (judging/slots.py): both kinds run
     # side by side on the pool, so a judge waiting never holds a script check back.
@@ -162,7 +158,7 @@ def _every(checks: list[Check], outcome: Outcome, reason: str,
             for n, c in enumerate(checks)}
 
 
-def _in_process(contexts: dict[str, CheckContext], options: RunOptions,
+def _in_process(contexts: dict[str, CheckContext],
                 on_start: Callable[[str], None]) -> dict[str, CheckResult]:
     """Run here, now, the checks that are slopjudge's own Python scripts
     (``checks/inproc.py``), taking them out of ``contexts``; their results."""
@@ -272,19 +268,10 @@ def stop_running(ended: list[threading.Event], grace: float = 2.0,
             deadline = time.monotonic() + grace
 
 
-# What run() and the check kinds import when they first run, beyond this module's own
-# imports (slopjudge's own modules and their libraries). The judges' budget is not among
-# them: it is loaded only where a limit is set.
-_RUN_IMPORTS = ("slopjudge.procs", "slopjudge.records.record",  # the callers' event log too
-                "unidiff.patch", "slopjudge.checks.script", "slopjudge.checks.judge")
-
-
 def import_ahead() -> None:
-    """Import now what :func:`run` will: a caller does it while git reads the change, so
-    the two overlap. Never a rule's code. Path patterns are not compiled here: a
-    pattern list compiles when a changed path could match it (``pathglob.matcher``). A
-    module that fails to import here is left alone: it fails again where it always did."""
-    import importlib
+    """Import now what :func:`run` will (never a rule's code) while the caller's git read
+    runs, so the two overlap; path patterns compile later, once a changed path could match
+    (``pathglob.matcher``). A module failing here fails again where it always did."""
     import sys
 
     # The thread reading git needs the interpreter lock for a moment between its
@@ -292,9 +279,11 @@ def import_ahead() -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0002))
     try:
-        for name in _RUN_IMPORTS:
+        # Beyond this module's own: the judges' budget is loaded only where a limit is set.
+        for name in ("slopjudge.procs", "slopjudge.records.record",  # the callers' event log
+                     "unidiff.patch", "slopjudge.checks.script", "slopjudge.checks.judge"):
             try:
-                importlib.import_module(name)
+                __import__(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
                 continue
     finally:

@@ -9,6 +9,7 @@ from slopjudge.errors import SlopjudgeError
 from slopjudge.jsonobject import loads
 from slopjudge.loading.config import Limits
 from slopjudge.model import field, fields, record
+from slopjudge.resources import in_package
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
@@ -79,8 +80,6 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
 def _pack_paths(settings: Settings) -> list[str]:
     """The rules folder, the project's template folders and its rubric, relative to the
     workspace (those inside it); slopjudge's own installed copies are not the project's."""
-    from slopjudge.resources import in_package
-
     ws = os.path.realpath(settings.workspace)
     # And what `slopjudge init` copies beside the rules for editors.
     out = ["schemas/rule.schema.json", "schemas/case.schema.json"]

@@ -7,12 +7,11 @@ from __future__ import annotations
 from slopjudge.checks.script import run_rule_script
 from slopjudge.jsonobject import parse_json_object
 from slopjudge.model import Event, FileChange, Rule
+from slopjudge.procs import Registry
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
-
-    from slopjudge.procs import Registry
 
 
 def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileChange],
@@ -89,10 +88,7 @@ def _succeeded_calls(transcript: str | None) -> list[dict[str, Any]]:
             lines = fh.readlines()
     except OSError:
         return calls
-    for line in lines:
-        entry = parse_json_object(line)
-        if entry is None:
-            continue
+    for entry in filter(None, map(parse_json_object, lines)):
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []

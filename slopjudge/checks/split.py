@@ -222,9 +222,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
          workspace: str | None = None, place: tuple[int, int] = (1, 1)) -> Plan:
     """The judge calls for one check: the whole change, or numbered parts that fit
     ``budget``, each part of whole files rendered once, at its place (:meth:`numbered`).
-    ``workspace``: its mentions count as a fixed size (:func:`estimate_tokens`). ``each_file``:
-    each file of the unit alone, numbered from ``place`` (its place among the check's
-    files: :func:`number_parts` renders again only when a file was split)."""
+    ``each_file``: each file of the unit alone, numbered from ``place`` (its place among
+    the check's files: :func:`number_parts` renders again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
     planner = _Planner(base, render, budget, workspace)
     if not files or not each_file:
