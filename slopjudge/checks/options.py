@@ -62,7 +62,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         mocks = judge_mocks_from_env()
     except ValueError as exc:
         raise SlopjudgeError(str(exc)) from None
-    return RunOptions(**{**dict(
+    return RunOptions(**dict(
         jobs=settings.jobs,
         judge_slots=settings.judge_slots,
         runner=settings.runner,
@@ -74,7 +74,7 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         rubric=read_rubric(rubric) if rubric and os.path.isfile(rubric) else "",
         budget=budget,
         judge_mocks=mocks,
-    ), **overrides})
+    ) | overrides)
 
 
 def _pack_paths(settings: Settings) -> list[str]:
