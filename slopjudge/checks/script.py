@@ -28,8 +28,8 @@ def rule_env(rule: Rule, event: Event, workspace: str,
              base: dict[str, str] | None = None) -> dict[str, str]:
     """Ours plus the SLOPJUDGE_* facts, and the same facts under sloprail's SR_* names
     (docs/sloprail.md), so a script brought over reads what it read there."""
-    env = dict(os.environ if base is None else base)
-    env.update(
+    return dict(
+        os.environ if base is None else base,
         SLOPJUDGE_RULE=rule.id, SLOPJUDGE_RULE_DIR=rule.dir, SLOPJUDGE_WORKSPACE=workspace,
         SLOPJUDGE_EVENT=event.kind, SLOPJUDGE_SESSION_ID=event.session_id or "",
         SR_GUARDRAIL=rule.id, SR_GUARDRAIL_DIR=rule.dir, SR_WORKSPACE=workspace,
@@ -37,7 +37,6 @@ def rule_env(rule: Rule, event: Event, workspace: str,
         SR_BASE=(changeset.base or "") if changeset else "",
         SR_HEAD=(changeset.head or "") if changeset else "",
     )
-    return env
 
 
 def last_line(data: bytes) -> str:
