@@ -9,12 +9,7 @@ import os
 import sys
 import threading
 
-from slopjudge.checks.script import (
-    check_env,
-    payload_bytes,
-    python_env,
-    script_result,
-)
+from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import CheckResult
 from slopjudge.procs import ProcResult, is_python_script, run
@@ -83,10 +78,7 @@ class Batch:
         proc = run([sys.executable, CHILD], input=marshal.dumps(jobs),
                    timeout=min(ctx.check.timeout for ctx in self.contexts),
                    cwd=first.rule.dir, env=jobs[0][2], registry=first.processes, pipes=pipes)
-        return self._read(proc)
-
-    def _read(self, proc: ProcResult) -> dict[str, CheckResult | None]:
-        started: set[int] = set()
+        started: set[int] = set()  # the child's report: S before a script, E after it
         ended: dict[int, tuple[int, int]] = {}
         for line in proc.stdout.decode("ascii", "replace").splitlines():
             word = line.split()

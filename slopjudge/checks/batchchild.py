@@ -31,9 +31,8 @@ def _main() -> None:
         os.set_inheritable(job[5], False)
     me = os.getpid()
     pristine_path = list(sys.path)
-    handlers = {n: _signal.getsignal(n) for n in range(1, _signal.NSIG)
-                if n not in (_signal.SIGKILL, _signal.SIGSTOP)}
-    handlers = {n: h for n, h in handlers.items() if h is not None}
+    handlers = {n: h for n in range(1, _signal.NSIG) if n not in (_signal.SIGKILL, _signal.SIGSTOP)
+                and (h := _signal.getsignal(n)) is not None}
     runner_main = sys.modules["__main__"]
     loader_type: Any = type(runner_main.__loader__)
     encoding, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
@@ -54,10 +53,8 @@ def _main() -> None:
         sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
         before = set(sys.modules)
         module: Any = type(sys)("__main__")
-        module.__file__ = path
-        module.__cached__ = None
+        module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
         module.__loader__ = loader_type("__main__", path)
-        module.__builtins__ = builtins
         sys.modules["__main__"] = module
         status = _run(path, module)
         if os.getpid() != me:  # a fork of the script that ran on to the end
@@ -76,7 +73,12 @@ def _main() -> None:
 def _enter(path: str, cwd: str, env: dict[str, str], payload: bytes, out_fd: int,
            err_fd: int, encoding: str, errors: str) -> None:
     """File descriptors 0, 1 and 2, the std streams, environment and folder of one script."""
-    stdin = os.memfd_create("stdin") if hasattr(os, "memfd_create") else _temp_fd()
+    if hasattr(os, "memfd_create"):
+        stdin = os.memfd_create("stdin")
+    else:  # macOS
+        import tempfile
+
+        stdin = os.dup(tempfile.TemporaryFile().fileno())
     os.write(stdin, payload)
     os.lseek(stdin, 0, os.SEEK_SET)
     for fd, target in ((stdin, 0), (out_fd, 1), (err_fd, 2)):
@@ -98,12 +100,6 @@ def _enter(path: str, cwd: str, env: dict[str, str], payload: bytes, out_fd: int
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
     sys.argv[:] = [path]
     os.chdir(cwd)
-
-
-def _temp_fd() -> int:
-    import tempfile
-
-    return os.dup(tempfile.TemporaryFile().fileno())
 
 
 def _run(path: str, module: "Any") -> int:

@@ -1,25 +1,25 @@
-"""One engine run: the chosen rules' checks run as a graph, each result recorded.
-
-What runs is decided before (``selection.py``: the event filter, ``--rule``,
-sharding) and how it runs comes in (``options.py``); each result goes to
-``on_result`` as it finishes (the caller's event log: ``records.record.recording``).
-Imports stay light at module level: check kinds are imported when a check runs.
-"""
+"""One engine run: the chosen rules' checks (``selection.py``) run as a graph, as
+``options.py`` says, each result given to ``on_result`` as it finishes (the caller's
+event log). Check kinds are imported when a check of theirs first runs."""
 
 from __future__ import annotations
 
 import _thread
+import os
 
-from slopjudge.checks import CHECK_KINDS
+from slopjudge.checks import CHECK_KINDS, graph
+from slopjudge.checks.graph import check_result
 from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import event_carries_change, shard_checks
 from slopjudge.hookspec import CheckContext
+from slopjudge.jsonobject import dumps
 from slopjudge.model import Changeset, Check, CheckResult, Event, Rule
+from slopjudge.payload import encode, event_matches, for_rule
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from typing import Any
 
     from slopjudge.checks.batch import Batch
@@ -27,23 +27,9 @@ if TYPE_CHECKING:
     from slopjudge.procs import Registry
 
 
-def _not_applicable(check: Check, reason: str) -> CheckResult:
-    return CheckResult(
-        id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
-        outcome="not_applicable", reason=reason,
-    )
-
-
-def run(
-    rules: list[Rule],
-    event: Event,
-    changeset: Changeset,
-    *,
-    workspace: str,
-    options: RunOptions,
-    on_result: Callable[[CheckResult], None] | None = None,
-    on_start: Callable[[str], None] | None = None,
-) -> list[CheckResult]:
+def run(rules: list[Rule], event: Event, changeset: Changeset, *, workspace: str,
+        options: RunOptions, on_result: Callable[[CheckResult], None] | None = None,
+        on_start: Callable[[str], None] | None = None) -> list[CheckResult]:
     """Run every check of ``rules`` for ``event`` on ``changeset``; results in rule order."""
     import gc
 
@@ -52,32 +38,22 @@ def run(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(rules, event, changeset, workspace=workspace, options=options,
-                    on_result=on_result, on_start=on_start)
+        return _run(rules, event, changeset, workspace, options, on_result,
+                    on_start or (lambda full_id: None))
     finally:
         if collecting:
             gc.enable()
 
 
-def _run(
-    rules: list[Rule],
-    event: Event,
-    changeset: Changeset,
-    *,
-    workspace: str,
-    options: RunOptions,
-    on_result: Callable[[CheckResult], None] | None,
-    on_start: Callable[[str], None] | None,
-) -> list[CheckResult]:
-    from slopjudge.checks import graph
-    from slopjudge.payload import for_rule
-
+def _run(rules: list[Rule], event: Event, changeset: Changeset, workspace: str,
+         options: RunOptions, on_result: Callable[[CheckResult], None] | None,
+         on_start: Callable[[str], None]) -> list[CheckResult]:
     carries_change = event_carries_change(event)
     contexts: dict[str, CheckContext] = {}
     ordered: list[Check] = []
     preset: dict[str, CheckResult] = {}
     wanted = shard_checks(rules, *options.shard) if options.shard else None
-    processes: Registry | None = None  # this run's children only; made when a check runs
+    processes: Registry | None = None  # this run's children only; made when one may run
     split_memo: dict[Any, Any] = {}  # rules with the same paths/exclude split once
     encoded_files: dict[Any, Any] = {}  # and each file entry is serialised once
     # threading.Lock itself: importing threading costs a Write's hook, whose checks all
@@ -86,68 +62,60 @@ def _run(
 
     for rule in rules:
         checks = [c for c in rule.checks if wanted is None or c.full_id in wanted]
+        ordered += checks
         if not checks:
             continue
         undecided: list[str] = []
         files, base_payload = for_rule(event=event, workspace=workspace, changeset=changeset,
                                        rule=rule, carries_change=carries_change,
                                        memo=split_memo, problems=undecided)
+        if carries_change and not files:
+            preset.update(_every(checks, "not_applicable",
+                                 "no changed file matches this rule's paths"))
+            continue
+        if processes is None and (rule.require or rule.subjects):
+            processes = _registry()
+        decided, subjects = _rule_shape(rule, checks, event, base_payload, files,
+                                        undecided, workspace, processes)
+        preset.update(decided)
+        if processes is None and len(decided) < len(checks):
+            processes = _registry()
         rule_cs = Changeset(changeset.base, changeset.head, changeset.commits, files)
         shared = SharedPayload(base_payload, encoded_files, encoding)
-        decided: dict[str, CheckResult] = {}
-        subjects = None
-        if not carries_change or files:
-            if processes is None and (rule.require or rule.subjects):
-                from slopjudge import procs
-
-                processes = procs.Registry()
-            decided, subjects = _rule_shape(rule, checks, event, base_payload, files,
-                                            undecided, workspace, processes)
         for check in checks:
-            ordered.append(check)
-            if carries_change and not files:
-                preset[check.full_id] = _not_applicable(
-                    check, "no changed file matches this rule's paths"
+            if check.full_id not in decided:
+                contexts[check.full_id] = CheckContext(
+                    rule=rule, check=check, event=event, workspace=workspace,
+                    changeset=rule_cs, payload=dict(base_payload, check={"id": check.id}),
+                    options=options, shared_payload=shared, processes=processes,
+                    subjects=subjects,
                 )
-                continue
-            if check.full_id in decided:
-                preset[check.full_id] = decided[check.full_id]
-                continue
-            payload = dict(base_payload, check={"id": check.id})
-            if processes is None:
-                from slopjudge import procs
-
-                processes = procs.Registry()
-            contexts[check.full_id] = CheckContext(
-                rule=rule, check=check, event=event, workspace=workspace,
-                changeset=rule_cs, payload=payload, options=options, shared_payload=shared,
-                processes=processes, subjects=subjects,
-            )
 
     rules_by_id = {r.id: r for r in rules}
-    here = _in_process(contexts, options, on_start) if options.in_process else {}
-
-    from slopjudge.checks.graph import default_jobs
-
+    here = _in_process(contexts, on_start) if options.in_process else {}
     # Script checks use a CPU each, at most ``jobs`` at once; judge checks mostly wait on
     # a model, at most ``judge_slots`` calls at once (judging/slots.py): both kinds run
     # side by side on the pool, so a judge waiting never holds a script check back.
-    cpus = options.jobs or default_jobs()
+    cpus = options.jobs or os.cpu_count() or 1
     judges = sum(ctx.check.kind == "judge" for ctx in contexts.values())
     scripts: Any = None  # none when every check ran in process (a Write's hook)
     if contexts:
         import threading
 
         scripts = threading.BoundedSemaphore(cpus)
+    # Python scripts run in batches (checks/batch.py): one for a tool call (its scripts
+    # each take milliseconds: a second Python start would cost more than it saves), else
+    # one per CPU. With fewer than two scripts, no batch module to import.
+    batches: dict[str, Batch] = {}
+    if sum(ctx.check.kind == "script" for ctx in contexts.values()) > 1:
+        from slopjudge.checks.batch import plan
 
-    batches = _batches(contexts.values(), event, cpus)
+        batches = plan(contexts.values(), 1 if event.kind == "pre-tool" else cpus)
 
     def run_one(check: Check) -> CheckResult:
-        if check.full_id in preset:
+        if check.full_id in preset:  # decided before it ran: never turned into a shadow's
             return preset[check.full_id]
-        result = here.pop(check.full_id, None)
-        if result is None:
-            result = run_check(check)
+        result = here.pop(check.full_id, None) or run_check(check)
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
             result.outcome = "would_refuse"
@@ -159,19 +127,15 @@ def _run(
         if kind is None:  # the loader admits only registered kinds; a Check built by hand may not
             raise ValueError(f"no check kind {check.kind!r} ({' or '.join(CHECK_KINDS)})")
         batch = batches.get(check.full_id)
-        if batch is not None and on_start is not None:
+        if check.kind == "judge" or batch is not None:
             on_start(check.full_id)
-        result = batch.result(ctx, scripts) if batch is not None else None
-        if result is None and check.kind == "judge":
-            if on_start is not None:
+            result = batch.result(ctx, scripts) if batch is not None else kind(ctx)
+            if result is not None:
+                return result
+        with scripts:  # a script alone, or one its batch could not answer
+            if batch is None:
                 on_start(check.full_id)
-            result = kind(ctx)
-        elif result is None:
-            with scripts:
-                if on_start is not None and batch is None:
-                    on_start(check.full_id)
-                result = kind(ctx)
-        return result
+            return kind(ctx)
 
     # With at most one check to run (a change no other rule's files are in: the rest
     # are not applicable, answered already) no pool is started.
@@ -180,16 +144,28 @@ def _run(
                          on_interrupt=lambda running: stop_running(running, processes=processes))
 
 
-def _in_process(contexts: dict[str, CheckContext], options: RunOptions,
-                on_start: Callable[[str], None] | None) -> dict[str, CheckResult]:
+def _registry() -> Registry:
+    from slopjudge import procs  # not for a run whose checks are all decided before they run
+
+    return procs.Registry()
+
+
+def _every(checks: list[Check], outcome: Outcome, reason: str,
+           rest: str | None = None) -> dict[str, CheckResult]:
+    """``outcome`` for each of ``checks``; with ``rest``, the first's, the others skipped."""
+    return {c.full_id: check_result(c, outcome if n == 0 or rest is None else "skipped",
+                                    reason if n == 0 or rest is None else rest)
+            for n, c in enumerate(checks)}
+
+
+def _in_process(contexts: dict[str, CheckContext],
+                on_start: Callable[[str], None]) -> dict[str, CheckResult]:
     """Run here, now, the checks that are slopjudge's own Python scripts
     (``checks/inproc.py``), taking them out of ``contexts``; their results."""
     from slopjudge.checks import inproc
 
     if not contexts or not inproc.usable():
         return {}
-    from slopjudge.checks.graph import crashed
-
     runner = inproc.Runner()
     results: dict[str, CheckResult] = {}
     try:
@@ -198,27 +174,14 @@ def _in_process(contexts: dict[str, CheckContext], options: RunOptions,
             if installed is None:
                 continue
             del contexts[full_id]
-            if on_start is not None:
-                on_start(full_id)
+            on_start(full_id)
             try:
                 results[full_id] = runner.run(ctx, installed)
             except Exception as exc:  # noqa: BLE001 - as the graph does: this check errors
-                results[full_id] = crashed(ctx.check, exc)
+                results[full_id] = graph.crashed(ctx.check, exc)
     finally:
         runner.close()
     return results
-
-
-def _batches(contexts: Iterable[CheckContext], event: Event,
-             cpus: int) -> dict[str, Batch]:
-    """Which checks run in a batch of Python scripts (checks/batch.py): one batch for a
-    tool call (its scripts each take milliseconds: a second Python start would cost
-    more than it saves), else one per CPU."""
-    if sum(ctx.check.kind == "script" for ctx in contexts) < 2:
-        return {}  # nothing to share a child with: no batch module to import
-    from slopjudge.checks.batch import plan
-
-    return plan(contexts, 1 if event.kind == "pre-tool" else cpus)
 
 
 def _rule_shape(
@@ -228,41 +191,31 @@ def _rule_shape(
     """What a rule's sloprail shapes decide before its checks run (docs/sloprail.md):
     results for checks that do not run (a match that cannot be decided, or is false on
     an event about no file; an unmet requirement), and the judges' subjects."""
-    def every(outcome: Outcome, reason: str,
-              rest: str | None = None) -> dict[str, CheckResult]:
-        return {c.full_id: CheckResult(
-            id=c.full_id, rule=c.rule, check=c.id, kind=c.kind,
-            outcome=outcome if n == 0 or rest is None else "skipped",
-            reason=reason if n == 0 or rest is None else rest) for n, c in enumerate(checks)}
-
     if rule.match and not files:
         from slopjudge.loading.matchexpr import MatchRuntimeError
-        from slopjudge.payload import event_matches
 
         try:
             if not event_matches(rule.match, payload["event"]):
-                return every("not_applicable", "the event does not match this rule's "
-                             "`match`"), None
+                return _every(checks, "not_applicable",
+                              "the event does not match this rule's `match`"), None
         except MatchRuntimeError as exc:
             undecided.append(str(exc))
     if undecided:
-        return every("error", "slopjudge could not decide this rule's `match`: "
-                     + "; ".join(undecided)), None
+        return _every(checks, "error", "slopjudge could not decide this rule's `match`: "
+                      + "; ".join(undecided)), None
     if rule.require:
         from slopjudge.checks.require import unmet
 
         why = unmet(rule, event, payload, files, workspace, processes)
         if why:
-            return every("refuse", f"requirement not met: {why}",
-                         "not run: the rule's requirement is not met"), None
+            return _every(checks, "refuse", f"requirement not met: {why}",
+                          "not run: the rule's requirement is not met"), None
     if rule.subjects and files and any(c.kind == "judge" for c in checks):
         from slopjudge.checks.subjects import run_subjects
 
         found = run_subjects(rule, event, payload, workspace, processes)
         if isinstance(found, str):
-            return {c.full_id: CheckResult(id=c.full_id, rule=c.rule, check=c.id, kind=c.kind,
-                                           outcome="error", reason=found)
-                    for c in checks if c.kind == "judge"}, None
+            return _every([c for c in checks if c.kind == "judge"], "error", found), None
         return {}, found
     return {}, None
 
@@ -281,9 +234,6 @@ class SharedPayload:
         self.files_cache = files_cache
 
     def for_check(self, check_id: str, ensure_ascii: bool = True) -> bytes:
-        from slopjudge.jsonobject import dumps
-        from slopjudge.payload import encode
-
         with self.lock:
             body = self.encoded.get(ensure_ascii)
             if body is None:
@@ -298,17 +248,15 @@ class SharedPayload:
 def stop_running(ended: list[threading.Event], grace: float = 2.0,
                  processes: Registry | None = None) -> None:
     """Stop the running checks after an interrupt (``ended``: set as each returns): TERM
-    their groups, KILL after ``grace``.
-
-    ``processes``: the run's children (None: every child of this process)."""
+    the run's children (``processes``; None: all of this process's), KILL after ``grace``."""
     import signal
     import time
 
-    deadline = time.monotonic() + grace
-    sig = signal.SIGTERM
     from slopjudge import procs
 
     registry = processes if processes is not None else procs.EVERYONE
+    deadline = time.monotonic() + grace
+    sig = signal.SIGTERM
     while ended:
         registry.signal_all(sig)
         round_end = time.monotonic() + 0.1
@@ -320,20 +268,10 @@ def stop_running(ended: list[threading.Event], grace: float = 2.0,
             deadline = time.monotonic() + grace
 
 
-# What run() and each check kind import when they first run (slopjudge's own modules).
-# The judges' budget is not among them: it is loaded only where a limit is set.
-_RUN_IMPORTS = ("slopjudge.checks.graph", "slopjudge.payload", "slopjudge.records.record",
-                "slopjudge.procs", "unidiff.patch")  # the callers' event log too
-_KIND_IMPORTS = {"script": ("slopjudge.checks.script",), "judge": ("slopjudge.checks.judge",)}
-
-
-def import_ahead(kinds: Iterable[str] = ("script", "judge")) -> None:
-    """Import now what :func:`run` will, for checks of ``kinds``: a caller does it
-    while git reads the change, so the two overlap. Only slopjudge's own code (and
-    its libraries) is imported, never a rule's. Path patterns are not compiled here: a
-    pattern list compiles when a changed path could match it (``pathglob.matcher``). A
-    module that fails to import here is left alone: it fails again where it always did."""
-    import importlib
+def import_ahead() -> None:
+    """Import now what :func:`run` will (never a rule's code) while the caller's git read
+    runs, so the two overlap; path patterns compile later, once a changed path could match
+    (``pathglob.matcher``). A module failing here fails again where it always did."""
     import sys
 
     # The thread reading git needs the interpreter lock for a moment between its
@@ -341,9 +279,11 @@ def import_ahead(kinds: Iterable[str] = ("script", "judge")) -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0002))
     try:
-        for name in (*_RUN_IMPORTS, *(m for k in kinds for m in _KIND_IMPORTS.get(k, ()))):
+        # Beyond this module's own: the judges' budget is loaded only where a limit is set.
+        for name in ("slopjudge.procs", "slopjudge.records.record",  # the callers' event log
+                     "unidiff.patch", "slopjudge.checks.script", "slopjudge.checks.judge"):
             try:
-                importlib.import_module(name)
+                __import__(name)
             except Exception:  # noqa: BLE001, S112 - see the docstring
                 continue
     finally:

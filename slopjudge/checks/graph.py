@@ -11,37 +11,30 @@ TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
+    from typing import Any
 
     from slopjudge.model import Outcome
 
 
-def default_jobs() -> int:
-    return os.cpu_count() or 1
-
-
-def _result(check: Check, outcome: Outcome, reason: str) -> CheckResult:
+def check_result(check: Check, outcome: Outcome, reason: str, **facts: Any) -> CheckResult:
     return CheckResult(id=check.full_id, rule=check.rule, check=check.id, kind=check.kind,
-                       outcome=outcome, reason=reason)
+                       outcome=outcome, reason=reason, **facts)
 
 
 def crashed(check: Check, exc: Exception) -> CheckResult:
-    return _result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
+    return check_result(check, "error", f"internal error: {type(exc).__name__}: {exc}")
 
 
-def execute(
-    checks: list[Check],
-    run_one: Callable[[Check], CheckResult],
-    *,
-    jobs: int = 0,
-    on_result: Callable[[CheckResult], None] | None = None,
-    on_interrupt: Callable[[list[threading.Event]], None] | None = None,
-) -> list[CheckResult]:
+def execute(checks: list[Check], run_one: Callable[[Check], CheckResult], *, jobs: int = 0,
+            on_result: Callable[[CheckResult], None] | None = None,
+            on_interrupt: Callable[[list[threading.Event]], None] | None = None,
+            ) -> list[CheckResult]:
     """Run ``checks`` (needs already validated and acyclic); a need not among them counts
     as not run. On an interrupt (Ctrl-C) no queued check starts, ``on_interrupt`` gets the
     running ones (an event each, set once its run has returned) to stop them, and the
     interrupt goes on up: they report nothing."""
     graph = _Graph(checks, run_one, on_result)
-    workers = min(jobs or default_jobs(), len(checks))
+    workers = min(jobs or os.cpu_count() or 1, len(checks))
     if workers <= 1:
         # In this thread, no pool to start (a hook with one check, or --jobs 1). An
         # interrupt lands in the running check, whose child is killed on the way out.
@@ -49,7 +42,7 @@ def execute(
     else:
         graph.run_pooled(workers, on_interrupt)
     for check in graph.waiting.values():  # only a cycle, which the loader refuses: never hang
-        graph.finish(_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
+        graph.finish(check_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
     return [graph.results[c.full_id] for c in checks]
 
 
@@ -91,8 +84,8 @@ class _Graph:
                        for n in check.needs]
                 blockers = [f"{n} ({o.replace('_', ' ')})" for n, o in got if o != "pass"]
                 if blockers:
-                    self.finish(_result(check, "skipped",
-                                        "needs " + ", ".join(blockers) + " to pass first"))
+                    self.finish(check_result(check, "skipped",
+                                             "needs " + ", ".join(blockers) + " to pass first"))
                 elif pool is None:
                     self.finish(self.guarded(check))
                 else:
@@ -127,8 +120,7 @@ class _Pool:
 
         self.run = run
         self.todo: SimpleQueue[Check | None] = SimpleQueue()
-        self.done: SimpleQueue[tuple[Check, CheckResult | None, BaseException | None]] = (
-            SimpleQueue())
+        self.done: SimpleQueue[tuple[Check, CheckResult | BaseException]] = SimpleQueue()
         self.running: dict[str, threading.Event] = {}  # set once the check's run returned
         self.stopping = threading.Event()
         self.workers = workers
@@ -145,9 +137,9 @@ class _Pool:
                 ended.set()
                 continue
             try:
-                self.done.put((check, self.run(check), None))
+                self.done.put((check, self.run(check)))
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                self.done.put((check, None, exc))
+                self.done.put((check, exc))
             finally:
                 ended.set()
 
@@ -166,15 +158,14 @@ class _Pool:
                 # With a timeout: a signal the kernel hands to a check's thread does
                 # not wake a wait without one, and the main thread would only see
                 # the Ctrl-C once a check ended (letting queued checks start).
-                check, result, exc = self.done.get(timeout=0.05)
+                check, got = self.done.get(timeout=0.05)
                 break
             except Empty:
                 continue
         del self.running[check.full_id]
-        if exc is not None:
-            raise exc
-        assert result is not None
-        return result
+        if isinstance(got, BaseException):
+            raise got
+        return got
 
     def close(self) -> None:
         for _ in range(self.workers):

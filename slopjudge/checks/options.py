@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.model import field, record
+from slopjudge.errors import SlopjudgeError
+from slopjudge.jsonobject import loads
+from slopjudge.loading.config import Limits
+from slopjudge.model import field, fields, record
+from slopjudge.resources import in_package
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
@@ -47,7 +51,18 @@ class RunOptions:
 
 
 def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
-    opts = RunOptions(
+    rubric = settings.rubric_path
+    limits = Limits(**{f.name: getattr(settings, f.name) for f in fields(Limits)})
+    budget = None
+    if limits.any():
+        from slopjudge.judging.budget import Budget  # loaded only where a limit is set
+
+        budget = Budget(limits, settings.state_dir)
+    try:
+        mocks = judge_mocks_from_env()
+    except ValueError as exc:
+        raise SlopjudgeError(str(exc)) from None
+    return RunOptions(**dict(
         jobs=settings.jobs,
         judge_slots=settings.judge_slots,
         runner=settings.runner,
@@ -56,33 +71,15 @@ def options_from_settings(settings: Settings, **overrides: Any) -> RunOptions:
         pack_paths=_pack_paths(settings),
         max_prompt_tokens=settings.max_prompt_tokens,
         model_aliases=dict(settings.model_aliases),
-    )
-    if settings.rubric_path and os.path.isfile(settings.rubric_path):
-        opts.rubric = read_rubric(settings.rubric_path)
-    from slopjudge.loading.config import Limits
-    from slopjudge.model import fields
-
-    limits = Limits(**{f.name: getattr(settings, f.name) for f in fields(Limits)})
-    if limits.any():
-        from slopjudge.judging.budget import Budget  # loaded only where a limit is set
-
-        opts.budget = Budget(limits, settings.state_dir)
-    try:
-        opts.judge_mocks = judge_mocks_from_env()
-    except ValueError as exc:
-        from slopjudge.errors import SlopjudgeError
-
-        raise SlopjudgeError(str(exc)) from None
-    for key, value in overrides.items():
-        setattr(opts, key, value)
-    return opts
+        rubric=read_rubric(rubric) if rubric and os.path.isfile(rubric) else "",
+        budget=budget,
+        judge_mocks=mocks,
+    ) | overrides)
 
 
 def _pack_paths(settings: Settings) -> list[str]:
     """The rules folder, the project's template folders and its rubric, relative to the
     workspace (those inside it); slopjudge's own installed copies are not the project's."""
-    from slopjudge.resources import in_package
-
     ws = os.path.realpath(settings.workspace)
     # And what `slopjudge init` copies beside the rules for editors.
     out = ["schemas/rule.schema.json", "schemas/case.schema.json"]
@@ -111,8 +108,6 @@ def judge_mocks_from_env(environ: dict[str, str] | None = None) -> dict[str, str
         return {}
     shape = 'a JSON object {"<rule>/<check>": "/abs/script"}'
     try:
-        from slopjudge.jsonobject import loads
-
         data = loads(raw)
     except ValueError as exc:
         raise ValueError(f"SLOPJUDGE_JUDGE_MOCKS is not JSON ({exc}); expected {shape}") from None

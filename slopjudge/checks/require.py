@@ -4,15 +4,14 @@ a doubt (a crash, a timeout) never does."""
 
 from __future__ import annotations
 
-import json
-
+from slopjudge.checks.script import run_rule_script
+from slopjudge.jsonobject import parse_json_object
 from slopjudge.model import Event, FileChange, Rule
+from slopjudge.procs import Registry
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
-
-    from slopjudge.procs import Registry
 
 
 def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileChange],
@@ -20,8 +19,6 @@ def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileCha
     """Why the first unmet requirement is unmet; None when every one holds."""
     for req in rule.require:
         if req.get("when"):
-            from slopjudge.checks.script import run_rule_script
-
             proc = run_rule_script(rule, req["when"], event, payload, workspace, registry)
             if proc.returncode == 1 and not proc.timed_out and proc.start_error is None:
                 continue  # waived
@@ -34,9 +31,7 @@ def unmet(rule: Rule, event: Event, payload: dict[str, Any], files: list[FileCha
 
 def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChange]) -> str:
     pools = req["source_types"]
-    said = " or ".join(pools)
-    how = (f"cite it first: `slopjudge cite --{pools[0].replace('_', '-')} '<their exact "
-           "words>' --path <file>`")
+    said, flag = " or ".join(pools), pools[0].replace("_", "-")
 
     def grounded(cites: list[dict[str, Any]]) -> bool:
         return any(set(c.get("sourceTypes") or []) & set(pools) for c in cites)
@@ -46,7 +41,7 @@ def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChan
         if grounded(event.get("citations") or []):
             return ""
         return (f"this command needs a citation ({said}) chained before it: "
-                f"`slopjudge cite --{pools[0].replace('_', '-')} '<exact words>' && <command>`")
+                f"`slopjudge cite --{flag} '<exact words>' && <command>`")
     cited = (payload.get("changeset") or {}).get("citations") or []
     missing = [f.path for f in files
                if not grounded([c for c in cited if f.path in (c.get("files") or [])])]
@@ -57,7 +52,8 @@ def _citation(req: dict[str, Any], payload: dict[str, Any], files: list[FileChan
     tried = [f"a citation ({','.join(c['sourceTypes'])}) of {p} {c['problem']}"
              for c in session(event.get("transcript_path"), payload.get("workspace") or "")
              if "problem" in c for p in c.get("files") or [] if p in missing]
-    return (f"{', '.join(missing)}: no citation ({said}) grounds this change; {how}"
+    return (f"{', '.join(missing)}: no citation ({said}) grounds this change; cite it first: "
+            f"`slopjudge cite --{flag} '<their exact words>' --path <file>`"
             + (f" ({'; '.join(tried)})" if tried else ""))
 
 
@@ -92,13 +88,7 @@ def _succeeded_calls(transcript: str | None) -> list[dict[str, Any]]:
             lines = fh.readlines()
     except OSError:
         return calls
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
+    for entry in filter(None, map(parse_json_object, lines)):
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from slopjudge.checks.graph import check_result
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps, parse_json_object
 from slopjudge.model import Changeset, Check, CheckResult, Event, Finding, Rule
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
 
 
 def check_env(ctx: CheckContext, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a script or prepare: ours (``base``: instead of
-    ``os.environ``) plus the SLOPJUDGE_* facts."""
+    """A script's or prepare's environment: ``base`` (else ours) and the rule's facts."""
     return rule_env(ctx.rule, ctx.event, ctx.workspace, ctx.changeset, base)
 
 
@@ -28,19 +28,15 @@ def rule_env(rule: Rule, event: Event, workspace: str,
              base: dict[str, str] | None = None) -> dict[str, str]:
     """Ours plus the SLOPJUDGE_* facts, and the same facts under sloprail's SR_* names
     (docs/sloprail.md), so a script brought over reads what it read there."""
-    env = dict(os.environ if base is None else base)
-    env.update(
-        SLOPJUDGE_RULE=rule.id,
-        SLOPJUDGE_RULE_DIR=rule.dir,
-        SLOPJUDGE_WORKSPACE=workspace,
-        SLOPJUDGE_EVENT=event.kind,
-        SLOPJUDGE_SESSION_ID=event.session_id or "",
+    return dict(
+        os.environ if base is None else base,
+        SLOPJUDGE_RULE=rule.id, SLOPJUDGE_RULE_DIR=rule.dir, SLOPJUDGE_WORKSPACE=workspace,
+        SLOPJUDGE_EVENT=event.kind, SLOPJUDGE_SESSION_ID=event.session_id or "",
         SR_GUARDRAIL=rule.id, SR_GUARDRAIL_DIR=rule.dir, SR_WORKSPACE=workspace,
         SR_SESSION_ID=event.session_id or "", SR_TRANSCRIPT=event.transcript_path or "",
         SR_BASE=(changeset.base or "") if changeset else "",
         SR_HEAD=(changeset.head or "") if changeset else "",
     )
-    return env
 
 
 def last_line(data: bytes) -> str:
@@ -64,13 +60,6 @@ def _failure(proc: ProcResult, timeout: float) -> str:
             name = f"signal {sig}"
         return f"script was killed by {name}"
     return f"script exited with status {proc.returncode} and gave no reason"
-
-
-def parse_findings(raw: Any) -> list[Finding]:
-    items = [i for i in raw if isinstance(i, dict)] if isinstance(raw, list) else []
-    return [Finding(path=i["path"] if isinstance(i.get("path"), str) else None,
-                    line=i["line"] if type(i.get("line")) is int else None,  # not a bool
-                    message=str(i.get("message") or "")) for i in items]
 
 
 def payload_bytes(ctx: CheckContext, ensure_ascii: bool = True) -> bytes:
@@ -102,8 +91,7 @@ def python_env(env: dict[str, str], rule_dir: str) -> dict[str, str]:
 
 def run_check_command(command: str, payload: bytes, *, timeout: float, cwd: str,
                       env: dict[str, str], registry: Registry | None = None) -> ProcResult:
-    """A rule's script or prepare, as its own process (a Python one on slopjudge's
-    interpreter, see ``procs.script_argv``)."""
+    """A rule's script or prepare as its own process (``procs.script_argv``)."""
     argv = script_argv(command)
     if len(argv) == 2 and argv[0] == sys.executable:
         script = os.path.join(cwd, argv[1])
@@ -137,17 +125,14 @@ def per_file(base: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_script(ctx: CheckContext) -> CheckResult:
-    """The check kind for scripts; with ``each: file``, one run per file until one
-    does not pass."""
+    """The check kind for scripts; ``each: file`` runs once a file until one does not pass."""
     if ctx.check.each != "file" or not ctx.payload["changeset"].get("files"):
         return _run_one(ctx, payload_bytes(ctx))
     started = time.monotonic()
-    result = None
     for payload in per_file(ctx.payload):
         result = _run_one(ctx, dumps(payload).encode("utf-8"))
         if result.outcome != "pass":
             break
-    assert result is not None
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
 
@@ -170,13 +155,14 @@ def _run_one(ctx: CheckContext, data: bytes) -> CheckResult:
 
 
 def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResult:
-    """A script check's result from its process: exit 0 passes, another status refuses
-    (with the reason it printed), no status (could not start, timed out, a signal) is
-    an error."""
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     obj = parse_json_object(stdout)
-    findings = parse_findings(obj.get("findings")) if obj else []
+    raw = obj.get("findings") if obj else None
+    findings = [Finding(path=i["path"] if isinstance(i.get("path"), str) else None,
+                        line=i["line"] if type(i.get("line")) is int else None,  # not a bool
+                        message=str(i.get("message") or ""))
+                for i in (raw if isinstance(raw, list) else []) if isinstance(i, dict)]
     passed = proc.returncode == 0 and not proc.timed_out
     # Could not start, timed out, killed by a signal: the script never decided.
     undecided = proc.start_error is not None or proc.timed_out or proc.signal is not None
@@ -192,13 +178,5 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
         reason = stderr.strip()
     else:
         reason = _failure(proc, check.timeout)
-    return CheckResult(
-        id=check.full_id,
-        rule=check.rule,
-        check=check.id,
-        kind="script",
-        outcome="pass" if passed else "error" if undecided else "refuse",
-        reason=reason,
-        findings=findings,
-        duration_ms=duration_ms,
-    )
+    return check_result(check, "pass" if passed else "error" if undecided else "refuse",
+                        reason, findings=findings, duration_ms=duration_ms)

@@ -50,42 +50,26 @@ def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = No
 def select_rules(rules: list[Rule], ids: list[str]) -> tuple[list[Rule], list[str]]:
     """The rules named by ``ids`` plus every rule their checks need; and unknown ids."""
     by_id = {r.id: r for r in rules}
-    unknown = [i for i in ids if i not in by_id]
-    chosen: dict[str, Rule] = {}
+    chosen: set[str] = set()
     todo = [i for i in ids if i in by_id]
     while todo:
         rid = todo.pop()
-        if rid in chosen:
-            continue
-        chosen[rid] = by_id[rid]
-        for check in by_id[rid].checks:
-            for need in check.needs:
-                dep = need.split("/", 1)[0]
-                if dep in by_id and dep not in chosen:
-                    todo.append(dep)
-    return [r for r in rules if r.id in chosen], unknown
+        if rid not in chosen:
+            chosen.add(rid)
+            todo += [n.split("/", 1)[0] for c in by_id[rid].checks for n in c.needs
+                     if n.split("/", 1)[0] in by_id]
+    return [r for r in rules if r.id in chosen], [i for i in ids if i not in by_id]
 
 
 def shard_checks(rules: list[Rule], index: int, count: int) -> set[str]:
     """Full ids of the checks in shard ``index`` (1-based) of ``count``: checks linked by
     ``needs`` stay together (a shard never waits on another), groups dealt round-robin
     in sorted order (the same split on every machine)."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for rule in rules:
-        for check in rule.checks:
-            find(check.full_id)
-            for need in check.needs:
-                parent[find(need)] = find(check.full_id)
-    groups: dict[str, list[str]] = {}
-    for rule in rules:
-        for check in rule.checks:
-            groups.setdefault(find(check.full_id), []).append(check.full_id)
-    ordered = sorted(groups.values(), key=min)
+    linked: dict[str, set[str]] = {}  # a check (or a need) -> every id linked to it
+    for check in (c for r in rules for c in r.checks):
+        ids = (check.full_id, *check.needs)
+        group = set(ids).union(*(linked.get(i, ()) for i in ids))
+        linked.update(dict.fromkeys(group, group))
+    ours = {c.full_id for r in rules for c in r.checks}
+    ordered = sorted({frozenset(linked[cid] & ours) for cid in ours}, key=min)
     return {cid for members in ordered[index - 1::count] for cid in members}

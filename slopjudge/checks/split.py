@@ -17,27 +17,19 @@ BYTES_PER_TOKEN = 3.5
 # Parts are planned this far under the budget: numbering them (``unit.index``,
 # ``unit.count``) after planning adds a few bytes.
 NUMBERING_MARGIN = 32
-# Bytes each mention of the workspace path counts for in a prompt's size (its own size
-# when longer): parts do not depend on where the repository lives.
-WORKSPACE_ALLOWANCE = 256
+WORKSPACE_ALLOWANCE = 256  # bytes each mention of the workspace path counts for (below)
 
 Render = Callable[[dict[str, Any]], str]  # a payload -> the whole prompt (instruction included)
 
 
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
-
-
-def _tokens(prompt: str, workspace: str | None) -> int:
-    """The prompt's estimate, each mention of the workspace counted as
-    :data:`WORKSPACE_ALLOWANCE` bytes (its real size when longer): the same change
-    gives the same parts wherever the repository lives."""
-    real = estimate_tokens(prompt)
-    if not workspace or workspace not in prompt:
-        return real
-    size = len(prompt.encode("utf-8")) + prompt.count(workspace) * (
-        WORKSPACE_ALLOWANCE - len(workspace.encode("utf-8")))
-    return max(real, math.ceil(size / BYTES_PER_TOKEN))
+def estimate_tokens(text: str, workspace: str | None = None) -> int:
+    """Each mention of ``workspace`` counted as :data:`WORKSPACE_ALLOWANCE` bytes (its real
+    size when longer): the same change gives the same parts wherever the repository lives."""
+    size = len(text.encode("utf-8"))
+    if workspace:
+        size += text.count(workspace) * max(
+            0, WORKSPACE_ALLOWANCE - len(workspace.encode("utf-8")))
+    return math.ceil(size / BYTES_PER_TOKEN)
 
 
 @dataclass
@@ -96,7 +88,7 @@ class _Planner:
         payload = dict(with_files(self.base, files), unit={
             "index": place[0], "count": place[1], "files": paths, "hunks": hunks, "whole": whole})
         prompt = self.render(payload) if place[1] else ""
-        return Part(label, payload, prompt, paths, _tokens(prompt, self.workspace))
+        return Part(label, payload, prompt, paths, estimate_tokens(prompt, self.workspace))
 
     def too_big(self, f: dict[str, Any], tokens: int, why: str) -> None:
         n = _file_size(f)
@@ -230,9 +222,8 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
          workspace: str | None = None, place: tuple[int, int] = (1, 1)) -> Plan:
     """The judge calls for one check: the whole change, or numbered parts that fit
     ``budget``, each part of whole files rendered once, at its place (:meth:`numbered`).
-    ``workspace``: its mentions count as a fixed size (:func:`_tokens`). ``each_file``:
-    each file of the unit alone, numbered from ``place`` (its place among the check's
-    files: :func:`number_parts` renders again only when a file was split)."""
+    ``each_file``: each file of the unit alone, numbered from ``place`` (its place among
+    the check's files: :func:`number_parts` renders again only when a file was split)."""
     files: list[dict[str, Any]] = list((base.get("changeset") or {}).get("files") or [])
     planner = _Planner(base, render, budget, workspace)
     if not files or not each_file:
@@ -282,10 +273,6 @@ def number_parts(parts: list[Part], render: Render, budget: int,
             continue
         part.payload = dict(part.payload, unit=unit)
         part.prompt = render(part.payload)
-        part.tokens = _tokens(part.prompt, workspace)
-    return _over(parts, budget)
-
-
-def _over(parts: list[Part], budget: int) -> list[str]:
+        part.tokens = estimate_tokens(part.prompt, workspace)
     return [f"{p.label or 'the change'}: the prompt is about {p.tokens:,} tokens, over "
             f"max_prompt_tokens {budget:,}" for p in parts if p.tokens > budget]

@@ -3,30 +3,26 @@ Every file the rule sees must be in some subject: one left out would go unjudged
 
 from __future__ import annotations
 
-import json
-
+from slopjudge.checks.script import last_line, run_rule_script
+from slopjudge.jsonobject import loads
 from slopjudge.model import Event, Rule
+from slopjudge.procs import Registry
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
-    from slopjudge.procs import Registry
-
 
 def run_subjects(rule: Rule, event: Event, payload: dict[str, Any], workspace: str,
                  registry: Registry | None) -> list[dict[str, Any]] | str:
     """The subjects, or why there are none to judge (an error's reason)."""
-    from slopjudge.checks.script import run_rule_script
-
     assert rule.subjects is not None
     proc = run_rule_script(rule, rule.subjects, event, payload, workspace, registry)
     if proc.returncode != 0 or proc.timed_out or proc.start_error is not None:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [
-            f"exit status {proc.returncode}"]
-        return f"the subjects script failed: {detail[0][:300]}"
+        why = last_line(proc.stderr)[:300] or f"exit status {proc.returncode}"
+        return f"the subjects script failed: {why}"
     try:
-        found = json.loads(proc.stdout.decode("utf-8"))
+        found = loads(proc.stdout.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return f"the subjects script printed no JSON list: {exc}"
     seen = {f["path"] for f in (payload.get("changeset") or {}).get("files") or []}
