@@ -200,3 +200,18 @@ def test_options_from_settings_reads_mocks_fail_closed(monkeypatch: pytest.Monke
     assert opts.judge_mocks == {"a/b": "/x"} and opts.jobs == 3
     monkeypatch.delenv("SLOPJUDGE_JUDGE_MOCKS")
     assert options_from_settings(settings).judge_mocks is None
+
+
+def test_a_shadow_rule_decided_before_its_checks_run_never_blocks(tmp_path: Path) -> None:
+    """An unmet `require` is the rule's refusal: a shadow rule records it, never blocks."""
+    from tests.helpers import commit_all, make_repo, sj, write_rule
+
+    repo = make_repo(tmp_path / "ws", {"app.py": "x = 1\n"})
+    for mode in ("shadow", "enforce"):
+        write_rule(repo / "rules", f"skilled-{mode}", f"description: d\non: [ci]\nmode: {mode}\n"
+                   "require:\n  - skill: testing\nchecks:\n  - id: c\n    script: ls\n")
+    commit_all(repo)
+    res = sj("run", "--base", "HEAD~1", "--format", "json", cwd=repo)
+    outcomes = {c["id"]: c["outcome"] for c in json.loads(res.stdout)["checks"]}
+    assert outcomes == {"skilled-shadow/c": "would_refuse", "skilled-enforce/c": "refuse"}
+    assert res.returncode == 1  # the enforced one; the shadow one alone would pass

@@ -113,9 +113,10 @@ def _run(rules: list[Rule], event: Event, changeset: Changeset, workspace: str,
         batches = plan(contexts.values(), 1 if event.kind == "pre-tool" else cpus)
 
     def run_one(check: Check) -> CheckResult:
-        if check.full_id in preset:  # decided before it ran: never turned into a shadow's
-            return preset[check.full_id]
-        result = here.pop(check.full_id, None) or run_check(check)
+        result = (preset.get(check.full_id) or here.pop(check.full_id, None)
+                  or run_check(check))
+        # A shadow rule never blocks, also when decided before its check ran (an unmet
+        # `require`, a `match` that cannot be decided).
         if rules_by_id[check.rule].mode == "shadow" and result.outcome in ("refuse", "error"):
             result.shadow_error = result.outcome == "error"
             result.outcome = "would_refuse"
