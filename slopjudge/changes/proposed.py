@@ -77,8 +77,9 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
 
 def _groups(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
     """difflib's hunks (``get_grouped_opcodes(3)``, which ``unified_diff`` writes). An added
-    or deleted file's one hunk, and most edits' (``_one_place``), are made here: difflib's
-    import, and `re` with it, costs a file tool's hook more than its diff does."""
+    or deleted file's one hunk, and an edit in one place of a file under 200 lines
+    (``_one_place``), are made here: difflib's import, and `re` with it, costs a file tool's
+    hook more than its diff does."""
     if not (a and b):
         return [[("insert" if b else "delete", 0, len(a), 0, len(b))]] if a or b else []
     found = _one_place(a, b)
@@ -95,8 +96,9 @@ def _one_place(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int
 
     It is when no line between occurs on the other side at all (difflib matches the
     longest common run first, and any run then lies in the kept lines), no line of ``b``
-    is one difflib skips as too common, and, for lines only added or only removed, the
-    kept tail occurs nowhere earlier on the side without them (difflib takes the first)."""
+    is one difflib skips as too common, and, for lines only added or only removed when the
+    kept head is shorter than the kept tail, that tail occurs nowhere earlier on the side
+    without them (difflib takes the first)."""
     na, nb = len(a), len(b)
     if nb >= 200:  # difflib's autojunk: a line in over 1% of ``b`` starts no match
         counts: dict[str, int] = {}
