@@ -242,3 +242,24 @@ def test_a_path_is_quoted_when_the_regex_said_so(name: str) -> None:
     from slopjudge.changes.proposed import _quote
 
     assert (_quote(name) != name) == bool(re.search(r'["\\\x00-\x1f\x7f]', name))
+
+
+def test_an_escaped_form_longer_than_the_file_compiles_no_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long non-ASCII old_string not in the file is refused at once (a pattern of its
+    size took seconds to compile)."""
+    from slopjudge.changes import edits as module
+
+    compiled: list[str] = []
+    real = re.compile
+
+    def counting(pattern: str, *args: int) -> re.Pattern[str]:
+        compiled.append(pattern)
+        return real(pattern, *args)
+
+    monkeypatch.setattr(re, "compile", counting)
+    assert module.find_actual("var s = '\\u00e9';\n", "中文" * 1000) is None
+    assert compiled == []
+    assert module.find_actual("var s = '\\u00e9';\n" * 100, "中文") is None
+    assert len(compiled) == 1  # the same search where the form could fit

@@ -102,14 +102,18 @@ def _backslashes_before(text: str, at: int) -> int:
 def _escaped_form(old: str, text: str) -> str | None:
     """``old`` found in ``text`` with each non-ASCII character written as an
     unescaped ``\\uXXXX`` (hex in either case); its first occurrence only."""
+    units = _units(old)
+    # The escaped form is ASCII, one character a unit and six an escape: longer than the
+    # file, it is not in it (and compiling its pattern would cost 10 us a character).
+    if _backslashes_before(old, len(old)) % 2 or len(units) + 5 * sum(
+            u >= 0x80 for u in units) > len(text):
+        return None
     import re
 
-    if _backslashes_before(old, len(old)) % 2:
-        return None
     starts: list[int] = [0] if old.startswith("\\") else []
     pattern: list[str] = []
     at = 0
-    for unit in _units(old):  # under 0x80: an ASCII character
+    for unit in units:  # under 0x80: an ASCII character
         if unit >= 0x80:
             starts.append(at)
         pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u(?i:{unit:04x})")
