@@ -21,6 +21,10 @@ def main_fast(sub: str, harness: str | None = None) -> int:
     # First: until the handler is set, a signal ends the process, which Claude
     # Code reads as an allow.
     _stop_children_on_signals(sub)
+    import sys
+
+    if sys.stderr is None:  # started with fd 2 closed: print(file=None) would write stdout
+        sys.stderr = open("/dev/null", "w")  # noqa: SIM115 - the process's own stream
     _CALL.clear()
     _CALL["started"] = _started()
     set_deadline(sub, DEFAULT_TIMEOUTS.get(sub, 60))

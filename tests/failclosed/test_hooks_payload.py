@@ -160,3 +160,16 @@ def test_start_reports_a_payload_it_cannot_read_and_never_blocks(tmp_path: Path,
     # slopjudge does not need are ignored.
     assert hook("start", ws, start(ws, source=["x"], model={"id": 1}, extra=None))[0] == 0
     assert (ws / ".slopjudge" / "state" / f"{SESSION}.json").exists()
+
+
+def test_with_stderr_closed_stdout_holds_only_the_answer(ws: Path) -> None:
+    """A hook started with fd 2 closed: its notes must not land in stdout before the deny
+    (`print(file=None)` writes stdout), which would make the answer unreadable."""
+    payload = pre_tool(ws, "Edit", {"file_path": "a.txt", "old_string": "not there",
+                                    "new_string": "FORBIDDEN\n"})
+    proc = subprocess.run(["sh", "-c", f'exec "{sys.executable}" -m slopjudge hook pre-tool 2>&-'],
+                          input=json.dumps(payload).encode(), cwd=ws, capture_output=True,
+                          env=clean_env(), timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    answer = json.loads(proc.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", answer
