@@ -364,3 +364,17 @@ def test_the_screenshot_shows_the_charts_and_the_matrices(page: Path, tmp_path: 
         assert seen[colour] > 200, (colour, seen.most_common(12))
     # Below the last section the page ends: not all of it is blank.
     assert sum(n for c, n in seen.items() if c != "#ffffff") > width * height // 20
+
+
+def test_the_page_goes_to_the_state_folder_which_git_ignores(tmp_path: Path) -> None:
+    """Written into the work tree it would be an untracked file, judged with every change."""
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    proc = sj("report", "html", "--events", str(FIXTURE / "events.jsonl"), cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote .slopjudge/report.html" in proc.stdout
+    assert (repo / ".slopjudge" / "report.html").read_text().startswith("<!DOCTYPE html>")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                            cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert status == ""

@@ -13,7 +13,7 @@ from typing import Any
 
 from slopjudge.commands._shared import fail, settings_of
 from slopjudge.fsutil import write_atomic
-from slopjudge.loading.config import find_workspace
+from slopjudge.loading.config import ensure_state_ignored, find_workspace
 from slopjudge.records.agreement import agreement, flips, read_labels
 from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
@@ -47,8 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--labels", metavar="FILE", required=True,
         help='labels.jsonl: {"prompt_sha256" | "id" | "rule"+"check", "label": "pass"|"refuse"}')
     html = subs["html"]
-    html.add_argument("--output", "-o", metavar="FILE", default="slopjudge-report.html",
-                      help="where to write the page (default: slopjudge-report.html)")
+    html.add_argument("--output", "-o", metavar="FILE",
+                      help="where to write the page (default: report.html in slopjudge's "
+                           "state folder, .slopjudge/, which git ignores: a page in the work "
+                           "tree would be judged as part of the change)")
     html.add_argument("--labels", metavar="FILE",
                       help="labels.jsonl (as for `agreement`): adds the agreement matrices")
     html.add_argument("--link", metavar="TEMPLATE", default=None,
@@ -87,11 +89,17 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         return fail(f"--link {link!r}: use only {{path}}, {{abspath}} and {{line}} ({exc!r})")
     page = render(events, labels=labels, link=link,
                   workspace=find_workspace(os.getcwd()), source=path)
+    output = args.output
     try:
-        write_atomic(args.output, page)
+        if output is None:
+            state = settings_of(args).state_dir
+            os.makedirs(state, exist_ok=True)
+            ensure_state_ignored(state)
+            output = os.path.relpath(os.path.join(state, "report.html"))
+        write_atomic(output, page)
     except OSError as exc:
-        return fail(f"{args.output}: cannot write the report: {exc.strerror or exc}")
-    print(f"slopjudge: wrote {args.output} ({len(events)} events)")
+        return fail(f"{output}: cannot write the report: {exc.strerror or exc}")
+    print(f"slopjudge: wrote {output} ({len(events)} events)")
     return 0
 
 
