@@ -54,8 +54,11 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
-        # The project's virtualenv is where the hook wrappers look for slopjudge first.
+        # The project's virtualenv is where the hook wrappers look for slopjudge first; its
+        # package, and a .pth or sitecustomize.py there, run inside every hook.
         "/.venv/bin/slopjudge", "/venv/bin/slopjudge",
+        *(f"/{venv}/lib/*/site-packages/{name}" for venv in (".venv", "venv")
+          for name in ("slopjudge/", "*.pth", "sitecustomize.py", "usercustomize.py")),
     ]
 
 
