@@ -25,10 +25,10 @@ _JAILS: set[_Jail] = set()  # every containment not yet closed
 _OPEN = _thread.allocate_lock()  # a child is started, or the last containment closed
 
 
-def _killpg(pgid: int, sig: int) -> bool:
-    """Signal a process group; False when it is gone (or no longer ours)."""
+def _kill(pid: int, sig: int, group: bool = False) -> bool:
+    """Signal a process (``group``: its group); False when it is gone (or no longer ours)."""
     try:
-        os.killpg(pgid, sig)
+        (os.killpg if group else os.kill)(pid, sig)
     except (ProcessLookupError, PermissionError):
         return False
     return True
@@ -47,7 +47,7 @@ class Registry(set[int]):
         """Send ``sig`` to every process group this registry has running; how many."""
         groups = self.pids()
         for pgid in groups:
-            _killpg(pgid, sig)
+            _kill(pgid, sig, group=True)
         return len(groups)
 
 
@@ -114,10 +114,6 @@ def _stat(pid: int, field: int) -> int | None:
         return None
 
 
-def _ppid(pid: int) -> int | None:
-    return _stat(pid, 1)
-
-
 class _Tree:
     """Who is whose child: from ``/proc/PID/task/*/children`` where the kernel has it
     (a few small reads), else from every process's ``stat``, read once."""
@@ -148,7 +144,7 @@ class _Tree:
     def _scan(self) -> None:
         self.by_parent = {}
         for child in (int(n) for n in os.listdir("/proc") if n.isdigit()):
-            parent = _ppid(child)
+            parent = _stat(child, 1)
             if parent is not None:
                 self.by_parent.setdefault(parent, []).append(child)
 
@@ -227,10 +223,7 @@ class _Jail:
                 doomed.append(pid)
                 stack.extend(tree.children(pid))
             for pid in doomed:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                _kill(pid, signal.SIGKILL)
             _reap(doomed, me)
 
     def close(self) -> None:
@@ -258,7 +251,7 @@ def _reap(doomed: list[int], me: int) -> None:
     pending = set(doomed)
     while pending and time.monotonic() < deadline:
         for pid in list(pending):
-            parent = _ppid(pid)
+            parent = _stat(pid, 1)
             if parent is None:
                 pending.discard(pid)  # gone: reaped by someone
             elif parent == me:
@@ -384,8 +377,11 @@ def _collect(
         poller.register(in_fd, select.POLLOUT)
     else:
         in_fd = _close_input(proc)  # the child reads its end of input
-    pidfd = _pidfd(proc.pid)
-    if pidfd >= 0:
+    try:  # ready once the leader exits (Linux 5.3+): Popen.wait(timeout) would sleep up
+        pidfd = os.pidfd_open(proc.pid)  # to 50 ms between asks, added to every check
+    except (AttributeError, OSError):  # not Linux, or an older one: waitpid is asked below
+        pidfd = -1
+    else:
         poller.register(pidfd, select.POLLIN)
     now = time.monotonic()
     deadline = None if timeout is None else now + timeout
@@ -417,14 +413,14 @@ def _collect(
                 continue
             if kill_at is None:  # the deadline: TERM, then KILL after the grace period
                 timed_out = True
-                if not _killpg(proc.pid, signal.SIGTERM):
+                if not _kill(proc.pid, signal.SIGTERM, group=True):
                     break
                 kill_at = now + KILL_GRACE_S
             else:
                 break
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
-        if _killpg(proc.pid, signal.SIGTERM):
+        if _kill(proc.pid, signal.SIGTERM, group=True):
             import subprocess  # loaded already: run() started the child with it
 
             try:
@@ -493,24 +489,11 @@ def _close_input(proc: subprocess.Popen[bytes]) -> int:
     return -1
 
 
-def _pidfd(pid: int) -> int:
-    """A descriptor that polls ready once ``pid`` exits (Linux 5.3+), else -1: the
-    caller then asks waitpid at short intervals. Popen.wait(timeout) would sleep up
-    to 50 ms between asks, which would add to every check."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # AttributeError: not Linux
-        return -1
-
-
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     """After the leader exits (or is told to), kill anything it left behind."""
     if proc.returncode is None:
         # The leader itself, by its pid (ours until it is waited for): just after the
         # fork it may not yet lead a group of its own.
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    _killpg(proc.pid, signal.SIGKILL)
+        _kill(proc.pid, signal.SIGKILL)
+    _kill(proc.pid, signal.SIGKILL, group=True)
     jail.kill()
