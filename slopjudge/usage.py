@@ -13,21 +13,14 @@ if TYPE_CHECKING:
 
 USAGE_MARKER = "JUDGE-USAGE-JSON:"
 
-TOKEN_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
 NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
 
 
 def _number(value: Any) -> float | int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if value != value or value < 0 or value == float("inf"):  # NaN, negative, infinite
-        return None
-    return value
+    counts = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if counts and 0 <= value < float("inf") else None  # not NaN either
 
 
 def clean(raw: Any) -> dict[str, Any] | None:
@@ -147,16 +140,13 @@ def from_codex_events(text: str) -> dict[str, Any] | None:
 
 def summary(usage: dict[str, Any] | None, calls: int, cache_hits: int) -> str:
     """``3 judge calls (1 from cache), 5,400 tokens (in 4,000, out 200, cache 1,200), $0.0123``."""
-    noun = "call" if calls == 1 else "calls"
-    text = f"{calls} judge {noun}"
+    text = f"{calls} judge {'call' if calls == 1 else 'calls'}"
     if cache_hits:
         text += f" ({cache_hits} from cache)"
     if usage:
-        cache = int(usage.get("cache_creation_input_tokens") or 0) + int(
-            usage.get("cache_read_input_tokens") or 0
-        )
-        text += (f", {total_tokens(usage):,} tokens (in {int(usage.get('input_tokens') or 0):,},"
-                 f" out {int(usage.get('output_tokens') or 0):,}, cache {cache:,})")
+        ins, outs = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+        tokens = total_tokens(usage)  # the rest of it is cache tokens
+        text += f", {tokens:,} tokens (in {ins:,}, out {outs:,}, cache {tokens - ins - outs:,})"
         if "cost_usd" in usage:
             text += f", ${float(usage['cost_usd']):.4f}"
     return text
