@@ -54,18 +54,16 @@ def regex_source(pattern: str, below: bool = True) -> str:
     pat = pattern.rstrip("/") if dir_only else pattern
     anchored = "/" in pat
     pat = pat.lstrip("/")
-    segs = pat.split("/") if pat else [""]
+    segs = pat.split("/")
     parts: list[str] = []
     for idx, seg in enumerate(segs):
         last = idx == len(segs) - 1
-        if seg == "**":
-            if last:
-                # "x/**": anything inside x (one segment at least); lone "**": anything.
-                parts.append(".*" if idx == 0 else "[^/].*")
-            else:
-                parts.append("(?:[^/]+/)*")
-            continue
-        parts.append(_segment(seg) + ("" if last else "/"))
+        if seg == "**" and not last:
+            parts.append("(?:[^/]+/)*")
+        elif seg == "**":  # "x/**": anything inside x (one segment at least); lone "**": anything
+            parts.append(".*" if idx == 0 else "[^/].*")
+        else:
+            parts.append(_segment(seg) + ("" if last else "/"))
     body = "".join(parts)
     if not anchored:
         body = "(?:.*/)?" + body
