@@ -213,15 +213,11 @@ class _Jail:
 
         for _ in range(50):
             tree = _Tree()
-            roots = [p for p in tree.children(me) if p not in EVERYONE and doomed_root(p)]
-            if not roots:
+            doomed = [p for p in tree.children(me) if p not in EVERYONE and doomed_root(p)]
+            if not doomed:
                 return
-            doomed: list[int] = []
-            stack = list(roots)
-            while stack:
-                pid = stack.pop()
-                doomed.append(pid)
-                stack.extend(tree.children(pid))
+            for pid in doomed:  # the list grows as it goes: each one's children join it
+                doomed.extend(tree.children(pid))
             for pid in doomed:
                 _kill(pid, signal.SIGKILL)
             _reap(doomed, me)
