@@ -114,39 +114,31 @@ def _stat(pid: int, field: int) -> int | None:
         return None
 
 
-class _Tree:
-    """Who is whose child: from ``/proc/PID/task/*/children`` where the kernel has it
-    (a few small reads), else from every process's ``stat``, read once."""
-
-    def __init__(self) -> None:
-        self.by_parent: dict[int, list[int]] | None = None
-
-    def children(self, pid: int) -> list[int]:
-        if self.by_parent is None:
+def _children(pid: int, by_parent: dict[int, list[int]]) -> list[int]:
+    """``pid``'s children: from ``/proc/PID/task/*/children`` where the kernel has it (a few
+    small reads), else from every process's ``stat``, read once into ``by_parent``."""
+    if not by_parent:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+        found: list[int] = []
+        for tid in tasks:
             try:
-                tasks = os.listdir(f"/proc/{pid}/task")
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    found += [int(x) for x in f.read().split()]
+            except FileNotFoundError:
+                if os.path.exists(f"/proc/{pid}/task/{tid}"):
+                    break  # no children files in this kernel
             except OSError:
-                return []
-            found: list[int] = []
-            for tid in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                        found += [int(x) for x in f.read().split()]
-                except FileNotFoundError:
-                    if os.path.exists(f"/proc/{pid}/task/{tid}"):
-                        self._scan()  # no children files in this kernel
-                        return self.children(pid)
-                except OSError:
-                    pass
+                pass
+        else:
             return found
-        return self.by_parent.get(pid, [])
-
-    def _scan(self) -> None:
-        self.by_parent = {}
         for child in (int(n) for n in os.listdir("/proc") if n.isdigit()):
             parent = _stat(child, 1)
             if parent is not None:
-                self.by_parent.setdefault(parent, []).append(child)
+                by_parent.setdefault(parent, []).append(child)
+    return by_parent.get(pid, [])
 
 
 def _tags(pid: int) -> list[bytes] | None:
@@ -212,12 +204,12 @@ class _Jail:
             return tags is not None and tag in tags
 
         for _ in range(50):
-            tree = _Tree()
-            doomed = [p for p in tree.children(me) if p not in EVERYONE and doomed_root(p)]
+            tree: dict[int, list[int]] = {}  # filled only where the kernel needs a scan
+            doomed = [p for p in _children(me, tree) if p not in EVERYONE and doomed_root(p)]
             if not doomed:
                 return
             for pid in doomed:  # the list grows as it goes: each one's children join it
-                doomed.extend(tree.children(pid))
+                doomed.extend(_children(pid, tree))
             for pid in doomed:
                 _kill(pid, signal.SIGKILL)
             _reap(doomed, me)
@@ -238,11 +230,8 @@ def _owns_process() -> bool:
 
 
 def _reap(doomed: list[int], me: int) -> None:
-    """Wait for killed processes that are (or become) our children, so none stays a zombie.
-
-    Only these pids: a wait on any child would steal the exit status of a
-    check that is still running in another thread.
-    """
+    """Wait for killed processes that are (or become) our children, so none stays a zombie:
+    only these pids, as a wait on any child would steal a running check's exit status."""
     deadline = time.monotonic() + 1.0
     pending = set(doomed)
     while pending and time.monotonic() < deadline:
@@ -433,8 +422,7 @@ def _collect(
                 poller.unregister(fd)
         if pidfd >= 0:
             os.close(pidfd)
-        if in_fd >= 0:
-            _close_input(proc)
+        _close_input(proc)  # closing it twice is harmless
     # The leader may have exited while children it forked still hold the pipes or
     # keep running; a check owns all it started, so none outlive it. With every
     # writer killed the pipes end; what is left in them is read.
