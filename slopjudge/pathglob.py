@@ -8,8 +8,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-__all__ = ["escape", "match", "match_any", "matcher"]
-
 # A character class: ``[!...]`` or ``[^...]`` negates, a ``]`` first in it is literal.
 _CLASS = r"\[([!^]?+)(\]?+[^\]]*)\]"
 
