@@ -164,9 +164,8 @@ def _become_subreaper() -> None:
     if not _SUBREAPER and sys.platform.startswith("linux"):
         import ctypes
 
-        try:
-            pr_set_child_subreaper = 36
-            _SUBREAPER = ctypes.CDLL(None).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+        try:  # 36: PR_SET_CHILD_SUBREAPER
+            _SUBREAPER = ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):
             pass
 
@@ -237,14 +236,13 @@ def _reap(doomed: list[int], me: int) -> None:
     while pending and time.monotonic() < deadline:
         for pid in list(pending):
             parent = _stat(pid, 1)
-            if parent is None:
-                pending.discard(pid)  # gone: reaped by someone
-            elif parent == me:
+            if parent == me:
                 try:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
-                pending.discard(pid)
+            if parent in (None, me):
+                pending.discard(pid)  # reaped here, or gone: reaped by someone
         if pending:
             time.sleep(0.001)  # its killed parent has not yet handed it to us
 
@@ -288,7 +286,7 @@ def run(
     (``max_output`` each) into ``ProcResult.pipes``; run() closes all of them."""
     import subprocess
 
-    extra = [list(pair) for pair in pipes or ()]
+    reads, writes = [r for r, _w in pipes or ()], [w for _r, w in pipes or ()]
     try:
         if not _exits_readable():
             return _not_started("SIGCHLD is ignored in this process, so no exit status can "
@@ -299,30 +297,28 @@ def run(
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=cwd, env=jail.env(env), start_new_session=True,
-                pass_fds=tuple(w for _r, w in extra))
+                pass_fds=tuple(writes))
         except OSError as exc:
             jail.close()
             return _not_started(f"{exc.filename or argv[0]}: not found"
                                 if isinstance(exc, FileNotFoundError) else
                                 f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
                                 else f"{argv[0]}: {exc.strerror or exc}", started)
-        for pair in extra:
-            os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
-            pair[1] = -1
+        while writes:  # the child's copy is the only writer left: its end ends the pipe
+            os.close(writes.pop())
         # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
         # left is killed.
         listed = (EVERYONE, EVERYONE if registry is None else registry)
         for reg in listed:
             reg.add(proc.pid)
         try:
-            return _collect(proc, jail, input, timeout, max_output, started,
-                            [r for r, _w in extra])
+            return _collect(proc, jail, input, timeout, max_output, started, reads)
         finally:
             for reg in listed:
                 reg.discard(proc.pid)
             jail.close()
     finally:
-        for fd in (fd for pair in extra for fd in pair if fd >= 0):
+        for fd in reads + writes:
             os.close(fd)
 
 
