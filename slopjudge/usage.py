@@ -79,10 +79,8 @@ def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | 
         return dict(b) if b else None
     if not b:
         return dict(a)
-    out: dict[str, Any] = {}
-    for key in NUMBER_FIELDS:
-        if key in a or key in b:
-            out[key] = (a.get(key) or 0) + (b.get(key) or 0)
+    out = {key: (a.get(key) or 0) + (b.get(key) or 0) for key in NUMBER_FIELDS
+           if key in a or key in b}
     models = dict.fromkeys(part for m in (a.get("model"), b.get("model")) if m
                            for part in str(m).split(",") if part)
     if models:
@@ -110,8 +108,7 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
 
 
 def codex_events(text: str) -> list[dict[str, Any]]:
-    """The events of ``codex exec --json`` output: JSON objects with a string ``type``, one a
-    line."""
+    """The events of ``codex exec --json``, one a line: JSON objects with a string ``type``."""
     return [e for e in _json_lines(text) if isinstance(e, dict) and isinstance(e.get("type"), str)]
 
 
@@ -122,19 +119,13 @@ def from_codex_events(text: str) -> dict[str, Any] | None:
     in Anthropic's usage, ``input_tokens`` are the uncached ones, so each is counted once."""
     out: dict[str, Any] | None = None
     for event in codex_events(text):
-        if event["type"] != "turn.completed":
-            continue
-        usage = event.get("usage")
-        if not isinstance(usage, dict):
-            continue
-        total, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
-        if isinstance(total, int) and isinstance(cached, int) and 0 < cached <= total:
-            total -= cached
-        out = add(out, clean({
-            "input_tokens": total,
-            "cache_read_input_tokens": cached,
-            "output_tokens": usage.get("output_tokens"),
-        }))
+        usage = event.get("usage") if event["type"] == "turn.completed" else None
+        if isinstance(usage, dict):
+            ins, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
+            if isinstance(ins, int) and isinstance(cached, int) and 0 < cached <= ins:
+                ins -= cached
+            out = add(out, clean({"input_tokens": ins, "cache_read_input_tokens": cached,
+                                  "output_tokens": usage.get("output_tokens")}))
     return out
 
 
