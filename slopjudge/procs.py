@@ -72,16 +72,13 @@ def is_python_script(path: str) -> bool:
         with open(path, "rb") as f:
             head = f.read(256)
     except OSError:
-        return path.endswith(".py")
+        head = b""  # unreadable: judged by its name
     if not head.startswith(b"#!"):
         return path.endswith(".py")
     words = head[2:].split(b"\n", 1)[0].decode("latin-1").split()
-    if not words:
-        return False
-    prog = os.path.basename(words[0])
+    prog = os.path.basename(words[0]) if words else ""
     if prog == "env":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        prog = rest[0] if rest else ""
+        prog = next((w for w in words[1:] if not w.startswith("-")), "")
     # python, python3 or python3.N (a regular expression would be compiled on every hook)
     version = prog[len("python3."):]
     return prog in ("python", "python3") or (
