@@ -32,7 +32,6 @@ def _scanner() -> Any:
             parse_int = int
             parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
                               "NaN": float("nan")}.__getitem__
-            memo: dict[str, str] = {}
 
         _SCAN = make_scanner(Context())  # type: ignore[arg-type]
     return _SCAN
