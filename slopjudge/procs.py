@@ -40,12 +40,9 @@ class Registry(set[int]):
     owns one, so stopping its checks leaves another run's alone; every child is in
     :data:`EVERYONE` too, for :func:`kill_all`. (Empty, it is falsy: test ``is None``.)"""
 
-    def pids(self) -> list[int]:
-        return list(self)  # a plain copy: a signal handler may call this mid-update
-
     def signal_all(self, sig: int) -> int:
         """Send ``sig`` to every process group this registry has running; how many."""
-        groups = self.pids()
+        groups = list(self)  # a plain copy: a signal handler may call this mid-update
         for pgid in groups:
             _kill(pgid, sig, group=True)
         return len(groups)
