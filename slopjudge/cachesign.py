@@ -25,9 +25,7 @@ _LOADED = False
 
 
 def key_path() -> str:
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return os.path.join(os.path.abspath(state), "slopjudge", "key")
 
 

@@ -107,12 +107,9 @@ def inside(path: str, root: str) -> bool:
 def find_workspace(start: str) -> str:
     """The git top level holding ``start`` (the nearest folder with ``.git``), else ``start``;
     walked up to, not asked of git: this runs on every hook call."""
-    start = os.path.abspath(start)
-    here = start
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
+    here = start = os.path.abspath(start)
+    while not os.path.exists(os.path.join(here, ".git")):
+        if os.path.dirname(here) == here:
             return start
-        here = parent
+        here = os.path.dirname(here)
+    return here

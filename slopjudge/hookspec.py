@@ -1,6 +1,6 @@
 """The protocols behind slopjudge's extension points (docs/architecture.md lists each with
 its registry): each registry is a dict typed by one, so ``mypy --strict`` holds every entry
-to its interface (tests/test_registries.py). An agent's hook side is ``AgentHarness``."""
+to its interface (tests/test_registries.py); an agent's hook side is in harnesses/registry.py."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""JSON read and written without importing :mod:`json` on the way that succeeds, and
-a child process's whole output read as one JSON object, or nothing.
-
-Script checks, the harness replies of ``slopjudge-agent`` and its answer file
-all answer with one object; a reply that is not exactly one object is not an
-answer. The hooks read their payload and the rules cache through :func:`loads`:
-``json`` costs a PreToolUse hook its decoder's regular expressions, while the
-C scanner under it needs none. They write the payloads of their checks and their
-event records through :func:`dumps`, json's C encoder, for the same reason.
-"""
+"""JSON read and written through json's C scanner and encoder without importing
+:mod:`json` (its decoder's regular expressions cost a PreToolUse hook), and a child's
+whole output read as one JSON object or nothing: a reply that is not exactly one
+object (a script check's, a harness's) is not an answer."""
 
 from __future__ import annotations
 
@@ -38,7 +32,6 @@ def _scanner() -> Any:
             parse_int = int
             parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
                               "NaN": float("nan")}.__getitem__
-            memo: dict[str, str] = {}
 
         _SCAN = make_scanner(Context())  # type: ignore[arg-type]
     return _SCAN
@@ -81,8 +74,6 @@ def dumps(value: Any, *, ensure_ascii: bool = True,
             make_encoder({}, *args)  # this Python's signature, checked once
 
             def encode(value: Any) -> str:
-                if isinstance(value, str):
-                    return str(quote(value))
                 # A new encoder per call: its circular-reference markers are per call in json.
                 return "".join(make_encoder({}, *args)(value, 0))
         except (ImportError, TypeError):

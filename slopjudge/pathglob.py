@@ -8,41 +8,27 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-__all__ = ["escape", "match", "match_any", "matcher"]
-
-# A character class: ``[!...]`` or ``[^...]`` negates, a ``]`` first in it is literal.
-_CLASS = r"\[([!^]?+)(\]?+[^\]]*)\]"
+# One token of a segment: a run of ``*``, ``?``, an escaped character, a character class
+# (``[!...]`` or ``[^...]`` negates, a ``]`` first in it is literal), any other character.
+_TOKEN = r"(\*+)|(\?)|\\(.)|\[([!^]?+)(\]?+[^\]]*)\]|(.)"
 
 
 def _segment(seg: str) -> str:
     """Translate one path segment (no ``/``) into a regex fragment."""
     import re  # see _Matcher._match
 
-    out: list[str] = []
-    i, n = 0, len(seg)
-    while i < n:
-        c = seg[i]
-        if c == "*":
-            while i < n and seg[i] == "*":
-                i += 1
-            out.append("[^/]*")
-            continue
-        if c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(seg[i]))
-        elif c == "[" and (m := re.compile(_CLASS).match(seg, i)):  # re's cache holds it
-            negate, body = m.groups()
-            # Literal inside a class; re would read some of these as set syntax.
-            body = "".join("\\" + ch if ch in "\\^[]&~|" else ch for ch in body)
-            # A class never matches the separator, negated or not.
-            out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
-            i = m.end() - 1
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+    def token(m: re.Match[str]) -> str:
+        stars, question, escaped, negate, body, char = m.groups()
+        if stars or question:
+            return "[^/]*" if stars else "[^/]"
+        if body is None:
+            return re.escape(escaped if escaped is not None else char)
+        # Literal inside a class; re would read some of these as set syntax.
+        body = "".join("\\" + ch if ch in "\\^[]&~|" else ch for ch in body)
+        # A class never matches the separator, negated or not.
+        return f"[^/{body}]" if negate else f"(?!/)[{body}]"
+
+    return re.sub(_TOKEN, token, seg, flags=re.DOTALL)
 
 
 def regex_source(pattern: str, below: bool = True) -> str:
@@ -54,18 +40,16 @@ def regex_source(pattern: str, below: bool = True) -> str:
     pat = pattern.rstrip("/") if dir_only else pattern
     anchored = "/" in pat
     pat = pat.lstrip("/")
-    segs = pat.split("/") if pat else [""]
+    segs = pat.split("/")
     parts: list[str] = []
     for idx, seg in enumerate(segs):
         last = idx == len(segs) - 1
-        if seg == "**":
-            if last:
-                # "x/**": anything inside x (one segment at least); lone "**": anything.
-                parts.append(".*" if idx == 0 else "[^/].*")
-            else:
-                parts.append("(?:[^/]+/)*")
-            continue
-        parts.append(_segment(seg) + ("" if last else "/"))
+        if seg == "**" and not last:
+            parts.append("(?:[^/]+/)*")
+        elif seg == "**":  # "x/**": anything inside x (one segment at least); lone "**": anything
+            parts.append(".*" if idx == 0 else "[^/].*")
+        else:
+            parts.append(_segment(seg) + ("" if last else "/"))
     body = "".join(parts)
     if not anchored:
         body = "(?:.*/)?" + body

@@ -25,10 +25,10 @@ _JAILS: set[_Jail] = set()  # every containment not yet closed
 _OPEN = _thread.allocate_lock()  # a child is started, or the last containment closed
 
 
-def _killpg(pgid: int, sig: int) -> bool:
-    """Signal a process group; False when it is gone (or no longer ours)."""
+def _kill(pid: int, sig: int, group: bool = False) -> bool:
+    """Signal a process (``group``: its group); False when it is gone (or no longer ours)."""
     try:
-        os.killpg(pgid, sig)
+        (os.killpg if group else os.kill)(pid, sig)
     except (ProcessLookupError, PermissionError):
         return False
     return True
@@ -40,14 +40,11 @@ class Registry(set[int]):
     owns one, so stopping its checks leaves another run's alone; every child is in
     :data:`EVERYONE` too, for :func:`kill_all`. (Empty, it is falsy: test ``is None``.)"""
 
-    def pids(self) -> list[int]:
-        return list(self)  # a plain copy: a signal handler may call this mid-update
-
     def signal_all(self, sig: int) -> int:
         """Send ``sig`` to every process group this registry has running; how many."""
-        groups = self.pids()
+        groups = list(self)  # a plain copy: a signal handler may call this mid-update
         for pgid in groups:
-            _killpg(pgid, sig)
+            _kill(pgid, sig, group=True)
         return len(groups)
 
 
@@ -72,16 +69,13 @@ def is_python_script(path: str) -> bool:
         with open(path, "rb") as f:
             head = f.read(256)
     except OSError:
-        return path.endswith(".py")
+        head = b""  # unreadable: judged by its name
     if not head.startswith(b"#!"):
         return path.endswith(".py")
     words = head[2:].split(b"\n", 1)[0].decode("latin-1").split()
-    if not words:
-        return False
-    prog = os.path.basename(words[0])
+    prog = os.path.basename(words[0]) if words else ""
     if prog == "env":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        prog = rest[0] if rest else ""
+        prog = next((w for w in words[1:] if not w.startswith("-")), "")
     # python, python3 or python3.N (a regular expression would be compiled on every hook)
     version = prog[len("python3."):]
     return prog in ("python", "python3") or (
@@ -114,43 +108,31 @@ def _stat(pid: int, field: int) -> int | None:
         return None
 
 
-def _ppid(pid: int) -> int | None:
-    return _stat(pid, 1)
-
-
-class _Tree:
-    """Who is whose child: from ``/proc/PID/task/*/children`` where the kernel has it
-    (a few small reads), else from every process's ``stat``, read once."""
-
-    def __init__(self) -> None:
-        self.by_parent: dict[int, list[int]] | None = None
-
-    def children(self, pid: int) -> list[int]:
-        if self.by_parent is None:
+def _children(pid: int, by_parent: dict[int, list[int]]) -> list[int]:
+    """``pid``'s children: from ``/proc/PID/task/*/children`` where the kernel has it (a few
+    small reads), else from every process's ``stat``, read once into ``by_parent``."""
+    if not by_parent:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+        found: list[int] = []
+        for tid in tasks:
             try:
-                tasks = os.listdir(f"/proc/{pid}/task")
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    found += [int(x) for x in f.read().split()]
+            except FileNotFoundError:
+                if os.path.exists(f"/proc/{pid}/task/{tid}"):
+                    break  # no children files in this kernel
             except OSError:
-                return []
-            found: list[int] = []
-            for tid in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                        found += [int(x) for x in f.read().split()]
-                except FileNotFoundError:
-                    if os.path.exists(f"/proc/{pid}/task/{tid}"):
-                        self._scan()  # no children files in this kernel
-                        return self.children(pid)
-                except OSError:
-                    pass
+                pass
+        else:
             return found
-        return self.by_parent.get(pid, [])
-
-    def _scan(self) -> None:
-        self.by_parent = {}
         for child in (int(n) for n in os.listdir("/proc") if n.isdigit()):
-            parent = _ppid(child)
+            parent = _stat(child, 1)
             if parent is not None:
-                self.by_parent.setdefault(parent, []).append(child)
+                by_parent.setdefault(parent, []).append(child)
+    return by_parent.get(pid, [])
 
 
 def _tags(pid: int) -> list[bytes] | None:
@@ -176,9 +158,8 @@ def _become_subreaper() -> None:
     if not _SUBREAPER and sys.platform.startswith("linux"):
         import ctypes
 
-        try:
-            pr_set_child_subreaper = 36
-            _SUBREAPER = ctypes.CDLL(None).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+        try:  # 36: PR_SET_CHILD_SUBREAPER
+            _SUBREAPER = ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):
             pass
 
@@ -216,21 +197,14 @@ class _Jail:
             return tags is not None and tag in tags
 
         for _ in range(50):
-            tree = _Tree()
-            roots = [p for p in tree.children(me) if p not in EVERYONE and doomed_root(p)]
-            if not roots:
+            tree: dict[int, list[int]] = {}  # filled only where the kernel needs a scan
+            doomed = [p for p in _children(me, tree) if p not in EVERYONE and doomed_root(p)]
+            if not doomed:
                 return
-            doomed: list[int] = []
-            stack = list(roots)
-            while stack:
-                pid = stack.pop()
-                doomed.append(pid)
-                stack.extend(tree.children(pid))
+            for pid in doomed:  # the list grows as it goes: each one's children join it
+                doomed.extend(_children(pid, tree))
             for pid in doomed:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                _kill(pid, signal.SIGKILL)
             _reap(doomed, me)
 
     def close(self) -> None:
@@ -249,24 +223,20 @@ def _owns_process() -> bool:
 
 
 def _reap(doomed: list[int], me: int) -> None:
-    """Wait for killed processes that are (or become) our children, so none stays a zombie.
-
-    Only these pids: a wait on any child would steal the exit status of a
-    check that is still running in another thread.
-    """
+    """Wait for killed processes that are (or become) our children, so none stays a zombie:
+    only these pids, as a wait on any child would steal a running check's exit status."""
     deadline = time.monotonic() + 1.0
     pending = set(doomed)
     while pending and time.monotonic() < deadline:
         for pid in list(pending):
-            parent = _ppid(pid)
-            if parent is None:
-                pending.discard(pid)  # gone: reaped by someone
-            elif parent == me:
+            parent = _stat(pid, 1)
+            if parent == me:
                 try:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
-                pending.discard(pid)
+            if parent in (None, me):
+                pending.discard(pid)  # reaped here, or gone: reaped by someone
         if pending:
             time.sleep(0.001)  # its killed parent has not yet handed it to us
 
@@ -310,7 +280,7 @@ def run(
     (``max_output`` each) into ``ProcResult.pipes``; run() closes all of them."""
     import subprocess
 
-    extra = [list(pair) for pair in pipes or ()]
+    reads, writes = [r for r, _w in pipes or ()], [w for _r, w in pipes or ()]
     try:
         if not _exits_readable():
             return _not_started("SIGCHLD is ignored in this process, so no exit status can "
@@ -321,30 +291,28 @@ def run(
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=cwd, env=jail.env(env), start_new_session=True,
-                pass_fds=tuple(w for _r, w in extra))
+                pass_fds=tuple(writes))
         except OSError as exc:
             jail.close()
             return _not_started(f"{exc.filename or argv[0]}: not found"
                                 if isinstance(exc, FileNotFoundError) else
                                 f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
                                 else f"{argv[0]}: {exc.strerror or exc}", started)
-        for pair in extra:
-            os.close(pair[1])  # the child's copy is the only writer left: its end ends the pipe
-            pair[1] = -1
+        while writes:  # the child's copy is the only writer left: its end ends the pipe
+            os.close(writes.pop())
         # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
         # left is killed.
         listed = (EVERYONE, EVERYONE if registry is None else registry)
         for reg in listed:
             reg.add(proc.pid)
         try:
-            return _collect(proc, jail, input, timeout, max_output, started,
-                            [r for r, _w in extra])
+            return _collect(proc, jail, input, timeout, max_output, started, reads)
         finally:
             for reg in listed:
                 reg.discard(proc.pid)
             jail.close()
     finally:
-        for fd in (fd for pair in extra for fd in pair if fd >= 0):
+        for fd in reads + writes:
             os.close(fd)
 
 
@@ -384,8 +352,11 @@ def _collect(
         poller.register(in_fd, select.POLLOUT)
     else:
         in_fd = _close_input(proc)  # the child reads its end of input
-    pidfd = _pidfd(proc.pid)
-    if pidfd >= 0:
+    try:  # ready once the leader exits (Linux 5.3+): Popen.wait(timeout) would sleep up
+        pidfd = os.pidfd_open(proc.pid)  # to 50 ms between asks, added to every check
+    except (AttributeError, OSError):  # not Linux, or an older one: waitpid is asked below
+        pidfd = -1
+    else:
         poller.register(pidfd, select.POLLIN)
     now = time.monotonic()
     deadline = None if timeout is None else now + timeout
@@ -417,14 +388,14 @@ def _collect(
                 continue
             if kill_at is None:  # the deadline: TERM, then KILL after the grace period
                 timed_out = True
-                if not _killpg(proc.pid, signal.SIGTERM):
+                if not _kill(proc.pid, signal.SIGTERM, group=True):
                     break
                 kill_at = now + KILL_GRACE_S
             else:
                 break
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
-        if _killpg(proc.pid, signal.SIGTERM):
+        if _kill(proc.pid, signal.SIGTERM, group=True):
             import subprocess  # loaded already: run() started the child with it
 
             try:
@@ -441,8 +412,7 @@ def _collect(
                 poller.unregister(fd)
         if pidfd >= 0:
             os.close(pidfd)
-        if in_fd >= 0:
-            _close_input(proc)
+        _close_input(proc)  # closing it twice is harmless
     # The leader may have exited while children it forked still hold the pipes or
     # keep running; a check owns all it started, so none outlive it. With every
     # writer killed the pipes end; what is left in them is read.
@@ -493,24 +463,11 @@ def _close_input(proc: subprocess.Popen[bytes]) -> int:
     return -1
 
 
-def _pidfd(pid: int) -> int:
-    """A descriptor that polls ready once ``pid`` exits (Linux 5.3+), else -1: the
-    caller then asks waitpid at short intervals. Popen.wait(timeout) would sleep up
-    to 50 ms between asks, which would add to every check."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # AttributeError: not Linux
-        return -1
-
-
 def _reap_group(proc: subprocess.Popen[bytes], jail: _Jail) -> None:
     """After the leader exits (or is told to), kill anything it left behind."""
     if proc.returncode is None:
         # The leader itself, by its pid (ours until it is waited for): just after the
         # fork it may not yet lead a group of its own.
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    _killpg(proc.pid, signal.SIGKILL)
+        _kill(proc.pid, signal.SIGKILL)
+    _kill(proc.pid, signal.SIGKILL, group=True)
     jail.kill()

@@ -13,21 +13,14 @@ if TYPE_CHECKING:
 
 USAGE_MARKER = "JUDGE-USAGE-JSON:"
 
-TOKEN_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
 NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
 
 
 def _number(value: Any) -> float | int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if value != value or value < 0 or value == float("inf"):  # NaN, negative, infinite
-        return None
-    return value
+    counts = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if counts and 0 <= value < float("inf") else None  # not NaN either
 
 
 def clean(raw: Any) -> dict[str, Any] | None:
@@ -86,10 +79,8 @@ def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | 
         return dict(b) if b else None
     if not b:
         return dict(a)
-    out: dict[str, Any] = {}
-    for key in NUMBER_FIELDS:
-        if key in a or key in b:
-            out[key] = (a.get(key) or 0) + (b.get(key) or 0)
+    out = {key: (a.get(key) or 0) + (b.get(key) or 0) for key in NUMBER_FIELDS
+           if key in a or key in b}
     models = dict.fromkeys(part for m in (a.get("model"), b.get("model")) if m
                            for part in str(m).split(",") if part)
     if models:
@@ -117,8 +108,7 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
 
 
 def codex_events(text: str) -> list[dict[str, Any]]:
-    """The events of ``codex exec --json`` output: JSON objects with a string ``type``, one a
-    line."""
+    """The events of ``codex exec --json``, one a line: JSON objects with a string ``type``."""
     return [e for e in _json_lines(text) if isinstance(e, dict) and isinstance(e.get("type"), str)]
 
 
@@ -129,34 +119,25 @@ def from_codex_events(text: str) -> dict[str, Any] | None:
     in Anthropic's usage, ``input_tokens`` are the uncached ones, so each is counted once."""
     out: dict[str, Any] | None = None
     for event in codex_events(text):
-        if event["type"] != "turn.completed":
-            continue
-        usage = event.get("usage")
-        if not isinstance(usage, dict):
-            continue
-        total, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
-        if isinstance(total, int) and isinstance(cached, int) and 0 < cached <= total:
-            total -= cached
-        out = add(out, clean({
-            "input_tokens": total,
-            "cache_read_input_tokens": cached,
-            "output_tokens": usage.get("output_tokens"),
-        }))
+        usage = event.get("usage") if event["type"] == "turn.completed" else None
+        if isinstance(usage, dict):
+            ins, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
+            if isinstance(ins, int) and isinstance(cached, int) and 0 < cached <= ins:
+                ins -= cached
+            out = add(out, clean({"input_tokens": ins, "cache_read_input_tokens": cached,
+                                  "output_tokens": usage.get("output_tokens")}))
     return out
 
 
 def summary(usage: dict[str, Any] | None, calls: int, cache_hits: int) -> str:
     """``3 judge calls (1 from cache), 5,400 tokens (in 4,000, out 200, cache 1,200), $0.0123``."""
-    noun = "call" if calls == 1 else "calls"
-    text = f"{calls} judge {noun}"
+    text = f"{calls} judge {'call' if calls == 1 else 'calls'}"
     if cache_hits:
         text += f" ({cache_hits} from cache)"
     if usage:
-        cache = int(usage.get("cache_creation_input_tokens") or 0) + int(
-            usage.get("cache_read_input_tokens") or 0
-        )
-        text += (f", {total_tokens(usage):,} tokens (in {int(usage.get('input_tokens') or 0):,},"
-                 f" out {int(usage.get('output_tokens') or 0):,}, cache {cache:,})")
+        ins, outs = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+        tokens = total_tokens(usage)  # the rest of it is cache tokens
+        text += f", {tokens:,} tokens (in {ins:,}, out {outs:,}, cache {tokens - ins - outs:,})"
         if "cost_usd" in usage:
             text += f", ${float(usage['cost_usd']):.4f}"
     return text

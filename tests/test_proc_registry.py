@@ -55,8 +55,8 @@ def test_stopping_one_run_leaves_the_other_runs_child_alive(tmp_path: Path, kind
     results: dict[str, procs.ProcResult] = {}
     a = _start(kind, first, tmp_path, results, "a")
     b = _start(kind, second, tmp_path, results, "b")
-    _wait_for(lambda: bool(first.pids()) and bool(second.pids()))
-    (pid_a,), (pid_b,) = first.pids(), second.pids()
+    _wait_for(lambda: bool(list(first)) and bool(list(second)))
+    (pid_a,), (pid_b,) = list(first), list(second)
     assert pid_a in procs.EVERYONE and pid_b in procs.EVERYONE  # for kill_all on exit
     # A fork is listed before it has made its own session; until then its group
     # cannot be signalled (a run's stop_running repeats the signal for this).
@@ -65,8 +65,8 @@ def test_stopping_one_run_leaves_the_other_runs_child_alive(tmp_path: Path, kind
         assert first.signal_all(signal.SIGTERM) == 1
         a.join(timeout=15)
         assert not a.is_alive() and results["a"].signal == signal.SIGTERM
-        assert not _alive(pid_a) and first.pids() == [] and pid_a not in procs.EVERYONE
-        assert b.is_alive() and _alive(pid_b) and second.pids() == [pid_b]
+        assert not _alive(pid_a) and list(first) == [] and pid_a not in procs.EVERYONE
+        assert b.is_alive() and _alive(pid_b) and list(second) == [pid_b]
     finally:
         second.signal_all(signal.SIGKILL)
         b.join(timeout=15)
@@ -78,8 +78,8 @@ def test_stop_running_stops_only_its_own_run(tmp_path: Path) -> None:
     results: dict[str, procs.ProcResult] = {}
     a = _start("exec", mine, tmp_path, results, "a")
     b = _start("exec", other, tmp_path, results, "b")
-    _wait_for(lambda: bool(mine.pids()) and bool(other.pids()))
-    (pid_b,) = other.pids()
+    _wait_for(lambda: bool(list(mine)) and bool(list(other)))
+    (pid_b,) = list(other)
     try:
         ended = threading.Event()
 

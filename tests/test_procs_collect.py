@@ -167,3 +167,31 @@ def test_a_process_without_a_tag_is_told_from_one_that_cannot_be_read() -> None:
         bare.kill()
         bare.wait()
     assert procs._tags(bare.pid) is None  # gone
+
+
+@pytest.mark.parametrize("children_files", [True, False])
+def test_children_are_found_with_or_without_the_kernels_children_files(
+    monkeypatch: pytest.MonkeyPatch, children_files: bool
+) -> None:
+    """The orphan sweep finds a process's children from ``/proc/PID/task/*/children``, or,
+    on a kernel without those files, from every process's ``stat``."""
+    import builtins
+    import os
+    import subprocess
+
+    def without_children_files(path: Any, *args: Any, **kw: Any) -> Any:
+        if str(path).endswith("/children"):
+            raise FileNotFoundError(path)
+        return builtins.open(path, *args, **kw)
+
+    if not children_files:
+        monkeypatch.setattr(procs, "open", without_children_files, raising=False)
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        tree: dict[int, list[int]] = {}
+        assert child.pid in procs._children(os.getpid(), tree)
+        assert bool(tree) is not children_files  # scanned only without the files
+        assert procs._children(child.pid, tree) == []
+    finally:
+        child.kill()
+        child.wait()
