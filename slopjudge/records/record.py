@@ -19,7 +19,6 @@ from slopjudge.model import CheckResult, Event
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
-    import json
     from collections.abc import Callable
     from typing import Any
 
@@ -132,42 +131,52 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The records, and one ``path:line: problem`` per bad line; a missing file is an
     empty log. A last line without its newline counts only when it parses (else it is a
     record never completed, or being written right now)."""
-    import json
-
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        return read_json_lines(path, _an_object, torn_tail=True)
     except FileNotFoundError:
         return [], []
     except OSError as exc:
         return [], [f"{path}: cannot read: {exc.strerror or exc}"]
-    records: list[dict[str, Any]] = []
+
+
+def _an_object(value: Any, where: str) -> str | None:
+    return None if isinstance(value, dict) else f"{where}: not a JSON object"
+
+
+def read_json_lines(path: str, problem: Callable[[Any, str], str | None], *,
+                    torn_tail: bool = False) -> tuple[list[Any], list[str]]:
+    """The JSON value of each line of ``path`` that is not blank and that ``problem``
+    (value, ``path:line``) finds none with, and one ``path:line: problem`` per other line,
+    in line order; OSError is the caller's. ``torn_tail``: an unterminated last line that
+    does not parse is left out without a word."""
+    import json
+
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    values: list[Any] = []
     problems: list[str] = []
-    lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        unterminated = number == len(lines)  # no newline after it: possibly never completed
+        where = f"{path}:{number}"
+        unfinished = torn_tail and number == len(lines)  # no newline after it
         try:
             value = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            if not unterminated:
-                problems.append(f"{path}:{number}: not UTF-8 (byte {exc.start + 1})")
+            if not unfinished:
+                problems.append(f"{where}: not UTF-8 (byte {exc.start + 1})")
             continue
         except json.JSONDecodeError as exc:
-            if not unterminated:
-                problems.append(f"{path}:{number}:{exc.colno}: not JSON: {json_problem(exc)}")
+            if not unfinished:  # json's message expects a position; the column is given
+                why = exc.msg.removesuffix(" starting at").lower()
+                problems.append(f"{where}:{exc.colno}: not JSON: {why}")
             continue
-        if not isinstance(value, dict):
-            problems.append(f"{path}:{number}: not a JSON object")
-            continue
-        records.append(value)
-    return records, problems
-
-
-def json_problem(exc: json.JSONDecodeError) -> str:
-    # json's messages expect a position after "starting at"; the column is given already.
-    return exc.msg.removesuffix(" starting at").lower()
+        found = problem(value, where)
+        if found is None:
+            values.append(value)
+        else:
+            problems.append(found)
+    return values, problems
 
 
 def recording(events_file: str | None, event: Event,
