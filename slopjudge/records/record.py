@@ -187,19 +187,10 @@ def recording(events_file: str | None, event: Event,
     leaves every finished check on record; then to ``then``. A failing disk never turns
     a refusal into a pass: it is said once on stderr and the run goes on."""
     run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
-    lock = _thread.allocate_lock()  # threading's Lock, without its import
-    warned = False
+    said = _thread.allocate_lock()  # threading's Lock, without its import
 
     def record(result: CheckResult) -> None:
-        nonlocal warned
-        if events_file:
-            try:
-                _append(events_file, event, [result], run)
-            except OSError as exc:
-                with lock:
-                    if not warned:
-                        warned = True
-                        _warn(events_file, exc)
+        _record(events_file, event, [result], run, said)
         if then is not None:
             then(result)
 
@@ -210,30 +201,33 @@ def record_all(events_file: str | None, event: Event, results: list[CheckResult]
     """A run's results in one append (one open and lock of the file): a PreToolUse hook,
     whose checks take milliseconds, records them as it answers. A failing disk is said
     on stderr."""
-    if events_file:
-        try:
-            _append(events_file, event, results, f"{os.getpid()}-{time.time_ns()}")
-        except OSError as exc:
-            _warn(events_file, exc)
+    _record(events_file, event, results, f"{os.getpid()}-{time.time_ns()}",
+            _thread.allocate_lock())
 
 
-def _append(events_file: str, event: Event, results: list[CheckResult], run: str) -> None:
-    records = []
-    for result in results:
-        if result.outcome == "not_applicable":
-            continue
-        if result.prompt and result.prompt_sha256:
-            save_prompt(events_file, result.prompt_sha256, result.prompt)
-        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-        rec["run"] = run
-        records.append(rec)
-    append_events(events_file, records)
+def _record(events_file: str | None, event: Event, results: list[CheckResult], run: str,
+            said: _thread.LockType) -> None:
+    """``results`` to the log as lines of ``run``; a failing disk is said on stderr by
+    the first caller to take ``said``, never again."""
+    if not events_file:
+        return
+    try:
+        records = []
+        for result in results:
+            if result.outcome == "not_applicable":
+                continue
+            if result.prompt and result.prompt_sha256:
+                save_prompt(events_file, result.prompt_sha256, result.prompt)
+            rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
+            rec["run"] = run
+            records.append(rec)
+        append_events(events_file, records)
+    except OSError as exc:
+        if said.acquire(blocking=False):
+            import sys
 
-
-def _warn(events_file: str, exc: OSError) -> None:
-    import sys
-
-    print(f"slopjudge: could not record events to {events_file}: {exc}", file=sys.stderr)
+            print(f"slopjudge: could not record events to {events_file}: {exc}",
+                  file=sys.stderr)
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
