@@ -5,6 +5,7 @@ model and day (UTC), and the cache's savings at each check's mean per call made.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -12,8 +13,11 @@ from slopjudge.usage import TOKEN_FIELDS, clean, total_tokens
 
 
 def number(value: Any) -> float:
-    """``value`` when it is a JSON number, else 0 (a log line may hold anything)."""
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """``value`` when it is a finite JSON number, else 0 (a log line may hold anything:
+    json reads NaN and Infinity, which ``int()`` refuses)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value if isinstance(value, int) or math.isfinite(value) else 0
 
 
 def _usage(event: dict[str, Any]) -> dict[str, Any]:
