@@ -369,11 +369,17 @@ class RunReport:
     left_out: list[LeftOut] = field(default_factory=list)  # files of the change not judged
 
     def to_dict(self) -> dict[str, Any]:
+        from slopjudge.usage import total, total_tokens
+
+        summed = total(c.usage for c in self.checks) or {}
         return {
             "outcome": self.outcome,
             "checks": [c.to_report() for c in self.checks],
             "load_errors": [str(e) for e in self.load_errors],
-            "usage": run_usage(self.checks),
+            # The run's judge cost: calls made, calls answered from the cache, summed usage.
+            "usage": {"judge_calls": sum(c.judge_calls for c in self.checks),
+                      "cached_calls": sum(c.cached_calls for c in self.checks),
+                      "tokens": total_tokens(summed), **summed},
             "left_out": {"files": sum(x.files for x in self.left_out),
                          "entries": [asdict(x) for x in self.left_out]},
         }
@@ -392,19 +398,6 @@ def left_out_summary(left_out: list[LeftOut]) -> str:
     return (f"{total} file{'s' if total != 1 else ''} left out of judging: "
             + "; ".join(f"{why} ({n})" for why, n in sorted(by_why.items()))
             + f" [{', '.join(shown)}{more}]; --include-generated judges them")
-
-
-def run_usage(checks: list[CheckResult]) -> dict[str, Any]:
-    """The run's judge cost: calls made, calls answered from the cache, summed usage."""
-    from slopjudge.usage import total, total_tokens
-
-    summed = total(c.usage for c in checks) or {}
-    return {
-        "judge_calls": sum(c.judge_calls for c in checks),
-        "cached_calls": sum(c.cached_calls for c in checks),
-        "tokens": total_tokens(summed),
-        **summed,
-    }
 
 
 def overall_outcome(

@@ -97,16 +97,13 @@ def file_payload(f: FileChange) -> dict[str, Any]:
 
             f.hunks = hunks_of(f.diff)
     f.hunk_source = None  # the parse it holds is freed once read
-    return {
-        "path": f.path,
-        "status": f.status,
-        "oldPath": f.old_path,
-        "oldContent": f.old_content,
-        "newContent": f.new_content,
-        "diff": f.diff,
-        "binary": f.binary,
-        "hunks": f.hunks,
-    }
+    return {**_named(f), "diff": f.diff, "binary": f.binary, "hunks": f.hunks}
+
+
+def _named(f: FileChange) -> dict[str, Any]:
+    """What a file's entry says of it before its diff: all ``match`` reads of it."""
+    return {"path": f.path, "status": f.status, "oldPath": f.old_path,
+            "oldContent": f.old_content, "newContent": f.new_content}
 
 
 def build_payload(
@@ -349,8 +346,7 @@ def by_match(
     kept: list[FileChange] = []
     problems: list[str] = []
     for f in files:
-        ev = file_event(event, {"path": f.path, "status": f.status, "oldPath": f.old_path,
-                                "oldContent": f.old_content, "newContent": f.new_content})
+        ev = file_event(event, _named(f))
         env = {"path": f.path, "status": f.status, "markers": ev["newMarkers"],
                "oldMarkers": ev["oldMarkers"], "event": ev, "tool": event.get("tool_name")}
         try:

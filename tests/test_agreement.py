@@ -204,6 +204,17 @@ def test_read_labels_names_bad_lines(tmp_path: Path) -> None:
     ]
 
 
+def test_read_labels_names_a_line_not_utf8_and_an_unfinished_last_line(tmp_path: Path) -> None:
+    # A labels file is written by a person: unlike the event log, its last line is
+    # never a record being written, so one that does not parse is named too.
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(b'{"id": "a/b", "label": "pass", "note": "\xff"}\n{"id": "a/b", "label"')
+    labels, problems = read_labels(str(path))
+    assert labels == []
+    assert problems == [f"{path}:1: not UTF-8 (byte 41)",
+                        f"{path}:2:22: not JSON: expecting ':' delimiter"]
+
+
 # --- flips ------------------------------------------------------------------------
 
 def test_flips_finds_changed_verdicts_for_the_same_prompt() -> None:

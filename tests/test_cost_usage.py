@@ -204,6 +204,17 @@ def test_report_cost_groups_by_rule_check_model_and_day_and_prices_the_cache() -
     assert "claude-haiku-5-5" in text and "2026-12-01" in text
 
 
+def test_report_cost_drops_what_a_runner_s_usage_would_drop() -> None:
+    # json reads NaN and Infinity: a hand-edited log line must not stop the report.
+    usage = {"input_tokens": float("nan"), "output_tokens": float("inf"), "cost_usd": -1,
+             "cache_read_input_tokens": -5, "model": "opus"}
+    events = [_event(usage=usage), _event(usage=None, judge_calls=float("inf"),
+                                          cached_calls=float("nan"))]
+    total = cost_report(events)["total"]
+    assert (total["tokens"], total["cost_usd"], total["judge_calls"]) == (0, 0.0, 1)
+    assert total["cached_calls"] == 0
+
+
 def test_report_cost_on_a_log_with_no_judges(tmp_path: Path) -> None:
     log = tmp_path / "events.jsonl"
     log.write_text('{"kind": "script", "id": "a/b"}\n{"torn":')

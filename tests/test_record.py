@@ -13,8 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from slopjudge.model import CheckResult, Finding
-from slopjudge.records.record import append_events, event_record, read_events
+from slopjudge.model import CheckResult, Event, Finding
+from slopjudge.records.record import (
+    append_events,
+    event_record,
+    read_events,
+    record_all,
+    recording,
+)
 
 SPEC_FIELDS = {
     "time",
@@ -108,6 +114,18 @@ def test_append_raises_when_it_cannot_write(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(OSError):
         append_events(str(blocker / "events.jsonl"), [{"a": 1}])
+
+
+def test_a_run_says_once_that_it_cannot_record(tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    events = str(blocker / "events.jsonl")
+    record = recording(events, Event(kind="ci"))
+    for _ in range(3):
+        record(_judged())
+    record_all(events, Event(kind="pre-tool"), [_judged(), _judged()])
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 2 and all("could not record events to" in line for line in said)
 
 
 def test_read_events_names_every_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from slopjudge.records.record import json_problem
+from slopjudge.records.record import read_json_lines
 
 VERDICT_OUTCOMES = {"pass": "pass", "refuse": "refuse", "would_refuse": "refuse"}
 LABELS = ("pass", "refuse")
@@ -174,21 +174,4 @@ def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def read_labels(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """``labels.jsonl``'s usable labels, and one ``path:line: problem`` per bad line."""
-    labels: list[dict[str, Any]] = []
-    problems: list[str] = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{where}:{exc.colno}: not JSON: {json_problem(exc)}")
-                continue
-            problem = check_label(value, where)
-            if problem:
-                problems.append(problem)
-            else:
-                labels.append(value)
-    return labels, problems
+    return read_json_lines(path, check_label)

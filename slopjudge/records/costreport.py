@@ -5,28 +5,31 @@ model and day (UTC), and the cache's savings at each check's mean per call made.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-from slopjudge.usage import TOKEN_FIELDS, total_tokens
+from slopjudge.usage import TOKEN_FIELDS, clean, total_tokens
 
 
 def number(value: Any) -> float:
-    """``value`` when it is a JSON number, else 0 (a log line may hold anything)."""
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """``value`` when it is a finite JSON number, else 0 (a log line may hold anything:
+    json reads NaN and Infinity, which ``int()`` refuses)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value if isinstance(value, int) or math.isfinite(value) else 0
 
 
 def _usage(event: dict[str, Any]) -> dict[str, Any]:
-    usage = event.get("usage")
-    return usage if isinstance(usage, dict) else {}
+    """The event's usage as usage.py reads a runner's (a log line may hold anything)."""
+    return clean(event.get("usage")) or {}
 
 
 def _figures(event: dict[str, Any]) -> dict[str, Any]:
     """What one judge event adds to a row (all zeros for an empty one)."""
     usage = _usage(event)
-    tokens = {k: int(number(usage.get(k))) for k in TOKEN_FIELDS}
+    tokens = {k: usage.get(k, 0) for k in TOKEN_FIELDS}
     cached = event.get("cached_calls")
-    cost = float(number(usage.get("cost_usd")))
     return {
         "judge_calls": int(number(event.get("judge_calls"))),
         # Events from before per-unit counts: a cache hit was one unit.
@@ -34,7 +37,7 @@ def _figures(event: dict[str, Any]) -> dict[str, Any]:
             event.get("cache_hit") is True),
         **tokens,
         "tokens": total_tokens(tokens),
-        "cost_usd": cost if cost >= 0 else 0.0,
+        "cost_usd": usage.get("cost_usd", 0.0),
     }
 
 

@@ -19,7 +19,6 @@ from slopjudge.model import CheckResult, Event
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
-    import json
     from collections.abc import Callable
     from typing import Any
 
@@ -132,42 +131,52 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The records, and one ``path:line: problem`` per bad line; a missing file is an
     empty log. A last line without its newline counts only when it parses (else it is a
     record never completed, or being written right now)."""
-    import json
-
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        return read_json_lines(path, _an_object, torn_tail=True)
     except FileNotFoundError:
         return [], []
     except OSError as exc:
         return [], [f"{path}: cannot read: {exc.strerror or exc}"]
-    records: list[dict[str, Any]] = []
+
+
+def _an_object(value: Any, where: str) -> str | None:
+    return None if isinstance(value, dict) else f"{where}: not a JSON object"
+
+
+def read_json_lines(path: str, problem: Callable[[Any, str], str | None], *,
+                    torn_tail: bool = False) -> tuple[list[Any], list[str]]:
+    """The JSON value of each line of ``path`` that is not blank and that ``problem``
+    (value, ``path:line``) finds none with, and one ``path:line: problem`` per other line,
+    in line order; OSError is the caller's. ``torn_tail``: an unterminated last line that
+    does not parse is left out without a word."""
+    import json
+
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    values: list[Any] = []
     problems: list[str] = []
-    lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        unterminated = number == len(lines)  # no newline after it: possibly never completed
+        where = f"{path}:{number}"
+        unfinished = torn_tail and number == len(lines)  # no newline after it
         try:
             value = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            if not unterminated:
-                problems.append(f"{path}:{number}: not UTF-8 (byte {exc.start + 1})")
+            if not unfinished:
+                problems.append(f"{where}: not UTF-8 (byte {exc.start + 1})")
             continue
         except json.JSONDecodeError as exc:
-            if not unterminated:
-                problems.append(f"{path}:{number}:{exc.colno}: not JSON: {json_problem(exc)}")
+            if not unfinished:  # json's message expects a position; the column is given
+                why = exc.msg.removesuffix(" starting at").lower()
+                problems.append(f"{where}:{exc.colno}: not JSON: {why}")
             continue
-        if not isinstance(value, dict):
-            problems.append(f"{path}:{number}: not a JSON object")
-            continue
-        records.append(value)
-    return records, problems
-
-
-def json_problem(exc: json.JSONDecodeError) -> str:
-    # json's messages expect a position after "starting at"; the column is given already.
-    return exc.msg.removesuffix(" starting at").lower()
+        found = problem(value, where)
+        if found is None:
+            values.append(value)
+        else:
+            problems.append(found)
+    return values, problems
 
 
 def recording(events_file: str | None, event: Event,
@@ -178,19 +187,10 @@ def recording(events_file: str | None, event: Event,
     leaves every finished check on record; then to ``then``. A failing disk never turns
     a refusal into a pass: it is said once on stderr and the run goes on."""
     run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
-    lock = _thread.allocate_lock()  # threading's Lock, without its import
-    warned = False
+    said = _thread.allocate_lock()  # threading's Lock, without its import
 
     def record(result: CheckResult) -> None:
-        nonlocal warned
-        if events_file:
-            try:
-                _append(events_file, event, [result], run)
-            except OSError as exc:
-                with lock:
-                    if not warned:
-                        warned = True
-                        _warn(events_file, exc)
+        _record(events_file, event, [result], run, said)
         if then is not None:
             then(result)
 
@@ -201,30 +201,33 @@ def record_all(events_file: str | None, event: Event, results: list[CheckResult]
     """A run's results in one append (one open and lock of the file): a PreToolUse hook,
     whose checks take milliseconds, records them as it answers. A failing disk is said
     on stderr."""
-    if events_file:
-        try:
-            _append(events_file, event, results, f"{os.getpid()}-{time.time_ns()}")
-        except OSError as exc:
-            _warn(events_file, exc)
+    _record(events_file, event, results, f"{os.getpid()}-{time.time_ns()}",
+            _thread.allocate_lock())
 
 
-def _append(events_file: str, event: Event, results: list[CheckResult], run: str) -> None:
-    records = []
-    for result in results:
-        if result.outcome == "not_applicable":
-            continue
-        if result.prompt and result.prompt_sha256:
-            save_prompt(events_file, result.prompt_sha256, result.prompt)
-        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-        rec["run"] = run
-        records.append(rec)
-    append_events(events_file, records)
+def _record(events_file: str | None, event: Event, results: list[CheckResult], run: str,
+            said: _thread.LockType) -> None:
+    """``results`` to the log as lines of ``run``; a failing disk is said on stderr by
+    the first caller to take ``said``, never again."""
+    if not events_file:
+        return
+    try:
+        records = []
+        for result in results:
+            if result.outcome == "not_applicable":
+                continue
+            if result.prompt and result.prompt_sha256:
+                save_prompt(events_file, result.prompt_sha256, result.prompt)
+            rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
+            rec["run"] = run
+            records.append(rec)
+        append_events(events_file, records)
+    except OSError as exc:
+        if said.acquire(blocking=False):
+            import sys
 
-
-def _warn(events_file: str, exc: OSError) -> None:
-    import sys
-
-    print(f"slopjudge: could not record events to {events_file}: {exc}", file=sys.stderr)
+            print(f"slopjudge: could not record events to {events_file}: {exc}",
+                  file=sys.stderr)
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
