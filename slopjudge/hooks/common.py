@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sys
 
-from slopjudge.changes.agentevent import event_from_payload as event_from_payload
 from slopjudge.changes.tools import PATH_FIELDS
 from slopjudge.jsonobject import loads
 from slopjudge.model import CheckResult, Finding, LoadError, Rule
@@ -146,7 +145,7 @@ def find_workspace() -> str:
     """``CLAUDE_PROJECT_DIR``, else the git top level of the working folder, resolved;
     never the payload's ``cwd``: a session that wandered off is still judged by the
     project's rules."""
-    from slopjudge.loading.config import find_workspace as top_level
+    from slopjudge.fsutil import find_workspace as top_level
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")
     start = project if project and os.path.isdir(project) else os.getcwd()

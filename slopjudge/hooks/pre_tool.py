@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 
 from slopjudge import hooks
-from slopjudge.changes.agentevent import proposed_changeset
+from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
 
@@ -174,7 +174,7 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     if settings.hook_timeout != hooks.DEFAULT_TIMEOUTS["pre-tool"]:
         hooks.set_deadline("pre-tool", settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
-    event = common.event_from_payload("pre-tool", payload)
+    event = event_from_payload("pre-tool", payload)
     if event.tool_name and event.tool_input:
         unknown = unknown_tool(event, settings, workspace, agent)
         if unknown is not None:
