@@ -202,11 +202,6 @@ def finding_lines(findings: list[Finding], workspace: str, indent: str) -> list[
     return lines
 
 
-def refusing(results: list[CheckResult]) -> list[CheckResult]:
-    """Results that stop the change: refusals, and errors (slopjudge fails closed)."""
-    return [r for r in results if r.outcome in ("refuse", "error")]
-
-
 def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
                   limit: int = 800) -> str:
     """The check's reason, indented under its heading line, cut at ``limit``; an error's
