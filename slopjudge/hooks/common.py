@@ -71,19 +71,19 @@ class EmptyPayload(PayloadError):
     """Nothing on stdin: to ``hook start``, the standalone load check."""
 
 
-def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+def read_stdin() -> bytes:
     if sys.stdin is None:
         return b""  # no stdin at all (a closed descriptor): the same as empty
     stream = getattr(sys.stdin, "buffer", None)
     try:
         if stream is not None:
-            raw = stream.read(limit + 1)
+            raw = stream.read(MAX_PAYLOAD_BYTES + 1)
         else:  # a text stream put in place of stdin (slopjudge called as a library)
-            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+            raw = sys.stdin.read(MAX_PAYLOAD_BYTES + 1).encode("utf-8", "surrogateescape")
     except (OSError, ValueError) as exc:
         raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
-    if len(raw) > limit:
-        raise PayloadError(f"the payload is larger than {limit // (1024 * 1024)} MiB")
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(f"the payload is larger than {MAX_PAYLOAD_BYTES >> 20} MiB")
     return bytes(raw)
 
 
@@ -202,14 +202,13 @@ def finding_lines(findings: list[Finding], workspace: str, indent: str) -> list[
     return lines
 
 
-def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
-                  limit: int = 800) -> str:
-    """The check's reason, indented under its heading line, cut at ``limit``; an error's
-    says it is none of the change's doing."""
+def result_reason(result: CheckResult, where: str) -> str:
+    """The check's reason, indented under its heading line, cut at 800 characters; an
+    error's says it is none of the change's doing."""
     reason = (result.reason or "").strip() or (
         "no reason given" if result.outcome == "error" else "refused without a reason")
-    if len(reason) > limit:
-        reason = reason[:limit].rstrip() + f" … (cut; full text in {where})"
+    if len(reason) > 800:
+        reason = reason[:800].rstrip() + f" … (cut; full text in {where})"
     reason = "\n    ".join(line.rstrip() for line in reason.splitlines() if line.strip())
     if result.outcome == "error":
         what = "the judge" if result.kind == "judge" else "the check"

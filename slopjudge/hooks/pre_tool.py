@@ -148,11 +148,10 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
         hooks.set_deadline("pre-tool", settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
     event = event_from_payload("pre-tool", payload)
-    if event.tool_name and event.tool_input:
-        unknown = unknown_tool(event, settings, workspace, agent)
-        if unknown is not None:
-            common.emit(unknown)
-            return 0
+    unknown = unknown_tool(event, settings, workspace, agent)
+    if unknown is not None:
+        common.emit(unknown)
+        return 0
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from slopjudge.changes.toolmatch import resolve_tool_input
 
