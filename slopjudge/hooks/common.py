@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sys
 
-from slopjudge.changes.agentevent import event_from_payload as event_from_payload
 from slopjudge.changes.tools import PATH_FIELDS
 from slopjudge.jsonobject import loads
 from slopjudge.model import CheckResult, Finding, LoadError, Rule
@@ -72,19 +71,19 @@ class EmptyPayload(PayloadError):
     """Nothing on stdin: to ``hook start``, the standalone load check."""
 
 
-def read_stdin(limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+def read_stdin() -> bytes:
     if sys.stdin is None:
         return b""  # no stdin at all (a closed descriptor): the same as empty
     stream = getattr(sys.stdin, "buffer", None)
     try:
         if stream is not None:
-            raw = stream.read(limit + 1)
+            raw = stream.read(MAX_PAYLOAD_BYTES + 1)
         else:  # a text stream put in place of stdin (slopjudge called as a library)
-            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+            raw = sys.stdin.read(MAX_PAYLOAD_BYTES + 1).encode("utf-8", "surrogateescape")
     except (OSError, ValueError) as exc:
         raise PayloadError(f"stdin could not be read ({one_line(exc)})") from None
-    if len(raw) > limit:
-        raise PayloadError(f"the payload is larger than {limit // (1024 * 1024)} MiB")
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(f"the payload is larger than {MAX_PAYLOAD_BYTES >> 20} MiB")
     return bytes(raw)
 
 
@@ -146,7 +145,7 @@ def find_workspace() -> str:
     """``CLAUDE_PROJECT_DIR``, else the git top level of the working folder, resolved;
     never the payload's ``cwd``: a session that wandered off is still judged by the
     project's rules."""
-    from slopjudge.loading.config import find_workspace as top_level
+    from slopjudge.fsutil import find_workspace as top_level
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")
     start = project if project and os.path.isdir(project) else os.getcwd()
@@ -203,19 +202,13 @@ def finding_lines(findings: list[Finding], workspace: str, indent: str) -> list[
     return lines
 
 
-def refusing(results: list[CheckResult]) -> list[CheckResult]:
-    """Results that stop the change: refusals, and errors (slopjudge fails closed)."""
-    return [r for r in results if r.outcome in ("refuse", "error")]
-
-
-def result_reason(result: CheckResult, where: str = ".slopjudge/events.jsonl",
-                  limit: int = 800) -> str:
-    """The check's reason, indented under its heading line, cut at ``limit``; an error's
-    says it is none of the change's doing."""
+def result_reason(result: CheckResult, where: str) -> str:
+    """The check's reason, indented under its heading line, cut at 800 characters; an
+    error's says it is none of the change's doing."""
     reason = (result.reason or "").strip() or (
         "no reason given" if result.outcome == "error" else "refused without a reason")
-    if len(reason) > limit:
-        reason = reason[:limit].rstrip() + f" … (cut; full text in {where})"
+    if len(reason) > 800:
+        reason = reason[:800].rstrip() + f" … (cut; full text in {where})"
     reason = "\n    ".join(line.rstrip() for line in reason.splitlines() if line.strip())
     if result.outcome == "error":
         what = "the judge" if result.kind == "judge" else "the check"

@@ -1,24 +1,9 @@
-"""PreToolUse: judge a tool call before it runs.
+"""PreToolUse: judge a tool call before it runs (docs/hooks.md says what it answers).
 
 Fast path first: settings, the cached rules and the ``on``/``tools`` filter
 need nothing heavy; with no applicable rule the hook exits 0 without
-building a changeset. Otherwise a file tool's proposed edit becomes the
-changeset (old content from disk, new content after the tool input), as is
-every file of a Codex ``apply_patch`` (its own tool, or ``apply_patch`` run
-through the shell); Bash and other tools carry an empty one and the command
-in ``event.tool_input``.
-
-Answers (exit 0), in the calling agent's form (``slopjudge.harnesses``):
-nothing (allow), a ``deny`` naming every refusing rule and check, or ``ask``
-when the only refusals are judge passes under ``min_confidence`` on
-``on_uncertain: ask`` rules (a deny saying so under Codex, which cannot ask). A check that errors
-denies, saying slopjudge could not decide (no finding in the call); a broken
-rule that could concern the call denies it, naming the file for the person
-to fix. A payload slopjudge cannot read, and an internal error, exit 2 with
-one line on stderr: Claude Code lets the tool run on any other non-zero exit.
-
-File paths in the tool input are resolved (symlinks, ``..``, case) before
-any rule sees them; the workspace is the project, never the payload's cwd.
+building a changeset. A payload slopjudge cannot read, and an internal error, exit 2:
+Claude Code lets the tool run on any other non-zero exit.
 """
 
 from __future__ import annotations
@@ -26,7 +11,7 @@ from __future__ import annotations
 import os
 
 from slopjudge import hooks
-from slopjudge.changes.agentevent import proposed_changeset
+from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
 
@@ -35,12 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from slopjudge.harnesses.registry import AgentHarness
-
-
-def is_uncertain(result: CheckResult, rule: Rule | None) -> bool:
-    """A judge pass refused only for falling short of ``min_confidence``, on an
-    ``on_uncertain: ask`` rule: the person decides instead of a deny."""
-    return rule is not None and rule.on_uncertain == "ask" and result.uncertain
 
 
 def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
@@ -73,11 +52,14 @@ def decide(
     events_file: str | None, agent: AgentHarness | None = None,
 ) -> dict[str, Any] | None:
     """The PreToolUse answer for these results; None lets the call through."""
-    stopping = common.refusing(results)
+    stopping = [r for r in results if r.outcome in ("refuse", "error")]
     if not stopping:
         return None
     by_id = {r.id: r for r in rules}
-    asks = [r for r in stopping if is_uncertain(r, by_id.get(r.rule))]
+    # A judge pass short of ``min_confidence`` on an ``on_uncertain: ask`` rule: the
+    # person decides instead of a deny.
+    asks = [r for r in stopping if r.uncertain and r.rule in by_id
+            and by_id[r.rule].on_uncertain == "ask"]
     denies = [r for r in stopping if r not in asks]
     tool = event.tool_name or "tool call"
     where = common.events_where(events_file, workspace)
@@ -158,15 +140,6 @@ def _guarded(path: str, settings: Any, workspace: str) -> str | None:
     return None
 
 
-def _no_cycle_collection() -> None:
-    """A hook process lives for one call: collecting reference cycles while it imports
-    costs more (about a tenth of a PreToolUse hook) than the memory it would free.
-    Its checks are processes of their own, which collect as usual."""
-    import gc
-
-    gc.disable()
-
-
 def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None = None) -> int:
     from slopjudge.loading import config, rulecache
 
@@ -174,12 +147,11 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     if settings.hook_timeout != hooks.DEFAULT_TIMEOUTS["pre-tool"]:
         hooks.set_deadline("pre-tool", settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
-    event = common.event_from_payload("pre-tool", payload)
-    if event.tool_name and event.tool_input:
-        unknown = unknown_tool(event, settings, workspace, agent)
-        if unknown is not None:
-            common.emit(unknown)
-            return 0
+    event = event_from_payload("pre-tool", payload)
+    unknown = unknown_tool(event, settings, workspace, agent)
+    if unknown is not None:
+        common.emit(unknown)
+        return 0
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from slopjudge.changes.toolmatch import resolve_tool_input
 
@@ -213,7 +185,6 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
 def main(payload: dict[str, Any] | None, problem: Exception | None = None,
          agent: AgentHarness | None = None) -> int:
     """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
-    _no_cycle_collection()
     if payload is not None and problem is None:
         why = common.pre_tool_problem(payload)
         if why is not None:

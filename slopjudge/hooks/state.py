@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from slopjudge.fsutil import write_atomic
+from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.sessions import session_key, state_dir
 
 
@@ -113,9 +113,8 @@ def save_baseline(base: str, session_id: str | None, head: str | None, tree: str
 
 def get_count(base: str, session_id: str | None, counter: str) -> int:
     try:
-        with open(_path(base, session_id, counter), encoding="utf-8") as fh:
-            return max(0, int(fh.read().strip() or 0))
-    except (OSError, ValueError):
+        return max(0, int(read_or(_path(base, session_id, counter), b"").strip() or 0))
+    except ValueError:
         return 0
 
 

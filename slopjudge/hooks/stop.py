@@ -81,6 +81,7 @@ def refusal_text(verdict: Verdict, workspace: str, where: str) -> str:
 def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
           from_baseline: bool) -> Verdict:
     """What this stop finds in the session's ``changeset`` (the one the backstop read)."""
+    from slopjudge.changes.agentevent import event_from_payload
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.checks.selection import applicable_rules
@@ -88,7 +89,7 @@ def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
     from slopjudge.records.record import recording
 
     loaded = rulecache.load_rules_cached(settings)
-    event = common.event_from_payload(kind, payload)
+    event = event_from_payload(kind, payload)
     rules = applicable_rules(loaded.rules, event, settings.workspace)
     results: list[CheckResult] = []
     if rules:
