@@ -134,6 +134,21 @@ def test_a_stop_that_cannot_decide_blocks_in_the_new_harness_form(
     assert "could not check this session's changes" in answer["gemini_reason"]
 
 
+def test_a_stop_retry_past_its_deadline_ends_the_turn_in_the_new_harness_form(
+    gemini: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slopjudge import hooks
+
+    said: list[tuple[str, int, str]] = []
+    monkeypatch.setattr(hooks, "_exit_now", lambda *args: said.append(args))
+    monkeypatch.setattr(hooks, "_CALL", {"point": "stop", "timeout": 60.0, "retry": True,
+                                         "agent": gemini})
+    hooks._on_deadline(14, None)
+    message, code, answer = said[0]  # the real one exits the process there
+    assert code == 0 and "did not decide within 54 s" in message
+    assert json.loads(answer)["gemini_notice"].startswith("slopjudge: hook stop did not decide")
+
+
 def test_an_unknown_harness_blocks_the_call(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
     res = sj("hook", "pre-tool", "--harness", "nope", cwd=ws, input="{}")

@@ -69,6 +69,7 @@ def run_point(sub: str, raw: bytes, problem: Exception | None = None,
     from slopjudge.hooks import common
 
     agent = harnesses.get(harness)
+    _CALL["agent"] = agent  # the deadline answers in its form too
     payload: dict[str, object] | None = None
     if problem is None:
         try:
@@ -191,6 +192,8 @@ def _on_deadline(signum: int, frame: object) -> None:
         import json
 
         text = f"{why}. Letting the turn end; the block stands and a person must look at it."
-        _exit_now(f"{text}\n", 0, json.dumps({"systemMessage": text}) + "\n")
+        notice = getattr(_CALL.get("agent"), "end_notice", None)  # the agent's own form
+        answer = notice(text)[0] if notice is not None else {"systemMessage": text}
+        _exit_now(f"{text}\n", 0, json.dumps(answer) + "\n")
     _exit_now(f"{why}, so this call is blocked. This is not a finding in the change; "
               "say so in your reply.\n", 2)
