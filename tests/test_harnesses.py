@@ -50,6 +50,9 @@ class Gemini:
     def stop_block(self, reason: str) -> dict[str, Any]:
         return {"gemini_decision": "block", "gemini_reason": reason}
 
+    def start_answer(self, notice: str | None, context: str | None) -> dict[str, Any]:
+        return {"gemini_notice": notice, "gemini_context": context}
+
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
         return {"gemini_notice": notice}, True
 
@@ -147,6 +150,21 @@ def test_a_stop_retry_past_its_deadline_ends_the_turn_in_the_new_harness_form(
     message, code, answer = said[0]  # the real one exits the process there
     assert code == 0 and "did not decide within 54 s" in message
     assert json.loads(answer)["gemini_notice"].startswith("slopjudge: hook stop did not decide")
+
+
+def test_a_session_start_answers_in_the_new_harness_form(tmp_path: Path, gemini: object) -> None:
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    (ws / "rules" / "broken").mkdir(parents=True)
+    (ws / "rules" / "broken" / "rule.yaml").write_text("description: [\n")
+    commit_all(ws)
+    payload = json.dumps({"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart",
+                          "source": "startup"})
+    rc, out, err = in_process(lambda: main(["hook", "start", "--harness", "gemini"]),
+                              payload.encode(), cwd=ws, env=cli_env())
+    assert rc == 0, err
+    answer = json.loads(out)
+    assert "1 could not load" in answer["gemini_notice"], answer
+    assert "rules/broken/rule.yaml" in answer["gemini_context"]
 
 
 def test_an_unknown_harness_blocks_the_call(tmp_path: Path) -> None:

@@ -51,6 +51,13 @@ class Agent:
     def stop_block(self, reason: str) -> dict[str, Any]:
         return {"decision": "block", "reason": reason}
 
+    def start_answer(self, notice: str | None, context: str | None) -> dict[str, Any]:
+        answer: dict[str, Any] = {} if notice is None else {"systemMessage": notice}
+        if context is not None:
+            answer["hookSpecificOutput"] = {"hookEventName": "SessionStart",
+                                            "additionalContext": context}
+        return answer
+
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
         # Claude Code shows a Stop hook's systemMessage to the person.
         return {"systemMessage": notice}, True

@@ -33,6 +33,10 @@ class AgentHarness(Protocol):
     def stop_block(self, reason: str) -> dict[str, Any]:
         """The Stop answer that keeps the agent working, reading ``reason``."""
 
+    def start_answer(self, notice: str | None, context: str | None) -> dict[str, Any]:
+        """The SessionStart answer: ``notice`` for the person, ``context`` for the agent
+        (None: not said)."""
+
     def end_notice(self, notice: str) -> tuple[dict[str, Any], bool]:
         """The Stop answer ending a blocked turn with ``notice`` for the person, and whether
         it ends it (False: one more block asks the agent to relay the notice)."""

@@ -77,7 +77,7 @@ def seal_line(settings: Any, agent: str) -> str:
             f"not be checked ({failure.why})")
 
 
-def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
+def handle(payload: dict[str, Any], notes: list[str], agent: AgentHarness) -> int:
     from slopjudge.loading import config
 
     workspace = common.find_workspace()
@@ -95,16 +95,13 @@ def handle(payload: dict[str, Any], notes: list[str], agent: str) -> int:
                         "the stop check will compare with HEAD")
     text, summary = load_check(settings)
     # In a session (not the standalone load check): sealed, or what the agent can reach.
-    sealing = f"{seal_line(settings, agent)}\n" if payload else ""
-    answer: dict[str, Any] = {}
-    if payload:  # in a session: the person sees systemMessage, not the hook's stderr
-        answer["systemMessage"] = f"{sealing}{summary}"
-    if text or notes:
-        context = "\n".join(([text] if text else []) + notes + [summary])
-        answer["hookSpecificOutput"] = {
-            "hookEventName": "SessionStart",
-            "additionalContext": common.bound(context, 8000, "the output of `slopjudge validate`"),
-        }
+    sealing = f"{seal_line(settings, agent.name)}\n" if payload else ""
+    context = "\n".join(([text] if text else []) + notes + [summary])
+    # In a session the person sees the notice (Claude Code's systemMessage), not stderr.
+    answer = agent.start_answer(
+        f"{sealing}{summary}" if payload else None,
+        common.bound(context, 8000, "the output of `slopjudge validate`") if text or notes
+        else None)
     if answer:
         common.emit(answer)
     # For a person at a terminal (and the hook log): the problems, then always the count.
@@ -123,6 +120,6 @@ def main(payload: dict[str, Any] | None, problem: Exception | None,
     if trust_failure:
         common.note(f"could not check which hooks the agent trusts: {trust_failure.why}")
     with common.fail_closed() as failure:
-        return handle(payload or {}, notes, agent.name)
+        return handle(payload or {}, notes, agent)
     common.note(f"session start check failed: {failure.why}")
     return 0  # start never blocks
