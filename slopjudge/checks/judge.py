@@ -225,10 +225,9 @@ def _run(ctx: CheckContext) -> CheckResult:
     if payload is None:
         return _result(ctx, "not_applicable", "only the rule pack's own files changed: judges "
                        "are not sent them (commit the pack; a rule's paths can ask for them)")
-    prepared = _prepared_units(ctx, payload)
-    if isinstance(prepared, CheckResult):
-        return prepared
-    units, prep = prepared
+    units = _prepared_units(ctx, payload)
+    if isinstance(units, CheckResult):
+        return units
     # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
     from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
@@ -254,7 +253,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.outcome, result.reason = "not_judged", "not judged (dry run)"
         return result
 
-    result.runner, ask = _asker(ctx, prep.get("fingerprint"))
+    result.runner, ask = _asker(ctx)
     if len(units) == 1:
         judgments = [ask(units[0])]
     else:  # judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs
@@ -274,8 +273,7 @@ def _run(ctx: CheckContext) -> CheckResult:
     return result
 
 
-def _asker(ctx: CheckContext, fingerprint: str | None
-           ) -> tuple[str, Callable[[Part], _Judgment]]:
+def _asker(ctx: CheckContext) -> tuple[str, Callable[[Part], _Judgment]]:
     """Who answers (a mock, or the runner's command line) and how one unit is asked."""
     check, opts = ctx.check, ctx.options
     if opts.judge_mocks is not None:
@@ -298,7 +296,7 @@ def _asker(ctx: CheckContext, fingerprint: str | None
     cache = VerdictCache(opts.cache_dir, workspace=ctx.workspace)
 
     def ask(unit: Part) -> _Judgment:
-        prepared = unit.fingerprint or fingerprint
+        prepared = unit.fingerprint
         key = cache_key(
             unit.prompt + ("" if prepared is None else f"\n\x00prepare-fingerprint:{prepared}"),
             model=check.model, allowed_tools=check.allowed_tools,
@@ -321,11 +319,10 @@ def _instruction(ctx: CheckContext) -> str:
             "file paths above are relative to it." + verdict_instruction(ctx.check.min_confidence))
 
 
-def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
-                    ) -> tuple[list[Part], dict[str, Any]] | CheckResult:
-    """The units to judge, each with what prepare added; a result when prepare decided
-    (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
-    that unit's payload (its ``event.path``), as sloprail prepares each event."""
+def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | CheckResult:
+    """The units to judge, each with what prepare added (its fingerprint too); a result
+    when prepare decided (an error, or a skip). A per-file or per-subject judge is prepared
+    per unit, on that unit's payload (its ``event.path``), as sloprail prepares each event."""
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
     prep = {} if per_unit else run_prepare(ctx)
     if isinstance(prep, str):
@@ -335,8 +332,10 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
     base = dict(payload, additionalContext=prep.get("additionalContext") or {},
                 rubric=ctx.options.rubric)
     units = _units(ctx, base)
+    if not per_unit:  # the whole change, one unit
+        units[0].fingerprint = prep.get("fingerprint")
     if not per_unit or not ctx.check.prepare:
-        return units, prep
+        return units
     kept = []
     for unit in units:
         mine = run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
@@ -349,7 +348,7 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
             kept.append(unit)
     if not kept:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
-    return kept, prep
+    return kept
 
 
 def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] | None:
