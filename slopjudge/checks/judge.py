@@ -192,25 +192,37 @@ def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
         Path(folder, name).write_text(unit.prompt, encoding="utf-8")
 
 
-def _combine(units: list[Part], judgments: list[_Judgment]
-             ) -> tuple[RunOutcome, str, list[Finding]]:
-    if not units:  # nothing was asked: never a pass
-        return "error", "nothing was judged (no unit to ask the model about)", []
-    if len(units) == 1 and units[0].label is None:
-        j = judgments[0]
-        return j.outcome, j.reason, j.findings
+def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]) -> None:
+    """The check's outcome from its units' judgments (an error beats a refusal, which
+    beats a pass; nothing asked is an error), with their reasons, findings and spend."""
+    from slopjudge.usage import total, total_tokens
+
     outcomes = {j.outcome for j in judgments}
-    outcome: RunOutcome = ("error" if "error" in outcomes else
+    outcome: RunOutcome = ("error" if "error" in outcomes or not units else
                            "refuse" if "refuse" in outcomes else "pass")
-    pairs = list(zip(units, judgments, strict=True))
-    reason = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == outcome)
-    if outcome == "error":
-        # Files that were judged and refused still say so beside the errors.
-        refused = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == "refuse")
-        if refused:
-            reason += f"; refused: {refused}"
-    findings = [f for j in judgments for f in j.findings]
-    return outcome, reason, findings
+    said = [(j.outcome, j.reason if u.label is None else f"{u.label}: {j.reason}")
+            for u, j in zip(units, judgments, strict=True)]
+    result.outcome, result.reason = outcome, "; ".join(r for o, r in said if o == outcome)
+    if not units:
+        result.reason = "nothing was judged (no unit to ask the model about)"
+    refused = "; ".join(r for o, r in said if o == "refuse")
+    if outcome == "error" and refused:  # files judged and refused still say so
+        result.reason += f"; refused: {refused}"
+    result.findings = [f for j in judgments for f in j.findings]
+    result.cache_hit = all(j.cache_hit for j in judgments)
+    called = [j for j in judgments if j.called]
+    result.judge_calls, result.cached_calls = len(called), sum(j.cache_hit for j in judgments)
+    result.usage = total(j.usage for j in called)
+    if result.usage:
+        result.tokens = total_tokens(result.usage)
+        result.cost = result.usage.get("cost_usd")
+    confs = [c for j in judgments
+             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
+    result.confidence = min(confs) if confs else None
+    # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
+    result.uncertain = outcome == "refuse" and all(
+        j.uncertain for j in judgments if j.outcome == "refuse"
+    )
 
 
 def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
@@ -260,16 +272,7 @@ def _run(ctx: CheckContext) -> CheckResult:
         workers = min(len(units), max(1, opts.judge_slots))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
             judgments = list(pool.map(ask, units))
-    result.outcome, result.reason, result.findings = _combine(units, judgments)
-    result.cache_hit = all(j.cache_hit for j in judgments)
-    _count_usage(result, judgments)
-    confs = [c for j in judgments
-             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
-    result.confidence = min(confs) if confs else None
-    # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
-    result.uncertain = result.outcome == "refuse" and all(
-        j.uncertain for j in judgments if j.outcome == "refuse"
-    )
+    _conclude(result, units, judgments)
     return result
 
 
@@ -401,17 +404,6 @@ def _fit_units(ctx: CheckContext, units: list[Part], template: str
         parts += found.parts
         problems += found.problems
     return parts, problems + number_parts(parts, prompt_of, budget, ctx.workspace)
-
-
-def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
-    from slopjudge.usage import total, total_tokens
-
-    called = [j for j in judgments if j.called]
-    result.judge_calls, result.cached_calls = len(called), sum(j.cache_hit for j in judgments)
-    result.usage = total(j.usage for j in called)
-    if result.usage:
-        result.tokens = total_tokens(result.usage)
-        result.cost = result.usage.get("cost_usd")
 
 
 def run_judge(ctx: CheckContext) -> CheckResult:
