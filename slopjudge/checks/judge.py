@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
 from slopjudge.checks import script
-from slopjudge.checks.split import Part
+from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, Part, number_parts, part_note, plan
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner import client
 from slopjudge.judging.verdict import judged, reject_constant, verdict_instruction
 from slopjudge.model import CheckResult, Finding
+from slopjudge.usage import total, total_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -195,8 +196,6 @@ def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
 def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]) -> None:
     """The check's outcome from its units' judgments (an error beats a refusal, which
     beats a pass; nothing asked is an error), with their reasons, findings and spend."""
-    from slopjudge.usage import total, total_tokens
-
     outcomes = {j.outcome for j in judgments}
     outcome: RunOutcome = ("error" if "error" in outcomes or not units else
                            "refuse" if "refuse" in outcomes else "pass")
@@ -380,7 +379,6 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
 def _fit_units(ctx: CheckContext, units: list[Part], template: str
                ) -> tuple[list[Part], list[str]]:
     """Render each unit; split what is over the prompt budget (checks/split.py)."""
-    from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
     from slopjudge.loading.templates import render
 
     check, opts = ctx.check, ctx.options
