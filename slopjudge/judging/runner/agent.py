@@ -24,6 +24,7 @@ from slopjudge.harnesses.base import alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
+from slopjudge.loading.toolrules import split_tool_rules
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
@@ -53,8 +54,6 @@ class _Terminated(Exception):
 
 def split_rules(text: str) -> list[str]:
     """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
-    from slopjudge.loading.toolrules import split_tool_rules
-
     try:
         return split_tool_rules(text)
     except ValueError:
