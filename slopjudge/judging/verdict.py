@@ -168,7 +168,7 @@ def judged(verdict: dict[str, Any], min_confidence: float | None) -> tuple[RunOu
     reasoning = str(verdict.get("reasoning") or "").strip()
     if verdict.get("pass") is not True:
         return "refuse", reasoning or "the judge refused without a reason", False
-    conf = verdict.get("confidence")
+    conf: Any = verdict.get("confidence")
     number = isinstance(conf, (int, float)) and not isinstance(conf, bool)
     if min_confidence is None or (number and conf >= min_confidence):  # NaN is never enough
         return "pass", reasoning or "the judge passed", False
