@@ -522,9 +522,13 @@ def test_subjects_that_leave_a_file_unjudged_are_an_error(
 
 
 def test_a_judge_with_no_unit_to_ask_about_never_passes() -> None:
-    from slopjudge.checks.judge import _combine
+    from slopjudge.checks.judge import _conclude
+    from slopjudge.model import CheckResult
 
-    assert _combine([], [])[0] == "error"
+    result = CheckResult("r/c", "r", "c", "judge", "pass", "")
+    _conclude(result, [], [])
+    assert (result.outcome, result.reason) == (
+        "error", "nothing was judged (no unit to ask the model about)")
 
 
 def test_a_compaction_summary_is_not_the_persons_words(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from slopjudge.judging.verdict import (
     VERDICT_INSTRUCTION_VERSION,
-    confidence_problem,
     judged,
     parse_verdict,
     verdict_instruction,
@@ -93,9 +92,9 @@ def test_min_confidence() -> None:
     assert reads_as_pass(sure, 0.7)
     assert not reads_as_pass(silent, 0.7)
     assert reads_as_pass(silent, None)
-    assert confidence_problem(unsure, 0.7) == "confidence 0.4 below min_confidence 0.7"
-    assert "without the confidence" in (confidence_problem(silent, 0.7) or "")
-    assert confidence_problem(sure, 0.7) is None
+    assert judged(unsure, 0.7) == ("refuse", "confidence 0.4 below min_confidence 0.7: x", True)
+    assert "without the confidence" in judged(silent, 0.7)[1]
+    assert judged(sure, 0.7) == ("pass", "x", False)
 
 
 def test_instruction_is_versioned_and_asks_for_confidence_only_when_needed() -> None:

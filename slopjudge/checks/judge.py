@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
 from slopjudge.checks import script
-from slopjudge.checks.split import Part
+from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, Part, number_parts, part_note, plan
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps
 from slopjudge.judging.cache import VerdictCache, cache_key
 from slopjudge.judging.runner import client
 from slopjudge.judging.verdict import judged, reject_constant, verdict_instruction
 from slopjudge.model import CheckResult, Finding
+from slopjudge.usage import total, total_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -192,25 +193,35 @@ def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
         Path(folder, name).write_text(unit.prompt, encoding="utf-8")
 
 
-def _combine(units: list[Part], judgments: list[_Judgment]
-             ) -> tuple[RunOutcome, str, list[Finding]]:
-    if not units:  # nothing was asked: never a pass
-        return "error", "nothing was judged (no unit to ask the model about)", []
-    if len(units) == 1 and units[0].label is None:
-        j = judgments[0]
-        return j.outcome, j.reason, j.findings
+def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]) -> None:
+    """The check's outcome from its units' judgments (an error beats a refusal, which
+    beats a pass; nothing asked is an error), with their reasons, findings and spend."""
     outcomes = {j.outcome for j in judgments}
-    outcome: RunOutcome = ("error" if "error" in outcomes else
+    outcome: RunOutcome = ("error" if "error" in outcomes or not units else
                            "refuse" if "refuse" in outcomes else "pass")
-    pairs = list(zip(units, judgments, strict=True))
-    reason = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == outcome)
-    if outcome == "error":
-        # Files that were judged and refused still say so beside the errors.
-        refused = "; ".join(f"{u.label}: {j.reason}" for u, j in pairs if j.outcome == "refuse")
-        if refused:
-            reason += f"; refused: {refused}"
-    findings = [f for j in judgments for f in j.findings]
-    return outcome, reason, findings
+    said = [(j.outcome, j.reason if u.label is None else f"{u.label}: {j.reason}")
+            for u, j in zip(units, judgments, strict=True)]
+    result.outcome, result.reason = outcome, "; ".join(r for o, r in said if o == outcome)
+    if not units:
+        result.reason = "nothing was judged (no unit to ask the model about)"
+    refused = "; ".join(r for o, r in said if o == "refuse")
+    if outcome == "error" and refused:  # files judged and refused still say so
+        result.reason += f"; refused: {refused}"
+    result.findings = [f for j in judgments for f in j.findings]
+    result.cache_hit = all(j.cache_hit for j in judgments)
+    called = [j for j in judgments if j.called]
+    result.judge_calls, result.cached_calls = len(called), sum(j.cache_hit for j in judgments)
+    result.usage = total(j.usage for j in called)
+    if result.usage:
+        result.tokens = total_tokens(result.usage)
+        result.cost = result.usage.get("cost_usd")
+    confs = [c for j in judgments
+             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
+    result.confidence = min(confs) if confs else None
+    # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
+    result.uncertain = outcome == "refuse" and all(
+        j.uncertain for j in judgments if j.outcome == "refuse"
+    )
 
 
 def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
@@ -225,10 +236,9 @@ def _run(ctx: CheckContext) -> CheckResult:
     if payload is None:
         return _result(ctx, "not_applicable", "only the rule pack's own files changed: judges "
                        "are not sent them (commit the pack; a rule's paths can ask for them)")
-    prepared = _prepared_units(ctx, payload)
-    if isinstance(prepared, CheckResult):
-        return prepared
-    units, prep = prepared
+    units = _prepared_units(ctx, payload)
+    if isinstance(units, CheckResult):
+        return units
     # Only now: jinja2 costs a Stop more than the prepare that skipped the judge.
     from slopjudge.loading.templates import TemplateRenderError, template_sha256
 
@@ -254,28 +264,18 @@ def _run(ctx: CheckContext) -> CheckResult:
         result.outcome, result.reason = "not_judged", "not judged (dry run)"
         return result
 
-    result.runner, ask = _asker(ctx, prep.get("fingerprint"))
+    result.runner, ask = _asker(ctx)
     if len(units) == 1:
         judgments = [ask(units[0])]
     else:  # judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs
         workers = min(len(units), max(1, opts.judge_slots))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
             judgments = list(pool.map(ask, units))
-    result.outcome, result.reason, result.findings = _combine(units, judgments)
-    result.cache_hit = all(j.cache_hit for j in judgments)
-    _count_usage(result, judgments)
-    confs = [c for j in judgments
-             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
-    result.confidence = min(confs) if confs else None
-    # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
-    result.uncertain = result.outcome == "refuse" and all(
-        j.uncertain for j in judgments if j.outcome == "refuse"
-    )
+    _conclude(result, units, judgments)
     return result
 
 
-def _asker(ctx: CheckContext, fingerprint: str | None
-           ) -> tuple[str, Callable[[Part], _Judgment]]:
+def _asker(ctx: CheckContext) -> tuple[str, Callable[[Part], _Judgment]]:
     """Who answers (a mock, or the runner's command line) and how one unit is asked."""
     check, opts = ctx.check, ctx.options
     if opts.judge_mocks is not None:
@@ -298,7 +298,7 @@ def _asker(ctx: CheckContext, fingerprint: str | None
     cache = VerdictCache(opts.cache_dir, workspace=ctx.workspace)
 
     def ask(unit: Part) -> _Judgment:
-        prepared = unit.fingerprint or fingerprint
+        prepared = unit.fingerprint
         key = cache_key(
             unit.prompt + ("" if prepared is None else f"\n\x00prepare-fingerprint:{prepared}"),
             model=check.model, allowed_tools=check.allowed_tools,
@@ -321,11 +321,10 @@ def _instruction(ctx: CheckContext) -> str:
             "file paths above are relative to it." + verdict_instruction(ctx.check.min_confidence))
 
 
-def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
-                    ) -> tuple[list[Part], dict[str, Any]] | CheckResult:
-    """The units to judge, each with what prepare added; a result when prepare decided
-    (an error, or a skip). A per-file or per-subject judge is prepared per unit, on
-    that unit's payload (its ``event.path``), as sloprail prepares each event."""
+def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | CheckResult:
+    """The units to judge, each with what prepare added (its fingerprint too); a result
+    when prepare decided (an error, or a skip). A per-file or per-subject judge is prepared
+    per unit, on that unit's payload (its ``event.path``), as sloprail prepares each event."""
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
     prep = {} if per_unit else run_prepare(ctx)
     if isinstance(prep, str):
@@ -335,8 +334,10 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
     base = dict(payload, additionalContext=prep.get("additionalContext") or {},
                 rubric=ctx.options.rubric)
     units = _units(ctx, base)
+    if not per_unit:  # the whole change, one unit
+        units[0].fingerprint = prep.get("fingerprint")
     if not per_unit or not ctx.check.prepare:
-        return units, prep
+        return units
     kept = []
     for unit in units:
         mine = run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
@@ -349,7 +350,7 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]
             kept.append(unit)
     if not kept:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
-    return kept, prep
+    return kept
 
 
 def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -378,7 +379,6 @@ def _without_pack(ctx: CheckContext, payload: dict[str, Any]) -> dict[str, Any] 
 def _fit_units(ctx: CheckContext, units: list[Part], template: str
                ) -> tuple[list[Part], list[str]]:
     """Render each unit; split what is over the prompt budget (checks/split.py)."""
-    from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, number_parts, part_note, plan
     from slopjudge.loading.templates import render
 
     check, opts = ctx.check, ctx.options
@@ -402,17 +402,6 @@ def _fit_units(ctx: CheckContext, units: list[Part], template: str
         parts += found.parts
         problems += found.problems
     return parts, problems + number_parts(parts, prompt_of, budget, ctx.workspace)
-
-
-def _count_usage(result: CheckResult, judgments: list[_Judgment]) -> None:
-    from slopjudge.usage import total, total_tokens
-
-    called = [j for j in judgments if j.called]
-    result.judge_calls, result.cached_calls = len(called), sum(j.cache_hit for j in judgments)
-    result.usage = total(j.usage for j in called)
-    if result.usage:
-        result.tokens = total_tokens(result.usage)
-        result.cost = result.usage.get("cost_usd")
 
 
 def run_judge(ctx: CheckContext) -> CheckResult:

@@ -6,6 +6,7 @@ files, then by groups of one file's hunks; a hunk that does not fit alone is an 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,16 +54,8 @@ class Plan:
 
 def split_hunks(diff: str) -> tuple[str, list[str]]:
     """A file's diff as (header, hunks); each hunk starts at its ``@@`` line."""
-    header: list[str] = []
-    hunks: list[list[str]] = []
-    for line in diff.splitlines(keepends=True):
-        if line.startswith("@@"):
-            hunks.append([line])
-        elif hunks:
-            hunks[-1].append(line)
-        else:
-            header.append(line)
-    return "".join(header), ["".join(h) for h in hunks]
+    header, *hunks = re.split(r"(?m)^(?=@@)", diff)
+    return header, hunks
 
 
 def _file_size(f: dict[str, Any]) -> int:

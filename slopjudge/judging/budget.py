@@ -12,24 +12,13 @@ import math
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slopjudge.fsutil import write_atomic
 from slopjudge.loading.config import Limits
 from slopjudge.sessions import session_key, state_dir
 from slopjudge.usage import total_tokens
-
-
-@dataclass
-class Spend:
-    judge_calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, calls: int, tokens: float, cost: float) -> Spend:
-        """This spend and ``calls`` calls more, of ``tokens`` and ``cost`` (a new one)."""
-        return Spend(self.judge_calls + calls, int(self.tokens + tokens), self.cost_usd + cost)
 
 
 @dataclass
@@ -46,6 +35,33 @@ class Rates:
         self.cost_usd = max(self.cost_usd, cost / size)
 
 
+@dataclass
+class Spend:
+    """What is spent, the estimates of the calls still running (call -> [tokens, cost]) and
+    the rates: a run's, in memory, and an agent session's, in its record."""
+
+    judge_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    held: dict[str, list[float]] = field(default_factory=dict)
+    rates: Rates | None = None
+
+    def counted(self) -> tuple[int, int, float]:
+        """Calls, tokens and cost, with what the running calls hold counted as spent."""
+        held = self.held.values()
+        return (self.judge_calls + len(held), int(self.tokens + sum(h[0] for h in held)),
+                self.cost_usd + sum(h[1] for h in held))
+
+    def settle(self, key: str, want: Reservation, tokens: int, cost: float) -> None:
+        """Call ``key`` is over: its estimate swapped for what it cost; the rates learnt."""
+        self.held.pop(key, None)
+        self.judge_calls += 1
+        self.tokens += tokens
+        self.cost_usd += cost
+        self.rates = self.rates or Rates()
+        self.rates.learn(want.prompt_tokens, tokens, cost)
+
+
 # The limits a call's cost is estimated for, from the rates of the calls before it.
 _ESTIMATED = ("max_tokens", "max_cost_usd", "session_max_tokens", "session_max_cost_usd")
 
@@ -59,8 +75,6 @@ class Budget:
         self.limits = limits
         self.state_dir = state_dir
         self.run = Spend()
-        self.held = Spend()  # the estimates of calls still running
-        self.rates: Rates | None = None
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
 
@@ -70,29 +84,29 @@ class Budget:
         Waits (at most ``wait_s``) while the first call of the run measures the rates."""
         deadline = time.monotonic() + wait_s
         needs_rates = any(getattr(self.limits, k) is not None for k in _ESTIMATED)
+        run = self.run
         with self._changed:
             while True:
-                if self.rates is None and self.limits.session():
+                if run.rates is None and self.limits.session():
                     with contextlib.suppress(ValueError):  # the reservation says so
-                        self.rates = _read_record(self.session_path(session_id))[2]
-                if self.rates is not None or not needs_rates or not self.held.judge_calls:
+                        run.rates = _read_record(self.session_path(session_id)).rates
+                if run.rates is not None or not needs_rates or not run.held:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
                             "first call is still running); this check was not judged")
                 self._changed.wait(left)
-            rates = self.rates or Rates(tokens=1.0)
-            want = Reservation(next(self._ids), prompt_tokens,
+            rates = run.rates or Rates(tokens=1.0)
+            want = Reservation(f"{os.getpid()}.{next(self._ids)}", prompt_tokens,
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
                                prompt_tokens * rates.cost_usd)
-            held = self.run.add(self.held.judge_calls, self.held.tokens, self.held.cost_usd)
-            problem = self._over("", "in this run", held, want)
+            problem = self._over("", "in this run", run, want)
             if problem is None and self.limits.session():
                 problem = self._session_update(session_id, want, reserve=True)
             if problem is not None:
                 return problem
-            self.held = self.held.add(1, want.tokens, want.cost_usd)
+            run.held[want.key] = [want.tokens, want.cost_usd]
             return want
 
     def settle(self, session_id: str | None, want: Reservation,
@@ -102,32 +116,29 @@ class Budget:
         spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
-            self.held = self.held.add(-1, -want.tokens, -want.cost_usd)
-            self.run = self.run.add(1, spent, cost)
-            self.rates = self.rates or Rates()
-            self.rates.learn(want.prompt_tokens, spent, cost)
+            self.run.settle(want.key, want, spent, cost)
             if self.limits.session():
                 self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
             self._changed.notify_all()
 
     def _over(self, prefix: str, where: str, spent: Spend, want: Reservation) -> str | None:
-        """Why the call ``want`` must not start, given ``spent`` (what is counted and held
-        already); None when it fits every limit."""
+        """Why the call ``want`` must not start, given ``spent`` (with what its running
+        calls hold); None when it fits every limit."""
         calls = getattr(self.limits, f"{prefix}max_judge_calls")
         max_tokens = getattr(self.limits, f"{prefix}max_tokens")
         max_cost = getattr(self.limits, f"{prefix}max_cost_usd")
         tokens, cost = want.tokens, want.cost_usd
-        if calls is not None and spent.judge_calls >= calls:
-            return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent.judge_calls} of "
+        spent_calls, spent_tokens, spent_cost = spent.counted()
+        if calls is not None and spent_calls >= calls:
+            return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent_calls} of "
                     f"{calls} judge calls made {where}; this check was not judged")
-        if max_tokens is not None and spent.tokens + tokens > max_tokens:
+        if max_tokens is not None and spent_tokens + tokens > max_tokens:
             return (f"budget {prefix}max_tokens ({max_tokens:,}) would be exceeded: "
-                    f"{spent.tokens:,} tokens spent or held {where}, and this call is estimated "
+                    f"{spent_tokens:,} tokens spent or held {where}, and this call is estimated "
                     f"at {tokens:,} more; this check was not judged")
-        if max_cost is not None and (spent.cost_usd >= max_cost
-                                     or spent.cost_usd + cost > max_cost):
+        if max_cost is not None and (spent_cost >= max_cost or spent_cost + cost > max_cost):
             return (f"budget {prefix}max_cost_usd (${max_cost:.4f}) would be exceeded: "
-                    f"${spent.cost_usd:.4f} spent or held {where}, and this call is estimated at "
+                    f"${spent_cost:.4f} spent or held {where}, and this call is estimated at "
                     f"${cost:.4f} more; this check was not judged")
         return None
 
@@ -147,28 +158,22 @@ class Budget:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                spent, held, rates = _read_record(path)
+                spend = _read_record(path)
             except ValueError as exc:
                 # Fail closed: an unreadable record is a spent budget, said as such.
                 return (f"budget: this agent session's spend record {path} cannot be read "
                         f"({exc}); delete it to reset the session's budget; "
                         "this check was not judged")
-            key = f"{os.getpid()}.{want.id}"
             if reserve:
-                counted = spent.add(len(held), sum(h[0] for h in held.values()),
-                                    sum(h[1] for h in held.values()))
-                problem = self._over("session_", "in this agent session", counted, want)
+                problem = self._over("session_", "in this agent session", spend, want)
                 if problem is not None:
                     return problem
-                held[key] = [want.tokens, want.cost_usd]
+                spend.held[want.key] = [want.tokens, want.cost_usd]
             else:
-                held.pop(key, None)
-                spent = spent.add(1, tokens, cost)
-                rates = rates or Rates()
-                rates.learn(want.prompt_tokens, tokens, cost)
-            record = {**asdict(spent), "held": held}
-            if rates is not None:
-                record["rates"] = asdict(rates)
+                spend.settle(want.key, want, tokens, cost)
+            record = asdict(spend)
+            if spend.rates is None:
+                del record["rates"]
             write_atomic(path, json.dumps(record))
             return None
         finally:
@@ -179,7 +184,7 @@ class Budget:
 class Reservation:
     """One running call's estimate, held against the limits until it settles."""
 
-    id: int
+    key: str  # "<pid>.<n>": a dead process's calls are held no more
     prompt_tokens: int
     tokens: int
     cost_usd: float
@@ -196,7 +201,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None]:
+def _read_record(path: str) -> Spend:
     """The session's spend, the calls still held (those of live processes) and its rates;
     a missing file is nothing spent. ValueError (one line) when the record cannot be read
     or is not one slopjudge writes: the caller fails closed."""
@@ -204,22 +209,21 @@ def _read_record(path: str) -> tuple[Spend, dict[str, list[float]], Rates | None
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
-        return Spend(), {}, None
+        return Spend()
     except OSError as exc:
         raise ValueError(exc.strerror or str(exc)) from None
     except ValueError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     try:
-        spend = Spend(int(_count(data["judge_calls"])), int(_count(data["tokens"])),
-                      _count(data["cost_usd"]))
-        held = {key: [_count(tokens), _count(cost)] for key, (tokens, cost)
+        calls, tokens, cost_usd = (_count(data[k]) for k in ("judge_calls", "tokens", "cost_usd"))
+        held = {key: [_count(t), _count(c)] for key, (t, c)
                 in data["held"].items() if _alive(int(key.split(".", 1)[0]))}
         rates = data.get("rates")
         if rates is not None:
             rates = Rates(_count(rates["tokens"]), _count(rates["cost_usd"]))
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise ValueError(f"not a spend record ({type(exc).__name__}: {exc})") from None
-    return spend, held, rates
+    return Spend(int(calls), int(tokens), cost_usd, held, rates)
 
 
 def _count(value: Any) -> float:

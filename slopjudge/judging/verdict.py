@@ -168,19 +168,10 @@ def judged(verdict: dict[str, Any], min_confidence: float | None) -> tuple[RunOu
     reasoning = str(verdict.get("reasoning") or "").strip()
     if verdict.get("pass") is not True:
         return "refuse", reasoning or "the judge refused without a reason", False
-    low = confidence_problem(verdict, min_confidence)
-    if low is not None:
-        return "refuse", low + (f": {reasoning}" if reasoning else ""), True
-    return "pass", reasoning or "the judge passed", False
-
-
-def confidence_problem(verdict: dict[str, Any], min_confidence: float | None) -> str | None:
-    """Why a passing verdict still refuses on confidence, or None when it does not."""
-    if min_confidence is None or verdict.get("pass") is not True:
-        return None
-    conf = verdict.get("confidence")
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)):
-        return f"the judge passed without the confidence min_confidence {min_confidence:g} asks for"
-    if not conf >= min_confidence:  # NaN too
-        return f"confidence {conf:g} below min_confidence {min_confidence:g}"
-    return None
+    conf: Any = verdict.get("confidence")
+    number = isinstance(conf, (int, float)) and not isinstance(conf, bool)
+    if min_confidence is None or (number and conf >= min_confidence):  # NaN is never enough
+        return "pass", reasoning or "the judge passed", False
+    low = (f"confidence {conf:g} below min_confidence {min_confidence:g}" if number else
+           f"the judge passed without the confidence min_confidence {min_confidence:g} asks for")
+    return "refuse", low + (f": {reasoning}" if reasoning else ""), True

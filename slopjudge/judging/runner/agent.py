@@ -19,11 +19,12 @@ from typing import Any, NoReturn
 
 from slopjudge import procs
 from slopjudge import usage as usage_mod
-from slopjudge.fsutil import read_or, write_atomic
+from slopjudge.fsutil import inside, read_or, write_atomic
 from slopjudge.harnesses.base import alias_overrides
 from slopjudge.harnesses.registry import HARNESSES  # --harness names; each one's ``judge``
 from slopjudge.hookspec import Harness, JudgeAttempt
 from slopjudge.jsonobject import parse_json_object
+from slopjudge.loading.toolrules import split_tool_rules
 
 PROG = "slopjudge-agent"
 DEFAULT_ATTEMPTS = 2
@@ -53,8 +54,6 @@ class _Terminated(Exception):
 
 def split_rules(text: str) -> list[str]:
     """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
-    from slopjudge.loading.toolrules import split_tool_rules
-
     try:
         return split_tool_rules(text)
     except ValueError:
@@ -108,8 +107,8 @@ def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], li
 
 
 def _inside(path: str, root: str) -> bool:
-    return any(p == q or p.startswith(q.rstrip("/") + "/") for p, q in (
-        (path, root), (os.path.realpath(path), os.path.realpath(root))))
+    """``path`` is ``root`` or under it, as written or with links resolved."""
+    return path == root or path.startswith(root.rstrip("/") + "/") or inside(path, root)
 
 
 def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
