@@ -71,17 +71,16 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         q = rest.rfind(b' "')
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
-    # Unquoted: try every space; prefer the split whose halves agree.
-    candidates = [i for i, c in enumerate(rest) if c == 0x20]
-    for i in candidates:
-        a, b = rest[:i], rest[i + 1 :]
-        x, y = _strip_pair(a, b) or (a, b)
-        if x == y:
-            return a, b
-    if candidates:
-        mid = candidates[len(candidates) // 2]
-        return rest[:mid], rest[mid + 1 :]
-    return None
+    # Unquoted: halves that agree are as long as each other, split at the middle space.
+    half = len(rest) // 2
+    a, b = rest[:half], rest[half + 1 :]
+    if rest[half : half + 1] == b" " and len(set(_strip_pair(a, b) or (a, b))) == 1:
+        return a, b
+    spaces = [i for i, c in enumerate(rest) if c == 0x20]
+    if not spaces:
+        return None
+    mid = spaces[len(spaces) // 2]
+    return rest[:mid], rest[mid + 1 :]
 
 
 _PREFIX = re.compile(rb"^[a-z]/")
@@ -316,8 +315,7 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
         return None, None
     if not _provable(part):
         return None, None
-    h = part.hunks[0]
-    _read([h], lines)
+    h = part.hunks[0]  # read by file_changes, with every other provable part's
     old = "".join(ln.value for ln in h.read if ln.line_type in (" ", "-"))
     new = "".join(ln.value for ln in h.read if ln.line_type in (" ", "+"))
     # "\ No newline at end of file" after a side's last line: it has none.
@@ -332,18 +330,10 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
     ``\\`` line as the English end-of-file marker unidiff recognises."""
     # One decode for the body: \n never ends inside a UTF-8 sequence, so this
     # reads each line as decoding it alone would.
-    body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
-    old = new = 0
-    for k, ln in enumerate(body):
-        c = ln[:1]
-        if c == "\\":
-            body[k] = "\\ No newline at end of file\n"
-            continue
-        if c != "+":
-            old += 1
-        if c != "-":
-            new += 1
-        body[k] = ln + "\n"
+    text = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+    body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n" for ln in text]
+    old = sum(ln[0] not in "+\\" for ln in body)  # a blank line is context
+    new = sum(ln[0] not in "-\\" for ln in body)
     return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
 
 
@@ -518,17 +508,13 @@ def _shown(line: bytes) -> str:
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
-    """Whether the line right after a finished hunk still reads as hunk body."""
-    if i >= len(lines):
+    """Whether the line right after a finished hunk still reads as hunk body: not a file
+    header, nor git format-patch's signature separator ``-- ``."""
+    line = lines[i].rstrip(b"\r") if i < len(lines) else b""
+    if line[:1] not in (b" ", b"+", b"-") or line == b"-- ":
         return False
-    line = lines[i].rstrip(b"\r")
-    if line[:1] not in (b" ", b"+", b"-"):
-        return False
-    if line == b"-- ":  # git format-patch's signature separator
-        return False
-    if line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "):
-        return False
-    return True
+    return not (line.startswith(b"--- ") and i + 1 < len(lines)
+                and lines[i + 1].startswith(b"+++ "))
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
