@@ -431,34 +431,42 @@ def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch
     return out
 
 
-def _plain_strip(parts: list[FilePatch]) -> bool:
-    """Whether a plain diff's names carry a leading folder to drop (like -p1): every file
-    named on both sides has a first folder that differs between them (``old/x``/``new/x``);
-    with no such file, the names start with ``a/`` or ``b/``."""
-    pairs = [(p.old, p.new) for p in parts if not p.git and p.old and p.new]
+def _plain_names(parts: list[FilePatch]) -> None:
+    """A plain diff's names and statuses. The names carry a leading folder to drop (like
+    -p1) when every file named on both sides has a first folder that differs between them
+    (``old/x``/``new/x``); with no such file, when the names start with ``a/`` or ``b/``.
+    ``/dev/null``, or a 1970 timestamp on a side the one hunk leaves empty, marks an added
+    or deleted file; a file is never a rename (only git headers say "rename")."""
+    plain = [p for p in parts if not p.git]
+    pairs = [(p.old, p.new) for p in plain if p.old and p.new]
+    names = [x for p in plain for x in (p.old, p.new) if x]
     if pairs:
-        return all(
-            b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
-            for o, n in pairs
-        )
-    names = [x for p in parts if not p.git for x in (p.old, p.new) if x]
-    return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+        strip = all(b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
+                    for o, n in pairs)
+    else:
+        strip = bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+    for p in plain:
+        if strip:
+            p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
+        only = p.hunks[0] if len(p.hunks) == 1 else None
+        if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
+            p.status, p.old = "A", None
+        elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
+            p.status, p.new = "D", None
+        else:
+            p.status = "M"
 
 
 def file_changes(
     data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
 ) -> list[FileChange]:
-    """The files of a git or plain unified diff, in its order. In a plain diff
-    ``/dev/null`` or a 1970 timestamp marks an added or deleted file, and a file is never
-    a rename (only git headers say "rename")."""
+    """The files of a git or plain unified diff (:func:`_plain_names`), in its order."""
     parts, lines = parsed if parsed is not None else parse(data)
-    strip = _plain_strip(parts)
+    _plain_names(parts)
     reader = Reader(data, parts, lines)
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
-        if not a.git:
-            _plain_status(a, strip)
         old, new = _rebuild(a, lines)
         status, old_path = a.status, None
         if b is not None:  # a type change: a's old side, b's new side
@@ -476,18 +484,6 @@ def file_changes(
             old_content=None if fields["binary"] else old,
             new_content=None if fields["binary"] else new, **fields))
     return files
-
-
-def _plain_status(p: FilePatch, strip: bool) -> None:
-    if strip:
-        p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
-    only = p.hunks[0] if len(p.hunks) == 1 else None
-    if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
-        p.status, p.old = "A", None
-    elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
-        p.status, p.new = "D", None
-    else:
-        p.status = "M"
 
 
 # --------------------------------------------------------------------------
