@@ -100,7 +100,7 @@ _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
 # loads) cost a short run more than its diff; a large diff makes one of each per file,
 # which a generated ``__init__`` makes several times faster than ``model.record``'s.
 class Hunk:
-    __slots__ = ("old_start", "old_len", "new_start", "new_len", "first", "last", "complete",
+    __slots__ = ("old_start", "old_len", "new_start", "new_len", "first", "last", "short",
                  "old_marked", "new_marked", "read")
 
     def __init__(self, old_start: int, old_len: int, new_start: int, new_len: int,
@@ -109,7 +109,7 @@ class Hunk:
         self.new_start, self.new_len = new_start, new_len
         self.first = first  # index of the first body line
         self.last = last  # index past the last body line (marker lines included)
-        self.complete = True
+        self.short = (0, 0)  # old and new lines the header counts that the body lacks
         self.old_marked = False  # "\ No newline at end of file" after an old-side line
         self.new_marked = False
         self.read: Any = None  # unidiff's reading (:func:`_read`)
@@ -270,7 +270,7 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
             break
         prev = c or b" "
         i += 1
-    h.complete = ol == nl == 0
+    h.short = (ol, nl)  # negative where the body holds more
     if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
         _mark(h, prev)
         i += 1
@@ -293,7 +293,7 @@ def _provable(part: FilePatch) -> bool:
     if part.binary or len(part.hunks) != 1:
         return False
     h = part.hunks[0]
-    return (h.complete and h.old_start <= 1 and h.new_start <= 1
+    return (h.short == (0, 0) and h.old_start <= 1 and h.new_start <= 1
             and (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked))
 
 
@@ -536,17 +536,13 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     for part in parts:
         for h in part.hunks:
             headers.add(h.first - 1)  # the header's index: its line number is h.first
-            if h.complete and not _after_hunk_is_body(lines, h.last):
+            old, new = h.short
+            if old == new == 0 and not _after_hunk_is_body(lines, h.last):
                 continue
             hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
-            if h.complete:
+            if old == new == 0:
                 problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
-                continue
-            _read([h], lines)  # the lines the header counts that the body does not hold
-            kinds = [ln.line_type for ln in h.read]
-            old = h.old_len - sum(k in " -" for k in kinds)
-            new = h.new_len - sum(k in " +" for k in kinds)
-            if old < 0 or new < 0:
+            elif old < 0 or new < 0:
                 problems.append((h.last, f"{hunk} holds more lines than its header counts"))
             elif h.last >= real:
                 problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "
