@@ -414,11 +414,9 @@ def hunks_of(diff: str) -> list[dict[str, Any]]:
 
 def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
     """git prints a file <-> symlink change as a deletion then an addition."""
-    if not (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy):
-        return False
-    if a.old != b.new or a.old_mode is None or b.new_mode is None:
-        return False
-    return a.old_mode[:2] != b.new_mode[:2]
+    return (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy
+            and a.old == b.new and a.old_mode is not None and b.new_mode is not None
+            and a.old_mode[:2] != b.new_mode[:2])
 
 
 def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:

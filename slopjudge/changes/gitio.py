@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 
     from slopjudge.changes.authored import Policy
 
-# On every git call: nothing the repository's configuration names runs, and no file is
-# hidden by what only this clone says (the agent can write .git/config and .git/info).
-# External diff and textconv are off where a diff runs (DIFF), filter drivers
-# where files are hashed (no_filters).
-NEUTRAL = (
+# On every git call: names unquoted, no colour, nothing the repository's configuration
+# names runs, and no file is hidden by what only this clone says (the agent can write
+# .git/config and .git/info). External diff and textconv are off where a diff runs (DIFF),
+# filter drivers where files are hashed (no_filters).
+_OPTIONS = (
+    "-c", "core.quotepath=false", "-c", "color.ui=false",
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
     "-c", "core.untrackedCache=false", "-c", "core.excludesFile=/dev/null",
     "-c", "diff.external=", "-c", "core.splitIndex=false",
@@ -37,9 +38,9 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
          input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
     from slopjudge.procs import run
 
-    argv = [_program(env), "-c", "core.quotepath=false", "-c", "color.ui=false", *NEUTRAL, *args]
-    res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
-              max_output=_UNLIMITED, registry=getattr(_BACKGROUND, "registry", None))
+    res = run([_program(env), *_OPTIONS, *args], input=input, cwd=workspace, env=env,
+              timeout=_GIT_TIMEOUT_S, max_output=_UNLIMITED,
+              registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
         raise ChangesetError(f"cannot run git: {res.start_error}")
     if res.timed_out:
