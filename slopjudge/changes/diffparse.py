@@ -302,9 +302,8 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     exactly ONE complete hunk from line 1 (0 for an empty side) in which one side provably
     ends, being empty or marked "\\ No newline at end of file"; a hunk covering one whole
     side covers the other too. Trailing context says nothing of a file's length when the
-    context size is unknown. A text file added or deleted with no hunk is empty."""
-    if part.binary:
-        return None, None
+    context size is unknown. A file added or deleted with no hunk is empty (a binary
+    one's contents are dropped by :func:`file_changes`)."""
     old_none = (part.status == "A" and not part.copy) or part.old is None
     new_none = part.status == "D" or part.new is None
     if not part.hunks:
@@ -316,11 +315,10 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     if not _provable(part):
         return None, None
     h = part.hunks[0]  # read by file_changes, with every other provable part's
-    old = "".join(ln.value for ln in h.read if ln.line_type in (" ", "-"))
-    new = "".join(ln.value for ln in h.read if ln.line_type in (" ", "+"))
     # "\ No newline at end of file" after a side's last line: it has none.
-    old = old.removesuffix("\n") if h.old_marked else old
-    new = new.removesuffix("\n") if h.new_marked else new
+    old, new = ("".join(ln.value for ln in h.read if ln.line_type in (" ", kind))
+                .removesuffix("\n" if marked else "")
+                for kind, marked in (("-", h.old_marked), ("+", h.new_marked)))
     return (None if old_none else old), (None if new_none else new)
 
 
