@@ -244,9 +244,8 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
 
 def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> int:
     """Consume one hunk starting at ``lines[i]``; return the next line index."""
-    ol = int(m.group(2)) if m.group(2) is not None else 1
-    nl = int(m.group(4)) if m.group(4) is not None else 1
-    h = Hunk(int(m.group(1)), ol, int(m.group(3)), nl, first=i + 1, last=i + 1)
+    old_start, ol, new_start, nl = map(int, m.groups(b"1"))  # a count left out is 1
+    h = Hunk(old_start, ol, new_start, nl, first=i + 1, last=i + 1)
     n = len(lines)
     i += 1
     added = removed = 0
