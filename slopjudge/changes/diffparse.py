@@ -71,17 +71,16 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         q = rest.rfind(b' "')
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
-    # Unquoted: try every space; prefer the split whose halves agree.
-    candidates = [i for i, c in enumerate(rest) if c == 0x20]
-    for i in candidates:
-        a, b = rest[:i], rest[i + 1 :]
-        x, y = _strip_pair(a, b) or (a, b)
-        if x == y:
-            return a, b
-    if candidates:
-        mid = candidates[len(candidates) // 2]
-        return rest[:mid], rest[mid + 1 :]
-    return None
+    # Unquoted: halves that agree are as long as each other, split at the middle space.
+    half = len(rest) // 2
+    a, b = rest[:half], rest[half + 1 :]
+    if rest[half : half + 1] == b" " and len(set(_strip_pair(a, b) or (a, b))) == 1:
+        return a, b
+    spaces = [i for i, c in enumerate(rest) if c == 0x20]
+    if not spaces:
+        return None
+    mid = spaces[len(spaces) // 2]
+    return rest[:mid], rest[mid + 1 :]
 
 
 _PREFIX = re.compile(rb"^[a-z]/")
@@ -101,7 +100,7 @@ _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
 # loads) cost a short run more than its diff; a large diff makes one of each per file,
 # which a generated ``__init__`` makes several times faster than ``model.record``'s.
 class Hunk:
-    __slots__ = ("old_start", "old_len", "new_start", "new_len", "first", "last", "complete",
+    __slots__ = ("old_start", "old_len", "new_start", "new_len", "first", "last", "short",
                  "old_marked", "new_marked", "read")
 
     def __init__(self, old_start: int, old_len: int, new_start: int, new_len: int,
@@ -110,7 +109,7 @@ class Hunk:
         self.new_start, self.new_len = new_start, new_len
         self.first = first  # index of the first body line
         self.last = last  # index past the last body line (marker lines included)
-        self.complete = True
+        self.short = (0, 0)  # old and new lines the header counts that the body lacks
         self.old_marked = False  # "\ No newline at end of file" after an old-side line
         self.new_marked = False
         self.read: Any = None  # unidiff's reading (:func:`_read`)
@@ -245,9 +244,8 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
 
 def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> int:
     """Consume one hunk starting at ``lines[i]``; return the next line index."""
-    ol = int(m.group(2)) if m.group(2) is not None else 1
-    nl = int(m.group(4)) if m.group(4) is not None else 1
-    h = Hunk(int(m.group(1)), ol, int(m.group(3)), nl, first=i + 1, last=i + 1)
+    old_start, ol, new_start, nl = map(int, m.groups(b"1"))  # a count left out is 1
+    h = Hunk(old_start, ol, new_start, nl, first=i + 1, last=i + 1)
     n = len(lines)
     i += 1
     added = removed = 0
@@ -271,7 +269,7 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
             break
         prev = c or b" "
         i += 1
-    h.complete = ol == nl == 0
+    h.short = (ol, nl)  # negative where the body holds more
     if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
         _mark(h, prev)
         i += 1
@@ -294,7 +292,7 @@ def _provable(part: FilePatch) -> bool:
     if part.binary or len(part.hunks) != 1:
         return False
     h = part.hunks[0]
-    return (h.complete and h.old_start <= 1 and h.new_start <= 1
+    return (h.short == (0, 0) and h.old_start <= 1 and h.new_start <= 1
             and (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked))
 
 
@@ -303,9 +301,8 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
     exactly ONE complete hunk from line 1 (0 for an empty side) in which one side provably
     ends, being empty or marked "\\ No newline at end of file"; a hunk covering one whole
     side covers the other too. Trailing context says nothing of a file's length when the
-    context size is unknown. A text file added or deleted with no hunk is empty."""
-    if part.binary:
-        return None, None
+    context size is unknown. A file added or deleted with no hunk is empty (a binary
+    one's contents are dropped by :func:`file_changes`)."""
     old_none = (part.status == "A" and not part.copy) or part.old is None
     new_none = part.status == "D" or part.new is None
     if not part.hunks:
@@ -316,13 +313,11 @@ def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | Non
         return None, None
     if not _provable(part):
         return None, None
-    h = part.hunks[0]
-    _read([h], lines)
-    old = "".join(ln.value for ln in h.read if ln.line_type in (" ", "-"))
-    new = "".join(ln.value for ln in h.read if ln.line_type in (" ", "+"))
+    h = part.hunks[0]  # read by file_changes, with every other provable part's
     # "\ No newline at end of file" after a side's last line: it has none.
-    old = old.removesuffix("\n") if h.old_marked else old
-    new = new.removesuffix("\n") if h.new_marked else new
+    old, new = ("".join(ln.value for ln in h.read if ln.line_type in (" ", kind))
+                .removesuffix("\n" if marked else "")
+                for kind, marked in (("-", h.old_marked), ("+", h.new_marked)))
     return (None if old_none else old), (None if new_none else new)
 
 
@@ -332,18 +327,10 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
     ``\\`` line as the English end-of-file marker unidiff recognises."""
     # One decode for the body: \n never ends inside a UTF-8 sequence, so this
     # reads each line as decoding it alone would.
-    body = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
-    old = new = 0
-    for k, ln in enumerate(body):
-        c = ln[:1]
-        if c == "\\":
-            body[k] = "\\ No newline at end of file\n"
-            continue
-        if c != "+":
-            old += 1
-        if c != "-":
-            new += 1
-        body[k] = ln + "\n"
+    text = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
+    body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n" for ln in text]
+    old = sum(ln[0] not in "+\\" for ln in body)  # a blank line is context
+    new = sum(ln[0] not in "-\\" for ln in body)
     return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
 
 
@@ -424,11 +411,9 @@ def hunks_of(diff: str) -> list[dict[str, Any]]:
 
 def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
     """git prints a file <-> symlink change as a deletion then an addition."""
-    if not (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy):
-        return False
-    if a.old != b.new or a.old_mode is None or b.new_mode is None:
-        return False
-    return a.old_mode[:2] != b.new_mode[:2]
+    return (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy
+            and a.old == b.new and a.old_mode is not None and b.new_mode is not None
+            and a.old_mode[:2] != b.new_mode[:2])
 
 
 def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:
@@ -441,34 +426,42 @@ def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch
     return out
 
 
-def _plain_strip(parts: list[FilePatch]) -> bool:
-    """Whether a plain diff's names carry a leading folder to drop (like -p1): every file
-    named on both sides has a first folder that differs between them (``old/x``/``new/x``);
-    with no such file, the names start with ``a/`` or ``b/``."""
-    pairs = [(p.old, p.new) for p in parts if not p.git and p.old and p.new]
+def _plain_names(parts: list[FilePatch]) -> None:
+    """A plain diff's names and statuses. The names carry a leading folder to drop (like
+    -p1) when every file named on both sides has a first folder that differs between them
+    (``old/x``/``new/x``); with no such file, when the names start with ``a/`` or ``b/``.
+    ``/dev/null``, or a 1970 timestamp on a side the one hunk leaves empty, marks an added
+    or deleted file; a file is never a rename (only git headers say "rename")."""
+    plain = [p for p in parts if not p.git]
+    pairs = [(p.old, p.new) for p in plain if p.old and p.new]
+    names = [x for p in plain for x in (p.old, p.new) if x]
     if pairs:
-        return all(
-            b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
-            for o, n in pairs
-        )
-    names = [x for p in parts if not p.git for x in (p.old, p.new) if x]
-    return bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+        strip = all(b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
+                    for o, n in pairs)
+    else:
+        strip = bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+    for p in plain:
+        if strip:
+            p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
+        only = p.hunks[0] if len(p.hunks) == 1 else None
+        if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
+            p.status, p.old = "A", None
+        elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
+            p.status, p.new = "D", None
+        else:
+            p.status = "M"
 
 
 def file_changes(
     data: bytes, parsed: tuple[list[FilePatch], list[bytes]] | None = None
 ) -> list[FileChange]:
-    """The files of a git or plain unified diff, in its order. In a plain diff
-    ``/dev/null`` or a 1970 timestamp marks an added or deleted file, and a file is never
-    a rename (only git headers say "rename")."""
+    """The files of a git or plain unified diff (:func:`_plain_names`), in its order."""
     parts, lines = parsed if parsed is not None else parse(data)
-    strip = _plain_strip(parts)
+    _plain_names(parts)
     reader = Reader(data, parts, lines)
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
-        if not a.git:
-            _plain_status(a, strip)
         old, new = _rebuild(a, lines)
         status, old_path = a.status, None
         if b is not None:  # a type change: a's old side, b's new side
@@ -486,18 +479,6 @@ def file_changes(
             old_content=None if fields["binary"] else old,
             new_content=None if fields["binary"] else new, **fields))
     return files
-
-
-def _plain_status(p: FilePatch, strip: bool) -> None:
-    if strip:
-        p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
-    only = p.hunks[0] if len(p.hunks) == 1 else None
-    if p.old is None or (p.old_epoch and only is not None and only.old_len == 0):
-        p.status, p.old = "A", None
-    elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
-        p.status, p.new = "D", None
-    else:
-        p.status = "M"
 
 
 # --------------------------------------------------------------------------
@@ -518,17 +499,13 @@ def _shown(line: bytes) -> str:
 
 
 def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
-    """Whether the line right after a finished hunk still reads as hunk body."""
-    if i >= len(lines):
+    """Whether the line right after a finished hunk still reads as hunk body: not a file
+    header, nor git format-patch's signature separator ``-- ``."""
+    line = lines[i].rstrip(b"\r") if i < len(lines) else b""
+    if line[:1] not in (b" ", b"+", b"-") or line == b"-- ":
         return False
-    line = lines[i].rstrip(b"\r")
-    if line[:1] not in (b" ", b"+", b"-"):
-        return False
-    if line == b"-- ":  # git format-patch's signature separator
-        return False
-    if line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "):
-        return False
-    return True
+    return not (line.startswith(b"--- ") and i + 1 < len(lines)
+                and lines[i + 1].startswith(b"+++ "))
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
@@ -554,17 +531,13 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     for part in parts:
         for h in part.hunks:
             headers.add(h.first - 1)  # the header's index: its line number is h.first
-            if h.complete and not _after_hunk_is_body(lines, h.last):
+            old, new = h.short
+            if old == new == 0 and not _after_hunk_is_body(lines, h.last):
                 continue
             hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
-            if h.complete:
+            if old == new == 0:
                 problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
-                continue
-            _read([h], lines)  # the lines the header counts that the body does not hold
-            kinds = [ln.line_type for ln in h.read]
-            old = h.old_len - sum(k in " -" for k in kinds)
-            new = h.new_len - sum(k in " +" for k in kinds)
-            if old < 0 or new < 0:
+            elif old < 0 or new < 0:
                 problems.append((h.last, f"{hunk} holds more lines than its header counts"))
             elif h.last >= real:
                 problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
+from functools import cache
 
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
@@ -18,11 +20,12 @@ if TYPE_CHECKING:
 
     from slopjudge.changes.authored import Policy
 
-# On every git call: nothing the repository's configuration names runs, and no file is
-# hidden by what only this clone says (the agent can write .git/config and .git/info).
-# External diff and textconv are off where a diff runs (DIFF), filter drivers
-# where files are hashed (no_filters).
-NEUTRAL = (
+# On every git call: names unquoted, no colour, nothing the repository's configuration
+# names runs, and no file is hidden by what only this clone says (the agent can write
+# .git/config and .git/info). External diff and textconv are off where a diff runs (DIFF),
+# filter drivers where files are hashed (no_filters).
+_OPTIONS = (
+    "-c", "core.quotepath=false", "-c", "color.ui=false",
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
     "-c", "core.untrackedCache=false", "-c", "core.excludesFile=/dev/null",
     "-c", "diff.external=", "-c", "core.splitIndex=false",
@@ -35,9 +38,9 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
          input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
     from slopjudge.procs import run
 
-    argv = [_program(env), "-c", "core.quotepath=false", "-c", "color.ui=false", *NEUTRAL, *args]
-    res = run(argv, input=input, cwd=workspace, env=env, timeout=_GIT_TIMEOUT_S,
-              max_output=_UNLIMITED, registry=getattr(_BACKGROUND, "registry", None))
+    res = run([_program(env), *_OPTIONS, *args], input=input, cwd=workspace, env=env,
+              timeout=_GIT_TIMEOUT_S, max_output=_UNLIMITED,
+              registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
         raise ChangesetError(f"cannot run git: {res.start_error}")
     if res.timed_out:
@@ -239,12 +242,10 @@ def _ignores(top: str, leave_out: Policy | None, tmp: str) -> str:
     tree = rev if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev) \
         else head_tree(top, rev)
     listing = git(top, ["ls-tree", "-r", "-z", "--full-tree", tree])
-    found: dict[str, str] = {}
-    for entry in listing.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        if (name == b".gitignore" or name.endswith(b"/.gitignore")) \
-                and meta.split(b" ")[:2] in ([b"100644", b"blob"], [b"100755", b"blob"]):
-            found[decode(name)] = decode(meta.split(b" ")[2])
+    entries = (entry.partition(b"\t") for entry in listing.split(b"\0"))
+    found = {decode(name): decode(meta[12:]) for meta, _, name in entries
+             if name.rpartition(b"/")[2] == b".gitignore"
+             and meta.startswith((b"100644 blob ", b"100755 blob "))}
     blobs = cat_blobs(top, sorted(set(found.values())))
     path = os.path.join(tmp, "exclude")
     with open(path, "wb") as fh:
@@ -286,7 +287,7 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
             if submodules and os.path.lexists(os.path.join(full, ".git")):
                 nested.append(decode(name))
             else:
-                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                keep.append(entry[2:] + b"\0")  # less ls-files' tag
                 paths.append(name)
             continue
         if tag.upper() == b"S" and not os.path.lexists(full):
@@ -294,7 +295,7 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
                 sparse = git(top, ["config", "--bool", "core.sparseCheckout"],
                              ok=(0, 1)).strip() == b"true"
             if sparse:  # outside a sparse checkout's cone: absent, not deleted
-                keep.append(meta.split(b" ", 1)[1] + b"\t" + name + b"\0")
+                keep.append(entry[2:] + b"\0")
                 continue
         if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
             paths.append(name)  # its files are listed as untracked
@@ -306,23 +307,16 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
     return keep, paths, nested
 
 
-_FILTERS: dict[str, list[str]] = {}
-
-
+@cache
 def no_filters(top: str) -> list[str]:
     """``-c`` options that switch off every filter driver the repository names (a clean
     filter is a program of the agent's choosing; git records what it prints)."""
-    known = _FILTERS.get(top)
-    if known is None:
-        out = git(top, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
-                  ok=(0, 1))
-        drivers = sorted({decode(n)[len("filter."):].rpartition(".")[0]
-                          for n in out.split(b"\0") if n})
-        known = [opt for d in drivers for key, value in (
-            ("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
-            for opt in ("-c", f"filter.{d}.{key}={value}")]
-        _FILTERS[top] = known
-    return known
+    out = git(top, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."], ok=(0, 1))
+    drivers = sorted({decode(n)[len("filter."):].rpartition(".")[0]
+                      for n in out.split(b"\0") if n})
+    return [opt for d in drivers for key, value in (
+        ("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+        for opt in ("-c", f"filter.{d}.{key}={value}")]
 
 
 def ignored_paths(workspace: str, trees: list[str]) -> list[str]:
@@ -391,18 +385,11 @@ def _nested_listing(top: str, folder: str) -> list[str]:
 _INTERNAL_FILES = ("config", "config.worktree")
 _INTERNAL_TREES = ("hooks", "info")
 # What ordinary work writes into a git folder's config and no git command runs: branch
-# tracking (`git push -u`, `git checkout --track`) and where a remote is. A change to these
-# is not a protected change, so pushing a branch does not block every later Stop.
-_BENIGN_CONFIG = {
-    b"branch": (b"remote", b"merge", b"rebase", b"pushremote", b"description"),
-    b"remote": (b"url", b"pushurl", b"fetch", b"push", b"tagopt", b"prune"),
-}
-
-
-def _benign(key: bytes) -> bool:
-    section, _, rest = key.lower().partition(b".")
-    _, dot, var = rest.rpartition(b".")
-    return bool(dot) and var in _BENIGN_CONFIG.get(section, ())
+# tracking (`git push -u`, `git checkout --track`) and where a remote is, as a key of
+# ``git config --list`` (section.subsection.variable). A change to these is not a
+# protected change, so pushing a branch does not block every later Stop.
+_BENIGN = re.compile(rb"branch\..*\.(remote|merge|rebase|pushremote|description)"
+                     rb"|remote\..*\.(url|pushurl|fetch|push|tagopt|prune)", re.I | re.S)
 
 
 def internals(workspace: str) -> dict[str, str]:
@@ -455,7 +442,8 @@ def _config_digest_input(path: str, raw: bytes) -> bytes:
                                               "--list", "-z"])
     except ChangesetError:
         return raw
-    kept = sorted(e for e in listing.split(b"\0") if e and not _benign(e.split(b"\n", 1)[0]))
+    kept = sorted(e for e in listing.split(b"\0")
+                  if e and not _BENIGN.fullmatch(e.split(b"\n", 1)[0]))
     return b"config\0" + b"\0".join(kept)
 
 
