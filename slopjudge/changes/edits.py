@@ -18,7 +18,10 @@ from slopjudge.fsutil import Unreadable, read_if_present
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Restyle = Callable[[str], str]  # new_string written in the style of the matched text
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 
@@ -99,9 +102,11 @@ def _backslashes_before(text: str, at: int) -> int:
     return n
 
 
-def _escaped_form(old: str, text: str) -> str | None:
-    """``old`` found in ``text`` with each non-ASCII character written as an
-    unescaped ``\\uXXXX`` (hex in either case); its first occurrence only."""
+def _escaped_form(old: str, text: str) -> tuple[str, Restyle] | None:
+    """``old`` found in ``text`` with each non-ASCII character written as an unescaped
+    ``\\uXXXX`` (hex in either case), its first occurrence only; and ``new_string``
+    escaped alike: the same digits for a character ``old`` has, else in the case most of
+    the found digits are."""
     units = _units(old)
     # The escaped form is ASCII, one character a unit and six an escape: longer than the
     # file, it is not in it (and compiling its pattern would cost 10 us a character).
@@ -116,36 +121,49 @@ def _escaped_form(old: str, text: str) -> str | None:
     for unit in units:  # under 0x80: an ASCII character
         if unit >= 0x80:
             starts.append(at)
-        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u(?i:{unit:04x})")
+        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u((?i:{unit:04x}))")
         at += 1 if unit < 0x80 else 6
     try:
         regex = re.compile("".join(pattern))
     except (re.error, RecursionError, OverflowError):
         return None
     pos = 0
-    while (m := regex.search(text, pos)) is not None:
-        c = m.start()
-        if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
-            return m.group(0) if text.find(m.group(0)) == c else None
-        pos = c + 1
-    return None
+    while (m := regex.search(text, pos)) is not None and not all(
+            _backslashes_before(text, m.start() + f) % 2 == 0 for f in starts):
+        pos = m.start() + 1
+    if m is None or text.find(m.group(0)) != m.start():
+        return None
+    seen = dict(zip((u for u in units if u >= 0x80), m.groups(), strict=True))
+    digits = "".join(m.groups())
+    upper = sum(map(str.isupper, digits)) > sum(map(str.islower, digits))
+    return m.group(0), lambda new: "".join(
+        chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
+        for u in _units(new))
 
 
-def find_actual(text: str, old: str) -> str | None:
-    """The text in the file that ``old`` stands for (see the module's docstring), or None."""
+def find_actual(text: str, old: str) -> tuple[str, Restyle] | None:
+    """The text in the file that ``old`` stands for (see the module's docstring) and how
+    ``new_string`` is written in the file's style where ``old`` matched only loosely
+    (quotes curled, non-ASCII characters escaped or escapes decoded), or None."""
     if old in text:
-        return old
+        return old, str
     at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
-        return text[at:at + len(old)]
+        actual = text[at:at + len(old)]
+        return actual, lambda new: _curl(new, actual)
     if _has_escape(old) and (decoded := _unescape(old)) in text:
-        return decoded
+        return decoded, lambda new: _unescape(_curl(new, decoded))
     if "\\u" in text and any(ord(ch) >= 0x80 for ch in old):
         return _escaped_form(old, text)
     return None
 
 
-def _curl(new: str, double: bool, single: bool) -> str:
+def _curl(new: str, actual: str) -> str:
+    """``new``'s straight quotes curled, of each kind ``actual`` has curly."""
+    double = _LEFT_D in actual or _RIGHT_D in actual
+    single = _LEFT_S in actual or _RIGHT_S in actual
+    if not (double or single):
+        return new
     out: list[str] = []
     for i, ch in enumerate(new):
         opening = i == 0 or new[i - 1] in _OPENERS
@@ -156,39 +174,6 @@ def _curl(new: str, double: bool, single: bool) -> str:
         else:
             out.append(ch)
     return "".join(out)
-
-
-def preserve_style(old: str, actual: str, new: str) -> str:
-    """``new`` in the file's style where ``old`` matched only loosely: quotes curled,
-    non-ASCII characters escaped or escapes decoded, as the file has them."""
-    if old == actual:
-        return new
-    double = _LEFT_D in actual or _RIGHT_D in actual
-    single = _LEFT_S in actual or _RIGHT_S in actual
-    if double or single:
-        new = _curl(new, double, single)
-    if "\\u" in actual and any(ord(ch) >= 0x80 for ch in old):
-        if _escaped_form(old, actual) == actual:
-            return _escape_like(old, actual, new)
-    if _has_escape(old) and _unescape(old) == actual:
-        return _unescape(new)
-    return new
-
-
-def _escape_like(old: str, actual: str, new: str) -> str:
-    """``new`` with its non-ASCII characters escaped as ``actual`` escapes ``old``'s: the same
-    digits for a character ``old`` has, else in the case most of ``actual``'s digits are."""
-    seen: dict[int, str] = {}
-    digits = ""
-    at = 0
-    for unit in _units(old):
-        if unit >= 0x80:
-            seen[unit] = actual[at + 2:at + 6]
-            digits += seen[unit]
-        at += 6 if unit >= 0x80 else 1
-    upper = sum(d in "ABCDEF" for d in digits) > sum(d in "abcdef" for d in digits)
-    return "".join(chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
-                   for u in _units(new))
 
 
 def _has_escape(text: str) -> bool:
@@ -228,8 +213,8 @@ def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
             for short, full in applied:
                 new = new.replace(short, full)
             old = spelled
-    actual = find_actual(text, old) or old
-    new = preserve_style(old, actual, new)
+    found = find_actual(text, old)
+    actual, new = (found[0], found[1](new)) if found else (old, new)
     if new == "" and not actual.endswith("\n") and actual + "\n" in text:
         actual += "\n"  # deleting whole lines takes their line end too
     return actual, new
