@@ -10,7 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopjudge.changes.edits import EditError, proposed_content
+from slopjudge.changes.edits import EditError, proposed_changes
+
+
+def proposed_content(tool_name: str, tool_input: dict, workspace: str) -> tuple[str, str] | None:
+    """The one file a file tool call writes, and its new content."""
+    changes = proposed_changes(tool_name, tool_input, workspace)
+    if changes is None:
+        return None
+    [(path, moved_from, content)] = changes
+    assert moved_from is None and content is not None
+    return path, content
 
 
 @pytest.fixture()

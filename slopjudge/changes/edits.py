@@ -308,33 +308,6 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def proposed_content(tool_name: str, tool_input: dict[str, Any],
-                     workspace: str) -> tuple[str, str] | None:
-    """``(absolute path, new content)`` for a file tool call; None for other tools."""
-    path = target_path(tool_name, tool_input, workspace)
-    if path is None:
-        if tool_name in EDIT_TOOLS:
-            raise EditError(f"{tool_name} call without a file path")
-        return None
-    if tool_name == "Write":
-        return path, _str(tool_input, "content")
-    text = read_text(path)
-    if tool_name in ("Edit", "MultiEdit"):
-        many = tool_name == "MultiEdit"
-        edits = tool_input.get("edits") if many else [tool_input]
-        if not isinstance(edits, list) or not edits:
-            raise EditError("MultiEdit without edits")
-        steps: list[tuple[str, str, bool]] = []
-        for n, edit in enumerate(edits, 1):
-            if not isinstance(edit, dict):
-                raise EditError(f"edit {n} is not an object")
-            where = f"edit {n}: " if many else ""
-            old, new = _str(edit, "old_string", where), _str(edit, "new_string", where)
-            steps.append((old, new, bool(edit.get("replace_all"))))
-        return path, edit_file(text, steps, path)
-    return path, _notebook(text, tool_input, path)
-
-
 def _envelope(value: object) -> str | None:
     if isinstance(value, list) and value:
         value = value[-1]
@@ -396,8 +369,28 @@ def proposed_changes(
         return applypatch.apply(_patch_base(tool_input, workspace, cwd), patch)
     if tool_name == APPLY_PATCH:
         raise EditError("apply_patch call without a '*** Begin Patch' envelope")
-    single = proposed_content(tool_name, tool_input, workspace)
-    return None if single is None else [(single[0], None, single[1])]
+    path = target_path(tool_name, tool_input, workspace)
+    if path is None:
+        if tool_name in EDIT_TOOLS:
+            raise EditError(f"{tool_name} call without a file path")
+        return None
+    if tool_name == "Write":
+        return [(path, None, _str(tool_input, "content"))]
+    text = read_text(path)
+    if tool_name in ("Edit", "MultiEdit"):
+        many = tool_name == "MultiEdit"
+        edits = tool_input.get("edits") if many else [tool_input]
+        if not isinstance(edits, list) or not edits:
+            raise EditError("MultiEdit without edits")
+        steps: list[tuple[str, str, bool]] = []
+        for n, edit in enumerate(edits, 1):
+            if not isinstance(edit, dict):
+                raise EditError(f"edit {n} is not an object")
+            where = f"edit {n}: " if many else ""
+            old, new = _str(edit, "old_string", where), _str(edit, "new_string", where)
+            steps.append((old, new, bool(edit.get("replace_all"))))
+        return [(path, None, edit_file(text, steps, path))]
+    return [(path, None, _notebook(text, tool_input, path))]
 
 
 # --- edits that cannot be reproduced ---------------------------------------------
