@@ -246,6 +246,15 @@ def test_line_ends_are_cut_as_the_regex_cut_them(text: str) -> None:
     assert _strip_line_ends(text) == expected
 
 
+def test_the_trailing_set_is_what_isspace_admits() -> None:
+    import sys
+
+    from slopjudge.changes.edits import _TRAILING
+
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(_TRAILING) == spaces | {"\ufeff"}
+
+
 @settings(max_examples=3000, deadline=None)
 @given(name=st.lists(_CHARS, max_size=8).map("".join))
 def test_a_path_is_quoted_when_the_regex_said_so(name: str) -> None:
