@@ -192,7 +192,7 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
                              f"{first.strip()[:60]!r} are not in the file")
         edits.append((found, len(old), new))
         at = found + len(old)
-    for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
+    for start, length, new in reversed(sorted(edits, key=lambda e: e[0])):  # as Codex does
         lines[start:start + length] = new
     return eol.join(lines) + eol
 
