@@ -274,15 +274,13 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     index: int | None = None
     if isinstance(cell_id, str) and cell_id:
         ids = [cell.get("id") if isinstance(cell, dict) else None for cell in cells]
+        number = cell_id.removeprefix("cell-")  # isdecimal: what `\d` matches
         if cell_id in ids:
             index = ids.index(cell_id)
+        elif number.isdecimal() and int(number) < len(cells):
+            index = int(number)
         else:
-            import re
-
-            m = re.fullmatch(r"(?:cell-)?(\d+)", cell_id)
-            if not m or int(m.group(1)) >= len(cells):
-                raise EditError(f"cell {cell_id!r} not found in {path}")
-            index = int(m.group(1))
+            raise EditError(f"cell {cell_id!r} not found in {path}")
     source = None if mode == "delete" else _str(tool_input, "new_source")
     if mode == "insert":
         cell_type = tool_input.get("cell_type") or "code"
