@@ -408,18 +408,15 @@ def _with_added(path: str, lines: list[str]) -> str:
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-    from slopjudge.changes.applypatch import MOVE, OPS
+    from slopjudge.changes.applypatch import MOVE, operation
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
         line = line.rstrip("\r")
         head = line.lstrip()
-        name = head.split(": ", 1)[-1].strip()
-        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
-        if kind is not None:
-            if name:
-                files.append([kind, absolute(base, name), None, []])
-        elif head.startswith(MOVE) and files and name:
+        if (found := operation(line)) is not None:
+            files.append([found[0], absolute(base, found[1]), None, []])
+        elif head.startswith(MOVE) and files and (name := head[len(MOVE):].strip()):
             files[-1][2] = absolute(base, name)
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])
