@@ -283,10 +283,7 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
             raise EditError(f"cell {cell_id!r} not found in {path}")
     source = None if mode == "delete" else _str(tool_input, "new_source")
     if mode == "insert":
-        cell_type = tool_input.get("cell_type") or "code"
-        cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": source}
-        if cell_type == "code":
-            cell.update(execution_count=None, outputs=[])
+        cell: dict[str, Any] = {"cell_type": tool_input.get("cell_type") or "code", "metadata": {}}
         cells.insert(0 if index is None else index + 1, cell)
     elif mode not in ("delete", "replace"):
         raise EditError(f"unknown edit_mode {mode!r}")
@@ -296,12 +293,12 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
         del cells[index]
     else:
         cell = cells[index]
+    if mode != "delete":
         cell["source"] = source  # Claude Code writes the source as one string
-        if isinstance(tool_input.get("cell_type"), str):
+        if mode == "replace" and isinstance(tool_input.get("cell_type"), str):
             cell["cell_type"] = tool_input["cell_type"]
         if cell.get("cell_type") == "code":
-            cell["execution_count"] = None
-            cell["outputs"] = []
+            cell.update(execution_count=None, outputs=[])
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
