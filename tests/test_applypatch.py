@@ -74,6 +74,11 @@ def test_a_hunk_without_old_lines_appends(ws: Path) -> None:
     (ws / "n.txt").write_text("a\nb")  # no final newline: Codex adds one
     (item,) = applypatch.apply(str(ws), envelope("*** Update File: n.txt", "@@", "+c"))
     assert item[2] == "a\nb\nc\n"
+    # Two such hunks append in patch order, as Codex applies its sorted replacements
+    # from the last.
+    (item,) = applypatch.apply(str(ws), envelope("*** Update File: n.txt", "@@", "+c", "@@",
+                                                 "+d"))
+    assert item[2] == "a\nb\nc\nd\n"
 
 
 def test_move_is_a_rename_from_the_source(ws: Path) -> None:

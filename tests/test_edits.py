@@ -10,7 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopjudge.changes.edits import EditError, proposed_content
+from slopjudge.changes.edits import EditError, proposed_changes
+
+
+def proposed_content(tool_name: str, tool_input: dict, workspace: str) -> tuple[str, str] | None:
+    """The one file a file tool call writes, and its new content."""
+    changes = proposed_changes(tool_name, tool_input, workspace)
+    if changes is None:
+        return None
+    [(path, moved_from, content)] = changes
+    assert moved_from is None and content is not None
+    return path, content
 
 
 @pytest.fixture()
@@ -234,6 +244,15 @@ def test_line_ends_are_cut_as_the_regex_cut_them(text: str) -> None:
     expected = "".join(re.sub(r"[\s\ufeff]+\Z", "", p) if i % 2 == 0 else p
                        for i, p in enumerate(parts))
     assert _strip_line_ends(text) == expected
+
+
+def test_the_trailing_set_is_what_isspace_admits() -> None:
+    import sys
+
+    from slopjudge.changes.edits import _TRAILING
+
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(_TRAILING) == spaces | {"\ufeff"}
 
 
 @settings(max_examples=3000, deadline=None)

@@ -15,7 +15,8 @@ from slopjudge.changes.edits import EditError, absolute, read_text
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
-OPS: dict[str, Literal["add", "delete", "update"]] = {
+Kind = Literal["add", "delete", "update"]
+OPS: dict[str, Kind] = {
     "*** Add File: ": "add", "*** Delete File: ": "delete", "*** Update File: ": "update"}
 MOVE = "*** Move to: "
 _EOF = "*** End of File"
@@ -35,7 +36,7 @@ class Hunk:
 
 @dataclass
 class PatchOp:
-    kind: Literal["add", "delete", "update"]
+    kind: Kind
     path: str
     move_to: str | None = None
     content: str = ""  # for add
@@ -69,18 +70,18 @@ def parse(text: str) -> list[PatchOp]:
         i += 1
         if not head:
             continue
-        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
-        if kind is None:
+        found = operation(line)
+        if found is None:
             raise PatchError(f"line {n}: expected '*** Add File:', '*** Update File:' "
                              f"or '*** Delete File:', found {line[:60]!r}")
-        op = PatchOp(kind, _path(head.split(": ", 1)[1], n))
-        if kind == "add":
+        op = PatchOp(*found)
+        if op.kind == "add":
             added = list(takewhile(lambda ln: ln.startswith("+"), lines[i:]))
             op.content = "".join(ln[1:] + "\n" for ln in added)
             i += len(added)
-        elif kind == "update":
+        elif op.kind == "update":
             if i < len(lines) and lines[i].strip().startswith(MOVE):
-                op.move_to = _path(lines[i].strip()[len(MOVE):], i + 2)
+                op.move_to = lines[i].strip()[len(MOVE):].strip()
                 i += 1
             i = _hunks(lines, i, op)
             if not op.hunks:
@@ -89,11 +90,12 @@ def parse(text: str) -> list[PatchOp]:
     return ops
 
 
-def _path(text: str, n: int) -> str:
-    path = text.strip()
-    if not path:
-        raise PatchError(f"line {n}: a file operation without a path")
-    return path
+def operation(line: str) -> tuple[Kind, str] | None:
+    """The kind and path an operation line names (``*** Add File: x``; a stripped line
+    ends in its path, never empty), or None."""
+    head = line.strip()
+    kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
+    return None if kind is None else (kind, head.split(": ", 1)[1].strip())
 
 
 def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
@@ -192,7 +194,7 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
                              f"{first.strip()[:60]!r} are not in the file")
         edits.append((found, len(old), new))
         at = found + len(old)
-    for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
+    for start, length, new in reversed(sorted(edits, key=lambda e: e[0])):  # as Codex does
         lines[start:start + length] = new
     return eol.join(lines) + eol
 

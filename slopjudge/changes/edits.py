@@ -18,7 +18,10 @@ from slopjudge.fsutil import Unreadable, read_if_present
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Restyle = Callable[[str], str]  # new_string written in the style of the matched text
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 
@@ -61,8 +64,7 @@ def _str(tool_input: dict[str, Any], key: str, where: str = "") -> str:
 
 _CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
-_ESCAPE = r"\\u[0-9a-fA-F]{4}"  # patterns stay strings: compiled on first use
-_ESCAPE_OR_BACKSLASHES = r"(\\\\)|\\u([0-9a-fA-F]{4})"
+_ESCAPE_OR_BACKSLASHES = r"(\\\\)|\\u([0-9a-fA-F]{4})"  # a string: compiled on first use
 # Abbreviated tags the model may write for the harness's own; spelled out when
 # only the spelled-out form is in the file.
 _DESANITIZE = (
@@ -99,9 +101,11 @@ def _backslashes_before(text: str, at: int) -> int:
     return n
 
 
-def _escaped_form(old: str, text: str) -> str | None:
-    """``old`` found in ``text`` with each non-ASCII character written as an
-    unescaped ``\\uXXXX`` (hex in either case); its first occurrence only."""
+def _escaped_form(old: str, text: str) -> tuple[str, Restyle] | None:
+    """``old`` found in ``text`` with each non-ASCII character written as an unescaped
+    ``\\uXXXX`` (hex in either case), its first occurrence only; and ``new_string``
+    escaped alike: the same digits for a character ``old`` has, else in the case most of
+    the found digits are."""
     units = _units(old)
     # The escaped form is ASCII, one character a unit and six an escape: longer than the
     # file, it is not in it (and compiling its pattern would cost 10 us a character).
@@ -116,36 +120,50 @@ def _escaped_form(old: str, text: str) -> str | None:
     for unit in units:  # under 0x80: an ASCII character
         if unit >= 0x80:
             starts.append(at)
-        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u(?i:{unit:04x})")
+        pattern.append(re.escape(chr(unit)) if unit < 0x80 else rf"\\u((?i:{unit:04x}))")
         at += 1 if unit < 0x80 else 6
     try:
         regex = re.compile("".join(pattern))
     except (re.error, RecursionError, OverflowError):
         return None
     pos = 0
-    while (m := regex.search(text, pos)) is not None:
-        c = m.start()
-        if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
-            return m.group(0) if text.find(m.group(0)) == c else None
-        pos = c + 1
-    return None
+    while (m := regex.search(text, pos)) is not None and not all(
+            _backslashes_before(text, m.start() + f) % 2 == 0 for f in starts):
+        pos = m.start() + 1
+    if m is None or text.find(m.group(0)) != m.start():
+        return None
+    seen = dict(zip((u for u in units if u >= 0x80), m.groups(), strict=True))
+    digits = "".join(m.groups())
+    upper = sum(map(str.isupper, digits)) > sum(map(str.islower, digits))
+    return m.group(0), lambda new: "".join(
+        chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
+        for u in _units(new))
 
 
-def find_actual(text: str, old: str) -> str | None:
-    """The text in the file that ``old`` stands for (see the module's docstring), or None."""
+def find_actual(text: str, old: str) -> tuple[str, Restyle] | None:
+    """The text in the file that ``old`` stands for (see the module's docstring) and how
+    ``new_string`` is written in the file's style where ``old`` matched only loosely
+    (quotes curled, non-ASCII characters escaped or escapes decoded), or None."""
     if old in text:
-        return old
+        return old, str
     at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
-        return text[at:at + len(old)]
-    if _has_escape(old) and (decoded := _unescape(old)) in text:
-        return decoded
+        actual = text[at:at + len(old)]
+        return actual, lambda new: _curl(new, actual)
+    # Without a `\u` nothing decodes; most edits import no `re` (a tenth of a PreToolUse call).
+    if "\\u" in old and (decoded := _unescape(old)) in text:
+        return decoded, lambda new: _unescape(_curl(new, decoded))
     if "\\u" in text and any(ord(ch) >= 0x80 for ch in old):
         return _escaped_form(old, text)
     return None
 
 
-def _curl(new: str, double: bool, single: bool) -> str:
+def _curl(new: str, actual: str) -> str:
+    """``new``'s straight quotes curled, of each kind ``actual`` has curly."""
+    double = _LEFT_D in actual or _RIGHT_D in actual
+    single = _LEFT_S in actual or _RIGHT_S in actual
+    if not (double or single):
+        return new
     out: list[str] = []
     for i, ch in enumerate(new):
         opening = i == 0 or new[i - 1] in _OPENERS
@@ -158,58 +176,16 @@ def _curl(new: str, double: bool, single: bool) -> str:
     return "".join(out)
 
 
-def preserve_style(old: str, actual: str, new: str) -> str:
-    """``new`` in the file's style where ``old`` matched only loosely: quotes curled,
-    non-ASCII characters escaped or escapes decoded, as the file has them."""
-    if old == actual:
-        return new
-    double = _LEFT_D in actual or _RIGHT_D in actual
-    single = _LEFT_S in actual or _RIGHT_S in actual
-    if double or single:
-        new = _curl(new, double, single)
-    if "\\u" in actual and any(ord(ch) >= 0x80 for ch in old):
-        if _escaped_form(old, actual) == actual:
-            return _escape_like(old, actual, new)
-    if _has_escape(old) and _unescape(old) == actual:
-        return _unescape(new)
-    return new
-
-
-def _escape_like(old: str, actual: str, new: str) -> str:
-    """``new`` with its non-ASCII characters escaped as ``actual`` escapes ``old``'s: the same
-    digits for a character ``old`` has, else in the case most of ``actual``'s digits are."""
-    seen: dict[int, str] = {}
-    digits = ""
-    at = 0
-    for unit in _units(old):
-        if unit >= 0x80:
-            seen[unit] = actual[at + 2:at + 6]
-            digits += seen[unit]
-        at += 6 if unit >= 0x80 else 1
-    upper = sum(d in "ABCDEF" for d in digits) > sum(d in "abcdef" for d in digits)
-    return "".join(chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
-                   for u in _units(new))
-
-
-def _has_escape(text: str) -> bool:
-    if "\\u" not in text:
-        return False  # most edits: no `re` import (a tenth of a PreToolUse call)
-    import re
-
-    return re.search(_ESCAPE, text) is not None
+# What `\s` matches in a str pattern (the characters str.isspace admits), and the BOM.
+_TRAILING = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+             "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 def _strip_line_ends(text: str) -> str:
     """Whitespace and BOMs cut from the end of each line (lines end at \\r\\n, \\n or
     \\r). Without `re`, whose import costs an Edit's hook a tenth of its time."""
-    return "\n".join("\r".join(map(_rstrip, line.split("\r"))) for line in text.split("\n"))
-
-
-def _rstrip(line: str) -> str:
-    end = len(line)
-    while end and (line[end - 1].isspace() or line[end - 1] == "\ufeff"):
-        end -= 1  # str.isspace is what `\\s` matches in a str pattern
-    return line[:end]
+    return "\n".join("\r".join(part.rstrip(_TRAILING) for part in line.split("\r"))
+                     for line in text.split("\n"))
 
 
 def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
@@ -228,8 +204,8 @@ def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
             for short, full in applied:
                 new = new.replace(short, full)
             old = spelled
-    actual = find_actual(text, old) or old
-    new = preserve_style(old, actual, new)
+    found = find_actual(text, old)
+    actual, new = (found[0], found[1](new)) if found else (old, new)
     if new == "" and not actual.endswith("\n") and actual + "\n" in text:
         actual += "\n"  # deleting whole lines takes their line end too
     return actual, new
@@ -290,21 +266,16 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     index: int | None = None
     if isinstance(cell_id, str) and cell_id:
         ids = [cell.get("id") if isinstance(cell, dict) else None for cell in cells]
+        number = cell_id.removeprefix("cell-")  # isdecimal: what `\d` matches
         if cell_id in ids:
             index = ids.index(cell_id)
+        elif number.isdecimal() and int(number) < len(cells):
+            index = int(number)
         else:
-            import re
-
-            m = re.fullmatch(r"(?:cell-)?(\d+)", cell_id)
-            if not m or int(m.group(1)) >= len(cells):
-                raise EditError(f"cell {cell_id!r} not found in {path}")
-            index = int(m.group(1))
+            raise EditError(f"cell {cell_id!r} not found in {path}")
     source = None if mode == "delete" else _str(tool_input, "new_source")
     if mode == "insert":
-        cell_type = tool_input.get("cell_type") or "code"
-        cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": source}
-        if cell_type == "code":
-            cell.update(execution_count=None, outputs=[])
+        cell: dict[str, Any] = {"cell_type": tool_input.get("cell_type") or "code", "metadata": {}}
         cells.insert(0 if index is None else index + 1, cell)
     elif mode not in ("delete", "replace"):
         raise EditError(f"unknown edit_mode {mode!r}")
@@ -314,40 +285,13 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
         del cells[index]
     else:
         cell = cells[index]
+    if mode != "delete":
         cell["source"] = source  # Claude Code writes the source as one string
-        if isinstance(tool_input.get("cell_type"), str):
+        if mode == "replace" and isinstance(tool_input.get("cell_type"), str):
             cell["cell_type"] = tool_input["cell_type"]
         if cell.get("cell_type") == "code":
-            cell["execution_count"] = None
-            cell["outputs"] = []
+            cell.update(execution_count=None, outputs=[])
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-
-
-def proposed_content(tool_name: str, tool_input: dict[str, Any],
-                     workspace: str) -> tuple[str, str] | None:
-    """``(absolute path, new content)`` for a file tool call; None for other tools."""
-    path = target_path(tool_name, tool_input, workspace)
-    if path is None:
-        if tool_name in EDIT_TOOLS:
-            raise EditError(f"{tool_name} call without a file path")
-        return None
-    if tool_name == "Write":
-        return path, _str(tool_input, "content")
-    text = read_text(path)
-    if tool_name in ("Edit", "MultiEdit"):
-        many = tool_name == "MultiEdit"
-        edits = tool_input.get("edits") if many else [tool_input]
-        if not isinstance(edits, list) or not edits:
-            raise EditError("MultiEdit without edits")
-        steps: list[tuple[str, str, bool]] = []
-        for n, edit in enumerate(edits, 1):
-            if not isinstance(edit, dict):
-                raise EditError(f"edit {n} is not an object")
-            where = f"edit {n}: " if many else ""
-            old, new = _str(edit, "old_string", where), _str(edit, "new_string", where)
-            steps.append((old, new, bool(edit.get("replace_all"))))
-        return path, edit_file(text, steps, path)
-    return path, _notebook(text, tool_input, path)
 
 
 def _envelope(value: object) -> str | None:
@@ -411,8 +355,28 @@ def proposed_changes(
         return applypatch.apply(_patch_base(tool_input, workspace, cwd), patch)
     if tool_name == APPLY_PATCH:
         raise EditError("apply_patch call without a '*** Begin Patch' envelope")
-    single = proposed_content(tool_name, tool_input, workspace)
-    return None if single is None else [(single[0], None, single[1])]
+    path = target_path(tool_name, tool_input, workspace)
+    if path is None:
+        if tool_name in EDIT_TOOLS:
+            raise EditError(f"{tool_name} call without a file path")
+        return None
+    if tool_name == "Write":
+        return [(path, None, _str(tool_input, "content"))]
+    text = read_text(path)
+    if tool_name in ("Edit", "MultiEdit"):
+        many = tool_name == "MultiEdit"
+        edits = tool_input.get("edits") if many else [tool_input]
+        if not isinstance(edits, list) or not edits:
+            raise EditError("MultiEdit without edits")
+        steps: list[tuple[str, str, bool]] = []
+        for n, edit in enumerate(edits, 1):
+            if not isinstance(edit, dict):
+                raise EditError(f"edit {n} is not an object")
+            where = f"edit {n}: " if many else ""
+            old, new = _str(edit, "old_string", where), _str(edit, "new_string", where)
+            steps.append((old, new, bool(edit.get("replace_all"))))
+        return [(path, None, edit_file(text, steps, path))]
+    return [(path, None, _notebook(text, tool_input, path))]
 
 
 # --- edits that cannot be reproduced ---------------------------------------------
@@ -433,18 +397,15 @@ def _with_added(path: str, lines: list[str]) -> str:
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
     """Every file an envelope names, read line by line without trusting its
     structure: an added or updated file gets its ``+`` lines."""
-    from slopjudge.changes.applypatch import MOVE, OPS
+    from slopjudge.changes.applypatch import MOVE, operation
 
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     for line in patch.split("\n"):
         line = line.rstrip("\r")
         head = line.lstrip()
-        name = head.split(": ", 1)[-1].strip()
-        kind = next((k for prefix, k in OPS.items() if head.startswith(prefix)), None)
-        if kind is not None:
-            if name:
-                files.append([kind, absolute(base, name), None, []])
-        elif head.startswith(MOVE) and files and name:
+        if (found := operation(line)) is not None:
+            files.append([found[0], absolute(base, found[1]), None, []])
+        elif head.startswith(MOVE) and files and (name := head[len(MOVE):].strip()):
             files[-1][2] = absolute(base, name)
         elif line.startswith("+") and files:
             files[-1][3].append(line[1:])

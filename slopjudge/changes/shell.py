@@ -127,21 +127,8 @@ def substitutions(command: str) -> tuple[str, list[str]]:
         elif c == '"':
             quote = "" if quote == '"' else '"'
         if c == "`" or (c == "$" and command.startswith("$(", i)):
-            if c == "`":
-                j = command.find("`", i + 1)
-                j = n if j < 0 else j
-                body = command[i + 1:j]
-            else:
-                depth, j = 0, i + 1
-                while j < n:
-                    if command[j] == "(":
-                        depth += 1
-                    elif command[j] == ")":
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    j += 1
-                body = command[i + 2:j]
+            j = _closing(command, i)
+            body = command[i + (1 if c == "`" else 2):j]
             if command.startswith("$((", i):
                 out.append("0")  # arithmetic: a number
             else:
@@ -152,6 +139,22 @@ def substitutions(command: str) -> tuple[str, list[str]]:
         out.append(c)
         i += 1
     return "".join(out), inner
+
+
+def _closing(command: str, i: int) -> int:
+    """Where the `` `...` `` or ``$(...)`` opening at ``i`` closes (the end when it does not)."""
+    if command[i] == "`":
+        j = command.find("`", i + 1)
+        return len(command) if j < 0 else j
+    depth = 0
+    for j in range(i + 1, len(command)):
+        if command[j] == "(":
+            depth += 1
+        elif command[j] == ")":
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(command)
 
 
 def _tokens(command: str) -> list[str]:
