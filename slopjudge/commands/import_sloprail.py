@@ -20,8 +20,10 @@ from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
 from slopjudge.fsutil import inside, write_atomic
 from slopjudge.loading.config import Settings
-from slopjudge.loading.loader import load_rules
+from slopjudge.loading.loader import _pos, load_rules
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
+from slopjudge.loading.schemas import load_schema
+from slopjudge.payload import SCHEMA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +54,9 @@ class Converted:
         self.note(where, message)
         self.fatal = True
 
-    def at(self, node: Any, key: Any = None) -> str:
-        return _at(self.shown, node, key)
+    def at(self, node: Any, *key: Any) -> str:
+        """``file:line`` of ``node`` (of its item or key ``key``)."""
+        return f"{self.shown}:{_pos(node, *key, of_key=True)[0]}"
 
     def fail_at(self, node: Any, key: Any, message: str) -> None:
         self.fail(self.at(node, key), message)
@@ -91,25 +94,9 @@ def _read_yaml(path: str) -> tuple[Any, str | None]:
         return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _at(shown: str, node: Any, key: Any = None) -> str:
-    """``file:line`` of ``node`` (of its item or key ``key``); line 1 when unknown."""
-    try:
-        if key is None:
-            line = node.lc.line
-        else:
-            line = (node.lc.item(key) if isinstance(key, int) else node.lc.key(key))[0]
-    except (AttributeError, KeyError, IndexError, TypeError):
-        line = 0
-    return f"{shown}:{line + 1}"
-
-
-# The event fields slopjudge gives a match (payload.py, rulefilter.py): a file event's,
-# a shell command's and any tool call's.
-_EVENT_FIELDS = frozenset({
-    "kind", "on", "path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers",
-    "newContentKnown", "resultKnown", "raw", "invocations", "citations", "argv", "tool",
-    "tool_name", "tool_input", "session_id", "transcript_path", "cwd",
-})
+# The event fields slopjudge gives a match: the payload's event and the tool's name
+# (payload.event_matches).
+_EVENT_FIELDS = frozenset({*load_schema(SCHEMA)["$defs"]["event"]["properties"], "tool"})
 
 
 def _expr_problem(text: str, *, gate: bool) -> str | None:
@@ -302,7 +289,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     on, fields, each_file = (_file_guard if nature == "file-guard" else _gate)(o)
     checks = _convert_checks(o, each_file=each_file)
     if not checks and "require" not in o.data:
-        o.fail_at(o.data, None, "no check converted")
+        o.fail(o.at(o.data), "no check converted")
     if not checks:
         o.made["requirements-met.sh"] = _PASS_SCRIPT
     o.yaml = "\n".join([
@@ -381,7 +368,7 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
     events: list[str] = []
     triggers = o.data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
-        o.fail_at(o.data, None, "a gate needs `on: [{event, match}]`")
+        o.fail(o.at(o.data), "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
         where = o.at(triggers, n)
@@ -424,7 +411,7 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
               file=sys.stderr)
     lists = {key: data.get(key) if isinstance(data, dict) else None
              for key in ("disabled", "enabled")}
-    return {key: {str(v): _at(shown, items, n) for n, v in enumerate(items)}
+    return {key: {str(v): f"{shown}:{_pos(items, n)[0]}" for n, v in enumerate(items)}
             if isinstance(items, list) else {} for key, items in lists.items()}
 
 
