@@ -4,8 +4,10 @@ fails the case."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
+import operator
 import os
 import shutil
 import sys
@@ -26,6 +28,7 @@ from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
+from slopjudge.loading.loader import _pos
 from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, Event, Rule
 
@@ -79,22 +82,14 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     return (None, problems) if problems else (json.loads(json.dumps(data)), [])
 
 
-def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
+def _position(data: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
     """1-based (line, col) of the value at ``path`` (of the key, for an unknown key)."""
-    line, col = 1, 1
-    for n, key in enumerate(path):
-        try:
-            # A wrong value is shown at the value; a key pointing at a nested mapping or
-            # list at the key, where a reader looks.
-            at_value = n == len(path) - 1 and not at_key and not isinstance(
-                node[key], (dict, list))
-            at = (node.lc.item(key) if isinstance(key, int)
-                  else node.lc.value(key) if at_value else node.lc.key(key))
-            line, col = at[0] + 1, at[1] + 1
-            node = node[key]
-        except (AttributeError, KeyError, IndexError, TypeError):
-            break
-    return line, col
+    if not path:
+        return 1, 1
+    parent = functools.reduce(operator.getitem, path[:-1], data)
+    # A wrong value is shown at the value; a key pointing at a nested mapping or list at
+    # the key, where a reader looks.
+    return _pos(parent, path[-1], of_key=at_key or isinstance(parent[path[-1]], (dict, list)))
 
 
 def _write_mock(tmp: str, full_id: str, stub: dict[str, Any]) -> tuple[str, str]:
