@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import YAMLError
 
 from slopjudge import procs
 from slopjudge.changes import changeset as cs
@@ -28,7 +28,7 @@ from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
-from slopjudge.loading.loader import _pos
+from slopjudge.loading.loader import YamlProblem, _pos, parse_yaml
 from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, Event, Rule
 
@@ -62,12 +62,10 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     path = os.path.join(folder, "case.yaml")
     shown = os.path.relpath(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = YAML(typ="rt").load(fh)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        return None, [f"{shown}:{line}:{col}: {exc.problem or 'broken YAML'}"]
+        data = parse_yaml(Path(path).read_text(encoding="utf-8"))
+    except YamlProblem as exc:
+        (line, col), message = exc.args
+        return None, [f"{shown}:{line}:{col}: {message}"]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"{shown}:1:1: {exc}"]
     problems: list[str] = []
