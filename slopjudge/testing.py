@@ -28,11 +28,13 @@ from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
+from slopjudge.harnesses.base import HOOKS
 from slopjudge.loading.loader import YamlProblem, _pos, parse_yaml
 from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, Event, Rule
 
-HOOK_KINDS = {"PreToolUse": "pre-tool", "Stop": "stop", "SubagentStop": "subagent-stop"}
+# A fixture payload's hook_event_name as the event kind; a case has no session start.
+HOOK_KINDS = {name: point for name, point, _, _ in HOOKS if point != "start"}
 
 
 @dataclass

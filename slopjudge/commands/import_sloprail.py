@@ -365,7 +365,7 @@ _GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
 def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
     """A gate's ``on``, fields besides description and checks, and checks per file."""
     parts: list[str] = []
-    events: list[str] = []
+    specs = []
     triggers = o.data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
         o.fail(o.at(o.data), "a gate needs `on: [{event, match}]`")
@@ -380,8 +380,8 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
             o.fail(where, f"event {event}: not a sloprail gate event ("
                    + ", ".join(_GATE_EVENTS) + ")")
             continue
-        events.append(event)
-        test, _, _, note = _GATE_EVENTS[event]
+        specs.append(_GATE_EVENTS[event])
+        test, _, _, note = specs[-1]
         match = str(trig.get("match") or "").strip()
         if match:
             if problem := _expr_problem(match, gate=True):
@@ -390,7 +390,6 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         parts.append(test)
         if note:
             o.note(where, note)
-    specs = [_GATE_EVENTS[e] for e in events]
     on = list(dict.fromkeys(x for _, its_on, *_ in specs for x in its_on))
     tools = [its_tools for _, _, its_tools, _ in specs]
     lines = []
