@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from slopjudge import procs
 from slopjudge.changes import changeset as cs
@@ -59,17 +57,24 @@ def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
     return sorted(found)
 
 
-def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
-    """The case mapping, or problems as ``path:line:col: message`` lines."""
-    path = os.path.join(folder, "case.yaml")
-    shown = os.path.relpath(path)
+def _load_case(folder: str) -> tuple[Any, str, str | None]:
+    """``case.yaml`` in ``folder`` read as a rule file is, its path as shown, and why it
+    could not be read (``path:line:col: message``)."""
+    shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
-        data = parse_yaml(Path(path).read_text(encoding="utf-8"))
+        return parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8")), shown, None
     except YamlProblem as exc:
         (line, col), message = exc.args
-        return None, [f"{shown}:{line}:{col}: {message}"]
+        return None, shown, f"{shown}:{line}:{col}: {message}"
     except (OSError, UnicodeDecodeError) as exc:
-        return None, [f"{shown}:1:1: {exc}"]
+        return None, shown, f"{shown}:1:1: {exc}"
+
+
+def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """The case mapping, or problems as ``path:line:col: message`` lines."""
+    data, shown, problem = _load_case(folder)
+    if problem is not None:
+        return None, [problem]
     problems: list[str] = []
     validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
     for err in sorted(validator.iter_errors(data), key=str):
@@ -236,13 +241,9 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
 def _read_sloprail_case(rule: Rule, folder: str
                         ) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """(case, what is wrong with it, why it is not run)."""
-    shown = os.path.relpath(os.path.join(folder, "case.yaml"))
-    try:
-        with open(os.path.join(folder, "case.yaml"), encoding="utf-8") as fh:
-            data = YAML(typ="safe").load(fh)
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return None, f"{shown}: {first}", None
+    data, shown, problem = _load_case(folder)
+    if problem is not None:
+        return None, problem, None
     if not isinstance(data, dict):
         return None, f"{shown}: not a mapping", None
     unknown = [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]

@@ -189,6 +189,12 @@ def test_converted_cases_run_under_slopjudge_test(imported: tuple[Path, str]) ->
     proc = cli(ws, "test", "--rule", "doc-quality")
     assert proc.returncode == 1
     assert "judges: the prompt for doc-quality/judge-doc lacks 'Run ninja.'" in proc.stdout
+    # A case.yaml that does not parse is said where, as a rule file's broken YAML is.
+    case.write_text("expect: [\n")
+    proc = cli(ws, "test", "--rule", "doc-quality")
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert "tests/permit-clean/case.yaml:2:1: broken YAML: expected the node content" \
+        in proc.stdout, proc.stdout
 
 
 def test_an_unused_stub_fails_a_sloprail_case_unless_optional(
