@@ -216,7 +216,8 @@ def test_a_broken_sloprail_file_is_named_not_a_traceback(ws: Path) -> None:
     proc = cli(ws, "import", "sloprail")
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "gate/no-curl: NOT converted" in proc.stdout
-    assert "why: .sloprail/gate/no-curl/gate.yaml:1: cannot read" in proc.stdout
+    # Said where, as a rule file's broken YAML is.
+    assert "why: .sloprail/gate/no-curl/gate.yaml:2: cannot read: broken YAML: " in proc.stdout
     assert cli(ws, "import", "sloprail", "nowhere").returncode == 2
 
 

@@ -11,16 +11,14 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
 from slopjudge.fsutil import inside, write_atomic
 from slopjudge.loading.config import Settings
-from slopjudge.loading.loader import _pos, load_rules
+from slopjudge.loading.loader import YamlProblem, _pos, load_rules, parse_yaml
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.payload import SCHEMA
@@ -85,13 +83,15 @@ class Converted:
         return name
 
 
-def _read_yaml(path: str) -> tuple[Any, str | None]:
-    """A sloprail YAML file, read round-trip so every value has a line; or why not."""
+def _read_yaml(path: str) -> tuple[Any, int, str | None]:
+    """A sloprail YAML file, read as a rule file is (every value keeps its line); or the
+    line and words of why not."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return YAML(typ="rt").load(fh), None
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return parse_yaml(Path(path).read_text(encoding="utf-8")), 1, None
+    except YamlProblem as exc:
+        return None, exc.args[0][0], exc.args[1]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, 1, str(exc)
 
 
 # The event fields slopjudge gives a match: the payload's event and the tool's name
@@ -277,9 +277,9 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     """One file-guard's or gate's conversion; unreadable or not convertible: noted, fatal."""
     o = Converted(f"{nature}/{name}", f"{shown_root}/{nature}/{name}/{nature}.yaml",
                   folder=folder)
-    o.data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
+    o.data, line, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
     if problem is not None or not isinstance(o.data, dict):
-        o.fail(f"{o.shown}:1", "not a YAML mapping" if problem is None
+        o.fail(f"{o.shown}:{line}", "not a YAML mapping" if problem is None
                else f"cannot read: {problem}")
         return o
     for key in o.data:
@@ -404,9 +404,9 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
     path, shown = os.path.join(root, "config.yaml"), f"{shown_root}/config.yaml"
-    data, problem = _read_yaml(path) if os.path.isfile(path) else ({}, None)
+    data, line, problem = _read_yaml(path) if os.path.isfile(path) else ({}, 1, None)
     if problem is not None:
-        print(f"{shown}:1: cannot read ({problem}); its `disabled:` list is not applied",
+        print(f"{shown}:{line}: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
     lists = {key: data.get(key) if isinstance(data, dict) else None
              for key in ("disabled", "enabled")}
