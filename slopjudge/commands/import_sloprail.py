@@ -69,11 +69,10 @@ class Converted:
             return None
         name = os.path.relpath(full, self.folder)
         try:
-            with open(full, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines() if scan else []
+            body = Path(full).read_text(encoding="utf-8", errors="replace") if scan else ""
         except OSError:
-            lines = []
-        for n, line in enumerate(lines, 1):
+            body = ""
+        for n, line in enumerate(body.splitlines(), 1):
             text = line.strip()
             for rx, why in [] if text.startswith("#") else _SCRIPT_PROBLEMS:
                 if m := rx.search(text):
