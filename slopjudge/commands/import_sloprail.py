@@ -39,7 +39,7 @@ class Converted:
     shown: str = ""
     data: Any = None
     folder: str = ""
-    made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
+    requirements_only: bool = False  # no check converted: the rule needs _PASS_SCRIPT
     yaml: str = ""
     notes: list[str] = field(default_factory=list)  # "file:line: what did not convert"
     fatal: bool = False  # the rule itself could not be converted
@@ -289,8 +289,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     checks = _convert_checks(o, each_file=each_file)
     if not checks and "require" not in o.data:
         o.fail(o.at(o.data), "no check converted")
-    if not checks:
-        o.made["requirements-met.sh"] = _PASS_SCRIPT
+    o.requirements_only = not checks
     o.yaml = "\n".join([
         f"# Converted from sloprail's .sloprail/{o.source}/{nature}.yaml by "
         "`slopjudge import sloprail`.",
@@ -489,8 +488,8 @@ def write_rule(conv: Converted, dest: str, src_dir: str) -> str | None:
         return out
 
     shutil.copytree(src_dir, dest, ignore=ignored)  # copy2: keeps +x
-    for name, text in sorted(conv.made.items()):
-        write_atomic(os.path.join(dest, name), text, mode=0o755)
+    if conv.requirements_only:
+        write_atomic(os.path.join(dest, "requirements-met.sh"), _PASS_SCRIPT, mode=0o755)
     write_atomic(os.path.join(dest, "rule.yaml"), conv.yaml)
     return None
 
@@ -524,7 +523,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {'why' if conv.fatal else 'note'}: {note}")
     invalid = _validate(written, settings) if written else 0
     bad = sum(c.fatal and not c.off for c in found)
-    off = len(found) - bad - len(written)
+    off = sum(c.off for c in found)
     print(f"slopjudge: {len(written)} rule(s) converted ({invalid} of them do not "
           f"validate), {bad} not converted" + (f", {off} off in sloprail" if off else ""),
           file=sys.stderr)
