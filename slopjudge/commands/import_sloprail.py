@@ -56,9 +56,6 @@ class Converted:
         """``file:line`` of ``node`` (of its item or key ``key``)."""
         return f"{self.shown}:{_pos(node, *key, of_key=True)[0]}"
 
-    def fail_at(self, node: Any, key: Any, message: str) -> None:
-        self.fail(self.at(node, key), message)
-
     def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
         """``value`` relative to the rule folder when it names a file inside it (resolved:
         neither `..` nor a symlink brings one in); its lines that would not work noted."""
@@ -175,7 +172,7 @@ def _convert_checks(o: Converted, *, each_file: bool) -> list[str]:
     """The ``checks:`` lines of rule.yaml; what does not convert is noted on ``o``."""
     checks = o.data.get("checks") or []
     if not isinstance(checks, list):
-        o.fail_at(o.data, "checks", "checks is not a list")
+        o.fail(o.at(o.data, "checks"), "checks is not a list")
         return []
     out: list[str] = []
     used: set[str] = set()
@@ -236,7 +233,7 @@ def _convert_require(o: Converted) -> list[str]:
     if req is None:
         return []
     if not isinstance(req, list):
-        o.fail_at(o.data, "require", "require is not a list")
+        o.fail(o.at(o.data, "require"), "require is not a list")
         return []
     out = ["require:"]
     for n, item in enumerate(req):
@@ -283,8 +280,8 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
         return o
     for key in o.data:
         if key not in _FIELDS[nature]:
-            o.fail_at(o.data, key, f"field `{key}` has no slopjudge form"
-                      + (" (slopjudge has no contexts)" if key == "context" else ""))
+            o.fail(o.at(o.data, key), f"field `{key}` has no slopjudge form"
+                   + (" (slopjudge has no contexts)" if key == "context" else ""))
     on, fields, each_file = (_file_guard if nature == "file-guard" else _gate)(o)
     checks = _convert_checks(o, each_file=each_file)
     if not checks and "require" not in o.data:
@@ -311,19 +308,19 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     if text and not re.search(r"[\s\"']", text):
         paths = _glob(text)
         if paths is None:
-            o.fail_at(data, "match", f"match glob `{text}` uses `**` inside a name or a "
-                      "backslash, which slopjudge globs read differently")
+            o.fail(o.at(data, "match"), f"match glob `{text}` uses `**` inside a name or a "
+                   "backslash, which slopjudge globs read differently")
         lines += paths or []
     elif text:
         if problem := _expr_problem(text, gate=False):
-            o.fail_at(data, "match", problem)
+            o.fail(o.at(data, "match"), problem)
         conds.append(text)
     deletions = data.get("deletions") or "skip"
     if deletions in ("skip", "only"):
         conds.append('status != "D"' if deletions == "skip" else 'status == "D"')
     elif deletions != "include":
-        o.fail_at(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
-                  "(sloprail refuses it)")
+        o.fail(o.at(data, "deletions"), f"deletions: {deletions!r} is not skip, include or "
+               "only (sloprail refuses it)")
     on = ["stop", "ci"]
     preventive = data.get("preventive", False)
     if preventive is True:
@@ -331,7 +328,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
         on.append("pre-tool")
         lines.insert(0, f"tools: {_yaml(list(CHANGE_TOOLS))}")
     elif preventive is not False:
-        o.fail_at(data, "preventive", "preventive must be true or false")
+        o.fail(o.at(data, "preventive"), "preventive must be true or false")
     if conds:
         lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
     lines += _convert_require(o)
@@ -383,7 +380,7 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         match = str(trig.get("match") or "").strip()
         if match:
             if problem := _expr_problem(match, gate=True):
-                o.fail_at(trig, "match", problem)
+                o.fail(o.at(trig, "match"), problem)
             test = f"{test} and ({match})"
         parts.append(test)
         if note:
