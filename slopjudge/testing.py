@@ -4,8 +4,10 @@ fails the case."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
+import operator
 import os
 import shutil
 import sys
@@ -15,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from slopjudge import procs
 from slopjudge.changes import changeset as cs
@@ -26,10 +26,13 @@ from slopjudge.checks.options import RunOptions
 from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
+from slopjudge.harnesses.base import HOOKS
+from slopjudge.loading.loader import YamlProblem, _pos, parse_yaml
 from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, Event, Rule
 
-HOOK_KINDS = {"PreToolUse": "pre-tool", "Stop": "stop", "SubagentStop": "subagent-stop"}
+# A fixture payload's hook_event_name as the event kind; a case has no session start.
+HOOK_KINDS = {name: point for name, point, _, _ in HOOKS if point != "start"}
 
 
 @dataclass
@@ -54,19 +57,24 @@ def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
     return sorted(found)
 
 
+def _load_case(folder: str) -> tuple[Any, str, str | None]:
+    """``case.yaml`` in ``folder`` read as a rule file is, its path as shown, and why it
+    could not be read (``path:line:col: message``)."""
+    shown = os.path.relpath(os.path.join(folder, "case.yaml"))
+    try:
+        return parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8")), shown, None
+    except YamlProblem as exc:
+        (line, col), message = exc.args
+        return None, shown, f"{shown}:{line}:{col}: {message}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, shown, f"{shown}:1:1: {exc}"
+
+
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     """The case mapping, or problems as ``path:line:col: message`` lines."""
-    path = os.path.join(folder, "case.yaml")
-    shown = os.path.relpath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = YAML(typ="rt").load(fh)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        return None, [f"{shown}:{line}:{col}: {exc.problem or 'broken YAML'}"]
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [f"{shown}:1:1: {exc}"]
+    data, shown, problem = _load_case(folder)
+    if problem is not None:
+        return None, [problem]
     problems: list[str] = []
     validator = jsonschema.Draft202012Validator(load_schema("case.schema.json"))
     for err in sorted(validator.iter_errors(data), key=str):
@@ -79,22 +87,14 @@ def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
     return (None, problems) if problems else (json.loads(json.dumps(data)), [])
 
 
-def _position(node: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
+def _position(data: Any, path: list[Any], *, at_key: bool = False) -> tuple[int, int]:
     """1-based (line, col) of the value at ``path`` (of the key, for an unknown key)."""
-    line, col = 1, 1
-    for n, key in enumerate(path):
-        try:
-            # A wrong value is shown at the value; a key pointing at a nested mapping or
-            # list at the key, where a reader looks.
-            at_value = n == len(path) - 1 and not at_key and not isinstance(
-                node[key], (dict, list))
-            at = (node.lc.item(key) if isinstance(key, int)
-                  else node.lc.value(key) if at_value else node.lc.key(key))
-            line, col = at[0] + 1, at[1] + 1
-            node = node[key]
-        except (AttributeError, KeyError, IndexError, TypeError):
-            break
-    return line, col
+    if not path:
+        return 1, 1
+    parent = functools.reduce(operator.getitem, path[:-1], data)
+    # A wrong value is shown at the value; a key pointing at a nested mapping or list at
+    # the key, where a reader looks.
+    return _pos(parent, path[-1], of_key=at_key or isinstance(parent[path[-1]], (dict, list)))
 
 
 def _write_mock(tmp: str, full_id: str, stub: dict[str, Any]) -> tuple[str, str]:
@@ -241,13 +241,9 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
 def _read_sloprail_case(rule: Rule, folder: str
                         ) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """(case, what is wrong with it, why it is not run)."""
-    shown = os.path.relpath(os.path.join(folder, "case.yaml"))
-    try:
-        with open(os.path.join(folder, "case.yaml"), encoding="utf-8") as fh:
-            data = YAML(typ="safe").load(fh)
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return None, f"{shown}: {first}", None
+    data, shown, problem = _load_case(folder)
+    if problem is not None:
+        return None, problem, None
     if not isinstance(data, dict):
         return None, f"{shown}: not a mapping", None
     unknown = [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]

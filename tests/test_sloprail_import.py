@@ -189,6 +189,12 @@ def test_converted_cases_run_under_slopjudge_test(imported: tuple[Path, str]) ->
     proc = cli(ws, "test", "--rule", "doc-quality")
     assert proc.returncode == 1
     assert "judges: the prompt for doc-quality/judge-doc lacks 'Run ninja.'" in proc.stdout
+    # A case.yaml that does not parse is said where, as a rule file's broken YAML is.
+    case.write_text("expect: [\n")
+    proc = cli(ws, "test", "--rule", "doc-quality")
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert "tests/permit-clean/case.yaml:2:1: broken YAML: expected the node content" \
+        in proc.stdout, proc.stdout
 
 
 def test_an_unused_stub_fails_a_sloprail_case_unless_optional(
@@ -210,7 +216,8 @@ def test_a_broken_sloprail_file_is_named_not_a_traceback(ws: Path) -> None:
     proc = cli(ws, "import", "sloprail")
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "gate/no-curl: NOT converted" in proc.stdout
-    assert "why: .sloprail/gate/no-curl/gate.yaml:1: cannot read" in proc.stdout
+    # Said where, as a rule file's broken YAML is.
+    assert "why: .sloprail/gate/no-curl/gate.yaml:2: cannot read: broken YAML: " in proc.stdout
     assert cli(ws, "import", "sloprail", "nowhere").returncode == 2
 
 

@@ -191,6 +191,7 @@ def test_unstubbed_judge_fails_the_case(tmp_path: Path) -> None:
 def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     repo = build(tmp_path)
     case(repo, "no-todo", "broken-yaml", "expect: pass\ndiff: [unclosed\n")
+    case(repo, "no-todo", "control-char", "expect: pass\ndiff: \"a\x07b\"\n")
     case(repo, "no-todo", "bad-field", "expect: pass\ndiff: change.diff\nexpected: refuse\n",
          {"change.diff": diff_adding("a.py", "x")})
     case(repo, "no-todo", "bad-value", "diff: change.diff\nexpect: maybe\n",
@@ -199,10 +200,15 @@ def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert "Traceback" not in res.stdout + res.stderr
     where = re.compile(
-        r"tests/rules/no-todo/(broken-yaml|bad-field|bad-value)/case\.yaml:(\d+):(\d+): "
+        r"tests/rules/no-todo/(broken-yaml|control-char|bad-field|bad-value)/case\.yaml:"
+        r"(\d+):(\d+): "
     )
     found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in where.finditer(res.stdout)}
-    assert set(found) == {"broken-yaml", "bad-field", "bad-value"}, res.stdout
+    assert set(found) == {"broken-yaml", "control-char", "bad-field", "bad-value"}, res.stdout
+    # Said as a rule file's broken YAML is (the loader's reader), a character ruamel
+    # refuses too.
+    assert "broken-yaml/case.yaml:3:1: broken YAML: expected ',' or ']'" in res.stdout
+    assert "control-char/case.yaml:1:1: broken YAML: unacceptable character" in res.stdout
     assert found["bad-value"] == (2, 9)  # the value 'maybe'
     assert found["bad-field"] == (3, 1)  # the unknown key
     assert "FAIL no-todo/bad-value" in res.stdout

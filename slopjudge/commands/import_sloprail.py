@@ -11,17 +11,17 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
 from slopjudge.fsutil import inside, write_atomic
 from slopjudge.loading.config import Settings
-from slopjudge.loading.loader import load_rules
+from slopjudge.loading.loader import YamlProblem, _pos, load_rules, parse_yaml
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
+from slopjudge.loading.schemas import load_schema
+from slopjudge.payload import SCHEMA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ class Converted:
     shown: str = ""
     data: Any = None
     folder: str = ""
-    made: dict[str, str] = field(default_factory=dict)  # rule-relative name -> script text
+    requirements_only: bool = False  # no check converted: the rule needs _PASS_SCRIPT
     yaml: str = ""
     notes: list[str] = field(default_factory=list)  # "file:line: what did not convert"
     fatal: bool = False  # the rule itself could not be converted
@@ -52,11 +52,9 @@ class Converted:
         self.note(where, message)
         self.fatal = True
 
-    def at(self, node: Any, key: Any = None) -> str:
-        return _at(self.shown, node, key)
-
-    def fail_at(self, node: Any, key: Any, message: str) -> None:
-        self.fail(self.at(node, key), message)
+    def at(self, node: Any, *key: Any) -> str:
+        """``file:line`` of ``node`` (of its item or key ``key``)."""
+        return f"{self.shown}:{_pos(node, *key, of_key=True)[0]}"
 
     def script(self, value: Any, where: str, what: str, *, scan: bool = True) -> str | None:
         """``value`` relative to the rule folder when it names a file inside it (resolved:
@@ -68,11 +66,10 @@ class Converted:
             return None
         name = os.path.relpath(full, self.folder)
         try:
-            with open(full, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines() if scan else []
+            body = Path(full).read_text(encoding="utf-8", errors="replace") if scan else ""
         except OSError:
-            lines = []
-        for n, line in enumerate(lines, 1):
+            body = ""
+        for n, line in enumerate(body.splitlines(), 1):
             text = line.strip()
             for rx, why in [] if text.startswith("#") else _SCRIPT_PROBLEMS:
                 if m := rx.search(text):
@@ -82,34 +79,20 @@ class Converted:
         return name
 
 
-def _read_yaml(path: str) -> tuple[Any, str | None]:
-    """A sloprail YAML file, read round-trip so every value has a line; or why not."""
+def _read_yaml(path: str) -> tuple[Any, int, str | None]:
+    """A sloprail YAML file, read as a rule file is (every value keeps its line); or the
+    line and words of why not."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return YAML(typ="rt").load(fh), None
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return parse_yaml(Path(path).read_text(encoding="utf-8")), 1, None
+    except YamlProblem as exc:
+        return None, exc.args[0][0], exc.args[1]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, 1, str(exc)
 
 
-def _at(shown: str, node: Any, key: Any = None) -> str:
-    """``file:line`` of ``node`` (of its item or key ``key``); line 1 when unknown."""
-    try:
-        if key is None:
-            line = node.lc.line
-        else:
-            line = (node.lc.item(key) if isinstance(key, int) else node.lc.key(key))[0]
-    except (AttributeError, KeyError, IndexError, TypeError):
-        line = 0
-    return f"{shown}:{line + 1}"
-
-
-# The event fields slopjudge gives a match (payload.py, rulefilter.py): a file event's,
-# a shell command's and any tool call's.
-_EVENT_FIELDS = frozenset({
-    "kind", "on", "path", "oldPath", "oldContent", "newContent", "oldMarkers", "newMarkers",
-    "newContentKnown", "resultKnown", "raw", "invocations", "citations", "argv", "tool",
-    "tool_name", "tool_input", "session_id", "transcript_path", "cwd",
-})
+# The event fields slopjudge gives a match: the payload's event and the tool's name
+# (payload.event_matches).
+_EVENT_FIELDS = frozenset({*load_schema(SCHEMA)["$defs"]["event"]["properties"], "tool"})
 
 
 def _expr_problem(text: str, *, gate: bool) -> str | None:
@@ -189,7 +172,7 @@ def _convert_checks(o: Converted, *, each_file: bool) -> list[str]:
     """The ``checks:`` lines of rule.yaml; what does not convert is noted on ``o``."""
     checks = o.data.get("checks") or []
     if not isinstance(checks, list):
-        o.fail_at(o.data, "checks", "checks is not a list")
+        o.fail(o.at(o.data, "checks"), "checks is not a list")
         return []
     out: list[str] = []
     used: set[str] = set()
@@ -250,7 +233,7 @@ def _convert_require(o: Converted) -> list[str]:
     if req is None:
         return []
     if not isinstance(req, list):
-        o.fail_at(o.data, "require", "require is not a list")
+        o.fail(o.at(o.data, "require"), "require is not a list")
         return []
     out = ["require:"]
     for n, item in enumerate(req):
@@ -290,21 +273,20 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     """One file-guard's or gate's conversion; unreadable or not convertible: noted, fatal."""
     o = Converted(f"{nature}/{name}", f"{shown_root}/{nature}/{name}/{nature}.yaml",
                   folder=folder)
-    o.data, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
+    o.data, line, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
     if problem is not None or not isinstance(o.data, dict):
-        o.fail(f"{o.shown}:1", "not a YAML mapping" if problem is None
+        o.fail(f"{o.shown}:{line}", "not a YAML mapping" if problem is None
                else f"cannot read: {problem}")
         return o
     for key in o.data:
         if key not in _FIELDS[nature]:
-            o.fail_at(o.data, key, f"field `{key}` has no slopjudge form"
-                      + (" (slopjudge has no contexts)" if key == "context" else ""))
+            o.fail(o.at(o.data, key), f"field `{key}` has no slopjudge form"
+                   + (" (slopjudge has no contexts)" if key == "context" else ""))
     on, fields, each_file = (_file_guard if nature == "file-guard" else _gate)(o)
     checks = _convert_checks(o, each_file=each_file)
     if not checks and "require" not in o.data:
-        o.fail_at(o.data, None, "no check converted")
-    if not checks:
-        o.made["requirements-met.sh"] = _PASS_SCRIPT
+        o.fail(o.at(o.data), "no check converted")
+    o.requirements_only = not checks
     o.yaml = "\n".join([
         f"# Converted from sloprail's .sloprail/{o.source}/{nature}.yaml by "
         "`slopjudge import sloprail`.",
@@ -326,19 +308,19 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     if text and not re.search(r"[\s\"']", text):
         paths = _glob(text)
         if paths is None:
-            o.fail_at(data, "match", f"match glob `{text}` uses `**` inside a name or a "
-                      "backslash, which slopjudge globs read differently")
+            o.fail(o.at(data, "match"), f"match glob `{text}` uses `**` inside a name or a "
+                   "backslash, which slopjudge globs read differently")
         lines += paths or []
     elif text:
         if problem := _expr_problem(text, gate=False):
-            o.fail_at(data, "match", problem)
+            o.fail(o.at(data, "match"), problem)
         conds.append(text)
     deletions = data.get("deletions") or "skip"
     if deletions in ("skip", "only"):
         conds.append('status != "D"' if deletions == "skip" else 'status == "D"')
     elif deletions != "include":
-        o.fail_at(data, "deletions", f"deletions: {deletions!r} is not skip, include or only "
-                  "(sloprail refuses it)")
+        o.fail(o.at(data, "deletions"), f"deletions: {deletions!r} is not skip, include or "
+               "only (sloprail refuses it)")
     on = ["stop", "ci"]
     preventive = data.get("preventive", False)
     if preventive is True:
@@ -346,7 +328,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
         on.append("pre-tool")
         lines.insert(0, f"tools: {_yaml(list(CHANGE_TOOLS))}")
     elif preventive is not False:
-        o.fail_at(data, "preventive", "preventive must be true or false")
+        o.fail(o.at(data, "preventive"), "preventive must be true or false")
     if conds:
         lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
     lines += _convert_require(o)
@@ -378,10 +360,10 @@ _GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
 def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
     """A gate's ``on``, fields besides description and checks, and checks per file."""
     parts: list[str] = []
-    events: list[str] = []
+    specs = []
     triggers = o.data.get("on") or []
     if not isinstance(triggers, list) or not triggers:
-        o.fail_at(o.data, None, "a gate needs `on: [{event, match}]`")
+        o.fail(o.at(o.data), "a gate needs `on: [{event, match}]`")
         triggers = []
     for n, trig in enumerate(triggers):
         where = o.at(triggers, n)
@@ -393,17 +375,16 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
             o.fail(where, f"event {event}: not a sloprail gate event ("
                    + ", ".join(_GATE_EVENTS) + ")")
             continue
-        events.append(event)
-        test, _, _, note = _GATE_EVENTS[event]
+        specs.append(_GATE_EVENTS[event])
+        test, _, _, note = specs[-1]
         match = str(trig.get("match") or "").strip()
         if match:
             if problem := _expr_problem(match, gate=True):
-                o.fail_at(trig, "match", problem)
+                o.fail(o.at(trig, "match"), problem)
             test = f"{test} and ({match})"
         parts.append(test)
         if note:
             o.note(where, note)
-    specs = [_GATE_EVENTS[e] for e in events]
     on = list(dict.fromkeys(x for _, its_on, *_ in specs for x in its_on))
     tools = [its_tools for _, _, its_tools, _ in specs]
     lines = []
@@ -418,13 +399,13 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
     path, shown = os.path.join(root, "config.yaml"), f"{shown_root}/config.yaml"
-    data, problem = _read_yaml(path) if os.path.isfile(path) else ({}, None)
+    data, line, problem = _read_yaml(path) if os.path.isfile(path) else ({}, 1, None)
     if problem is not None:
-        print(f"{shown}:1: cannot read ({problem}); its `disabled:` list is not applied",
+        print(f"{shown}:{line}: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
     lists = {key: data.get(key) if isinstance(data, dict) else None
              for key in ("disabled", "enabled")}
-    return {key: {str(v): _at(shown, items, n) for n, v in enumerate(items)}
+    return {key: {str(v): f"{shown}:{_pos(items, n)[0]}" for n, v in enumerate(items)}
             if isinstance(items, list) else {} for key, items in lists.items()}
 
 
@@ -504,8 +485,8 @@ def write_rule(conv: Converted, dest: str, src_dir: str) -> str | None:
         return out
 
     shutil.copytree(src_dir, dest, ignore=ignored)  # copy2: keeps +x
-    for name, text in sorted(conv.made.items()):
-        write_atomic(os.path.join(dest, name), text, mode=0o755)
+    if conv.requirements_only:
+        write_atomic(os.path.join(dest, "requirements-met.sh"), _PASS_SCRIPT, mode=0o755)
     write_atomic(os.path.join(dest, "rule.yaml"), conv.yaml)
     return None
 
@@ -539,7 +520,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {'why' if conv.fatal else 'note'}: {note}")
     invalid = _validate(written, settings) if written else 0
     bad = sum(c.fatal and not c.off for c in found)
-    off = len(found) - bad - len(written)
+    off = sum(c.off for c in found)
     print(f"slopjudge: {len(written)} rule(s) converted ({invalid} of them do not "
           f"validate), {bad} not converted" + (f", {off} off in sloprail" if off else ""),
           file=sys.stderr)
