@@ -50,15 +50,16 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
     # Globs anchored at the workspace root (a folder admits every file below it).
     return [
         "/" + pathglob.escape(rel.rstrip("/")),
-        "/slopjudge.yaml", "/slopjudge.yml", "/.slopjudge/", "/RUBRIC.md", "/templates/**/*.md.j2",
+        "/slopjudge.yaml", "/slopjudge.yml", "/.slopjudge", "/RUBRIC.md", "/templates/**/*.md.j2",
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
-        # The project's virtualenv is where the hook wrappers look for slopjudge first; its
-        # package, and a .pth or sitecustomize.py there, run inside every hook.
-        "/.venv/bin/slopjudge", "/venv/bin/slopjudge",
-        *(f"/{venv}/lib/*/site-packages/{name}" for venv in (".venv", "venv")
-          for name in ("slopjudge/", "*.pth", "sitecustomize.py", "usercustomize.py")),
+        # The project's virtualenv is where the hook wrappers look for slopjudge first: its
+        # programs (the python they run), its settings and every package there (a .pth runs
+        # at each start; slopjudge and its libraries run inside every hook). A pattern without
+        # a trailing slash is the folder itself too (`rm -rf`, `ln -sfn` of it).
+        *(f"/{venv}/{part}" for venv in (".venv", "venv")
+          for part in ("bin", "pyvenv.cfg", "lib/*/site-packages", "lib64/*/site-packages")),
     ]
 
 
