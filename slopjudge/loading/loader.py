@@ -144,9 +144,15 @@ class _Need:
 
 @dataclass
 class _FileRule:
+    """One rule file being read: its problems, and the scripts and templates its checks
+    name, every path looked at noted in ``watched`` (a change there invalidates the rules
+    cache)."""
+
     id: str
     path: str  # absolute
     disp: str  # as printed
+    template_dirs: list[str]
+    watched: set[str]
     rule: Rule | None = None
     errors: list[LoadError] = field(default_factory=list)
     needs: list[_Need] = field(default_factory=list)
@@ -156,9 +162,70 @@ class _FileRule:
     on: list[str] | None = None
     tools: list[str] = field(default_factory=list)
 
+    @property
+    def dir(self) -> str:
+        return os.path.dirname(self.path)
+
     def err(self, pos: Pos, message: str) -> None:
         one_line = " ".join(message.split())  # one problem, one line, whatever a parser said
         self.errors.append(LoadError(self.disp, pos[0], pos[1], one_line, rule=self.id))
+
+    def executable(self, item: Any, key: str, value: str) -> str | None:
+        value = value.strip()
+        candidate = os.path.normpath(os.path.join(self.dir, os.path.expanduser(value)))
+        shown, here = display_path(candidate), os.path.lexists(candidate)
+        if not here and "/" not in value and len(value.split()) == 1:
+            # A bare name not beside the rule may be a command on PATH.
+            found = shutil.which(value)
+            if found:
+                self.watched.add(found)
+                return value
+            self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
+            problem = f"not found: not in {display_path(self.dir)}/ and not a command on PATH"
+        else:
+            self.watched.add(candidate)
+            if not here and len(value.split()) > 1:
+                problem = (f"is a command line, but a {key} names one file or command and takes "
+                           "no arguments (it reads the payload on stdin); put the command in a "
+                           f"script beside the rule (e.g. {key}.sh) and name that")
+            elif not os.path.exists(candidate):
+                problem = f"not found (looked for {shown})"
+            elif os.path.isdir(candidate):
+                problem = f"is a folder, not an executable ({shown})"
+            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
+                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+                # it needs no run bit, which a wheel install does not keep.
+                problem = f"is not executable; run `chmod +x {shown}`"
+            else:
+                return candidate
+        self.err(_pos(item, key), f"{key} `{value}` {problem}")
+        return None
+
+    def template(self, item: Any, value: str) -> str | None:
+        value = value.strip()
+        bases = [self.dir, *self.template_dirs]
+        for base in bases:
+            candidate = os.path.normpath(os.path.join(base, value))
+            self.watched.add(candidate)
+            if os.path.isfile(candidate):
+                break
+        else:
+            looked = ", ".join(f"{display_path(b)}/" for b in bases)
+            self.err(_pos(item, "judge"),
+                     f"judge template `{value}` not found (looked in {looked})")
+            return None
+        # A per-file judge's event carries the file's fields: load it with them.
+        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
+        try:
+            problems = validate_template(candidate, rule_dir=self.dir,
+                                         template_dirs=self.template_dirs, **per_file)
+        except Exception as exc:  # a template checker bug must not hide the rule's other problems
+            self.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
+            return candidate
+        for p in problems:
+            p.rule = p.rule or self.id
+            self.errors.append(p)
+        return candidate
 
 
 def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
@@ -337,7 +404,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
 # -- the rule's meaning --
 
 
-def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
+def _read_rule(fr: _FileRule, data: Any) -> None:
     """The rule's fields as slopjudge means them; ``fr.rule`` set, problems recorded."""
     _rule_id(fr)
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
@@ -361,7 +428,7 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
     if isinstance(checks_node, list):
         seen: dict[str, int] = {}
         for i, item in enumerate(checks_node):
-            check = _read_check(fr, refs, checks_node, i, item, seen)
+            check = _read_check(fr, checks_node, i, item, seen)
             if check is not None:
                 checks.append(check)
         fr.check_ids = [c.id for c in checks]
@@ -371,7 +438,7 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
 
     fr.rule = Rule(
-        id=fr.id, path=fr.path, dir=refs.rule_dir,
+        id=fr.id, path=fr.path, dir=fr.dir,
         description=description.strip() if isinstance(description, str) else "",
         on=[x for x in on_list if x in EVENT_KINDS],
         tools=strings("tools"), paths=strings("paths"), exclude=strings("exclude"),
@@ -382,13 +449,13 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         preview=data.get("preview") is True,
         measured=dict(data["measured"]) if isinstance(data.get("measured"), dict) else {},
     )
-    _read_sloprail_fields(fr, data, refs, fr.rule)
+    _read_sloprail_fields(fr, data, fr.rule)
 
 
 _SOURCE_TYPES = ("user", "tool_result")
 
 
-def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> None:
+def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
     """``match``, ``require`` and ``subjects`` (docs/sloprail.md), each checked here."""
     match = data.get("match")
     if isinstance(match, str):
@@ -399,18 +466,17 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> 
             fr.err(_expr_pos(fr.path, data, "match", exc.offset), f"`match`: {exc}")
     subjects = data.get("subjects")
     if isinstance(subjects, str) and subjects.strip():
-        rule.subjects = refs.executable(data, "subjects", subjects)
+        rule.subjects = fr.executable(data, "subjects", subjects)
     require = data.get("require")
     if isinstance(require, list):
         for i, item in enumerate(require):
             if isinstance(item, dict):
-                found = _requirement(fr, refs, require, i, item)
+                found = _requirement(fr, require, i, item)
                 if found is not None:
                     rule.require.append(found)
 
 
-def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
-                 item: dict[str, Any]) -> dict[str, Any] | None:
+def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
     """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
     with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
     label = f"require[{i}]"
@@ -455,7 +521,7 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
         if not isinstance(when, str) or not when.strip():
             fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
-        out["when"] = refs.executable(item, "when", when)
+        out["when"] = fr.executable(item, "when", when)
         if out["when"] is None:
             return None
     return out
@@ -530,7 +596,7 @@ def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> l
 # -- one check's meaning --
 
 
-def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
+def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
                 seen: dict[str, int]) -> Check | None:
     if not isinstance(item, dict):
         return None  # the schema reported the type
@@ -552,10 +618,10 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     for key in ("script", "prepare"):
         value = item.get(key)
         if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
-            setattr(check, key, refs.executable(item, key, value))
+            setattr(check, key, fr.executable(item, key, value))
     judge = item.get("judge")
     if isinstance(judge, str) and judge.strip() and not has_script:
-        check.judge = refs.template(item, judge)
+        check.judge = fr.template(item, judge)
     _check_model(fr, item, label, check)
     budget = item.get("max_prompt_tokens")
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
@@ -630,77 +696,6 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
                    f"`{label}.model` must list model names or size aliases (no commas)")
         else:
             check.model = ",".join(names)
-
-
-# -- the files a check names --
-
-
-@dataclass
-class _Refs:
-    """Finds the scripts and templates a rule's checks name, and notes every path
-    looked at (``watched``: a change there invalidates the rules cache)."""
-
-    fr: _FileRule
-    rule_dir: str
-    template_dirs: list[str]
-    watched: set[str]
-
-    def executable(self, item: Any, key: str, value: str) -> str | None:
-        value = value.strip()
-        candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
-        shown, here = display_path(candidate), os.path.lexists(candidate)
-        if not here and "/" not in value and len(value.split()) == 1:
-            # A bare name not beside the rule may be a command on PATH.
-            found = shutil.which(value)
-            if found:
-                self.watched.add(found)
-                return value
-            self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
-            problem = f"not found: not in {display_path(self.rule_dir)}/ and not a command on PATH"
-        else:
-            self.watched.add(candidate)
-            if not here and len(value.split()) > 1:
-                problem = (f"is a command line, but a {key} names one file or command and takes "
-                           "no arguments (it reads the payload on stdin); put the command in a "
-                           f"script beside the rule (e.g. {key}.sh) and name that")
-            elif not os.path.exists(candidate):
-                problem = f"not found (looked for {shown})"
-            elif os.path.isdir(candidate):
-                problem = f"is a folder, not an executable ({shown})"
-            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
-                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
-                # it needs no run bit, which a wheel install does not keep.
-                problem = f"is not executable; run `chmod +x {shown}`"
-            else:
-                return candidate
-        self.fr.err(_pos(item, key), f"{key} `{value}` {problem}")
-        return None
-
-    def template(self, item: Any, value: str) -> str | None:
-        value = value.strip()
-        bases = [self.rule_dir, *self.template_dirs]
-        for base in bases:
-            candidate = os.path.normpath(os.path.join(base, value))
-            self.watched.add(candidate)
-            if os.path.isfile(candidate):
-                break
-        else:
-            looked = ", ".join(f"{display_path(b)}/" for b in bases)
-            self.fr.err(_pos(item, "judge"),
-                        f"judge template `{value}` not found (looked in {looked})")
-            return None
-        # A per-file judge's event carries the file's fields: load it with them.
-        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
-        try:
-            problems = validate_template(candidate, rule_dir=self.rule_dir,
-                                         template_dirs=self.template_dirs, **per_file)
-        except Exception as exc:  # a template checker bug must not hide the rule's other problems
-            self.fr.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
-            return candidate
-        for p in problems:
-            p.rule = p.rule or self.fr.id
-            self.fr.errors.append(p)
-        return candidate
 
 
 # ---- across files ------------------------------------------------------------
@@ -804,7 +799,7 @@ def load_rules(
     found = find_rule_files(rules_dir)
     loaded: list[_FileRule] = []
     for rule_id, path in found:
-        fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
+        fr = _FileRule(rule_id, os.path.abspath(path), display_path(path), template_dirs, watched)
         try:
             data = _mapping(fr.path)
             fr.on, fr.tools = _scope(data)
@@ -812,7 +807,7 @@ def load_rules(
                 problem = _schema_problem(data, error)
                 if problem is not None:
                     fr.err(*problem)
-            _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
+            _read_rule(fr, data)
         except YamlProblem as exc:
             fr.err(*exc.args)
         except Exception as exc:  # one broken file must not take the others down
