@@ -153,6 +153,7 @@ class _FileRule:
     disp: str  # as printed
     template_dirs: list[str]
     watched: set[str]
+    text: str = ""  # the file, read once
     rule: Rule | None = None
     errors: list[LoadError] = field(default_factory=list)
     needs: list[_Need] = field(default_factory=list)
@@ -285,11 +286,11 @@ def parse_yaml(text: str) -> Any:
                           + (" ".join(str(exc).split()) or type(exc).__name__)) from None
 
 
-def _mapping(path: str) -> Any:
+def _mapping(fr: _FileRule) -> Any:
     """The rule file's YAML, a mapping; YamlProblem says why not."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(MAX_RULE_CHARS + 1)
+        with open(fr.path, encoding="utf-8") as f:
+            fr.text = text = f.read(MAX_RULE_CHARS + 1)
     except UnicodeDecodeError as exc:
         raise YamlProblem((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except OSError as exc:
@@ -463,7 +464,7 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
             compile_match(match)
             rule.match = match
         except MatchError as exc:
-            fr.err(_expr_pos(fr.path, data, "match", exc.offset), f"`match`: {exc}")
+            fr.err(_expr_pos(fr.text, data, "match", exc.offset), f"`match`: {exc}")
     subjects = data.get("subjects")
     if isinstance(subjects, str) and subjects.strip():
         rule.subjects = fr.executable(data, "subjects", subjects)
@@ -527,17 +528,13 @@ def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[
     return out
 
 
-def _expr_pos(path: str, data: Any, key: str, offset: int) -> Pos:
-    """Where character ``offset`` of the scalar ``data[key]`` sits in the file (a quoted
-    scalar's escapes are not counted back)."""
+def _expr_pos(text: str, data: Any, key: str, offset: int) -> Pos:
+    """Where character ``offset`` of the scalar ``data[key]`` sits in the file ``text`` (a
+    quoted scalar's escapes are not counted back)."""
     line, col = _pos(data, key)
     before = str(data[key])[:offset]
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        opener = lines[line - 1][col - 1:col]
-    except (OSError, IndexError):
-        return line, col
+    lines = text.splitlines()
+    opener = lines[line - 1][col - 1:col]
     if opener in ("|", ">"):
         body = [b for b in lines[line:] if b.strip()]
         indent = len(body[0]) - len(body[0].lstrip(" ")) if body else 0
@@ -801,7 +798,7 @@ def load_rules(
     for rule_id, path in found:
         fr = _FileRule(rule_id, os.path.abspath(path), display_path(path), template_dirs, watched)
         try:
-            data = _mapping(fr.path)
+            data = _mapping(fr)
             fr.on, fr.tools = _scope(data)
             for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
                 problem = _schema_problem(data, error)
