@@ -4,6 +4,8 @@ a rule loads (what it guarantees, and where it follows sloprail's: docs/judges.m
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import os
 import posixpath
 import threading
@@ -22,8 +24,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from slopjudge.model import LoadError
-from slopjudge.payload import payload_keys
+from slopjudge.model import Changeset, Commit, Event, FileChange, LoadError, Rule
+from slopjudge.payload import FILE_EVENT_KEYS, build_payload, file_event, payload_keys
 
 # The top-level names of the judge context: the payload's (SPEC §3, defined by
 # schemas/payload.schema.json) and the two only templates see.
@@ -67,8 +69,6 @@ def _dirname(value: Any) -> str:
 
 def _tojson(value: Any, indent: int | None = None) -> Markup:
     """sloprail's ``tojson``: keys sorted, compact, only ``</`` broken."""
-    import json
-
     if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
         raise TypeError(f"tojson: indent must be an integer, not {indent!r}")
     text = json.dumps(
@@ -284,8 +284,6 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
 
 
 def template_sha256(path: str) -> str | None:
-    import hashlib
-
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -355,9 +353,6 @@ def synthetic_payload(
 ) -> dict[str, Any]:
     """A payload with every SPEC §3 key and one sample file, for load-time rendering
     (``each="file"``: the event is that file's, every field in)."""
-    from slopjudge.model import Changeset, Commit, Event, FileChange, Rule
-    from slopjudge.payload import build_payload, file_event
-
     sample = FileChange(
         path="src/example.py", status="M", old_path="src/example.py",
         old_content="import os\nvalue = 1\n", new_content="import os\nvalue = 2\n",
@@ -410,8 +405,6 @@ def _explain(exc: BaseException, path: str) -> LoadError:
     if isinstance(exc, TemplateTimeout):
         return LoadError(where, line, 1, str(exc))
     if isinstance(exc, jinja2.UndefinedError):
-        from slopjudge.payload import FILE_EVENT_KEYS
-
         hint = ""
         if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
             hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
