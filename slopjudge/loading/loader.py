@@ -6,8 +6,10 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
+import operator
 import os
 import re
 import shutil
@@ -352,20 +354,14 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     """Where a schema error is and what to say; None when the meaning checks say it better."""
     path = list(error.absolute_path)
     v = error.validator
-    # These have better messages from the meaning checks below.
-    if v in (None, False, "additionalProperties", "oneOf", "if", "then", "false"):
-        return None
-    if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
-        return None
-    tool_item = path[:1] == ["tools"] or (
-        len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
-    if v == "minLength" and len(path) >= 2 and tool_item:
+    # These have better messages from the meaning checks below (a duration's, a tool rule's).
+    defs = _RULE_SCHEMA["$defs"]
+    if (v in (None, False, "additionalProperties", "oneOf", "if", "then", "false")
+            or error.schema is defs["duration"]
+            or (v == "minLength" and error.schema is defs["toolRule"])):
         return None
     # Where: the value at `path`.
-    parent: Any = data
-    for part in path[:-1]:
-        parent = parent[part]
-    pos = _pos(parent, path[-1]) if path else (1, 1)
+    pos = _pos(functools.reduce(operator.getitem, path[:-1], data), path[-1]) if path else (1, 1)
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
     where = where.removeprefix(".") or "the rule"
     inst = error.instance
