@@ -61,9 +61,8 @@ def _raw(value: Any) -> Markup:
 
 
 def _dirname(value: Any) -> str:
-    """Go's ``path.Dir``, as sloprail's ``dirname``."""
-    head = str(value).rpartition("/")[0] + ("/" if "/" in str(value) else "")
-    cleaned = posixpath.normpath(head) if head else "."
+    """Go's ``path.Dir``, as sloprail's ``dirname`` (Go cleans a leading ``//``, POSIX not)."""
+    cleaned = posixpath.normpath(posixpath.dirname(str(value)) or ".")
     return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
 
 
