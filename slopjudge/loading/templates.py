@@ -260,15 +260,14 @@ def _locate(
     path: str, rule_dir: str, template_dirs: list[str], *, strict: bool = False
 ) -> tuple[ImmutableSandboxedEnvironment, str]:
     """The environment for a rule and the loader name of ``path`` inside it."""
-    target = os.path.abspath(path)
+    target = Path(os.path.abspath(path))
     search = [os.path.abspath(rule_dir), *(os.path.abspath(d) for d in template_dirs)]
     for root in search:
-        rel = os.path.relpath(target, root)
-        if not rel.startswith(os.pardir + os.sep) and rel != os.pardir and not os.path.isabs(rel):
-            return _environment(tuple(search), strict), Path(rel).as_posix()
+        if target.is_relative_to(root):
+            return _environment(tuple(search), strict), target.relative_to(root).as_posix()
     # Outside every search folder: its own folder is searched first.
-    search.insert(0, os.path.dirname(target))
-    return _environment(tuple(search), strict), os.path.basename(target)
+    search.insert(0, str(target.parent))
+    return _environment(tuple(search), strict), target.name
 
 
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
