@@ -792,7 +792,7 @@ def load_rules(
     found = find_rule_files(rules_dir)
     loaded: list[_FileRule] = []
     for rule_id, path in found:
-        fr = _FileRule(rule_id, os.path.abspath(path), display_path(path), template_dirs, watched)
+        fr = _FileRule(rule_id, path, display_path(path), template_dirs, watched)
         try:
             data = _mapping(fr)
             fr.on, fr.tools = _scope(data)
@@ -807,22 +807,18 @@ def load_rules(
             fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
         loaded.append(fr)
-    linked = True
     try:
         _link(loaded)
-    except Exception as exc:  # fail closed: no rule is trusted if linking broke
-        linked = False
-        errors.append(LoadError(display_path(rules_dir), 1, 1,
-                                f"internal error linking rules: {exc}"))
-    rules = []
-    for fr in loaded:
-        if linked:
+        rules = sorted((fr.rule for fr in loaded if not fr.errors and fr.rule is not None),
+                       key=lambda r: r.id)
+        for fr in loaded:
             for err in fr.errors:
                 err.on, err.tools = fr.on, fr.tools
-            if not fr.errors and fr.rule is not None:
-                rules.append(fr.rule)
-        errors.extend(fr.errors)
-    rules.sort(key=lambda r: r.id)
+    except Exception as exc:  # fail closed: no rule is trusted if linking broke
+        rules = []
+        errors.append(LoadError(display_path(rules_dir), 1, 1,
+                                f"internal error linking rules: {exc}"))
+    errors += [err for fr in loaded for err in fr.errors]
     errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
     return LoadResult(rules=rules, errors=errors, files=[p for _, p in found],
                       watched=sorted(watched))
