@@ -362,8 +362,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         return None
     # Where: the value at `path`.
     pos = _pos(functools.reduce(operator.getitem, path[:-1], data), path[-1]) if path else (1, 1)
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-    where = where.removeprefix(".") or "the rule"
+    where = error.json_path.removeprefix("$").removeprefix(".") or "the rule"
     inst = error.instance
     if v == "type":
         expected = error.validator_value
