@@ -594,9 +594,10 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
         return None  # the schema reported the type
     label = f"checks[{index}]"
     _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
-    kind = _check_kind(fr, seq, index, item, label)
+    at = _pos(seq, index)
+    kind = _check_kind(fr, at, item, label)
     has_script = "script" in item
-    check_id = _check_id(fr, seq, index, item, seen)
+    check_id = _check_id(fr, at, index, item, seen)
 
     timeout = DEFAULT_TIMEOUT[kind]
     if "timeout" in item:
@@ -605,8 +606,7 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
         except ValueError as exc:
             fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
-    line, col = _pos(seq, index)
-    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=line, col=col)
+    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
     for key in ("script", "prepare"):
         value = item.get(key)
         if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
@@ -636,8 +636,7 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
     return check
 
 
-def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
-                label: str) -> CheckKindName:
+def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> CheckKindName:
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:
@@ -649,7 +648,7 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
             "so split it into two checks",
         )
     elif not has_script and not has_judge:
-        fr.err(_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+        fr.err(at, f"`{label}` needs one of `script` or `judge`")
     if has_script and not has_judge:
         for key in JUDGE_ONLY:
             if key in item:
@@ -660,12 +659,12 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     return "script" if has_script else "judge"
 
 
-def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+def _check_id(fr: _FileRule, at: Pos, index: int, item: dict[str, Any],
               seen: dict[str, int]) -> str:
     """The check's id (``check-N`` by default), unique in the rule."""
     raw_id = item.get("id")
     check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
-    id_pos = _pos(item, "id") if "id" in item else _pos(seq, index)
+    id_pos = _pos(item, "id") if "id" in item else at
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
     else:
