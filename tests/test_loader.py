@@ -463,10 +463,10 @@ def test_an_unexpected_exception_disables_only_that_rule(
     write(tmp_path / "rules" / "b.yaml", "description: b\nchecks:\n  - script: sh\n")
     real = loader._read_rule
 
-    def explode(fr: loader._FileRule, data: object, refs: loader._Refs) -> None:
+    def explode(fr: loader._FileRule, data: object) -> None:
         if fr.id == "a":
             raise RuntimeError("boom")
-        real(fr, data, refs)
+        real(fr, data)
 
     monkeypatch.setattr(loader, "_read_rule", explode)
     result = load_rules("rules", workspace=str(tmp_path))

@@ -6,8 +6,10 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
+import operator
 import os
 import re
 import shutil
@@ -144,9 +146,16 @@ class _Need:
 
 @dataclass
 class _FileRule:
+    """One rule file being read: its problems, and the scripts and templates its checks
+    name, every path looked at noted in ``watched`` (a change there invalidates the rules
+    cache)."""
+
     id: str
     path: str  # absolute
     disp: str  # as printed
+    template_dirs: list[str]
+    watched: set[str]
+    text: str = ""  # the file, read once
     rule: Rule | None = None
     errors: list[LoadError] = field(default_factory=list)
     needs: list[_Need] = field(default_factory=list)
@@ -156,9 +165,70 @@ class _FileRule:
     on: list[str] | None = None
     tools: list[str] = field(default_factory=list)
 
+    @property
+    def dir(self) -> str:
+        return os.path.dirname(self.path)
+
     def err(self, pos: Pos, message: str) -> None:
         one_line = " ".join(message.split())  # one problem, one line, whatever a parser said
         self.errors.append(LoadError(self.disp, pos[0], pos[1], one_line, rule=self.id))
+
+    def executable(self, item: Any, key: str, value: str) -> str | None:
+        value = value.strip()
+        candidate = os.path.normpath(os.path.join(self.dir, os.path.expanduser(value)))
+        shown, here = display_path(candidate), os.path.lexists(candidate)
+        if not here and "/" not in value and len(value.split()) == 1:
+            # A bare name not beside the rule may be a command on PATH.
+            found = shutil.which(value)
+            if found:
+                self.watched.add(found)
+                return value
+            self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
+            problem = f"not found: not in {display_path(self.dir)}/ and not a command on PATH"
+        else:
+            self.watched.add(candidate)
+            if not here and len(value.split()) > 1:
+                problem = (f"is a command line, but a {key} names one file or command and takes "
+                           "no arguments (it reads the payload on stdin); put the command in a "
+                           f"script beside the rule (e.g. {key}.sh) and name that")
+            elif not os.path.exists(candidate):
+                problem = f"not found (looked for {shown})"
+            elif os.path.isdir(candidate):
+                problem = f"is a folder, not an executable ({shown})"
+            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
+                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
+                # it needs no run bit, which a wheel install does not keep.
+                problem = f"is not executable; run `chmod +x {shown}`"
+            else:
+                return candidate
+        self.err(_pos(item, key), f"{key} `{value}` {problem}")
+        return None
+
+    def template(self, item: Any, value: str) -> str | None:
+        value = value.strip()
+        bases = [self.dir, *self.template_dirs]
+        for base in bases:
+            candidate = os.path.normpath(os.path.join(base, value))
+            self.watched.add(candidate)
+            if os.path.isfile(candidate):
+                break
+        else:
+            looked = ", ".join(f"{display_path(b)}/" for b in bases)
+            self.err(_pos(item, "judge"),
+                     f"judge template `{value}` not found (looked in {looked})")
+            return None
+        # A per-file judge's event carries the file's fields: load it with them.
+        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
+        try:
+            problems = validate_template(candidate, rule_dir=self.dir,
+                                         template_dirs=self.template_dirs, **per_file)
+        except Exception as exc:  # a template checker bug must not hide the rule's other problems
+            self.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
+            return candidate
+        for p in problems:
+            p.rule = p.rule or self.id
+            self.errors.append(p)
+        return candidate
 
 
 def _scope(data: dict[str, Any]) -> tuple[list[str] | None, list[str]]:
@@ -218,11 +288,11 @@ def parse_yaml(text: str) -> Any:
                           + (" ".join(str(exc).split()) or type(exc).__name__)) from None
 
 
-def _mapping(path: str) -> Any:
+def _mapping(fr: _FileRule) -> Any:
     """The rule file's YAML, a mapping; YamlProblem says why not."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(MAX_RULE_CHARS + 1)
+        with open(fr.path, encoding="utf-8") as f:
+            fr.text = text = f.read(MAX_RULE_CHARS + 1)
     except UnicodeDecodeError as exc:
         raise YamlProblem((1, 1), f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except OSError as exc:
@@ -284,22 +354,15 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     """Where a schema error is and what to say; None when the meaning checks say it better."""
     path = list(error.absolute_path)
     v = error.validator
-    # These have better messages from the meaning checks below.
-    if v in (None, False, "additionalProperties", "oneOf", "if", "then", "false"):
-        return None
-    if len(path) >= 3 and path[0] == "checks" and path[2] == "timeout":
-        return None
-    tool_item = path[:1] == ["tools"] or (
-        len(path) >= 4 and path[2] in ("allowed_tools", "disallowed_tools"))
-    if v == "minLength" and len(path) >= 2 and tool_item:
+    # These have better messages from the meaning checks below (a duration's, a tool rule's).
+    defs = _RULE_SCHEMA["$defs"]
+    if (v in (None, False, "additionalProperties", "oneOf", "if", "then", "false")
+            or error.schema is defs["duration"]
+            or (v == "minLength" and error.schema is defs["toolRule"])):
         return None
     # Where: the value at `path`.
-    parent: Any = data
-    for part in path[:-1]:
-        parent = parent[part]
-    pos = _pos(parent, path[-1]) if path else (1, 1)
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-    where = where.removeprefix(".") or "the rule"
+    pos = _pos(functools.reduce(operator.getitem, path[:-1], data), path[-1]) if path else (1, 1)
+    where = error.json_path.removeprefix("$").removeprefix(".") or "the rule"
     inst = error.instance
     if v == "type":
         expected = error.validator_value
@@ -337,7 +400,7 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
 # -- the rule's meaning --
 
 
-def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
+def _read_rule(fr: _FileRule, data: Any) -> None:
     """The rule's fields as slopjudge means them; ``fr.rule`` set, problems recorded."""
     _rule_id(fr)
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
@@ -361,7 +424,7 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
     if isinstance(checks_node, list):
         seen: dict[str, int] = {}
         for i, item in enumerate(checks_node):
-            check = _read_check(fr, refs, checks_node, i, item, seen)
+            check = _read_check(fr, checks_node, i, item, seen)
             if check is not None:
                 checks.append(check)
         fr.check_ids = [c.id for c in checks]
@@ -371,7 +434,7 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
 
     fr.rule = Rule(
-        id=fr.id, path=fr.path, dir=refs.rule_dir,
+        id=fr.id, path=fr.path, dir=fr.dir,
         description=description.strip() if isinstance(description, str) else "",
         on=[x for x in on_list if x in EVENT_KINDS],
         tools=strings("tools"), paths=strings("paths"), exclude=strings("exclude"),
@@ -382,13 +445,13 @@ def _read_rule(fr: _FileRule, data: Any, refs: _Refs) -> None:
         preview=data.get("preview") is True,
         measured=dict(data["measured"]) if isinstance(data.get("measured"), dict) else {},
     )
-    _read_sloprail_fields(fr, data, refs, fr.rule)
+    _read_sloprail_fields(fr, data, fr.rule)
 
 
 _SOURCE_TYPES = ("user", "tool_result")
 
 
-def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> None:
+def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
     """``match``, ``require`` and ``subjects`` (docs/sloprail.md), each checked here."""
     match = data.get("match")
     if isinstance(match, str):
@@ -396,21 +459,20 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, refs: _Refs, rule: Rule) -> 
             compile_match(match)
             rule.match = match
         except MatchError as exc:
-            fr.err(_expr_pos(fr.path, data, "match", exc.offset), f"`match`: {exc}")
+            fr.err(_expr_pos(fr.text, data, "match", exc.offset), f"`match`: {exc}")
     subjects = data.get("subjects")
     if isinstance(subjects, str) and subjects.strip():
-        rule.subjects = refs.executable(data, "subjects", subjects)
+        rule.subjects = fr.executable(data, "subjects", subjects)
     require = data.get("require")
     if isinstance(require, list):
         for i, item in enumerate(require):
             if isinstance(item, dict):
-                found = _requirement(fr, refs, require, i, item)
+                found = _requirement(fr, require, i, item)
                 if found is not None:
                     rule.require.append(found)
 
 
-def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
-                 item: dict[str, Any]) -> dict[str, Any] | None:
+def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
     """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
     with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
     label = f"require[{i}]"
@@ -455,23 +517,19 @@ def _requirement(fr: _FileRule, refs: _Refs, seq: Any, i: int,
         if not isinstance(when, str) or not when.strip():
             fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
-        out["when"] = refs.executable(item, "when", when)
+        out["when"] = fr.executable(item, "when", when)
         if out["when"] is None:
             return None
     return out
 
 
-def _expr_pos(path: str, data: Any, key: str, offset: int) -> Pos:
-    """Where character ``offset`` of the scalar ``data[key]`` sits in the file (a quoted
-    scalar's escapes are not counted back)."""
+def _expr_pos(text: str, data: Any, key: str, offset: int) -> Pos:
+    """Where character ``offset`` of the scalar ``data[key]`` sits in the file ``text`` (a
+    quoted scalar's escapes are not counted back)."""
     line, col = _pos(data, key)
     before = str(data[key])[:offset]
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        opener = lines[line - 1][col - 1:col]
-    except (OSError, IndexError):
-        return line, col
+    lines = text.splitlines()
+    opener = lines[line - 1][col - 1:col]
     if opener in ("|", ">"):
         body = [b for b in lines[line:] if b.strip()]
         indent = len(body[0]) - len(body[0].lstrip(" ")) if body else 0
@@ -530,15 +588,16 @@ def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> l
 # -- one check's meaning --
 
 
-def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
+def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
                 seen: dict[str, int]) -> Check | None:
     if not isinstance(item, dict):
         return None  # the schema reported the type
     label = f"checks[{index}]"
     _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
-    kind = _check_kind(fr, seq, index, item, label)
+    at = _pos(seq, index)
+    kind = _check_kind(fr, at, item, label)
     has_script = "script" in item
-    check_id = _check_id(fr, seq, index, item, seen)
+    check_id = _check_id(fr, at, index, item, seen)
 
     timeout = DEFAULT_TIMEOUT[kind]
     if "timeout" in item:
@@ -547,15 +606,14 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
         except ValueError as exc:
             fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
-    line, col = _pos(seq, index)
-    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=line, col=col)
+    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
     for key in ("script", "prepare"):
         value = item.get(key)
         if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
-            setattr(check, key, refs.executable(item, key, value))
+            setattr(check, key, fr.executable(item, key, value))
     judge = item.get("judge")
     if isinstance(judge, str) and judge.strip() and not has_script:
-        check.judge = refs.template(item, judge)
+        check.judge = fr.template(item, judge)
     _check_model(fr, item, label, check)
     budget = item.get("max_prompt_tokens")
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
@@ -578,8 +636,7 @@ def _read_check(fr: _FileRule, refs: _Refs, seq: Any, index: int, item: Any,
     return check
 
 
-def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
-                label: str) -> CheckKindName:
+def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> CheckKindName:
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:
@@ -591,7 +648,7 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
             "so split it into two checks",
         )
     elif not has_script and not has_judge:
-        fr.err(_pos(seq, index), f"`{label}` needs one of `script` or `judge`")
+        fr.err(at, f"`{label}` needs one of `script` or `judge`")
     if has_script and not has_judge:
         for key in JUDGE_ONLY:
             if key in item:
@@ -602,12 +659,12 @@ def _check_kind(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     return "script" if has_script else "judge"
 
 
-def _check_id(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+def _check_id(fr: _FileRule, at: Pos, index: int, item: dict[str, Any],
               seen: dict[str, int]) -> str:
     """The check's id (``check-N`` by default), unique in the rule."""
     raw_id = item.get("id")
     check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
-    id_pos = _pos(item, "id") if "id" in item else _pos(seq, index)
+    id_pos = _pos(item, "id") if "id" in item else at
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
     else:
@@ -630,77 +687,6 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
                    f"`{label}.model` must list model names or size aliases (no commas)")
         else:
             check.model = ",".join(names)
-
-
-# -- the files a check names --
-
-
-@dataclass
-class _Refs:
-    """Finds the scripts and templates a rule's checks name, and notes every path
-    looked at (``watched``: a change there invalidates the rules cache)."""
-
-    fr: _FileRule
-    rule_dir: str
-    template_dirs: list[str]
-    watched: set[str]
-
-    def executable(self, item: Any, key: str, value: str) -> str | None:
-        value = value.strip()
-        candidate = os.path.normpath(os.path.join(self.rule_dir, os.path.expanduser(value)))
-        shown, here = display_path(candidate), os.path.lexists(candidate)
-        if not here and "/" not in value and len(value.split()) == 1:
-            # A bare name not beside the rule may be a command on PATH.
-            found = shutil.which(value)
-            if found:
-                self.watched.add(found)
-                return value
-            self.watched.update(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
-            problem = f"not found: not in {display_path(self.rule_dir)}/ and not a command on PATH"
-        else:
-            self.watched.add(candidate)
-            if not here and len(value.split()) > 1:
-                problem = (f"is a command line, but a {key} names one file or command and takes "
-                           "no arguments (it reads the payload on stdin); put the command in a "
-                           f"script beside the rule (e.g. {key}.sh) and name that")
-            elif not os.path.exists(candidate):
-                problem = f"not found (looked for {shown})"
-            elif os.path.isdir(candidate):
-                problem = f"is a folder, not an executable ({shown})"
-            elif not os.access(candidate, os.X_OK) and not is_python_script(candidate):
-                # A Python script runs on slopjudge's own interpreter (procs.script_argv):
-                # it needs no run bit, which a wheel install does not keep.
-                problem = f"is not executable; run `chmod +x {shown}`"
-            else:
-                return candidate
-        self.fr.err(_pos(item, key), f"{key} `{value}` {problem}")
-        return None
-
-    def template(self, item: Any, value: str) -> str | None:
-        value = value.strip()
-        bases = [self.rule_dir, *self.template_dirs]
-        for base in bases:
-            candidate = os.path.normpath(os.path.join(base, value))
-            self.watched.add(candidate)
-            if os.path.isfile(candidate):
-                break
-        else:
-            looked = ", ".join(f"{display_path(b)}/" for b in bases)
-            self.fr.err(_pos(item, "judge"),
-                        f"judge template `{value}` not found (looked in {looked})")
-            return None
-        # A per-file judge's event carries the file's fields: load it with them.
-        per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
-        try:
-            problems = validate_template(candidate, rule_dir=self.rule_dir,
-                                         template_dirs=self.template_dirs, **per_file)
-        except Exception as exc:  # a template checker bug must not hide the rule's other problems
-            self.fr.err((1, 1), f"cannot check template {display_path(candidate)}: {exc}")
-            return candidate
-        for p in problems:
-            p.rule = p.rule or self.fr.id
-            self.fr.errors.append(p)
-        return candidate
 
 
 # ---- across files ------------------------------------------------------------
@@ -804,37 +790,33 @@ def load_rules(
     found = find_rule_files(rules_dir)
     loaded: list[_FileRule] = []
     for rule_id, path in found:
-        fr = _FileRule(id=rule_id, path=os.path.abspath(path), disp=display_path(path))
+        fr = _FileRule(rule_id, path, display_path(path), template_dirs, watched)
         try:
-            data = _mapping(fr.path)
+            data = _mapping(fr)
             fr.on, fr.tools = _scope(data)
             for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
                 problem = _schema_problem(data, error)
                 if problem is not None:
                     fr.err(*problem)
-            _read_rule(fr, data, _Refs(fr, os.path.dirname(fr.path), template_dirs, watched))
+            _read_rule(fr, data)
         except YamlProblem as exc:
             fr.err(*exc.args)
         except Exception as exc:  # one broken file must not take the others down
             fr.rule = fr.check_ids = None
             fr.err((1, 1), f"internal error while loading this rule: {type(exc).__name__}: {exc}")
         loaded.append(fr)
-    linked = True
     try:
         _link(loaded)
-    except Exception as exc:  # fail closed: no rule is trusted if linking broke
-        linked = False
-        errors.append(LoadError(display_path(rules_dir), 1, 1,
-                                f"internal error linking rules: {exc}"))
-    rules = []
-    for fr in loaded:
-        if linked:
+        rules = sorted((fr.rule for fr in loaded if not fr.errors and fr.rule is not None),
+                       key=lambda r: r.id)
+        for fr in loaded:
             for err in fr.errors:
                 err.on, err.tools = fr.on, fr.tools
-            if not fr.errors and fr.rule is not None:
-                rules.append(fr.rule)
-        errors.extend(fr.errors)
-    rules.sort(key=lambda r: r.id)
+    except Exception as exc:  # fail closed: no rule is trusted if linking broke
+        rules = []
+        errors.append(LoadError(display_path(rules_dir), 1, 1,
+                                f"internal error linking rules: {exc}"))
+    errors += [err for fr in loaded for err in fr.errors]
     errors.sort(key=lambda e: (e.path, e.line, e.col, e.message))
     return LoadResult(rules=rules, errors=errors, files=[p for _, p in found],
                       watched=sorted(watched))

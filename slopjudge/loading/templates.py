@@ -4,6 +4,8 @@ a rule loads (what it guarantees, and where it follows sloprail's: docs/judges.m
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import os
 import posixpath
 import threading
@@ -22,8 +24,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from slopjudge.model import LoadError
-from slopjudge.payload import payload_keys
+from slopjudge.model import Changeset, Commit, Event, FileChange, LoadError, Rule
+from slopjudge.payload import FILE_EVENT_KEYS, build_payload, file_event, payload_keys
 
 # The top-level names of the judge context: the payload's (SPEC §3, defined by
 # schemas/payload.schema.json) and the two only templates see.
@@ -59,16 +61,13 @@ def _raw(value: Any) -> Markup:
 
 
 def _dirname(value: Any) -> str:
-    """Go's ``path.Dir``, as sloprail's ``dirname``."""
-    head = str(value).rpartition("/")[0] + ("/" if "/" in str(value) else "")
-    cleaned = posixpath.normpath(head) if head else "."
+    """Go's ``path.Dir``, as sloprail's ``dirname`` (Go cleans a leading ``//``, POSIX not)."""
+    cleaned = posixpath.normpath(posixpath.dirname(str(value)) or ".")
     return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
 
 
 def _tojson(value: Any, indent: int | None = None) -> Markup:
     """sloprail's ``tojson``: keys sorted, compact, only ``</`` broken."""
-    import json
-
     if indent is not None and (not isinstance(indent, int) or isinstance(indent, bool)):
         raise TypeError(f"tojson: indent must be an integer, not {indent!r}")
     text = json.dumps(
@@ -261,15 +260,14 @@ def _locate(
     path: str, rule_dir: str, template_dirs: list[str], *, strict: bool = False
 ) -> tuple[ImmutableSandboxedEnvironment, str]:
     """The environment for a rule and the loader name of ``path`` inside it."""
-    target = os.path.abspath(path)
+    target = Path(os.path.abspath(path))
     search = [os.path.abspath(rule_dir), *(os.path.abspath(d) for d in template_dirs)]
     for root in search:
-        rel = os.path.relpath(target, root)
-        if not rel.startswith(os.pardir + os.sep) and rel != os.pardir and not os.path.isabs(rel):
-            return _environment(tuple(search), strict), Path(rel).as_posix()
+        if target.is_relative_to(root):
+            return _environment(tuple(search), strict), target.relative_to(root).as_posix()
     # Outside every search folder: its own folder is searched first.
-    search.insert(0, os.path.dirname(target))
-    return _environment(tuple(search), strict), os.path.basename(target)
+    search.insert(0, str(target.parent))
+    return _environment(tuple(search), strict), target.name
 
 
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
@@ -284,8 +282,6 @@ def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: 
 
 
 def template_sha256(path: str) -> str | None:
-    import hashlib
-
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -355,9 +351,6 @@ def synthetic_payload(
 ) -> dict[str, Any]:
     """A payload with every SPEC §3 key and one sample file, for load-time rendering
     (``each="file"``: the event is that file's, every field in)."""
-    from slopjudge.model import Changeset, Commit, Event, FileChange, Rule
-    from slopjudge.payload import build_payload, file_event
-
     sample = FileChange(
         path="src/example.py", status="M", old_path="src/example.py",
         old_content="import os\nvalue = 1\n", new_content="import os\nvalue = 2\n",
@@ -410,8 +403,6 @@ def _explain(exc: BaseException, path: str) -> LoadError:
     if isinstance(exc, TemplateTimeout):
         return LoadError(where, line, 1, str(exc))
     if isinstance(exc, jinja2.UndefinedError):
-        from slopjudge.payload import FILE_EVENT_KEYS
-
         hint = ""
         if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
             hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
