@@ -333,6 +333,26 @@ def test_doctor_reports_a_narrowed_matcher_a_short_timeout_and_another_agents_ho
     assert "Stop hook answers as claude, not codex" in sj("doctor", cwd=ws).stdout
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_install_gives_each_judging_hook_the_timeout_its_deadline_follows(
+    tmp_path: Path, agent: str
+) -> None:
+    """A `hook_timeout` longer than the agent's timeout would let a call through between
+    the two: install writes the setting, and doctor says when they part."""
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n",
+                                       "slopjudge.yaml": "hook_timeout: 1200\n"})
+    assert sj("install", agent, cwd=ws).returncode == 0
+    relpath = harnesses.HARNESSES[agent].settings_relpath
+    written = json.loads(ws.joinpath(*relpath).read_text())["hooks"]
+    assert {e: g[0]["hooks"][0]["timeout"] for e, g in written.items()} == {
+        "SessionStart": 60, "PreToolUse": 1200, "Stop": 1200, "SubagentStop": 1200}
+    assert "timeout" not in sj("doctor", cwd=ws).stdout  # (codex: its trust is said too)
+    (ws / "slopjudge.yaml").write_text("hook_timeout: 2000\n")
+    res = sj("doctor", cwd=ws)
+    assert res.returncode == 1
+    assert "Stop hook has timeout 1200, below 2000 s" in res.stdout
+
+
 def test_doctor_reports_a_codex_config_that_is_not_utf8(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
     home = tmp_path / "codex"

@@ -10,9 +10,9 @@ import shlex
 from typing import Any
 
 from slopjudge.commands.install import InstallError, _read, wrapper_command, wrapper_relpath
-from slopjudge.harnesses.base import Hook, is_ours
+from slopjudge.harnesses.base import Hook, is_ours, timed
 from slopjudge.harnesses.registry import HARNESSES, AgentHarness
-from slopjudge.loading.config import find_workspace
+from slopjudge.loading.config import find_workspace, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: the one holding the current directory)")
 
 
-def check(workspace: str, agent: AgentHarness) -> tuple[str | None, list[str]] | None:
+def check(workspace: str, agent: AgentHarness,
+          hook_timeout: int) -> tuple[str | None, list[str]] | None:
     """(what is in place, what is wrong) for ``agent``; None when none of its hooks is there."""
     shown = os.path.join(*agent.settings_relpath)
     try:
@@ -31,7 +32,7 @@ def check(workspace: str, agent: AgentHarness) -> tuple[str | None, list[str]] |
     hooks = hooks if isinstance(hooks, dict) else {}
     found, problems = [], []
     uses_wrapper = False
-    for hook in agent.hooks:
+    for hook in timed(agent.hooks, hook_timeout):
         groups = hooks.get(hook[0])
         mine = [(g, h) for g in (groups if isinstance(groups, list) else [])
                 if isinstance(g, dict) and isinstance(g.get("hooks"), list)
@@ -69,7 +70,8 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
     got = handler.get("timeout")
     if not isinstance(got, int | float) or isinstance(got, bool) or got < timeout:
         problems.append(f"{shown}: slopjudge's {event} hook has timeout {json.dumps(got)}, "
-                        f"below {timeout} s; the agent goes on when it times out: {fix}")
+                        f"below {timeout} s (the hook's deadline follows `hook_timeout`); the "
+                        f"agent goes on when it times out: {fix}")
     words = shlex.split(handler["command"])  # is_ours split it already
     harness = words[-1] if len(words) >= 2 and words[-2] == "--harness" else "claude"
     if harness != agent.name:
@@ -80,7 +82,8 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
-    results = [(agent, check(workspace, agent)) for agent in HARNESSES.values()]
+    hook_timeout = load_settings(workspace).hook_timeout
+    results = [(agent, check(workspace, agent, hook_timeout)) for agent in HARNESSES.values()]
     installed = [(agent, result) for agent, result in results if result is not None]
     if not installed:
         print(f"slopjudge: no agent hooks of slopjudge's in {workspace} "

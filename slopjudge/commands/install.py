@@ -22,7 +22,7 @@ from slopjudge import cachesign
 from slopjudge.commands._shared import fail, require_git
 from slopjudge.errors import ChangesetError, SlopjudgeError
 from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
-from slopjudge.harnesses.base import hook_command, is_ours
+from slopjudge.harnesses.base import hook_command, is_ours, timed
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.loading.config import display_path, find_workspace, load_settings
 from slopjudge.resources import data_path
@@ -253,18 +253,21 @@ def run(args: argparse.Namespace) -> int:
     if args.print_only and args.sealed:
         return fail("--sealed writes paths of this machine and project; run it without "
                     "--print (`slopjudge uninstall claude` takes it out again)")
+    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
+    # The timeout each hook's deadline follows (a longer one in the agent's settings alone
+    # would let a call through between the two).
+    hooks = timed(target.hooks, load_settings(workspace).hook_timeout)
     if args.print_only:
-        print(json.dumps(merge({}, shown, target.hooks, target.name), indent=2))
+        print(json.dumps(merge({}, shown, hooks, target.name), indent=2))
         if command is None:
             print(f"slopjudge: these hooks call {'/'.join(wrapper_relpath(target))}, which "
                   f"`slopjudge install {args.harness}` writes", file=sys.stderr)
         for line in target.install_notes(""):
             print(line, file=sys.stderr)
         return 0
-    workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     require_git(workspace, "no hooks were installed")
     path = os.path.join(workspace, *target.settings_relpath)
-    add_hooks = functools.partial(merge, command=shown, events=target.hooks, harness=args.harness)
+    add_hooks = functools.partial(merge, command=shown, events=hooks, harness=args.harness)
     if command is None:  # the hooks call the wrapper, written first
         write_wrapper(workspace, args.harness)
     if args.sealed:

@@ -27,6 +27,12 @@ HOOKS: tuple[Hook, ...] = (
 )
 
 
+def timed(hooks: tuple[Hook, ...], hook_timeout: int) -> tuple[Hook, ...]:
+    """``hooks`` with the settings' ``hook_timeout`` for every point but start: each hook's
+    deadline follows that setting, so the agent must give it as long."""
+    return tuple((e, p, m, t if p == "start" else hook_timeout) for e, p, m, t in hooks)
+
+
 class Agent:
     """One coding agent: its hooks (``registry.AgentHarness``) and, as a judge
     (``hookspec.Harness``), the one binary it runs and its model sets."""
