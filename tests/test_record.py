@@ -305,3 +305,13 @@ def test_undecodable_output_in_a_reason_still_records(tmp_path: Path) -> None:
     path.read_bytes().decode("utf-8")  # valid UTF-8 throughout
     records, problems = read_events(str(path))
     assert problems == [] and records[0]["reason"] == reason
+
+
+def test_a_prompt_that_cannot_be_kept_loses_no_line_of_the_log(tmp_path: Path, capsys) -> None:
+    """The prompt beside the log serves a replay; the refusals of the call must be logged."""
+    (tmp_path / "prompts").write_text("a file where the prompts' folder goes")
+    events = tmp_path / "events.jsonl"
+    record_all(str(events), Event(kind="pre-tool"), [_judged(), _judged()])
+    read, problems = read_events(str(events))
+    assert len(read) == 2 and problems == []
+    assert "could not record events to" in capsys.readouterr().err

@@ -378,3 +378,12 @@ def test_the_page_goes_to_the_state_folder_which_git_ignores(tmp_path: Path) -> 
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                             cwd=repo, capture_output=True, text=True, check=True).stdout
     assert status == ""
+
+
+def test_a_state_folder_that_cannot_be_made_is_named_in_the_error(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"slopjudge.yaml": "state_dir: /proc/no/such\n"})
+    proc = sj("report", "html", "--events", str(FIXTURE / "events.jsonl"), cwd=repo)
+    assert proc.returncode == 2
+    assert "report.html: cannot write the report" in proc.stderr and "None" not in proc.stderr

@@ -90,12 +90,13 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     page = render(events, labels=labels, link=link,
                   workspace=find_workspace(os.getcwd()), source=path)
     output = args.output
+    if output is None:
+        state = settings_of(args).state_dir
+        output = os.path.relpath(os.path.join(state, "report.html"))
     try:
-        if output is None:
-            state = settings_of(args).state_dir
+        if args.output is None:
             os.makedirs(state, exist_ok=True)
             ensure_state_ignored(state)
-            output = os.path.relpath(os.path.join(state, "report.html"))
         write_atomic(output, page)
     except OSError as exc:
         return fail(f"{output}: cannot write the report: {exc.strerror or exc}")

@@ -370,9 +370,8 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         want = " or ".join(_SCHEMA_TYPES.get(n, n) for n in names)
         msg = f"`{where}` must be {want}, not {_type_word(inst)}"
         if names == ["array"] and isinstance(inst, str):
-            # Quoted where YAML would read it otherwise (`*.py` is an alias, `#` a comment).
-            plain = inst and inst[0] not in "*&!|>'\"%@`[]{},?#-:" and not (
-                ": " in inst or " #" in inst or inst != inst.strip())
+            # Quoted unless plain in a YAML flow list (`*.py` is an alias, `[ab]` a list).
+            plain = re.fullmatch(r"[\w/.][\w./-]*", inst)
             msg += f"; write `[{inst if plain else json.dumps(inst)}]`"
     elif v == "enum":
         options = [str(o) for o in error.validator_value]

@@ -211,23 +211,28 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
     the first caller to take ``said``, never again."""
     if not events_file:
         return
-    try:
-        records = []
-        for result in results:
-            if result.outcome == "not_applicable":
-                continue
-            if result.prompt and result.prompt_sha256:
+    records = []
+    problem: OSError | None = None
+    for result in results:
+        if result.outcome == "not_applicable":
+            continue
+        if result.prompt and result.prompt_sha256:
+            try:  # a prompt not kept costs a replay, never the run's lines
                 save_prompt(events_file, result.prompt_sha256, result.prompt)
-            rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-            rec["run"] = run
-            records.append(rec)
+            except OSError as exc:
+                problem = exc
+        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
+        rec["run"] = run
+        records.append(rec)
+    try:
         append_events(events_file, records)
     except OSError as exc:
-        if said.acquire(blocking=False):
-            import sys
+        problem = exc
+    if problem is not None and said.acquire(blocking=False):
+        import sys
 
-            print(f"slopjudge: could not record events to {events_file}: {exc}",
-                  file=sys.stderr)
+        print(f"slopjudge: could not record events to {events_file}: {problem}",
+              file=sys.stderr)
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
