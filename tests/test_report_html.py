@@ -387,3 +387,20 @@ def test_a_state_folder_that_cannot_be_made_is_named_in_the_error(tmp_path: Path
     proc = sj("report", "html", "--events", str(FIXTURE / "events.jsonl"), cwd=repo)
     assert proc.returncode == 2
     assert "report.html: cannot write the report" in proc.stderr and "None" not in proc.stderr
+
+
+def test_a_log_of_odd_numbers_still_makes_a_page(tmp_path: Path) -> None:
+    """NaN, Infinity, huge and negative counts (json reads them all) count as nothing."""
+    events = tmp_path / "events.jsonl"
+    line = ('{{"time": "2026-12-01T10:0{n}:00Z", "kind": "judge", "rule": "r", "check": "c", '
+            '"outcome": "refuse", "duration_ms": {took}, "cached_calls": -3, '
+            '"usage": {{"input_tokens": {tokens}, "cost_usd": 1}}}}\n')
+    events.write_text("".join(line.format(n=n, took=took, tokens=tokens) for n, (took, tokens)
+                              in enumerate([("NaN", "1e300"), ("1e999", "-5"), ("1200", "10")])))
+    out = tmp_path / "page.html"
+    proc = sj("report", "html", "--events", str(events), "--output", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stdout and out.stat().st_size > 0
+    cost = sj("report", "cost", "--events", str(events), cwd=tmp_path)
+    assert cost.returncode == 0 and ", 10 tokens," in cost.stdout, cost.stdout
+    assert "saving about 0 tokens" in cost.stdout

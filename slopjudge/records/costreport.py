@@ -5,24 +5,27 @@ model and day (UTC), and the cache's savings at each check's mean per call made.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from slopjudge.usage import TOKEN_FIELDS, clean, total_tokens
 
+# No count or cost of a real log comes near this; past it a chart's arithmetic overflows.
+_MOST = 1e15
+
 
 def number(value: Any) -> float:
-    """``value`` when it is a finite JSON number, else 0 (a log line may hold anything:
-    json reads NaN and Infinity, which ``int()`` refuses)."""
+    """``value`` when it is a JSON number in [0, 1e15], else 0 (a log line may hold
+    anything: json reads NaN and Infinity, which ``int()`` refuses)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
-    return value if isinstance(value, int) or math.isfinite(value) else 0
+    return value if 0 <= value <= _MOST else 0
 
 
 def _usage(event: dict[str, Any]) -> dict[str, Any]:
     """The event's usage as usage.py reads a runner's (a log line may hold anything)."""
-    return clean(event.get("usage")) or {}
+    found = clean(event.get("usage")) or {}
+    return {k: v if k == "model" else number(v) for k, v in found.items()}
 
 
 def _figures(event: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from slopjudge.records.agreement import agreement, rule_check, verdict
-from slopjudge.records.costreport import group_by, model_of
+from slopjudge.records.costreport import group_by, model_of, number
 
 DEFAULT_LINK = "file://{abspath}"
 # Series colours, drawn opaque (pygal's default blends them with the background).
@@ -82,8 +82,8 @@ def latency(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         took = e.get("duration_ms")
         if (e.get("kind") != "judge" or e.get("cache_hit") is True
                 or e.get("outcome") in ("not_judged", "skipped", "not_applicable")
-                or not isinstance(took, (int, float)) or isinstance(took, bool)):
-            continue
+                or number(took) != took or isinstance(took, bool)):
+            continue  # not a time (NaN, infinite, negative, a string)
         seen.setdefault((str(e.get("rule")), model_of(e)), []).append(float(took))
     rows = []
     for (rule, model), values in sorted(seen.items()):
