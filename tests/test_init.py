@@ -54,6 +54,9 @@ def test_init_from_a_subfolder_starts_the_repository_at_its_top(tmp_path: Path) 
     assert f"into {repo}\n" in proc.stdout
     assert (repo / "rules" / "placeholder-code" / "rule.yaml").is_file()
     assert not (repo / "src" / "pkg" / "rules").exists()
+    assert "note:" not in proc.stdout
+    explicit = slopjudge(repo / "src", "init", "--dir", ".")
+    assert f"look for the rules at the repository's top, {repo} " in explicit.stdout
     loaded = slopjudge(repo / "src", "validate")
     assert loaded.returncode == 0 and "rule(s) loaded" in loaded.stdout, loaded.stdout
 
