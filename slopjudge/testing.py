@@ -62,12 +62,31 @@ def _load_case(folder: str) -> tuple[Any, str, str | None]:
     could not be read (``path:line:col: message``)."""
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
-        return parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8")), shown, None
+        data = parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8"))
     except YamlProblem as exc:
         (line, col), message = exc.args
         return None, shown, f"{shown}:{line}:{col}: {message}"
     except (OSError, UnicodeDecodeError) as exc:
         return None, shown, f"{shown}:1:1: {exc}"
+    odd = _tagged(data, [])
+    if odd is not None:  # the round-trip reader keeps `!name` values, no JSON value
+        line, col = _position(data, odd)
+        return None, shown, f"{shown}:{line}:{col}: a YAML tag (`!name`): a case holds plain values"
+    return data, shown, None
+
+
+def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
+    """The path to the first value of ``data`` that is no plain JSON value, or None."""
+    items = data.items() if isinstance(data, dict) else enumerate(data) \
+        if isinstance(data, list) else ()
+    if not items and not isinstance(data, (str, int, float, bool, type(None))) or getattr(
+            data, "tag", None) is not None and getattr(data.tag, "value", None):
+        return path
+    for key, value in items:
+        found = _tagged(value, [*path, key])
+        if found is not None:
+            return found
+    return None
 
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:

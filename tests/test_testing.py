@@ -192,6 +192,8 @@ def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     repo = build(tmp_path)
     case(repo, "no-todo", "broken-yaml", "expect: pass\ndiff: [unclosed\n")
     case(repo, "no-todo", "control-char", "expect: pass\ndiff: \"a\x07b\"\n")
+    case(repo, "no-todo", "tagged", "expect: pass\ndiff: !custom change.diff\n",
+         {"change.diff": diff_adding("a.py", "x")})
     case(repo, "no-todo", "bad-field", "expect: pass\ndiff: change.diff\nexpected: refuse\n",
          {"change.diff": diff_adding("a.py", "x")})
     case(repo, "no-todo", "bad-value", "diff: change.diff\nexpect: maybe\n",
@@ -200,11 +202,13 @@ def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert "Traceback" not in res.stdout + res.stderr
     where = re.compile(
-        r"tests/rules/no-todo/(broken-yaml|control-char|bad-field|bad-value)/case\.yaml:"
+        r"tests/rules/no-todo/(broken-yaml|control-char|tagged|bad-field|bad-value)/case\.yaml:"
         r"(\d+):(\d+): "
     )
     found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in where.finditer(res.stdout)}
-    assert set(found) == {"broken-yaml", "control-char", "bad-field", "bad-value"}, res.stdout
+    assert set(found) == {"broken-yaml", "control-char", "tagged", "bad-field", "bad-value"}, \
+        res.stdout
+    assert "tagged/case.yaml:2:7: a YAML tag (`!name`): a case holds plain values" in res.stdout
     # Said as a rule file's broken YAML is (the loader's reader), a character ruamel
     # refuses too.
     assert "broken-yaml/case.yaml:3:1: broken YAML: expected ',' or ']'" in res.stdout
