@@ -137,19 +137,30 @@ def test_a_stop_that_cannot_decide_blocks_in_the_new_harness_form(
     assert "could not check this session's changes" in answer["gemini_reason"]
 
 
-def test_a_stop_retry_past_its_deadline_ends_the_turn_in_the_new_harness_form(
-    gemini: object, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("agent", ["gemini", "codex"])
+def test_a_stop_retry_past_its_deadline_ends_the_turn(
+    tmp_path: Path, gemini: object, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
+    """In the agent's own form when that ends the turn (the test's Gemini); Codex's own
+    form blocks once more to relay the notice, which a deadline would repeat at every stop,
+    so it gets the notice that ends it."""
     from slopjudge import hooks
+    from slopjudge.hooks import stop
 
     said: list[tuple[str, int, str]] = []
     monkeypatch.setattr(hooks, "_exit_now", lambda *args: said.append(args))
-    monkeypatch.setattr(hooks, "_CALL", {"point": "stop", "timeout": 60.0, "retry": True,
-                                         "agent": gemini})
-    hooks._on_deadline(14, None)
+    monkeypatch.setattr(stop, "main", lambda *args: hooks._on_deadline(14, None) or 0)
+    hooks._CALL.update(point="stop", timeout=60.0, retry=True, started=0.0)
+    ws = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    payload = json.dumps({"session_id": "s", "cwd": str(ws), "hook_event_name": "Stop",
+                          "stop_hook_active": True})
+    in_process(lambda: hooks.run_point("stop", payload.encode(), None, agent), b"", cwd=ws,
+               env=cli_env())
+    hooks._CALL.clear()
     message, code, answer = said[0]  # the real one exits the process there
     assert code == 0 and "did not decide within 54 s" in message
-    assert json.loads(answer)["gemini_notice"].startswith("slopjudge: hook stop did not decide")
+    key = "gemini_notice" if agent == "gemini" else "systemMessage"
+    assert json.loads(answer)[key].startswith("slopjudge: hook stop did not decide"), answer
 
 
 def test_a_session_start_answers_in_the_new_harness_form(tmp_path: Path, gemini: object) -> None:
