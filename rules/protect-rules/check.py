@@ -54,12 +54,13 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
-        # The project's virtualenv is where the hook wrappers look for slopjudge first: its
-        # programs (the python they run), its settings and every package there (a .pth runs
-        # at each start; slopjudge and its libraries run inside every hook). A pattern without
-        # a trailing slash is the folder itself too (`rm -rf`, `ln -sfn` of it).
-        *(f"/{venv}/{part}" for venv in (".venv", "venv")
-          for part in ("bin", "pyvenv.cfg", "lib/*/site-packages", "lib64/*/site-packages")),
+        # The project's virtualenv is where the hook wrappers look for slopjudge first.
+        "/.venv/bin/slopjudge", "/venv/bin/slopjudge",
+        # A real one (it holds pyvenv.cfg; a `venv/` of the project's own sources is not) is
+        # guarded whole, the folder itself too (`rm -rf`, `mv`, `ln -sfn` of it): slopjudge,
+        # its libraries, the python the wrappers run and any .pth run inside every hook.
+        *(f"/{venv}" for venv in (".venv", "venv")
+          if os.path.isfile(os.path.join(ws, venv, "pyvenv.cfg"))),
     ]
 
 
