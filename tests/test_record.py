@@ -125,7 +125,9 @@ def test_a_run_says_once_that_it_cannot_record(tmp_path: Path, capsys) -> None:
         record(_judged())
     record_all(events, Event(kind="pre-tool"), [_judged(), _judged()])
     said = capsys.readouterr().err.splitlines()
-    assert len(said) == 2 and all("could not record events to" in line for line in said)
+    # Once for the run and once for the hook's call; its judge prompts' folder is said apart.
+    assert sum("could not record events to" in line for line in said) == 2, said
+    assert sum("could not keep a judge prompt" in line for line in said) == 2, said
 
 
 def test_read_events_names_every_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -314,4 +316,4 @@ def test_a_prompt_that_cannot_be_kept_loses_no_line_of_the_log(tmp_path: Path, c
     record_all(str(events), Event(kind="pre-tool"), [_judged(), _judged()])
     read, problems = read_events(str(events))
     assert len(read) == 2 and problems == []
-    assert "could not record events to" in capsys.readouterr().err
+    assert "could not keep a judge prompt beside" in capsys.readouterr().err

@@ -187,7 +187,8 @@ def recording(events_file: str | None, event: Event,
     leaves every finished check on record; then to ``then``. A failing disk never turns
     a refusal into a pass: it is said once on stderr and the run goes on."""
     run = f"{os.getpid()}-{time.time_ns()}"  # names the run each line came from
-    said = _thread.allocate_lock()  # threading's Lock, without its import
+    # Whether the log's failure, and a prompt's, was said (threading's Lock, without its import).
+    said = _thread.allocate_lock(), _thread.allocate_lock()
 
     def record(result: CheckResult) -> None:
         _record(events_file, event, [result], run, said)
@@ -202,17 +203,18 @@ def record_all(events_file: str | None, event: Event, results: list[CheckResult]
     whose checks take milliseconds, records them as it answers. A failing disk is said
     on stderr."""
     _record(events_file, event, results, f"{os.getpid()}-{time.time_ns()}",
-            _thread.allocate_lock())
+            (_thread.allocate_lock(), _thread.allocate_lock()))
 
 
 def _record(events_file: str | None, event: Event, results: list[CheckResult], run: str,
-            said: _thread.LockType) -> None:
+            said: tuple[_thread.LockType, _thread.LockType]) -> None:
     """``results`` to the log as lines of ``run``; a failing disk is said on stderr by
-    the first caller to take ``said``, never again."""
+    the first caller to take ``said`` (the log's, a prompt's), never again."""
     if not events_file:
         return
+    import sys
+
     records = []
-    problem: OSError | None = None
     for result in results:
         if result.outcome == "not_applicable":
             continue
@@ -220,19 +222,20 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
             try:  # a prompt not kept costs a replay, never the run's lines
                 save_prompt(events_file, result.prompt_sha256, result.prompt)
             except OSError as exc:
-                problem = exc
+                if said[1].acquire(blocking=False):
+                    print(f"slopjudge: could not keep a judge prompt beside {events_file} "
+                          f"(`slopjudge replay` needs it; the log is kept): {exc}",
+                          file=sys.stderr)
         rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
         rec["run"] = run
         records.append(rec)
     try:
         append_events(events_file, records)
     except OSError as exc:
-        problem = exc
-    if problem is not None and said.acquire(blocking=False):
-        import sys
+        if said[0].acquire(blocking=False):
+            print(f"slopjudge: could not record events to {events_file}: {exc}",
+                  file=sys.stderr)
 
-        print(f"slopjudge: could not record events to {events_file}: {problem}",
-              file=sys.stderr)
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
