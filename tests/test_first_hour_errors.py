@@ -186,6 +186,7 @@ def test_report_help_names_every_report(tmp_path: Path) -> None:
 def test_a_list_suggestion_quotes_what_a_flow_list_would_misread(tmp_path: Path) -> None:
     for n, (given, told) in enumerate([('"src/[ab].py"', '["src/[ab].py"]'),
                                        ('"src/a,b.py"', '["src/a,b.py"]'),
-                                       ("src/app.py", "[src/app.py]")]):
+                                       ("src/app.py", "[src/app.py]"),
+                                       ('"null"', '["null"]'), ('"2024"', '["2024"]')]):
         rule = f"description: r\non: [ci]\npaths: {given}\nchecks:\n  - id: x\n    script: ls\n"
         assert yaml_error(tmp_path / str(n), rule).endswith(f"write `{told}`")

@@ -362,6 +362,11 @@ def test_install_gives_each_judging_hook_the_timeout_its_deadline_follows(
     res = sj("doctor", cwd=ws)
     assert res.returncode == 1
     assert "Stop hook has timeout 1200, below 2000 s" in res.stdout
+    # A broken settings file is said, and the hooks are still looked at.
+    (ws / "slopjudge.yaml").write_text("hook_timeout: [\n")
+    res = sj("doctor", cwd=ws)
+    assert res.returncode == 1 and "PROBLEM: slopjudge.yaml:2:1: broken YAML" in res.stdout
+    assert f"{agent}: 4 hooks in" in res.stdout
 
 
 def test_doctor_reports_a_codex_config_that_is_not_utf8(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from slopjudge.commands.install import InstallError, _read, wrapper_command, wrapper_relpath
 from slopjudge.harnesses.base import Hook, is_ours, timed
 from slopjudge.harnesses.registry import HARNESSES, AgentHarness
-from slopjudge.loading.config import find_workspace, load_settings
+from slopjudge.loading.config import Settings, find_workspace, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +82,12 @@ def _differences(shown: str, agent: AgentHarness, hook: Hook, group: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
-    hook_timeout = load_settings(workspace).hook_timeout
+    broken = False
+    try:
+        hook_timeout = load_settings(workspace).hook_timeout
+    except ValueError as exc:  # a broken settings file: the rest is still worth saying
+        print(f"slopjudge: PROBLEM: {exc}; the hooks' timeouts are checked against the default")
+        hook_timeout, broken = Settings.hook_timeout, True
     results = [(agent, check(workspace, agent, hook_timeout)) for agent in HARNESSES.values()]
     installed = [(agent, result) for agent, result in results if result is not None]
     if not installed:
@@ -96,4 +101,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"slopjudge: PROBLEM ({agent.name}): {problem}")
         if not problems:
             print(f"slopjudge: {agent.name}: nothing known keeps the agent from running them")
-    return 1 if any(problems for _agent, (_found, problems) in installed) else 0
+    return 1 if broken or any(problems for _agent, (_found, problems) in installed) else 0

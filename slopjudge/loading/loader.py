@@ -371,7 +371,8 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         msg = f"`{where}` must be {want}, not {_type_word(inst)}"
         if names == ["array"] and isinstance(inst, str):
             # Quoted unless plain in a YAML flow list (`*.py` is an alias, `[ab]` a list).
-            plain = re.fullmatch(r"[\w/.][\w./-]*", inst)
+            plain = re.fullmatch(r"[\w/.][\w./-]*", inst) and not re.fullmatch(
+                r"[-+.\d_eE]+|(?i:null|true|false|yes|no|on|off)", inst)
             msg += f"; write `[{inst if plain else json.dumps(inst)}]`"
     elif v == "enum":
         options = [str(o) for o in error.validator_value]
