@@ -415,3 +415,22 @@ def test_the_wrapper_is_plain_posix_sh(repo: Path) -> None:
                           cwd=repo, env=bare_env(repo))
     assert proc.returncode == 2 and "usage:" in proc.stderr
     assert os.access(wrapper, os.X_OK)
+
+
+def test_slopjudge_runs_in_the_folder_the_agent_started_the_hook_in(repo: Path) -> None:
+    """The wrapper enters the project's folder to read its real path, and leaves it."""
+    assert install(repo).returncode == 0
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    linked = repo.parent / "linked-src"
+    linked.symlink_to(sub)
+    where = fake_slopjudge(repo.parent / "where", 'pwd -P; echo "$@"')
+    for cwd in (sub, linked, repo):
+        rc, out, _ = run_hook(repo, "Stop", "{}", bare_env(repo, SLOPJUDGE_BIN=str(where)),
+                              cwd=cwd)
+        assert (rc, out) == (0, f"{cwd.resolve()}\nhook stop\n"), cwd
+    link_venv(repo)
+    (repo / ".venv" / "bin" / "slopjudge").unlink()
+    fake_slopjudge(repo / ".venv" / "bin", 'pwd -P; echo "venv $@"')
+    rc, out, _ = run_hook(repo, "Stop", "{}", bare_env(repo), cwd=linked)
+    assert (rc, out) == (0, f"{sub.resolve()}\nvenv hook stop\n")

@@ -23,9 +23,21 @@ fi
 point=$2
 shift 2  # what is left (--harness NAME) goes to slopjudge as it is
 
-# One subshell and no dirname: this runs before every tool call.
+# No subshell and no dirname: this runs before every tool call, and each process started
+# beside busy CPUs waits for one (a subshell cost 3 ms there). The folder is entered to
+# read its physical path, then left for the one the agent started the hook in.
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
-root=$(CDPATH='' cd -P -- "$here/../.." 2>/dev/null && pwd -P) || root=.
+started_in=$PWD
+if CDPATH='' cd -P -- "$here/../.." 2>/dev/null; then
+    root=$PWD
+    if ! CDPATH='' cd -- "$started_in" 2>/dev/null; then
+        echo "slopjudge: the hook cannot return to the folder it was started in" \
+             "($started_in); blocking, because it could not decide." >&2
+        exit 2
+    fi
+else
+    root=.
+fi
 
 found=
 venv_python=
