@@ -54,13 +54,14 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
         ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
         ".claude/hooks/slopjudge", ".codex/hooks/slopjudge",
         ".codex/config.toml",
-        # The project's virtualenv is where the hook wrappers look for slopjudge first.
-        "/.venv/bin/slopjudge", "/venv/bin/slopjudge",
-        # A real one (it holds pyvenv.cfg; a `venv/` of the project's own sources is not) is
-        # guarded whole, the folder itself too (`rm -rf`, `mv`, `ln -sfn` of it): slopjudge,
-        # its libraries, the python the wrappers run and any .pth run inside every hook.
-        *(f"/{venv}" for venv in (".venv", "venv")
-          if os.path.isfile(os.path.join(ws, venv, "pyvenv.cfg"))),
+        # The project's virtualenv, where the hook wrappers look for slopjudge first, guarded
+        # whole and the folder itself too (`rm -rf`, `mv`, `ln -sfn` of it): slopjudge, its
+        # libraries, the python the wrappers run and any .pth run inside every hook. `.venv`
+        # always (one planted where none is would be run); `venv/` when it is one (a `venv/`
+        # of the project's own sources is not).
+        "/.venv", "/venv/bin/slopjudge",
+        *(["/venv"] if any(os.path.lexists(os.path.join(ws, "venv", *part))
+                           for part in (("pyvenv.cfg",), ("bin", "slopjudge"))) else []),
     ]
 
 
