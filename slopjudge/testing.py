@@ -71,22 +71,28 @@ def _load_case(folder: str) -> tuple[Any, str, str | None]:
     odd = _tagged(data, [])
     if odd is not None:  # the round-trip reader keeps `!name` values, no JSON value
         line, col = _position(data, odd)
-        return None, shown, f"{shown}:{line}:{col}: a YAML tag (`!name`): a case holds plain values"
+        return None, shown, (f"{shown}:{line}:{col}: a YAML tag (`!name`) or a date: a case "
+                             "holds plain values (quote it)")
     return data, shown, None
 
 
 def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
-    """The path to the first value of ``data`` that is no plain JSON value, or None."""
-    items = data.items() if isinstance(data, dict) else enumerate(data) \
-        if isinstance(data, list) else ()
-    if not items and not isinstance(data, (str, int, float, bool, type(None))) or getattr(
-            data, "tag", None) is not None and getattr(data.tag, "value", None):
+    """The path to the first value (or key) of ``data`` that is no plain JSON value: a
+    YAML tag, a date; None when all are plain."""
+    if getattr(getattr(data, "tag", None), "value", None):
         return path
-    for key, value in items:
-        found = _tagged(value, [*path, key])
-        if found is not None:
-            return found
-    return None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(key, (dict, list)) or _tagged(key, path) is not None:
+                return [*path, key]
+            found = _tagged(value, [*path, key])
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, list):
+        return next((found for i, item in enumerate(data)
+                     if (found := _tagged(item, [*path, i])) is not None), None)
+    return None if isinstance(data, (str, int, float, bool, type(None))) else path
 
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:

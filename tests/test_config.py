@@ -348,3 +348,8 @@ def test_a_file_stamped_to_the_second_is_racy_for_longer() -> None:
     assert not is_racy([1, second - 10 * 10**9, 0, 0, 0], now)
     assert is_racy([1, now - 1000, 0, 0, 0], now)
     assert not is_racy(None, now)
+
+
+def test_a_pyproject_whose_tool_is_no_table_holds_no_settings(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "tool = 1\n")
+    assert load_settings(str(tmp_path)).rules_dir == str(tmp_path / "rules")

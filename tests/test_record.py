@@ -125,9 +125,8 @@ def test_a_run_says_once_that_it_cannot_record(tmp_path: Path, capsys) -> None:
         record(_judged())
     record_all(events, Event(kind="pre-tool"), [_judged(), _judged()])
     said = capsys.readouterr().err.splitlines()
-    # Once for the run and once for the hook's call; its judge prompts' folder is said apart.
-    assert sum("could not record events to" in line for line in said) == 2, said
-    assert sum("could not keep a judge prompt" in line for line in said) == 2, said
+    # Once for the run and once for the hook's call; the prompts, lost with the log, not apart.
+    assert len(said) == 2 and all("could not record events to" in line for line in said), said
 
 
 def test_read_events_names_every_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -208,7 +208,8 @@ def test_bad_case_yaml_is_reported_with_position(tmp_path: Path) -> None:
     found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in where.finditer(res.stdout)}
     assert set(found) == {"broken-yaml", "control-char", "tagged", "bad-field", "bad-value"}, \
         res.stdout
-    assert "tagged/case.yaml:2:7: a YAML tag (`!name`): a case holds plain values" in res.stdout
+    assert "tagged/case.yaml:2:7: a YAML tag (`!name`) or a date: a case holds plain values" \
+        in res.stdout
     # Said as a rule file's broken YAML is (the loader's reader), a character ruamel
     # refuses too.
     assert "broken-yaml/case.yaml:3:1: broken YAML: expected ',' or ']'" in res.stdout
@@ -247,3 +248,22 @@ def test_rule_that_does_not_load_fails_its_cases(tmp_path: Path) -> None:
     assert code == 1
     assert report["load_errors"] and any("scan.py" in e for e in report["load_errors"])
     assert not cases(report)["no-todo/clean"]["ok"]
+
+
+def test_plain_values_are_not_taken_for_tags(tmp_path: Path) -> None:
+    """Empty mappings and lists, anchors, block strings, numbers of every spelling are plain;
+    a tagged key, a date or a tag deep in a list is not."""
+    from slopjudge.testing import _load_case
+
+    plain = ("expect: pass\njudges: {}\nevent: {extra: {}, l: [], n: 0x1f, f: 1_0.5}\n"
+             "a: &x [1]\nb: *x\nc: |\n  text\n")
+    for n, (text, problem) in enumerate([
+            (plain, None), ("{}\n", None),
+            ("expect: pass\nevent: {!foo k: 1}\n", ":2:"),
+            ("expect: pass\nx: 2024-01-01\n", ":2:4:"),
+            ("expect: pass\nx: [1, {a: [b, !t c]}]\n", ":2:")]):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        (folder / "case.yaml").write_text(text)
+        said = _load_case(str(folder))[2]
+        assert (said is None) if problem is None else (problem in str(said)), (text, said)

@@ -190,7 +190,8 @@ def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int
         raise ConfigError(path, line, col, f"broken TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
-    table = doc.get("tool", {}).get("slopjudge")
+    tool = doc.get("tool")
+    table = tool.get("slopjudge") if isinstance(tool, dict) else None
     if table is None:
         return {}, {}
     if not isinstance(table, dict):

@@ -215,6 +215,7 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
     import sys
 
     records = []
+    unkept: OSError | None = None
     for result in results:
         if result.outcome == "not_applicable":
             continue
@@ -222,10 +223,7 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
             try:  # a prompt not kept costs a replay, never the run's lines
                 save_prompt(events_file, result.prompt_sha256, result.prompt)
             except OSError as exc:
-                if said[1].acquire(blocking=False):
-                    print(f"slopjudge: could not keep a judge prompt beside {events_file} "
-                          f"(`slopjudge replay` needs it; the log is kept): {exc}",
-                          file=sys.stderr)
+                unkept = exc
         rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
         rec["run"] = run
         records.append(rec)
@@ -235,6 +233,10 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
         if said[0].acquire(blocking=False):
             print(f"slopjudge: could not record events to {events_file}: {exc}",
                   file=sys.stderr)
+        return
+    if unkept is not None and said[1].acquire(blocking=False):
+        print(f"slopjudge: could not keep a judge prompt beside {events_file} "
+              f"(`slopjudge replay` needs it; the log is kept): {unkept}", file=sys.stderr)
 
 
 
