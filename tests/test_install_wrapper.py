@@ -434,3 +434,17 @@ def test_slopjudge_runs_in_the_folder_the_agent_started_the_hook_in(repo: Path) 
     fake_slopjudge(repo / ".venv" / "bin", 'pwd -P; echo "venv $@"')
     rc, out, _ = run_hook(repo, "Stop", "{}", bare_env(repo), cwd=linked)
     assert (rc, out) == (0, f"{sub.resolve()}\nvenv hook stop\n")
+
+
+def test_a_start_folder_that_is_gone_still_runs_slopjudge(repo: Path) -> None:
+    """The folder the hook was started in was removed: slopjudge still runs there (and
+    decides), not in another folder."""
+    assert install(repo).returncode == 0
+    said = fake_slopjudge(repo.parent / "said",
+                          'echo "ran in [$(pwd -P 2>/dev/null)]: $*"')
+    command = hook_command(repo, "Stop")
+    proc = subprocess.run(["sh", "-c", f'mkdir gone && cd gone && rmdir ../gone && {command}'],
+                          input="{}", cwd=repo, env=bare_env(repo, SLOPJUDGE_BIN=str(said)),
+                          capture_output=True, text=True, timeout=60)
+    # A removed folder has no path to print; the project's would mean it ran elsewhere.
+    assert (proc.returncode, proc.stdout) == (0, "ran in []: hook stop\n"), proc.stderr

@@ -25,10 +25,12 @@ shift 2  # what is left (--harness NAME) goes to slopjudge as it is
 
 # No subshell and no dirname: this runs before every tool call, and each process started
 # beside busy CPUs waits for one (a subshell cost 3 ms there). The folder is entered to
-# read its physical path, then left for the one the agent started the hook in.
+# read its physical path, then left for the one the agent started the hook in; a start
+# folder that could not be entered again (deleted, not searchable) keeps the subshell.
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 started_in=$PWD
-if CDPATH='' cd -P -- "$here/../.." 2>/dev/null; then
+if [ -n "$started_in" ] && [ -d "$started_in" ] && [ -x "$started_in" ] \
+        && CDPATH='' cd -P -- "$here/../.." 2>/dev/null; then
     root=$PWD
     if ! CDPATH='' cd -- "$started_in" 2>/dev/null; then
         echo "slopjudge: the hook cannot return to the folder it was started in" \
@@ -36,7 +38,7 @@ if CDPATH='' cd -P -- "$here/../.." 2>/dev/null; then
         exit 2
     fi
 else
-    root=.
+    root=$(CDPATH='' cd -P -- "$here/../.." 2>/dev/null && pwd -P) || root=.
 fi
 
 found=
