@@ -56,6 +56,19 @@ def init(path: Path) -> Path:
     return path
 
 
+def outer_and_nested(tmp_path: Path, name: str, files: dict[str, str | bytes],
+                     outer: tuple[str, str] = ("a.txt", "a\n")) -> tuple[Path, Path]:
+    """A committed repository holding a nested one, ``name``, with ``files`` committed."""
+    r = init(tmp_path / "outer")
+    write(r, *outer)
+    commit(r, "one")
+    nested = init(r / name)
+    for path, data in files.items():
+        write(nested, path, data)
+    commit(nested, "nested one")
+    return r, nested
+
+
 LONG = "".join(f"line {i}\n" for i in range(40))
 
 # name -> (callable that edits the tree); one commit each, in order.
@@ -479,13 +492,7 @@ def test_snapshot_worktree_leaves_index_alone(tmp_path: Path) -> None:
 
 def test_snapshot_takes_a_nested_repositorys_files_whatever_became_a_folder(
         tmp_path: Path) -> None:
-    r = init(tmp_path / "outer")
-    write(r, "a.txt", "a\n")
-    commit(r, "one")
-    nested = init(r / "nested")
-    write(nested, "t", "t\n")
-    write(nested, "link", "x")
-    commit(nested, "nested one")
+    r, nested = outer_and_nested(tmp_path, "nested", {"t": "t\n", "link": "x"})
     (nested / "link").unlink()
     (nested / "link").symlink_to("t")
     (nested / "t").unlink()
@@ -830,13 +837,9 @@ def test_a_nested_repositorys_files_are_hashed_as_they_are_on_disk(tmp_path: Pat
     """This project's .gitattributes are not the nested repository's: a CRLF file there
     keeps its bytes (a line-end-only change stays a change), and an encoding it names
     does not make the snapshot fail."""
-    r = init(tmp_path / "outer")
-    write(r, ".gitattributes", "* text=auto eol=lf\n*.txt working-tree-encoding=UTF-16\n")
-    commit(r, "one")
-    nested = init(r / "nest")
-    (nested / "crlf.md").write_bytes(b"one\r\ntwo\r\n")
-    (nested / "plain.txt").write_bytes(b"not utf-16\n")
-    commit(nested, "nested one")
+    r, nested = outer_and_nested(
+        tmp_path, "nest", {"crlf.md": b"one\r\ntwo\r\n", "plain.txt": b"not utf-16\n"},
+        outer=(".gitattributes", "* text=auto eol=lf\n*.txt working-tree-encoding=UTF-16\n"))
     tree = cs.snapshot_worktree(str(r))
     blobs = {line.split("\t")[1]: line.split()[2]
              for line in git(r, "ls-tree", "-r", tree).decode().splitlines()}
@@ -847,12 +850,7 @@ def test_a_nested_repositorys_files_are_hashed_as_they_are_on_disk(tmp_path: Pat
 
 def test_a_nested_repository_whose_name_starts_with_a_quote_is_hashed_as_on_disk(
         tmp_path: Path) -> None:
-    r = init(tmp_path / "outer")
-    write(r, "a.txt", "a\n")
-    commit(r, "one")
-    nested = init(r / '"n"')
-    write(nested, "x", "inside\n")
-    commit(nested, "nested one")
+    r, nested = outer_and_nested(tmp_path, '"n"', {"x": "inside\n"})
     write(r, "n", "a decoy the unquoted name would read\n")
     tree = cs.snapshot_worktree(str(r))
     blob = git(r, "rev-parse", f'{tree}:"n"/x').decode().strip()
