@@ -120,14 +120,10 @@ class _SloprailUndefined(jinja2.StrictUndefined):
                 f"{', '.join(keys) or 'no keys'}{tip}); test optional keys with `is defined`")
 
     def __str__(self) -> str:  # type: ignore[override]
-        if self._lenient():
-            return ""
-        self._fail_with_undefined_error()
+        return "" if self._lenient() else self._fail_with_undefined_error()
 
     def __bool__(self) -> bool:  # type: ignore[override]
-        if self._lenient():
-            return False
-        self._fail_with_undefined_error()
+        return False if self._lenient() else self._fail_with_undefined_error()
 
 
 class TemplateRenderError(Exception):
@@ -190,7 +186,6 @@ def _too_large(operator: str, left: Any, right: Any) -> str | None:
         if is_int(left) and is_int(right):
             if left.bit_length() + right.bit_length() > MAX_INT_BITS:
                 return "a product too large a number for a template"
-            return None
         for seq, n in ((left, right), (right, left)):
             repeats = isinstance(seq, (str, list, tuple)) and is_int(n)
             if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
@@ -211,8 +206,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        problem = _too_large(operator, left, right)
-        if problem is not None:
+        if problem := _too_large(operator, left, right):
             raise SecurityError(problem)
         return super().call_binop(context, operator, left, right)
 
