@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -57,16 +58,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _installed() -> str | None:
     """The console script installed beside this Python, if there is one."""
-    candidate = Path(sys.executable).parent / "slopjudge-verify"
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    return None
+    return shutil.which("slopjudge-verify", path=os.path.dirname(sys.executable))
 
 
 def verifier_path() -> str:
     """An absolute path to an executable verifier for the runner's ``--verify``."""
-    installed = _installed()
-    if installed:
+    if installed := _installed():
         return installed
     script = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m slopjudge.judging.verifier "$@"\n'
     import hashlib
