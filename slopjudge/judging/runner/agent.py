@@ -294,8 +294,7 @@ class _Judge:
             _err(f"{PROG}: harness: {line}")
         # Printed after every call (the caller reads the last line: a refused or failed call
         # cost tokens too), timed by our own clock: the CLI's start-up is part of the call.
-        part = dict(reported or {}, duration_ms=int(res.duration_s * 1000))
-        part.setdefault("model", self.model)
+        part = {"model": self.model, **(reported or {}), "duration_ms": int(res.duration_s * 1000)}
         self.spent = usage_mod.add(self.spent, part)
         _err(usage_mod.usage_line(self.spent or {}))
         if not res.returncode:
