@@ -49,10 +49,8 @@ def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> dict[s
     command = ctx.check.prepare
     if not command:
         return {}
-    if unit is None:
-        payload = script.payload_bytes(ctx, ensure_ascii=False)
-    else:
-        payload = dumps(unit, ensure_ascii=False).encode("utf-8")
+    payload = (script.payload_bytes(ctx, ensure_ascii=False) if unit is None
+               else dumps(unit, ensure_ascii=False).encode("utf-8"))
     timeout = ctx.check.timeout
     result = script.run_check_command(command, payload, timeout=timeout, cwd=ctx.rule.dir,
                                       env=script.check_env(ctx), registry=ctx.processes)
@@ -326,24 +324,16 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | 
     when prepare decided (an error, or a skip). A per-file or per-subject judge is prepared
     per unit, on that unit's payload (its ``event.path``), as sloprail prepares each event."""
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
-    prep = {} if per_unit else run_prepare(ctx)
-    if isinstance(prep, str):
-        return _result(ctx, "error", f"{prep} (before the model was asked)")
-    if prep.get("skip"):
-        return _result(ctx, "skipped", "prepare decided the judge need not be asked")
-    base = dict(payload, additionalContext=prep.get("additionalContext") or {},
-                rubric=ctx.options.rubric)
-    units = _units(ctx, base)
-    if not per_unit:  # the whole change, one unit
-        units[0].fingerprint = prep.get("fingerprint")
-    if not per_unit or not ctx.check.prepare:
+    units = _units(ctx, dict(payload, additionalContext={}, rubric=ctx.options.rubric))
+    if per_unit and not ctx.check.prepare:
         return units
     kept = []
-    for unit in units:
-        mine = run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
+    for unit in units:  # the whole change is one unit, prepared on the check's payload
+        mine = (run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
+                if per_unit else run_prepare(ctx))
         if isinstance(mine, str):
-            return _result(ctx, "error", f"{unit.label}: {mine} "
-                           "(before the model was asked)")
+            why = f"{unit.label}: {mine}" if per_unit else mine
+            return _result(ctx, "error", f"{why} (before the model was asked)")
         if not mine.get("skip"):
             unit.payload["additionalContext"] = mine.get("additionalContext") or {}
             unit.fingerprint = mine.get("fingerprint") or unit.fingerprint
