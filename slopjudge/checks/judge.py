@@ -1,6 +1,4 @@
 """Judge checks (SPEC §5, docs/judges.md): prepare, render, ask the runner (or a mock).
-A ``prepare`` step (SPEC §4) may print ``{"additionalContext", "skip", "fingerprint"}``;
-a failure or any other output is an ``error``, never a finding.
 
 A check passes only when every call returns a valid ``pass: true`` meeting
 ``min_confidence``; only a verdict refuses, and whatever kept the judge from deciding
@@ -42,10 +40,9 @@ _KEYS = {"additionalContext": (dict, "an object"), "skip": (bool, "true or false
 
 
 def run_prepare(ctx: CheckContext, unit: dict[str, Any] | None = None) -> dict[str, Any] | str:
-    """Run the check's prepare step, if it has one: on the check's payload, or on one
-    unit's (a file's or a subject's, as sloprail prepares each one it judges). What it
-    printed (``_KEYS``, null as good as absent), or why it failed (an error): a failure
-    or anything but the documented object."""
+    """Run the check's prepare step (SPEC §4), if it has one, on the check's payload or on
+    one unit's: what it printed (``_KEYS``), or why it failed, an ``error`` and never a
+    finding: a failure or anything but the documented object."""
     command = ctx.check.prepare
     if not command:
         return {}
