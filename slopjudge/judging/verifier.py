@@ -73,13 +73,11 @@ def verifier_path() -> str:
     for root in (Path(cache) / "slopjudge" / "bin",
                  Path(tempfile.gettempdir()) / f"slopjudge-{os.getuid()}" / "bin"):
         target = root / f"slopjudge-verify-{tag}"
-        try:
+        with contextlib.suppress(OSError):  # this folder cannot hold it: the next one
             if target.is_file() and target.read_text() == script and os.access(target, os.X_OK):
                 return str(target)
             write_atomic(str(target), script, mode=0o755)
             return str(target)
-        except OSError:
-            continue
     raise RuntimeError("cannot write the slopjudge verifier wrapper to any cache folder")
 
 
