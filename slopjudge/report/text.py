@@ -69,14 +69,13 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     order = [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))]
-    width = max(_LABEL_WIDTH, len("outcome"))
-    lines = [f"  {'outcome'.ljust(width)}  checks"]
+    lines = [f"  {'outcome'.ljust(_LABEL_WIDTH)}  checks"]
     for outcome in order:
         if counts[outcome]:
-            label = _paint(outcome_label(outcome).ljust(width), outcome, color)
+            label = _paint(outcome_label(outcome).ljust(_LABEL_WIDTH), outcome, color)
             lines.append(f"  {label}  {counts[outcome]:>6}")
     total_ms = sum(c.duration_ms for c in report.checks)
-    lines.append(f"  {'total'.ljust(width)}  {len(report.checks):>6}"
+    lines.append(f"  {'total'.ljust(_LABEL_WIDTH)}  {len(report.checks):>6}"
                  f"  (check time {format_duration(total_ms)})")
     cost = cost_line(report.checks)
     if cost:
@@ -196,7 +195,6 @@ class Progress:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(timeout=2)
-            self._ticker = None
         with self._lock:
             if self._drawn:
                 self.stream.write("\r\x1b[K")
