@@ -18,20 +18,16 @@ TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
 NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
 
 
-def _number(value: Any) -> float | int | None:
-    counts = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return value if counts and 0 <= value < float("inf") else None  # not NaN either
-
-
 def clean(raw: Any) -> dict[str, Any] | None:
     """The known, well-typed fields of ``raw``; None when nothing usable is left."""
     if not isinstance(raw, dict):
         return None
     out: dict[str, Any] = {}
     for key in NUMBER_FIELDS:
-        value = _number(raw.get(key))
-        if value is not None:
-            out[key] = int(value) if key in TOKEN_FIELDS or key == "duration_ms" else float(value)
+        value = raw.get(key)
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0 <= value < float("inf")):  # not NaN either
+            out[key] = float(value) if key == "cost_usd" else int(value)
     model = raw.get("model")
     if isinstance(model, str) and model.strip():
         out["model"] = model.strip()[:200]

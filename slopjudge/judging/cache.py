@@ -51,8 +51,7 @@ class VerdictCache:
             text = body.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        verdict, _ = parse_verdict(text)
-        return verdict
+        return parse_verdict(text)[0]
 
     def put(self, key: str, verdict: dict[str, Any]) -> None:
         """Store a verdict; anything that is not a schema-valid verdict is refused."""
