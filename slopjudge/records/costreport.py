@@ -45,8 +45,7 @@ def _figures(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_of(event: dict[str, Any]) -> str:
-    usage = _usage(event)
-    return str(usage.get("model") or event.get("model") or "(unknown)")
+    return str(_usage(event).get("model") or event.get("model") or "(unknown)")
 
 
 def group_by(

@@ -31,10 +31,9 @@ def _paint(text: str, outcome: str, color: bool) -> str:
 def format_duration(ms: int | float) -> str:
     if ms < 1000:
         return f"{int(ms)} ms"
-    seconds = ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, rest = divmod(round(ms / 1000), 60)
     return f"{minutes}m {rest:02d}s"
 
 
