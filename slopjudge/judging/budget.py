@@ -40,12 +40,6 @@ class Spend:
     held: dict[str, list[float]] = field(default_factory=dict)
     rates: Rates | None = None
 
-    def counted(self) -> tuple[int, int, float]:
-        """Calls, tokens and cost, with what the running calls hold counted as spent."""
-        held = self.held.values()
-        return (self.judge_calls + len(held), int(self.tokens + sum(h[0] for h in held)),
-                self.cost_usd + sum(h[1] for h in held))
-
     def settle(self, key: str, want: Reservation, tokens: int, cost: float) -> None:
         """Call ``key`` is over: its estimate swapped for what it cost; the rates learnt."""
         self.held.pop(key, None)
@@ -122,7 +116,10 @@ class Budget:
         max_tokens = getattr(self.limits, f"{prefix}max_tokens")
         max_cost = getattr(self.limits, f"{prefix}max_cost_usd")
         tokens, cost = want.tokens, want.cost_usd
-        spent_calls, spent_tokens, spent_cost = spent.counted()
+        held = spent.held.values()  # the running calls' estimates count as spent
+        spent_calls = spent.judge_calls + len(held)
+        spent_tokens = int(spent.tokens + sum(h[0] for h in held))
+        spent_cost = spent.cost_usd + sum(h[1] for h in held)
         if calls is not None and spent_calls >= calls:
             return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent_calls} of "
                     f"{calls} judge calls made {where}; this check was not judged")

@@ -41,8 +41,7 @@ class VerdictCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            raw = self._path(key).read_bytes()
-            head, _, body = raw.partition(b"\n")
+            head, _, body = self._path(key).read_bytes().partition(b"\n")
             if not head.startswith(_MAGIC) or not cachesign.verify(
                 key.encode("ascii") + b"\0" + body, "verdict", head[len(_MAGIC):].decode("ascii"),
                 self.workspace,
