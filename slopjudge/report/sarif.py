@@ -106,6 +106,11 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
             notifications.append({"level": "error",
                                   "message": _message(f"{result.id}: {result.reason}"),
                                   "associatedRule": {"id": result.id, "index": index[result.id]}})
+    properties: dict[str, Any] = {"outcome": report.outcome}
+    if report.left_out:
+        properties["leftOut"] = {"files": sum(x.files for x in report.left_out),
+                                 "summary": left_out_summary(report.left_out),
+                                 "entries": [asdict(x) for x in report.left_out]}
     sarif = {
         "$schema": SARIF_SCHEMA_URI,
         "version": "2.1.0",
@@ -119,15 +124,7 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
                              "toolExecutionNotifications": notifications}],
             "columnKind": "unicodeCodePoints",
             "results": results,
-            "properties": {"outcome": report.outcome, **_left_out(report)},
+            "properties": properties,
         }],
     }
     return encodable(json.dumps(sarif, indent=2, ensure_ascii=False)) + "\n"
-
-
-def _left_out(report: RunReport) -> dict[str, Any]:
-    if not report.left_out:
-        return {}
-    return {"leftOut": {"files": sum(x.files for x in report.left_out),
-                        "summary": left_out_summary(report.left_out),
-                        "entries": [asdict(x) for x in report.left_out]}}
