@@ -23,6 +23,8 @@ _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indent
 ERROR_NOTE = ("slopjudge: ERROR means slopjudge could not decide that check (runner, timeout, "
               "crash, no verdict); it is not a finding in the change, and it blocks until "
               "the check can run.")
+
+
 def _paint(text: str, outcome: str, color: bool) -> str:
     code = OUTCOMES[outcome][2] if color and outcome in OUTCOMES else None
     return f"{code}{text}{_RESET}" if code else text
