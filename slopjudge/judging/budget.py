@@ -40,9 +40,9 @@ class Spend:
     held: dict[str, list[float]] = field(default_factory=dict)
     rates: Rates | None = None
 
-    def settle(self, key: str, want: Reservation, tokens: int, cost: float) -> None:
-        """Call ``key`` is over: its estimate swapped for what it cost; the rates learnt."""
-        self.held.pop(key, None)
+    def settle(self, want: Reservation, tokens: int, cost: float) -> None:
+        """Call ``want`` is over: its estimate swapped for what it cost; the rates learnt."""
+        self.held.pop(want.key, None)
         self.judge_calls += 1
         self.tokens += tokens
         self.cost_usd += cost
@@ -104,7 +104,7 @@ class Budget:
         spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
-            self.run.settle(want.key, want, spent, cost)
+            self.run.settle(want, spent, cost)
             if self.limits.session():
                 self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
             self._changed.notify_all()
@@ -161,7 +161,7 @@ class Budget:
                     return problem
                 spend.held[want.key] = [want.tokens, want.cost_usd]
             else:
-                spend.settle(want.key, want, tokens, cost)
+                spend.settle(want, tokens, cost)
             record = asdict(spend)
             if spend.rates is None:
                 del record["rates"]
