@@ -105,8 +105,7 @@ def check_label(label: Any, where: str) -> str | None:
         return f"{where}: a label must be a JSON object"
     if label.get("label") not in LABELS:
         return f'{where}: "label" must be "pass" or "refuse", not {json.dumps(label.get("label"))}'
-    rule, check = rule_check(label)
-    if label.get("prompt_sha256") is None and (rule is None or check is None):
+    if label.get("prompt_sha256") is None and None in rule_check(label):
         return f"{where}: a label needs \"prompt_sha256\", or \"id\", or \"rule\" and \"check\""
     return None
 

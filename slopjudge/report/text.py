@@ -111,13 +111,12 @@ def verdict_line(report: RunReport) -> str:
     """The closing line: the run's outcome and why."""
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
-    noun = "check" if total == 1 else "checks"
     errors = len(report.load_errors)
     parts = [f"{errors} load error{'s' if errors != 1 else ''}"] if errors else []
     parts += [outcome_count(o, counts[o]) for o in _VERDICT_ORDER if counts[o]]
     detail = ", ".join(parts) if parts else "nothing to check"
     shown = "NEEDS A PERSON" if report.outcome == "needs_person" else report.outcome.upper()
-    return f"slopjudge: {shown}: {total} {noun}: {detail}"
+    return f"slopjudge: {shown}: {total} check{'' if total == 1 else 's'}: {detail}"
 
 
 def render(report: RunReport, *, color: bool = False) -> str:
