@@ -4,8 +4,8 @@ it as it is. A value that is not a non-negative number (``model``: a string) is 
 
 from __future__ import annotations
 
-# json, typing: imported where used, as the text report's judge cost line (every CI
-# run prints one) needs neither.
+# json, functools, typing: imported where used, so the text report's judge cost line
+# (every CI run prints one) loads only what it calls.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -64,9 +64,7 @@ def usage_line(usage: dict[str, Any]) -> str:
 
 def total_tokens(usage: dict[str, Any] | None) -> int:
     """Every token a call moved: input, output and both kinds of cache tokens."""
-    if not usage:
-        return 0
-    return sum(int(usage.get(k) or 0) for k in TOKEN_FIELDS)
+    return sum(int(usage.get(k) or 0) for k in TOKEN_FIELDS) if usage else 0
 
 
 def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -85,10 +83,9 @@ def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | 
 
 
 def total(usages: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    out: dict[str, Any] | None = None
-    for u in usages:
-        out = add(out, u)
-    return out
+    from functools import reduce
+
+    return reduce(add, usages, None)
 
 
 def from_claude_result(obj: Any) -> dict[str, Any] | None:
