@@ -32,19 +32,14 @@ def key_path() -> str:
 def _read_key(path: str) -> bytes | None:
     """The key if the file is ours alone and whole; None otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with open(path, "rb", buffering=0, opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
+            st = os.fstat(fh.fileno())
+            if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                    or st.st_mode & 0o077 or st.st_size != KEY_BYTES):
+                return None
+            data = fh.read(KEY_BYTES + 1)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
-                or st.st_mode & 0o077 or st.st_size != KEY_BYTES):
-            return None
-        data = os.read(fd, KEY_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return data if len(data) == KEY_BYTES else None
 
 
@@ -72,8 +67,7 @@ def sign(data: bytes, domain: str, workspace: str | None = None) -> str | None:
     k = key(workspace)
     if k is None:
         return None
-    mac = blake2b(domain.encode() + b"\0" + data, key=k, digest_size=32)
-    return str(mac.hexdigest())
+    return str(blake2b(domain.encode() + b"\0" + data, key=k, digest_size=32).hexdigest())
 
 
 def verify(data: bytes, domain: str, mac: str, workspace: str | None = None) -> bool:

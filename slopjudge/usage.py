@@ -4,8 +4,8 @@ it as it is. A value that is not a non-negative number (``model``: a string) is 
 
 from __future__ import annotations
 
-# json, typing: imported where used, as the text report's judge cost line (every CI
-# run prints one) needs neither.
+# json, functools, typing: imported where used, so the text report's judge cost line
+# (every CI run prints one) loads only what it calls.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -18,20 +18,16 @@ TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
 NUMBER_FIELDS = (*TOKEN_FIELDS, "cost_usd", "duration_ms")
 
 
-def _number(value: Any) -> float | int | None:
-    counts = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return value if counts and 0 <= value < float("inf") else None  # not NaN either
-
-
 def clean(raw: Any) -> dict[str, Any] | None:
     """The known, well-typed fields of ``raw``; None when nothing usable is left."""
     if not isinstance(raw, dict):
         return None
     out: dict[str, Any] = {}
     for key in NUMBER_FIELDS:
-        value = _number(raw.get(key))
-        if value is not None:
-            out[key] = int(value) if key in TOKEN_FIELDS or key == "duration_ms" else float(value)
+        value = raw.get(key)
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0 <= value < float("inf")):  # not NaN either
+            out[key] = float(value) if key == "cost_usd" else int(value)
     model = raw.get("model")
     if isinstance(model, str) and model.strip():
         out["model"] = model.strip()[:200]
@@ -68,9 +64,7 @@ def usage_line(usage: dict[str, Any]) -> str:
 
 def total_tokens(usage: dict[str, Any] | None) -> int:
     """Every token a call moved: input, output and both kinds of cache tokens."""
-    if not usage:
-        return 0
-    return sum(int(usage.get(k) or 0) for k in TOKEN_FIELDS)
+    return sum(int(usage.get(k) or 0) for k in TOKEN_FIELDS) if usage else 0
 
 
 def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -89,10 +83,9 @@ def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | 
 
 
 def total(usages: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    out: dict[str, Any] | None = None
-    for u in usages:
-        out = add(out, u)
-    return out
+    from functools import reduce
+
+    return reduce(add, usages, None)
 
 
 def from_claude_result(obj: Any) -> dict[str, Any] | None:

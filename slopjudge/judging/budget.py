@@ -11,7 +11,6 @@ import json
 import math
 import os
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,11 +28,6 @@ class Rates:
     tokens: float = 0.0
     cost_usd: float = 0.0
 
-    def learn(self, prompt_tokens: int, tokens: int, cost: float) -> None:
-        size = max(prompt_tokens, 1)
-        self.tokens = max(self.tokens, tokens / size)
-        self.cost_usd = max(self.cost_usd, cost / size)
-
 
 @dataclass
 class Spend:
@@ -46,20 +40,16 @@ class Spend:
     held: dict[str, list[float]] = field(default_factory=dict)
     rates: Rates | None = None
 
-    def counted(self) -> tuple[int, int, float]:
-        """Calls, tokens and cost, with what the running calls hold counted as spent."""
-        held = self.held.values()
-        return (self.judge_calls + len(held), int(self.tokens + sum(h[0] for h in held)),
-                self.cost_usd + sum(h[1] for h in held))
-
-    def settle(self, key: str, want: Reservation, tokens: int, cost: float) -> None:
-        """Call ``key`` is over: its estimate swapped for what it cost; the rates learnt."""
-        self.held.pop(key, None)
+    def settle(self, want: Reservation, tokens: int, cost: float) -> None:
+        """Call ``want`` is over: its estimate swapped for what it cost; the rates learnt."""
+        self.held.pop(want.key, None)
         self.judge_calls += 1
         self.tokens += tokens
         self.cost_usd += cost
         self.rates = self.rates or Rates()
-        self.rates.learn(want.prompt_tokens, tokens, cost)
+        size = max(want.prompt_tokens, 1)
+        self.rates.tokens = max(self.rates.tokens, tokens / size)
+        self.rates.cost_usd = max(self.rates.cost_usd, cost / size)
 
 
 # The limits a call's cost is estimated for, from the rates of the calls before it.
@@ -82,21 +72,19 @@ class Budget:
                 wait_s: float = 600.0) -> Reservation | str:
         """Reserve one call about to start; or the reason it must not (nothing held).
         Waits (at most ``wait_s``) while the first call of the run measures the rates."""
-        deadline = time.monotonic() + wait_s
         needs_rates = any(getattr(self.limits, k) is not None for k in _ESTIMATED)
         run = self.run
+
+        def rates_known() -> bool:
+            if run.rates is None and self.limits.session():
+                with contextlib.suppress(ValueError):  # the reservation says so
+                    run.rates = _read_record(self.session_path(session_id)).rates
+            return run.rates is not None or not needs_rates or not run.held
+
         with self._changed:
-            while True:
-                if run.rates is None and self.limits.session():
-                    with contextlib.suppress(ValueError):  # the reservation says so
-                        run.rates = _read_record(self.session_path(session_id)).rates
-                if run.rates is not None or not needs_rates or not run.held:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
-                            "first call is still running); this check was not judged")
-                self._changed.wait(left)
+            if not self._changed.wait_for(rates_known, wait_s):
+                return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
+                        "first call is still running); this check was not judged")
             rates = run.rates or Rates(tokens=1.0)
             want = Reservation(f"{os.getpid()}.{next(self._ids)}", prompt_tokens,
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
@@ -116,7 +104,7 @@ class Budget:
         spent = total_tokens(usage) if usage else want.prompt_tokens
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
-            self.run.settle(want.key, want, spent, cost)
+            self.run.settle(want, spent, cost)
             if self.limits.session():
                 self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
             self._changed.notify_all()
@@ -128,7 +116,10 @@ class Budget:
         max_tokens = getattr(self.limits, f"{prefix}max_tokens")
         max_cost = getattr(self.limits, f"{prefix}max_cost_usd")
         tokens, cost = want.tokens, want.cost_usd
-        spent_calls, spent_tokens, spent_cost = spent.counted()
+        held = spent.held.values()  # the running calls' estimates count as spent
+        spent_calls = spent.judge_calls + len(held)
+        spent_tokens = int(spent.tokens + sum(h[0] for h in held))
+        spent_cost = spent.cost_usd + sum(h[1] for h in held)
         if calls is not None and spent_calls >= calls:
             return (f"budget {prefix}max_judge_calls ({calls}) is spent: {spent_calls} of "
                     f"{calls} judge calls made {where}; this check was not judged")
@@ -170,7 +161,7 @@ class Budget:
                     return problem
                 spend.held[want.key] = [want.tokens, want.cost_usd]
             else:
-                spend.settle(want.key, want, tokens, cost)
+                spend.settle(want, tokens, cost)
             record = asdict(spend)
             if spend.rates is None:
                 del record["rates"]

@@ -41,8 +41,7 @@ class VerdictCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            raw = self._path(key).read_bytes()
-            head, _, body = raw.partition(b"\n")
+            head, _, body = self._path(key).read_bytes().partition(b"\n")
             if not head.startswith(_MAGIC) or not cachesign.verify(
                 key.encode("ascii") + b"\0" + body, "verdict", head[len(_MAGIC):].decode("ascii"),
                 self.workspace,
@@ -51,8 +50,7 @@ class VerdictCache:
             text = body.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        verdict, _ = parse_verdict(text)
-        return verdict
+        return parse_verdict(text)[0]
 
     def put(self, key: str, verdict: dict[str, Any]) -> None:
         """Store a verdict; anything that is not a schema-valid verdict is refused."""

@@ -105,8 +105,7 @@ def check_label(label: Any, where: str) -> str | None:
         return f"{where}: a label must be a JSON object"
     if label.get("label") not in LABELS:
         return f'{where}: "label" must be "pass" or "refuse", not {json.dumps(label.get("label"))}'
-    rule, check = rule_check(label)
-    if label.get("prompt_sha256") is None and (rule is None or check is None):
+    if label.get("prompt_sha256") is None and None in rule_check(label):
         return f"{where}: a label needs \"prompt_sha256\", or \"id\", or \"rule\" and \"check\""
     return None
 
@@ -130,18 +129,16 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
     verdicts = [e for e in events if verdict(e) is not None]
     predicted: list[str] = []
     expected: list[str] = []
-    missing = 0
     for number, label in enumerate(labels, start=1):
         problem = check_label(label, f"label {number}")
         if problem:
             raise ValueError(problem)
         latest = next((e for e in reversed(verdicts) if _matches(label, e)), None)
-        if latest is None:
-            missing += 1
-            continue
-        predicted.append(verdict(latest) or "")
-        expected.append(label["label"])
-    return compare(predicted, expected, missing=missing, skipped=not_verdicts(events))
+        if latest is not None:
+            predicted.append(verdict(latest) or "")
+            expected.append(label["label"])
+    return compare(predicted, expected, missing=len(labels) - len(predicted),
+                   skipped=not_verdicts(events))
 
 
 # What `report flips` shows of each verdict recorded for a flipping prompt.
@@ -156,8 +153,7 @@ def flips(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         digest = event.get("prompt_sha256")
         if verdict(event) is None or not isinstance(digest, str) or not digest:
             continue
-        rule, check = rule_check(event)
-        groups.setdefault((rule, check, digest), []).append(event)
+        groups.setdefault((*rule_check(event), digest), []).append(event)
     found: list[dict[str, Any]] = []
     for (rule, check, digest), group in groups.items():
         seen = Counter(verdict(e) for e in group)

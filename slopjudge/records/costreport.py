@@ -45,8 +45,7 @@ def _figures(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_of(event: dict[str, Any]) -> str:
-    usage = _usage(event)
-    return str(usage.get("model") or event.get("model") or "(unknown)")
+    return str(_usage(event).get("model") or event.get("model") or "(unknown)")
 
 
 def group_by(
@@ -66,12 +65,9 @@ def cost_report(events: list[dict[str, Any]]) -> dict[str, Any]:
     judges = [e for e in events if e.get("kind") == "judge"]
     total = (group_by(judges, lambda e: "total") or [{"key": "total", **_figures({})}])[0]
     by_check = group_by(judges, lambda e: str(e.get("id") or f"{e.get('rule')}/{e.get('check')}"))
-    saved_tokens = 0.0
-    saved_cost = 0.0
-    for row in by_check:
-        if row["cached_calls"] and row["judge_calls"]:
-            saved_tokens += row["cached_calls"] * row["tokens"] / row["judge_calls"]
-            saved_cost += row["cached_calls"] * row["cost_usd"] / row["judge_calls"]
+    made = [r for r in by_check if r["judge_calls"]]
+    saved_tokens = sum((r["cached_calls"] * r["tokens"] / r["judge_calls"] for r in made), 0.0)
+    saved_cost = sum((r["cached_calls"] * r["cost_usd"] / r["judge_calls"] for r in made), 0.0)
     return {
         "total": total,
         "by_rule": group_by(judges, lambda e: str(e.get("rule"))),

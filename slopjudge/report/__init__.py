@@ -52,10 +52,8 @@ def inert(text: str) -> str:
 def first_line(text: object) -> str:
     """The first non-blank line of ``text``, stripped ("" when there is none, or when
     ``text`` is no string: a log line may hold anything)."""
-    for line in text.splitlines() if isinstance(text, str) else []:
-        if line.strip():
-            return line.strip()
-    return ""
+    lines = text.strip().splitlines() if isinstance(text, str) else []
+    return lines[0].strip() if lines else ""
 
 
 def reason_lines(reason: str, most: int) -> tuple[str, list[str]]:

@@ -39,11 +39,9 @@ def _message(text: str) -> dict[str, str]:
     return {"text": text if text.strip() else "(no message)"}
 
 
-def _descriptor(check_id: str, rule: Rule | None, kind: str | None) -> dict[str, Any]:
+def _descriptor(check_id: str, rule: Rule | None, kind: str) -> dict[str, Any]:
     descriptor: dict[str, Any] = {"id": check_id}
-    properties: dict[str, Any] = {"rule": check_id.partition("/")[0]}
-    if kind:
-        properties["kind"] = kind
+    properties: dict[str, Any] = {"rule": check_id.partition("/")[0], "kind": kind}
     if rule is not None:
         descriptor["shortDescription"] = _message(rule.description)
         if rule.doc.strip():
@@ -95,7 +93,7 @@ def _results(result: CheckResult, rule_index: int) -> list[dict[str, Any]]:
     return out
 
 
-def to_sarif(report: RunReport) -> dict[str, Any]:
+def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
     descriptors, index = _descriptors(report)
     results: list[dict[str, Any]] = []
     # Tool execution notifications: a rule file does not load, or slopjudge could not decide.
@@ -108,7 +106,12 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
             notifications.append({"level": "error",
                                   "message": _message(f"{result.id}: {result.reason}"),
                                   "associatedRule": {"id": result.id, "index": index[result.id]}})
-    return {
+    properties: dict[str, Any] = {"outcome": report.outcome}
+    if report.left_out:
+        properties["leftOut"] = {"files": sum(x.files for x in report.left_out),
+                                 "summary": left_out_summary(report.left_out),
+                                 "entries": [asdict(x) for x in report.left_out]}
+    sarif = {
         "$schema": SARIF_SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
@@ -121,18 +124,7 @@ def to_sarif(report: RunReport) -> dict[str, Any]:
                              "toolExecutionNotifications": notifications}],
             "columnKind": "unicodeCodePoints",
             "results": results,
-            "properties": {"outcome": report.outcome, **_left_out(report)},
+            "properties": properties,
         }],
     }
-
-
-def _left_out(report: RunReport) -> dict[str, Any]:
-    if not report.left_out:
-        return {}
-    return {"leftOut": {"files": sum(x.files for x in report.left_out),
-                        "summary": left_out_summary(report.left_out),
-                        "entries": [asdict(x) for x in report.left_out]}}
-
-
-def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
-    return encodable(json.dumps(to_sarif(report), indent=2, ensure_ascii=False)) + "\n"
+    return encodable(json.dumps(sarif, indent=2, ensure_ascii=False)) + "\n"

@@ -23,6 +23,8 @@ _MORE_REASON_LINES = 12  # refusal reasons beyond their first line, shown indent
 ERROR_NOTE = ("slopjudge: ERROR means slopjudge could not decide that check (runner, timeout, "
               "crash, no verdict); it is not a finding in the change, and it blocks until "
               "the check can run.")
+
+
 def _paint(text: str, outcome: str, color: bool) -> str:
     code = OUTCOMES[outcome][2] if color and outcome in OUTCOMES else None
     return f"{code}{text}{_RESET}" if code else text
@@ -31,10 +33,9 @@ def _paint(text: str, outcome: str, color: bool) -> str:
 def format_duration(ms: int | float) -> str:
     if ms < 1000:
         return f"{int(ms)} ms"
-    seconds = ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, rest = divmod(round(ms / 1000), 60)
     return f"{minutes}m {rest:02d}s"
 
 
@@ -69,14 +70,13 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
 def _summary_lines(report: RunReport, color: bool) -> list[str]:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     order = [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))]
-    width = max(_LABEL_WIDTH, len("outcome"))
-    lines = [f"  {'outcome'.ljust(width)}  checks"]
+    lines = [f"  {'outcome'.ljust(_LABEL_WIDTH)}  checks"]
     for outcome in order:
         if counts[outcome]:
-            label = _paint(outcome_label(outcome).ljust(width), outcome, color)
+            label = _paint(outcome_label(outcome).ljust(_LABEL_WIDTH), outcome, color)
             lines.append(f"  {label}  {counts[outcome]:>6}")
     total_ms = sum(c.duration_ms for c in report.checks)
-    lines.append(f"  {'total'.ljust(width)}  {len(report.checks):>6}"
+    lines.append(f"  {'total'.ljust(_LABEL_WIDTH)}  {len(report.checks):>6}"
                  f"  (check time {format_duration(total_ms)})")
     cost = cost_line(report.checks)
     if cost:
@@ -111,13 +111,12 @@ def verdict_line(report: RunReport) -> str:
     """The closing line: the run's outcome and why."""
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
     total = len(report.checks)
-    noun = "check" if total == 1 else "checks"
     errors = len(report.load_errors)
     parts = [f"{errors} load error{'s' if errors != 1 else ''}"] if errors else []
     parts += [outcome_count(o, counts[o]) for o in _VERDICT_ORDER if counts[o]]
     detail = ", ".join(parts) if parts else "nothing to check"
     shown = "NEEDS A PERSON" if report.outcome == "needs_person" else report.outcome.upper()
-    return f"slopjudge: {shown}: {total} {noun}: {detail}"
+    return f"slopjudge: {shown}: {total} check{'' if total == 1 else 's'}: {detail}"
 
 
 def render(report: RunReport, *, color: bool = False) -> str:
@@ -196,7 +195,6 @@ class Progress:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(timeout=2)
-            self._ticker = None
         with self._lock:
             if self._drawn:
                 self.stream.write("\r\x1b[K")
