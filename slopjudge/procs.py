@@ -98,13 +98,9 @@ def _stat(pid: int, field: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-    fields = data[data.rfind(b")") + 2:].split()
-    try:
-        return int(fields[field])
-    except (IndexError, ValueError):
+        # The command name (field 2) may hold spaces and parentheses: split after the last ")".
+        return int(data[data.rfind(b")") + 2:].split()[field])
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -143,10 +139,9 @@ def _tags(pid: int) -> list[bytes] | None:
             environ = f.read()
     except OSError:
         return None
-    for item in environ.split(b"\0"):
-        if item.startswith(TAGS_ENV.encode() + b"="):
-            return item[len(TAGS_ENV) + 1:].split(b":")
-    return []
+    name = TAGS_ENV.encode() + b"="
+    return next((item[len(name):].split(b":") for item in environ.split(b"\0")
+                 if item.startswith(name)), [])
 
 
 _SUBREAPER = False
@@ -386,13 +381,10 @@ def _collect(
             now = time.monotonic()
             if exited or until is None or now < until:
                 continue
-            if kill_at is None:  # the deadline: TERM, then KILL after the grace period
-                timed_out = True
-                if not _kill(proc.pid, signal.SIGTERM, group=True):
-                    break
-                kill_at = now + KILL_GRACE_S
-            else:
+            timed_out = True  # the deadline: TERM, then KILL after the grace period
+            if kill_at is not None or not _kill(proc.pid, signal.SIGTERM, group=True):
                 break
+            kill_at = now + KILL_GRACE_S
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
         if _kill(proc.pid, signal.SIGTERM, group=True):

@@ -73,23 +73,19 @@ class _Raw:
 def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     """Split ``git diff --raw -p -z`` output: the raw records, then the patch text."""
     recs: list[_Raw] = []
-    p, n = 0, len(data)
-    while p < n and data[p] == 0x3A:  # ':'
+    p = 0
+
+    def field() -> bytes:  # the text up to the next NUL, which is passed
+        nonlocal p
         z = data.index(b"\0", p)
-        meta = data[p + 1 : z].decode("ascii").split(" ")
-        p = z + 1
-        z = data.index(b"\0", p)
-        src = data[p:z]
-        p = z + 1
-        dst = None
-        if meta[4][:1] in ("R", "C"):
-            z = data.index(b"\0", p)
-            dst = data[p:z]
-            p = z + 1
-        recs.append(_Raw(meta, src, dst))
-    if p < n and data[p] == 0x00:
-        p += 1
-    return recs, data[p:]
+        text, p = data[p:z], z + 1
+        return text
+
+    while data.startswith(b":", p):
+        meta = field()[1:].decode("ascii").split(" ")
+        src = field()
+        recs.append(_Raw(meta, src, field() if meta[4][:1] in ("R", "C") else None))
+    return recs, data[p + 1 if data.startswith(b"\0", p) else p:]
 
 
 # Any other (M, T, U, X) is "M"; a copy is an addition with an old path.

@@ -37,6 +37,7 @@ SUBST_MARK = "$__command_output__"  # stands for a `$(...)` whose output is unkn
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _PWD_SUBST = re.compile(r"^\s*pwd(\s+-[LP])?\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_FD_NUMBER = re.compile(r"\d+(?=[<>])")
 # What may stand before the start of a word (where `#` starts a comment).
 _WORD_START_AFTER = frozenset(" \t\n;&|()<>")
 
@@ -113,15 +114,11 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             j = command.find("\n", i)
             i = n if j < 0 else j
             continue
-        if c.isdigit() and word_start:
-            # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection,
-            # not an argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
-            j = i
-            while j < n and command[j].isdigit():
-                j += 1
-            if j < n and command[j] in "<>":
-                i = j
-                continue
+        # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection, not an
+        # argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
+        if c.isdigit() and word_start and (fd := _FD_NUMBER.match(command, i)):
+            i = fd.end()
+            continue
         if c == "'" and not quote:
             quote = "'"
         elif c == '"':
