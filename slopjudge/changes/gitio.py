@@ -61,13 +61,12 @@ def _program(env: dict[str, str] | None) -> str:
     path = (os.environ if env is None else env).get("PATH")
     if not path:
         return "git"
-    found = _PROGRAMS.get(path)
-    if found is None:
+    if path not in _PROGRAMS:
         candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
                       if os.path.isabs(folder))
-        found = _PROGRAMS[path] = next(
+        _PROGRAMS[path] = next(
             (c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)), "git")
-    return found
+    return _PROGRAMS[path]
 
 
 def _first_line(err: bytes) -> str:
@@ -140,7 +139,7 @@ def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
     except ChangesetError:
         sha = ""
     if not sha.strip():
-        raise ChangesetError(f"unknown revision: {rev}") from None
+        raise ChangesetError(f"unknown revision: {rev}")
     return sha.strip()
 
 

@@ -172,22 +172,17 @@ def unwrap(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         word = argv[i]
+        i += 1
         if _ASSIGNMENT.match(word) or word in RESERVED:
-            i += 1
             continue
         base = os.path.basename(word)
-        if base in WRAPPERS:
+        if base not in WRAPPERS:
+            return argv[i - 1:]
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in WRAPPERS[base] else 1  # with the option's argument
+        if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
             i += 1
-            while i < len(argv) and argv[i].startswith("-"):
-                opt = argv[i]
-                i += 1
-                if opt in WRAPPERS[base]:
-                    i += 1
-            if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
-                i += 1
-            continue
-        break
-    return argv[i:]
+    return []
 
 
 def split(command: str, cwd: str = ".", home: str | None = None,
