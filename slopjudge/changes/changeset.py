@@ -93,8 +93,7 @@ _STATUS: dict[str, FileStatus] = {"A": "A", "D": "D", "R": "R", "C": "A"}
 
 
 def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
-    """One side's content; None for a blob not read (an absent side, a submodule: see
-    :meth:`_Raw.blobs`)."""
+    """One side's content; None for a blob not read (see :meth:`_Raw.blobs`)."""
     return decode(blobs[sha]) if sha in blobs else None
 
 
@@ -133,9 +132,8 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
 
 def _change(workspace: str, diff_args: list[str], policy: Policy | None,
             **fields: Any) -> Changeset:
-    """The change ``diff_args`` name; without the files ``policy`` leaves out (their
-    contents never read; each recorded), with ``.gitattributes`` read from the diff's base
-    side."""
+    """The change ``diff_args`` name, less the files ``policy`` leaves out (each recorded,
+    never read); ``.gitattributes`` are read from the diff's base side."""
     recs, patch = _raw_records(gitio.git(workspace, [*gitio.DIFF, *diff_args]))
     marks: dict[str, str] = {}
     judged = recs

@@ -207,10 +207,9 @@ def split(command: str, cwd: str = ".", home: str | None = None,
         nonlocal cur, redirects, pending_pipe, cwd
         argv = unwrap(cur)
         if argv:
-            simple = Simple(argv, cwd, pending_pipe, redirects, cur)
-            if any(op.startswith("<<") and op != "<<<" for op, _ in redirects) and bodies:
-                simple.heredoc = bodies.pop(0)
-            out.append(simple)
+            reads_body = any(op.startswith("<<") and op != "<<<" for op, _ in redirects)
+            out.append(Simple(argv, cwd, pending_pipe, redirects, cur,
+                              bodies.pop(0) if reads_body and bodies else ""))
             name = os.path.basename(argv[0])
             if name == "cd":
                 target = argv[1] if len(argv) > 1 else home
