@@ -74,17 +74,13 @@ def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     """Split ``git diff --raw -p -z`` output: the raw records, then the patch text."""
     recs: list[_Raw] = []
     p = 0
-
-    def field() -> bytes:  # the text up to the next NUL, which is passed
-        nonlocal p
+    while data.startswith(b":", p):  # ":meta\0src\0", and "dst\0" for a rename or a copy
         z = data.index(b"\0", p)
-        text, p = data[p:z], z + 1
-        return text
-
-    while data.startswith(b":", p):
-        meta = field()[1:].decode("ascii").split(" ")
-        src = field()
-        recs.append(_Raw(meta, src, field() if meta[4][:1] in ("R", "C") else None))
+        meta = data[p + 1 : z].decode("ascii").split(" ")
+        s = data.index(b"\0", z + 1)
+        d = data.index(b"\0", s + 1) if meta[4][:1] in ("R", "C") else s
+        recs.append(_Raw(meta, data[z + 1 : s], data[s + 1 : d] if d > s else None))
+        p = d + 1
     return recs, data[p + 1 if data.startswith(b"\0", p) else p:]
 
 
