@@ -60,9 +60,6 @@ def kill_all() -> None:
         _JAILS.discard(jail)
 
 
-# ---- how a rule's script is started ----------------------------------------
-
-
 def is_python_script(path: str) -> bool:
     """A ``#!`` line naming python, or no ``#!`` line and a ``.py`` name."""
     try:
@@ -88,9 +85,6 @@ def script_argv(path: str) -> list[str]:
     if "/" in path and sys.executable and is_python_script(path):
         return [sys.executable, path]
     return [path]  # a command found on PATH (no "/") is what the rule named
-
-
-# ---- containment -------------------------------------------------------------
 
 
 def _stat(pid: int, field: int) -> int | None:

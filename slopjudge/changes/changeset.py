@@ -50,10 +50,6 @@ def read_diff(data: bytes, name: str) -> Changeset:
     return Changeset(files=file_changes(data, parsed))
 
 
-# --------------------------------------------------------------------------
-# repository sources
-
-
 class _Raw:
     """One file's raw record (a slotted class: see diffparse.Hunk)."""
 

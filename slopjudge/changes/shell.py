@@ -194,7 +194,6 @@ def split(command: str, cwd: str = ".", home: str | None = None,
     if depth > 4:
         return out
     command, bodies = cut_heredocs(command)
-    # command substitutions are commands too
     command, inner = substitutions(command)
     for sub in inner:
         out.extend(split(sub, cwd, home, depth + 1))
