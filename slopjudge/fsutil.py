@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import os
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
 
 def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool = False) -> str:
     """A new file beside ``path`` holding ``data``; its name. Removed again on failure."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     body = data.encode("utf-8") if isinstance(data, str) else data
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC
     while True:
         # pid and random bits: unique across processes and threads; O_EXCL makes sure.
         tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
-            # 0o666 less the umask, as open(path, "w") would create it.
-            fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+            # 0o666 less the umask, as open(path, "w") would create it; close-on-exec, as
+            # every descriptor os.open makes (PEP 446).
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
             break
         except FileExistsError:
             continue

@@ -39,8 +39,7 @@ def regex_source(pattern: str, below: bool = True) -> str:
     dir_only = pattern.endswith("/") and pattern.strip("/") != ""
     pat = pattern.rstrip("/") if dir_only else pattern
     anchored = "/" in pat
-    pat = pat.lstrip("/")
-    segs = pat.split("/")
+    segs = pat.lstrip("/").split("/")
     parts: list[str] = []
     for idx, seg in enumerate(segs):
         last = idx == len(segs) - 1

@@ -60,9 +60,6 @@ def kill_all() -> None:
         _JAILS.discard(jail)
 
 
-# ---- how a rule's script is started ----------------------------------------
-
-
 def is_python_script(path: str) -> bool:
     """A ``#!`` line naming python, or no ``#!`` line and a ``.py`` name."""
     try:
@@ -90,21 +87,14 @@ def script_argv(path: str) -> list[str]:
     return [path]  # a command found on PATH (no "/") is what the rule named
 
 
-# ---- containment -------------------------------------------------------------
-
-
 def _stat(pid: int, field: int) -> int | None:
     """A number of ``/proc/PID/stat`` counted from its state (1: parent, 3: session)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-    fields = data[data.rfind(b")") + 2:].split()
-    try:
-        return int(fields[field])
-    except (IndexError, ValueError):
+        # The command name (field 2) may hold spaces and parentheses: split after the last ")".
+        return int(data[data.rfind(b")") + 2:].split()[field])
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -143,10 +133,9 @@ def _tags(pid: int) -> list[bytes] | None:
             environ = f.read()
     except OSError:
         return None
-    for item in environ.split(b"\0"):
-        if item.startswith(TAGS_ENV.encode() + b"="):
-            return item[len(TAGS_ENV) + 1:].split(b":")
-    return []
+    name = TAGS_ENV.encode() + b"="
+    return next((item[len(name):].split(b":") for item in environ.split(b"\0")
+                 if item.startswith(name)), [])
 
 
 _SUBREAPER = False
@@ -386,13 +375,10 @@ def _collect(
             now = time.monotonic()
             if exited or until is None or now < until:
                 continue
-            if kill_at is None:  # the deadline: TERM, then KILL after the grace period
-                timed_out = True
-                if not _kill(proc.pid, signal.SIGTERM, group=True):
-                    break
-                kill_at = now + KILL_GRACE_S
-            else:
+            timed_out = True  # the deadline: TERM, then KILL after the grace period
+            if kill_at is not None or not _kill(proc.pid, signal.SIGTERM, group=True):
                 break
+            kill_at = now + KILL_GRACE_S
     except BaseException:
         # Interrupted (Ctrl-C): take the whole group down before going on.
         if _kill(proc.pid, signal.SIGTERM, group=True):

@@ -50,10 +50,6 @@ def read_diff(data: bytes, name: str) -> Changeset:
     return Changeset(files=file_changes(data, parsed))
 
 
-# --------------------------------------------------------------------------
-# repository sources
-
-
 class _Raw:
     """One file's raw record (a slotted class: see diffparse.Hunk)."""
 
@@ -73,23 +69,15 @@ class _Raw:
 def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     """Split ``git diff --raw -p -z`` output: the raw records, then the patch text."""
     recs: list[_Raw] = []
-    p, n = 0, len(data)
-    while p < n and data[p] == 0x3A:  # ':'
+    p = 0
+    while data.startswith(b":", p):  # ":meta\0src\0", and "dst\0" for a rename or a copy
         z = data.index(b"\0", p)
         meta = data[p + 1 : z].decode("ascii").split(" ")
-        p = z + 1
-        z = data.index(b"\0", p)
-        src = data[p:z]
-        p = z + 1
-        dst = None
-        if meta[4][:1] in ("R", "C"):
-            z = data.index(b"\0", p)
-            dst = data[p:z]
-            p = z + 1
-        recs.append(_Raw(meta, src, dst))
-    if p < n and data[p] == 0x00:
-        p += 1
-    return recs, data[p:]
+        s = data.index(b"\0", z + 1)
+        d = data.index(b"\0", s + 1) if meta[4][:1] in ("R", "C") else s
+        recs.append(_Raw(meta, data[z + 1 : s], data[s + 1 : d] if d > s else None))
+        p = d + 1
+    return recs, data[p + 1 if data.startswith(b"\0", p) else p:]
 
 
 # Any other (M, T, U, X) is "M"; a copy is an addition with an old path.
@@ -97,8 +85,7 @@ _STATUS: dict[str, FileStatus] = {"A": "A", "D": "D", "R": "R", "C": "A"}
 
 
 def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
-    """One side's content; None for a blob not read (an absent side, a submodule: see
-    :meth:`_Raw.blobs`)."""
+    """One side's content; None for a blob not read (see :meth:`_Raw.blobs`)."""
     return decode(blobs[sha]) if sha in blobs else None
 
 
@@ -137,9 +124,8 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
 
 def _change(workspace: str, diff_args: list[str], policy: Policy | None,
             **fields: Any) -> Changeset:
-    """The change ``diff_args`` name; without the files ``policy`` leaves out (their
-    contents never read; each recorded), with ``.gitattributes`` read from the diff's base
-    side."""
+    """The change ``diff_args`` name, less the files ``policy`` leaves out (each recorded,
+    never read); ``.gitattributes`` are read from the diff's base side."""
     recs, patch = _raw_records(gitio.git(workspace, [*gitio.DIFF, *diff_args]))
     marks: dict[str, str] = {}
     judged = recs

@@ -55,20 +55,18 @@ _PROGRAMS: dict[str, str] = {}  # PATH -> the git on it
 
 
 def _program(env: dict[str, str] | None) -> str:
-    """The git on PATH, found once per PATH (not with ``shutil``, whose import costs a CI
-    run more than its git calls). Only absolute folders count: a relative one (``.``, an
-    empty entry) names the judged repository, where the agent could put a ``git`` of its
-    own that reports no change. Plain "git" where none has one: the starter looks."""
+    """The git on PATH, found once per PATH (``shutil``'s import costs a CI run more than
+    its git calls). Only absolute folders count: a relative one names the judged
+    repository, where the agent could put a ``git`` that reports no change."""
     path = (os.environ if env is None else env).get("PATH")
     if not path:
         return "git"
-    found = _PROGRAMS.get(path)
-    if found is None:
+    if path not in _PROGRAMS:
         candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
                       if os.path.isabs(folder))
-        found = _PROGRAMS[path] = next(
+        _PROGRAMS[path] = next(
             (c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)), "git")
-    return found
+    return _PROGRAMS[path]
 
 
 def _first_line(err: bytes) -> str:
@@ -82,10 +80,9 @@ _TOPLEVELS: dict[str, str] = {}
 
 def toplevel(workspace: str) -> str:
     """The work tree holding ``workspace``; asked of git once per process (a Stop
-    asks for it several times, a git call each)."""
-    known = _TOPLEVELS.get(workspace)
-    if known is not None:
-        return known
+    asks for it several times)."""
+    if workspace in _TOPLEVELS:
+        return _TOPLEVELS[workspace]
     if not os.path.isdir(workspace):
         raise ChangesetError(f"not a directory: {workspace}")
     try:
@@ -138,13 +135,12 @@ def resolve(workspace: str, rev: str, kind: str = "commit") -> str:
     if not rev or rev.startswith("-") or "\n" in rev:
         raise ChangesetError(f"unknown revision: {rev!r}")
     try:
-        out = git(workspace, ["rev-parse", "--verify", "--quiet", f"{rev}^{{{kind}}}"])
+        sha = decode(git(workspace, ["rev-parse", "--verify", "--quiet", f"{rev}^{{{kind}}}"]))
     except ChangesetError:
-        raise ChangesetError(f"unknown revision: {rev}") from None
-    sha = decode(out).strip()
-    if not sha:
+        sha = ""
+    if not sha.strip():
         raise ChangesetError(f"unknown revision: {rev}")
-    return sha
+    return sha.strip()
 
 
 def head_tree(workspace: str, rev: str) -> str:
@@ -198,18 +194,16 @@ def commits(workspace: str, rev_range: str) -> list[Commit]:
 
 def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
                       submodules: bool = False) -> str:
-    """A tree id for the work tree now, through a temporary index (the real one is not
-    touched): tracked and untracked files less what the project's ``.gitignore`` files
-    and ``leave_out`` (:mod:`.authored`) leave out. Every file is hashed afresh (the real
-    index's stat data could vouch for content the file no longer has), with filter drivers
-    off. ``submodules``: a checked-out submodule's files are recorded as files (the hooks
-    compare two such snapshots), not as its commit pointer."""
+    """A tree id for the work tree now, through a temporary index: tracked and untracked
+    files less what ``.gitignore`` and ``leave_out`` (:mod:`.authored`) leave out. Every
+    file is hashed afresh (the real index's stat data could vouch for content the file no
+    longer has), filter drivers off. ``submodules``: a checked-out submodule's files are
+    recorded as files (the hooks compare two such snapshots), not as its commit pointer."""
     top = toplevel(workspace)
-    import shutil  # here, not at the top: a PreToolUse hook never snapshots (bz2, lzma, random)
-    import tempfile
+    import tempfile  # here: a PreToolUse hook never snapshots (it imports bz2, lzma, random)
 
-    tmp = tempfile.mkdtemp(prefix="slopjudge-index-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="slopjudge-index-",
+                                     ignore_cleanup_errors=True) as tmp:
         # One listing of the real index (entries, flags) and of untracked files.
         listing = git(top, ["ls-files", "-c", "-o", "-v", "-s", "-z",
                             _ignores(top, leave_out, tmp)])
@@ -222,8 +216,6 @@ def snapshot_worktree(workspace: str, leave_out: Policy | None = None, *,
                       "--remove", "-z", "--stdin"], env=env, input=b"\0".join(paths) + b"\0")
         _add_nested_files(top, env, nested)
         return decode(git(top, ["write-tree"], env=env)).strip()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # Only the project's own .gitignore files say what is not the project's.
@@ -397,10 +389,9 @@ def internals(workspace: str) -> dict[str, str]:
     (submodules' and linked work trees' too), by path (relative inside the work tree)."""
     top = toplevel(workspace)
     out = decode(git(workspace, ["rev-parse", "--absolute-git-dir", "--git-common-dir"]))
-    gitdir, common = (os.path.realpath(os.path.join(workspace, p))
-                      for p in out.splitlines()[:2])
     found: dict[str, str] = {}
-    for folder in sorted({gitdir, common}):
+    for folder in sorted({os.path.realpath(os.path.join(workspace, p))
+                          for p in out.splitlines()[:2]}):  # its own and the common one
         _digest_internals(folder, found)
         for sub in ("modules", "worktrees"):
             for dirpath, dirnames, _ in os.walk(os.path.join(folder, sub)):

@@ -37,6 +37,7 @@ SUBST_MARK = "$__command_output__"  # stands for a `$(...)` whose output is unkn
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _PWD_SUBST = re.compile(r"^\s*pwd(\s+-[LP])?\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_FD_NUMBER = re.compile(r"\d+(?=[<>])")
 # What may stand before the start of a word (where `#` starts a comment).
 _WORD_START_AFTER = frozenset(" \t\n;&|()<>")
 
@@ -113,15 +114,11 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             j = command.find("\n", i)
             i = n if j < 0 else j
             continue
-        if c.isdigit() and word_start:
-            # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection,
-            # not an argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
-            j = i
-            while j < n and command[j].isdigit():
-                j += 1
-            if j < n and command[j] in "<>":
-                i = j
-                continue
+        # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection, not an
+        # argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
+        if c.isdigit() and word_start and (fd := _FD_NUMBER.match(command, i)):
+            i = fd.end()
+            continue
         if c == "'" and not quote:
             quote = "'"
         elif c == '"':
@@ -175,22 +172,17 @@ def unwrap(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         word = argv[i]
+        i += 1
         if _ASSIGNMENT.match(word) or word in RESERVED:
-            i += 1
             continue
         base = os.path.basename(word)
-        if base in WRAPPERS:
+        if base not in WRAPPERS:
+            return argv[i - 1:]
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in WRAPPERS[base] else 1  # with the option's argument
+        if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
             i += 1
-            while i < len(argv) and argv[i].startswith("-"):
-                opt = argv[i]
-                i += 1
-                if opt in WRAPPERS[base]:
-                    i += 1
-            if base == "timeout" and i < len(argv) and re.match(r"^\d", argv[i]):
-                i += 1
-            continue
-        break
-    return argv[i:]
+    return []
 
 
 def split(command: str, cwd: str = ".", home: str | None = None,
@@ -202,7 +194,6 @@ def split(command: str, cwd: str = ".", home: str | None = None,
     if depth > 4:
         return out
     command, bodies = cut_heredocs(command)
-    # command substitutions are commands too
     command, inner = substitutions(command)
     for sub in inner:
         out.extend(split(sub, cwd, home, depth + 1))
@@ -215,10 +206,9 @@ def split(command: str, cwd: str = ".", home: str | None = None,
         nonlocal cur, redirects, pending_pipe, cwd
         argv = unwrap(cur)
         if argv:
-            simple = Simple(argv, cwd, pending_pipe, redirects, cur)
-            if any(op.startswith("<<") and op != "<<<" for op, _ in redirects) and bodies:
-                simple.heredoc = bodies.pop(0)
-            out.append(simple)
+            reads_body = any(op.startswith("<<") and op != "<<<" for op, _ in redirects)
+            out.append(Simple(argv, cwd, pending_pipe, redirects, cur,
+                              bodies.pop(0) if reads_body and bodies else ""))
             name = os.path.basename(argv[0])
             if name == "cd":
                 target = argv[1] if len(argv) > 1 else home
