@@ -214,3 +214,21 @@ def test_the_rule_pack_is_not_sent_to_judges_unless_a_rule_asks(tmp_path: Path) 
     assert listed("ask__judge.md") == ["FILE src/app.py"]
     pack = listed("ask-pack__judge.md")
     assert "FILE rules/ask-pack/rule.yaml" in pack and "FILE src/app.py" not in pack
+
+
+def test_a_folder_name_with_a_line_break_reads_no_other_folders_attributes(
+        tmp_path: Path) -> None:
+    # Asked in one batch a line each, "a\nHEAD:evil/.gitattributes" was two asks, and
+    # src/ got evil/'s answer: its files were left out as generated.
+    odd = "a\nHEAD:evil"
+    repo = make_repo(tmp_path / "repo", {
+        **RULES, "src/app.py": "x = 1\n", "src/.gitattributes": "*.txt -diff\n",
+        "evil/.gitattributes": "** linguist-generated\n",
+        f"{odd}/.gitattributes": "*.txt -diff\n", f"{odd}/f.py": "y = 1\n",
+    })
+    (repo / "rules" / "see-all" / "see.py").chmod(0o755)
+    commit_all(repo)
+    write_files(repo, {"src/app.py": "x = 2\n", f"{odd}/f.py": "y = 2\n"})
+    _, report = run_json("--dry-run", "--rule", "see-all", cwd=repo)
+    assert _seen(report) == [f"{odd}/f.py", "src/app.py"], report
+    assert report["left_out"]["entries"] == []

@@ -163,12 +163,16 @@ DIFF = [  # the one diff a change is read from: raw records, then the patch
 def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
     """The blobs ``asks`` names (blob ids, ``rev:path``) that git has, by name, from one
     ``git cat-file --batch``."""
-    if not asks:
+    # A name holding a line break would be two asks of the batch and put every later answer
+    # under the wrong name: such a name is asked apart, for its object id.
+    ids = {a: _blob_id(workspace, a) if "\n" in a else a for a in asks}
+    batch = [i for i in ids.values() if i]
+    if not batch:
         return {}
-    out = git(workspace, ["cat-file", "--batch"], input="".join(a + "\n" for a in asks).encode())
+    out = git(workspace, ["cat-file", "--batch"], input="".join(i + "\n" for i in batch).encode())
     found: dict[str, bytes] = {}
     p = 0
-    for ask in asks:  # one answer per line asked, in order
+    for ask in batch:  # one answer per line asked, in order
         nl = out.index(b"\n", p)
         line = out[p:nl]
         p = nl + 1
@@ -178,7 +182,14 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
         if kind == b"blob":
             found[ask] = out[p : p + int(size)]
         p += int(size) + 1
-    return found
+    return {a: found[i] for a, i in ids.items() if i in found}
+
+
+def _blob_id(workspace: str, name: str) -> str:
+    """The object ``name`` (``rev:path``) names, or "" when there is none."""
+    if name.startswith("-"):  # never an option
+        return ""
+    return git(workspace, ["rev-parse", "--verify", "--quiet", name], ok=(0, 1)).decode().strip()
 
 
 def commits(workspace: str, rev_range: str) -> list[Commit]:
