@@ -341,32 +341,25 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
 
     if rules_dir is not None:
         values["rules_dir"] = os.path.abspath(rules_dir)
+    values.setdefault("rules_dir", os.path.join(workspace, "rules"))
     if "template_dirs" not in values:
-        local = os.path.join(workspace, "templates")
-        values["template_dirs"] = [local] if os.path.isdir(os.path.join(src, "templates")) \
-            else []
+        values["template_dirs"] = ([os.path.join(workspace, "templates")]
+                                   if os.path.isdir(os.path.join(src, "templates")) else [])
     if os.path.isdir(PACKAGED_TEMPLATES):
         # In a checkout the packaged folder links to templates/: list it once.
         real = {os.path.realpath(d) for d in values["template_dirs"]}
         if os.path.realpath(PACKAGED_TEMPLATES) not in real:
             values["template_dirs"].append(PACKAGED_TEMPLATES)
     if "rubric_path" not in values:
-        local_rubric = os.path.join(workspace, "RUBRIC.md")
         if os.path.isfile(os.path.join(src, "RUBRIC.md")):
-            values["rubric_path"] = local_rubric
+            values["rubric_path"] = os.path.join(workspace, "RUBRIC.md")
         elif os.path.isfile(PACKAGED_RUBRIC):
             values["rubric_path"] = PACKAGED_RUBRIC
     if os.environ.get("SLOPJUDGE_EVENTS_FILE"):
         values["events_file"] = os.path.abspath(os.environ["SLOPJUDGE_EVENTS_FILE"])
     if os.environ.get("SLOPJUDGE_RUNNER"):
         values["runner"] = os.environ["SLOPJUDGE_RUNNER"]
-    return Settings(
-        workspace=workspace,
-        rules_dir=values.pop("rules_dir", os.path.join(workspace, "rules")),
-        template_dirs=values.pop("template_dirs"),
-        config_files=config_files,
-        **values,
-    )
+    return Settings(workspace=workspace, config_files=config_files, **values)
 
 
 def ensure_state_ignored(state_dir: str) -> None:
