@@ -280,12 +280,10 @@ def parse_yaml(text: str) -> Any:
         problem = " ".join(str(exc.problem or "").split())
         context = " ".join(str(exc.context or "").split())
         words = next((w for start, w in _YAML_PROBLEMS.items() if problem.startswith(start)),
-                     f"{problem} ({context})" if context and problem else
-                     problem or " ".join(str(exc).split()))
-        raise YamlProblem(pos, f"broken YAML: {words}") from None
+                     f"{problem} ({context})" if context and problem else problem or str(exc))
     except YAMLError as exc:
-        raise YamlProblem((1, 1), "broken YAML: "
-                          + (" ".join(str(exc).split()) or type(exc).__name__)) from None
+        pos, words = (1, 1), str(exc).strip() or type(exc).__name__
+    raise YamlProblem(pos, "broken YAML: " + " ".join(words.split()))
 
 
 def _mapping(fr: _FileRule) -> Any:
@@ -555,18 +553,13 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
     """Keys of a rule (``label`` empty) or a check that are not its fields: the other
     level's (said where they go) or unknown (with the closest known one)."""
     for key in node:
-        if key in own:
-            continue
         if key in other:
             fr.err(_pos(node, key, of_key=True),
                    f"`{key}` is a rule field, not a check field; move it to the top level"
                    if label else f"`{key}` is a check field; put it under `checks:`")
-        else:
-            fr.err(
-                _pos(node, key, of_key=True),
-                f"unknown field `{key}`" + (f" in `{label}`" if label else "")
-                + suggest(str(key), own),
-            )
+        elif key not in own:
+            fr.err(_pos(node, key, of_key=True), f"unknown field `{key}`"
+                   + (f" in `{label}`" if label else "") + suggest(str(key), own))
 
 
 def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> list[str]:
@@ -640,10 +633,8 @@ def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> Che
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:
-        keys = list(item)
-        second = "judge" if keys.index("judge") > keys.index("script") else "script"
         fr.err(
-            _pos(item, second, of_key=True),
+            _pos(item, max("script", "judge", key=list(item).index), of_key=True),
             f"`{label}` has both `script` and `judge`; a check is one or the other, "
             "so split it into two checks",
         )
