@@ -421,10 +421,8 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
     checks: list[Check] = []
     if isinstance(checks_node, list):
         seen: dict[str, int] = {}
-        for i, item in enumerate(checks_node):
-            check = _read_check(fr, checks_node, i, item, seen)
-            if check is not None:
-                checks.append(check)
+        checks = [_read_check(fr, checks_node, i, item, seen)  # the schema reported the others
+                  for i, item in enumerate(checks_node) if isinstance(item, dict)]
         fr.check_ids = [c.id for c in checks]
 
     def strings(key: str) -> list[str]:
@@ -463,11 +461,9 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
         rule.subjects = fr.executable(data, "subjects", subjects)
     require = data.get("require")
     if isinstance(require, list):
-        for i, item in enumerate(require):
-            if isinstance(item, dict):
-                found = _requirement(fr, require, i, item)
-                if found is not None:
-                    rule.require.append(found)
+        found = [_requirement(fr, require, i, item)
+                 for i, item in enumerate(require) if isinstance(item, dict)]
+        rule.require = [r for r in found if r is not None]
 
 
 def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
@@ -581,10 +577,8 @@ def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> l
 # -- one check's meaning --
 
 
-def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
-                seen: dict[str, int]) -> Check | None:
-    if not isinstance(item, dict):
-        return None  # the schema reported the type
+def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+                seen: dict[str, int]) -> Check:
     label = f"checks[{index}]"
     _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
     at = _pos(seq, index)
@@ -623,9 +617,8 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
         check.min_confidence = float(conf)
     needs = item.get("needs")
     if isinstance(needs, list):
-        for i, raw in enumerate(needs):
-            if isinstance(raw, str) and raw:
-                fr.needs.append(_Need(check, str(raw), _pos(needs, i)))
+        fr.needs += [_Need(check, str(raw), _pos(needs, i))
+                     for i, raw in enumerate(needs) if isinstance(raw, str) and raw]
     return check
 
 
