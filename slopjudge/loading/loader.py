@@ -558,8 +558,7 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
                    + (f" in `{label}`" if label else "") + suggest(str(key), own))
 
 
-def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> list[str]:
-    good: list[str] = []
+def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> None:
     for i, item in enumerate(items):
         if not isinstance(item, str):
             continue  # the schema reported the type
@@ -569,9 +568,6 @@ def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> l
                        "deny narrower paths instead, e.g. `Write(src/**)`")
         if problem:
             fr.err(_pos(items, i), f"`{label}[{i}]`: {problem}")
-        else:
-            good.append(item)
-    return good
 
 
 # -- one check's meaning --
@@ -608,8 +604,8 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
         if isinstance(value, list):
-            setattr(check, key, _tool_items(fr, value, f"{label}.{key}",
-                                            deny=key == "disallowed_tools"))
+            _tool_items(fr, value, f"{label}.{key}", deny=key == "disallowed_tools")
+            setattr(check, key, list(value))  # a bad item is an error: the rule does not load
     if item.get("each") in ("changeset", "file"):
         check.each = item["each"]
     conf = item.get("min_confidence")
