@@ -146,9 +146,8 @@ class _Need:
 
 @dataclass
 class _FileRule:
-    """One rule file being read: its problems, and the scripts and templates its checks
-    name, every path looked at noted in ``watched`` (a change there invalidates the rules
-    cache)."""
+    """One rule file being read: its problems, and every path looked at for the scripts and
+    templates it names (``watched``: a change there invalidates the rules cache)."""
 
     id: str
     path: str  # absolute
