@@ -510,9 +510,7 @@ def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[
         if not isinstance(when, str) or not when.strip():
             fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
-        out["when"] = fr.executable(item, "when", when)
-        if out["when"] is None:
-            return None
+        out["when"] = fr.executable(item, "when", when)  # None: reported, the rule does not load
     return out
 
 
