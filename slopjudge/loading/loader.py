@@ -644,8 +644,7 @@ def _check_id(fr: _FileRule, at: Pos, index: int, item: dict[str, Any],
     id_pos = _pos(item, "id") if "id" in item else at
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
-    else:
-        seen[check_id] = id_pos[0]
+    seen.setdefault(check_id, id_pos[0])
     return check_id
 
 
