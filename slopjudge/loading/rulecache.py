@@ -77,13 +77,6 @@ def _decode_rule(row: list[Any]) -> Rule:
     return rule
 
 
-def _decode(data: dict[str, Any]) -> LoadResult:
-    # Paths are stored absolute; shown relative to the cwd now.
-    errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
-    return LoadResult(rules=[_decode_rule(r) for r in data["rules"]],
-                      errors=errors, files=list(data["files"]), watched=list(data["watched"]))
-
-
 def read_signed(path: str, domain: str, workspace: str) -> Any:
     """The JSON slopjudge signed into ``path`` for ``domain``; None for any other file:
     the agent can write the state folder."""
@@ -113,7 +106,10 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
             return None  # a rule named a command PATH finds: another PATH may find another
         if any(file_stamp(p) != s for p, s in data["watched_stats"].items()):
             return None
-        return _decode(data)
+        # Paths are stored absolute; shown relative to the cwd now.
+        errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
+        return LoadResult(rules=[_decode_rule(r) for r in data["rules"]], errors=errors,
+                          files=list(data["files"]), watched=list(data["watched"]))
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # from another format: load afresh
 
