@@ -82,12 +82,9 @@ class Settings(Limits):
     preview: bool | list[str] = False
 
     def __post_init__(self) -> None:
-        if not self.state_dir:
-            self.state_dir = os.path.join(self.workspace, ".slopjudge")
-        if not self.events_file:
-            self.events_file = os.path.join(self.state_dir, "events.jsonl")
-        if not self.cache_dir:
-            self.cache_dir = os.path.join(self.state_dir, "cache")
+        self.state_dir = self.state_dir or os.path.join(self.workspace, ".slopjudge")
+        self.events_file = self.events_file or os.path.join(self.state_dir, "events.jsonl")
+        self.cache_dir = self.cache_dir or os.path.join(self.state_dir, "cache")
 
 
 # key -> kind; paths resolve against the workspace.
