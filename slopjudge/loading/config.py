@@ -82,12 +82,9 @@ class Settings(Limits):
     preview: bool | list[str] = False
 
     def __post_init__(self) -> None:
-        if not self.state_dir:
-            self.state_dir = os.path.join(self.workspace, ".slopjudge")
-        if not self.events_file:
-            self.events_file = os.path.join(self.state_dir, "events.jsonl")
-        if not self.cache_dir:
-            self.cache_dir = os.path.join(self.state_dir, "cache")
+        self.state_dir = self.state_dir or os.path.join(self.workspace, ".slopjudge")
+        self.events_file = self.events_file or os.path.join(self.state_dir, "events.jsonl")
+        self.cache_dir = self.cache_dir or os.path.join(self.state_dir, "cache")
 
 
 # key -> kind; paths resolve against the workspace.
@@ -157,14 +154,11 @@ def file_stamp(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_mode, st.st_ino, st.st_ctime_ns]
 
 
-def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+def _read_yaml_config(path: str, text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     from slopjudge.loading.loader import YamlProblem, parse_yaml
 
     try:
-        with open(path, encoding="utf-8") as f:
-            loaded = parse_yaml(f.read())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
+        loaded = parse_yaml(text)
     except YamlProblem as exc:
         (line, col), message = exc.args
         raise ConfigError(path, line, col, message) from None
@@ -176,20 +170,16 @@ def _read_yaml_config(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, i
     return dict(loaded), {str(k): (key_at(k)[0] + 1, key_at(k)[1] + 1) for k in loaded}
 
 
-def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+def _read_pyproject(path: str, text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     import re
     import tomllib
 
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        doc = tomllib.loads(raw.decode("utf-8"))
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
         raise ConfigError(path, line, col, f"broken TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     tool = doc.get("tool")
     table = tool.get("slopjudge") if isinstance(tool, dict) else None
     if table is None:
@@ -197,7 +187,7 @@ def _read_pyproject(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, int
     if not isinstance(table, dict):
         raise ConfigError(path, 1, 1, "`tool.slopjudge` must be a table")
     # tomllib keeps no positions: each key's line is found by text inside the table.
-    lines = raw.decode("utf-8").splitlines()
+    lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.strip() == "[tool.slopjudge]"),
                  len(lines))
     end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("[")),
@@ -318,8 +308,13 @@ def _file_settings(path: str, workspace: str, cached: bool) -> dict[str, Any]:
     # Another version's entry (its own shape) is a miss, rewritten below.
     if isinstance(hit, dict) and hit.get("key") == key and isinstance(hit.get("values"), dict):
         return dict(hit["values"])
+    try:  # newline="": TOML says which line breaks it takes, YAML reads any
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, 1, 1, f"cannot read: {exc}") from None
     read = _read_pyproject if path.endswith(".toml") else _read_yaml_config
-    values = _apply(path, *read(path), workspace)
+    values = _apply(path, *read(path, text), workspace)
     if cached and stamp is not None and not is_racy(stamp, start_ns):
         write_signed(cache, "settings", workspace, {"key": key, "values": values})
     return values
@@ -341,32 +336,25 @@ def load_settings(workspace: str, rules_dir: str | None = None, *,
 
     if rules_dir is not None:
         values["rules_dir"] = os.path.abspath(rules_dir)
+    values.setdefault("rules_dir", os.path.join(workspace, "rules"))
     if "template_dirs" not in values:
-        local = os.path.join(workspace, "templates")
-        values["template_dirs"] = [local] if os.path.isdir(os.path.join(src, "templates")) \
-            else []
+        values["template_dirs"] = ([os.path.join(workspace, "templates")]
+                                   if os.path.isdir(os.path.join(src, "templates")) else [])
     if os.path.isdir(PACKAGED_TEMPLATES):
         # In a checkout the packaged folder links to templates/: list it once.
         real = {os.path.realpath(d) for d in values["template_dirs"]}
         if os.path.realpath(PACKAGED_TEMPLATES) not in real:
             values["template_dirs"].append(PACKAGED_TEMPLATES)
     if "rubric_path" not in values:
-        local_rubric = os.path.join(workspace, "RUBRIC.md")
         if os.path.isfile(os.path.join(src, "RUBRIC.md")):
-            values["rubric_path"] = local_rubric
+            values["rubric_path"] = os.path.join(workspace, "RUBRIC.md")
         elif os.path.isfile(PACKAGED_RUBRIC):
             values["rubric_path"] = PACKAGED_RUBRIC
     if os.environ.get("SLOPJUDGE_EVENTS_FILE"):
         values["events_file"] = os.path.abspath(os.environ["SLOPJUDGE_EVENTS_FILE"])
     if os.environ.get("SLOPJUDGE_RUNNER"):
         values["runner"] = os.environ["SLOPJUDGE_RUNNER"]
-    return Settings(
-        workspace=workspace,
-        rules_dir=values.pop("rules_dir", os.path.join(workspace, "rules")),
-        template_dirs=values.pop("template_dirs"),
-        config_files=config_files,
-        **values,
-    )
+    return Settings(workspace=workspace, config_files=config_files, **values)
 
 
 def ensure_state_ignored(state_dir: str) -> None:

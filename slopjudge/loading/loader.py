@@ -146,9 +146,8 @@ class _Need:
 
 @dataclass
 class _FileRule:
-    """One rule file being read: its problems, and the scripts and templates its checks
-    name, every path looked at noted in ``watched`` (a change there invalidates the rules
-    cache)."""
+    """One rule file being read: its problems, and every path looked at for the scripts and
+    templates it names (``watched``: a change there invalidates the rules cache)."""
 
     id: str
     path: str  # absolute
@@ -280,12 +279,10 @@ def parse_yaml(text: str) -> Any:
         problem = " ".join(str(exc.problem or "").split())
         context = " ".join(str(exc.context or "").split())
         words = next((w for start, w in _YAML_PROBLEMS.items() if problem.startswith(start)),
-                     f"{problem} ({context})" if context and problem else
-                     problem or " ".join(str(exc).split()))
-        raise YamlProblem(pos, f"broken YAML: {words}") from None
+                     f"{problem} ({context})" if context and problem else problem or str(exc))
     except YAMLError as exc:
-        raise YamlProblem((1, 1), "broken YAML: "
-                          + (" ".join(str(exc).split()) or type(exc).__name__)) from None
+        pos, words = (1, 1), str(exc).strip() or type(exc).__name__
+    raise YamlProblem(pos, "broken YAML: " + " ".join(words.split()))
 
 
 def _mapping(fr: _FileRule) -> Any:
@@ -423,10 +420,8 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
     checks: list[Check] = []
     if isinstance(checks_node, list):
         seen: dict[str, int] = {}
-        for i, item in enumerate(checks_node):
-            check = _read_check(fr, checks_node, i, item, seen)
-            if check is not None:
-                checks.append(check)
+        checks = [_read_check(fr, checks_node, i, item, seen)  # the schema reported the others
+                  for i, item in enumerate(checks_node) if isinstance(item, dict)]
         fr.check_ids = [c.id for c in checks]
 
     def strings(key: str) -> list[str]:
@@ -465,11 +460,9 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
         rule.subjects = fr.executable(data, "subjects", subjects)
     require = data.get("require")
     if isinstance(require, list):
-        for i, item in enumerate(require):
-            if isinstance(item, dict):
-                found = _requirement(fr, require, i, item)
-                if found is not None:
-                    rule.require.append(found)
+        found = [_requirement(fr, require, i, item)
+                 for i, item in enumerate(require) if isinstance(item, dict)]
+        rule.require = [r for r in found if r is not None]
 
 
 def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
@@ -517,9 +510,7 @@ def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[
         if not isinstance(when, str) or not when.strip():
             fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
-        out["when"] = fr.executable(item, "when", when)
-        if out["when"] is None:
-            return None
+        out["when"] = fr.executable(item, "when", when)  # None: reported, the rule does not load
     return out
 
 
@@ -555,22 +546,16 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
     """Keys of a rule (``label`` empty) or a check that are not its fields: the other
     level's (said where they go) or unknown (with the closest known one)."""
     for key in node:
-        if key in own:
-            continue
         if key in other:
             fr.err(_pos(node, key, of_key=True),
                    f"`{key}` is a rule field, not a check field; move it to the top level"
                    if label else f"`{key}` is a check field; put it under `checks:`")
-        else:
-            fr.err(
-                _pos(node, key, of_key=True),
-                f"unknown field `{key}`" + (f" in `{label}`" if label else "")
-                + suggest(str(key), own),
-            )
+        elif key not in own:
+            fr.err(_pos(node, key, of_key=True), f"unknown field `{key}`"
+                   + (f" in `{label}`" if label else "") + suggest(str(key), own))
 
 
-def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> list[str]:
-    good: list[str] = []
+def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> None:
     for i, item in enumerate(items):
         if not isinstance(item, str):
             continue  # the schema reported the type
@@ -580,18 +565,13 @@ def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> l
                        "deny narrower paths instead, e.g. `Write(src/**)`")
         if problem:
             fr.err(_pos(items, i), f"`{label}[{i}]`: {problem}")
-        else:
-            good.append(item)
-    return good
 
 
 # -- one check's meaning --
 
 
-def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
-                seen: dict[str, int]) -> Check | None:
-    if not isinstance(item, dict):
-        return None  # the schema reported the type
+def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
+                seen: dict[str, int]) -> Check:
     label = f"checks[{index}]"
     _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
     at = _pos(seq, index)
@@ -621,8 +601,8 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
         if isinstance(value, list):
-            setattr(check, key, _tool_items(fr, value, f"{label}.{key}",
-                                            deny=key == "disallowed_tools"))
+            _tool_items(fr, value, f"{label}.{key}", deny=key == "disallowed_tools")
+            setattr(check, key, list(value))  # a bad item is an error: the rule does not load
     if item.get("each") in ("changeset", "file"):
         check.each = item["each"]
     conf = item.get("min_confidence")
@@ -630,9 +610,8 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: Any,
         check.min_confidence = float(conf)
     needs = item.get("needs")
     if isinstance(needs, list):
-        for i, raw in enumerate(needs):
-            if isinstance(raw, str) and raw:
-                fr.needs.append(_Need(check, str(raw), _pos(needs, i)))
+        fr.needs += [_Need(check, str(raw), _pos(needs, i))
+                     for i, raw in enumerate(needs) if isinstance(raw, str) and raw]
     return check
 
 
@@ -640,10 +619,8 @@ def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> Che
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:
-        keys = list(item)
-        second = "judge" if keys.index("judge") > keys.index("script") else "script"
         fr.err(
-            _pos(item, second, of_key=True),
+            _pos(item, max("script", "judge", key=list(item).index), of_key=True),
             f"`{label}` has both `script` and `judge`; a check is one or the other, "
             "so split it into two checks",
         )
@@ -667,8 +644,7 @@ def _check_id(fr: _FileRule, at: Pos, index: int, item: dict[str, Any],
     id_pos = _pos(item, "id") if "id" in item else at
     if check_id in seen:
         fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
-    else:
-        seen[check_id] = id_pos[0]
+    seen.setdefault(check_id, id_pos[0])
     return check_id
 
 

@@ -1,10 +1,9 @@
 """The validated-rules cache: every hook loads the rules, and parsing and validating
 them costs far more than the hook's own work.
 
-The last load result is kept under a key of the stats (size, mtime, mode: ``chmod +x``
-fixes a rule without touching mtime) of everything it depends on, ``PATH`` only when a
-rule names a command found there. The file is signed (:mod:`slopjudge.cachesign`): one
-slopjudge did not write (a rules list an agent emptied) is a miss.
+The last load result is kept under a key of the stats (config.file_stamp) of everything
+it depends on, ``PATH`` only when a rule names a command found there. The file is signed:
+one slopjudge did not write (a rules list an agent emptied) is a miss.
 """
 
 from __future__ import annotations
@@ -47,14 +46,11 @@ def _walk(root: str, out: dict[str, Any]) -> None:
 def cache_key(settings: Settings) -> dict[str, Any]:
     """Everything a load result depends on, as JSON-comparable data."""
     files: dict[str, Any] = {}
-    _walk(settings.rules_dir, files)
-    for folder in settings.template_dirs:
+    for folder in [settings.rules_dir, *settings.template_dirs]:
         _walk(folder, files)
-    extra = [*settings.config_files, *_SCHEMA]
-    if settings.rubric_path:
-        extra.append(settings.rubric_path)
-    for path in extra:
-        files[path] = file_stamp(path)
+    for path in [*settings.config_files, *_SCHEMA, settings.rubric_path]:
+        if path:
+            files[path] = file_stamp(path)
     return {
         "format": CACHE_FORMAT,
         "version": __version__,
@@ -79,13 +75,6 @@ def _decode_rule(row: list[Any]) -> Rule:
     rows: list[Any] = rule.checks  # rows until here
     rule.checks = [Check(*c) for c in rows]
     return rule
-
-
-def _decode(data: dict[str, Any]) -> LoadResult:
-    # Paths are stored absolute; shown relative to the cwd now.
-    errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
-    return LoadResult(rules=[_decode_rule(r) for r in data["rules"]],
-                      errors=errors, files=list(data["files"]), watched=list(data["watched"]))
 
 
 def read_signed(path: str, domain: str, workspace: str) -> Any:
@@ -117,7 +106,10 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
             return None  # a rule named a command PATH finds: another PATH may find another
         if any(file_stamp(p) != s for p, s in data["watched_stats"].items()):
             return None
-        return _decode(data)
+        # Paths are stored absolute; shown relative to the cwd now.
+        errors = [LoadError(**{**e, "path": display_path(e["path"])}) for e in data["errors"]]
+        return LoadResult(rules=[_decode_rule(r) for r in data["rules"]], errors=errors,
+                          files=list(data["files"]), watched=list(data["watched"]))
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # from another format: load afresh
 
@@ -130,11 +122,9 @@ def _uses_path(result: LoadResult) -> bool:
     return bare or any("a command on PATH" in e.message for e in result.errors)
 
 
-def _write(
-    path: str, key: dict[str, Any], result: LoadResult, start_ns: int, roots: list[str]
-) -> None:
-    # Paths under ``roots`` are in the key already (the walk notices new files there).
-    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+def _write(path: str, key: dict[str, Any], result: LoadResult, start_ns: int) -> None:
+    # Paths under the walked folders are in the key already (the walk sees new files there).
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in [key["rules_dir"], *key["template_dirs"]])
     watched = {p: file_stamp(p) for p in result.watched if not p.startswith(prefixes)}
     if any(is_racy(s, start_ns) for s in [*key["files"].values(), *watched.values()]):
         return
@@ -159,15 +149,13 @@ def load_rules_cached(settings: Settings) -> LoadResult:
     path = cache_path(settings)
     start_ns = time.time_ns()
     key = cache_key(settings)
-    hit = _read(path, key)
-    if hit is not None:
-        return enabled(hit, settings)
-    from slopjudge.loading.loader import load_rules
+    result = _read(path, key)
+    if result is None:
+        from slopjudge.loading.loader import load_rules
 
-    result = load_rules(
-        settings.rules_dir, workspace=settings.workspace, template_dirs=settings.template_dirs
-    )
-    _write(path, key, result, start_ns, [settings.rules_dir, *settings.template_dirs])
+        result = load_rules(settings.rules_dir, workspace=settings.workspace,
+                            template_dirs=settings.template_dirs)
+        _write(path, key, result, start_ns)
     return enabled(result, settings)
 
 

@@ -59,9 +59,8 @@ def tool_rule_problem(item: object) -> str | None:
 
 
 def denies_verdict_write(item: str) -> bool:
-    """True when a ``disallowed_tools`` item, a well-formed one (:func:`tool_rule_problem`
-    found none), would stop the judge writing its verdict file (``Write``, ``Edit(/**)``:
-    a tool it needs, with nothing but wildcards and slashes in the parentheses)."""
+    """True when a well-formed ``disallowed_tools`` item would stop the judge writing its
+    verdict file: a name matching ``Write`` or ``Edit``, with only ``*`` and ``/`` in ``()``."""
     name, paren, rest = item.partition("(")
     spec = rest[:-1].strip()
     return any(fnmatchcase(tool, name) for tool in ("Write", "Edit")) and (
