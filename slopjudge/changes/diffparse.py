@@ -65,8 +65,7 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         if end < 0:
             return None
         tail = rest[end:].lstrip(b" ")
-        second = _unquote_c(tail)[0] if tail.startswith(b'"') else tail
-        return first, second
+        return first, _unquote_c(tail)[0] if tail.startswith(b'"') else tail
     if rest.endswith(b'"'):
         q = rest.rfind(b' "')
         if q >= 0:
@@ -146,7 +145,6 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     lines = data.split(b"\n")
     n = len(lines)
     offsets = [0, *accumulate(len(ln) + 1 for ln in lines)]  # where each line starts
-    size = len(data)
     parts: list[FilePatch] = []
     cur: FilePatch | None = None
     i = 0
@@ -154,7 +152,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     def close(at: int) -> None:
         nonlocal cur
         if cur is not None:
-            cur.end = min(offsets[at], size)
+            cur.end = min(offsets[at], len(data))
             parts.append(cur)
             cur = None
 
@@ -228,10 +226,7 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             part.binary = True
         elif h.startswith(b"GIT binary patch"):
             part.binary = True
-            i += 1
-            while i < n and not lines[i].startswith(b"diff --git "):
-                i += 1
-            return i
+            return next((k for k in range(i + 1, n) if lines[k].startswith(b"diff --git ")), n)
         elif h.startswith(b"index "):
             mode = h.rsplit(b" ", 1)
             if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
@@ -296,7 +291,7 @@ def _provable(part: FilePatch) -> bool:
             and (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked))
 
 
-def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
+def _rebuild(part: FilePatch) -> tuple[str | None, str | None]:
     """Old and new contents, where the hunks provably hold the whole file (else None):
     exactly ONE complete hunk from line 1 (0 for an empty side) in which one side provably
     ends, being empty or marked "\\ No newline at end of file"; a hunk covering one whole
@@ -462,10 +457,10 @@ def file_changes(
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
-        old, new = _rebuild(a, lines)
+        old, new = _rebuild(a)
         status, old_path = a.status, None
         if b is not None:  # a type change: a's old side, b's new side
-            new, status, path = _rebuild(b, lines)[1], "M", a.old
+            new, status, path = _rebuild(b)[1], "M", a.old
         elif a.status == "D":
             path = a.old or a.new
         elif a.status == "R" or a.copy:
@@ -535,10 +530,9 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             if old == new == 0 and not _after_hunk_is_body(lines, h.last):
                 continue
             hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
-            if old == new == 0:
-                problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
-            elif old < 0 or new < 0:
-                problems.append((h.last, f"{hunk} holds more lines than its header counts"))
+            if old == new == 0 or old < 0 or new < 0:  # reported at its first extra line
+                at = h.last + 1 if old == new == 0 else h.last
+                problems.append((at, f"{hunk} holds more lines than its header counts"))
             elif h.last >= real:
                 problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "
                                  "lines short: the diff is cut off"))
