@@ -363,8 +363,7 @@ class Reader:
         self.parts: list[FilePatch] | None = parts
 
     def section(self, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
-        """The fields of a file's section ``a`` (and ``b``, a type change's second): its
-        diff text, line counts (none for a binary file) and hunks."""
+        """The FileChange fields of section ``a`` (and ``b``, a type change's second)."""
         pair = (a,) if b is None else (a, b)
         binary = any(x.binary for x in pair)
         return {"diff": decode(self.data[a.start : pair[-1].end]), "binary": binary,
@@ -497,10 +496,8 @@ def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
     """Whether the line right after a finished hunk still reads as hunk body: not a file
     header, nor git format-patch's signature separator ``-- ``."""
     line = lines[i].rstrip(b"\r") if i < len(lines) else b""
-    if line[:1] not in (b" ", b"+", b"-") or line == b"-- ":
-        return False
-    return not (line.startswith(b"--- ") and i + 1 < len(lines)
-                and lines[i + 1].startswith(b"+++ "))
+    return line[:1] in (b" ", b"+", b"-") and line != b"-- " and not (
+        line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "))
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
@@ -521,11 +518,10 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         raise DiffError(first + 1, "not a unified or git diff: no file header "
                         "('diff --git' or '---'/'+++' lines) anywhere in the input")
     problems: list[tuple[int, str]] = []
-    headers: set[int] = set()
+    headers = {h.first - 1 for part in parts for h in part.hunks}  # the header lines' indexes
     real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
     for part in parts:
         for h in part.hunks:
-            headers.add(h.first - 1)  # the header's index: its line number is h.first
             old, new = h.short
             if old == new == 0 and not _after_hunk_is_body(lines, h.last):
                 continue
@@ -565,8 +561,7 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         problems.append((real, "the input ends mid-line (no newline after the last line): "
                          "the diff looks cut off; if it is whole, end it with a newline"))
     if problems:
-        where_at, why = min(problems, key=lambda p: p[0])
-        raise DiffError(where_at, why)
+        raise DiffError(*min(problems, key=lambda p: p[0]))
     return parts, lines
 
 

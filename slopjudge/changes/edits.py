@@ -378,10 +378,8 @@ def _with_added(path: str, lines: list[str]) -> str:
         text = read_text(path) or ""
     except EditError:
         text = ""
-    if not lines:
-        return text
-    sep = "" if not text or text.endswith("\n") else "\n"
-    return text + sep + "\n".join(lines) + "\n"
+    sep = "\n" if lines and text and not text.endswith("\n") else ""
+    return text + sep + "".join(line + "\n" for line in lines)
 
 
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
