@@ -199,10 +199,7 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             old, new = _header_path(h[4:]), _header_path(lines[i + 1][4:])
             part.old = old[2:] if old and _PREFIX.match(old) else old
             part.new = new[2:] if new and _PREFIX.match(new) else new
-            if old is None:
-                part.status = "A"
-            if new is None:
-                part.status = "D"
+            part.status = "D" if new is None else "A" if old is None else part.status
             part.has_dashes = True
             return i + 2
         h = h.rstrip(b"\r")
@@ -442,8 +439,6 @@ def _plain_names(parts: list[FilePatch]) -> None:
             p.status, p.old = "A", None
         elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
             p.status, p.new = "D", None
-        else:
-            p.status = "M"
 
 
 def file_changes(
