@@ -179,9 +179,8 @@ def _strip_line_ends(text: str) -> str:
 
 
 def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
-    """An edit's strings as Claude Code applies them to ``text``: trailing spaces cut from
-    ``new_string`` lines (not in Markdown), abbreviated tags spelled out when only that
-    form is in the file, ``old`` as :func:`find_actual` finds it, ``new`` in its style."""
+    """An edit's strings as Claude Code applies them to ``text`` (see the module's
+    docstring), trailing whitespace cut from ``new_string`` lines outside Markdown."""
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
     if old not in text:
