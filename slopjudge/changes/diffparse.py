@@ -164,9 +164,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             names = _git_line_names(line[11:])
             if names is not None:
                 cur.old, cur.new = _strip_pair(*names) or names
-            i = _git_headers(lines, i + 1, cur)
-            if i < n and not lines[i].startswith((b"@@ ", b"diff --git ")):
-                close(i)  # junk after a header-only section ends it
+            i = _git_headers(lines, i + 1, cur)  # junk after them ends it (the last branch)
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
@@ -177,11 +175,9 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
             i += 2
             continue
-        if line.startswith(b"@@ ") and cur is not None:
-            m = _HUNK.match(line)
-            if m is not None:
-                i = _hunk(lines, i, m, cur)
-                continue
+        if line.startswith(b"@@ ") and cur is not None and (m := _HUNK.match(line)) is not None:
+            i = _hunk(lines, i, m, cur)
+            continue
         close(i)
         i += 1
     close(n)
