@@ -48,10 +48,8 @@ def extract(text: str) -> str | None:
     start = text.find(BEGIN)
     if start < 0:
         return None
-    end = text.rfind(END)
-    if end < start:
-        return text[start:]  # no end marker: parse() says so
-    return text[start:end + len(END)]
+    end = text.rfind(END)  # none: the envelope runs to the end, and parse() says so
+    return text[start:] if end < start else text[start:end + len(END)]
 
 
 def parse(text: str) -> list[PatchOp]:

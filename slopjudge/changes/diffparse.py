@@ -189,8 +189,6 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
     n = len(lines)
     while i < n:
         h = lines[i]
-        if h.startswith(b"diff --git ") or h.startswith(b"@@ "):
-            return i
         if h.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             old, new = _header_path(h[4:]), _header_path(lines[i + 1][4:])
             part.old = old[2:] if old and _PREFIX.match(old) else old
@@ -225,7 +223,7 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
                 part.old_mode = part.new_mode = mode[1]
         elif not h.startswith((b"similarity index ", b"dissimilarity index ")):
-            return i
+            return i  # a hunk, the next section or junk
         i += 1
     return i
 
