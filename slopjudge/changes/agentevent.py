@@ -50,6 +50,7 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
         return edits.unapplied_changeset(name, data, workspace, cwd=event.cwd)
     if proposed is None:
         return Changeset()  # Bash, MCP and other tools: the command is in the event
+    from slopjudge.changes.proposed import from_proposed_edits
     from slopjudge.changes.toolmatch import resolve_path
 
     # A patch may name a file through a symlinked folder too: judge the real file.
@@ -59,6 +60,4 @@ def proposed_changeset(event: Event, workspace: str) -> Any:
     # A file outside the workspace keeps its absolute path: rules with
     # workspace-relative ``paths`` do not see it; a rule guarding where files
     # are written does.
-    from slopjudge.changes.proposed import from_proposed_edits
-
     return from_proposed_edits(workspace, proposed)

@@ -48,10 +48,8 @@ def extract(text: str) -> str | None:
     start = text.find(BEGIN)
     if start < 0:
         return None
-    end = text.rfind(END)
-    if end < start:
-        return text[start:]  # no end marker: parse() says so
-    return text[start:end + len(END)]
+    end = text.rfind(END)  # none: the envelope runs to the end, and parse() says so
+    return text[start:] if end < start else text[start:end + len(END)]
 
 
 def parse(text: str) -> list[PatchOp]:
@@ -59,7 +57,7 @@ def parse(text: str) -> list[PatchOp]:
     body = extract(text)
     if body is None:
         raise PatchError(f"not a patch: no {BEGIN!r} line")
-    lines = [line[:-1] if line.endswith("\r") else line for line in body.split("\n")]
+    lines = [line.removesuffix("\r") for line in body.split("\n")]
     if lines[-1].strip() != END:
         raise PatchError(f"the patch does not end with {END!r}")
     lines = lines[1:-1]
@@ -156,9 +154,7 @@ def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | 
         for at in range(first, len(lines) - len(pattern) + 1):
             if all(norm(lines[at + k]) == want[k] for k in range(len(pattern))):
                 return at
-    if eof and first != start:
-        return _seek(lines, pattern, start, False)
-    return None
+    return _seek(lines, pattern, start, False) if eof and first != start else None
 
 
 def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
@@ -166,10 +162,10 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
     line appends); ends with a newline and keeps the file's CRLF."""
     eol = "\r\n" if "\r\n" in text else "\n"
     lines = text.split("\n")
-    if lines and lines[-1] == "":
+    if lines[-1] == "":  # split gives one item at least
         lines.pop()
     if eol == "\r\n":
-        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        lines = [line.removesuffix("\r") for line in lines]
     edits: list[tuple[int, int, list[str]]] = []
     at = 0
     for n, hunk in enumerate(hunks, 1):

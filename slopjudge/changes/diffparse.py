@@ -65,8 +65,7 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         if end < 0:
             return None
         tail = rest[end:].lstrip(b" ")
-        second = _unquote_c(tail)[0] if tail.startswith(b'"') else tail
-        return first, second
+        return first, _unquote_c(tail)[0] if tail.startswith(b'"') else tail
     if rest.endswith(b'"'):
         q = rest.rfind(b' "')
         if q >= 0:
@@ -146,7 +145,6 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     lines = data.split(b"\n")
     n = len(lines)
     offsets = [0, *accumulate(len(ln) + 1 for ln in lines)]  # where each line starts
-    size = len(data)
     parts: list[FilePatch] = []
     cur: FilePatch | None = None
     i = 0
@@ -154,7 +152,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
     def close(at: int) -> None:
         nonlocal cur
         if cur is not None:
-            cur.end = min(offsets[at], size)
+            cur.end = min(offsets[at], len(data))
             parts.append(cur)
             cur = None
 
@@ -166,9 +164,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             names = _git_line_names(line[11:])
             if names is not None:
                 cur.old, cur.new = _strip_pair(*names) or names
-            i = _git_headers(lines, i + 1, cur)
-            if i < n and not lines[i].startswith((b"@@ ", b"diff --git ")):
-                close(i)  # junk after a header-only section ends it
+            i = _git_headers(lines, i + 1, cur)  # junk after them ends it (the last branch)
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
@@ -179,11 +175,9 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
             i += 2
             continue
-        if line.startswith(b"@@ ") and cur is not None:
-            m = _HUNK.match(line)
-            if m is not None:
-                i = _hunk(lines, i, m, cur)
-                continue
+        if line.startswith(b"@@ ") and cur is not None and (m := _HUNK.match(line)) is not None:
+            i = _hunk(lines, i, m, cur)
+            continue
         close(i)
         i += 1
     close(n)
@@ -195,16 +189,11 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
     n = len(lines)
     while i < n:
         h = lines[i]
-        if h.startswith(b"diff --git ") or h.startswith(b"@@ "):
-            return i
         if h.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             old, new = _header_path(h[4:]), _header_path(lines[i + 1][4:])
             part.old = old[2:] if old and _PREFIX.match(old) else old
             part.new = new[2:] if new and _PREFIX.match(new) else new
-            if old is None:
-                part.status = "A"
-            if new is None:
-                part.status = "D"
+            part.status = "D" if new is None else "A" if old is None else part.status
             part.has_dashes = True
             return i + 2
         h = h.rstrip(b"\r")
@@ -228,16 +217,13 @@ def _git_headers(lines: list[bytes], i: int, part: FilePatch) -> int:
             part.binary = True
         elif h.startswith(b"GIT binary patch"):
             part.binary = True
-            i += 1
-            while i < n and not lines[i].startswith(b"diff --git "):
-                i += 1
-            return i
+            return next((k for k in range(i + 1, n) if lines[k].startswith(b"diff --git ")), n)
         elif h.startswith(b"index "):
             mode = h.rsplit(b" ", 1)
             if len(mode) == 2 and mode[1].isdigit() and part.new_mode is None:
                 part.old_mode = part.new_mode = mode[1]
         elif not h.startswith((b"similarity index ", b"dissimilarity index ")):
-            return i
+            return i  # a hunk, the next section or junk
         i += 1
     return i
 
@@ -296,7 +282,7 @@ def _provable(part: FilePatch) -> bool:
             and (h.old_len == 0 or h.new_len == 0 or h.old_marked or h.new_marked))
 
 
-def _rebuild(part: FilePatch, lines: list[bytes]) -> tuple[str | None, str | None]:
+def _rebuild(part: FilePatch) -> tuple[str | None, str | None]:
     """Old and new contents, where the hunks provably hold the whole file (else None):
     exactly ONE complete hunk from line 1 (0 for an empty side) in which one side provably
     ends, being empty or marked "\\ No newline at end of file"; a hunk covering one whole
@@ -368,8 +354,7 @@ class Reader:
         self.parts: list[FilePatch] | None = parts
 
     def section(self, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
-        """The fields of a file's section ``a`` (and ``b``, a type change's second): its
-        diff text, line counts (none for a binary file) and hunks."""
+        """The FileChange fields of section ``a`` (and ``b``, a type change's second)."""
         pair = (a,) if b is None else (a, b)
         binary = any(x.binary for x in pair)
         return {"diff": decode(self.data[a.start : pair[-1].end]), "binary": binary,
@@ -448,8 +433,6 @@ def _plain_names(parts: list[FilePatch]) -> None:
             p.status, p.old = "A", None
         elif p.new is None or (p.new_epoch and only is not None and only.new_len == 0):
             p.status, p.new = "D", None
-        else:
-            p.status = "M"
 
 
 def file_changes(
@@ -462,10 +445,10 @@ def file_changes(
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
     for a, b in merge_typechanges(parts):
-        old, new = _rebuild(a, lines)
+        old, new = _rebuild(a)
         status, old_path = a.status, None
         if b is not None:  # a type change: a's old side, b's new side
-            new, status, path = _rebuild(b, lines)[1], "M", a.old
+            new, status, path = _rebuild(b)[1], "M", a.old
         elif a.status == "D":
             path = a.old or a.new
         elif a.status == "R" or a.copy:
@@ -502,10 +485,8 @@ def _after_hunk_is_body(lines: list[bytes], i: int) -> bool:
     """Whether the line right after a finished hunk still reads as hunk body: not a file
     header, nor git format-patch's signature separator ``-- ``."""
     line = lines[i].rstrip(b"\r") if i < len(lines) else b""
-    if line[:1] not in (b" ", b"+", b"-") or line == b"-- ":
-        return False
-    return not (line.startswith(b"--- ") and i + 1 < len(lines)
-                and lines[i + 1].startswith(b"+++ "))
+    return line[:1] in (b" ", b"+", b"-") and line != b"-- " and not (
+        line.startswith(b"--- ") and i + 1 < len(lines) and lines[i + 1].startswith(b"+++ "))
 
 
 def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
@@ -526,19 +507,17 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         raise DiffError(first + 1, "not a unified or git diff: no file header "
                         "('diff --git' or '---'/'+++' lines) anywhere in the input")
     problems: list[tuple[int, str]] = []
-    headers: set[int] = set()
+    headers = {h.first - 1 for part in parts for h in part.hunks}  # the header lines' indexes
     real = len(lines) - 1 if lines and not lines[-1] else len(lines)  # lines that hold text
     for part in parts:
         for h in part.hunks:
-            headers.add(h.first - 1)  # the header's index: its line number is h.first
             old, new = h.short
             if old == new == 0 and not _after_hunk_is_body(lines, h.last):
                 continue
             hunk = f"hunk '{_shown(lines[h.first - 1])}' (line {h.first})"
-            if old == new == 0:
-                problems.append((h.last + 1, f"{hunk} holds more lines than its header counts"))
-            elif old < 0 or new < 0:
-                problems.append((h.last, f"{hunk} holds more lines than its header counts"))
+            if old == new == 0 or old < 0 or new < 0:  # reported at its first extra line
+                at = h.last + 1 if old == new == 0 else h.last
+                problems.append((at, f"{hunk} holds more lines than its header counts"))
             elif h.last >= real:
                 problems.append((real, f"the input ends inside {hunk}, {old} old and {new} new "
                                  "lines short: the diff is cut off"))
@@ -571,8 +550,7 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         problems.append((real, "the input ends mid-line (no newline after the last line): "
                          "the diff looks cut off; if it is whole, end it with a newline"))
     if problems:
-        where_at, why = min(problems, key=lambda p: p[0])
-        raise DiffError(where_at, why)
+        raise DiffError(*min(problems, key=lambda p: p[0]))
     return parts, lines
 
 

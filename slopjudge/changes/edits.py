@@ -39,9 +39,7 @@ def target_path(tool_name: str, tool_input: dict[str, Any], workspace: str) -> s
     if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return None
     path = tool_input.get(PATH_FIELDS[tool_name]) or tool_input.get("file_path")
-    if not isinstance(path, str) or not path:
-        return None
-    return absolute(workspace, path)
+    return absolute(workspace, path) if isinstance(path, str) and path else None
 
 
 def read_text(path: str) -> str | None:
@@ -62,8 +60,8 @@ def _str(tool_input: dict[str, Any], key: str, where: str = "") -> str:
 
 # --- matching an Edit as Claude Code does ----------------------------------------
 
-_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-_LEFT_S, _RIGHT_S, _LEFT_D, _RIGHT_D = "\u2018", "\u2019", "\u201c", "\u201d"
+_QUOTES = {'"': ("\u201c", "\u201d"), "'": ("\u2018", "\u2019")}  # opening, closing
+_CURLY = str.maketrans({curly: q for q, pair in _QUOTES.items() for curly in pair})
 _ESCAPE_OR_BACKSLASHES = r"(\\\\)|\\u([0-9a-fA-F]{4})"  # a string: compiled on first use
 # Abbreviated tags the model may write for the harness's own; spelled out when
 # only the spelled-out form is in the file.
@@ -160,20 +158,12 @@ def find_actual(text: str, old: str) -> tuple[str, Restyle] | None:
 
 def _curl(new: str, actual: str) -> str:
     """``new``'s straight quotes curled, of each kind ``actual`` has curly."""
-    double = _LEFT_D in actual or _RIGHT_D in actual
-    single = _LEFT_S in actual or _RIGHT_S in actual
-    if not (double or single):
+    curls = {q: pair for q, pair in _QUOTES.items() if pair[0] in actual or pair[1] in actual}
+    if not curls:
         return new
-    out: list[str] = []
-    for i, ch in enumerate(new):
-        opening = i == 0 or new[i - 1] in _OPENERS
-        if double and ch == '"':
-            out.append(_LEFT_D if opening else _RIGHT_D)
-        elif single and ch == "'":  # an apostrophe follows a letter: it curls right
-            out.append(_LEFT_S if opening else _RIGHT_S)
-        else:
-            out.append(ch)
-    return "".join(out)
+    # An apostrophe follows a letter: it curls right (closing).
+    return "".join(curls[ch][i > 0 and new[i - 1] not in _OPENERS] if ch in curls else ch
+                   for i, ch in enumerate(new))
 
 
 # What `\s` matches in a str pattern (the characters str.isspace admits), and the BOM.
@@ -189,9 +179,8 @@ def _strip_line_ends(text: str) -> str:
 
 
 def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
-    """An edit's strings as Claude Code applies them to ``text``: trailing spaces cut from
-    ``new_string`` lines (not in Markdown), abbreviated tags spelled out when only that
-    form is in the file, ``old`` as :func:`find_actual` finds it, ``new`` in its style."""
+    """An edit's strings as Claude Code applies them to ``text`` (see the module's
+    docstring), trailing whitespace cut from ``new_string`` lines outside Markdown."""
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
     if old not in text:
@@ -388,10 +377,8 @@ def _with_added(path: str, lines: list[str]) -> str:
         text = read_text(path) or ""
     except EditError:
         text = ""
-    if not lines:
-        return text
-    sep = "" if not text or text.endswith("\n") else "\n"
-    return text + sep + "\n".join(lines) + "\n"
+    sep = "\n" if lines and text and not text.endswith("\n") else ""
+    return text + sep + "".join(line + "\n" for line in lines)
 
 
 def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
@@ -426,11 +413,10 @@ def unapplied_changeset(
     from slopjudge.model import FileChange
 
     patch = patch_text(tool_name, tool_input)
-    path = target_path(tool_name, tool_input, workspace)
     items: list[tuple[str, str | None, str | None]] = []
     if patch is not None:
         items = _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
-    elif path is not None:
+    elif (path := target_path(tool_name, tool_input, workspace)) is not None:
         edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
         key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
         added = [line for edit in (edits if isinstance(edits, list) else [])

@@ -147,9 +147,7 @@ def resolve_path(path: str, workspace: str) -> str:
     and spelled as stored where the file system folds case: ``alias/x`` (``alias`` ->
     ``rules``), ``src/../rules/x`` and ``RULES/x`` are all ``rules/x``."""
     real = os.path.realpath(os.path.join(workspace, os.path.expanduser(path)))
-    if folds_case(os.path.realpath(workspace)):
-        real = true_case(real)
-    return real
+    return true_case(real) if folds_case(os.path.realpath(workspace)) else real
 
 
 def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
