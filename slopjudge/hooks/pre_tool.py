@@ -130,8 +130,7 @@ def _guarded(path: str, settings: Any, workspace: str) -> str | None:
     from slopjudge.hooks import backstop
 
     full = resolve_path(path, workspace)
-    root = os.path.realpath(workspace)
-    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    rel = os.path.relpath(full, os.path.realpath(workspace)).replace(os.sep, "/")
     if rel == ".." or rel.startswith("../"):
         return f"{full}, outside the workspace"
     files, trees = backstop.protected(settings)
@@ -195,6 +194,5 @@ def main(payload: dict[str, Any] | None, problem: Exception | None = None,
         return 2
     with common.fail_closed() as failure:
         return handle(payload, common.find_workspace(), agent)
-    # exit 2 blocks the tool in Claude Code
     common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
     return 2
