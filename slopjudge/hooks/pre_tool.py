@@ -184,12 +184,9 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
 def main(payload: dict[str, Any] | None, problem: Exception | None = None,
          agent: AgentHarness | None = None) -> int:
     """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
-    if payload is not None and problem is None:
-        why = common.pre_tool_problem(payload)
-        if why is not None:
-            problem = common.PayloadError(why)
-    if payload is None or problem is not None:
-        common.note(f"could not read the PreToolUse payload ({problem}), so the tool call "
+    why = problem or (common.pre_tool_problem(payload) if payload is not None else None)
+    if payload is None or why:
+        common.note(f"could not read the PreToolUse payload ({why}), so the tool call "
                     "is blocked; this is not a finding in the call")
         return 2
     with common.fail_closed() as failure:
