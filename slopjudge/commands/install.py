@@ -22,7 +22,7 @@ from slopjudge import cachesign
 from slopjudge.commands._shared import fail, require_git
 from slopjudge.errors import ChangesetError, SlopjudgeError
 from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
-from slopjudge.harnesses.base import hook_command, is_ours, timed
+from slopjudge.harnesses.base import dig, hook_command, is_ours, timed
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.loading.config import display_path, find_workspace, load_settings
 from slopjudge.resources import data_path
@@ -194,9 +194,7 @@ def _unmerge_sealed(data: dict[str, Any], ops: list[list[Any]]) -> None:
     """Undo ``ops`` in reverse; what the person changed since is left as it is."""
     for op in reversed(ops):
         *above, key = op[1]
-        parent: Any = data
-        for name in above:
-            parent = parent.get(name) if isinstance(parent, dict) else None
+        parent = dig(data, *above)
         if not isinstance(parent, dict) or key not in parent:
             continue
         if op[0] == "added" and isinstance(parent[key], list) and op[2] in parent[key]:
@@ -220,12 +218,12 @@ def _read_record(workspace: str) -> list[list[Any]]:
     return ops
 
 
-def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
-    """Claude Code's sandbox and deny rules for a sealed session (:mod:`slopjudge.hooks.sealed`)
-    merged after ``also`` (the hooks) in one write: a file either cannot take is untouched."""
+def seal(workspace: str, settings: Any,
+         also: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, Any]], None]:
+    """``also`` (the hooks), then Claude Code's sandbox and deny rules for a sealed session
+    (:mod:`slopjudge.hooks.sealed`): one change, so a file either cannot take is untouched."""
     from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
 
-    settings = load_settings(workspace)
     if cachesign.key() is None:  # made now, so the sandbox has a file to hide
         raise InstallError(f"slopjudge's key {cachesign.key_path()} cannot be read or made "
                            "safely, so nothing can be sealed")
@@ -237,7 +235,7 @@ def seal(workspace: str, also: Callable[[dict[str, Any]], object]) -> None:
         lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
         write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
 
-    _rewrite(os.path.join(workspace, *HARNESSES["claude"].settings_relpath), change)
+    return change
 
 
 def run(args: argparse.Namespace) -> int:
@@ -256,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
     workspace = os.path.abspath(args.workspace) if args.workspace else find_workspace(os.getcwd())
     # The timeout each hook's deadline follows (a longer one in the agent's settings alone
     # would let a call through between the two).
-    hooks = timed(target.hooks, load_settings(workspace).hook_timeout)
+    settings = load_settings(workspace)
+    hooks = timed(target.hooks, settings.hook_timeout)
     if args.print_only:
         print(json.dumps(merge({}, shown, hooks, target.name), indent=2))
         if command is None:
@@ -270,10 +269,7 @@ def run(args: argparse.Namespace) -> int:
     add_hooks = functools.partial(merge, command=shown, events=hooks, harness=args.harness)
     if command is None:  # the hooks call the wrapper, written first
         write_wrapper(workspace, args.harness)
-    if args.sealed:
-        seal(workspace, add_hooks)
-    else:
-        _rewrite(path, add_hooks)
+    _rewrite(path, seal(workspace, settings, add_hooks) if args.sealed else add_hooks)
     print(f"slopjudge: hooks installed in {os.path.relpath(path)} (command: {shown})")
     if args.sealed:
         from slopjudge.hooks import sealed  # about 10 ms: only --sealed needs it
@@ -282,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
               "shell command; without it Claude Code will not start. Commit "
               f"{'/'.join(SEAL_RECORD)} with the settings: `slopjudge uninstall claude` reads it")
         try:
-            print(sealed.report(load_settings(workspace), "claude"))
+            print(sealed.report(settings, "claude"))
         except (ValueError, OSError, ChangesetError) as exc:  # a settings file, git
             print(f"slopjudge: could not check what the settings in effect leave open: {exc}")
     if command is None:

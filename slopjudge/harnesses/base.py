@@ -155,12 +155,10 @@ def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:
     mine = data.get(harness) or {}
     if not isinstance(mine, dict):
         raise ValueError(f"SLOPJUDGE_MODEL_ALIASES[{harness!r}] must map size aliases to models")
-    out: dict[str, str] = {}
     for alias, model in mine.items():
         if alias not in SIZE_ALIASES:
             raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {alias!r} is not one of "
                              + ", ".join(SIZE_ALIASES))
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"SLOPJUDGE_MODEL_ALIASES: {harness}.{alias} must name a model")
-        out[alias] = model.strip()
-    return out
+    return {alias: model.strip() for alias, model in mine.items()}

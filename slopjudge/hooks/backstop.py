@@ -91,9 +91,7 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
     files, trees = protected(settings)
     found: dict[str, str] = {}
     for f in changeset.files:
-        for path in (f.path, f.old_path):
-            if not path:
-                continue
+        for path in filter(None, (f.path, f.old_path)):
             if is_protected(path, files, trees):
                 found.setdefault(path, f.status if path == f.path else "D")
             elif os.path.basename(path) == "pyproject.toml" and path == f.path and (
@@ -151,7 +149,7 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
 
     # The ignored files are listed while the changeset is read: two git reads at once.
     ignored = Background(ignored_files, settings)
-    baseline = None
+    baseline = tree = None
     with common.fail_closed() as failure:
         try:
             # Files the project does not author are not judged; protected ones always are.
@@ -160,20 +158,18 @@ def check_session(settings: Any, session_id: str | None) -> tuple[str | None, An
             # or HEAD): one the session writes hides nothing. slopjudge's state is its own.
             policy.own_ignores = [f"/{rel}/" for rel in _owned(settings, [settings.state_dir])]
             baseline = state.load_baseline(settings.state_dir, session_id)
-            if baseline is None:
-                policy.ignores_from = "HEAD"
+            tree = baseline["tree"] if baseline else None
+            policy.ignores_from = tree or "HEAD"
+            if tree is None:
                 cs = changeset.from_working_tree(settings.workspace, base="HEAD", policy=policy)
             else:
-                policy.ignores_from = baseline["tree"]
-                cs = changeset.from_tree_to_worktree(settings.workspace, baseline["tree"],
-                                                     policy)
+                cs = changeset.from_tree_to_worktree(settings.workspace, tree, policy)
         finally:
             ignored.wait()
     if failure:
         return ("slopjudge could not compare the protected files (rules, rubric, settings, "
                 f"hook config) with the session baseline: {failure.why}. "
                 "A person must look at this."), None, False
-    tree = baseline["tree"] if baseline else None
     changes = changed_files(cs, settings)
     with common.fail_closed() as failure:
         changes += git_internals(settings, baseline)
@@ -209,5 +205,4 @@ def ignored_files(settings: Any) -> list[tuple[str, str]]:
              if os.path.isdir(os.path.join(ws, t))]
     if not trees:
         return []
-    out = changeset.ignored_paths(ws, trees)
-    return [(path, "ignored") for path in out]
+    return [(path, "ignored") for path in changeset.ignored_paths(ws, trees)]

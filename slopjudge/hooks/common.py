@@ -167,13 +167,11 @@ def emit(obj: dict[str, Any]) -> None:
 
 def rel(path: str | None, workspace: str) -> str:
     """``path`` from the workspace root when it is inside, else as given."""
-    if not path:
-        return ""
-    if os.path.isabs(path):
+    if path and os.path.isabs(path):
         r = os.path.relpath(path, workspace)
         if not r.startswith(".."):
             return r
-    return path
+    return path or ""
 
 
 def bound(text: str, limit: int, where: str) -> str:

@@ -130,8 +130,7 @@ def _guarded(path: str, settings: Any, workspace: str) -> str | None:
     from slopjudge.hooks import backstop
 
     full = resolve_path(path, workspace)
-    root = os.path.realpath(workspace)
-    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    rel = os.path.relpath(full, os.path.realpath(workspace)).replace(os.sep, "/")
     if rel == ".." or rel.startswith("../"):
         return f"{full}, outside the workspace"
     files, trees = backstop.protected(settings)
@@ -185,16 +184,12 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
 def main(payload: dict[str, Any] | None, problem: Exception | None = None,
          agent: AgentHarness | None = None) -> int:
     """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
-    if payload is not None and problem is None:
-        why = common.pre_tool_problem(payload)
-        if why is not None:
-            problem = common.PayloadError(why)
-    if payload is None or problem is not None:
-        common.note(f"could not read the PreToolUse payload ({problem}), so the tool call "
+    why = problem or (common.pre_tool_problem(payload) if payload is not None else None)
+    if payload is None or why:
+        common.note(f"could not read the PreToolUse payload ({why}), so the tool call "
                     "is blocked; this is not a finding in the call")
         return 2
     with common.fail_closed() as failure:
         return handle(payload, common.find_workspace(), agent)
-    # exit 2 blocks the tool in Claude Code
     common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
     return 2
