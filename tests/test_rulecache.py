@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -222,7 +223,20 @@ def test_the_code_that_decides_a_load_is_watched_where_it_lives() -> None:
 
     for name in rulecache._CODE:
         assert os.path.isfile(os.path.join(PACKAGE_DIR, name)), name
-    assert "loading/loader.py" in rulecache._CODE
+    # Every module the loader imports at import time: an edit of any of them may change
+    # what a rule file loads as.
+    todo, closure = ["loading/loader.py"], set()
+    while todo:
+        name = todo.pop()
+        closure.add(name)
+        tree = ast.parse(Path(PACKAGE_DIR, name).read_text())
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slopjudge."):
+                mod = node.module.removeprefix("slopjudge.").replace(".", "/")
+                mod = f"{mod}.py" if os.path.isfile(Path(PACKAGE_DIR, f"{mod}.py")) \
+                    else f"{mod}/__init__.py"
+                todo.extend([mod] if mod not in closure else [])
+    assert closure - {n for n in rulecache._CODE} == set()
 
 
 def test_another_path_reloads_only_rules_that_name_a_command_on_it(
@@ -242,3 +256,23 @@ def test_another_path_reloads_only_rules_that_name_a_command_on_it(
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     load(ws)
     assert len(loads) == 3  # `env` may be another program now
+
+
+@pytest.mark.parametrize(
+    "line", ["subjects: {cmd}", "require:\n  - skill: review\n    when: {cmd}"])
+def test_another_path_reloads_a_rule_whose_subjects_or_when_is_on_it(
+    ws: Path, loads: list[str], monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    bin_dir = ws / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "group-it").write_text("#!/bin/sh\necho []\n")
+    (bin_dir / "group-it").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    (ws / "rules" / "b.yaml").write_text(
+        "description: b\n" + line.format(cmd="group-it") + "\nchecks:\n  - script: ./ok.sh\n")
+    age(ws)
+    assert "b" in [r.id for r in load(ws).rules]
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])
+    result = load(ws)
+    assert "b" not in [r.id for r in result.rules]
+    assert any("group-it" in e.message for e in result.errors), result.errors

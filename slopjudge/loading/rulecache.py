@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 3
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
-_CODE = ("loading/loader.py", "loading/toolrules.py", "model.py",
-         "loading/templates.py", "loading/config.py", "procs.py")
+# Every module the loader imports (its module-level closure; a test holds this to it).
+_CODE = ("loading/loader.py", "loading/toolrules.py", "loading/templates.py",
+         "loading/config.py", "loading/matchexpr.py", "loading/schemas.py", "model.py",
+         "payload.py", "procs.py", "errors.py", "fsutil.py", "resources.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 
@@ -115,10 +117,11 @@ def _read(path: str, key: dict[str, Any]) -> LoadResult | None:
 
 
 def _uses_path(result: LoadResult) -> bool:
-    """Whether a rule's script or prepare is a command found on PATH (or looked for there
-    in vain): only then does the result depend on PATH."""
-    bare = any(name and "/" not in name for r in result.rules for c in r.checks
-               for name in (c.script, c.prepare))
+    """Whether a rule's script, prepare, subjects or ``when`` is a command found on PATH (or
+    looked for there in vain): only then does the result depend on PATH."""
+    bare = any(name and "/" not in name for r in result.rules
+               for name in (r.subjects, *(q.get("when") for q in r.require),
+                            *(n for c in r.checks for n in (c.script, c.prepare))))
     return bare or any("a command on PATH" in e.message for e in result.errors)
 
 
