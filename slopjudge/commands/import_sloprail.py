@@ -80,8 +80,7 @@ class Converted:
 
 
 def _read_yaml(path: str) -> tuple[Any, int, str | None]:
-    """A sloprail YAML file, read as a rule file is (every value keeps its line); or the
-    line and words of why not."""
+    """A sloprail YAML file read as a rule file is, or the line and words of why not."""
     try:
         return parse_yaml(Path(path).read_text(encoding="utf-8")), 1, None
     except YamlProblem as exc:
@@ -90,8 +89,7 @@ def _read_yaml(path: str) -> tuple[Any, int, str | None]:
         return None, 1, str(exc)
 
 
-# The event fields slopjudge gives a match: the payload's event and the tool's name
-# (payload.event_matches).
+# The event fields slopjudge gives a match (payload.event_matches).
 _EVENT_FIELDS = frozenset({*load_schema(SCHEMA)["$defs"]["event"]["properties"], "tool"})
 
 
@@ -149,8 +147,7 @@ def _check_id(value: str, used: set[str]) -> str:
     return cid
 
 
-# A script line that would not work under slopjudge, and why ({0}: the program it
-# calls); the first that matches is noted.
+# A script line that would not work under slopjudge, and why; the first match is noted.
 _SCRIPT_PROBLEMS = (
     (re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)"),
      "calls sloprail's own `{0}` (`{line}`), which slopjudge does not provide"),
@@ -339,8 +336,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     return on, lines, subjects is None
 
 
-# Each gate event as a test on the event slopjudge gives a match, the `on` it needs, its
-# tools (None: every tool), and what it means here that it did not under sloprail.
+# Each gate event: its test in a match, its `on`, its tools (None: every tool), and a note.
 _GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
     "PreFileCreate": ('event.kind == "PreFileCreate"', ["pre-tool"], CHANGE_TOOLS, ""),
     "PreFileUpdate": ('event.kind == "PreFileUpdate"', ["pre-tool"], CHANGE_TOOLS, ""),

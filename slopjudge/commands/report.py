@@ -30,8 +30,7 @@ def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # Common flags work before or after the subcommand: the subparsers' copies
-    # default to SUPPRESS so they never overwrite what was given before.
+    # Common flags go before or after the subcommand: SUPPRESS keeps one given before.
     _add_common(parser, None)
     sub = parser.add_subparsers(dest="report_command", metavar="{" + ",".join(_SUBCOMMANDS) + "}")
     subs = {name: sub.add_parser(name, help=text) for name, (text, _) in _SUBCOMMANDS.items()}
