@@ -134,8 +134,7 @@ def _glob(pattern: str) -> list[str] | None:
 
 
 def _rule_id(name: str) -> str:
-    rid = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
-    return rid if rid and rid[0].isalnum() else f"r-{rid}".strip("-")
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "r"
 
 
 def _check_id(value: str, used: set[str]) -> str:
@@ -330,9 +329,9 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
         lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
     lines += _convert_require(o)
     subjects = data.get("subjects")
-    if subjects is not None:
-        if (name := o.script(subjects, o.at(data, "subjects"), "subjects")) is not None:
-            lines.append(f"subjects: {_yaml(name)}")
+    name = None if subjects is None else o.script(subjects, o.at(data, "subjects"), "subjects")
+    if name is not None:
+        lines.append(f"subjects: {_yaml(name)}")
     return on, lines, subjects is None
 
 
@@ -374,11 +373,9 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         specs.append(_GATE_EVENTS[event])
         test, _, _, note = specs[-1]
         match = str(trig.get("match") or "").strip()
-        if match:
-            if problem := _expr_problem(match, gate=True):
-                o.fail(o.at(trig, "match"), problem)
-            test = f"{test} and ({match})"
-        parts.append(test)
+        if match and (problem := _expr_problem(match, gate=True)):
+            o.fail(o.at(trig, "match"), problem)
+        parts.append(f"{test} and ({match})" if match else test)
         if note:
             o.note(where, note)
     on = list(dict.fromkeys(x for _, its_on, *_ in specs for x in its_on))
