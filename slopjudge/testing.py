@@ -79,7 +79,7 @@ def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
     if isinstance(data, (dict, list)):
         # A list's keys are its indexes: plain.
         for key, value in data.items() if isinstance(data, dict) else enumerate(data):
-            if isinstance(key, (dict, list)) or _tagged(key, path) is not None:
+            if _tagged(key, path) is not None:
                 return [*path, key]
             if (found := _tagged(value, [*path, key])) is not None:
                 return found
@@ -245,13 +245,10 @@ SETUP_TIMEOUT_S = 120.0
 
 def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
     """(rule, case, folder) for every ``tests/<case>/case.yaml`` inside a rule's own folder."""
-    found = []
-    for rule in rules:
-        if os.path.basename(rule.path) == "rule.yaml":
-            pattern = os.path.join(glob.escape(rule.dir), "tests", "*", "case.yaml")
-            found += [(rule, os.path.basename(os.path.dirname(p)), os.path.dirname(p))
-                      for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
-    return found
+    return [(rule, os.path.basename(os.path.dirname(p)), os.path.dirname(p))
+            for rule in rules if os.path.basename(rule.path) == "rule.yaml"
+            for p in sorted(glob.glob(os.path.join(glob.escape(rule.dir), "tests", "*",
+                                                   "case.yaml"))) if os.path.isfile(p)]
 
 
 def _read_sloprail_case(rule: Rule, folder: str
