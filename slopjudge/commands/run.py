@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from contextlib import closing
 
 from slopjudge import report
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
@@ -108,11 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rules:
         return fail("--rules and --rules-from do not go together: the rules come from the "
                     "commit --rules-from names")
-    rf = open_rules(find_workspace(os.getcwd()), args.rules_from)
-    try:
+    with closing(open_rules(find_workspace(os.getcwd()), args.rules_from)) as rf:
         return _run(args, writes, shard, rf)
-    finally:
-        rf.close()
 
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
