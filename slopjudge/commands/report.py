@@ -92,10 +92,8 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     if output is None:
         state = settings_of(args).state_dir
         output = os.path.relpath(os.path.join(state, "report.html"))
+        ensure_state_ignored(state)  # creates the folder; never raises
     try:
-        if args.output is None:
-            os.makedirs(state, exist_ok=True)
-            ensure_state_ignored(state)
         write_atomic(output, page)
     except OSError as exc:
         return fail(f"{output}: cannot write the report: {exc.strerror or exc}")
