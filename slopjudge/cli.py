@@ -31,13 +31,12 @@ COMMANDS: dict[str, str] = {
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
     "cite": "cite the words or tool output a change relies on (for rules that require it)",
 }
-# Commands whose module is not named after them (`import` is a Python keyword).
-MODULES: dict[str, str] = {"import": "import_sloprail"}
 HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
 def _command_module(name: str) -> Any:
-    full = f"slopjudge.commands.{MODULES.get(name, name)}"
+    # `import` is a Python keyword: its module is named after what it imports.
+    full = f"slopjudge.commands.{'import_sloprail' if name == 'import' else name}"
     __import__(full)  # import_module's import, without importlib (and the warnings it loads)
     return sys.modules[full]
 
