@@ -158,8 +158,7 @@ def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: 
         color = args.format == "text" and sys.stdout.isatty()
         text = report.render(run_report, args.format, color=color)
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-    files = [(args.format, args.output)] if args.output else []
-    for fmt, path in files + writes:
+    for fmt, path in ([(args.format, args.output)] if args.output else []) + writes:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
 
