@@ -73,7 +73,7 @@ def _load_case(folder: str) -> tuple[Any, str, str | None]:
 
 
 def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
-    """The path to the first value (or key) of ``data`` that is a YAML tag or a date, or None."""
+    """The path to the first value or key of ``data`` that is not plain JSON (a tag, a date)."""
     if getattr(getattr(data, "tag", None), "value", None):
         return path
     if isinstance(data, (dict, list)):
@@ -83,8 +83,7 @@ def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
                 return [*path, key]
             if (found := _tagged(value, [*path, key])) is not None:
                 return found
-        return None
-    return None if isinstance(data, (str, int, float, bool, type(None))) else path
+    return None if isinstance(data, (dict, list, str, int, float, type(None))) else path
 
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
