@@ -31,13 +31,12 @@ COMMANDS: dict[str, str] = {
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
     "cite": "cite the words or tool output a change relies on (for rules that require it)",
 }
-# Commands whose module is not named after them (`import` is a Python keyword).
-MODULES: dict[str, str] = {"import": "import_sloprail"}
 HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
 def _command_module(name: str) -> Any:
-    full = f"slopjudge.commands.{MODULES.get(name, name)}"
+    # `import` is a Python keyword: its module is named after what it imports.
+    full = f"slopjudge.commands.{'import_sloprail' if name == 'import' else name}"
     __import__(full)  # import_module's import, without importlib (and the warnings it loads)
     return sys.modules[full]
 
@@ -49,8 +48,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                                      description="Keep AI slop out of a repository.")
     parser.add_argument("--version", action="version", version=f"slopjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    # A named command parses with its own parser only; the others' would only be listed
-    # in the top-level help, which it never prints.
+    # A named command builds its own parser only: the others' would only be listed in help.
     for name in [command] if command else COMMANDS:
         p = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
         if command:
@@ -106,8 +104,7 @@ def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> 
         return code
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     if command == "run" and argv is None:
-        # A CI run pauses the cycle collector for its checks anyway and ends with
-        # os._exit: its passes over the imports before them free next to nothing.
+        # A run ends with os._exit: collecting the imports' cycles would free next to nothing.
         import gc
 
         gc.disable()
@@ -115,9 +112,7 @@ def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> 
     _terminate_like_ctrl_c()
     code = _run_command(_command_module(args.command), args)
     if argv is None and args.command == "run":
-        # As a hook: the report is out and its files closed, its checks reaped; the
-        # teardown (a full collection of the run's payloads, every module's cleanup)
-        # would only make a CI run slower.
+        # The report is out, its checks reaped: the teardown would only make a CI run slower.
         _exit_now(code)
     return code
 

@@ -49,17 +49,13 @@ class CaseResult:
 
 def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
     """(rule id, case name, case folder) of each ``<rule>/<case>/case.yaml`` in ``cases_dir``."""
-    found = []
-    for path in glob.glob(os.path.join(glob.escape(cases_dir), "*", "*", "case.yaml")):
-        if os.path.isfile(path):
-            rule_id, case = os.path.normpath(path).split(os.sep)[-3:-1]
-            found.append((rule_id, case, os.path.dirname(path)))
-    return sorted(found)
+    paths = glob.glob(os.path.join(glob.escape(cases_dir), "*", "*", "case.yaml"))
+    return sorted((Path(p).parent.parent.name, Path(p).parent.name, os.path.dirname(p))
+                  for p in paths if os.path.isfile(p))
 
 
 def _load_case(folder: str) -> tuple[Any, str, str | None]:
-    """``case.yaml`` in ``folder`` read as a rule file is, its path as shown, and why it
-    could not be read (``path:line:col: message``)."""
+    """``case.yaml`` in ``folder``, its path as shown, and why it could not be read."""
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
     try:
         data = parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8"))
@@ -77,22 +73,17 @@ def _load_case(folder: str) -> tuple[Any, str, str | None]:
 
 
 def _tagged(data: Any, path: list[Any]) -> list[Any] | None:
-    """The path to the first value (or key) of ``data`` that is no plain JSON value: a
-    YAML tag, a date; None when all are plain."""
+    """The path to the first value or key of ``data`` that is not plain JSON (a tag, a date)."""
     if getattr(getattr(data, "tag", None), "value", None):
         return path
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(key, (dict, list)) or _tagged(key, path) is not None:
+    if isinstance(data, (dict, list)):
+        # A list's keys are its indexes: plain.
+        for key, value in data.items() if isinstance(data, dict) else enumerate(data):
+            if _tagged(key, path) is not None:
                 return [*path, key]
-            found = _tagged(value, [*path, key])
-            if found is not None:
+            if (found := _tagged(value, [*path, key])) is not None:
                 return found
-        return None
-    if isinstance(data, list):
-        return next((found for i, item in enumerate(data)
-                     if (found := _tagged(item, [*path, i])) is not None), None)
-    return None if isinstance(data, (str, int, float, bool, type(None))) else path
+    return None if isinstance(data, (dict, list, str, int, float, type(None))) else path
 
 
 def read_case(folder: str) -> tuple[dict[str, Any] | None, list[str]]:
@@ -117,8 +108,7 @@ def _position(data: Any, path: list[Any], *, at_key: bool = False) -> tuple[int,
     if not path:
         return 1, 1
     parent = functools.reduce(operator.getitem, path[:-1], data)
-    # A wrong value is shown at the value; a key pointing at a nested mapping or list at
-    # the key, where a reader looks.
+    # A key holding a nested mapping or list is shown at the key, where a reader looks.
     return _pos(parent, path[-1], of_key=at_key or isinstance(parent[path[-1]], (dict, list)))
 
 
@@ -254,13 +244,10 @@ SETUP_TIMEOUT_S = 120.0
 
 def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
     """(rule, case, folder) for every ``tests/<case>/case.yaml`` inside a rule's own folder."""
-    found = []
-    for rule in rules:
-        if os.path.basename(rule.path) == "rule.yaml":
-            pattern = os.path.join(glob.escape(rule.dir), "tests", "*", "case.yaml")
-            found += [(rule, os.path.basename(os.path.dirname(p)), os.path.dirname(p))
-                      for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
-    return found
+    return [(rule, os.path.basename(os.path.dirname(p)), os.path.dirname(p))
+            for rule in rules if os.path.basename(rule.path) == "rule.yaml"
+            for p in sorted(glob.glob(os.path.join(glob.escape(rule.dir), "tests", "*",
+                                                   "case.yaml"))) if os.path.isfile(p)]
 
 
 def _read_sloprail_case(rule: Rule, folder: str

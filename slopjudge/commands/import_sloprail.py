@@ -80,8 +80,7 @@ class Converted:
 
 
 def _read_yaml(path: str) -> tuple[Any, int, str | None]:
-    """A sloprail YAML file, read as a rule file is (every value keeps its line); or the
-    line and words of why not."""
+    """A sloprail YAML file read as a rule file is, or the line and words of why not."""
     try:
         return parse_yaml(Path(path).read_text(encoding="utf-8")), 1, None
     except YamlProblem as exc:
@@ -90,8 +89,7 @@ def _read_yaml(path: str) -> tuple[Any, int, str | None]:
         return None, 1, str(exc)
 
 
-# The event fields slopjudge gives a match: the payload's event and the tool's name
-# (payload.event_matches).
+# The event fields slopjudge gives a match (payload.event_matches).
 _EVENT_FIELDS = frozenset({*load_schema(SCHEMA)["$defs"]["event"]["properties"], "tool"})
 
 
@@ -136,8 +134,7 @@ def _glob(pattern: str) -> list[str] | None:
 
 
 def _rule_id(name: str) -> str:
-    rid = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
-    return rid if rid and rid[0].isalnum() else f"r-{rid}".strip("-")
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "r"
 
 
 def _check_id(value: str, used: set[str]) -> str:
@@ -149,8 +146,7 @@ def _check_id(value: str, used: set[str]) -> str:
     return cid
 
 
-# A script line that would not work under slopjudge, and why ({0}: the program it
-# calls); the first that matches is noted.
+# A script line that would not work under slopjudge, and why; the first match is noted.
 _SCRIPT_PROBLEMS = (
     (re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)"),
      "calls sloprail's own `{0}` (`{line}`), which slopjudge does not provide"),
@@ -333,14 +329,13 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
         lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
     lines += _convert_require(o)
     subjects = data.get("subjects")
-    if subjects is not None:
-        if (name := o.script(subjects, o.at(data, "subjects"), "subjects")) is not None:
-            lines.append(f"subjects: {_yaml(name)}")
+    name = None if subjects is None else o.script(subjects, o.at(data, "subjects"), "subjects")
+    if name is not None:
+        lines.append(f"subjects: {_yaml(name)}")
     return on, lines, subjects is None
 
 
-# Each gate event as a test on the event slopjudge gives a match, the `on` it needs, its
-# tools (None: every tool), and what it means here that it did not under sloprail.
+# Each gate event: its test in a match, its `on`, its tools (None: every tool), and a note.
 _GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
     "PreFileCreate": ('event.kind == "PreFileCreate"', ["pre-tool"], CHANGE_TOOLS, ""),
     "PreFileUpdate": ('event.kind == "PreFileUpdate"', ["pre-tool"], CHANGE_TOOLS, ""),
@@ -378,11 +373,9 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         specs.append(_GATE_EVENTS[event])
         test, _, _, note = specs[-1]
         match = str(trig.get("match") or "").strip()
-        if match:
-            if problem := _expr_problem(match, gate=True):
-                o.fail(o.at(trig, "match"), problem)
-            test = f"{test} and ({match})"
-        parts.append(test)
+        if match and (problem := _expr_problem(match, gate=True)):
+            o.fail(o.at(trig, "match"), problem)
+        parts.append(f"{test} and ({match})" if match else test)
         if note:
             o.note(where, note)
     on = list(dict.fromkeys(x for _, its_on, *_ in specs for x in its_on))

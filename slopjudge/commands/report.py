@@ -30,8 +30,7 @@ def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # Common flags work before or after the subcommand: the subparsers' copies
-    # default to SUPPRESS so they never overwrite what was given before.
+    # Common flags go before or after the subcommand: SUPPRESS keeps one given before.
     _add_common(parser, None)
     sub = parser.add_subparsers(dest="report_command", metavar="{" + ",".join(_SUBCOMMANDS) + "}")
     subs = {name: sub.add_parser(name, help=text) for name, (text, _) in _SUBCOMMANDS.items()}
@@ -93,10 +92,8 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     if output is None:
         state = settings_of(args).state_dir
         output = os.path.relpath(os.path.join(state, "report.html"))
+        ensure_state_ignored(state)  # creates the folder; never raises
     try:
-        if args.output is None:
-            os.makedirs(state, exist_ok=True)
-            ensure_state_ignored(state)
         write_atomic(output, page)
     except OSError as exc:
         return fail(f"{output}: cannot write the report: {exc.strerror or exc}")

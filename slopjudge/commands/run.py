@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from contextlib import closing
 
 from slopjudge import report
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
@@ -108,11 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rules:
         return fail("--rules and --rules-from do not go together: the rules come from the "
                     "commit --rules-from names")
-    rf = open_rules(find_workspace(os.getcwd()), args.rules_from)
-    try:
+    with closing(open_rules(find_workspace(os.getcwd()), args.rules_from)) as rf:
         return _run(args, writes, shard, rf)
-    finally:
-        rf.close()
 
 
 def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
@@ -130,9 +128,8 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
 
     options = options_from_settings(
         settings, dry_run=args.dry_run, no_cache=args.no_cache, shard=shard,
+        jobs=args.jobs or settings.jobs, runner=args.runner or settings.runner,
         prompts_dir=os.path.abspath(args.prompts_dir) if args.prompts_dir else None)
-    options.jobs = args.jobs or options.jobs
-    options.runner = args.runner or options.runner
     progress = None
     if args.format == "text" and not args.output and sys.stderr.isatty():
         progress = Progress(sys.stderr, tick=0.5)
@@ -142,8 +139,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
                          on_result=on_result, on_start=progress.begin if progress else None)
     if progress:
         progress.finish()
-    # With --rules-from, a change to what decides the judging needs a person; the first
-    # shard reports it, so N shards report it once.
+    # A change to what decides the judging needs a person; only the first shard reports it.
     if rf is not None and (shard is None or shard[0] == 1):
         person = rule_changes(changeset, rf)
         if person is not None:
@@ -162,24 +158,18 @@ def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: 
         color = args.format == "text" and sys.stdout.isatty()
         text = report.render(run_report, args.format, color=color)
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-    files = [(args.format, args.output)] if args.output else []
-    for fmt, path in files + writes:
+    for fmt, path in ([(args.format, args.output)] if args.output else []) + writes:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(report.render(run_report, fmt))
 
 
 def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None
                   ) -> tuple[Settings, list[Rule], list[LoadError], Event]:
-    """The settings, the rules ``args`` ask for and their load errors, and the event;
-    :class:`UsageError` when they name no rules folder or an unknown rule."""
-    if rf is not None:
-        settings, loaded = rf.settings, load(rf)
-        if not os.path.isdir(settings.rules_dir):
-            raise UsageError(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}")
-    else:
-        settings, loaded = settings_and_rules(args, settings)
+    """The settings, rules, load errors and event ``args`` ask for, else a UsageError."""
+    settings, loaded = (rf.settings, load(rf)) if rf else settings_and_rules(args, settings)
     if not os.path.isdir(settings.rules_dir):
-        raise UsageError(f"no rules folder at {settings.rules_dir}")
+        raise UsageError(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}" if rf
+                         else f"no rules folder at {settings.rules_dir}")
     # A preview rule named with --rule runs: asking for it by name enables it.
     rules = loaded.rules + [r for r in loaded.preview_off if r.id in args.rule]
     load_errors = loaded.errors
