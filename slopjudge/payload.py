@@ -132,8 +132,7 @@ def build_payload(
         event_data = file_event(event_data, file_payloads[0], cited)
     payload = {
         "event": event_data,
-        "rule": {"id": rule.id if rule else None, "dir": rule.dir if rule else None,
-                 "description": rule.description if rule else None},
+        "rule": {k: getattr(rule, k, None) for k in ("id", "dir", "description")},
         "check": {"id": check_id},
         "workspace": workspace,
         "changeset": {
@@ -150,8 +149,7 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
-    keep = os.environ.get(CHECK_ENV)
-    if keep:
+    if keep := os.environ.get(CHECK_ENV):
         keep_for_check(payload, keep)
     return payload
 

@@ -50,14 +50,13 @@ def _failure(proc: ProcResult, timeout: float) -> str:
         return f"script could not start: {proc.start_error}"
     if proc.timed_out:
         return f"timed out after {timeout:g} s"
-    sig = proc.signal
-    if sig is not None:
+    if proc.signal is not None:
         import signal
 
         try:
-            name = signal.Signals(sig).name
+            name = signal.Signals(proc.signal).name
         except ValueError:
-            name = f"signal {sig}"
+            name = f"signal {proc.signal}"
         return f"script was killed by {name}"
     return f"script exited with status {proc.returncode} and gave no reason"
 
