@@ -184,18 +184,15 @@ class _Planner:
 
 def _groups(extras: list[int], overhead: int, budget: int) -> list[list[int]]:
     """Indexes in order, as few to a group as ``overhead`` plus their extras fit."""
-    groups: list[list[int]] = []
-    current: list[int] = []
+    groups: list[list[int]] = [[]]
     size = overhead
     for i, extra in enumerate(extras):
-        if current and size + extra > budget:
-            groups.append(current)
-            current, size = [], overhead
-        current.append(i)
+        if groups[-1] and size + extra > budget:
+            groups.append([])
+            size = overhead
+        groups[-1].append(i)
         size += extra
-    if current:
-        groups.append(current)
-    return groups
+    return groups if groups[-1] else []
 
 
 def part_note(unit: dict[str, Any], each_file: bool) -> str:
