@@ -6,9 +6,6 @@ Field names follow sloprail's so templates port unchanged. Every key is present 
 when unknown) so templates run with strict undefined, except in the per-file view of
 ``event`` (:func:`file_event`), where, as in sloprail, ``oldContent``/``newContent`` are
 absent where the file has none (``is defined`` tells a delete from an emptied file).
-
-With a folder in ``SLOPJUDGE_CHECK_PAYLOADS``, every payload built is kept there for the
-test suite to validate (tests/payloadcheck.py).
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA = "payload.schema.json"
-CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
+CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"  # a folder keeping every payload for tests/payloadcheck.py
 
 # sloprail's marker reader: a whole line ``<leader> sr:<kind> <fqn>`` with
 # ``//``, ``#`` or ``--`` as the leader. Whitespace is RE2's ``\s`` exactly

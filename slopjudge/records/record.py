@@ -109,8 +109,7 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
     full disk) is the caller's to weigh."""
     if not records:
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         _lock(fd)  # released by close, or by the kernel if this process dies
@@ -217,9 +216,8 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
                 save_prompt(events_file, result.prompt_sha256, result.prompt)
             except OSError as exc:
                 unkept = exc
-        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-        rec["run"] = run
-        records.append(rec)
+        records.append(event_record(result, event_kind=event.kind,
+                                    session_id=event.session_id) | {"run": run})
     try:
         append_events(events_file, records)
     except OSError as exc:
