@@ -235,9 +235,8 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
         return dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
     changeset, files = payload["changeset"], payload["changeset"]["files"]
     import re
-    import secrets
 
-    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    token = os.urandom(16).hex()  # cannot occur in the payload's own text
 
     def encoded(key: Any, value: Any) -> bytes:
         # Keyed by identity; the value kept with its text, so no id in the key is reused.
@@ -264,9 +263,8 @@ def dumps_readable(payload: dict[str, Any]) -> str:
     pure-Python encoder, a large diff's hunks cost seconds."""
     import json
     import re
-    import secrets
 
-    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    token = os.urandom(16).hex()  # cannot occur in the payload's own text
     compact: list[str] = []
     files = []
     for f in payload["changeset"]["files"]:
@@ -291,15 +289,13 @@ def event_payload(event: Event, workspace: str) -> dict[str, Any]:
     sloprail's ``raw`` and ``invocations`` (null for other events), so scripts need not
     parse shell, and ``citations``: what the command cites (``slopjudge cite ... &&``)."""
     data = event.to_payload()
-    data["argv"] = data["raw"] = data["invocations"] = None
-    data["citations"] = []
+    data.update(argv=None, raw=None, invocations=None, citations=[])
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):
         from slopjudge.changes.shell import argv_list
 
-        data["argv"] = argv_list(command)
-        data["raw"] = command
-        data["invocations"] = invocations(command, workspace)
+        data.update(argv=argv_list(command), raw=command,
+                    invocations=invocations(command, workspace))
         if "slopjudge" in command:
             from slopjudge.changes.citations import for_command, resolved
 

@@ -192,8 +192,7 @@ def recording(events_file: str | None, event: Event,
 
 def record_all(events_file: str | None, event: Event, results: list[CheckResult]) -> None:
     """A run's results in one append (one open and lock of the file): a PreToolUse hook,
-    whose checks take milliseconds, records them as it answers. A failing disk is said
-    on stderr."""
+    whose checks take milliseconds, records them as it answers."""
     _record(events_file, event, results, f"{os.getpid()}-{time.time_ns()}",
             (_thread.allocate_lock(), _thread.allocate_lock()))
 
