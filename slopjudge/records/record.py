@@ -115,8 +115,7 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
         _lock(fd)  # released by close, or by the kernel if this process dies
         _cut_torn_tail(fd)
         for record in records:
-            # One write per line, newline last: O_APPEND makes it land at the end, whole
-            # (a short write, on a full disk, goes on where it stopped, or raises).
+            # One write a line (see above); a short write (full disk) goes on where it stopped.
             view = memoryview(_line(record))
             while view:
                 view = view[os.write(fd, view):]
