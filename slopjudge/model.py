@@ -53,8 +53,7 @@ field: Any = Field
 
 def fields(cls_or_obj: Any) -> tuple[Field, ...]:
     """A record's fields, in ``__init__`` order."""
-    found: tuple[Field, ...] = cls_or_obj.__record_fields__
-    return found
+    return tuple(cls_or_obj.__record_fields__)  # the same tuple, typed
 
 
 def _make_init(cls: type, flds: list[Field]) -> Any:
