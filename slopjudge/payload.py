@@ -87,12 +87,9 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
 def file_payload(f: FileChange) -> dict[str, Any]:
     """One changed file as the payload carries it; its hunks parsed on first use."""
     if f.hunks is None:
-        if f.hunk_source is not None:
-            f.hunks = f.hunk_source()
-        else:
-            from slopjudge.changes.diffparse import hunks_of
+        from slopjudge.changes.diffparse import hunks_of  # loaded already, with a hunk_source
 
-            f.hunks = hunks_of(f.diff)
+        f.hunks = f.hunk_source() if f.hunk_source is not None else hunks_of(f.diff)
     f.hunk_source = None  # the parse it holds is freed once read
     return {**_named(f), "diff": f.diff, "binary": f.binary, "hunks": f.hunks}
 
