@@ -108,7 +108,6 @@ class _Planner:
         def make(group: list[int]) -> Part:
             hk = {"first": group[0] + 1, "last": group[-1] + 1, "of": of}
             diff = header + "".join(hunks[i] for i in group)
-            # The part's parsed hunks are those of its diff text.
             mine = [parsed[i] for i in group] if len(parsed) == of else parsed
             return self.part(path, [dict(slim, diff=diff, hunks=mine)], hk)
 
@@ -237,17 +236,14 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
     shares = planner.shares(files, whole.tokens, overhead)
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
-        if overhead + shares[i] <= planner.budget:
-            run.append(i)
-            continue
-        alone = planner.part(str(f.get("path")), [f])
-        if alone.tokens <= planner.budget:
-            run.append(i)
+        if overhead + shares[i] > planner.budget:  # measured alone; too big, split by hunks
+            alone = planner.part(str(f.get("path")), [f])
+            if alone.tokens > planner.budget:
+                parts += planner.packed(files, run, shares, overhead) + planner.one_file(f, alone)
+                run = []
+                continue
             shares[i] = max(1, alone.tokens - overhead)
-            continue
-        parts += planner.packed(files, run, shares, overhead)
-        run = []
-        parts += planner.one_file(f, alone)
+        run.append(i)
     parts += planner.packed(files, run, shares, overhead)
     return Plan(planner.numbered(parts), planner.problems)
 
