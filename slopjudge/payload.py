@@ -40,8 +40,7 @@ FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", 
 def scan_markers(text: str | None) -> list[dict[str, Any]]:
     """Every ``sr:`` marker in ``text`` as ``{kind, fqn, line}``, in line order; [] for none."""
     out: list[dict[str, Any]] = []
-    if not text:
-        return out
+    text = text or ""
     # Only lines holding "sr:" can match: jump between them (str.find and
     # str.count run in C), so a large file without markers costs one scan.
     number, counted, at = 1, 0, text.find("sr:")
