@@ -56,7 +56,7 @@ def fields(cls_or_obj: Any) -> tuple[Field, ...]:
     return tuple(cls_or_obj.__record_fields__)  # the same tuple, typed
 
 
-def _make_init(cls: type, flds: list[Field]) -> Any:
+def _make_init(cls: type, flds: tuple[Field, ...]) -> Any:
     """``__init__`` binding arguments as a dataclass's does (a wrong one is a TypeError).
     Not compiled from source: compiling a dozen of them cost the hook more than the rest."""
     qual = cls.__qualname__
@@ -109,9 +109,8 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
                 else:
                     setattr(cls, name, f.default)
             flds[name] = f
-        ordered = tuple(flds.values())
-        cls.__record_fields__ = ordered
-        cls.__init__ = _make_init(cls, list(ordered))
+        cls.__record_fields__ = ordered = tuple(flds.values())
+        cls.__init__ = _make_init(cls, ordered)
         shown = tuple(f.name for f in ordered if f.repr)
         compared = tuple(f.name for f in ordered if f.compare)
 
