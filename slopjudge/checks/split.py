@@ -252,9 +252,8 @@ def number_parts(parts: list[Part], render: Render, budget: int,
                  workspace: str | None = None) -> list[str]:
     """Give each part its place among all of a check's parts (``unit.index``/``count``),
     rendered again only where it changed; the parts then over ``budget`` as problems."""
-    count = len(parts)
     for n, part in enumerate(parts, 1):
-        unit = dict(part.payload["unit"], index=n, count=count)
+        unit = dict(part.payload["unit"], index=n, count=len(parts))
         if unit == part.payload["unit"]:
             continue
         part.payload = dict(part.payload, unit=unit)
