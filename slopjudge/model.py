@@ -37,8 +37,7 @@ _MISSING: Any = object()  # no default
 
 
 class Field:
-    """One field of a record (``field(...)`` as ``dataclasses.field``): its name, default
-    or factory, and whether it counts in ``__eq__`` and ``__repr__``."""
+    """One field of a record, as ``dataclasses.field`` makes one."""
 
     __slots__ = ("name", "default", "factory", "compare", "repr", "kw_only")
 
@@ -54,11 +53,10 @@ field: Any = Field
 
 def fields(cls_or_obj: Any) -> tuple[Field, ...]:
     """A record's fields, in ``__init__`` order."""
-    found: tuple[Field, ...] = cls_or_obj.__record_fields__
-    return found
+    return tuple(cls_or_obj.__record_fields__)  # the same tuple, typed
 
 
-def _make_init(cls: type, flds: list[Field]) -> Any:
+def _make_init(cls: type, flds: tuple[Field, ...]) -> Any:
     """``__init__`` binding arguments as a dataclass's does (a wrong one is a TypeError).
     Not compiled from source: compiling a dozen of them cost the hook more than the rest."""
     qual = cls.__qualname__
@@ -111,9 +109,8 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
                 else:
                     setattr(cls, name, f.default)
             flds[name] = f
-        ordered = tuple(flds.values())
-        cls.__record_fields__ = ordered
-        cls.__init__ = _make_init(cls, list(ordered))
+        cls.__record_fields__ = ordered = tuple(flds.values())
+        cls.__init__ = _make_init(cls, ordered)
         shown = tuple(f.name for f in ordered if f.repr)
         compared = tuple(f.name for f in ordered if f.compare)
 
@@ -134,8 +131,7 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
 
 
 def asdict(obj: Any) -> dict[str, Any]:
-    """As ``dataclasses.asdict``: a record as a dict, records, lists and dicts in it
-    copied through."""
+    """As ``dataclasses.asdict``: records, lists and dicts in it copied through."""
     return {f.name: _copy(getattr(obj, f.name)) for f in fields(obj)}
 
 
@@ -245,11 +241,10 @@ class Rule:
         if m.get("false_refusals") is not None:
             parts.append(f"false refusals {m['false_refusals']:.1%} of {m.get('commits', 0)} "
                          "code commits")
-        text = ", ".join(parts) + f" on {m['corpus']}" if parts else ""
-        for key, label in (("note", ""), ("misses", "misses: ")):
-            if m.get(key):
-                text += f"{'; ' if text else ''}{label}{m[key]}"
-        return text
+        said = [", ".join(parts) + f" on {m['corpus']}"] if parts else []
+        said += [f"{label}{m[key]}" for key, label in (("note", ""), ("misses", "misses: "))
+                 if m.get(key)]
+        return "; ".join(said)
 
 
 @record
@@ -376,7 +371,6 @@ class RunReport:
             "outcome": self.outcome,
             "checks": [c.to_report() for c in self.checks],
             "load_errors": [str(e) for e in self.load_errors],
-            # The run's judge cost: calls made, calls answered from the cache, summed usage.
             "usage": {"judge_calls": sum(c.judge_calls for c in self.checks),
                       "cached_calls": sum(c.cached_calls for c in self.checks),
                       "tokens": total_tokens(summed), **summed},

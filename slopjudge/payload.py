@@ -6,9 +6,6 @@ Field names follow sloprail's so templates port unchanged. Every key is present 
 when unknown) so templates run with strict undefined, except in the per-file view of
 ``event`` (:func:`file_event`), where, as in sloprail, ``oldContent``/``newContent`` are
 absent where the file has none (``is defined`` tells a delete from an emptied file).
-
-With a folder in ``SLOPJUDGE_CHECK_PAYLOADS``, every payload built is kept there for the
-test suite to validate (tests/payloadcheck.py).
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA = "payload.schema.json"
-CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"
+CHECK_ENV = "SLOPJUDGE_CHECK_PAYLOADS"  # a folder keeping every payload for tests/payloadcheck.py
 
 # sloprail's marker reader: a whole line ``<leader> sr:<kind> <fqn>`` with
 # ``//``, ``#`` or ``--`` as the leader. Whitespace is RE2's ``\s`` exactly
@@ -43,8 +40,7 @@ FILE_EVENT_KEYS = ("path", "oldPath", "oldContent", "newContent", "oldMarkers", 
 def scan_markers(text: str | None) -> list[dict[str, Any]]:
     """Every ``sr:`` marker in ``text`` as ``{kind, fqn, line}``, in line order; [] for none."""
     out: list[dict[str, Any]] = []
-    if not text:
-        return out
+    text = text or ""
     # Only lines holding "sr:" can match: jump between them (str.find and
     # str.count run in C), so a large file without markers costs one scan.
     number, counted, at = 1, 0, text.find("sr:")
@@ -90,12 +86,9 @@ def file_event(event: dict[str, Any], file: dict[str, Any],
 def file_payload(f: FileChange) -> dict[str, Any]:
     """One changed file as the payload carries it; its hunks parsed on first use."""
     if f.hunks is None:
-        if f.hunk_source is not None:
-            f.hunks = f.hunk_source()
-        else:
-            from slopjudge.changes.diffparse import hunks_of
+        from slopjudge.changes.diffparse import hunks_of  # loaded already, with a hunk_source
 
-            f.hunks = hunks_of(f.diff)
+        f.hunks = f.hunk_source() if f.hunk_source is not None else hunks_of(f.diff)
     f.hunk_source = None  # the parse it holds is freed once read
     return {**_named(f), "diff": f.diff, "binary": f.binary, "hunks": f.hunks}
 
@@ -132,8 +125,7 @@ def build_payload(
         event_data = file_event(event_data, file_payloads[0], cited)
     payload = {
         "event": event_data,
-        "rule": {"id": rule.id if rule else None, "dir": rule.dir if rule else None,
-                 "description": rule.description if rule else None},
+        "rule": {k: getattr(rule, k, None) for k in ("id", "dir", "description")},
         "check": {"id": check_id},
         "workspace": workspace,
         "changeset": {
@@ -150,8 +142,7 @@ def build_payload(
         "additionalContext": {},
         "rubric": "",
     }
-    keep = os.environ.get(CHECK_ENV)
-    if keep:
+    if keep := os.environ.get(CHECK_ENV):
         keep_for_check(payload, keep)
     return payload
 
@@ -240,9 +231,8 @@ def encode(payload: dict[str, Any], ensure_ascii: bool = True,
         return dumps(payload, ensure_ascii=ensure_ascii).encode("utf-8")
     changeset, files = payload["changeset"], payload["changeset"]["files"]
     import re
-    import secrets
 
-    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    token = os.urandom(16).hex()  # cannot occur in the payload's own text
 
     def encoded(key: Any, value: Any) -> bytes:
         # Keyed by identity; the value kept with its text, so no id in the key is reused.
@@ -269,9 +259,8 @@ def dumps_readable(payload: dict[str, Any]) -> str:
     pure-Python encoder, a large diff's hunks cost seconds."""
     import json
     import re
-    import secrets
 
-    token = secrets.token_hex(16)  # cannot occur in the payload's own text
+    token = os.urandom(16).hex()  # cannot occur in the payload's own text
     compact: list[str] = []
     files = []
     for f in payload["changeset"]["files"]:
@@ -296,15 +285,13 @@ def event_payload(event: Event, workspace: str) -> dict[str, Any]:
     sloprail's ``raw`` and ``invocations`` (null for other events), so scripts need not
     parse shell, and ``citations``: what the command cites (``slopjudge cite ... &&``)."""
     data = event.to_payload()
-    data["argv"] = data["raw"] = data["invocations"] = None
-    data["citations"] = []
+    data.update(argv=None, raw=None, invocations=None, citations=[])
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):
         from slopjudge.changes.shell import argv_list
 
-        data["argv"] = argv_list(command)
-        data["raw"] = command
-        data["invocations"] = invocations(command, workspace)
+        data.update(argv=argv_list(command), raw=command,
+                    invocations=invocations(command, workspace))
         if "slopjudge" in command:
             from slopjudge.changes.citations import for_command, resolved
 

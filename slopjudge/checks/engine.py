@@ -241,8 +241,6 @@ class SharedPayload:
                 body = self.encoded[ensure_ascii] = encode(self.base, ensure_ascii,
                                                            self.files_cache)
         head = dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
-        if body == b"{}":
-            return head.encode("utf-8")
         return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))
 
 
@@ -256,17 +254,14 @@ def stop_running(ended: list[threading.Event], grace: float = 2.0,
     from slopjudge import procs
 
     registry = processes if processes is not None else procs.EVERYONE
-    deadline = time.monotonic() + grace
-    sig = signal.SIGTERM
-    while ended:
-        registry.signal_all(sig)
-        round_end = time.monotonic() + 0.1
-        ended = [e for e in ended if not e.wait(max(0.0, round_end - time.monotonic()))]
-        if time.monotonic() > deadline:
-            if sig == signal.SIGKILL:
-                break  # a thread stuck outside a child process: give up waiting on it
-            sig = signal.SIGKILL
-            deadline = time.monotonic() + grace
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        deadline = time.monotonic() + grace
+        while ended:
+            registry.signal_all(sig)
+            round_end = time.monotonic() + 0.1
+            ended = [e for e in ended if not e.wait(max(0.0, round_end - time.monotonic()))]
+            if time.monotonic() > deadline:
+                break  # past KILL's: a thread stuck outside a child process, not waited on
 
 
 def import_ahead() -> None:

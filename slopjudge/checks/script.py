@@ -50,14 +50,13 @@ def _failure(proc: ProcResult, timeout: float) -> str:
         return f"script could not start: {proc.start_error}"
     if proc.timed_out:
         return f"timed out after {timeout:g} s"
-    sig = proc.signal
-    if sig is not None:
+    if proc.signal is not None:
         import signal
 
         try:
-            name = signal.Signals(sig).name
+            name = signal.Signals(proc.signal).name
         except ValueError:
-            name = f"signal {sig}"
+            name = f"signal {proc.signal}"
         return f"script was killed by {name}"
     return f"script exited with status {proc.returncode} and gave no reason"
 
@@ -168,15 +167,9 @@ def script_result(check: Check, proc: ProcResult, duration_ms: int) -> CheckResu
     undecided = proc.start_error is not None or proc.timed_out or proc.signal is not None
     if passed:
         reason = str(obj.get("reason") or "") if obj else ""
-    elif undecided:
-        reason = _failure(proc, check.timeout)
-    elif obj is not None and isinstance(obj.get("reason"), str) and obj["reason"].strip():
-        reason = obj["reason"].strip()
-    elif stdout.strip() and obj is None:
-        reason = stdout.strip()
-    elif stderr.strip():
-        reason = stderr.strip()
-    else:
-        reason = _failure(proc, check.timeout)
+    else:  # its own reason: the JSON's (else stdout, when not JSON), else stderr
+        said = obj.get("reason") if obj is not None else stdout
+        said = (said.strip() if isinstance(said, str) else "") or stderr.strip()
+        reason = _failure(proc, check.timeout) if undecided or not said else said
     return check_result(check, "pass" if passed else "error" if undecided else "refuse",
                         reason, findings=findings, duration_ms=duration_ms)

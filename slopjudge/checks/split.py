@@ -108,7 +108,6 @@ class _Planner:
         def make(group: list[int]) -> Part:
             hk = {"first": group[0] + 1, "last": group[-1] + 1, "of": of}
             diff = header + "".join(hunks[i] for i in group)
-            # The part's parsed hunks are those of its diff text.
             mine = [parsed[i] for i in group] if len(parsed) == of else parsed
             return self.part(path, [dict(slim, diff=diff, hunks=mine)], hk)
 
@@ -184,18 +183,15 @@ class _Planner:
 
 def _groups(extras: list[int], overhead: int, budget: int) -> list[list[int]]:
     """Indexes in order, as few to a group as ``overhead`` plus their extras fit."""
-    groups: list[list[int]] = []
-    current: list[int] = []
+    groups: list[list[int]] = [[]]
     size = overhead
     for i, extra in enumerate(extras):
-        if current and size + extra > budget:
-            groups.append(current)
-            current, size = [], overhead
-        current.append(i)
+        if groups[-1] and size + extra > budget:
+            groups.append([])
+            size = overhead
+        groups[-1].append(i)
         size += extra
-    if current:
-        groups.append(current)
-    return groups
+    return groups if groups[-1] else []
 
 
 def part_note(unit: dict[str, Any], each_file: bool) -> str:
@@ -240,17 +236,14 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
     shares = planner.shares(files, whole.tokens, overhead)
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
-        if overhead + shares[i] <= planner.budget:
-            run.append(i)
-            continue
-        alone = planner.part(str(f.get("path")), [f])
-        if alone.tokens <= planner.budget:
-            run.append(i)
+        if overhead + shares[i] > planner.budget:  # measured alone; too big, split by hunks
+            alone = planner.part(str(f.get("path")), [f])
+            if alone.tokens > planner.budget:
+                parts += planner.packed(files, run, shares, overhead) + planner.one_file(f, alone)
+                run = []
+                continue
             shares[i] = max(1, alone.tokens - overhead)
-            continue
-        parts += planner.packed(files, run, shares, overhead)
-        run = []
-        parts += planner.one_file(f, alone)
+        run.append(i)
     parts += planner.packed(files, run, shares, overhead)
     return Plan(planner.numbered(parts), planner.problems)
 
@@ -259,9 +252,8 @@ def number_parts(parts: list[Part], render: Render, budget: int,
                  workspace: str | None = None) -> list[str]:
     """Give each part its place among all of a check's parts (``unit.index``/``count``),
     rendered again only where it changed; the parts then over ``budget`` as problems."""
-    count = len(parts)
     for n, part in enumerate(parts, 1):
-        unit = dict(part.payload["unit"], index=n, count=count)
+        unit = dict(part.payload["unit"], index=n, count=len(parts))
         if unit == part.payload["unit"]:
             continue
         part.payload = dict(part.payload, unit=unit)

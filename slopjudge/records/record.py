@@ -63,7 +63,6 @@ def event_record(result: CheckResult, *, event_kind: str,
 
 def _line(record: dict[str, Any]) -> bytes:
     # default=str: a stray non-JSON value (a Path, a datetime) must not cost the record.
-    # json.dumps's text without its import (a hook records without it).
     text = dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
     # json.dumps escapes newlines inside strings, so the record is one line.
     # Lone surrogates (undecodable child output) become JSON \u escapes: the line stays UTF-8.
@@ -97,8 +96,7 @@ def _cut_torn_tail(fd: int) -> None:
     end = size
     while end > 0:
         start = max(0, end - 65536)
-        block = os.pread(fd, end - start, start)
-        newline = block.rfind(b"\n")
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
         if newline >= 0:
             os.ftruncate(fd, start + newline + 1)
             return
@@ -111,15 +109,13 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
     full disk) is the caller's to weigh."""
     if not records:
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         _lock(fd)  # released by close, or by the kernel if this process dies
         _cut_torn_tail(fd)
         for record in records:
-            # One write per line, newline last: O_APPEND makes it land at the end, whole
-            # (a short write, on a full disk, goes on where it stopped, or raises).
+            # One write a line (see above); a short write (full disk) goes on where it stopped.
             view = memoryview(_line(record))
             while view:
                 view = view[os.write(fd, view):]
@@ -128,19 +124,14 @@ def append_events(path: str, records: list[dict[str, Any]]) -> None:
 
 
 def read_events(path: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The records, and one ``path:line: problem`` per bad line; a missing file is an
-    empty log. A last line without its newline counts only when it parses (else it is a
-    record never completed, or being written right now)."""
+    """The records, and one ``path:line: problem`` per bad line; a missing file is an empty log."""
     try:
-        return read_json_lines(path, _an_object, torn_tail=True)
+        return read_json_lines(path, lambda value, where: None if isinstance(value, dict)
+                               else f"{where}: not a JSON object", torn_tail=True)
     except FileNotFoundError:
         return [], []
     except OSError as exc:
         return [], [f"{path}: cannot read: {exc.strerror or exc}"]
-
-
-def _an_object(value: Any, where: str) -> str | None:
-    return None if isinstance(value, dict) else f"{where}: not a JSON object"
 
 
 def read_json_lines(path: str, problem: Callable[[Any, str], str | None], *,
@@ -200,8 +191,7 @@ def recording(events_file: str | None, event: Event,
 
 def record_all(events_file: str | None, event: Event, results: list[CheckResult]) -> None:
     """A run's results in one append (one open and lock of the file): a PreToolUse hook,
-    whose checks take milliseconds, records them as it answers. A failing disk is said
-    on stderr."""
+    whose checks take milliseconds, records them as it answers."""
     _record(events_file, event, results, f"{os.getpid()}-{time.time_ns()}",
             (_thread.allocate_lock(), _thread.allocate_lock()))
 
@@ -224,9 +214,8 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
                 save_prompt(events_file, result.prompt_sha256, result.prompt)
             except OSError as exc:
                 unkept = exc
-        rec = event_record(result, event_kind=event.kind, session_id=event.session_id)
-        rec["run"] = run
-        records.append(rec)
+        records.append(event_record(result, event_kind=event.kind,
+                                    session_id=event.session_id) | {"run": run})
     try:
         append_events(events_file, records)
     except OSError as exc:
@@ -237,7 +226,6 @@ def _record(events_file: str | None, event: Event, results: list[CheckResult], r
     if unkept is not None and said[1].acquire(blocking=False):
         print(f"slopjudge: could not keep a judge prompt beside {events_file} "
               f"(`slopjudge replay` needs it; the log is kept): {unkept}", file=sys.stderr)
-
 
 
 # Each rendered judge prompt is kept once beside the log, by digest (the log names it by
