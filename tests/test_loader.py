@@ -411,6 +411,17 @@ def test_missing_rules_folder_is_one_error(tmp_path: Path, monkeypatch: pytest.M
     assert result.rules == []
 
 
+def test_each_missing_required_field_is_named_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "x.yaml").write_text("on: [stop]\n")
+    result = load_rules("rules", workspace=str(tmp_path))
+    assert sorted(str(e) for e in result.errors) == [
+        "rules/x.yaml:1:1: the rule is missing the required field `checks`",
+        "rules/x.yaml:1:1: the rule is missing the required field `description`"]
+
+
 # ---- never a traceback -------------------------------------------------------
 
 

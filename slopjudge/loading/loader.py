@@ -376,8 +376,9 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
         msg = (f"`{where}`: `{inst}` is not one of {', '.join(options)}"
                + suggest(str(inst), options))
     elif v == "required":
-        missing = [r for r in error.validator_value if r not in inst]
-        name = missing[0] if missing else error.validator_value[0]
+        # One error per missing field, each naming its own ("'checks' is a required ...").
+        missing = [r for r in error.validator_value if r not in inst] or error.validator_value
+        name = next((r for r in missing if error.message.startswith(repr(r))), missing[0])
         owner = f"`{where}`" if path else "the rule"
         msg = f"{owner} is missing the required field `{name}`"
     elif v in ("minItems", "minLength"):
