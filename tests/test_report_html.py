@@ -404,3 +404,20 @@ def test_a_log_of_odd_numbers_still_makes_a_page(tmp_path: Path) -> None:
     cost = sj("report", "cost", "--events", str(events), cwd=tmp_path)
     assert cost.returncode == 0 and ", 10 tokens," in cost.stdout, cost.stdout
     assert "saving about 0 tokens" in cost.stdout
+
+
+def test_a_log_mixing_time_zones_and_odd_findings_still_makes_a_page(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    rows = [{"time": "2026-12-01T10:00:00", "run": "a", "kind": "script", "rule": "r",
+             "check": "c", "outcome": "refuse", "findings": 5},
+            {"time": "2026-12-01T11:00:00+00:00", "run": "a", "kind": "script", "rule": "r",
+             "check": "d", "outcome": "error", "findings": {"path": "x"}},
+            {"time": "2026-12-01T12:00:00Z", "run": "a", "kind": "script", "rule": "r",
+             "check": "e", "outcome": "refuse",
+             "findings": [{"path": "src/a.py", "line": 3, "message": "seen"}]}]
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "page.html"
+    proc = sj("report", "html", "--events", str(events), "--output", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "src/a.py:3" in out.read_text()

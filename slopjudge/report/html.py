@@ -11,7 +11,7 @@ import os
 import re
 import statistics
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from slopjudge.records.agreement import agreement, rule_check, verdict
@@ -35,7 +35,9 @@ def bucket_width(events: list[dict[str, Any]]) -> tuple[int, str]:
         text = e.get("time")
         try:
             if isinstance(text, str) and len(text) >= 16:
-                times.append(datetime.fromisoformat(text.replace("Z", "+00:00")))
+                when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                # A time without its zone is read as UTC, as slopjudge writes them.
+                times.append(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
         except ValueError:
             pass  # not a time: counted in no bucket
     span = (max(times) - min(times)).total_seconds() if times else 0.0
@@ -140,7 +142,8 @@ def page_data(events: list[dict[str, Any]], *, labels: list[dict[str, Any]] | No
     checks = []
     for e in run:
         findings = []
-        for f in e.get("findings") or []:
+        listed = e.get("findings")
+        for f in listed if isinstance(listed, list) else []:
             if isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"]:
                 line = f.get("line") if isinstance(f.get("line"), int) else None
                 full = os.path.normpath(os.path.join(workspace, f["path"]))  # abs: as it is
