@@ -11,7 +11,7 @@ import os
 import re
 import statistics
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from slopjudge.records.agreement import agreement, rule_check, verdict
@@ -37,7 +37,7 @@ def bucket_width(events: list[dict[str, Any]]) -> tuple[int, str]:
             if isinstance(text, str) and len(text) >= 16:
                 when = datetime.fromisoformat(text.replace("Z", "+00:00"))
                 # A time without its zone is read as UTC, as slopjudge writes them.
-                times.append(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
+                times.append(when if when.tzinfo else when.replace(tzinfo=UTC))
         except ValueError:
             pass  # not a time: counted in no bucket
     span = (max(times) - min(times)).total_seconds() if times else 0.0
