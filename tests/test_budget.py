@@ -247,3 +247,30 @@ def test_a_session_record_slopjudge_did_not_write_fails_closed(tmp_path: Path,
     path.write_text(record)
     problem = budget.acquire("s", 10)
     assert isinstance(problem, str) and f"spend record {path} cannot be read" in problem
+
+
+def test_a_wait_for_the_first_calls_rates_counts_from_the_ask_not_the_lock(
+        tmp_path: Path) -> None:
+    # The lock is held past the wait (as a settle holds it across a session's flock) and
+    # the first call settles after that: the ask is refused, never reserved past its wait.
+    import threading
+    import time
+
+    budget = Budget(Limits(max_tokens=10**9), str(tmp_path))
+    first = budget.acquire(None, 100, wait_s=1)
+    assert not isinstance(first, str)
+    held = threading.Event()
+
+    def hold_then_settle() -> None:
+        with budget._changed:
+            held.set()
+            time.sleep(1.0)
+        time.sleep(0.3)
+        budget.settle(None, first, {"input_tokens": 100})
+
+    thread = threading.Thread(target=hold_then_settle)
+    thread.start()
+    held.wait()
+    got = budget.acquire(None, 100, wait_s=0.5)
+    thread.join()
+    assert isinstance(got, str) and "no estimate of a call's cost within 0.5 s" in got

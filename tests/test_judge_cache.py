@@ -154,6 +154,19 @@ printf '{{"fingerprint": "%s"}}' "$(cat "{fp}")"
     assert calls(tmp_path) == 2
 
 
+def test_an_empty_prepare_fingerprint_is_not_the_same_as_none(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+    said.write_text("{}")
+    prep = write_exe(tmp_path / "prep.sh", f'#!/bin/bash\ncat "{said}"\n')
+    ctx = make_ctx(tmp_path, prepare=prep, cache_dir=str(tmp_path / "cache"),
+                   runner=fake_runner(tmp_path, f"echo '{PASS}'"))
+    assert run_judge(ctx).cache_hit is False
+    said.write_text('{"fingerprint": ""}')
+    assert run_judge(ctx).cache_hit is False
+    assert run_judge(ctx).cache_hit is True
+    assert calls(tmp_path) == 2
+
+
 def test_mocks_and_dry_runs_never_touch_the_cache(tmp_path: Path) -> None:
     mock = write_exe(tmp_path / "mock.sh", f"#!/bin/bash\necho '{PASS}'\n")
     ctx = make_ctx(tmp_path, cache_dir=str(tmp_path / "cache"), judge_mocks={"demo/quality": mock})

@@ -91,6 +91,23 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
                                     "slopjudge.judging.runner.agent"]
 
 
+def test_the_bundled_programs_are_found_beside_a_python_whose_folder_holds_a_colon(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Looked up as a PATH string, "x:y/bin" splits into "x" and "y/bin", a folder relative
+    # to the working one, where the agent could plant its own runner and verifier.
+    from slopjudge.judging import verifier
+
+    real, planted = tmp_path / "x:y" / "bin", tmp_path / "y" / "bin"
+    for folder in (real, planted):
+        for name in ("slopjudge-agent", "slopjudge-verify"):
+            write_exe(folder / name, "#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(real / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert resolve_runner(None) == [str(real / "slopjudge-agent")]
+    assert verifier._installed() == str(real / "slopjudge-verify")
+
+
 def test_runner_option_is_a_command_line(tmp_path: Path) -> None:
     runner = write_exe(tmp_path / "bin" / "runner with space", f"""#!/bin/bash
 printf '%s\\0' "$@" > "{tmp_path}/argv"

@@ -46,3 +46,9 @@ def test_a_payload_changed_after_sharing_is_serialised_as_it_is(tmp_path: Path) 
     ctx = _ctx(tmp_path, shared, base, "one")
     ctx.payload["rubric"] = "changed"
     assert json.loads(payload_bytes(ctx))["rubric"] == "changed"
+
+
+def test_a_shared_payload_of_nothing_but_the_check_is_still_json() -> None:
+    for ascii_only in (True, False):
+        body = engine.SharedPayload({}).for_check("c", ensure_ascii=ascii_only)
+        assert json.loads(body) == {"check": {"id": "c"}}

@@ -241,6 +241,8 @@ class SharedPayload:
                 body = self.encoded[ensure_ascii] = encode(self.base, ensure_ascii,
                                                            self.files_cache)
         head = dumps({"check": {"id": check_id}}, ensure_ascii=ensure_ascii)
+        if body == b"{}":
+            return head.encode("utf-8")
         return b"".join((head[:-1].encode("utf-8"), b", ", memoryview(body)[1:]))
 
 

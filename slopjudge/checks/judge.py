@@ -333,7 +333,10 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | 
             return _result(ctx, "error", f"{why} (before the model was asked)")
         if not mine.get("skip"):
             unit.payload["additionalContext"] = mine.get("additionalContext") or {}
-            unit.fingerprint = mine.get("fingerprint") or unit.fingerprint
+            # A unit's own fingerprint stays unless prepare names one; the whole change
+            # takes prepare's as printed ("" too: it keys the cache apart from none).
+            fp = mine.get("fingerprint")
+            unit.fingerprint = (fp or unit.fingerprint) if per_unit else fp
             kept.append(unit)
     if not kept:
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -58,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _installed() -> str | None:
     """The console script installed beside this Python, if there is one."""
-    return shutil.which("slopjudge-verify", path=os.path.dirname(sys.executable))
+    # Joined, not which(path=...): a folder name holding ":" would split into relative parts.
+    candidate = Path(sys.executable).parent / "slopjudge-verify"
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 def verifier_path() -> str:

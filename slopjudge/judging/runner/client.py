@@ -44,10 +44,13 @@ def resolve_runner(command: str | None) -> list[str]:
     the file), else sr-agent on PATH, else the bundled slopjudge-agent."""
     if command and command.strip():
         return shlex.split(command)
-    found = shutil.which("sr-agent") or shutil.which(
-        "slopjudge-agent", path=os.path.dirname(sys.executable))
+    found = shutil.which("sr-agent")
     if found:
         return [found]
+    # Joined, not which(path=...): a folder name holding ":" would split into relative parts.
+    bundled = os.path.join(os.path.dirname(sys.executable), "slopjudge-agent")
+    if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
+        return [bundled]
     return [sys.executable, "-m", "slopjudge.judging.runner.agent"]
 
 
