@@ -855,3 +855,13 @@ def test_a_nested_repository_whose_name_starts_with_a_quote_is_hashed_as_on_disk
     tree = cs.snapshot_worktree(str(r))
     blob = git(r, "rev-parse", f'{tree}:"n"/x').decode().strip()
     assert blob == git(r, "hash-object", "--no-filters", '"n"/x').decode().strip()
+
+
+def test_a_name_ending_in_a_carriage_return_reads_its_own_blob(tmp_path: Path) -> None:
+    # git reads a batch line without the CR before its LF: "x\r" would be asked as "x".
+    from slopjudge.changes import gitio
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"x": "plain\n", "x\r": "with a CR\n"})
+    assert gitio.cat_blobs(str(repo), ["HEAD:x\r", "HEAD:x"]) == {
+        "HEAD:x\r": b"with a CR\n", "HEAD:x": b"plain\n"}

@@ -96,6 +96,10 @@ def test_segments_and_argv() -> None:
     # Redirections are not separators.
     assert [(s.argv, s.redirects) for s in split("a 2>&1 && b &> out")] == [
         (["a"], [(">&", "1")]), (["b"], [("&>", "out")])]
+    # A descriptor number is ASCII digits, as bash reads it: others are a word of the command.
+    assert [(s.argv, s.redirects) for s in split("cp a b ²>x; echo ٣>f; rm 12>y")] == [
+        (["cp", "a", "b", "²"], [(">", "x")]), (["echo", "٣"], [(">", "f")]),
+        (["rm"], [(">", "y")])]
 
 
 @given(st.text(max_size=80))

@@ -164,8 +164,9 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
     """The blobs ``asks`` names (blob ids, ``rev:path``) that git has, by name, from one
     ``git cat-file --batch``."""
     # A name holding a line break would be two asks of the batch and put every later answer
-    # under the wrong name: such a name is asked apart, for its object id.
-    ids = {a: _blob_id(workspace, a) if "\n" in a else a for a in asks}
+    # under the wrong name (git drops a CR before one): such a name is asked apart, for its
+    # object id.
+    ids = {a: _blob_id(workspace, a) if "\n" in a or "\r" in a else a for a in asks}
     batch = [i for i in ids.values() if i]
     if not batch:
         return {}

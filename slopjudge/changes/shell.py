@@ -37,7 +37,7 @@ SUBST_MARK = "$__command_output__"  # stands for a `$(...)` whose output is unkn
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _PWD_SUBST = re.compile(r"^\s*pwd(\s+-[LP])?\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_FD_NUMBER = re.compile(r"\d+(?=[<>])")
+_FD_NUMBER = re.compile(r"[0-9]+(?=[<>])")  # ASCII digits only, as bash reads them
 # What may stand before the start of a word (where `#` starts a comment).
 _WORD_START_AFTER = frozenset(" \t\n;&|()<>")
 
@@ -116,7 +116,7 @@ def substitutions(command: str) -> tuple[str, list[str]]:
             continue
         # `2>/dev/null`, `2>&1`: a descriptor number is part of the redirection, not an
         # argument (`cp a b 2>x` copies to b, not to `2`); it is dropped.
-        if c.isdigit() and word_start and (fd := _FD_NUMBER.match(command, i)):
+        if "0" <= c <= "9" and word_start and (fd := _FD_NUMBER.match(command, i)):
             i = fd.end()
             continue
         if c == "'" and not quote:
