@@ -422,6 +422,24 @@ def test_each_missing_required_field_is_named_once(
         "rules/x.yaml:1:1: the rule is missing the required field `description`"]
 
 
+def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rule = "description: d\nchecks:\n  - script: ./ok.sh\n"
+    for path in ("a/rules.yaml", "b/Rule.yaml", "grp/c/rule.yml", "_lib/shared.yaml",
+                 "ok/rule.yaml", "ok/cases/one/case.yaml"):
+        (tmp_path / "rules" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "rules" / path).write_text(rule)
+    (tmp_path / "rules" / "ok" / "ok.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "rules" / "ok" / "ok.sh").chmod(0o755)
+    result = load_rules("rules", workspace=str(tmp_path))
+    assert [r.id for r in result.rules] == ["ok"]
+    assert [(e.path, e.on) for e in result.errors] == [
+        ("rules/a/rules.yaml", None), ("rules/b/Rule.yaml", None), ("rules/grp/c/rule.yml", None)]
+    assert all("not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml"
+               in e.message for e in result.errors)
+
+
 # ---- never a traceback -------------------------------------------------------
 
 

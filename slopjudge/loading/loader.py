@@ -60,6 +60,19 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
     return sorted(f for f in found if os.path.isfile(f[1]))
 
 
+def stray_rule_files(rules_dir: str) -> list[str]:
+    """YAML files in a folder of ``rules_dir`` that holds no ``rule.yaml``: a rule under
+    another name (``rules.yaml``, ``Rule.yaml``) or a folder deeper, which a person would
+    take to be in force. Folders starting with ``_`` hold shared files, not rules."""
+    stray: list[str] = []
+    for folder in glob.glob(os.path.join(glob.escape(rules_dir), "[!_]*", "")):
+        if not any(os.path.isfile(folder + name) for name in RULE_FILE_NAMES):
+            stray += [p for ext in RULE_EXTENSIONS for pattern in ("*", "*/rule")
+                      for p in glob.glob(glob.escape(folder) + pattern + ext)
+                      if os.path.isfile(p)]
+    return sorted(stray)
+
+
 # ---- helpers -----------------------------------------------------------------
 
 
@@ -765,6 +778,11 @@ def load_rules(
         return LoadResult(rules=[], files=[], watched=[rules_dir], errors=[
             LoadError(display_path(rules_dir), 1, 1, "rules folder not found")])
     found = find_rule_files(rules_dir)
+    shown = display_path(rules_dir)
+    errors += [LoadError(display_path(p), 1, 1, f"not read as a rule: slopjudge reads {shown}/"
+                         f"<id>.yaml and {shown}/<id>/rule.yaml only; rename or move it (a "
+                         "folder of shared files starts with `_`)")
+               for p in stray_rule_files(rules_dir)]
     loaded: list[_FileRule] = []
     for rule_id, path in found:
         fr = _FileRule(rule_id, path, display_path(path), template_dirs, watched)
