@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
@@ -223,20 +222,22 @@ def test_the_code_that_decides_a_load_is_watched_where_it_lives() -> None:
 
     for name in rulecache._CODE:
         assert os.path.isfile(os.path.join(PACKAGE_DIR, name)), name
-    # Every module the loader imports at import time: an edit of any of them may change
-    # what a rule file loads as.
-    todo, closure = ["loading/loader.py"], set()
-    while todo:
-        name = todo.pop()
-        closure.add(name)
-        tree = ast.parse(Path(PACKAGE_DIR, name).read_text())
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slopjudge."):
-                mod = node.module.removeprefix("slopjudge.").replace(".", "/")
-                mod = f"{mod}.py" if os.path.isfile(Path(PACKAGE_DIR, f"{mod}.py")) \
-                    else f"{mod}/__init__.py"
-                todo.extend([mod] if mod not in closure else [])
-    assert closure - {n for n in rulecache._CODE} == set()
+    # Every module a load imports (the default pack's templates validated on sample
+    # payloads too): an edit of any of them may change what a rule file loads as.
+    root = Path(__file__).resolve().parent.parent
+    code = ("import sys\n"
+            "from slopjudge.loading.loader import load_rules\n"
+            f"r = load_rules({str(root / 'rules')!r}, workspace={str(root)!r},\n"
+            f"               template_dirs=[{str(root / 'templates')!r}])\n"
+            "assert r.rules and not r.errors, r.errors\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('slopjudge')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    imported = {m.removeprefix("slopjudge.").replace(".", "/") for m in proc.stdout.split()}
+    files = {f"{m}.py" for m in imported if os.path.isfile(Path(PACKAGE_DIR, f"{m}.py"))}
+    assert "loading/templates.py" in files  # the probe saw a load
+    assert files - set(rulecache._CODE) == set()
 
 
 def test_another_path_reloads_only_rules_that_name_a_command_on_it(

@@ -232,3 +232,25 @@ def test_a_folder_name_with_a_line_break_reads_no_other_folders_attributes(
     _, report = run_json("--dry-run", "--rule", "see-all", cwd=repo)
     assert _seen(report) == [f"{odd}/f.py", "src/app.py"], report
     assert report["left_out"]["entries"] == []
+
+
+def test_a_pull_request_cannot_give_src_another_folders_attributes(tmp_path: Path) -> None:
+    # The base is an ordinary project. The branch commits two generated-marking attribute
+    # files, then removes them and adds folders whose names, asked of git a line each or
+    # read as revision syntax ("..HEAD~1:x\n"), would answer src/'s ask with one of them.
+    repo = make_repo(tmp_path / "repo", {
+        **RULES, "src/app.py": "x = 1\n", "src/.gitattributes": "*.txt -diff\n"})
+    (repo / "rules" / "see-all" / "see.py").chmod(0o755)
+    base = commit_all(repo)
+    git(repo, "checkout", "-q", "-b", "pr")
+    write_files(repo, {"x\n/.gitattributes": "** linguist-generated\n",
+                       "y\n/.gitattributes": "** linguist-generated\n"})
+    commit_all(repo, "one")
+    git(repo, "rm", "-q", "-r", "x\n", "y\n")
+    odd = ["..HEAD~1:x\n", "..HEAD~1:y\n"]
+    write_files(repo, {"src/app.py": "x = 2\n", **{f"{o}/.gitattributes": "\n" for o in odd},
+                       **{f"{o}/f.py": "y = 2\n" for o in odd}})
+    commit_all(repo, "two")
+    _, report = run_json("--dry-run", "--rule", "see-all", "--base", base, cwd=repo)
+    assert "src/app.py" in _seen(report), report["left_out"]
+    assert report["left_out"]["entries"] == []

@@ -164,10 +164,11 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
     """The blobs ``asks`` names (blob ids, ``rev:path``) that git has, by name, from one
     ``git cat-file --batch``."""
     # A name holding a line break would be two asks of the batch and put every later answer
-    # under the wrong name (git drops a CR before one): such a name is asked apart, for its
-    # object id.
-    ids = {a: _blob_id(workspace, a) if "\n" in a or "\r" in a else a for a in asks}
-    batch = [i for i in ids.values() if i]
+    # under the wrong name (git drops a CR before one): such a name's blob id is found by
+    # its path in the tree (never read as revision syntax), and that id asked for.
+    odd = [a for a in asks if "\n" in a or "\r" in a]
+    ids = dict(_tree_blob_ids(workspace, odd), **{a: a for a in asks if a not in odd})
+    batch = list(dict.fromkeys(ids.values()))
     if not batch:
         return {}
     out = git(workspace, ["cat-file", "--batch"], input="".join(i + "\n" for i in batch).encode())
@@ -186,11 +187,23 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
     return {a: found[i] for a, i in ids.items() if i in found}
 
 
-def _blob_id(workspace: str, name: str) -> str:
-    """The object ``name`` (``rev:path``) names, or "" when there is none."""
-    if name.startswith("-"):  # never an option
-        return ""
-    return git(workspace, ["rev-parse", "--verify", "--quiet", name], ok=(0, 1)).decode().strip()
+def _tree_blob_ids(workspace: str, names: list[str]) -> dict[str, str]:
+    """The blob ids of ``rev:path`` names, read from ``git ls-tree -z`` (one call a rev;
+    its paths are matched literally); a name naming no blob is left out."""
+    by_rev: dict[str, list[str]] = {}
+    for name in names:
+        rev, colon, path = name.partition(":")
+        if colon and rev and not rev.startswith("-"):
+            by_rev.setdefault(rev, []).append(path)
+    ids: dict[str, str] = {}
+    for rev, paths in by_rev.items():
+        listing = git(workspace, ["ls-tree", "-z", "--full-tree", rev, "--", *paths], ok=(0, 128))
+        for entry in listing.split(b"\0"):
+            meta, _, listed = entry.partition(b"\t")
+            mode_kind_id = meta.decode().split(" ")
+            if mode_kind_id[1:2] == ["blob"]:
+                ids[f"{rev}:{listed.decode('utf-8', 'surrogateescape')}"] = mode_kind_id[2]
+    return {n: ids[n] for n in names if n in ids}
 
 
 def commits(workspace: str, rev_range: str) -> list[Commit]:

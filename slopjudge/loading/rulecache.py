@@ -24,10 +24,11 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 3
 # The code whose behaviour decides a load result: editing it (in a checkout) must invalidate.
-# Every module the loader imports (its module-level closure; a test holds this to it).
+# Every module a load imports, a template's sample payload's too (a test holds this to it).
 _CODE = ("loading/loader.py", "loading/toolrules.py", "loading/templates.py",
          "loading/config.py", "loading/matchexpr.py", "loading/schemas.py", "model.py",
-         "payload.py", "procs.py", "errors.py", "fsutil.py", "resources.py")
+         "payload.py", "changes/diffparse.py", "changes/citations.py", "procs.py",
+         "errors.py", "fsutil.py", "resources.py")
 _SCHEMA = (data_path("schemas", "rule.schema.json"),)
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 
