@@ -406,7 +406,8 @@ def test_a_log_of_odd_numbers_still_makes_a_page(tmp_path: Path) -> None:
     assert "saving about 0 tokens" in cost.stdout
 
 
-def test_a_log_mixing_time_zones_and_odd_findings_still_makes_a_page(tmp_path: Path) -> None:
+def test_a_log_mixing_time_zones_odd_findings_and_lone_surrogates_still_makes_a_page(
+        tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     rows = [{"time": "2026-12-01T10:00:00", "run": "a", "kind": "script", "rule": "r",
              "check": "c", "outcome": "refuse", "findings": 5},
@@ -414,10 +415,18 @@ def test_a_log_mixing_time_zones_and_odd_findings_still_makes_a_page(tmp_path: P
              "check": "d", "outcome": "error", "findings": {"path": "x"}},
             {"time": "2026-12-01T12:00:00Z", "run": "a", "kind": "script", "rule": "r",
              "check": "e", "outcome": "refuse",
-             "findings": [{"path": "src/a.py", "line": 3, "message": "seen"}]}]
+             "findings": [{"path": "src/a.py", "line": 3, "message": "seen"}]},
+            {"time": "2026-12-01T12:30:00Z", "run": "a", "kind": "script", "rule": "r\ud800",
+             "check": "f", "outcome": "refuse", "reason": "r\ud800",
+             "findings": [{"path": "x\ud800", "line": 1, "message": "m\ud800"}]}]
     events.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "page.html"
     proc = sj("report", "html", "--events", str(events), "--output", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "src/a.py:3" in out.read_text()
+    for report in ("events", "cost"):  # the text reports show it escaped
+        proc = sj("report", report, "--events", str(events), cwd=tmp_path, process=True)
+        assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+    assert "\\ud800" in sj("report", "events", "--events", str(events), cwd=tmp_path,
+                            process=True).stdout

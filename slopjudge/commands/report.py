@@ -94,7 +94,8 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         output = os.path.relpath(os.path.join(state, "report.html"))
         ensure_state_ignored(state)  # creates the folder; never raises
     try:
-        write_atomic(output, page)
+        # A lone surrogate a script printed (JSON's "\ud800") is kept in the log, not here.
+        write_atomic(output, page.encode("utf-8", "replace"))
     except OSError as exc:
         return fail(f"{output}: cannot write the report: {exc.strerror or exc}")
     print(f"slopjudge: wrote {output} ({len(events)} events)")
