@@ -426,18 +426,28 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     rule = "description: d\nchecks:\n  - script: ./ok.sh\n"
-    for path in ("a/rules.yaml", "b/Rule.yaml", "grp/c/rule.yml", "_lib/shared.yaml",
-                 "ok/rule.yaml", "ok/cases/one/case.yaml"):
+    for path in ("a/rules.yaml", "b/Rule.yaml", "grp/c/rule.yml", "g/a/b/rule.yaml",
+                 "up/rule.YAML", "top.YML", "_lib/shared.yaml", "ok/rule.yaml",
+                 "ok/cases/one/case.yaml", "one.yaml", "one/words.yaml"):
         (tmp_path / "rules" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "rules" / path).write_text(rule)
-    (tmp_path / "rules" / "ok" / "ok.sh").write_text("#!/bin/sh\n")
-    (tmp_path / "rules" / "ok" / "ok.sh").chmod(0o755)
+    for folder in ("ok", "one"):
+        (tmp_path / "rules" / folder / "ok.sh").write_text("#!/bin/sh\n")
+        (tmp_path / "rules" / folder / "ok.sh").chmod(0o755)
+    (tmp_path / "rules" / "one.yaml").write_text(rule.replace("./ok.sh", "one/ok.sh"))
+    (tmp_path / "rules" / "dl").mkdir()
+    (tmp_path / "rules" / "dl" / "rule.yaml").symlink_to("nowhere")
+    (tmp_path / "rules" / "dir" / "rule.yaml").mkdir(parents=True)
     result = load_rules("rules", workspace=str(tmp_path))
-    assert [r.id for r in result.rules] == ["ok"]
-    assert [(e.path, e.on) for e in result.errors] == [
-        ("rules/a/rules.yaml", None), ("rules/b/Rule.yaml", None), ("rules/grp/c/rule.yml", None)]
-    assert all("not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml"
-               in e.message for e in result.errors)
+    assert [r.id for r in result.rules] == ["ok", "one"]
+    assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
+        "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "g/a/b/rule.yaml",
+        "grp/c/rule.yml", "top.YML", "up/rule.YAML")]
+    said = {e.path: e.message for e in result.errors}
+    assert said["rules/a/rules.yaml"].startswith(
+        "not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml only")
+    assert said["rules/dl/rule.yaml"] == said["rules/dir/rule.yaml"] == (
+        "not read as a rule: it is not a file (a link to nothing, or a folder)")
 
 
 # ---- never a traceback -------------------------------------------------------

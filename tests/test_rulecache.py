@@ -277,3 +277,14 @@ def test_another_path_reloads_a_rule_whose_subjects_or_when_is_on_it(
     result = load(ws)
     assert "b" not in [r.id for r in result.rules]
     assert any("group-it" in e.message for e in result.errors), result.errors
+
+
+def test_a_link_to_an_ancestor_folder_is_walked_once(ws: Path, loads: list[str]) -> None:
+    # Followed without end, two such links made every hook's load walk forever.
+    (ws / "rules" / "a").symlink_to(".")
+    (ws / "rules" / "b").symlink_to("../rules")
+    age(ws)
+    first = load(ws)
+    assert sorted(r.id for r in first.rules) == ["a", "b"]
+    load(ws)
+    assert len(loads) == 1  # the walk ends, and the same walk is a hit

@@ -61,16 +61,29 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 def stray_rule_files(rules_dir: str) -> list[str]:
-    """YAML files in a folder of ``rules_dir`` that holds no ``rule.yaml``: a rule under
-    another name (``rules.yaml``, ``Rule.yaml``) or a folder deeper, which a person would
-    take to be in force. Folders starting with ``_`` hold shared files, not rules."""
-    stray: list[str] = []
-    for folder in glob.glob(os.path.join(glob.escape(rules_dir), "[!_]*", "")):
-        if not any(os.path.isfile(folder + name) for name in RULE_FILE_NAMES):
-            stray += [p for ext in RULE_EXTENSIONS for pattern in ("*", "*/rule")
-                      for p in glob.glob(glob.escape(folder) + pattern + ext)
-                      if os.path.isfile(p)]
+    """Files under ``rules_dir`` a person would take for rules that :func:`find_rule_files`
+    does not read: another name (``rules.yaml``, ``Rule.yaml``, ``x.YML``), a folder deeper,
+    a link to nothing, a folder named like a rule file."""
+    read = {p for _, p in find_rule_files(rules_dir)}
+    stray = []
+    for path in glob.glob(os.path.join(glob.escape(rules_dir), "*")):
+        name = os.path.basename(path)
+        if name.lower().endswith(RULE_EXTENSIONS):
+            stray += [] if path in read else [path]
+        elif os.path.isdir(path) and not name.startswith("_") and not _holds_rule(path):
+            # Linked folders inside are not followed (a link to an ancestor never ends).
+            stray += [os.path.join(d, n) for d, subs, files in os.walk(path)
+                      for n in files + [s for s in subs if s in RULE_FILE_NAMES]
+                      if n.lower().endswith(RULE_EXTENSIONS) and not n.startswith(".")]
     return sorted(stray)
+
+
+def _holds_rule(folder: str) -> bool:
+    """Whether ``folder`` is a rule's: it holds ``rule.yaml``, or keeps the files of the
+    single-file rule ``<folder>.yaml`` beside it. A folder starting with ``_`` holds shared
+    files (tested apart)."""
+    return (any(os.path.isfile(os.path.join(folder, n)) for n in RULE_FILE_NAMES)
+            or any(os.path.isfile(folder + ext) for ext in RULE_EXTENSIONS))
 
 
 # ---- helpers -----------------------------------------------------------------
@@ -779,9 +792,10 @@ def load_rules(
             LoadError(display_path(rules_dir), 1, 1, "rules folder not found")])
     found = find_rule_files(rules_dir)
     shown = display_path(rules_dir)
-    errors += [LoadError(display_path(p), 1, 1, f"not read as a rule: slopjudge reads {shown}/"
-                         f"<id>.yaml and {shown}/<id>/rule.yaml only; rename or move it (a "
-                         "folder of shared files starts with `_`)")
+    errors += [LoadError(display_path(p), 1, 1, "not read as a rule: " + (
+        f"slopjudge reads {shown}/<id>.yaml and {shown}/<id>/rule.yaml only; rename or move "
+        "it (a folder of shared files starts with `_`)" if os.path.isfile(p)
+        else "it is not a file (a link to nothing, or a folder)"))
                for p in stray_rule_files(rules_dir)]
     loaded: list[_FileRule] = []
     for rule_id, path in found:

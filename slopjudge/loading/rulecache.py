@@ -38,9 +38,20 @@ def cache_path(settings: Settings) -> str:
 
 
 def _walk(root: str, out: dict[str, Any]) -> None:
-    # A folder that cannot be read counts as None: its becoming readable must count.
+    # A folder that cannot be read counts as None: its becoming readable must count. Linked
+    # folders are followed, each real folder once: a link to an ancestor is no endless walk.
+    seen: set[tuple[int, int]] = set()
     for folder, dirs, names in os.walk(root, onerror=lambda e: out.update({e.filename: None}),
                                        followlinks=True):
+        try:
+            st = os.stat(folder)
+        except OSError:  # gone since it was listed: as a folder that cannot be read
+            st = None
+            out[folder] = None
+        if st is None or (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
         for name in names:
             out[os.path.join(folder, name)] = file_stamp(os.path.join(folder, name))
