@@ -108,12 +108,6 @@ def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> 
         import gc
 
         gc.disable()
-    if argv is None:
-        # A lone surrogate a rule's script printed as JSON ("\ud800") reaches reports and
-        # logs as text: shown escaped, never an encoding error that loses the whole output.
-        for stream in (sys.stdout, sys.stderr):
-            if hasattr(stream, "reconfigure"):
-                stream.reconfigure(errors="backslashreplace")
     args = build_parser(command).parse_args(args_list)
     _terminate_like_ctrl_c()
     code = _run_command(_command_module(args.command), args)

@@ -865,3 +865,13 @@ def test_a_name_ending_in_a_carriage_return_reads_its_own_blob(tmp_path: Path) -
     repo = make_repo(tmp_path / "repo", {"x": "plain\n", "x\r": "with a CR\n"})
     assert gitio.cat_blobs(str(repo), ["HEAD:x\r", "HEAD:x"]) == {
         "HEAD:x\r": b"with a CR\n", "HEAD:x": b"plain\n"}
+
+
+def test_odd_names_are_paths_never_pathspec_magic(tmp_path: Path) -> None:
+    from slopjudge.changes import gitio
+    from tests.helpers import make_repo
+
+    names = [":(top)a\n/.gitattributes", "a\n/.gitattributes", ":(glob)zz\n/.gitattributes"]
+    repo = make_repo(tmp_path / "repo", {n: f"{i}\n" for i, n in enumerate(names)})
+    assert gitio.cat_blobs(str(repo), [f"HEAD:{n}" for n in names]) == {
+        f"HEAD:{n}": f"{i}\n".encode() for i, n in enumerate(names)}

@@ -438,11 +438,20 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
     (tmp_path / "rules" / "dl").mkdir()
     (tmp_path / "rules" / "dl" / "rule.yaml").symlink_to("nowhere")
     (tmp_path / "rules" / "dir" / "rule.yaml").mkdir(parents=True)
+    # What a removed rule's `git rm` leaves (ignored files) is not taken for rules.
+    for left in ("gone/node_modules/pkg/pnpm-lock.yaml", "gone/.venv/lib/x/rule.yml"):
+        (tmp_path / "rules" / left).parent.mkdir(parents=True)
+        (tmp_path / "rules" / left).write_text("a: 1\n")
+    # A rule folder linked into a group is found where the link is.
+    (tmp_path / "elsewhere" / "c").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "c" / "rule.yaml").write_text(rule)
+    (tmp_path / "rules" / "grp2").mkdir()
+    (tmp_path / "rules" / "grp2" / "c").symlink_to(tmp_path / "elsewhere" / "c")
     result = load_rules("rules", workspace=str(tmp_path))
     assert [r.id for r in result.rules] == ["ok", "one"]
     assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
         "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "g/a/b/rule.yaml",
-        "grp/c/rule.yml", "top.YML", "up/rule.YAML")]
+        "grp/c/rule.yml", "grp2/c/rule.yaml", "top.YML", "up/rule.YAML")]
     said = {e.path: e.message for e in result.errors}
     assert said["rules/a/rules.yaml"].startswith(
         "not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml only")

@@ -189,7 +189,7 @@ def cat_blobs(workspace: str, asks: list[str]) -> dict[str, bytes]:
 
 def _tree_blob_ids(workspace: str, names: list[str]) -> dict[str, str]:
     """The blob ids of ``rev:path`` names, read from ``git ls-tree -z`` (one call a rev;
-    its paths are matched literally); a name naming no blob is left out."""
+    its paths taken literally, no pathspec magic); a name naming no blob is left out."""
     by_rev: dict[str, list[str]] = {}
     for name in names:
         rev, colon, path = name.partition(":")
@@ -197,7 +197,8 @@ def _tree_blob_ids(workspace: str, names: list[str]) -> dict[str, str]:
             by_rev.setdefault(rev, []).append(path)
     ids: dict[str, str] = {}
     for rev, paths in by_rev.items():
-        listing = git(workspace, ["ls-tree", "-z", "--full-tree", rev, "--", *paths], ok=(0, 128))
+        listing = git(workspace, ["ls-tree", "-z", "--full-tree", rev, "--", *paths],
+                      env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"}, ok=(0, 128))
         for entry in listing.split(b"\0"):
             meta, _, listed = entry.partition(b"\t")
             mode_kind_id = meta.decode().split(" ")

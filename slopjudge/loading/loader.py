@@ -71,11 +71,33 @@ def stray_rule_files(rules_dir: str) -> list[str]:
         if name.lower().endswith(RULE_EXTENSIONS):
             stray += [] if path in read else [path]
         elif os.path.isdir(path) and not name.startswith("_") and not _holds_rule(path):
-            # Linked folders inside are not followed (a link to an ancestor never ends).
-            stray += [os.path.join(d, n) for d, subs, files in os.walk(path)
-                      for n in files + [s for s in subs if s in RULE_FILE_NAMES]
-                      if n.lower().endswith(RULE_EXTENSIONS) and not n.startswith(".")]
+            stray += _misplaced(path)
     return sorted(stray)
+
+
+def _misplaced(folder: str) -> list[str]:
+    """In a folder that holds no rule: its own YAML files, and a ``rule.yaml`` (any case)
+    deeper. Hidden and dependency folders (ignored ones a removed rule's ``git rm`` left)
+    are not looked in; each real folder is walked once."""
+    found: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    for here, subs, files in os.walk(folder, followlinks=True):
+        try:
+            st = os.stat(here)
+        except OSError:  # gone since it was listed
+            st = None
+        if st is None or (st.st_dev, st.st_ino) in seen:
+            subs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        found += [os.path.join(here, n) for n in files + subs if n.lower() in RULE_FILE_NAMES
+                  or here == folder and n.lower().endswith(RULE_EXTENSIONS)
+                  and not n.startswith(".")]
+        subs[:] = [s for s in subs if not s.startswith(".") and s not in _LEFT_BEHIND]
+    return found
+
+
+_LEFT_BEHIND = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
 
 
 def _holds_rule(folder: str) -> bool:
