@@ -309,3 +309,19 @@ def test_codex_ends_on_a_relayed_notice_but_not_past_a_protected_change(ws: Path
     assert block_reason(codex_stop(ws, stop_hook_active=True)[1]).startswith("slopjudge: letting")
     (ws / "rules" / "no-forbidden" / "scan.py").write_text("#!/bin/sh\nexit 0\n")
     assert "rules/no-forbidden/scan.py" in block_reason(codex_stop(ws, stop_hook_active=True)[1])
+
+
+@pytest.mark.parametrize("spelling", [[], ["--harness=claude"]])
+def test_an_answer_stdout_cannot_encode_blocks_never_a_broken_allow(
+        ws: Path, spelling: list[str]) -> None:
+    # A stdout that cannot hold the reason (cp1252, an emoji in a path) must still block:
+    # an escaped, invalid JSON answer at exit 0 would be read as plain text, an allow.
+    (ws / "rules" / "grp").mkdir()
+    (ws / "rules" / "grp" / "\N{ROCKET}.yaml").write_text("a: 1\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "slopjudge", "hook", "pre-tool", *spelling],
+        input=json.dumps(write(ws, "x = 1\n")).encode(), cwd=ws, capture_output=True,
+        env=clean_env(PYTHONIOENCODING="cp1252", CLAUDE_PROJECT_DIR=str(ws)), timeout=60)
+    if proc.returncode != 2:
+        answer = json.loads(proc.stdout.decode("cp1252"))
+        assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", answer
