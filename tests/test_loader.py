@@ -425,33 +425,35 @@ def test_each_missing_required_field_is_named_once(
 def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    rules = tmp_path / "rules"
     rule = "description: d\nchecks:\n  - script: ./ok.sh\n"
-    for path in ("a/rules.yaml", "b/Rule.yaml", "grp/c/rule.yml", "g/a/b/rule.yaml",
+    for path in ("a/rules.yaml", "b/Rule.yaml", "grp/c/rule.yml", "lang/python/no-print.yaml",
                  "up/rule.YAML", "top.YML", "_lib/shared.yaml", "ok/rule.yaml",
                  "ok/cases/one/case.yaml", "one.yaml", "one/words.yaml"):
-        (tmp_path / "rules" / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "rules" / path).write_text(rule)
+        (rules / path).parent.mkdir(parents=True, exist_ok=True)
+        (rules / path).write_text(rule)
     for folder in ("ok", "one"):
-        (tmp_path / "rules" / folder / "ok.sh").write_text("#!/bin/sh\n")
-        (tmp_path / "rules" / folder / "ok.sh").chmod(0o755)
-    (tmp_path / "rules" / "one.yaml").write_text(rule.replace("./ok.sh", "one/ok.sh"))
-    (tmp_path / "rules" / "dl").mkdir()
-    (tmp_path / "rules" / "dl" / "rule.yaml").symlink_to("nowhere")
-    (tmp_path / "rules" / "dir" / "rule.yaml").mkdir(parents=True)
-    # What a removed rule's `git rm` leaves (ignored files) is not taken for rules.
-    for left in ("gone/node_modules/pkg/pnpm-lock.yaml", "gone/.venv/lib/x/rule.yml"):
-        (tmp_path / "rules" / left).parent.mkdir(parents=True)
-        (tmp_path / "rules" / left).write_text("a: 1\n")
-    # A rule folder linked into a group is found where the link is.
-    (tmp_path / "elsewhere" / "c").mkdir(parents=True)
-    (tmp_path / "elsewhere" / "c" / "rule.yaml").write_text(rule)
-    (tmp_path / "rules" / "grp2").mkdir()
-    (tmp_path / "rules" / "grp2" / "c").symlink_to(tmp_path / "elsewhere" / "c")
+        (rules / folder / "ok.sh").write_text("#!/bin/sh\n")
+        (rules / folder / "ok.sh").chmod(0o755)
+    (rules / "one.yaml").write_text(rule.replace("./ok.sh", "one/ok.sh"))
+    (rules / "dl").mkdir()
+    (rules / "dl" / "rule.yaml").symlink_to("nowhere")
+    (rules / "dir" / "rule.yaml").mkdir(parents=True)
+    # Not taken for rules: what a removed rule's `git rm` leaves (ignored files), a hidden
+    # folder, a data folder named like YAML, links to rules that are read where they are.
+    for left in ("gone/node_modules/pkg/pnpm-lock.yaml", "gone/.venv/x.yml",
+                 "drafts/.wip/rule.yaml", "helpers/specs.yaml/x.txt"):
+        (rules / left).parent.mkdir(parents=True, exist_ok=True)
+        (rules / left).write_text("a: 1\n")
+    (rules / "by-team" / "alice").mkdir(parents=True)
+    (rules / "by-team" / "alice" / "ok").symlink_to(rules / "ok")
+    (rules / "docs").mkdir()
+    (rules / "docs" / "all-rules").symlink_to(rules)
     result = load_rules("rules", workspace=str(tmp_path))
     assert [r.id for r in result.rules] == ["ok", "one"]
     assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
-        "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "g/a/b/rule.yaml",
-        "grp/c/rule.yml", "grp2/c/rule.yaml", "top.YML", "up/rule.YAML")]
+        "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "grp/c/rule.yml",
+        "lang/python/no-print.yaml", "top.YML", "up/rule.YAML")]
     said = {e.path: e.message for e in result.errors}
     assert said["rules/a/rules.yaml"].startswith(
         "not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml only")

@@ -316,3 +316,4 @@ def test_a_prompt_that_cannot_be_kept_loses_no_line_of_the_log(tmp_path: Path, c
     read, problems = read_events(str(events))
     assert len(read) == 2 and problems == []
     assert "could not keep a judge prompt beside" in capsys.readouterr().err
+

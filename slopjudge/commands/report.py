@@ -58,11 +58,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "default: file://{abspath}")
 
 
+def escaped_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate a rule's script printed (``"\ud800"``, kept as is
+    in the log) written as its escape: text a report can write, each apart from another."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [escaped_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {escaped_surrogates(k): escaped_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     path = args.events or settings_of(args).events_file
     if not os.path.isfile(path):
         return fail(f"{path}: no event log yet (runs record one; set --events FILE)")
     events, problems = read_events(path)
+    events = [escaped_surrogates(e) for e in events]
     for problem in problems:
         print(f"slopjudge: skipped {problem}", file=sys.stderr)
     session = getattr(args, "session", None)  # events and cost take --session
@@ -77,6 +90,7 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     if args.labels:
         try:
             labels, problems = read_labels(args.labels)
+            labels = [escaped_surrogates(x) for x in labels]
         except OSError as exc:
             return fail(f"{args.labels}: cannot read the labels: {exc.strerror or exc}")
         for problem in problems:
@@ -157,6 +171,7 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
                _problems: list[str]) -> int:
     try:
         labels, label_problems = read_labels(args.labels)
+        labels = [escaped_surrogates(x) for x in labels]
     except OSError as exc:
         return fail(f"{args.labels}: cannot read labels: {exc.strerror or exc}")
     for problem in label_problems:

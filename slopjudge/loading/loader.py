@@ -61,9 +61,10 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 def stray_rule_files(rules_dir: str) -> list[str]:
-    """Files under ``rules_dir`` a person would take for rules that :func:`find_rule_files`
-    does not read: another name (``rules.yaml``, ``Rule.yaml``, ``x.YML``), a folder deeper,
-    a link to nothing, a folder named like a rule file."""
+    """Files in ``rules_dir`` a person would take for rules that :func:`find_rule_files`
+    does not read: ``x.YML``, a link to nothing; and in a folder that holds no rule, a YAML
+    file (``rules.yaml``, ``Rule.yaml``), also one folder deeper (``rules/group/x/rule.yaml``,
+    not through a link). Hidden names are not looked at; deeper is not looked in."""
     read = {p for _, p in find_rule_files(rules_dir)}
     stray = []
     for path in glob.glob(os.path.join(glob.escape(rules_dir), "*")):
@@ -71,33 +72,12 @@ def stray_rule_files(rules_dir: str) -> list[str]:
         if name.lower().endswith(RULE_EXTENSIONS):
             stray += [] if path in read else [path]
         elif os.path.isdir(path) and not name.startswith("_") and not _holds_rule(path):
-            stray += _misplaced(path)
+            inside = glob.glob(os.path.join(glob.escape(path), "*"))
+            inside += [p for sub in inside if os.path.isdir(sub) and not os.path.islink(sub)
+                       for p in glob.glob(os.path.join(glob.escape(sub), "*"))]
+            stray += [p for p in inside if p.lower().endswith(RULE_EXTENSIONS) and (
+                not os.path.isdir(p) or os.path.basename(p).lower() in RULE_FILE_NAMES)]
     return sorted(stray)
-
-
-def _misplaced(folder: str) -> list[str]:
-    """In a folder that holds no rule: its own YAML files, and a ``rule.yaml`` (any case)
-    deeper. Hidden and dependency folders (ignored ones a removed rule's ``git rm`` left)
-    are not looked in; each real folder is walked once."""
-    found: list[str] = []
-    seen: set[tuple[int, int]] = set()
-    for here, subs, files in os.walk(folder, followlinks=True):
-        try:
-            st = os.stat(here)
-        except OSError:  # gone since it was listed
-            st = None
-        if st is None or (st.st_dev, st.st_ino) in seen:
-            subs[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        found += [os.path.join(here, n) for n in files + subs if n.lower() in RULE_FILE_NAMES
-                  or here == folder and n.lower().endswith(RULE_EXTENSIONS)
-                  and not n.startswith(".")]
-        subs[:] = [s for s in subs if not s.startswith(".") and s not in _LEFT_BEHIND]
-    return found
-
-
-_LEFT_BEHIND = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
 
 
 def _holds_rule(folder: str) -> bool:

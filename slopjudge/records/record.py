@@ -162,9 +162,6 @@ def read_json_lines(path: str, problem: Callable[[Any, str], str | None], *,
                 why = exc.msg.removesuffix(" starting at").lower()
                 problems.append(f"{where}:{exc.colno}: not JSON: {why}")
             continue
-        if b"\\ud" in raw.lower():  # a lone surrogate a script printed ("\ud800") read
-            # as "?": what reads the log writes text, which cannot hold one
-            value = json.loads(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
         found = problem(value, where)
         if found is None:
             values.append(value)
