@@ -867,11 +867,15 @@ def test_a_name_ending_in_a_carriage_return_reads_its_own_blob(tmp_path: Path) -
         "HEAD:x\r": b"with a CR\n", "HEAD:x": b"plain\n"}
 
 
-def test_odd_names_are_paths_never_pathspec_magic(tmp_path: Path) -> None:
+@pytest.mark.parametrize("setting", [None, "GIT_GLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"])
+def test_odd_names_are_paths_never_pathspec_magic(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None) -> None:
     from slopjudge.changes import gitio
     from tests.helpers import make_repo
 
     names = [":(top)a\n/.gitattributes", "a\n/.gitattributes", ":(glob)zz\n/.gitattributes"]
     repo = make_repo(tmp_path / "repo", {n: f"{i}\n" for i, n in enumerate(names)})
+    if setting:  # the user's own, which git would find incompatible with literal paths
+        monkeypatch.setenv(setting, "1")
     assert gitio.cat_blobs(str(repo), [f"HEAD:{n}" for n in names]) == {
         f"HEAD:{n}": f"{i}\n".encode() for i, n in enumerate(names)}
