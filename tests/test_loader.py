@@ -441,23 +441,30 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
     (rules / "dir" / "rule.yaml").mkdir(parents=True)
     # Not taken for rules: what a removed rule's `git rm` leaves (ignored files), a hidden
     # folder, a data folder named like YAML, links to rules that are read where they are.
-    for left in ("gone/node_modules/pkg/pnpm-lock.yaml", "gone/.venv/x.yml",
-                 "drafts/.wip/rule.yaml", "helpers/specs.yaml/x.txt"):
+    for left in ("gone/node_modules/pkg/pnpm-lock.yaml", "gone/node_modules/x.yml",
+                 "gone/.venv/x.yml", "drafts/.wip/rule.yaml", "helpers/specs.yaml/x.txt",
+                 "data/a/b/c/d/e/f/g/rule.yaml"):
         (rules / left).parent.mkdir(parents=True, exist_ok=True)
         (rules / left).write_text("a: 1\n")
     (rules / "by-team" / "alice").mkdir(parents=True)
     (rules / "by-team" / "alice" / "ok").symlink_to(rules / "ok")
     (rules / "docs").mkdir()
     (rules / "docs" / "all-rules").symlink_to(rules)
+    (rules / "all").symlink_to(".")
+    (rules / "kept-elsewhere").symlink_to(tmp_path / "missing")  # a rule folder not there
+    (rules / "team" / "backend" / "x").mkdir(parents=True)
+    (rules / "team" / "backend" / "x" / "rule.yaml").write_text(rule)
     result = load_rules("rules", workspace=str(tmp_path))
     assert [r.id for r in result.rules] == ["ok", "one"]
     assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
         "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "grp/c/rule.yml",
-        "lang/python/no-print.yaml", "top.YML", "up/rule.YAML")]
+        "kept-elsewhere", "lang/python/no-print.yaml", "team/backend/x/rule.yaml", "top.YML",
+        "up/rule.YAML")]
     said = {e.path: e.message for e in result.errors}
     assert said["rules/a/rules.yaml"].startswith(
         "not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml only")
-    assert said["rules/dl/rule.yaml"] == said["rules/dir/rule.yaml"] == (
+    assert said["rules/dl/rule.yaml"] == said["rules/dir/rule.yaml"] == said[
+        "rules/kept-elsewhere"] == (
         "not read as a rule: it is not a file (a link to nothing, or a folder)")
 
 

@@ -63,21 +63,29 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 def stray_rule_files(rules_dir: str) -> list[str]:
     """Files in ``rules_dir`` a person would take for rules that :func:`find_rule_files`
     does not read: ``x.YML``, a link to nothing; and in a folder that holds no rule, a YAML
-    file (``rules.yaml``, ``Rule.yaml``), also one folder deeper (``rules/group/x/rule.yaml``,
-    not through a link). Hidden names are not looked at; deeper is not looked in."""
+    file of its own or of a folder in it (``rules.yaml``, ``Rule.yaml``, ``lang/x.yaml``), a
+    ``rule.yaml`` deeper (``team/backend/x/rule.yaml``). Not looked in: hidden names, linked
+    folders, dependency folders a removed rule's ``git rm`` left (ignored files)."""
     read = {p for _, p in find_rule_files(rules_dir)}
     stray = []
     for path in glob.glob(os.path.join(glob.escape(rules_dir), "*")):
         name = os.path.basename(path)
-        if name.lower().endswith(RULE_EXTENSIONS):
+        if name.lower().endswith(RULE_EXTENSIONS) or not os.path.exists(path):
             stray += [] if path in read else [path]
-        elif os.path.isdir(path) and not name.startswith("_") and not _holds_rule(path):
-            inside = glob.glob(os.path.join(glob.escape(path), "*"))
-            inside += [p for sub in inside if os.path.isdir(sub) and not os.path.islink(sub)
-                       for p in glob.glob(os.path.join(glob.escape(sub), "*"))]
-            stray += [p for p in inside if p.lower().endswith(RULE_EXTENSIONS) and (
-                not os.path.isdir(p) or os.path.basename(p).lower() in RULE_FILE_NAMES)]
+        elif (os.path.isdir(path) and not os.path.islink(path) and not name.startswith("_")
+              and not _holds_rule(path)):
+            for here, subs, files in os.walk(path):
+                depth = here.count(os.sep) - path.count(os.sep)
+                subs[:] = [] if depth >= _DEEPEST else [
+                    s for s in subs if not s.startswith(".") and s not in _LEFT_BEHIND]
+                stray += [os.path.join(here, n) for n in files + subs
+                          if not n.startswith(".") and n.lower().endswith(RULE_EXTENSIONS)
+                          and (n.lower() in RULE_FILE_NAMES or depth <= 1 and n in files)]
     return sorted(stray)
+
+
+_DEEPEST = 6  # folders below a rule-less one looked in for a rule.yaml (a walk must end)
+_LEFT_BEHIND = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
 
 
 def _holds_rule(folder: str) -> bool:
