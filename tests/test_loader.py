@@ -452,6 +452,7 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
     (rules / "docs" / "all-rules").symlink_to(rules)
     (rules / "all").symlink_to(".")
     (rules / "kept-elsewhere").symlink_to(tmp_path / "missing")  # a rule folder not there
+    (rules / "notes.md").symlink_to(tmp_path / "missing.md")  # not a rule's name
     (rules / "team" / "backend" / "x").mkdir(parents=True)
     (rules / "team" / "backend" / "x" / "rule.yaml").write_text(rule)
     result = load_rules("rules", workspace=str(tmp_path))

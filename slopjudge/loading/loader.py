@@ -70,7 +70,8 @@ def stray_rule_files(rules_dir: str) -> list[str]:
     stray = []
     for path in glob.glob(os.path.join(glob.escape(rules_dir), "*")):
         name = os.path.basename(path)
-        if name.lower().endswith(RULE_EXTENSIONS) or not os.path.exists(path):
+        if name.lower().endswith(RULE_EXTENSIONS) or (
+                not os.path.exists(path) and not os.path.splitext(name)[1]):  # a folder's link
             stray += [] if path in read else [path]
         elif (os.path.isdir(path) and not os.path.islink(path) and not name.startswith("_")
               and not _holds_rule(path)):
