@@ -455,12 +455,20 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
     (rules / "notes.md").symlink_to(tmp_path / "missing.md")  # not a rule's name
     (rules / "team" / "backend" / "x").mkdir(parents=True)
     (rules / "team" / "backend" / "x" / "rule.yaml").write_text(rule)
+    (rules / "org" / "python" / "security").mkdir(parents=True)
+    (rules / "org" / "python" / "security" / "no-eval.yaml").write_text(rule)
+    (tmp_path / "shared" / "sec").mkdir(parents=True)  # a folder of rules linked in
+    (tmp_path / "shared" / "sec" / "no-eval.yaml").write_text(rule)
+    (rules / "sec").symlink_to(tmp_path / "shared" / "sec")
+    for kept in ("node_modules/pkg/appveyor.yml", "off/rule.yaml.off", "off/cases.yaml"):
+        (rules / kept).parent.mkdir(parents=True, exist_ok=True)  # not rules, nor strays
+        (rules / kept).write_text("a: 1\n")
     result = load_rules("rules", workspace=str(tmp_path))
     assert [r.id for r in result.rules] == ["ok", "one"]
     assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
         "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "grp/c/rule.yml",
-        "kept-elsewhere", "lang/python/no-print.yaml", "team/backend/x/rule.yaml", "top.YML",
-        "up/rule.YAML")]
+        "kept-elsewhere", "lang/python/no-print.yaml", "org/python/security/no-eval.yaml",
+        "sec/no-eval.yaml", "team/backend/x/rule.yaml", "top.YML", "up/rule.YAML")]
     said = {e.path: e.message for e in result.errors}
     assert said["rules/a/rules.yaml"].startswith(
         "not read as a rule: slopjudge reads rules/<id>.yaml and rules/<id>/rule.yaml only")

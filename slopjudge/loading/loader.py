@@ -61,39 +61,54 @@ def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
 
 
 def stray_rule_files(rules_dir: str) -> list[str]:
-    """Files in ``rules_dir`` a person would take for rules that :func:`find_rule_files`
-    does not read: ``x.YML``, a link to nothing; and in a folder that holds no rule, a YAML
-    file of its own or of a folder in it (``rules.yaml``, ``Rule.yaml``, ``lang/x.yaml``), a
-    ``rule.yaml`` deeper (``team/backend/x/rule.yaml``). Not looked in: hidden names, linked
-    folders, dependency folders a removed rule's ``git rm`` left (ignored files)."""
+    """Files under ``rules_dir`` a person would take for rules that :func:`find_rule_files`
+    does not read: a YAML file (``x.YML``, ``rules.yaml``, ``Rule.yaml``, one in a folder
+    deeper) outside a rule's own folder, a link to nothing named as a rule or its folder.
+    Not looked in: a rule's folder (its files are its own), folders starting with ``_``
+    (shared files), hidden names, dependency folders (a removed rule's ``git rm`` leaves
+    ignored ones). Linked folders are followed, each real folder once, six deep at most."""
     read = {p for _, p in find_rule_files(rules_dir)}
-    stray = []
-    for path in glob.glob(os.path.join(glob.escape(rules_dir), "*")):
-        name = os.path.basename(path)
-        if name.lower().endswith(RULE_EXTENSIONS) or (
-                not os.path.exists(path) and not os.path.splitext(name)[1]):  # a folder's link
-            stray += [] if path in read else [path]
-        elif (os.path.isdir(path) and not os.path.islink(path) and not name.startswith("_")
-              and not _holds_rule(path)):
-            for here, subs, files in os.walk(path):
-                depth = here.count(os.sep) - path.count(os.sep)
-                subs[:] = [] if depth >= _DEEPEST else [
-                    s for s in subs if not s.startswith(".") and s not in _LEFT_BEHIND]
-                stray += [os.path.join(here, n) for n in files + subs
-                          if not n.startswith(".") and n.lower().endswith(RULE_EXTENSIONS)
-                          and (n.lower() in RULE_FILE_NAMES or depth <= 1 and n in files)]
+    # The rules' own folders, however they are reached (a link to one is not walked into).
+    seen = {_identity(p) for p in glob.glob(os.path.join(glob.escape(rules_dir), "*"))
+            if os.path.isdir(p) and _holds_rule(p)}
+    stray: list[str] = []
+    for here, subs, files in os.walk(rules_dir, followlinks=True):
+        depth = here.count(os.sep) - rules_dir.count(os.sep)
+        if (key := _identity(here)) in seen or key is None:
+            subs[:] = []
+            continue
+        seen.add(key)
+        named = [n for n in files + subs if not n.startswith(".") and (
+            n.lower().endswith(RULE_EXTENSIONS) and (n in files or n in RULE_FILE_NAMES)
+            or depth == 0 and not os.path.exists(os.path.join(here, n))
+            and not os.path.splitext(n)[1])]  # a rule folder's link to nothing
+        stray += [p for p in (os.path.join(here, n) for n in named) if p not in read]
+        subs[:] = [] if depth >= _DEEPEST else [
+            d for d in subs if not d.startswith((".", "_")) and d not in _LEFT_BEHIND]
     return sorted(stray)
 
 
-_DEEPEST = 6  # folders below a rule-less one looked in for a rule.yaml (a walk must end)
+_DEEPEST = 6  # a walk must end
 _LEFT_BEHIND = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:  # gone since it was listed, or not to be read
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _holds_rule(folder: str) -> bool:
-    """Whether ``folder`` is a rule's: it holds ``rule.yaml``, or keeps the files of the
-    single-file rule ``<folder>.yaml`` beside it. A folder starting with ``_`` holds shared
-    files (tested apart)."""
+    """Whether ``folder`` (``rules/<id>/``) is a rule's: it holds ``rule.yaml`` (or a copy
+    set aside, ``rule.yaml.off``), or keeps the files of the rule ``<folder>.yaml``."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
     return (any(os.path.isfile(os.path.join(folder, n)) for n in RULE_FILE_NAMES)
+            or any(n.startswith(tuple(f"{r}." for r in RULE_FILE_NAMES)) for n in names)
             or any(os.path.isfile(folder + ext) for ext in RULE_EXTENSIONS))
 
 
