@@ -460,10 +460,13 @@ def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
     (tmp_path / "shared" / "sec").mkdir(parents=True)  # a folder of rules linked in
     (tmp_path / "shared" / "sec" / "no-eval.yaml").write_text(rule)
     (rules / "sec").symlink_to(tmp_path / "shared" / "sec")
-    for kept in ("node_modules/pkg/appveyor.yml", "off/rule.yaml.off", "off/cases.yaml"):
+    for kept in ("node_modules/pkg/appveyor.yml", "off/rule.yaml.off", "off/cases.yaml",
+                 "aside.yaml.off", "aside/fixtures/sample.yaml"):
         (rules / kept).parent.mkdir(parents=True, exist_ok=True)  # not rules, nor strays
         (rules / kept).write_text("a: 1\n")
     result = load_rules("rules", workspace=str(tmp_path))
+    assert loader.stray_rule_files(str(rules)) == sorted(  # one answer, however it is asked
+        str(tmp_path / e.path) for e in result.errors)
     assert [r.id for r in result.rules] == ["ok", "one"]
     assert [(e.path, e.on) for e in result.errors] == [(f"rules/{p}", None) for p in (
         "a/rules.yaml", "b/Rule.yaml", "dir/rule.yaml", "dl/rule.yaml", "grp/c/rule.yml",
@@ -832,3 +835,14 @@ def test_loading_never_raises_and_every_error_is_one_located_line(
             assert re.fullmatch(r"rules/(fuzz|other)\.yaml:[1-9]\d*:[1-9]\d*: \S.*", str(e)), str(e)
         loaded = {r.id for r in result.rules}
         assert not loaded & {e.rule for e in result.errors}
+
+
+def test_rule_files_are_found_in_a_folder_whose_path_holds_glob_characters(
+        tmp_path: Path) -> None:
+    rules = tmp_path / "job[42]*?" / "rules"
+    (rules / "y").mkdir(parents=True)
+    (rules / "x.yaml").write_text("description: x\n")
+    (rules / "y" / "rule.yaml").write_text("description: y\n")
+    assert loader.find_rule_files(str(rules)) == [
+        ("x", str(rules / "x.yaml")), ("y", str(rules / "y" / "rule.yaml"))]
+    assert loader.stray_rule_files(str(rules)) == []

@@ -7,7 +7,6 @@ need it. Only a rules cache miss imports this module (ruamel.yaml, jsonschema, j
 from __future__ import annotations
 
 import functools
-import glob
 import json
 import operator
 import os
@@ -46,17 +45,24 @@ RULE_EXTENSIONS = (".yaml", ".yml")
 RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
 
 
+def _listed(folder: str) -> list[str]:
+    """``folder``'s names, hidden ones (editor swap files, .git) left out, sorted; none when
+    it cannot be read. A listing, not a glob: a glob of a path holding ``[`` lists its
+    parent, which may not be readable."""
+    try:
+        return sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except OSError:
+        return []
+
+
 def find_rule_files(rules_dir: str) -> list[tuple[str, str]]:
     """(rule id, path) for ``rules/<id>.yaml`` and ``rules/<id>/rule.yaml``; ``.yml`` too,
-    never skipped in silence (a rule a person wrote must not be quietly out of force).
-    Hidden names (editor swap files, .git) are not rules: a glob's ``*`` skips them."""
-    root = glob.escape(rules_dir)
+    never skipped in silence (a rule a person wrote must not be quietly out of force)."""
     found: list[tuple[str, str]] = []
-    for ext in RULE_EXTENSIONS:
-        found += [(os.path.basename(p)[: -len(ext)], p)
-                  for p in glob.glob(os.path.join(root, f"*{ext}"))]
-        found += [(os.path.basename(os.path.dirname(p)), p)
-                  for p in glob.glob(os.path.join(root, "*", f"rule{ext}"))]
+    for name in _listed(rules_dir):
+        path = os.path.join(rules_dir, name)
+        found += [(name[: -len(ext)], path) for ext in RULE_EXTENSIONS if name.endswith(ext)]
+        found += [(name, os.path.join(path, rule)) for rule in RULE_FILE_NAMES]
     return sorted(f for f in found if os.path.isfile(f[1]))
 
 
@@ -66,11 +72,13 @@ def stray_rule_files(rules_dir: str) -> list[str]:
     deeper) outside a rule's own folder, a link to nothing named as a rule or its folder.
     Not looked in: a rule's folder (its files are its own), folders starting with ``_``
     (shared files), hidden names, dependency folders (a removed rule's ``git rm`` leaves
-    ignored ones). Linked folders are followed, each real folder once, six deep at most."""
+    ignored ones). Linked folders are followed, each real folder once, six deep at most,
+    in sorted order (one answer whatever order the file system lists names in)."""
     read = {p for _, p in find_rule_files(rules_dir)}
+    top = _listed(rules_dir)
     # The rules' own folders, however they are reached (a link to one is not walked into).
-    seen = {_identity(p) for p in glob.glob(os.path.join(glob.escape(rules_dir), "*"))
-            if os.path.isdir(p) and _holds_rule(p)}
+    seen = {_identity(os.path.join(rules_dir, n)) for n in top
+            if os.path.isdir(os.path.join(rules_dir, n)) and _holds_rule(rules_dir, n, top)}
     stray: list[str] = []
     for here, subs, files in os.walk(rules_dir, followlinks=True):
         depth = here.count(os.sep) - rules_dir.count(os.sep)
@@ -78,13 +86,13 @@ def stray_rule_files(rules_dir: str) -> list[str]:
             subs[:] = []
             continue
         seen.add(key)
-        named = [n for n in files + subs if not n.startswith(".") and (
+        named = [n for n in sorted(files + subs) if not n.startswith(".") and (
             n.lower().endswith(RULE_EXTENSIONS) and (n in files or n in RULE_FILE_NAMES)
             or depth == 0 and not os.path.exists(os.path.join(here, n))
             and not os.path.splitext(n)[1])]  # a rule folder's link to nothing
         stray += [p for p in (os.path.join(here, n) for n in named) if p not in read]
-        subs[:] = [] if depth >= _DEEPEST else [
-            d for d in subs if not d.startswith((".", "_")) and d not in _LEFT_BEHIND]
+        subs[:] = [] if depth >= _DEEPEST else sorted(
+            d for d in subs if not d.startswith((".", "_")) and d not in _LEFT_BEHIND)
     return sorted(stray)
 
 
@@ -100,16 +108,18 @@ def _identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _holds_rule(folder: str) -> bool:
-    """Whether ``folder`` (``rules/<id>/``) is a rule's: it holds ``rule.yaml`` (or a copy
-    set aside, ``rule.yaml.off``), or keeps the files of the rule ``<folder>.yaml``."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        names = []
-    return (any(os.path.isfile(os.path.join(folder, n)) for n in RULE_FILE_NAMES)
-            or any(n.startswith(tuple(f"{r}." for r in RULE_FILE_NAMES)) for n in names)
-            or any(os.path.isfile(folder + ext) for ext in RULE_EXTENSIONS))
+def _holds_rule(rules_dir: str, name: str, beside: list[str]) -> bool:
+    """Whether ``rules/<name>/`` is a rule's: it holds ``rule.yaml``, or keeps the files of
+    the rule ``rules/<name>.yaml``, either of them also as a copy set aside
+    (``rule.yaml.off``, ``<name>.yaml.off``)."""
+    folder = os.path.join(rules_dir, name)
+    return (any(os.path.isfile(os.path.join(folder, rule)) for rule in RULE_FILE_NAMES)
+            or any(n.startswith(_SET_ASIDE) for n in _listed(folder))
+            or any(n.startswith(tuple(f"{name}{ext}" for ext in RULE_EXTENSIONS))
+                   for n in beside))
+
+
+_SET_ASIDE = tuple(f"{rule}." for rule in RULE_FILE_NAMES)
 
 
 # ---- helpers -----------------------------------------------------------------
