@@ -3,9 +3,9 @@
 
 For each module the base had (followed where it moved), its lines then and now, and the
 lines of it that commits adding other issues' capabilities wrote (``git blame -w -M``):
-those come on top of the module's old job. A capability commit counts only as far as it
-grew the old modules (its net added lines there), so a commit that mostly rewrote old
-code counts for none of it. Needs the repository's history.
+those come on top of the module's old job. A capability commit counts only when the lines
+it still has there are no more than it grew the old modules by (all or nothing). Last, the
+old job counted with the new modules that carry it. Needs the repository's history.
 
     python scripts/module_sizes.py [--base a8c8eed] [--per-module]
 """
@@ -51,6 +51,12 @@ CAPABILITIES = {
     "11d028b4": (28, "the load check in sloprail's form"),
     "03d70b23": (28, "report html"),
 }
+
+
+# New since the base, doing what the old modules did (not another issue's capability).
+OLD_JOB_IN_NEW_MODULES = ("slopjudge/checks/inproc.py", "slopjudge/checks/batch.py",
+                          "slopjudge/checks/batchchild.py", "slopjudge/harnesses/__init__.py",
+                          "slopjudge/harnesses/registry.py")
 
 
 def git(*args: str) -> str:
@@ -118,6 +124,12 @@ def main() -> None:
     print(f"of them written by other issues' capabilities: {c}")
     print(f"old modules' own lines: {b} -> {n - c} ({(n - c - b) / b:+.1%}; goal {b * 3 // 4})")
     print(f"all of slopjudge/: {sum(now.values())} lines in {len(now)} modules")
+    # New modules that carry the old modules' job (this issue's own machinery: the pack's
+    # in-process runner, the script batch, the harness registry) count with them.
+    carried = sum(now.get(m, 0) for m in OLD_JOB_IN_NEW_MODULES)
+    own = n - c + carried
+    print(f"with the new modules that carry the old job ({', '.join(OLD_JOB_IN_NEW_MODULES)}: "
+          f"{carried} lines): {b} -> {own} ({(own - b) / b:+.1%}; goal {b * 3 // 4})")
 
 
 if __name__ == "__main__":
