@@ -96,6 +96,16 @@ def read_or(path: str, default: bytes) -> bytes:
         return default
 
 
+def identity(path: str) -> tuple[int, int] | None:
+    """The real file or folder ``path`` names, as (device, inode): one walk following
+    links visits each once. None when it cannot be stat'ed (gone, or not to be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def inside(path: str, root: str) -> bool:
     """``path``, links resolved, is ``root`` (resolved) or under it."""
     path, root = os.path.realpath(path), os.path.realpath(root)

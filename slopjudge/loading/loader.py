@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from slopjudge.fsutil import identity
 from slopjudge.loading.config import display_path, suggest
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
@@ -77,12 +78,12 @@ def stray_rule_files(rules_dir: str) -> list[str]:
     read = {p for _, p in find_rule_files(rules_dir)}
     top = _listed(rules_dir)
     # The rules' own folders, however they are reached (a link to one is not walked into).
-    seen = {_identity(os.path.join(rules_dir, n)) for n in top
+    seen = {identity(os.path.join(rules_dir, n)) for n in top
             if os.path.isdir(os.path.join(rules_dir, n)) and _holds_rule(rules_dir, n, top)}
     stray: list[str] = []
     for here, subs, files in os.walk(rules_dir, followlinks=True):
         depth = here.count(os.sep) - rules_dir.count(os.sep)
-        if (key := _identity(here)) in seen or key is None:
+        if (key := identity(here)) in seen or key is None:
             subs[:] = []
             continue
         seen.add(key)
@@ -98,14 +99,6 @@ def stray_rule_files(rules_dir: str) -> list[str]:
 
 _DEEPEST = 6  # a walk must end
 _LEFT_BEHIND = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:  # gone since it was listed, or not to be read
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _holds_rule(rules_dir: str, name: str, beside: list[str]) -> bool:

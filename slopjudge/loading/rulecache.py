@@ -12,7 +12,7 @@ import os
 import time
 
 from slopjudge import __version__, cachesign
-from slopjudge.fsutil import read_or, write_atomic
+from slopjudge.fsutil import identity, read_or, write_atomic
 from slopjudge.jsonobject import dumps, loads
 from slopjudge.loading.config import Settings, display_path, file_stamp, is_racy
 from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
@@ -43,15 +43,13 @@ def _walk(root: str, out: dict[str, Any]) -> None:
     seen: set[tuple[int, int]] = set()
     for folder, dirs, names in os.walk(root, onerror=lambda e: out.update({e.filename: None}),
                                        followlinks=True):
-        try:
-            st = os.stat(folder)
-        except OSError:  # gone since it was listed: as a folder that cannot be read
-            st = None
+        key = identity(folder)
+        if key is None:  # gone since it was listed: as a folder that cannot be read
             out[folder] = None
-        if st is None or (st.st_dev, st.st_ino) in seen:
+        if key is None or key in seen:
             dirs[:] = []
             continue
-        seen.add((st.st_dev, st.st_ino))
+        seen.add(key)
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
         for name in names:
             out[os.path.join(folder, name)] = file_stamp(os.path.join(folder, name))
