@@ -40,8 +40,9 @@ if answer:
     d = os.path.dirname(answer)
     info["answer_dir_mode"] = oct(os.stat(d).st_mode & 0o777)
     info["answer_exists_at_start"] = os.path.exists(answer)
-with open(os.path.join(state, "call-%d.json" % n), "w") as fh:
-    json.dump(info, fh)
+with open(os.path.join(state, "partial-%d" % n), "w") as fh:  # renamed whole: a poller
+    json.dump(info, fh)                                          # never reads it half written
+os.replace(os.path.join(state, "partial-%d" % n), os.path.join(state, "call-%d.json" % n))
 plan = json.loads(os.environ.get("FAKE_PLAN", "[]"))
 step = plan[min(n, len(plan) - 1)] if plan else {{}}
 if "sleep" in step:

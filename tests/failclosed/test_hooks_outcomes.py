@@ -27,7 +27,7 @@ from tests.failclosed.hooks_kit import (
     start,
     stop,
 )
-from tests.helpers import kill_quietly, wait_gone
+from tests.helpers import kill_quietly, read_pids, wait_gone
 
 
 def judge_rule(ws: Path, on: str = "[pre-tool, stop]") -> dict[str, str]:
@@ -130,11 +130,17 @@ def test_internal_errors_block_pre_tool_and_stop(ws: Path) -> None:
 
 # --- signals ---------------------------------------------------------------------------
 
+def record_pids(pids: Path) -> str:
+    """Shell lines that record the script's pid and its child's, each file renamed into place
+    whole (a reader polling the folder never sees one created but not yet written)."""
+    return "".join(f"echo {var} > {pids}/{name}.tmp && mv {pids}/{name}.tmp {pids}/{name}.pid\n"
+                   for var, name in (("$!", "child-$$"), ("$$", "$$")))
+
+
 def slow_rule(ws: Path, pids: Path) -> None:
     folder = ws / "rules" / "slow"
     folder.mkdir()
-    executable(folder / "slow.sh", f"#!/bin/sh\ncat >/dev/null\nsleep 60 &\n"
-                                   f"echo $! > {pids}/child-$$\necho $$ > {pids}/$$\n"
+    executable(folder / "slow.sh", f"#!/bin/sh\ncat >/dev/null\nsleep 60 &\n{record_pids(pids)}"
                                    "exec sleep 60\n")
     (folder / "rule.yaml").write_text(
         "description: slow\non: [pre-tool, stop]\ntools: [Bash]\n"
@@ -154,11 +160,10 @@ def interrupt(point: str, ws: Path, data: dict[str, object], sig: int,
     proc.stdin.close()
     proc.stdin = None  # sent: communicate() below only collects
     deadline = time.monotonic() + 30
-    while len(list(pids.iterdir())) < 2:
+    while len(started := read_pids(pids)) < 2:
         assert time.monotonic() < deadline, "the slow check never started"
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    started = [int(p.read_text()) for p in pids.iterdir()]
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     return proc.returncode, out.decode(), err.decode(), started
@@ -201,8 +206,7 @@ def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
     pids = tmp_path / "pids"
     pids.mkdir()
     fake = tmp_path / "bin"
-    executable(fake / "git", f"#!/bin/sh\nsleep 60 &\necho $! > {pids}/child-$$\n"
-                             f"echo $$ > {pids}/$$\nexec sleep 60\n")
+    executable(fake / "git", f"#!/bin/sh\nsleep 60 &\n{record_pids(pids)}exec sleep 60\n")
     env = clean_env(PATH=f"{fake}:{os.environ['PATH']}")
     proc = subprocess.Popen([sys.executable, "-m", "slopjudge", "hook", "start"], cwd=ws,
                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -212,10 +216,9 @@ def test_a_signal_mid_start_stops_its_processes_and_never_blocks(ws: Path,
     proc.stdin.close()
     proc.stdin = None
     deadline = time.monotonic() + 30
-    while len(list(pids.iterdir())) < 2:
+    while len(started := read_pids(pids)) < 2:
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    started = [int(p.read_text()) for p in pids.iterdir()]
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (0, b"")
