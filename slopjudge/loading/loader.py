@@ -107,12 +107,9 @@ def _holds_rule(rules_dir: str, name: str, beside: list[str]) -> bool:
     (``rule.yaml.off``, ``<name>.yaml.off``)."""
     folder = os.path.join(rules_dir, name)
     return (any(os.path.isfile(os.path.join(folder, rule)) for rule in RULE_FILE_NAMES)
-            or any(n.startswith(_SET_ASIDE) for n in _listed(folder))
+            or any(n.startswith(tuple(f"{r}." for r in RULE_FILE_NAMES)) for n in _listed(folder))
             or any(n.startswith(tuple(f"{name}{ext}" for ext in RULE_EXTENSIONS))
                    for n in beside))
-
-
-_SET_ASIDE = tuple(f"{rule}." for rule in RULE_FILE_NAMES)
 
 
 # ---- helpers -----------------------------------------------------------------
@@ -455,7 +452,14 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
 
 def _read_rule(fr: _FileRule, data: Any) -> None:
     """The rule's fields as slopjudge means them; ``fr.rule`` set, problems recorded."""
-    _rule_id(fr)
+    if not re.fullmatch(RULE_ID, fr.id):
+        fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
+        where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
+        fr.err(
+            (1, 1),
+            f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
+            f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
+        )
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
     description = data.get("description")
     if isinstance(description, str) and description and not description.strip():
@@ -586,17 +590,6 @@ def _expr_pos(text: str, data: Any, key: str, offset: int) -> Pos:
     return line, col + (1 if opener in ("'", '"') else 0) + offset
 
 
-def _rule_id(fr: _FileRule) -> None:
-    if not re.fullmatch(RULE_ID, fr.id):
-        fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
-        where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
-        fr.err(
-            (1, 1),
-            f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
-            f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
-        )
-
-
 def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple[str, ...],
                     label: str) -> None:
     """Keys of a rule (``label`` empty) or a check that are not its fields: the other
@@ -632,8 +625,12 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     _misplaced_keys(fr, item, CHECK_FIELDS, RULE_FIELDS, label)
     at = _pos(seq, index)
     kind = _check_kind(fr, at, item, label)
-    has_script = "script" in item
-    check_id = _check_id(fr, at, index, item, seen)
+    raw_id = item.get("id")  # check-N by default, unique in the rule
+    check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
+    id_pos = _pos(item, "id") if "id" in item else at
+    if check_id in seen:
+        fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
+    seen.setdefault(check_id, id_pos[0])
 
     timeout = DEFAULT_TIMEOUT[kind]
     if "timeout" in item:
@@ -645,10 +642,10 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
     for key in ("script", "prepare"):
         value = item.get(key)
-        if isinstance(value, str) and value.strip() and (key == "script" or not has_script):
+        if isinstance(value, str) and value.strip() and (key == "script" or kind == "judge"):
             setattr(check, key, fr.executable(item, key, value))
     judge = item.get("judge")
-    if isinstance(judge, str) and judge.strip() and not has_script:
+    if isinstance(judge, str) and judge.strip() and kind == "judge":
         check.judge = fr.template(item, judge)
     _check_model(fr, item, label, check)
     budget = item.get("max_prompt_tokens")
@@ -690,18 +687,6 @@ def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> Che
                     f"`{key}` applies to judge checks only; `{label}` is a script check",
                 )
     return "script" if has_script else "judge"
-
-
-def _check_id(fr: _FileRule, at: Pos, index: int, item: dict[str, Any],
-              seen: dict[str, int]) -> str:
-    """The check's id (``check-N`` by default), unique in the rule."""
-    raw_id = item.get("id")
-    check_id = str(raw_id) if isinstance(raw_id, str) and raw_id else f"check-{index + 1}"
-    id_pos = _pos(item, "id") if "id" in item else at
-    if check_id in seen:
-        fr.err(id_pos, f"duplicate check id `{check_id}` (first at line {seen[check_id]})")
-    seen.setdefault(check_id, id_pos[0])
-    return check_id
 
 
 def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) -> None:
@@ -802,9 +787,7 @@ def _link(loaded: list[_FileRule]) -> None:
                 changed = True
 
     for fr in loaded:
-        if fr.rule is None:
-            continue
-        for check in fr.rule.checks:
+        for check in fr.rule.checks if fr.rule else []:
             check.needs = list(graph.get(check.full_id, []))
 
 
@@ -814,18 +797,17 @@ def load_rules(
     """Every rule under ``rules_dir``; never raises. See :class:`LoadResult`."""
     rules_dir = os.path.abspath(rules_dir)
     template_dirs = [os.path.abspath(t) for t in (template_dirs or [])]
-    errors: list[LoadError] = []
     watched: set[str] = set()
     if not os.path.isdir(rules_dir):
         return LoadResult(rules=[], files=[], watched=[rules_dir], errors=[
             LoadError(display_path(rules_dir), 1, 1, "rules folder not found")])
     found = find_rule_files(rules_dir)
     shown = display_path(rules_dir)
-    errors += [LoadError(display_path(p), 1, 1, "not read as a rule: " + (
+    errors = [LoadError(display_path(p), 1, 1, "not read as a rule: " + (
         f"slopjudge reads {shown}/<id>.yaml and {shown}/<id>/rule.yaml only; rename or move "
         "it (a folder of shared files starts with `_`)" if os.path.isfile(p)
         else "it is not a file (a link to nothing, or a folder)"))
-               for p in stray_rule_files(rules_dir)]
+              for p in stray_rule_files(rules_dir)]
     loaded: list[_FileRule] = []
     for rule_id, path in found:
         fr = _FileRule(rule_id, path, display_path(path), template_dirs, watched)
@@ -833,8 +815,7 @@ def load_rules(
             data = _mapping(fr)
             fr.on, fr.tools = _scope(data)
             for error in Draft202012Validator(_RULE_SCHEMA).iter_errors(data):
-                problem = _schema_problem(data, error)
-                if problem is not None:
+                if problem := _schema_problem(data, error):
                     fr.err(*problem)
             _read_rule(fr, data)
         except YamlProblem as exc:
