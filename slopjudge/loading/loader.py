@@ -44,6 +44,8 @@ DEFAULT_ON = ["stop", "ci"]
 Pos = tuple[int, int]
 RULE_EXTENSIONS = (".yaml", ".yml")
 RULE_FILE_NAMES = tuple(f"rule{ext}" for ext in RULE_EXTENSIONS)
+_DEEPEST = 6  # the stray walk's: a walk must end
+_LEFT_BEHIND = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
 
 
 def _listed(folder: str) -> list[str]:
@@ -97,10 +99,6 @@ def stray_rule_files(rules_dir: str) -> list[str]:
     return sorted(stray)
 
 
-_DEEPEST = 6  # a walk must end
-_LEFT_BEHIND = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
-
-
 def _holds_rule(rules_dir: str, name: str, beside: list[str]) -> bool:
     """Whether ``rules/<name>/`` is a rule's: it holds ``rule.yaml``, or keeps the files of
     the rule ``rules/<name>.yaml``, either of them also as a copy set aside
@@ -134,7 +132,7 @@ def parse_duration(value: object) -> float:
         raise ValueError(f"`{text}` has no unit; write `{n}s` (or `2m`, `500ms`, `1h`)")
     if text.startswith("-"):
         raise ValueError(f"`{text}` is negative; a timeout must be > 0")
-    body = text[1:] if text.startswith("+") else text
+    body = text.removeprefix("+")
     if not body:
         raise ValueError("an empty duration; write one like `30s` or `2m`")
     if not re.fullmatch(f"(?:{_PART})+", body):
