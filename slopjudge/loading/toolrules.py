@@ -15,19 +15,18 @@ _NAME = re.compile(r"[A-Za-z0-9_*?][A-Za-z0-9_*?.:\-]*")
 def split_tool_rules(text: str) -> list[str]:
     """Split a comma/whitespace separated list, keeping ``Bash(git show:*)`` whole;
     ValueError when the parentheses do not balance."""
-    rules, current, depth = [], "", 0
+    rules, depth = [""], 0
     for ch in text:
         depth += (ch == "(") - (ch == ")")
         if depth < 0:
             raise ValueError(f"unbalanced parentheses in `{text}`: a `)` closes nothing")
         if depth == 0 and (ch.isspace() or ch == ","):
-            rules.append(current)
-            current = ""
+            rules.append("")
         else:
-            current += ch
+            rules[-1] += ch
     if depth:
         raise ValueError(f"unbalanced parentheses in `{text}`: a `(` is never closed")
-    return [r for r in [*rules, current] if r]
+    return [r for r in rules if r]
 
 
 def tool_rule_problem(item: object) -> str | None:
