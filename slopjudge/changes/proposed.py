@@ -39,13 +39,8 @@ def _dash_name(prefix: str, name: str) -> str:
 
 def _split_keep(text: str) -> list[str]:
     """Lines with their "\\n" (only "\\n" ends a line, as in git)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    out = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        out.append(parts[-1])
-    return out
+    *lines, last = text.split("\n")
+    return [line + "\n" for line in lines] + ([last] if last else [])
 
 
 def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str, Any]]]:
@@ -106,13 +101,10 @@ def _one_place(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int
             counts[line] = counts.get(line, 0) + 1
         if max(counts.values()) > nb // 100 + 1:
             return None
-    short = min(na, nb)
-    p = 0
-    while p < short and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < short - p and a[na - 1 - s] == b[nb - 1 - s]:
-        s += 1
+    heads = enumerate(zip(a, b, strict=False))
+    p = next((k for k, pair in heads if pair[0] != pair[1]), min(na, nb))
+    tails = enumerate(zip(reversed(a[p:]), reversed(b[p:]), strict=False))
+    s = next((k for k, pair in tails if pair[0] != pair[1]), min(na, nb) - p)
     gone, come = a[p : na - s], b[p : nb - s]
     if not gone and not come:
         return []
@@ -229,8 +221,6 @@ def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text:
 
 def relative(ws: str, full: str) -> str:
     for root, target in ((ws, full), (os.path.realpath(ws), os.path.realpath(full))):
-        if target == root:
-            continue
-        if os.path.commonpath([root, target]) == root:
+        if target != root and os.path.commonpath([root, target]) == root:
             return os.path.relpath(target, root).replace(os.sep, "/")
     return full
