@@ -184,15 +184,12 @@ def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
     if old not in text:
-        spelled, applied = old, []
+        spelled, respelled = old, new
         for short, full in _DESANITIZE:
             if short in spelled:
-                spelled = spelled.replace(short, full)
-                applied.append((short, full))
-        if applied and spelled in text:
-            for short, full in applied:
-                new = new.replace(short, full)
-            old = spelled
+                spelled, respelled = spelled.replace(short, full), respelled.replace(short, full)
+        if spelled in text:
+            old, new = spelled, respelled
     found = find_actual(text, old)
     actual, new = (found[0], found[1](new)) if found else (old, new)
     if new == "" and not actual.endswith("\n") and actual + "\n" in text:
@@ -429,10 +426,7 @@ def unapplied_changeset(
         cs = from_proposed_edits(workspace, [])
     ws = os.path.abspath(workspace)
     seen = {f.path for f in cs.files}
-    for named, _, _ in items:
-        name = relative(ws, named)
-        if name not in seen:
-            seen.add(name)
-            cs.files.append(FileChange(path=name, status="M",
-                                       diff=f"diff --git a/{name} b/{name}\n"))
+    names = dict.fromkeys(relative(ws, named) for named, _, _ in items)  # in order, once each
+    cs.files.extend(FileChange(path=name, status="M", diff=f"diff --git a/{name} b/{name}\n")
+                    for name in names if name not in seen)
     return cs
