@@ -267,10 +267,8 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
 
 
 def _mark(h: Hunk, prev: bytes) -> None:
-    if prev in (b" ", b"-"):
-        h.old_marked = True
-    if prev in (b" ", b"+"):
-        h.new_marked = True
+    h.old_marked |= prev != b"+"  # prev: the line before, " " (context), "-" or "+"
+    h.new_marked |= prev != b"-"
 
 
 def _provable(part: FilePatch) -> bool:
