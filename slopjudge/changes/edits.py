@@ -85,10 +85,8 @@ def _units(text: str) -> list[int]:
 def _unescape(text: str) -> str:
     import re
 
-    def sub(m: re.Match[str]) -> str:
-        return m.group(0) if m.group(1) else chr(int(m.group(2), 16))
-
-    out = re.sub(_ESCAPE_OR_BACKSLASHES, sub, text)
+    out = re.sub(_ESCAPE_OR_BACKSLASHES,
+                 lambda m: m.group(0) if m.group(1) else chr(int(m.group(2), 16)), text)
     return out.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
