@@ -208,25 +208,23 @@ def edit_file(text: str | None, edits: list[tuple[str, str, bool]], path: str) -
     for n, (old, new, replace_all) in enumerate(edits, 1):
         old, new = _locate(path, original, old, new)
         where = f"edit {n}: " if len(edits) > 1 else ""
+        bare, count = old.rstrip("\n"), body.count(old)
         if old == "":
             if body.strip():
                 raise EditError(f"{where}{path} already exists; an empty old_string only "
                                 "creates a file")
             body = new
-            done.append(new)
-            continue
-        if old == new:
+        elif old == new:
             raise EditError(f"{where}old_string and new_string are the same")
-        bare = old.rstrip("\n")
-        if bare and any(bare in earlier for earlier in done):
+        elif bare and any(bare in earlier for earlier in done):
             raise EditError(f"{where}old_string is a substring of an earlier edit's new_string")
-        count = body.count(old)
-        if count == 0:
+        elif count == 0:
             raise EditError(f"{where}old_string not found in {path}")
-        if count > 1 and not replace_all:
+        elif count > 1 and not replace_all:
             raise EditError(f"{where}old_string occurs {count} times in {path}; "
                             "replace_all is not set")
-        body = body.replace(old, new) if replace_all else body.replace(old, new, 1)
+        else:
+            body = body.replace(old, new) if replace_all else body.replace(old, new, 1)
         done.append(new)
     if crlf:
         body = body.replace("\r\n", "\n").replace("\n", "\r\n")
