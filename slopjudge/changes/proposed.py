@@ -17,19 +17,16 @@ if TYPE_CHECKING:
 
     from slopjudge.changes.diffparse import FileStatus
 
-_QUOTE_MAP = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
-              "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+# What git writes for a character it quotes (octal for any other control character).
+_QUOTE = str.maketrans({**{chr(c): f"\\{c:03o}" for c in (*range(0x20), 0x7F)},
+                        "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+                        "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"})
 
 
 def _quote(name: str) -> str:
     """Quote a path as git does with core.quotepath=false."""
-    if not any(ch < " " or ch in '"\\\x7f' for ch in name):
-        return name  # without `re`, which a Write's hook does not import otherwise
-    body = "".join(
-        _QUOTE_MAP.get(ch, f"\\{ord(ch):03o}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
-        for ch in name
-    )
-    return f'"{body}"'
+    quoted = name.translate(_QUOTE)
+    return name if quoted == name else f'"{quoted}"'
 
 
 def _dash_name(prefix: str, name: str) -> str:
