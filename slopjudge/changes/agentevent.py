@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 
 
 def _str(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
+    return value if isinstance(value := payload.get(key), str) and value else None
 
 
 def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
