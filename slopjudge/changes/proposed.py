@@ -134,12 +134,7 @@ def from_proposed_edits(
     deletion)`` items; files left as they are drop out, and one outside ``workspace`` is
     named by its absolute path."""
     ws = os.path.abspath(workspace)
-
-    def full(path: str) -> str:
-        return os.path.abspath(os.path.join(ws, path))
-
-    files = [_proposed_file(ws, full(path), None if old is None else full(old), new)
-             for path, old, new in items]
+    files = [_proposed_file(ws, path, old, new) for path, old, new in items]
     return Changeset(files=[f for f in files if f is not None])
 
 
@@ -150,8 +145,10 @@ def _read_old(full: str, name: str) -> bytes | None:
         raise ChangesetError(f"cannot read {name}: {exc}") from None
 
 
-def _proposed_file(ws: str, full: str, old_full: str | None,
+def _proposed_file(ws: str, path: str, old_path: str | None,
                    new_content: str | None) -> FileChange | None:
+    full = os.path.abspath(os.path.join(ws, path))
+    old_full = None if old_path is None else os.path.abspath(os.path.join(ws, old_path))
     name = relative(ws, full)
     source, old_bytes = full, None
     if old_full is not None and old_full != full:
