@@ -336,11 +336,7 @@ def _collect(
         poller.register(fd, select.POLLIN)
     reading = set(outputs)
     in_fd, feed = proc.stdin.fileno(), memoryview(input)
-    feed = feed[_write_some(in_fd, feed):]
-    if feed:
-        poller.register(in_fd, select.POLLOUT)
-    else:
-        in_fd = _close_input(proc)  # the child reads its end of input
+    poller.register(in_fd, select.POLLOUT)  # closed once fed: the child reads its end
     try:  # ready once the leader exits (Linux 5.3+): Popen.wait(timeout) would sleep up
         pidfd = os.pidfd_open(proc.pid)  # to 50 ms between asks, added to every check
     except (AttributeError, OSError):  # not Linux, or an older one: waitpid is asked below

@@ -58,7 +58,7 @@ class _Raw:
     def __init__(self, meta: list[str], src: bytes, dst: bytes | None) -> None:
         self.old_mode, self.new_mode, self.old_sha, self.new_sha, self.status = meta
         self.src = src
-        self.path = src if dst is None or self.status[:1] == "D" else dst
+        self.path = src if dst is None else dst
 
     def blobs(self) -> list[str]:
         """The ids of the blobs on its sides (none for an absent side or a submodule)."""

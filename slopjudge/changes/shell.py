@@ -211,8 +211,7 @@ def split(command: str, cwd: str = ".", home: str | None = None,
                               bodies.pop(0) if reads_body and bodies else ""))
             name = os.path.basename(argv[0])
             if name == "cd":
-                target = argv[1] if len(argv) > 1 else home
-                cwd = resolve(target, cwd, home)
+                cwd = resolve(argv[1] if len(argv) > 1 else home, cwd, home)
             elif name in SHELLS and "-c" in argv[1:]:
                 k = argv.index("-c")
                 if k + 1 < len(argv):
