@@ -58,9 +58,7 @@ def _program(env: dict[str, str] | None) -> str:
     """The git on PATH, found once per PATH (``shutil``'s import costs a CI run more than
     its git calls). Only absolute folders count: a relative one names the judged
     repository, where the agent could put a ``git`` that reports no change."""
-    path = (os.environ if env is None else env).get("PATH")
-    if not path:
-        return "git"
+    path = (os.environ if env is None else env).get("PATH", "")
     if path not in _PROGRAMS:
         candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
                       if os.path.isabs(folder))
@@ -116,8 +114,7 @@ def rev_parse(workspace: str, revs: list[str]) -> list[str] | None:
     """``git rev-parse revs``'s lines, asked in the same git call as the work tree's
     top: one call where a change's source would make two to four. None when git does
     not answer plainly: the caller then asks step by step, for git's own complaint."""
-    if not revs or any(r.startswith("-") or "\n" in r for r in revs) \
-            or not os.path.isdir(workspace):
+    if any(r.startswith("-") or "\n" in r for r in revs) or not os.path.isdir(workspace):
         return None
     try:
         out = git(workspace, ["rev-parse", "--show-toplevel", *revs])
@@ -386,8 +383,7 @@ def _nested_listing(top: str, folder: str) -> list[str]:
     """The files of the repository at ``folder``, nested ones included, its own
     ``.gitignore`` files respected."""
     where = os.path.join(top, folder)
-    # Its own git, told where its work tree is (its config could name another) and
-    # not this snapshot's index.
+    # Its own git, told its work tree (its config could name another), not this index.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_DIR=os.path.join(where, ".git"), GIT_WORK_TREE=where)
     listing = git(where, ["ls-files", "-co", _OWN_IGNORES, "-z"], env=env)
