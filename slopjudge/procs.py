@@ -289,8 +289,7 @@ def run(
                                 else f"{argv[0]}: {exc.strerror or exc}", started)
         while writes:  # the child's copy is the only writer left: its end ends the pipe
             os.close(writes.pop())
-        # Listed while it runs (so an interrupt or kill_all reaches it); after, whatever it
-        # left is killed.
+        # Listed while it runs, so an interrupt or kill_all reaches it.
         listed = (EVERYONE, EVERYONE if registry is None else registry)
         for reg in listed:
             reg.add(proc.pid)

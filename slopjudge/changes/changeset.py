@@ -80,7 +80,6 @@ def _raw_records(data: bytes) -> tuple[list[_Raw], bytes]:
     return recs, data[p + 1 if data.startswith(b"\0", p) else p:]
 
 
-# Any other (M, T, U, X) is "M"; a copy is an addition with an old path.
 _STATUS: dict[str, FileStatus] = {"A": "A", "D": "D", "R": "R", "C": "A"}
 
 
