@@ -64,8 +64,7 @@ def _load_case(folder: str) -> tuple[Any, str, str | None]:
         return None, shown, f"{shown}:{line}:{col}: {message}"
     except (OSError, UnicodeDecodeError) as exc:
         return None, shown, f"{shown}:1:1: {exc}"
-    odd = _tagged(data, [])
-    if odd is not None:  # the round-trip reader keeps `!name` values, no JSON value
+    if (odd := _tagged(data, [])) is not None:  # the round-trip reader keeps `!name` values
         line, col = _position(data, odd)
         return None, shown, (f"{shown}:{line}:{col}: a YAML tag (`!name`) or a date: a case "
                              "holds plain values (quote it)")
@@ -197,7 +196,6 @@ def _execute(
     selected = applicable_rules(selected, event, workspace)
     results = engine.run(selected, event, changeset, workspace=workspace, options=case_options)
     results = [r for r in results if r.rule == res.rule]
-    # refuse if anything refused, error if anything errored, pass if anything passed, else skip
     outcomes = {"refuse" if r.outcome == "would_refuse" else r.outcome for r in results}
     res.actual = next((o for o in ("refuse", "error", "pass") if o in outcomes), "skip")
     problems = res.problems
@@ -215,9 +213,7 @@ def _execute(
         if not os.path.exists(seen):
             if not stubs[full].get("optional"):  # a sloprail stub may be left unused
                 problems.append(f"judges: the stub for {full} was never used")
-            continue
-        needle = stubs[full].get("prompt_contains")
-        if needle:
+        elif needle := stubs[full].get("prompt_contains"):
             prompt = Path(seen).read_text(encoding="utf-8", errors="replace")
             problems += [f"judges: the prompt for {full} lacks {p!r}" for p in
                          ([needle] if isinstance(needle, str) else needle) if p not in prompt]
@@ -258,11 +254,9 @@ def _read_sloprail_case(rule: Rule, folder: str
         return None, problem, None
     if not isinstance(data, dict):
         return None, f"{shown}: not a mapping", None
-    unknown = [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]
-    if unknown:
+    if unknown := [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]:
         return None, f"{shown}: unknown field {unknown[0]!r}", None
-    other = [k for k in data if k in SLOPRAIL_OTHER and data[k]]
-    if other:
+    if other := [k for k in data if k in SLOPRAIL_OTHER and data[k]]:
         return data, None, f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
     if os.path.exists(os.path.join(folder, "trajectory.yaml")):
         return data, None, "trajectory.yaml replays sloprail's own events, which slopjudge does not"
@@ -306,11 +300,10 @@ def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -
     by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
                    if c.kind == "judge" and c.judge}
     for file, stub in (data.get("judges") or {}).items():
-        check = by_template.get(os.path.normpath(str(file)))
-        if check is None:
-            res.problems.append(f"judges: no judge check of {rule.id} renders {file}")
-        else:
+        if (check := by_template.get(os.path.normpath(str(file)))) is not None:
             stubs[check.full_id] = stub
+        else:
+            res.problems.append(f"judges: no judge check of {rule.id} renders {file}")
     with tempfile.TemporaryDirectory(prefix="slopjudge-case-") as tmp:
         workspace = os.path.join(tmp, "repo")
         os.makedirs(workspace)

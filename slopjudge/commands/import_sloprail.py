@@ -69,8 +69,7 @@ class Converted:
             body = Path(full).read_text(encoding="utf-8", errors="replace") if scan else ""
         except OSError:
             body = ""
-        for n, line in enumerate(body.splitlines(), 1):
-            text = line.strip()
+        for n, text in enumerate(map(str.strip, body.splitlines()), 1):
             for rx, why in [] if text.startswith("#") else _SCRIPT_PROBLEMS:
                 if m := rx.search(text):
                     self.fail(f"{os.path.dirname(self.shown)}/{name}:{n}",
@@ -225,8 +224,7 @@ def _check_fields(o: Converted, item: dict[str, Any], kind: str) -> list[str]:
 
 def _convert_require(o: Converted) -> list[str]:
     """``require:`` as slopjudge's (checks/require.py), its ``when`` scripts copied."""
-    req = o.data.get("require")
-    if req is None:
+    if (req := o.data.get("require")) is None:
         return []
     if not isinstance(req, list):
         o.fail(o.at(o.data, "require"), "require is not a list")
@@ -302,8 +300,7 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
     conds: list[str] = []
     text = str(data.get("match") or "").strip()
     if text and not re.search(r"[\s\"']", text):
-        paths = _glob(text)
-        if paths is None:
+        if (paths := _glob(text)) is None:
             o.fail(o.at(data, "match"), f"match glob `{text}` uses `**` inside a name or a "
                    "backslash, which slopjudge globs read differently")
         lines += paths or []
@@ -396,10 +393,9 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     if problem is not None:
         print(f"{shown}:{line}: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)
-    lists = {key: data.get(key) if isinstance(data, dict) else None
-             for key in ("disabled", "enabled")}
+    data = data if isinstance(data, dict) else {}
     return {key: {str(v): f"{shown}:{_pos(items, n)[0]}" for n, v in enumerate(items)}
-            if isinstance(items, list) else {} for key, items in lists.items()}
+            if isinstance(items := data.get(key), list) else {} for key in ("disabled", "enabled")}
 
 
 def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:

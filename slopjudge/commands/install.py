@@ -63,9 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_command() -> str:
     """The slopjudge script beside this interpreter, so hooks work without PATH."""
-    found = (shutil.which("slopjudge", path=os.path.dirname(sys.executable))
-             or shutil.which("slopjudge"))
-    if found:
+    if found := (shutil.which("slopjudge", path=os.path.dirname(sys.executable))
+                 or shutil.which("slopjudge")):
         return shlex.quote(os.path.abspath(found))
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 

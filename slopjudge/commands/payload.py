@@ -35,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     rule = next((r for r in loaded.rules if r.id == args.rule), None)
     if args.rule and rule is None:
-        problems = [str(e) for e in loaded.errors if e.rule == args.rule]
-        if problems:
+        if problems := [str(e) for e in loaded.errors if e.rule == args.rule]:
             return fail(f"rule {args.rule} does not load: " + "; ".join(problems))
         return fail(f"no rule {args.rule} in {settings.rules_dir}")
     check_id = args.check or (rule.checks[0].id if rule and rule.checks else None)

@@ -39,12 +39,10 @@ def run(args: argparse.Namespace) -> int:
 
     judges = [e for e in events if e.get("kind") == "judge"
               and (not args.rule or e.get("rule") in args.rule)]
-    # Judge records that are not verdicts (runner errors) have nothing to compare with.
-    skipped = not_verdicts(judges)
     # One replay per distinct prompt: its latest verdict.
     latest = {e["prompt_sha256"]: e for e in judges
               if verdict(e) is not None and e.get("prompt_sha256")}
-    if skipped:
+    if skipped := not_verdicts(judges):
         print(f"slopjudge: skipped {skipped} recorded judge outcome(s) that are not verdicts "
               "(the judge could not decide)", file=sys.stderr)
     items = list(latest.values())[: args.limit if args.limit > 0 else None]
@@ -56,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     for ev in items:  # each judged again: its row of the comparison
         row = {"id": ev.get("id"), "recorded": verdict(ev), "replayed": None,
                "reason": "the prompt was not kept"}
-        prompt = load_prompt(events_file, ev["prompt_sha256"])
-        if prompt is not None:
+        if (prompt := load_prompt(events_file, ev["prompt_sha256"])) is not None:
             argv = build_argv(runner, model=args.model or ev.get("model") or "size-md",
                               verifier=verifier_path(), allowed_tools=[], disallowed_tools=[],
                               readonly_dir=settings.workspace)

@@ -141,8 +141,7 @@ def _run(args: argparse.Namespace, writes: list[tuple[str, str]],
         progress.finish()
     # A change to what decides the judging needs a person; only the first shard reports it.
     if rf is not None and (shard is None or shard[0] == 1):
-        person = rule_changes(changeset, rf)
-        if person is not None:
+        if (person := rule_changes(changeset, rf)) is not None:
             on_result(person)
             results = [person, *results]
 
@@ -175,8 +174,7 @@ def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | 
     load_errors = loaded.errors
     if args.rule:
         rules, unknown = select_rules(rules, args.rule)
-        missing = [u for u in unknown if u not in {e.rule for e in loaded.errors}]
-        if missing:
+        if missing := [u for u in unknown if u not in {e.rule for e in loaded.errors}]:
             raise UsageError("no such rule: " + ", ".join(missing))
         chosen = set(args.rule) | {r.id for r in rules}
         load_errors = [e for e in loaded.errors if e.rule in chosen or e.rule is None]

@@ -36,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
         settings.workspace, "tests", "rules")
     if args.rule:
         known = {r.id for r in rules} | {e.rule for e in loaded.errors if e.rule}
-        missing = [r for r in args.rule if r not in known]
-        if missing:
+        if missing := [r for r in args.rule if r not in known]:
             return fail("no such rule: " + ", ".join(missing))
     cases = run_tests(rules, cases_dir, options_from_settings(settings), args.rule or None)
     load_errors = [str(e) for e in loaded.errors]
