@@ -16,7 +16,7 @@ from typing import Any
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
-from slopjudge.fsutil import inside, write_atomic
+from slopjudge.fsutil import inside, read_or, write_atomic
 from slopjudge.loading.config import Settings
 from slopjudge.loading.loader import YamlProblem, _pos, load_rules, parse_yaml
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
@@ -65,10 +65,7 @@ class Converted:
             self.fail(where, f"{what} `{value}` is not a file inside the rule folder")
             return None
         name = os.path.relpath(full, self.folder)
-        try:
-            body = Path(full).read_text(encoding="utf-8", errors="replace") if scan else ""
-        except OSError:
-            body = ""
+        body = read_or(full, b"").decode("utf-8", "replace") if scan else ""
         for n, text in enumerate(map(str.strip, body.splitlines()), 1):
             for rx, why in [] if text.startswith("#") else _SCRIPT_PROBLEMS:
                 if m := rx.search(text):

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from slopjudge import cachesign
@@ -144,12 +145,10 @@ def _rewrite(path: str, change: Callable[[dict[str, Any]], object]) -> None:
 def write_wrapper(workspace: str, harness: str) -> None:
     """The hook wrapper for ``harness``, unless a file slopjudge did not write is there."""
     path = os.path.join(workspace, *wrapper_relpath(HARNESSES[harness]))
-    with open(WRAPPER_TEMPLATE, encoding="utf-8") as fh:
-        text = fh.read().replace("@HARNESS@", harness)
+    text = Path(WRAPPER_TEMPLATE).read_text(encoding="utf-8").replace("@HARNESS@", harness)
     if os.path.lexists(path):
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                current = fh.read()
+            current = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise InstallError(f"{display_path(path)}: cannot read: {exc.strerror or exc}; "
                                "left untouched") from None
