@@ -17,7 +17,7 @@ from slopjudge.loading.config import ensure_state_ignored, find_workspace
 from slopjudge.records.agreement import agreement, flips, read_labels
 from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
-from slopjudge.report import OUTCOME_ORDER, first_line
+from slopjudge.report import OUTCOME_ORDER, encodable, first_line
 from slopjudge.report.html import DEFAULT_LINK, render
 
 
@@ -62,7 +62,7 @@ def escaped_surrogates(value: Any) -> Any:
     """``value`` with each lone surrogate a rule's script printed (``"\ud800"``, kept as is
     in the log) written as its escape: text a report can write, each apart from another."""
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return encodable(value)
     if isinstance(value, list):
         return [escaped_surrogates(v) for v in value]
     if isinstance(value, dict):
@@ -140,7 +140,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     recent = chosen[-last:] if (last := getattr(args, "last", 0)) > 0 else []
     times = [e["time"] for e in chosen if isinstance(e.get("time"), str)]
     summary = {"file": path, "events": len(chosen), "problems": problems,
-               "first": min(times) if times else None, "last": max(times) if times else None,
+               "first": min(times, default=None), "last": max(times, default=None),
                "checks": checks, "recent": recent}
     if args.format == "json":
         print(json.dumps(summary, indent=2, ensure_ascii=False))
