@@ -21,9 +21,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return load_settings(find_workspace(os.getcwd()), getattr(args, "rules", None))
 
 
-def settings_and_rules(args: argparse.Namespace,
-                       settings: Settings | None = None) -> tuple[Settings, LoadResult]:
-    settings = settings or settings_of(args)
+def settings_and_rules(args: argparse.Namespace) -> tuple[Settings, LoadResult]:
+    settings = settings_of(args)
     return settings, load_rules_cached(settings)
 
 
@@ -33,9 +32,9 @@ def add_include_generated(parser: argparse.ArgumentParser) -> None:
                              "too (see exclude_generated in the settings)")
 
 
-def fail(message: str, code: int = 2) -> int:
+def fail(message: str) -> int:
     print(f"slopjudge: {message}", file=sys.stderr)
-    return code
+    return 2
 
 
 class UsageError(SlopjudgeError, ValueError):

@@ -18,12 +18,12 @@ from slopjudge.commands._shared import (
     add_include_generated,
     add_rules_argument,
     fail,
-    settings_and_rules,
     settings_of,
 )
 from slopjudge.commands.rulesfrom import RulesFrom, load, open_rules, rule_changes
 from slopjudge.hooks.backstop import leave_out_policy
 from slopjudge.loading.config import Settings, find_workspace
+from slopjudge.loading.rulecache import load_rules_cached
 from slopjudge.model import Event, LoadError, Rule, RunReport, overall_outcome
 from slopjudge.records.record import recording
 from slopjudge.report.text import Progress
@@ -165,7 +165,7 @@ def _write(args: argparse.Namespace, writes: list[tuple[str, str]], run_report: 
 def _rules_to_run(args: argparse.Namespace, settings: Settings, rf: RulesFrom | None
                   ) -> tuple[Settings, list[Rule], list[LoadError], Event]:
     """The settings, rules, load errors and event ``args`` ask for, else a UsageError."""
-    settings, loaded = (rf.settings, load(rf)) if rf else settings_and_rules(args, settings)
+    settings, loaded = (rf.settings, load(rf)) if rf else (settings, load_rules_cached(settings))
     if not os.path.isdir(settings.rules_dir):
         raise UsageError(f"no rules folder {rf.shown(settings.rules_dir)} in {rf.rev}" if rf
                          else f"no rules folder at {settings.rules_dir}")
