@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
                     os.chmod(dest, mode | ((mode & 0o444) >> 2))
             copied += 1
     print(f"slopjudge: copied {copied} file(s) of the default rule pack into {target}")
-    top = find_workspace(target)
-    if top != target:
+    if (top := find_workspace(target)) != target:
         print(f"slopjudge: note: the other commands and the hooks look for the rules at the "
               f"repository's top, {top} (or where `rules_dir` in its settings says)")
     if kept:

@@ -2,8 +2,7 @@
 ``.codex/hooks.json`` (docs/hooks.md), by default calling a wrapper committed beside them:
 an absolute path into one person's virtualenv does not exist on a teammate's machine, and
 an agent lets every tool run when a hook command cannot start (``data/hook-wrapper.sh``
-finds slopjudge and fails closed). Codex reads Claude Code's hook format, so one merge
-serves both."""
+finds slopjudge and fails closed)."""
 
 from __future__ import annotations
 
