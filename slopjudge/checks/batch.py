@@ -79,7 +79,7 @@ class Batch:
                    timeout=min(ctx.check.timeout for ctx in self.contexts),
                    cwd=first.rule.dir, env=jobs[0][2], registry=first.processes, pipes=pipes)
         started: set[int] = set()  # the child's report: S before a script, E after it
-        ended: dict[int, tuple[int, int]] = {}
+        ended: dict[int, tuple[int | None, int]] = {}
         for line in proc.stdout.decode("ascii", "replace").splitlines():
             word = line.split()
             if len(word) == 2 and word[0] == "S" and word[1].isdigit():
@@ -88,16 +88,14 @@ class Batch:
                 ended[int(word[1])] = (int(word[2]), int(word[3]) // 1000)
         out: dict[str, CheckResult | None] = {}
         for n, ctx in enumerate(self.contexts):
-            stdout, stderr = proc.pipes[2 * n], proc.pipes[2 * n + 1]
             if n in ended:
                 status, ms = ended[n]
-                own = ProcResult(status, stdout, stderr)
             elif n in started and not proc.timed_out and proc.start_error is None:
                 # It ended the child (a signal, os._exit): its own process would have ended.
-                ms = int(proc.duration_s * 1000)
-                own = ProcResult(proc.returncode, stdout, stderr)
+                status, ms = proc.returncode, int(proc.duration_s * 1000)
             else:
                 out[ctx.check.full_id] = None  # not run, or cut short by the batch's timeout
                 continue
+            own = ProcResult(status, proc.pipes[2 * n], proc.pipes[2 * n + 1])
             out[ctx.check.full_id] = script_result(ctx.check, own, ms)
         return out

@@ -81,15 +81,12 @@ def _pack_paths(settings: Settings) -> list[str]:
     """The rules folder, the project's template folders and its rubric, relative to the
     workspace (those inside it); slopjudge's own installed copies are not the project's."""
     ws = os.path.realpath(settings.workspace)
+    rels = [os.path.relpath(os.path.realpath(path), ws).replace(os.sep, "/")
+            for path in [settings.rules_dir, *settings.template_dirs, settings.rubric_path]
+            if path and not in_package(path)]
     # And what `slopjudge init` copies beside the rules for editors.
-    out = ["schemas/rule.schema.json", "schemas/case.schema.json"]
-    for path in [settings.rules_dir, *settings.template_dirs, settings.rubric_path]:
-        if not path or in_package(path):
-            continue
-        rel = os.path.relpath(os.path.realpath(path), ws).replace(os.sep, "/")
-        if rel != "." and not rel.startswith("../"):
-            out.append(rel)
-    return out
+    return ["schemas/rule.schema.json", "schemas/case.schema.json",
+            *(rel for rel in rels if rel != "." and not rel.startswith("../"))]
 
 
 def read_rubric(path: str) -> str:
