@@ -112,15 +112,6 @@ class Runner:
         """The check's result; an uncaught exception is an ``error`` (the script decided
         nothing), its traceback the reason."""
         started = time.monotonic()
-        proc, raised = self._execute(ctx, installed)
-        result = script_result(ctx.check, proc, int((time.monotonic() - started) * 1000))
-        if raised:
-            result.outcome = "error"
-            result.reason = ("slopjudge's own script stopped on an uncaught exception: "
-                             + proc.stderr.decode("utf-8", "replace").strip())
-        return result
-
-    def _execute(self, ctx: CheckContext, installed: str) -> tuple[ProcResult, bool]:
         assert ctx.check.script is not None
         path = ctx.check.script
         rules = os.path.dirname(ctx.rule.dir)  # every rule there has the same workspace
@@ -136,11 +127,10 @@ class Runner:
         stdin = io.TextIOWrapper(io.BytesIO(payload_bytes(ctx)), encoding="utf-8")
         out, err = _Sink(), _Sink()
         saved = _Saved()
-        finder = _PackFinder(self)
         try:
             _enter(path, self._home(path), ctx.rule.dir, env, stdin, out, err, self.current)
             self.current = env
-            sys.meta_path.insert(0, finder)
+            sys.meta_path.insert(0, _PackFinder(self))
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
             self.imported |= set(sys.modules) - before
@@ -150,8 +140,13 @@ class Runner:
         finally:
             saved.restore()
         status, raised = ended or (None, False)
-        return ProcResult(status, out.getvalue(), err.getvalue(),
-                          timed_out=ended is None), raised
+        proc = ProcResult(status, out.getvalue(), err.getvalue(), timed_out=ended is None)
+        result = script_result(ctx.check, proc, int((time.monotonic() - started) * 1000))
+        if raised:
+            result.outcome = "error"
+            result.reason = ("slopjudge's own script stopped on an uncaught exception: "
+                             + proc.stderr.decode("utf-8", "replace").strip())
+        return result
 
     def _home(self, path: str) -> str:
         """``sys.path[0]`` of ``python path``: its resolved folder (the resolved rule folder,
@@ -216,8 +211,7 @@ class _Sink:
     def __init__(self) -> None:
         self.raw = _Kept()
         self.text = io.TextIOWrapper(self.raw, encoding=sys.__stdout__.encoding
-                                     if sys.__stdout__ else "utf-8", newline="\n",
-                                     line_buffering=False)
+                                     if sys.__stdout__ else "utf-8", newline="\n")
 
     def getvalue(self) -> bytes:
         try:
