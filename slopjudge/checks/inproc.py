@@ -126,9 +126,14 @@ class Runner:
         env.update(bytecode)  # python_env(check_env(ctx), ...), its folder looked up once
         stdin = io.TextIOWrapper(io.BytesIO(payload_bytes(ctx)), encoding="utf-8")
         out, err = _Sink(), _Sink()
+        # ``sys.path[0]`` of ``python path``: its resolved folder (the resolved rule folder,
+        # known already, when the script itself is no link: one lstat, not one a component).
+        home = self.real.get(os.path.normpath(os.path.dirname(path)))
+        if home is None or os.path.islink(path):
+            home = os.path.dirname(os.path.realpath(path))
         saved = _Saved()
         try:
-            _enter(path, self._home(path), ctx.rule.dir, env, stdin, out, err, self.current)
+            _enter(path, home, ctx.rule.dir, env, stdin, out, err, self.current)
             self.current = env
             sys.meta_path.insert(0, _PackFinder(self))
             before = set(sys.modules)
@@ -147,14 +152,6 @@ class Runner:
             result.reason = ("slopjudge's own script stopped on an uncaught exception: "
                              + proc.stderr.decode("utf-8", "replace").strip())
         return result
-
-    def _home(self, path: str) -> str:
-        """``sys.path[0]`` of ``python path``: its resolved folder (the resolved rule folder,
-        known already, when the script itself is no link: one lstat, not one a component)."""
-        real = self.real.get(os.path.normpath(os.path.dirname(path)))
-        if real is None or os.path.islink(path):
-            return os.path.dirname(os.path.realpath(path))
-        return real
 
     def close(self) -> None:
         """Put the environment back; forget the modules the run's scripts imported from

@@ -40,8 +40,7 @@ class RunOptions:
     pack_paths: list[str] = field(default_factory=list)
     retry_backoff_s: float = 3.0
     retries: int = 1
-    # Judge cost: the prompt budget default, the spend limits (budget.Budget), and
-    # the settings' model alias overrides for the runner.
+    # Judge cost: prompt budget default, spend limits (budget.Budget), model alias overrides.
     max_prompt_tokens: int | None = None
     budget: Any = None
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
