@@ -49,8 +49,7 @@ def _main() -> None:
         say(f"S {i}\n")
         started = time.monotonic()
         _enter(path, cwd, env, payload, out_fd, err_fd, encoding, errors)
-        sys.path[:] = pristine_path
-        sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+        sys.path[:] = [os.path.dirname(os.path.realpath(path)), *pristine_path]
         before = set(sys.modules)
         module: Any = type(sys)("__main__")
         module.__file__, module.__cached__, module.__builtins__ = path, None, builtins

@@ -29,7 +29,6 @@ def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = No
     """Rules whose ``on`` has this event and, for pre-tool, whose ``tools`` match.
     ``workspace`` anchors ``Write(src/**)``, else the event's cwd (never the process's)."""
     chosen = []
-    anchor = workspace or event.cwd
     calls: list[tuple[str, dict[str, Any] | None]] = [(event.tool_name or "", event.tool_input)]
     if event.kind == "pre-tool" and any(r.tools for r in rules) and _shell_patch(event):
         # `apply_patch <<'EOF'` through the shell is also the apply_patch tool.
@@ -40,7 +39,7 @@ def applicable_rules(rules: list[Rule], event: Event, workspace: str | None = No
         if event.kind == "pre-tool" and rule.tools:
             from slopjudge.changes.toolmatch import tool_matches
 
-            if not any(tool_matches(p, name, tool_input, anchor)
+            if not any(tool_matches(p, name, tool_input, workspace or event.cwd)
                        for p in rule.tools for name, tool_input in calls):
                 continue
         chosen.append(rule)
