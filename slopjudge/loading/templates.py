@@ -147,7 +147,6 @@ _clock = threading.local()  # ``end``: this thread's render deadline (monotonic)
 
 
 def check_deadline() -> None:
-    """Raise :class:`TemplateTimeout` once this thread's render is past its deadline."""
     end = getattr(_clock, "end", None)
     if end is not None and time.monotonic() > end:
         raise TemplateTimeout(f"the template ran longer than {_clock.limit:g} s and was "
@@ -212,9 +211,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 
 @lru_cache(maxsize=64)
-def _environment(
-    search_path: tuple[str, ...], strict: bool = False
-) -> ImmutableSandboxedEnvironment:
+def _environment(search_path: tuple[str, ...], strict: bool) -> ImmutableSandboxedEnvironment:
     env = _Sandbox(
         loader=jinja2.FileSystemLoader(list(search_path)),
         undefined=jinja2.StrictUndefined if strict else _SloprailUndefined,
@@ -303,16 +300,13 @@ class _Anything:
     def __iter__(self) -> Any:
         return iter((_Anything(),))
 
-    def __len__(self) -> int:
-        return 1
-
     def __str__(self) -> str:
         return "sample"
 
     def __int__(self) -> int:
         return 1
 
-    __index__ = __int__
+    __index__ = __len__ = __int__
 
     def __float__(self) -> float:
         return 1.0
