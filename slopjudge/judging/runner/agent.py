@@ -120,8 +120,7 @@ def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
         argv, tail = argv[:cut], argv[cut + 1:]
     ns = _parser().parse_intermixed_args(argv)
     ns.words = [*ns.words, *tail]
-    sources = [bool(ns.words), ns.prompt is not None, ns.prompt_stdin]
-    if sum(sources) > 1:
+    if sum([bool(ns.words), ns.prompt is not None, ns.prompt_stdin]) > 1:
         raise UsageError("give the prompt one way: positional words, --prompt or --prompt-stdin")
     if ns.prompt_stdin:
         ns.prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
@@ -189,7 +188,6 @@ _REASK = (
 # callers grep for) tells the caller whether a retry can help (SPEC §5) ----------------
 
 _TAIL_BYTES = 2048
-# The words each cause is reported in; the first cause found wins.
 _CAUSES = {
     "usage limit": r"usage[ _-]?limit|rate[ _-]?limit|rate_limit_error|too many requests"
                    r"|quota exceeded|\b429\b",
@@ -325,10 +323,9 @@ class _Judge:
                 data = reply.encode()
                 write_atomic(path, data)
             if data:
-                verified = self.verify(path, data, attempt)
-                if isinstance(verified, int):
-                    return verified
-                complaint = verified
+                complaint = self.verify(path, data, attempt)
+                if isinstance(complaint, int):
+                    return complaint
             else:
                 complaint = f"the agent wrote no output to {path}"
                 _err(f"{PROG}: attempt {attempt}/{opts.attempts}: {complaint}")
@@ -339,9 +336,8 @@ class _Judge:
     def verify(self, path: str, data: bytes, attempt: int) -> int | str:
         """Hand the answer to the verifier: the exit code when it decided (0: the answer is
         printed; 2: a final rejection or no verifier), else its complaint for a re-ask."""
-        attempts = self.opts.attempts
-        where = f"attempt {attempt}/{attempts}"
-        facts = {"AGENT_OUTPUT": path, "ATTEMPT": str(attempt), "ATTEMPTS": str(attempts)}
+        where = f"attempt {attempt}/{self.opts.attempts}"
+        facts = {"AGENT_OUTPUT": path, "ATTEMPT": str(attempt), "ATTEMPTS": str(self.opts.attempts)}
         env = dict(self.env)
         env.update((f"{p}_{k}", v) for p in ("SLOPJUDGE", "SLOPRAIL") for k, v in facts.items())
         vres = procs.run([self.opts.verify, path], input=data, env=env)
@@ -379,7 +375,6 @@ def main(argv: list[str] | None = None) -> int:
         _err(f"{PROG}: {exc}")
         return 2
     except _Terminated as exc:
-        # procs.run has already taken the child's process group down.
         return 128 + int(exc.args[0])
     except KeyboardInterrupt:
         return 130
