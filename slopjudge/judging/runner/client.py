@@ -156,9 +156,8 @@ def call_runner(
     extra_env: dict[str, str] | None = None,
     registry: procs.Registry | None = None,
 ) -> RunnerOutcome:
-    """Run the judge; retry a crashed runner whose cause a retry can fix.
-
-    ``registry``: the engine run the runner's process belongs to."""
+    """Run the judge; retry a crashed runner whose cause a retry can fix (a verdict is
+    final). ``registry``: the engine run the runner's process belongs to."""
     import tenacity  # lazily: only a real judge call needs it
 
     warm_validator()
@@ -176,7 +175,6 @@ def call_runner(
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max(0, retries) + 1),
         wait=tenacity.wait_fixed(max(0.0, backoff_s)),
-        # A crash whose cause a retry can fix; a verdict is final.
         retry=tenacity.retry_if_result(lambda o: o.verdict is None and o.cause in RETRYABLE_CAUSES),
         retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
     )
