@@ -64,8 +64,7 @@ def key(workspace: str | None = None) -> bytes | None:
 
 def sign(data: bytes, domain: str, workspace: str | None = None) -> str | None:
     """The hex MAC of ``data`` in ``domain`` ("rules", "verdict"); None without a key."""
-    k = key(workspace)
-    if k is None:
+    if (k := key(workspace)) is None:
         return None
     return str(blake2b(domain.encode() + b"\0" + data, key=k, digest_size=32).hexdigest())
 

@@ -146,8 +146,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         )
     except (ValueError, RecursionError) as exc:
         return None, f"the answer is not valid JSON: {exc}"
-    rest = body[end:].strip()
-    if rest:
+    if rest := body[end:].strip():
         if rest.startswith("{"):
             return None, "the answer holds more than one JSON object"
         return None, "the answer has text after its JSON object"

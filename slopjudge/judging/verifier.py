@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from slopjudge.fsutil import write_atomic
+from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.judging.verdict import parse_verdict
 
 EXIT_PASS = 0
@@ -28,8 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
     if not raw and args:  # some runners give only the path: read the file then
-        with contextlib.suppress(OSError):
-            raw = Path(args[0]).read_bytes()
+        raw = read_or(args[0], b"")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
