@@ -30,23 +30,18 @@ def main(argv: list[str] | None = None) -> int:
     if not raw and args:  # some runners give only the path: read the file then
         raw = read_or(args[0], b"")
     try:
-        text = raw.decode("utf-8")
+        verdict, problem = parse_verdict(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        print("JUDGE-REASON: the answer is not UTF-8 text", file=sys.stderr)
-        return EXIT_MALFORMED
-    verdict, problem = parse_verdict(text)
+        verdict, problem = None, "the answer is not UTF-8 text"
+    if (verdict is not None and verdict["pass"] is True and "confidence" not in verdict
+            and os.environ.get("SLOPJUDGE_MIN_CONFIDENCE", "").strip()):
+        verdict, problem = None, ('the verdict lacks "confidence" (a number from 0 to 1), '
+                                  "which this check requires")
     if verdict is None:
         print(f"JUDGE-REASON: {' '.join(problem.split())}", file=sys.stderr)
         return EXIT_MALFORMED
     reasoning = verdict.get("reasoning", "")
     if verdict["pass"] is True:
-        if os.environ.get("SLOPJUDGE_MIN_CONFIDENCE", "").strip() and "confidence" not in verdict:
-            print(
-                'JUDGE-REASON: the verdict lacks "confidence" (a number from 0 to 1), '
-                "which this check requires",
-                file=sys.stderr,
-            )
-            return EXIT_MALFORMED
         if reasoning:
             print(f"JUDGE-PASS-REASON-JSON: {json.dumps(reasoning)}", file=sys.stderr)
         return EXIT_PASS
