@@ -40,8 +40,7 @@ def _json_lines(text: str, marker: str = "") -> list[Any]:
     import json
 
     found = []
-    for raw in text.splitlines():
-        line = raw.strip()
+    for line in map(str.strip, text.splitlines()):
         if line.startswith(marker):
             try:
                 found.append(json.loads(line[len(marker):]))
