@@ -182,9 +182,8 @@ def _too_large(operator: str, left: Any, right: Any) -> str | None:
         if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
             return f"{left} ** {right} is too large a number for a template"
     if operator == "*":
-        if is_int(left) and is_int(right):
-            if left.bit_length() + right.bit_length() > MAX_INT_BITS:
-                return "a product too large a number for a template"
+        if is_int(left) and is_int(right) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+            return "a product too large a number for a template"
         for seq, n in ((left, right), (right, left)):
             repeats = isinstance(seq, (str, list, tuple)) and is_int(n)
             if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
@@ -420,8 +419,7 @@ def _static_problems(
             problems.append(LoadError(where, node.lineno, 1, f"unknown {kind} {node.name!r}"))
     if problems:
         return problems
-    known = set(CONTEXT_KEYS) | set(env.globals)
-    for var in sorted(meta.find_undeclared_variables(ast) - known):
+    for var in sorted(meta.find_undeclared_variables(ast) - {*CONTEXT_KEYS, *env.globals}):
         line = next((n.lineno for n in ast.find_all(nodes.Name) if n.name == var), 1)
         hint = difflib.get_close_matches(var, CONTEXT_KEYS, n=1)
         tip = f" (did you mean {hint[0]!r}?)" if hint else ""
