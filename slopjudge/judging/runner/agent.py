@@ -27,7 +27,6 @@ from slopjudge.jsonobject import parse_json_object
 from slopjudge.loading.toolrules import split_tool_rules
 
 PROG = "slopjudge-agent"
-DEFAULT_ATTEMPTS = 2
 MAX_ATTEMPTS = 20
 STDOUT_CAPTURE = 64 * 1024  # sr-agent keeps this much of the harness reply
 
@@ -39,7 +38,6 @@ _SESSION_VARS = (
     "CLAUDE_CODE_MESSAGING_SOCKET",
     "CLAUDE_CODE_MESSAGING_TOKEN",
 )
-_GLOB_CHARS = set("*?[]{}")
 
 
 class UsageError(Exception):
@@ -71,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
         "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
     )
     p.add_argument("--verify", help="verifier executable; turns on answer-file mode")
-    p.add_argument("--verify-attempts", dest="attempts", type=int, default=DEFAULT_ATTEMPTS,
+    p.add_argument("--verify-attempts", dest="attempts", type=int, default=2,
                    help="1..20, default 2")
     p.add_argument("--allowed-tools", action="append", default=[], help="ONE string of rules")
     p.add_argument("--disallowed-tools", action="append", default=[], help="ONE string of rules")
@@ -89,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], list[str]]:
     def norm(d: str, kind: str) -> str:
-        if any(c in _GLOB_CHARS for c in d):
+        if any(c in "*?[]{}" for c in d):
             raise UsageError(f"{kind} {d!r}: glob characters are not allowed")
         if not os.path.isdir(d):
             raise UsageError(f"{kind} {d!r}: no such directory")
