@@ -44,8 +44,7 @@ def resolve_runner(command: str | None) -> list[str]:
     the file), else sr-agent on PATH, else the bundled slopjudge-agent."""
     if command and command.strip():
         return shlex.split(command)
-    found = shutil.which("sr-agent")
-    if found:
+    if found := shutil.which("sr-agent"):
         return [found]
     # Joined, not which(path=...): a folder name holding ":" would split into relative parts.
     bundled = os.path.join(os.path.dirname(sys.executable), "slopjudge-agent")
