@@ -49,11 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_REFUSE
 
 
-def _installed() -> str | None:
-    """The console script installed beside this Python, if there is one."""
+def _installed(name: str = "slopjudge-verify") -> str | None:
+    """The console script ``name`` installed beside this Python, if there is one."""
     # Joined, not which(path=...): a folder name holding ":" would split into relative parts.
-    candidate = Path(sys.executable).parent / "slopjudge-verify"
-    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
 
 
 def verifier_path() -> str:

@@ -44,12 +44,10 @@ def resolve_runner(command: str | None) -> list[str]:
     the file), else sr-agent on PATH, else the bundled slopjudge-agent."""
     if command and command.strip():
         return shlex.split(command)
-    if found := shutil.which("sr-agent"):
+    from slopjudge.judging.verifier import _installed
+
+    if found := shutil.which("sr-agent") or _installed("slopjudge-agent"):
         return [found]
-    # Joined, not which(path=...): a folder name holding ":" would split into relative parts.
-    bundled = os.path.join(os.path.dirname(sys.executable), "slopjudge-agent")
-    if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
-        return [bundled]
     return [sys.executable, "-m", "slopjudge.judging.runner.agent"]
 
 
