@@ -390,10 +390,9 @@ def _explain(exc: BaseException, path: str) -> LoadError:
     if isinstance(exc, TemplateTimeout):
         return LoadError(where, line, 1, str(exc))
     if isinstance(exc, jinja2.UndefinedError):
-        hint = ""
-        if any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS):
-            hint = (" (event.path, oldContent, newContent, oldPath and the markers are"
-                    " a per-file judge's: set `each: file`, or test `is defined`)")
+        per_file = any(f"attribute '{k}'" in str(exc) for k in FILE_EVENT_KEYS)
+        hint = (" (event.path, oldContent, newContent, oldPath and the markers are a per-file"
+                " judge's: set `each: file`, or test `is defined`)") if per_file else ""
         return LoadError(where, line, 1, f"the judge context has no such value: {exc}{hint}")
     if isinstance(exc, jinja2.TemplateNotFound):
         return LoadError(where, line, 1, f"template not found: {exc.name}")
