@@ -303,9 +303,6 @@ class Event:
     transcript_path: str | None = None
     cwd: str | None = None
 
-    def to_payload(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @record
 class Finding:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from slopjudge.model import Changeset, Event, FileChange, Rule
+from slopjudge.model import Changeset, Event, FileChange, Rule, asdict
 
 TYPE_CHECKING = False  # not typing's: a PreToolUse hook running checks imports this module
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def event_payload(event: Event, workspace: str) -> dict[str, Any]:
     """The event, plus for a Bash call ``argv`` (an argv list per simple command),
     sloprail's ``raw`` and ``invocations`` (null for other events), so scripts need not
     parse shell, and ``citations``: what the command cites (``slopjudge cite ... &&``)."""
-    data = event.to_payload()
+    data = asdict(event)
     data.update(argv=None, raw=None, invocations=None, citations=[])
     command = (event.tool_input or {}).get("command")
     if event.tool_name == "Bash" and isinstance(command, str):

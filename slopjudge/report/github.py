@@ -33,9 +33,8 @@ def _check_commands(result: CheckResult) -> list[str]:
             + [command("error", result.reason, title=title)]
     if result.outcome not in ("refuse", "would_refuse"):
         return []
-    kind = "error" if result.outcome == "refuse" else "warning"
-    title = result.id if result.outcome == "refuse" else f"{result.id} (shadow, not blocking)"
-    prefix = "" if result.outcome == "refuse" else "would refuse (shadow): "
+    kind, title, prefix = ("error", result.id, "") if result.outcome == "refuse" else (
+        "warning", f"{result.id} (shadow, not blocking)", "would refuse (shadow): ")
     return [command(kind, prefix + (f.message or result.reason), file=f.path, line=f.line,
                     title=title) for f in result.findings or [Finding()]]
 
@@ -45,8 +44,7 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
                      col=e.col, title="slopjudge: rule does not load") for e in report.load_errors]
     for result in report.checks:
         lines += _check_commands(result)
-    left = left_out_summary(report.left_out)
-    if left:
+    if left := left_out_summary(report.left_out):
         lines.append(command("notice", left, title="slopjudge: not judged"))
     lines.append(command("notice", verdict_line(report), title="slopjudge"))
     return "\n".join(lines) + "\n"

@@ -133,8 +133,7 @@ _SECTIONS = (
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
     lines = [f"## {HEADINGS.get(report.outcome, 'slopjudge: ' + report.outcome)}", "",
              summary_line(report)]
-    not_judged = sum(1 for c in report.checks if c.outcome == "not_judged")
-    if not_judged:
+    if not_judged := sum(1 for c in report.checks if c.outcome == "not_judged"):
         lines += ["", f"Dry run: {not_judged} judge check{'' if not_judged == 1 else 's'} "
                       "not asked; script checks decided alone."]
     for outcome, title in _SECTIONS:
@@ -146,8 +145,7 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
         if items:
             lines += ["", f"### {title.format(n=len(items))}", ""]
             lines += [line for item in items for line in item]
-    left = left_out_summary(report.left_out)
-    if left:
+    if left := left_out_summary(report.left_out):
         lines += ["", text(left[0].upper() + left[1:])]
     if any(c.usage is not None for c in report.checks):  # the runner reported what it cost
         lines += ["", text(cost_line(report.checks))]

@@ -44,14 +44,12 @@ def _descriptor(check_id: str, rule: Rule | None, kind: str) -> dict[str, Any]:
     properties: dict[str, Any] = {"rule": check_id.partition("/")[0], "kind": kind}
     if rule is not None:
         descriptor["shortDescription"] = _message(rule.description)
-        if rule.doc.strip():
-            descriptor["fullDescription"] = {"text": rule.doc.strip()}
-            descriptor["help"] = {"text": rule.doc.strip(), "markdown": rule.doc.strip()}
+        if doc := rule.doc.strip():
+            descriptor["fullDescription"] = {"text": doc}
+            descriptor["help"] = {"text": doc, "markdown": doc}
         properties["mode"] = rule.mode
-    shadow = rule is not None and rule.mode == "shadow"
-    descriptor["defaultConfiguration"] = {"level": "warning" if shadow else "error"}
-    descriptor["properties"] = properties
-    return descriptor
+    level = "warning" if properties.get("mode") == "shadow" else "error"
+    return descriptor | {"defaultConfiguration": {"level": level}, "properties": properties}
 
 
 def _descriptors(report: RunReport) -> tuple[list[dict[str, Any]], dict[str, int]]:

@@ -78,8 +78,7 @@ def _summary_lines(report: RunReport, color: bool) -> list[str]:
     total_ms = sum(c.duration_ms for c in report.checks)
     lines.append(f"  {'total'.ljust(_LABEL_WIDTH)}  {len(report.checks):>6}"
                  f"  (check time {format_duration(total_ms)})")
-    cost = cost_line(report.checks)
-    if cost:
+    if cost := cost_line(report.checks):
         lines += ["", f"  {cost}"]
     return lines
 
@@ -95,8 +94,7 @@ def cost_line(checks: list[CheckResult]) -> str:
     calls = sum(c.judge_calls for c in judges)
     cached = sum(c.cached_calls for c in judges)
     line = "judge cost: " + summary(total(c.usage for c in judges), calls, cached)
-    sizes = [(c.prompt_tokens, c.units) for c in judges if c.prompt_tokens]
-    if sizes:
+    if sizes := [(c.prompt_tokens, c.units) for c in judges if c.prompt_tokens]:
         units = sum(u for _, u in sizes)
         line += (f"; {units} prompt{'s' if units != 1 else ''}, the largest about "
                  f"{max(t for t, _ in sizes):,} tokens (estimated)")
@@ -121,8 +119,7 @@ def verdict_line(report: RunReport) -> str:
 
 def render(report: RunReport, *, color: bool = False) -> str:
     lines: list[str] = []
-    if report.load_errors:
-        errors = report.load_errors
+    if errors := report.load_errors:
         head = (f"slopjudge: {len(errors)} problem{'' if len(errors) == 1 else 's'} loading "
                 "rules; the rules concerned are NOT in force")
         lines += [_paint(head, "error", color), *(f"  {inert(str(e))}" for e in errors), ""]
@@ -132,8 +129,7 @@ def render(report: RunReport, *, color: bool = False) -> str:
     if report.checks:
         lines.append("")
     lines += _summary_lines(report, color)
-    left = left_out_summary(report.left_out)
-    if left:
+    if left := left_out_summary(report.left_out):
         lines.append(f"  {left}")
     lines.append("")
     if any(c.outcome == "error" for c in report.checks):
