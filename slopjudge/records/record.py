@@ -162,8 +162,7 @@ def read_json_lines(path: str, problem: Callable[[Any, str], str | None], *,
                 why = exc.msg.removesuffix(" starting at").lower()
                 problems.append(f"{where}:{exc.colno}: not JSON: {why}")
             continue
-        found = problem(value, where)
-        if found is None:
+        if (found := problem(value, where)) is None:
             values.append(value)
         else:
             problems.append(found)

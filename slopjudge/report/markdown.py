@@ -94,12 +94,10 @@ def _check_item(result: CheckResult) -> list[str]:
 
 def summary_line(report: RunReport) -> str:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
-    total = len(report.checks)
     order = [*OUTCOME_ORDER, *sorted(set(counts) - set(OUTCOME_ORDER))]
-    parts = [outcome_count(o, counts[o]) for o in order if counts[o]]
-    line = f"{total} check{'' if total == 1 else 's'}" if total else "No check applied"
-    if parts:
-        line += ": " + ", ".join(parts)
+    total = len(report.checks)  # no check: no outcome to count after "No check applied"
+    line = f"{total} check{'' if total == 1 else 's'}: " if total else "No check applied"
+    line += ", ".join(outcome_count(o, counts[o]) for o in order if counts[o])
     if report.load_errors:
         files = len({e.path for e in report.load_errors})
         line += f"; {files} rule file{'' if files == 1 else 's'} did not load"

@@ -61,9 +61,8 @@ def _check_lines(result: CheckResult, color: bool, id_width: int) -> list[str]:
     if result.outcome in _LOUD | {"would_refuse"}:
         lines += [f"{indent}{inert(ln)}" if ln else "" for ln in rest]
     for finding in result.findings:
-        text = [inert(ln) for ln in format_finding(finding).splitlines()] or [""]
-        lines.append(f"{indent}{text[0]}")
-        lines.extend(f"{indent}  {ln}" for ln in text[1:])
+        shown, *more = [inert(ln) for ln in format_finding(finding).splitlines()] or [""]
+        lines += [f"{indent}{shown}", *(f"{indent}  {ln}" for ln in more)]
     return lines
 
 
