@@ -15,7 +15,7 @@ _ENCODERS: dict[Any, Any] = {}
 
 
 def _scanner() -> Any:
-    """``json``'s own C scanner, set up as ``json.loads`` sets it up; None without it."""
+    """``json``'s own C scanner, set up as ``json.loads`` sets it up; False without it."""
     global _SCAN
     if _SCAN is None:
         try:
@@ -39,8 +39,7 @@ def _scanner() -> Any:
 
 def loads(data: str | bytes) -> Any:
     """``json.loads(data)``: the same value, and the same error (``json`` reports it)."""
-    scan = _scanner()
-    if scan:
+    if scan := _scanner():
         try:
             text = data.decode("utf-8") if isinstance(data, bytes) else data
             value, end = scan(text, len(text) - len(text.lstrip(_BLANKS)))

@@ -101,14 +101,14 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
             if isinstance(value, (list, dict, set)):  # one object shared by every instance
                 raise ValueError(f"mutable default {type(value).__name__} for field {name} "
                                  "is not allowed: use field(default_factory=...)")
-            f = value if isinstance(value, Field) else Field(default=value)
-            f.name, f.kw_only = name, kw_only
-            if isinstance(value, Field):
-                if f.default is _MISSING:
-                    delattr(cls, name)
-                else:
-                    setattr(cls, name, f.default)
-            flds[name] = f
+            if not isinstance(value, Field):
+                value = Field(default=value)
+            elif value.default is _MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, value.default)
+            value.name, value.kw_only = name, kw_only
+            flds[name] = value
         cls.__record_fields__ = ordered = tuple(flds.values())
         cls.__init__ = _make_init(cls, ordered)
         shown = tuple(f.name for f in ordered if f.repr)

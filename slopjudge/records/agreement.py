@@ -130,8 +130,7 @@ def agreement(events: list[dict[str, Any]], labels: list[dict[str, Any]]) -> Agr
     predicted: list[str] = []
     expected: list[str] = []
     for number, label in enumerate(labels, start=1):
-        problem = check_label(label, f"label {number}")
-        if problem:
+        if problem := check_label(label, f"label {number}"):
             raise ValueError(problem)
         latest = next((e for e in reversed(verdicts) if _matches(label, e)), None)
         if latest is not None:

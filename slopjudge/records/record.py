@@ -90,18 +90,15 @@ def _lock(fd: int) -> None:
 
 def _cut_torn_tail(fd: int) -> None:
     """Drop a last line that has no newline: under the lock, only a dead writer leaves one."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+    end = os.fstat(fd).st_size
+    if end == 0 or os.pread(fd, 1, end - 1) == b"\n":
         return
-    end = size
-    while end > 0:
+    newline = -1
+    while newline < 0 and end > 0:  # back from the end, 64 KiB at a time
         start = max(0, end - 65536)
         newline = os.pread(fd, end - start, start).rfind(b"\n")
-        if newline >= 0:
-            os.ftruncate(fd, start + newline + 1)
-            return
         end = start
-    os.ftruncate(fd, 0)
+    os.ftruncate(fd, start + newline + 1)  # no newline at all: start 0, newline -1
 
 
 def append_events(path: str, records: list[dict[str, Any]]) -> None:

@@ -41,9 +41,7 @@ def format_duration(ms: int | float) -> str:
 
 def format_finding(finding: Finding) -> str:
     """``path:line: message``, leaving out what is unknown."""
-    where = finding.path or ""
-    if where and finding.line:
-        where = f"{where}:{finding.line}"
+    where = f"{finding.path}:{finding.line}" if finding.path and finding.line else finding.path
     message = finding.message or "(no message)"
     return f"{where}: {message}" if where else message
 
