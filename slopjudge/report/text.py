@@ -201,8 +201,7 @@ class Progress:
         if now - self._started < self.delay:
             return
         result = self._last
-        elapsed = format_duration((now - self._started) * 1000)
-        text = f"[{self.done}/{self.total}] {elapsed}"
+        text = f"[{self.done}/{self.total}] {format_duration((now - self._started) * 1000)}"
         if self.refused:
             text += f", {self.refused} refused"
         if self.cached:
