@@ -139,7 +139,8 @@ def _guarded(path: str, settings: Any, workspace: str) -> str | None:
     return None
 
 
-def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None = None) -> int:
+def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness) -> dict[str, Any] | None:
+    """The answer to this call; None lets it through."""
     from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
@@ -149,8 +150,7 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     event = event_from_payload("pre-tool", payload)
     unknown = unknown_tool(event, settings, workspace, agent)
     if unknown is not None:
-        common.emit(unknown)
-        return 0
+        return unknown
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from slopjudge.changes.toolmatch import resolve_tool_input
 
@@ -158,16 +158,15 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     broken = common.broken_rules(loaded.errors, settings.rules_dir, "pre-tool",
                                  event.tool_name, event.tool_input, workspace)
     if broken:
-        common.emit(broken_answer(broken, event, workspace, settings.events_file, agent))
-        return 0
+        return broken_answer(broken, event, workspace, settings.events_file, agent)
     from slopjudge.checks.selection import applicable_rules
 
     rules = applicable_rules(loaded.rules, event, workspace)
     if not rules:
-        return 0
+        return None
     changeset = proposed_changeset(event, workspace)
     if changeset is None:
-        return 0
+        return None
     from slopjudge.checks import engine
     from slopjudge.checks.options import options_from_settings
     from slopjudge.records.record import record_all
@@ -175,21 +174,19 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness | None =
     options = options_from_settings(settings, in_process=True)
     results = engine.run(rules, event, changeset, workspace=workspace, options=options)
     record_all(settings.events_file, event, results)
-    answer = decide(results, loaded.rules, event, workspace, settings.events_file, agent)
-    if answer is not None:
-        common.emit(answer)
-    return 0
+    return decide(results, loaded.rules, event, workspace, settings.events_file, agent)
 
 
-def main(payload: dict[str, Any] | None, problem: Exception | None = None,
-         agent: AgentHarness | None = None) -> int:
-    """Exit 2 (Claude Code blocks the tool only on 2) whenever slopjudge cannot decide."""
+def main(payload: dict[str, Any] | None, problem: Exception | None, agent: AgentHarness) -> int:
     why = problem or (common.pre_tool_problem(payload) if payload is not None else None)
     if payload is None or why:
         common.note(f"could not read the PreToolUse payload ({why}), so the tool call "
                     "is blocked; this is not a finding in the call")
         return 2
     with common.fail_closed() as failure:
-        return handle(payload, common.find_workspace(), agent)
+        answer = handle(payload, common.find_workspace(), agent)
+        if answer is not None:
+            common.emit(answer)
+        return 0
     common.note(f"pre-tool hook failed, so the tool call is blocked: {failure.why}")
     return 2
