@@ -28,7 +28,6 @@ def reentered() -> bool:
 
 
 def note(message: str) -> None:
-    """One line for the person, on stderr."""
     print(f"slopjudge: {message}", file=sys.stderr, flush=True)
 
 
@@ -182,7 +181,7 @@ def bound(text: str, limit: int, where: str) -> str:
     return text[: max(0, limit - len(tail))].rstrip() + tail
 
 
-def _one_line(text: str, limit: int = 600) -> str:
+def _one_line(text: str, limit: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -201,8 +200,7 @@ def finding_lines(findings: list[Finding], workspace: str, indent: str) -> list[
 
 
 def result_reason(result: CheckResult, where: str) -> str:
-    """The check's reason, indented under its heading line, cut at 800 characters; an
-    error's says it is none of the change's doing."""
+    """The check's reason, under its heading line; an error's says it is not the change's."""
     reason = (result.reason or "").strip() or (
         "no reason given" if result.outcome == "error" else "refused without a reason")
     if len(reason) > 800:
@@ -216,12 +214,9 @@ def result_reason(result: CheckResult, where: str) -> str:
 
 def load_error_line(err: LoadError, workspace: str) -> str:
     """The error, its file (named by the loader from the working folder) from the workspace."""
-    path = full = os.path.abspath(err.path)
-    for candidate in (full, os.path.realpath(full)):
-        r = os.path.relpath(candidate, workspace)
-        if r != ".." and not r.startswith(".." + os.sep):
-            path = r
-            break
+    full = os.path.abspath(err.path)
+    inside = (os.path.relpath(p, workspace) for p in (full, os.path.realpath(full)))
+    path = next((r for r in inside if r != ".." and not r.startswith(".." + os.sep)), full)
     return f"{path} does not load: {path}:{err.line}:{err.col}: {err.message}"
 
 

@@ -71,9 +71,8 @@ def load_baseline(base: str, session_id: str | None) -> dict[str, Any] | None:
 
     path = _path(base, session_id)
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+        data = json.loads(read_or(path, b"null").decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
         data = None
     if not (isinstance(data, dict) and isinstance(data.get("tree"), str)
             and isinstance(data.get("git"), (dict, type(None)))):
