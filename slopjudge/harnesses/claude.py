@@ -52,7 +52,6 @@ class ClaudeCode(base.Agent):
         return ClaudeCode(binary), found is not None
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
-        """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
         argv = [
             self.binary, "-p", "--model", attempt.model,
             "--settings", ISOLATION_SETTINGS,

@@ -140,7 +140,6 @@ class Codex(base.Agent):
                              "claude)")
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
-        """The command and its stdin. ``writable_dirs[0]`` is the answer folder."""
         argv = [
             self.binary, "exec", "-m", attempt.model,
             "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",

@@ -110,8 +110,7 @@ def _stop_children_on_signals(sub: str) -> None:
 
 
 def _exit_now(message: str, code: int, answer: str = "") -> None:
-    """Kill the checks this hook started (none unless ``procs`` was imported), write
-    ``answer`` on stdout and ``message`` on stderr, and exit with ``code`` at once."""
+    """Kill the checks this hook started (none unless ``procs`` was imported), then exit."""
     import os
     import sys
 

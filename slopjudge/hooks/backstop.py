@@ -39,8 +39,7 @@ def protected(settings: Any) -> tuple[set[str], set[str]]:
 
 
 def leave_out_policy(settings: Any, include_generated: bool = False) -> Policy:
-    """Which files of a change are not judged (:mod:`slopjudge.changes.authored`); never a
-    protected one."""
+    """Which files of a change go unjudged (:mod:`slopjudge.changes.authored`); no protected one."""
     from slopjudge.changes.authored import Policy
 
     files, trees = protected(settings)

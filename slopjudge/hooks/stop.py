@@ -44,9 +44,8 @@ class Verdict:
 
 
 HEAD_NOTE = "(No session baseline was recorded, so this compares HEAD with the work tree.)"
-# Session start records one for every session; none at the stop means it could not
-# (its note said why), or the baseline and its mark were deleted since, so a change
-# committed in the session would pass as HEAD.
+# Start records one for every session or says why not; without it, a change committed in
+# the session would pass as HEAD.
 NO_BASELINE = ("this session has no baseline (its start did not record one, or it was "
                "deleted), so slopjudge cannot tell what the session changed; it compared "
                "HEAD with the work tree")
@@ -157,10 +156,10 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
     if not verdict.blocks:
         state.set_count(base, session_id, counter, 0)
         return 0
-    # Only an agent asked to relay the notice may end on it, and never past a change
-    # to what judges it.
+    # The agent was asked at the last stop to relay the notice: the turn ends (only for such
+    # an agent, and never past a change to what judges it).
     if retry and relayed and not agent.end_notice("")[1] and not verdict.protected:
-        return 0  # the agent was asked to tell the person at the last stop: the turn ends
+        return 0
     reason = refusal_text(verdict, workspace, where)
     count = (state.get_count(base, session_id, counter) if retry else 0) + 1
     cap = settings.stop_block_cap if settings else 8
