@@ -36,7 +36,7 @@ from slopjudge import procs  # noqa: E402
 from slopjudge.checks.judge import run_judge  # noqa: E402
 from slopjudge.checks.options import RunOptions  # noqa: E402
 from slopjudge.hookspec import CheckContext  # noqa: E402
-from slopjudge.model import Changeset, Check, Event, FileChange, Rule  # noqa: E402
+from slopjudge.model import Changeset, Check, Event, FileChange, Rule, asdict  # noqa: E402
 from slopjudge.payload import file_payload  # noqa: E402
 
 TEMPLATE = """\
@@ -90,7 +90,7 @@ def _contexts(root: Path, count: int, runner: str, workspace: str) -> list[Check
         change, diff = _diff(n)
         event = Event(kind="ci")
         payload = {
-            "event": event.to_payload(),
+            "event": asdict(event),
             "rule": {"id": "bench", "dir": rule.dir, "description": "bench"},
             "check": {"id": check.id},
             "workspace": workspace,
