@@ -93,8 +93,7 @@ def _matches(label: dict[str, Any], event: dict[str, Any]) -> bool:
     digest = label.get("prompt_sha256")
     if digest is not None:
         return bool(event.get("prompt_sha256") == digest)
-    if rule is None or check is None:
-        return False  # a label must name something
+    # Without a digest the label names its rule and check (check_label made sure).
     session = label.get("session_id")
     return session is None or event.get("session_id") == session
 

@@ -30,8 +30,8 @@ def _details(result: CheckResult) -> str:
     return _xml_text("\n".join(parts))
 
 
-def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
-    """Add one case; return the kind of mark it got (failure/error/skipped) or None."""
+def _testcase(suite: ET.Element, result: CheckResult) -> None:
+    """Add one case, marked failure, error or skipped as its outcome says."""
     case = ET.SubElement(suite, "testcase", classname=result.rule, name=result.id,
                          time=f"{result.duration_ms / 1000:.3f}")
     message = _xml_text(first_line(result.reason) or outcome_label(result.outcome))
@@ -41,27 +41,27 @@ def _testcase(suite: ET.Element, result: CheckResult) -> str | None:
         if result.reason.strip() and not message.lower().startswith(label.lower()):
             message = f"{label}: {message}"
         ET.SubElement(case, "skipped", message=message)
-        return "skipped"
+        return
     if result.outcome == "would_refuse":
         ET.SubElement(case, "system-out").text = _xml_text(
             "would refuse (shadow mode, not blocking): " + _details(result))
-    if result.outcome in ("pass", "would_refuse"):
-        return None
-    # A refusal fails the case; an error, or an outcome this format does not know (never
-    # hidden), errors it.
-    mark = "failure" if result.outcome in ("refuse", "needs_person") else "error"
-    ET.SubElement(case, mark, message=message, type=result.outcome).text = _details(result)
-    return mark
+    if result.outcome not in ("pass", "would_refuse"):
+        # A refusal fails the case; an error, or an outcome this format does not know (never
+        # hidden), errors it.
+        mark = "failure" if result.outcome in ("refuse", "needs_person") else "error"
+        ET.SubElement(case, mark, message=message, type=result.outcome).text = _details(result)
 
 
-def _set_counts(element: ET.Element, marks: list[str | None], seconds: float) -> None:
-    element.set("tests", str(len(marks)))
+def _set_counts(element: ET.Element, seconds: float) -> None:
+    """The counts of the cases under ``element``, read from their marks."""
+    cases = list(element.iter("testcase"))
+    element.set("tests", str(len(cases)))
     for name, mark in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
-        element.set(name, str(marks.count(mark)))
+        element.set(name, str(sum(case.find(mark) is not None for case in cases)))
     element.set("time", f"{seconds:.3f}")
 
 
-def _load_suite(root: ET.Element, errors: list[LoadError]) -> list[str | None]:
+def _load_suite(root: ET.Element, errors: list[LoadError]) -> None:
     by_path: dict[str, list[LoadError]] = {}
     for error in errors:
         by_path.setdefault(error.path, []).append(error)
@@ -70,23 +70,22 @@ def _load_suite(root: ET.Element, errors: list[LoadError]) -> list[str | None]:
         case = ET.SubElement(suite, "testcase", classname=LOAD_SUITE, name=path, time="0.000")
         ET.SubElement(case, "error", message=_xml_text(f"{path} does not load: {group[0].message}"),
                       type="load-error").text = _xml_text("\n".join(str(e) for e in group))
-    marks: list[str | None] = ["error"] * len(by_path)
-    _set_counts(suite, marks, 0.0)
-    return marks
+    _set_counts(suite, 0.0)
 
 
 def render(report: RunReport, *, color: bool = False) -> str:  # color: no meaning here
     root = ET.Element("testsuites", name="slopjudge")
-    all_marks = _load_suite(root, report.load_errors) if report.load_errors else []
+    if report.load_errors:
+        _load_suite(root, report.load_errors)
     by_rule: dict[str, list[CheckResult]] = {}
     for result in report.checks:
         by_rule.setdefault(result.rule, []).append(result)
     for rule, results in by_rule.items():
         suite = ET.SubElement(root, "testsuite", name=rule)
-        marks = [_testcase(suite, r) for r in results]
-        _set_counts(suite, marks, sum(r.duration_ms for r in results) / 1000)
-        all_marks += marks
-    _set_counts(root, all_marks, sum(r.duration_ms for r in report.checks) / 1000)
+        for r in results:
+            _testcase(suite, r)
+        _set_counts(suite, sum(r.duration_ms for r in results) / 1000)
+    _set_counts(root, sum(r.duration_ms for r in report.checks) / 1000)
     left = left_out_summary(report.left_out)
     if left:  # a JUnit reader shows a suite's properties; the count and why
         props = ET.SubElement(root, "properties")
