@@ -147,10 +147,9 @@ def render(report: RunReport, *, color: bool = False) -> str:  # color: no meani
         lines += ["", text(left[0].upper() + left[1:])]
     if any(c.usage is not None for c in report.checks):  # the runner reported what it cost
         lines += ["", text(cost_line(report.checks))]
-    if report.checks:
-        with_table = lines + [""] + _table(report)
-        if sum(len(ln) + 1 for ln in with_table) <= MAX_CHARS:
-            return "\n".join(with_table) + "\n"
+    table = ["", *_table(report)] if report.checks else []
+    if sum(len(ln) + 1 for ln in lines + table) <= MAX_CHARS:
+        return "\n".join(lines + table) + "\n"
     return "\n".join(_fit(lines)) + "\n"
 
 
