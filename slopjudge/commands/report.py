@@ -17,7 +17,7 @@ from slopjudge.loading.config import ensure_state_ignored, find_workspace
 from slopjudge.records.agreement import agreement, flips, read_labels
 from slopjudge.records.costreport import cost_report, number, render_cost
 from slopjudge.records.record import read_events
-from slopjudge.report import OUTCOME_ORDER, encodable, first_line
+from slopjudge.report import OUTCOMES, encodable, first_line
 from slopjudge.report.html import DEFAULT_LINK, render
 
 
@@ -117,7 +117,7 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
 
 
 # The log records no not_applicable outcome: a check that did not apply did not run.
-_OUTCOME_COLUMNS = tuple(o for o in OUTCOME_ORDER if o != "not_applicable")
+_OUTCOME_COLUMNS = tuple(o for o in OUTCOMES if o != "not_applicable")
 
 
 def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],

@@ -22,7 +22,6 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "not_judged": ("not judged (dry run)", "not judged (dry run)", "\x1b[36m"),
     "would_refuse": ("would refuse (shadow)", "would refuse (shadow)", "\x1b[33m"),
 }
-OUTCOME_ORDER: tuple[str, ...] = tuple(OUTCOMES)
 
 
 def outcome_label(outcome: str) -> str:

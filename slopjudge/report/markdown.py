@@ -14,7 +14,7 @@ from collections import Counter
 from urllib.parse import quote
 
 from slopjudge.model import CheckResult, Finding, RunReport, left_out_summary
-from slopjudge.report import OUTCOME_ORDER, inert, outcome_count, outcome_label, reason_lines
+from slopjudge.report import OUTCOMES, inert, outcome_count, outcome_label, reason_lines
 from slopjudge.report.text import cost_line, format_duration
 
 HEADINGS = {
@@ -94,7 +94,7 @@ def _check_item(result: CheckResult) -> list[str]:
 
 def summary_line(report: RunReport) -> str:
     counts: Counter[str] = Counter(c.outcome for c in report.checks)
-    order = [*OUTCOME_ORDER, *sorted(set(counts) - set(OUTCOME_ORDER))]
+    order = [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))]
     total = len(report.checks)  # no check: no outcome to count after "No check applied"
     line = f"{total} check{'' if total == 1 else 's'}: " if total else "No check applied"
     line += ", ".join(outcome_count(o, counts[o]) for o in order if counts[o])
