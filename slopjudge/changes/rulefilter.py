@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from slopjudge.model import Changeset, FileChange
-from slopjudge.pathglob import match, matcher
+from slopjudge.pathglob import matcher
 
 
 def split(
@@ -16,14 +16,13 @@ def split(
     files: list[FileChange] = []
     others: list[dict[str, str]] = []
     admits = matcher(tuple(paths))
+    absolute = matcher(tuple(p for p in paths if p.startswith("/")))
     excludes = matcher(tuple(exclude))
     for f in changeset.files:
-        if f.path.startswith("/"):
-            wanted = not paths or any(p.startswith("/") and match(p, f.path) for p in paths)
-        else:
-            wanted = not paths or admits(f.path) or (
-            f.status == "R" and f.old_path is not None and admits(f.old_path))
-        if wanted and not (exclude and excludes(f.path)):
+        outside = f.path.startswith("/")
+        wanted = not paths or (absolute if outside else admits)(f.path) or (
+            not outside and f.status == "R" and f.old_path is not None and admits(f.old_path))
+        if wanted and not excludes(f.path):
             files.append(f)
         else:
             others.append({"path": f.path, "status": f.status})
@@ -33,4 +32,3 @@ def split(
 def unified_diff(files: list[FileChange]) -> str:
     """The whole diff a rule sees: each of its files' diffs in order."""
     return "".join(f.diff if f.diff.endswith("\n") else f.diff + "\n" for f in files if f.diff)
-
