@@ -354,24 +354,19 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
     for folder in nested:
         for path in _nested_listing(top, folder):
             full = os.path.join(top, path)
-            mode = "100755" if os.access(full, os.X_OK) else "100644"
             if os.path.islink(full):
-                mode, data = "120000", os.fsencode(os.readlink(full))
-            elif not os.path.isfile(full):
-                continue  # listed but gone (a deleted tracked file of the nested repo)
-            elif "\n" in path or path.startswith('"'):
-                # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            else:
-                files.append((mode, path))
-                continue
-            sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
-                             input=data)).strip()
-            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
+                sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
+                                 input=os.fsencode(os.readlink(full)))).strip()
+                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
+            elif os.path.isfile(full):  # else listed but gone (deleted, tracked in the nested repo)
+                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
     if files:
+        from slopjudge.changes.proposed import _quote
+
+        # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
+        names = (_quote(p) if "\n" in p or p.startswith('"') else p for _, p in files)
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
-                  input="".join(p + "\n" for _, p in files).encode())
+                  input="".join(n + "\n" for n in names).encode())
         for (mode, path), sha in zip(files, decode(out).split(), strict=True):
             entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
     if entries:
