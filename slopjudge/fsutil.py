@@ -21,16 +21,13 @@ def _write_temp(path: str, data: str | bytes, mode: int | None, fsync: bool = Fa
         except FileExistsError:
             continue
     try:
-        try:
+        with open(fd, "wb") as fh:
             if mode is not None:
                 os.fchmod(fd, mode)  # exactly this mode, whatever the umask
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view):]
+            fh.write(body)
             if fsync:
+                fh.flush()
                 os.fsync(fd)
-        finally:
-            os.close(fd)
     except BaseException:
         _unlink_quietly(tmp)
         raise
