@@ -398,8 +398,7 @@ def _collect(
     # keep running; a check owns all it started, so none outlive it. With every
     # writer killed the pipes end; what is left in them is read.
     _reap_group(proc, jail)
-    if timed_out or not exited:
-        proc.wait()  # killed: it cannot outlast the KILL
+    proc.wait()  # at once when it exited; else killed just now: it cannot outlast the KILL
     ends = time.monotonic() + KILL_GRACE_S + 1
     while reading and time.monotonic() < ends:
         for fd, _event in poller.poll(max(0.0, ends - time.monotonic()) * 1000):
