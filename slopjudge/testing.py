@@ -246,31 +246,30 @@ def find_rule_cases(rules: list[Rule]) -> list[tuple[Rule, str, str]]:
                                                    "case.yaml"))) if os.path.isfile(p)]
 
 
-def _read_sloprail_case(rule: Rule, folder: str
-                        ) -> tuple[dict[str, Any] | None, str | None, str | None]:
-    """(case, what is wrong with it, why it is not run)."""
+def _read_sloprail_case(rule: Rule, folder: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(case, None) to run it; (None, what is wrong with it); (case, why it is not run)."""
     data, shown, problem = _load_case(folder)
     if problem is not None:
-        return None, problem, None
+        return None, problem
     if not isinstance(data, dict):
-        return None, f"{shown}: not a mapping", None
+        return None, f"{shown}: not a mapping"
     if unknown := [k for k in data if k not in SLOPRAIL_SAME and k not in SLOPRAIL_OTHER]:
-        return None, f"{shown}: unknown field {unknown[0]!r}", None
+        return None, f"{shown}: unknown field {unknown[0]!r}"
     if other := [k for k in data if k in SLOPRAIL_OTHER and data[k]]:
-        return data, None, f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
+        return data, f"`{other[0]}` {SLOPRAIL_OTHER[other[0]]}, which slopjudge does not"
     if os.path.exists(os.path.join(folder, "trajectory.yaml")):
-        return data, None, "trajectory.yaml replays sloprail's own events, which slopjudge does not"
+        return data, "trajectory.yaml replays sloprail's own events, which slopjudge does not"
     if not os.path.isfile(os.path.join(folder, "setup.sh")):
-        return None, f"{os.path.relpath(folder)}: no setup.sh", None
+        return None, f"{os.path.relpath(folder)}: no setup.sh"
     if data.get("expect") not in ("refuse", "permit"):
-        return None, f"{shown}: expect is {data.get('expect')!r}, want refuse or permit", None
+        return None, f"{shown}: expect is {data.get('expect')!r}, want refuse or permit"
     judges = data.get("judges") or {}
     if not isinstance(judges, dict):
-        return None, f"{shown}: judges is not a mapping", None
+        return None, f"{shown}: judges is not a mapping"
     for file, stub in judges.items():
         if not isinstance(stub, dict) or set(stub) - _STUB_KEYS:
-            return None, f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}", None
-    return data, None, None if "ci" in rule.on else (
+            return None, f"{shown}: judges.{file}: want {sorted(_STUB_KEYS)}"
+    return data, None if "ci" in rule.on else (
         "a case without a trajectory judges a commit range; this rule does not run on ci")
 
 
@@ -288,14 +287,14 @@ def _git_env(tmp: str) -> dict[str, str]:
 
 def run_sloprail_case(rule: Rule, name: str, folder: str, options: RunOptions) -> CaseResult:
     """A case imported from sloprail: setup.sh builds a repository, base..HEAD is judged."""
-    data, problem, why_not = _read_sloprail_case(rule, folder)
-    expected = {"refuse": "refuse", "permit": "pass"}.get(str((data or {}).get("expect")), "?")
-    res = CaseResult(rule.id, name, expected=expected, problems=[problem] if problem else [])
+    data, why = _read_sloprail_case(rule, folder)
     if data is None:
-        return res
-    if why_not is not None:
-        return CaseResult(rule.id, name, True, expected, "not run", [f"not run: {why_not}"],
+        return CaseResult(rule.id, name, problems=[str(why)])
+    expected = {"refuse": "refuse", "permit": "pass"}.get(str(data.get("expect")), "?")
+    if why is not None:
+        return CaseResult(rule.id, name, True, expected, "not run", [f"not run: {why}"],
                           skipped=True)
+    res = CaseResult(rule.id, name, expected=expected)
     stubs: dict[str, dict[str, Any]] = {}
     by_template = {os.path.relpath(c.judge, rule.dir): c for c in rule.checks
                    if c.kind == "judge" and c.judge}
