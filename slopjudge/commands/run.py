@@ -6,7 +6,7 @@ import argparse
 import os
 import re
 import sys
-from contextlib import closing
+from contextlib import closing, nullcontext
 
 from slopjudge import report
 from slopjudge.changes.sources import add_source_arguments, changeset_from_args
@@ -104,12 +104,11 @@ def run(args: argparse.Namespace) -> int:
     for target in filter(None, [args.output, *(path for _, path in writes)]):
         check_output(target)
     shard = parse_shard(args.shard) if args.shard else None
-    if args.rules_from is None:
-        return _run(args, writes, shard, None)
-    if args.rules:
+    if args.rules and args.rules_from is not None:
         return fail("--rules and --rules-from do not go together: the rules come from the "
                     "commit --rules-from names")
-    with closing(open_rules(find_workspace(os.getcwd()), args.rules_from)) as rf:
+    with (nullcontext() if args.rules_from is None
+          else closing(open_rules(find_workspace(os.getcwd()), args.rules_from))) as rf:
         return _run(args, writes, shard, rf)
 
 
