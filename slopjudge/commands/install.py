@@ -72,13 +72,9 @@ def default_command() -> str:
 def merge(settings: dict[str, Any], command: str,
           events: tuple[Hook, ...] = HOOKS, harness: str = "claude") -> dict[str, Any]:
     """``settings`` with slopjudge's hooks set (Codex reads this shape too), the rest kept."""
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InstallError('"hooks" is not an object')
+    _merge_in(settings, {"hooks": {event: [] for event, *_ in events}}, [], [])
     for event, point, matcher, timeout in events:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise InstallError(f'"hooks.{event}" is not a list')
+        groups = settings["hooks"][event]
         handler = {"type": "command", "command": hook_command(command, point, harness),
                    "timeout": timeout}
         if not _take_ours(groups, point, (matcher, handler))[1]:
@@ -164,8 +160,10 @@ def write_wrapper(workspace: str, harness: str) -> None:
 SEAL_RECORD = (".claude", "slopjudge-sealed.json")
 
 
-def _merge_sealed(node: dict[str, Any], want: dict[str, Any], path: list[str],
-                  ops: list[list[Any]]) -> None:
+def _merge_in(node: dict[str, Any], want: dict[str, Any], path: list[str],
+              ops: list[list[Any]]) -> None:
+    """``want`` merged into ``node``, objects and lists made where missing (InstallError
+    where one is of another type); each change recorded in ``ops``."""
     for key, value in want.items():
         here = [*path, key]
         if isinstance(value, (dict, list)):
@@ -176,7 +174,7 @@ def _merge_sealed(node: dict[str, Any], want: dict[str, Any], path: list[str],
                 kind = "an object" if isinstance(value, dict) else "a list"
                 raise InstallError(f'"{".".join(here)}" is not {kind}')
             if isinstance(value, dict):
-                _merge_sealed(node[key], value, here, ops)
+                _merge_in(node[key], value, here, ops)
                 continue
             for item in value:
                 if item not in node[key]:
@@ -228,7 +226,7 @@ def seal(workspace: str, settings: Any,
 
     def change(data: dict[str, Any]) -> None:
         also(data)
-        _merge_sealed(data, sealed.claude_settings(settings), [], ops)
+        _merge_in(data, sealed.claude_settings(settings), [], ops)
         lines = ",\n".join(f"  {json.dumps(op, ensure_ascii=False)}" for op in ops)
         write_atomic(os.path.join(workspace, *SEAL_RECORD), f'{{"ops": [\n{lines}\n]}}\n')
 
