@@ -48,9 +48,10 @@ class Converted:
     def note(self, where: str, text: str) -> None:
         self.notes.append(f"{where}: {text}")
 
-    def fail(self, where: str, message: str) -> None:
+    def fail(self, where: str, message: str) -> Converted:
         self.note(where, message)
         self.fatal = True
+        return self
 
     def at(self, node: Any, *key: Any) -> str:
         """``file:line`` of ``node`` (of its item or key ``key``)."""
@@ -395,10 +396,6 @@ def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
             if isinstance(items := data.get(key), list) else {} for key in ("disabled", "enabled")}
 
 
-def _not_converted(source: str, where: str, why: str, off: bool = False) -> Converted:
-    return Converted(source, notes=[f"{where}: {why}"], fatal=True, off=off)
-
-
 # What slopjudge has no form for, by the folder it is in.
 _REFUSED = {"context": "a context (a scope a session enters and leaves): slopjudge has no "
                        "contexts",
@@ -412,22 +409,22 @@ def _declaration(root: str, shown_root: str, nature: str, name: str,
     source, where = f"{nature}/{name}", f"{shown_root}/{nature}/{name}:1"
     yaml_path = os.path.join(folder, f"{nature}.yaml")
     if nature in _REFUSED:
-        return _not_converted(source, where, _REFUSED[nature])
+        return Converted(source).fail(where, _REFUSED[nature])
     if not inside(folder, root) or (os.path.lexists(yaml_path)
                                      and not inside(yaml_path, folder)):
-        return _not_converted(source, where, "a symlink leading out of the sloprail folder: "
-                              "not followed")
+        return Converted(source).fail(where, "a symlink leading out of the sloprail folder: "
+                                      "not followed")
     if not os.path.isfile(yaml_path):
-        return _not_converted(source, where, f"no {nature}.yaml in this folder")
+        return Converted(source).fail(where, f"no {nature}.yaml in this folder")
     if source in config["disabled"]:
-        return _not_converted(source, config["disabled"][source],
-                              "disabled in config.yaml: off in sloprail, so not converted",
-                              off=True)
+        return Converted(source, off=True).fail(config["disabled"][source], "disabled in "
+                                                "config.yaml: off in sloprail, so not converted")
     conv = convert(nature, folder, name, shown_root)
     if not conv.fatal and conv.data.get("enabled") is False \
             and source not in config["enabled"]:
-        return _not_converted(source, where, "enabled: false and not listed in config.yaml "
-                              "`enabled:`: off in sloprail, so not converted", off=True)
+        return Converted(source, off=True).fail(where, "enabled: false and not listed in "
+                                                "config.yaml `enabled:`: off in sloprail, so "
+                                                "not converted")
     return conv
 
 
@@ -436,8 +433,8 @@ def discover(root: str, shown_root: str) -> list[Converted]:
     out: list[Converted] = []
     config = _config_lists(root, shown_root)
     if os.path.isfile(os.path.join(root, "file-guard", "structure.yaml")):
-        out.append(_not_converted(
-            "file-guard/structure.yaml", f"{shown_root}/file-guard/structure.yaml:1",
+        out.append(Converted("file-guard/structure.yaml").fail(
+            f"{shown_root}/file-guard/structure.yaml:1",
             "a structure rule (path allowlist): slopjudge has none; write a script "
             "check over changeset.files instead"))
     for nature in ("file-guard", "gate", *_REFUSED):
