@@ -267,9 +267,8 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
                   folder=folder)
     o.data, line, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
     if problem is not None or not isinstance(o.data, dict):
-        o.fail(f"{o.shown}:{line}", "not a YAML mapping" if problem is None
-               else f"cannot read: {problem}")
-        return o
+        return o.fail(f"{o.shown}:{line}", "not a YAML mapping" if problem is None
+                      else f"cannot read: {problem}")
     for key in o.data:
         if key not in _FIELDS[nature]:
             o.fail(o.at(o.data, key), f"field `{key}` has no slopjudge form"
