@@ -31,7 +31,6 @@ COMMANDS: dict[str, str] = {
     "import": "convert another tool's rules (sloprail's .sloprail/) into rules/",
     "cite": "cite the words or tool output a change relies on (for rules that require it)",
 }
-HOOK_POINTS = ("start", "pre-tool", "stop", "subagent-stop")
 
 
 def _command_module(name: str) -> Any:
@@ -92,16 +91,16 @@ def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> 
     OWNS_PROCESS = argv is None if owns_process is None else owns_process
     _child_exits_reported()
     args_list = sys.argv[1:] if argv is None else list(argv)
-    # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.
-    if args_list[:1] == ["hook"] and (
-            (len(args_list) == 2 and args_list[1] in HOOK_POINTS)
-            or (len(args_list) == 4 and args_list[2] == "--harness")):
-        from slopjudge.hooks import main_fast
+    if args_list[:1] == ["hook"]:  # any `hook` command imports the hooks: their points here
+        from slopjudge.hooks import POINTS, main_fast
 
-        code = main_fast(args_list[1], args_list[3] if len(args_list) == 4 else None)
-        if argv is None:
-            _exit_now(code)
-        return code
+        # `hook <point>` or `hook <point> --harness NAME`: straight to the hooks.
+        if (len(args_list) == 2 and args_list[1] in POINTS) or (
+                len(args_list) == 4 and args_list[2] == "--harness"):
+            code = main_fast(args_list[1], args_list[3] if len(args_list) == 4 else None)
+            if argv is None:
+                _exit_now(code)
+            return code
     command = args_list[0] if args_list and args_list[0] in COMMANDS else None
     if command == "run" and argv is None:
         # A run ends with os._exit: collecting the imports' cycles would free next to nothing.
