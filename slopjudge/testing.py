@@ -27,7 +27,7 @@ from slopjudge.checks.selection import applicable_rules, select_rules
 from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import write_atomic
 from slopjudge.harnesses.base import HOOKS
-from slopjudge.loading.loader import YamlProblem, _pos, parse_yaml
+from slopjudge.loading.loader import _pos, read_yaml
 from slopjudge.loading.schemas import load_schema
 from slopjudge.model import Changeset, Event, Rule
 
@@ -57,13 +57,9 @@ def find_cases(cases_dir: str) -> list[tuple[str, str, str]]:
 def _load_case(folder: str) -> tuple[Any, str, str | None]:
     """``case.yaml`` in ``folder``, its path as shown, and why it could not be read."""
     shown = os.path.relpath(os.path.join(folder, "case.yaml"))
-    try:
-        data = parse_yaml(Path(folder, "case.yaml").read_text(encoding="utf-8"))
-    except YamlProblem as exc:
-        (line, col), message = exc.args
-        return None, shown, f"{shown}:{line}:{col}: {message}"
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, shown, f"{shown}:1:1: {exc}"
+    data, (line, col), problem = read_yaml(os.path.join(folder, "case.yaml"))
+    if problem is not None:
+        return None, shown, f"{shown}:{line}:{col}: {problem}"
     if (odd := _tagged(data, [])) is not None:  # the round-trip reader keeps `!name` values
         line, col = _position(data, odd)
         return None, shown, (f"{shown}:{line}:{col}: a YAML tag (`!name`) or a date: a case "

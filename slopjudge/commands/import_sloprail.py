@@ -11,14 +11,13 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from slopjudge.changes.tools import CHANGE_TOOLS
 from slopjudge.commands._shared import add_rules_argument, fail, settings_of
 from slopjudge.fsutil import inside, read_or, write_atomic
 from slopjudge.loading.config import Settings
-from slopjudge.loading.loader import YamlProblem, _pos, load_rules, parse_yaml
+from slopjudge.loading.loader import _pos, load_rules, read_yaml
 from slopjudge.loading.matchexpr import MatchError, _tokens, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.payload import SCHEMA
@@ -74,16 +73,6 @@ class Converted:
                               why.format(*m.groups(), line=text[:80]))
                     break
         return name
-
-
-def _read_yaml(path: str) -> tuple[Any, int, str | None]:
-    """A sloprail YAML file read as a rule file is, or the line and words of why not."""
-    try:
-        return parse_yaml(Path(path).read_text(encoding="utf-8")), 1, None
-    except YamlProblem as exc:
-        return None, exc.args[0][0], exc.args[1]
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, 1, str(exc)
 
 
 # The event fields slopjudge gives a match (payload.event_matches).
@@ -265,7 +254,7 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
     """One file-guard's or gate's conversion; unreadable or not convertible: noted, fatal."""
     o = Converted(f"{nature}/{name}", f"{shown_root}/{nature}/{name}/{nature}.yaml",
                   folder=folder)
-    o.data, line, problem = _read_yaml(os.path.join(folder, f"{nature}.yaml"))
+    o.data, (line, _), problem = read_yaml(os.path.join(folder, f"{nature}.yaml"))
     if problem is not None or not isinstance(o.data, dict):
         return o.fail(f"{o.shown}:{line}", "not a YAML mapping" if problem is None
                       else f"cannot read: {problem}")
@@ -386,7 +375,7 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
 def _config_lists(root: str, shown_root: str) -> dict[str, dict[str, str]]:
     """``disabled:`` and ``enabled:`` of ``config.yaml``: qualified name -> where listed."""
     path, shown = os.path.join(root, "config.yaml"), f"{shown_root}/config.yaml"
-    data, line, problem = _read_yaml(path) if os.path.isfile(path) else ({}, 1, None)
+    data, (line, _), problem = read_yaml(path) if os.path.isfile(path) else ({}, (1, 1), None)
     if problem is not None:
         print(f"{shown}:{line}: cannot read ({problem}); its `disabled:` list is not applied",
               file=sys.stderr)

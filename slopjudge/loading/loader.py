@@ -335,6 +335,17 @@ def parse_yaml(text: str) -> Any:
     raise YamlProblem(pos, "broken YAML: " + " ".join(words.split()))
 
 
+def read_yaml(path: str) -> tuple[Any, Pos, str | None]:
+    """The YAML file at ``path`` as :func:`parse_yaml` reads it, else where and why not."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return parse_yaml(fh.read()), (1, 1), None
+    except YamlProblem as exc:
+        return None, exc.args[0], exc.args[1]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, (1, 1), str(exc)
+
+
 def _mapping(fr: _FileRule) -> Any:
     """The rule file's YAML, a mapping; YamlProblem says why not."""
     try:
