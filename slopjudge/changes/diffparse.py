@@ -57,8 +57,8 @@ def _header_path(raw: bytes) -> bytes | None:
 
 def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
     """The two names of a ``diff --git <a> <b>`` line (prefixes kept). Unquoted names are
-    split where both halves name the same file, as git does; an unquoted rename with
-    spaces is ambiguous here, and the ``rename from/to`` lines that follow settle it."""
+    split at the middle space, where two halves naming one file meet; an unquoted rename
+    with spaces is ambiguous here, and the ``rename from/to`` lines that follow settle it."""
     rest = rest.rstrip(b"\r")
     if rest.startswith(b'"'):
         first, end = _unquote_c(rest)
@@ -70,11 +70,6 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
         q = rest.rfind(b' "')
         if q >= 0:
             return rest[:q], _unquote_c(rest[q + 1 :])[0]
-    # Unquoted: halves that agree are as long as each other, split at the middle space.
-    half = len(rest) // 2
-    a, b = rest[:half], rest[half + 1 :]
-    if rest[half : half + 1] == b" " and len(set(_strip_pair(a, b) or (a, b))) == 1:
-        return a, b
     spaces = [i for i, c in enumerate(rest) if c == 0x20]
     if not spaces:
         return None
@@ -121,7 +116,7 @@ class FilePatch:
                  "new_mode", "added", "removed", "hunks", "old_epoch", "new_epoch",
                  "has_dashes")
 
-    def __init__(self, start: int, git: bool, has_dashes: bool = False) -> None:
+    def __init__(self, start: int, git: bool) -> None:
         self.start, self.end = start, 0  # byte offsets into the diff
         self.git = git
         self.old: bytes | None = None  # paths as written (prefixes stripped for git parts)
@@ -136,7 +131,7 @@ class FilePatch:
         self.hunks: list[Hunk] = []
         self.old_epoch = False  # plain diffs: a 1970 timestamp marks a missing file
         self.new_epoch = False
-        self.has_dashes = has_dashes  # saw ---/+++ lines
+        self.has_dashes = not git  # saw ---/+++ lines (a plain section starts with them)
 
 
 def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
@@ -168,7 +163,7 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
-            cur = FilePatch(offsets[i], git=False, has_dashes=True)
+            cur = FilePatch(offsets[i], git=False)
             cur.old = _header_path(line[4:])
             cur.new = _header_path(lines[i + 1][4:])
             cur.old_epoch = bool(_EPOCH.search(line))
@@ -309,10 +304,10 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
     """The hunk as unidiff is handed it: a header counting the body's own lines (the
     starts kept: for a complete hunk it is the hunk's own header), then the body, every
     ``\\`` line as the English end-of-file marker unidiff recognises."""
-    # One decode for the body: \n never ends inside a UTF-8 sequence, so this
-    # reads each line as decoding it alone would.
-    text = decode(b"\n".join(lines[h.first : h.last])).split("\n") if h.last > h.first else []
-    body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n" for ln in text]
+    # One decode for the body (never empty: see _read): \n never ends inside a UTF-8
+    # sequence, so this reads each line as decoding it alone would.
+    body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n"
+            for ln in decode(b"\n".join(lines[h.first : h.last])).split("\n")]
     old = sum(ln[0] not in "+\\" for ln in body)  # a blank line is context
     new = sum(ln[0] not in "-\\" for ln in body)
     return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
@@ -382,8 +377,6 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
 def hunks_of(diff: str) -> list[dict[str, Any]]:
     """The payload hunks of one file's diff text (a type change's two sections), for a
     FileChange not made by a parse."""
-    if "@@" not in diff:
-        return []
     parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
     return [h for part in parts for h in hunk_payloads(part, lines)]
 
@@ -528,7 +521,7 @@ def check(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         # Reported where the section stopped: the line that should have been a hunk.
         n = real + 1 if part.end >= len(data) else min(data.count(b"\n", 0, part.end), real) + 1
         where = _shown(lines[n - 1]) if n <= real else "the end of the input"
-        if not part.git or part.has_dashes:
+        if part.has_dashes:
             problems.append((n, f"a hunk ('@@ -a,b +c,d @@') should start here, not {where!r}"
                              if n <= real else "the input ends before the file's first hunk"))
         elif part.status == "M" and part.old_mode == part.new_mode and part.old == part.new:
