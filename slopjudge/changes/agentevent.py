@@ -34,11 +34,9 @@ def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
 
 def proposed_changeset(event: Event, workspace: str) -> Any:
     """The proposed change; for an edit that cannot be reproduced, what it is known to touch."""
-    if not event.tool_name:
-        return Changeset()
     from slopjudge.changes import edits
 
-    name, data = event.tool_name, event.tool_input or {}
+    name, data = event.tool_name or "", event.tool_input or {}  # no name: no file tool
     try:
         proposed = edits.proposed_changes(name, data, workspace, cwd=event.cwd)
     except edits.EditError as exc:

@@ -72,8 +72,6 @@ def _groups(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int, i
     or deleted file's one hunk, and an edit in one place of a file under 200 lines
     (``_one_place``), are made here: difflib's import, and `re` with it, costs a file tool's
     hook more than its diff does."""
-    if not (a and b):
-        return [[("insert" if b else "delete", 0, len(a), 0, len(b))]] if a or b else []
     found = _one_place(a, b)
     if found is not None:
         return found
@@ -92,7 +90,7 @@ def _one_place(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int
     kept head is shorter than the kept tail, that tail occurs nowhere earlier on the side
     without them (difflib takes the first)."""
     na, nb = len(a), len(b)
-    if nb >= 200:  # difflib's autojunk: a line in over 1% of ``b`` starts no match
+    if a and nb >= 200:  # difflib's autojunk: a line in over 1% of ``b`` starts no match
         counts: dict[str, int] = {}
         for line in b:
             counts[line] = counts.get(line, 0) + 1
