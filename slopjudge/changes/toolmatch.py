@@ -112,12 +112,10 @@ def _candidates(command: str) -> tuple[str, ...]:
 
 
 def folds_case(folder: str) -> bool:
-    """Whether the file system holding ``folder`` treats names case-insensitively."""
-    name = os.path.basename(folder.rstrip(os.sep))
+    """Whether the file system holding ``folder`` (a real path) treats names case-insensitively."""
+    name = os.path.basename(folder)
     probe = folder if name.swapcase() != name else os.path.join(folder, ".git")
     other = os.path.join(os.path.dirname(probe), os.path.basename(probe).swapcase())
-    if other == probe:
-        return False
     try:
         return os.path.samefile(probe, other)
     except OSError:
@@ -150,11 +148,8 @@ def resolve_path(path: str, workspace: str) -> str:
     return true_case(real) if folds_case(os.path.realpath(workspace)) else real
 
 
-def resolve_tool_input(tool_name: str | None, tool_input: dict[str, Any],
-                       workspace: str) -> dict[str, Any]:
-    """``tool_input`` with a file tool's path fields resolved (see :func:`resolve_path`)."""
-    if tool_name not in PATH_TOOLS:
-        return tool_input
+def resolve_tool_input(tool_input: dict[str, Any], workspace: str) -> dict[str, Any]:
+    """A file tool's ``tool_input`` with its path fields resolved (see :func:`resolve_path`)."""
     return {k: resolve_path(v, workspace) if k in _PATH_KEYS and isinstance(v, str) and v
             else v for k, v in tool_input.items()}
 

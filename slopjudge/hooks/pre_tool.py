@@ -154,7 +154,7 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness) -> dict
     if event.tool_name in common.PATH_TOOLS and event.tool_input:
         from slopjudge.changes.toolmatch import resolve_tool_input
 
-        event.tool_input = resolve_tool_input(event.tool_name, event.tool_input, workspace)
+        event.tool_input = resolve_tool_input(event.tool_input, workspace)
     broken = common.broken_rules(loaded.errors, settings.rules_dir, "pre-tool",
                                  event.tool_name, event.tool_input, workspace)
     if broken:
