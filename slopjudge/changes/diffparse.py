@@ -231,8 +231,17 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
     i += 1
     added = removed = 0
     prev = b" "
-    while i < n and (ol > 0 or nl > 0):
+    while i < n:
         c = lines[i][:1]
+        if c == b"\\":  # "\ No newline at end of file": the line before has none
+            if ol <= 0 and nl <= 0 and lines[i - 1][:1] == b"\\":
+                break  # one marker after the hunk's last line, no more
+            h.old_marked |= prev != b"+"  # prev: the line before, " " (context), "-" or "+"
+            h.new_marked |= prev != b"-"
+            i += 1
+            continue
+        if ol <= 0 and nl <= 0:
+            break
         if c == b" " or (c == b"" and i < n - 1):  # some tools drop a blank context line's space
             ol -= 1
             nl -= 1
@@ -242,28 +251,16 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
         elif c == b"+":
             nl -= 1
             added += 1
-        elif c == b"\\":
-            _mark(h, prev)
-            i += 1
-            continue
         else:
             break
         prev = c or b" "
         i += 1
     h.short = (ol, nl)  # negative where the body holds more
-    if i < n and lines[i][:1] == b"\\":  # marker after the hunk's last line
-        _mark(h, prev)
-        i += 1
     h.last = i
     part.added += added
     part.removed += removed
     part.hunks.append(h)
     return i
-
-
-def _mark(h: Hunk, prev: bytes) -> None:
-    h.old_marked |= prev != b"+"  # prev: the line before, " " (context), "-" or "+"
-    h.new_marked |= prev != b"-"
 
 
 def _provable(part: FilePatch) -> bool:
