@@ -256,6 +256,8 @@ def _hunk(lines: list[bytes], i: int, m: re.Match[bytes], part: FilePatch) -> in
         prev = c or b" "
         i += 1
     h.short = (ol, nl)  # negative where the body holds more
+    if h.short == (h.old_len, h.new_len):
+        h.read = []  # no line: unidiff would take the next header for its body
     h.last = i
     part.added += added
     part.removed += removed
@@ -301,7 +303,7 @@ def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
     """The hunk as unidiff is handed it: a header counting the body's own lines (the
     starts kept: for a complete hunk it is the hunk's own header), then the body, every
     ``\\`` line as the English end-of-file marker unidiff recognises."""
-    # One decode for the body (never empty: see _read): \n never ends inside a UTF-8
+    # One decode for the body (never empty: see _hunk): \n never ends inside a UTF-8
     # sequence, so this reads each line as decoding it alone would.
     body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n"
             for ln in decode(b"\n".join(lines[h.first : h.last])).split("\n")]
@@ -315,9 +317,6 @@ def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
     all from ONE PatchSet: one per hunk costs more than reading the lines (0.6 s for 10,000
     small files). Where a hunk ends stays :func:`_hunk`'s (unidiff raises on cut-off input
     and names no line), so each is handed over as :func:`_unidiff_body` writes it."""
-    for h in hunks:
-        if h.read is None and all(lines[k][:1] == b"\\" for k in range(h.first, h.last)):
-            h.read = []  # no line: unidiff would take the next header for its body
     todo = [h for h in hunks if h.read is None]
     if not todo:
         return
