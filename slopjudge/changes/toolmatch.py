@@ -123,12 +123,10 @@ def folds_case(folder: str) -> bool:
 
 
 def true_case(path: str) -> str:
-    """``path`` with each existing component spelled as the folder stores it."""
+    """``path`` (a real path) with each existing component spelled as the folder stores it."""
     parts = path.split(os.sep)
     out = parts[0] or os.sep
     for i, part in enumerate(parts[1:], 1):
-        if not part:
-            continue
         try:
             names = os.listdir(out)
         except OSError:
