@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from slopjudge.changes.tools import APPLY_PATCH, EDIT_TOOLS, PATH_FIELDS, SHELL_TOOLS
-from slopjudge.fsutil import Unreadable, read_if_present
+from slopjudge.fsutil import Unreadable, read_if_present, read_or
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
@@ -366,10 +366,7 @@ def proposed_changes(
 def _with_added(path: str, lines: list[str]) -> str:
     """The file on disk with ``lines`` added at its end: a stand-in whose diff
     shows the new text as added lines."""
-    try:
-        text = read_text(path) or ""
-    except EditError:
-        text = ""
+    text = read_or(path, b"").decode("utf-8", "surrogateescape")  # as read_text decodes
     sep = "\n" if lines and text and not text.endswith("\n") else ""
     return text + sep + "".join(line + "\n" for line in lines)
 
