@@ -79,13 +79,6 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
 
 _PREFIX = re.compile(rb"^[a-z]/")
 
-
-def _strip_pair(a: bytes, b: bytes) -> tuple[bytes, bytes] | None:
-    """Both names without git's one-letter prefixes (a/ b/, or c/ w/ i/ o/...)."""
-    if _PREFIX.match(a) and _PREFIX.match(b) and a[:1] != b[:1]:
-        return a[2:], b[2:]
-    return None
-
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _EPOCH = re.compile(rb"\t(1970-01-01|1969-12-31)[ T]")
 
@@ -157,8 +150,10 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
             close(i)
             cur = FilePatch(offsets[i], git=True)
             names = _git_line_names(line[11:])
-            if names is not None:
-                cur.old, cur.new = _strip_pair(*names) or names
+            if names is not None:  # without git's one-letter prefixes (a/ b/, c/ w/, i/ o/...)
+                a, b = names
+                strip = _PREFIX.match(a) and _PREFIX.match(b) and a[:1] != b[:1]
+                cur.old, cur.new = (a[2:], b[2:]) if strip else names
             i = _git_headers(lines, i + 1, cur)  # junk after them ends it (the last branch)
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
