@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from slopjudge import procs
 from slopjudge.checks import script
+from slopjudge.checks.graph import check_result
 from slopjudge.checks.split import DEFAULT_MAX_PROMPT_TOKENS, Part, number_parts, part_note, plan
 from slopjudge.hookspec import CheckContext
 from slopjudge.jsonobject import dumps
@@ -89,23 +90,6 @@ class _Judgment:
     findings: list[Finding] = field(default_factory=list)
     usage: dict[str, Any] | None = None  # what the call cost, as the runner reported it
     called: bool = False  # a model (or its mock) was asked
-
-
-def _units(ctx: CheckContext, base: dict[str, Any]) -> list[Part]:
-    """One per subject (``subject`` = {id, files, context, fingerprint}, as sloprail gives
-    a judge), else one per file for ``each: file``, else the whole change."""
-    files = (base.get("changeset") or {}).get("files") or []
-    if ctx.subjects is not None:
-        units = []
-        for subject in ctx.subjects:
-            mine = [f for f in files if f.get("path") in subject["files"]]
-            payload = dict(script.with_files(base, mine), subject=dict(subject, context={}))
-            units.append(Part(str(subject["id"]), payload,
-                              fingerprint=subject.get("fingerprint") or None))
-        return units
-    if ctx.check.each != "file" or not files:
-        return [Part(None, base)]
-    return [Part(str(p["changeset"]["files"][0].get("path")), p) for p in script.per_file(base)]
 
 
 def _from_verdict(ctx: CheckContext, unit: Part, verdict: dict[str, Any], hit: bool) -> _Judgment:
@@ -220,9 +204,7 @@ def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]
 
 
 def _result(ctx: CheckContext, outcome: Outcome, reason: str) -> CheckResult:
-    check = ctx.check
-    return CheckResult(check.full_id, ctx.rule.id, check.id, "judge", outcome, reason,
-                       model=check.model)
+    return check_result(ctx.check, outcome, reason, model=ctx.check.model)
 
 
 def _run(ctx: CheckContext) -> CheckResult:
@@ -317,11 +299,25 @@ def _instruction(ctx: CheckContext) -> str:
 
 
 def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | CheckResult:
-    """The units to judge, each with what prepare added (its fingerprint too); a result
-    when prepare decided (an error, or a skip). A per-file or per-subject judge is prepared
-    per unit, on that unit's payload (its ``event.path``), as sloprail prepares each event."""
+    """The units to judge: one per subject (``subject`` = {id, files, context, fingerprint},
+    as sloprail gives a judge), else one per file for ``each: file``, else the whole change;
+    each with what prepare added (its fingerprint too). A result when prepare decided (an
+    error, or a skip). A per-file or per-subject judge is prepared per unit, on that unit's
+    payload (its ``event.path``), as sloprail prepares each event."""
+    base = dict(payload, additionalContext={}, rubric=ctx.options.rubric)
+    files = (base.get("changeset") or {}).get("files") or []
+    units = [Part(None, base)]
+    if ctx.subjects is not None:
+        units = []
+        for subject in ctx.subjects:
+            held = [f for f in files if f.get("path") in subject["files"]]
+            its = dict(script.with_files(base, held), subject=dict(subject, context={}))
+            units.append(Part(str(subject["id"]), its,
+                              fingerprint=subject.get("fingerprint") or None))
+    elif ctx.check.each == "file" and files:
+        units = [Part(str(p["changeset"]["files"][0].get("path")), p)
+                 for p in script.per_file(base)]
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
-    units = _units(ctx, dict(payload, additionalContext={}, rubric=ctx.options.rubric))
     if per_unit and not ctx.check.prepare:
         return units
     kept = []
