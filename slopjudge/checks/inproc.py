@@ -1,30 +1,21 @@
 """The default pack's Python scripts run inside the PreToolUse hook's own process, one
-after the other: no second Python start on a Write or a Bash call.
+after the other: no second Python start on a Write or a Bash call. Which scripts qualify,
+what each gets (what ``python script.py`` gives it) and how it fails closed:
+docs/runner-and-budgets.md, "slopjudge's own scripts run in the PreToolUse hook".
 
-Only slopjudge's own code runs here. A script qualifies when its rule's folder and the
-pack's ``_lib`` beside it hold nothing but files byte-identical to the copies installed
-with slopjudge (``slopjudge/data/rules/<rule>/``, ``data/rules/_lib``; ``rule.yaml``
-may differ); the code then executed is the installed copy's (its bytecode, its lines
-in a traceback), the module's ``__file__`` the project's path, so data files the pack
-reads beside its scripts (``rules/_config``) are the project's. Anything else (a
-person's own script, an edited pack script) runs as its own process.
-
-A script gets what ``python script.py`` gives it: ``__name__ == "__main__"``,
-``sys.argv``, ``sys.path[0]`` its folder, its environment and working folder, its
-payload on ``sys.stdin`` as text, stdout and stderr captured, its exit status from
-``SystemExit``, an uncaught exception as status 1 with the traceback on its stderr.
+Only slopjudge's own code runs here: a script whose rule folder and ``_lib`` hold only
+files byte-identical to the installed copies (``rule.yaml`` aside) runs the installed
+copy's code (its bytecode, its lines in a traceback) with the project's ``__file__``.
 What the pack's scripts never do is not emulated (threads, ``atexit``, signals,
 ``os._exit``, a fork): ``tests/test_pack_inproc_safe.py`` keeps them from it.
 
-Fail closed. Scripts run only in the main thread of a process with no other thread
-(``sys.stdout`` is the whole process's), and only under the hook's deadline (an armed
-``SIGALRM`` timer): a script past its own ``timeout`` is interrupted and its check is an
-``error``; one past the hook's deadline meets the hook's answer (blocked). Both are
-signals, handled between bytecodes and inside the regular expression engine (which
-checks for them as it backtracks), so a catastrophic pattern is interrupted too. C code
-that never checks for signals cannot be: the pack's scripts call none on input without
-a bound. (A watchdog thread would cover it, but starting one costs a PreToolUse call
-20 to 60 ms of wall time on a loaded machine, measured: more than all the scripts.)
+Fail closed: only in the main thread of a process with no other thread (``sys.stdout`` is
+the whole process's), only under the hook's deadline (an armed ``SIGALRM`` timer). A
+script's ``timeout`` and the deadline are signals, handled between bytecodes and inside
+the regular expression engine, not in C code that never checks for them: the pack's
+scripts call none on input without a bound. (A watchdog thread would cover it, but
+starting one costs a PreToolUse call 20 to 60 ms of wall time on a loaded machine,
+measured: more than all the scripts.)
 """
 
 from __future__ import annotations
