@@ -151,12 +151,8 @@ def _registry() -> Registry:
     return procs.Registry()
 
 
-def _every(checks: list[Check], outcome: Outcome, reason: str,
-           rest: str | None = None) -> dict[str, CheckResult]:
-    """``outcome`` for each of ``checks``; with ``rest``, the first's, the others skipped."""
-    return {c.full_id: check_result(c, outcome if n == 0 or rest is None else "skipped",
-                                    reason if n == 0 or rest is None else rest)
-            for n, c in enumerate(checks)}
+def _every(checks: list[Check], outcome: Outcome, reason: str) -> dict[str, CheckResult]:
+    return {c.full_id: check_result(c, outcome, reason) for c in checks}
 
 
 def _in_process(contexts: dict[str, CheckContext],
@@ -209,8 +205,8 @@ def _rule_shape(
 
         why = unmet(rule, event, payload, files, workspace, processes)
         if why:
-            return _every(checks, "refuse", f"requirement not met: {why}",
-                          "not run: the rule's requirement is not met"), None
+            rest = _every(checks[1:], "skipped", "not run: the rule's requirement is not met")
+            return _every(checks[:1], "refuse", f"requirement not met: {why}") | rest, None
     if rule.subjects and files and any(c.kind == "judge" for c in checks):
         from slopjudge.checks.subjects import run_subjects
 
