@@ -126,7 +126,7 @@ class Runner:
         try:
             _enter(path, home, ctx.rule.dir, env, stdin, out, err, self.current)
             self.current = env
-            sys.meta_path.insert(0, _PackFinder(self))
+            sys.meta_path.insert(0, self)
             before = set(sys.modules)
             ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
             self.imported |= set(sys.modules) - before
@@ -143,6 +143,27 @@ class Runner:
             result.reason = ("slopjudge's own script stopped on an uncaught exception: "
                              + proc.stderr.decode("utf-8", "replace").strip())
         return result
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        """As the run's finder on ``sys.meta_path``: imports of a module from a verified
+        folder get the installed copy's code."""
+        if path is not None or "." in name or not any(
+                f"{name}.py" in files for files in self.folders.values() if files):
+            return None  # not the pack's (`re` and what it loads, first imported by a script)
+        for entry in sys.path:
+            where = os.path.join(entry or ".", f"{name}.py")
+            if not os.path.exists(where):
+                if os.path.isdir(os.path.join(entry or ".", name)):
+                    return None  # a package by that name comes first: the usual import
+                continue
+            files = self.folders.get(os.path.normpath(entry or "."))
+            if not files or f"{name}.py" not in files:
+                return None
+            loader: Any = _Loader(files[f"{name}.py"])
+            spec = ModuleSpec(name, loader, origin=where)
+            spec.has_location = True
+            return spec
+        return None
 
     def close(self) -> None:
         """Put the environment back; forget the modules the run's scripts imported from
@@ -322,32 +343,6 @@ def _rearm(handler: Any, left: float) -> None:
     _signal.setitimer(_signal.ITIMER_REAL, 0)
     _signal.signal(_signal.SIGALRM, handler)
     _signal.setitimer(_signal.ITIMER_REAL, max(0.001, left))
-
-
-class _PackFinder:
-    """Imports of a module from a verified folder get the installed copy's code."""
-
-    def __init__(self, runner: Runner) -> None:
-        self.runner = runner
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
-        if path is not None or "." in name or not any(
-                f"{name}.py" in files for files in self.runner.folders.values() if files):
-            return None  # not the pack's (`re` and what it loads, first imported by a script)
-        for entry in sys.path:
-            where = os.path.join(entry or ".", f"{name}.py")
-            if not os.path.exists(where):
-                if os.path.isdir(os.path.join(entry or ".", name)):
-                    return None  # a package by that name comes first: the usual import
-                continue
-            files = self.runner.folders.get(os.path.normpath(entry or "."))
-            if not files or f"{name}.py" not in files:
-                return None
-            loader: Any = _Loader(files[f"{name}.py"])
-            spec = ModuleSpec(name, loader, origin=where)
-            spec.has_location = True
-            return spec
-        return None
 
 
 class _Loader:
