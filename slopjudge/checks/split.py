@@ -111,6 +111,16 @@ class _Planner:
             mine = [parsed[i] for i in group] if len(parsed) == of else parsed
             return self.part(path, [dict(slim, diff=diff, hunks=mine)], hk)
 
+        def fit(group: list[int]) -> list[Part]:
+            # make(group), halved while it is over the budget: hunks are grouped by their
+            # estimated sizes, and an estimate can be short (a template may render a hunk
+            # more than once).
+            part = singles[group[0]] if len(group) == 1 else make(group)
+            if part.tokens <= self.budget or len(group) == 1:
+                return [part]
+            half = len(group) // 2
+            return fit(group[:half]) + fit(group[half:])
+
         singles = [make([i]) for i in range(of)]
         for i, one in enumerate(singles):
             if one.tokens > self.budget:
@@ -120,30 +130,13 @@ class _Planner:
                              {"first": 1, "last": 1, "of": of})
         groups = _groups([max(s.tokens - overhead.tokens, 1) for s in singles],
                          overhead.tokens, self.budget)
-        return [p for group in groups for p in self.fit(group, singles, make)]
-
-    def fit(self, group: list[int], singles: list[Part],
-            make: Callable[[list[int]], Part]) -> list[Part]:
-        """``make(group)``, halved while it is over the budget: hunks are grouped by their
-        estimated sizes, and an estimate can be short (a template may render a hunk more
-        than once)."""
-        part = singles[group[0]] if len(group) == 1 else make(group)
-        if part.tokens <= self.budget or len(group) == 1:
-            return [part]
-        half = len(group) // 2
-        return self.fit(group[:half], singles, make) + self.fit(group[half:], singles, make)
+        return [p for group in groups for p in fit(group)]
 
     def files(self, group: list[dict[str, Any]]) -> Part:
         """A part of some whole files, rendered when numbered (:meth:`numbered`)."""
         label = (str(group[0].get("path")) if len(group) == 1
                  else f"{len(group)} files from {group[0].get('path')}")
         return self.part(label, group, place=(0, 0))
-
-    def packed(self, files: list[dict[str, Any]], run: list[int], shares: list[int],
-               overhead: int) -> list[Part]:
-        """The files of ``run``, in order, as few to a part as fit."""
-        groups = _groups([shares[i] for i in run], overhead, self.budget)
-        return [self.files([files[run[i]] for i in group]) for group in groups]
 
     def numbered(self, parts: list[Part]) -> list[Part]:
         """Each part rendered at its place (:func:`number_parts`); a part of several files
@@ -234,17 +227,22 @@ def plan(base: dict[str, Any], *, each_file: bool, render: Render, budget: int,
         return Plan([], [f"the prompt without any file is about {overhead:,} tokens, "
                          f"over max_prompt_tokens {budget:,}"])
     shares = planner.shares(files, whole.tokens, overhead)
+
+    def packed(run: list[int]) -> list[Part]:  # its files, in order, as few to a part as fit
+        groups = _groups([shares[i] for i in run], overhead, planner.budget)
+        return [planner.files([files[run[i]] for i in group]) for group in groups]
+
     run: list[int] = []  # files that fit, waiting to be packed (the change's order kept)
     for i, f in enumerate(files):
         if overhead + shares[i] > planner.budget:  # measured alone; too big, split by hunks
             alone = planner.part(str(f.get("path")), [f])
             if alone.tokens > planner.budget:
-                parts += planner.packed(files, run, shares, overhead) + planner.one_file(f, alone)
+                parts += packed(run) + planner.one_file(f, alone)
                 run = []
                 continue
             shares[i] = max(1, alone.tokens - overhead)
         run.append(i)
-    parts += planner.packed(files, run, shares, overhead)
+    parts += packed(run)
     return Plan(planner.numbered(parts), planner.problems)
 
 
