@@ -192,11 +192,9 @@ def _on_deadline(signum: int, frame: object) -> None:
 
         text = f"{why}. Letting the turn end; the block stands and a person must look at it."
         # The agent's own form when that answer ends the turn; an agent that would be
-        # blocked once more to relay it (Codex) would be blocked again at every stop.
-        notice = getattr(_CALL.get("agent"), "end_notice", None)
-        answer, ends = notice(text) if notice is not None else ({}, False)
-        if not ends:
-            answer = {"systemMessage": text}
-        _exit_now(f"{text}\n", 0, json.dumps(answer) + "\n")
+        # blocked once more to relay it (Codex) would be blocked again at every stop. (Only
+        # stop.main sets retry, after run_point has named the agent.)
+        answer, ends = _CALL["agent"].end_notice(text)  # type: ignore[attr-defined]
+        _exit_now(f"{text}\n", 0, json.dumps(answer if ends else {"systemMessage": text}) + "\n")
     _exit_now(f"{why}, so this call is blocked. This is not a finding in the change; "
               "say so in your reply.\n", 2)
