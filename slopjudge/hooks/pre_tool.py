@@ -112,8 +112,18 @@ def unknown_tool(event: Event, settings: Any, workspace: str,
     acts_as = as_file_tool(name, data)
     if acts_as is not None:
         event.tool_name, event.tool_input = acts_as
+    from slopjudge.changes.toolmatch import resolve_path
+    from slopjudge.hooks import backstop  # not above: it imports typing
+
+    files, trees = backstop.protected(settings)
+    guarded = []  # the paths an unknown tool may not touch unjudged, and why
+    for full in (resolve_path(p, workspace) for p in paths):
+        rel = os.path.relpath(full, os.path.realpath(workspace)).replace(os.sep, "/")
+        if rel == ".." or rel.startswith("../"):
+            guarded.append(f"{full}, outside the workspace")
+        elif backstop.is_protected(rel, files, {*trees, ".git"}):
+            guarded.append(f"{rel}, a protected path (rules, settings, hook config, git internals)")
     policy = settings.unknown_tools
-    guarded = [why for why in (_guarded(p, settings, workspace) for p in paths) if why]
     if not guarded or policy == "allow":
         return None
     text = (f"slopjudge does not know the tool {name}, and it names {'; '.join(guarded)}. "
@@ -124,28 +134,12 @@ def unknown_tool(event: Event, settings: Any, workspace: str,
                    common.events_where(settings.events_file, workspace), agent)
 
 
-def _guarded(path: str, settings: Any, workspace: str) -> str | None:
-    """Why ``path`` is one an unknown tool may not touch unjudged, or None."""
-    from slopjudge.changes.toolmatch import resolve_path
-    from slopjudge.hooks import backstop
-
-    full = resolve_path(path, workspace)
-    rel = os.path.relpath(full, os.path.realpath(workspace)).replace(os.sep, "/")
-    if rel == ".." or rel.startswith("../"):
-        return f"{full}, outside the workspace"
-    files, trees = backstop.protected(settings)
-    if rel == ".git" or rel.startswith(".git/") or backstop.is_protected(rel, files, trees):
-        return f"{rel}, a protected path (rules, settings, hook config, git internals)"
-    return None
-
-
 def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness) -> dict[str, Any] | None:
     """The answer to this call; None lets it through."""
     from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
-    if settings.hook_timeout != hooks.DEFAULT_TIMEOUTS["pre-tool"]:
-        hooks.set_deadline("pre-tool", settings.hook_timeout)
+    hooks.set_deadline("pre-tool", settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
     event = event_from_payload("pre-tool", payload)
     unknown = unknown_tool(event, settings, workspace, agent)
