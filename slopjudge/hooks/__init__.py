@@ -99,7 +99,7 @@ def _stop_children_on_signals(sub: str) -> None:
 
     def handler(signum: int, frame: object) -> None:
         verdict = "" if sub == "start" else ", so this call is blocked"
-        _exit_now(f"slopjudge: hook {sub} stopped by {names.get(signum, f'signal {signum}')}"
+        _exit_now(f"slopjudge: hook {sub} stopped by {names[signum]}"
                   f"{verdict}\n", 0 if sub == "start" else 2)
 
     for sig in names:

@@ -137,7 +137,7 @@ def flag(payload: dict[str, Any], key: str) -> bool:
     value = payload.get(key)
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes")
-    return value is True or (isinstance(value, int) and value == 1)
+    return isinstance(value, int) and value == 1  # True included
 
 
 def find_workspace() -> str:
