@@ -26,8 +26,8 @@ def main_fast(sub: str, harness: str | None = None) -> int:
     if sys.stderr is None:  # started with fd 2 closed: print(file=None) would write stdout
         sys.stderr = open("/dev/null", "w")  # noqa: SIM115 - the process's own stream
     _CALL.clear()
-    _CALL["started"] = _started()
-    set_deadline(sub, DEFAULT_TIMEOUTS.get(sub, 60))
+    _CALL.update(started=_started(), point=sub)
+    set_deadline(DEFAULT_TIMEOUTS.get(sub, 60))
     try:
         return _main(sub, harness)
     finally:
@@ -128,7 +128,7 @@ def margin(timeout_s: float) -> float:
     return max(2.0, min(30.0, timeout_s / 10))
 
 
-def set_deadline(sub: str, timeout_s: float) -> None:
+def set_deadline(timeout_s: float) -> None:
     """One deadline for the call, ``margin`` under the agent's timeout (which lets the call
     through), counted from this process's start: past it the checks are killed and the call
     blocks, saying why. Set again once the settings name the timeout."""
@@ -138,7 +138,7 @@ def set_deadline(sub: str, timeout_s: float) -> None:
     started = _CALL.get("started")
     if started is None:
         return  # not a hook process's call (see main_fast)
-    _CALL.update(point=sub, timeout=timeout_s)
+    _CALL["timeout"] = timeout_s
     left = timeout_s - margin(timeout_s) - (time.monotonic() - float(started))  # type: ignore[arg-type]
     try:
         signal.signal(signal.SIGALRM, _on_deadline)

@@ -139,7 +139,7 @@ def handle(payload: dict[str, Any], workspace: str, agent: AgentHarness) -> dict
     from slopjudge.loading import config, rulecache
 
     settings = config.load_settings(workspace)
-    hooks.set_deadline("pre-tool", settings.hook_timeout)
+    hooks.set_deadline(settings.hook_timeout)
     loaded = rulecache.load_rules_cached(settings)
     event = event_from_payload("pre-tool", payload)
     unknown = unknown_tool(event, settings, workspace, agent)

@@ -106,15 +106,15 @@ def judge(kind: str, payload: dict[str, Any], settings: Any, changeset: Any,
 
 def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | None,
              workspace: str, session_id: str | None) -> tuple[Verdict, Any]:
-    """What this stop finds, and the settings (None when they could not be read)."""
+    """What this stop finds, and the settings (the defaults when they could not be read)."""
     from slopjudge.changes.gitio import Background
     from slopjudge.loading import config
 
-    settings = None
+    settings = config.Settings(workspace=workspace, rules_dir="", template_dirs=[])
     verdict = Verdict()
     with common.fail_closed() as failure:  # fail closed: block, once per turn
         settings = config.load_settings(workspace)
-        hooks.set_deadline(kind, settings.hook_timeout)
+        hooks.set_deadline(settings.hook_timeout)
         # The backstop runs first, before any rule's code is loaded into this
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
@@ -145,8 +145,7 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
 def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: str | None,
             retry: bool, agent: AgentHarness, settings: Any, workspace: str) -> int:
     """Block, let the turn end, or let it be, counting blocks in a row per session."""
-    base = settings.state_dir if settings else os.path.join(workspace, ".slopjudge")
-    where = common.events_where(settings.events_file if settings else None, workspace)
+    base, where = settings.state_dir, common.events_where(settings.events_file, workspace)
     agent_id = payload.get("agent_id")
     counter = "stop" if kind == "stop" else (
         f"subagent-{agent_id}" if isinstance(agent_id, str) and agent_id else "subagent")
@@ -162,10 +161,9 @@ def _answer(kind: str, verdict: Verdict, payload: dict[str, Any], session_id: st
         return 0
     reason = refusal_text(verdict, workspace, where)
     count = (state.get_count(base, session_id, counter) if retry else 0) + 1
-    cap = settings.stop_block_cap if settings else 8
     if not verdict.refusals and count > 1:
         ending = "slopjudge: letting the turn end; the block stands, and a person must act on it"
-    elif cap > 0 and count >= cap:
+    elif (cap := settings.stop_block_cap) > 0 and count >= cap:
         ending = (f"slopjudge: letting the turn end after {count} refusals in a row; the "
                   "refusal still stands")
     else:
