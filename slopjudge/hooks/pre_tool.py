@@ -12,6 +12,7 @@ import os
 
 from slopjudge import hooks
 from slopjudge.changes.agentevent import event_from_payload, proposed_changeset
+from slopjudge.harnesses.claude import CLAUDE
 from slopjudge.hooks import common
 from slopjudge.model import CheckResult, Event, LoadError, Rule
 
@@ -32,13 +33,8 @@ def _lines(results: list[CheckResult], rules: dict[str, Rule], workspace: str,
     return lines
 
 
-def _answer(decision: str, text: str, where: str,
-            agent: AgentHarness | None = None) -> dict[str, Any]:
-    """The answer in the agent's form (Claude Code's when ``agent`` is None)."""
-    from slopjudge.harnesses import registry as harnesses
-
-    return (agent or harnesses.get(None)).pre_tool_answer(
-        decision, common.bound(text, common.MAX_MESSAGE_CHARS, where))
+def _answer(decision: str, text: str, where: str, agent: AgentHarness) -> dict[str, Any]:
+    return agent.pre_tool_answer(decision, common.bound(text, common.MAX_MESSAGE_CHARS, where))
 
 
 def undecided_closing(tool: str) -> str:
@@ -49,7 +45,7 @@ def undecided_closing(tool: str) -> str:
 
 def decide(
     results: list[CheckResult], rules: list[Rule], event: Event, workspace: str,
-    events_file: str | None, agent: AgentHarness | None = None,
+    events_file: str | None, agent: AgentHarness = CLAUDE,
 ) -> dict[str, Any] | None:
     """The PreToolUse answer for these results; None lets the call through."""
     stopping = [r for r in results if r.outcome in ("refuse", "error")]
@@ -83,7 +79,7 @@ def decide(
 
 
 def broken_answer(broken: list[LoadError], event: Event, workspace: str,
-                  events_file: str | None, agent: AgentHarness | None = None) -> dict[str, Any]:
+                  events_file: str | None, agent: AgentHarness) -> dict[str, Any]:
     """A deny for a call that rules which do not load could concern."""
     tool = event.tool_name or "tool call"
     n = len({e.path for e in broken})
@@ -98,7 +94,7 @@ def broken_answer(broken: list[LoadError], event: Event, workspace: str,
 
 
 def unknown_tool(event: Event, settings: Any, workspace: str,
-                 agent: AgentHarness | None = None) -> dict[str, Any] | None:
+                 agent: AgentHarness) -> dict[str, Any] | None:
     """A tool slopjudge does not know whose input names a path: judged from here on as
     the file tool it acts like when it writes one file (``event`` is changed to that);
     the answer ``unknown_tools`` gives when a path it names is outside the workspace or
