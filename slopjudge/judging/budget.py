@@ -115,9 +115,8 @@ class Budget:
     def _over(self, prefix: str, where: str, spent: Spend, want: Reservation) -> str | None:
         """Why the call ``want`` must not start, given ``spent`` (with what its running
         calls hold); None when it fits every limit."""
-        calls = getattr(self.limits, f"{prefix}max_judge_calls")
-        max_tokens = getattr(self.limits, f"{prefix}max_tokens")
-        max_cost = getattr(self.limits, f"{prefix}max_cost_usd")
+        calls, max_tokens, max_cost = (getattr(self.limits, f"{prefix}max_{k}")
+                                       for k in ("judge_calls", "tokens", "cost_usd"))
         tokens, cost = want.tokens, want.cost_usd
         held = spent.held.values()  # the running calls' estimates count as spent
         spent_calls = spent.judge_calls + len(held)

@@ -55,9 +55,7 @@ def _break_close(text: str) -> str:
 
 def _raw(value: Any) -> Markup:
     """No entities, but every ``</`` still broken (sloprail's ``raw`` trusts the value)."""
-    if hasattr(value, "__html__"):
-        return Markup(value.__html__())
-    return Markup(_break_close(str(value)))
+    return escape_data(value) if hasattr(value, "__html__") else Markup(_break_close(str(value)))
 
 
 def _dirname(value: Any) -> str:

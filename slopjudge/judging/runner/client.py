@@ -62,14 +62,12 @@ def build_argv(
 ) -> list[str]:
     """SPEC §5's command line; each tool list is ONE argument, rules joined by spaces."""
     argv = [*runner, "--model", model, "--verify", verifier]
-    if allowed_tools:
-        argv += ["--allowed-tools", " ".join(allowed_tools)]
-    if disallowed_tools:
-        argv += ["--disallowed-tools", " ".join(disallowed_tools)]
-    if readonly_dir:
-        argv += ["--add-dir:readonly", readonly_dir]
-    argv.append("--prompt-stdin")
-    return argv
+    for flag, value in (("--allowed-tools", " ".join(allowed_tools)),
+                        ("--disallowed-tools", " ".join(disallowed_tools)),
+                        ("--add-dir:readonly", readonly_dir)):
+        if value:
+            argv += [flag, value]
+    return [*argv, "--prompt-stdin"]
 
 
 def runner_env(launched_by: str, min_confidence: float | None) -> dict[str, str]:
