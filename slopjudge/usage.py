@@ -105,10 +105,9 @@ def codex_events(text: str) -> list[dict[str, Any]]:
 
 
 def from_codex_events(text: str) -> dict[str, Any] | None:
-    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages.
-
-    Codex's ``input_tokens`` include the cached ones (``cached_input_tokens``); here, as
-    in Anthropic's usage, ``input_tokens`` are the uncached ones, so each is counted once."""
+    """Usage from ``codex exec --json`` events: the sum of ``turn.completed`` usages. Codex's
+    ``input_tokens`` include the cached ones (``cached_input_tokens``); here, as in
+    Anthropic's usage, ``input_tokens`` are the uncached ones, so each is counted once."""
     out: dict[str, Any] | None = None
     for event in codex_events(text):
         usage = event.get("usage") if event["type"] == "turn.completed" else None

@@ -1,10 +1,8 @@
 """``slopjudge-verify``: the answer checker the judge runner calls after each attempt
-(sr-agent's ``--verify``; arguments, exit codes and stderr lines: SPEC §5).
-
-With ``SLOPJUDGE_MIN_CONFIDENCE`` set, a pass without ``confidence`` is malformed (asked
-again); one below the threshold is accepted here, so slopjudge, which applies it, can tell
-an unsure pass from a refusal.
-"""
+(sr-agent's ``--verify``; arguments, exit codes and stderr lines: SPEC §5). With
+``SLOPJUDGE_MIN_CONFIDENCE`` set, a pass without ``confidence`` is malformed (asked again);
+one below the threshold is accepted here, so slopjudge, which applies it, can tell an unsure
+pass from a refusal."""
 
 from __future__ import annotations
 

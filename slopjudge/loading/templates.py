@@ -156,12 +156,11 @@ def _deadline(limit: float) -> Iterator[None]:
     """Stop a render past ``limit`` seconds, in any thread (no alarm signal reaches a
     judge's worker): the clock is checked in every block, call, filter and test (a trace
     function cost twice as much). A huge number or repetition is refused before it runs."""
-    outer = getattr(_clock, "end", None), getattr(_clock, "limit", None)
     _clock.end, _clock.limit = time.monotonic() + limit, limit
     try:
         yield
     finally:
-        _clock.end, _clock.limit = outer
+        _clock.end = None  # never nested: no filter, test or global renders a template
 
 
 class _DeadlineCodeGenerator(CodeGenerator):
