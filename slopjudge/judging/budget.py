@@ -47,10 +47,8 @@ class Spend:
         self.judge_calls += 1
         self.tokens += tokens
         self.cost_usd += cost
-        self.rates = self.rates or Rates()
-        size = max(want.prompt_tokens, 1)
-        self.rates.tokens = max(self.rates.tokens, tokens / size)
-        self.rates.cost_usd = max(self.rates.cost_usd, cost / size)
+        size, rates = max(want.prompt_tokens, 1), self.rates or Rates()
+        self.rates = Rates(max(rates.tokens, tokens / size), max(rates.cost_usd, cost / size))
 
 
 # The limits a call's cost is estimated for, from the rates of the calls before it.

@@ -17,10 +17,6 @@ from pathlib import Path
 from slopjudge.fsutil import read_or, write_atomic
 from slopjudge.judging.verdict import parse_verdict
 
-EXIT_PASS = 0
-EXIT_MALFORMED = 1
-EXIT_REFUSE = 3
-
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -37,14 +33,14 @@ def main(argv: list[str] | None = None) -> int:
                                   "which this check requires")
     if verdict is None:
         print(f"JUDGE-REASON: {' '.join(problem.split())}", file=sys.stderr)
-        return EXIT_MALFORMED
+        return 1  # malformed: the runner asks again
     reasoning = verdict.get("reasoning", "")
     if verdict["pass"] is True:
         if reasoning:
             print(f"JUDGE-PASS-REASON-JSON: {json.dumps(reasoning)}", file=sys.stderr)
-        return EXIT_PASS
+        return 0
     print(f"JUDGE-REASON-JSON: {json.dumps(reasoning)}", file=sys.stderr)
-    return EXIT_REFUSE
+    return 3  # a refusal: final
 
 
 def _installed(name: str = "slopjudge-verify") -> str | None:
