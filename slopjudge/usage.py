@@ -68,10 +68,8 @@ def total_tokens(usage: dict[str, Any] | None) -> int:
 
 def add(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     """The sum of two usages; ``model`` is kept when both agree, joined otherwise."""
-    if not a:
-        return dict(b) if b else None
-    if not b:
-        return dict(a)
+    if not (a and b):
+        return dict(a or b or {}) or None
     out = {key: (a.get(key) or 0) + (b.get(key) or 0) for key in NUMBER_FIELDS
            if key in a or key in b}
     models = dict.fromkeys(part for m in (a.get("model"), b.get("model")) if m

@@ -112,10 +112,8 @@ def _inside(path: str, root: str) -> bool:
 def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     """Parse and check the command line; raises UsageError with a one-line message."""
     # Words after "--" are prompt words even when they start with a dash.
-    tail: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, tail = argv[:cut], argv[cut + 1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    argv, tail = argv[:cut], argv[cut + 1:]
     ns = _parser().parse_intermixed_args(argv)
     ns.words = [*ns.words, *tail]
     if sum([bool(ns.words), ns.prompt is not None, ns.prompt_stdin]) > 1:
