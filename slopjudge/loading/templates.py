@@ -249,12 +249,10 @@ def _locate(
     """The environment for a rule and the loader name of ``path`` inside it."""
     target = Path(os.path.abspath(path))
     search = [os.path.abspath(rule_dir), *(os.path.abspath(d) for d in template_dirs)]
-    for root in search:
-        if target.is_relative_to(root):
-            return _environment(tuple(search), strict), target.relative_to(root).as_posix()
-    # Outside every search folder: its own folder is searched first.
-    search.insert(0, str(target.parent))
-    return _environment(tuple(search), strict), target.name
+    root = next((r for r in search if target.is_relative_to(r)), None)
+    if root is None:  # outside every search folder: its own folder is searched first
+        search.insert(0, root := str(target.parent))
+    return _environment(tuple(search), strict), target.relative_to(root).as_posix()
 
 
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
