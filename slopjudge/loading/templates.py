@@ -273,9 +273,6 @@ def template_sha256(path: str) -> str | None:
         return None
 
 
-# --- load-time validation -------------------------------------------------
-
-
 class _Anything:
     """Any value prepare or a tool call may supply, so templates load."""
 

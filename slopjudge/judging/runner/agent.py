@@ -48,8 +48,6 @@ class _Terminated(Exception):
     """A signal (``args[0]``) asked slopjudge-agent to stop; procs.run kills the child's group."""
 
 
-# -- parsing -------------------------------------------------------------------
-
 def split_rules(text: str) -> list[str]:
     """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
     try:
@@ -146,8 +144,6 @@ def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     return ns
 
 
-# -- the answer folder ---------------------------------------------------------
-
 def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
     """Where the private answer folder goes: never inside a read-only dir."""
     override = env.get("SLOPJUDGE_AGENT_OUTPUT_DIR") or env.get("SLOPRAIL_AGENT_OUTPUT_DIR")
@@ -202,8 +198,6 @@ def classify(stderr: bytes, stdout: bytes = b"") -> str:
                 return cause
     return "other"
 
-
-# -- running -------------------------------------------------------------------
 
 def _err(line: str) -> None:
     sys.stderr.write(line if line.endswith("\n") else line + "\n")
