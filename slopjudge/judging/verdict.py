@@ -107,15 +107,6 @@ def reject_constant(name: str) -> Any:
     raise _Reject(f"{name} is not JSON")
 
 
-def _strip_fence(text: str) -> str:
-    """Remove one code fence around the whole answer, as models like to add (an unclosed
-    one is left: it will not parse)."""
-    first_nl = text.find("\n")
-    if not text.startswith("```") or first_nl < 0 or not text.endswith("```"):
-        return text
-    return text[first_nl + 1 : -3].strip()
-
-
 def _describe(error: Any) -> str:
     where = "/".join(str(p) for p in error.absolute_path)
     if where == "pass" and error.validator == "type":
@@ -129,7 +120,11 @@ def _describe(error: Any) -> str:
 
 def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     """Read an answer: ``(verdict, "")`` for one schema-valid object, else ``(None, why)``."""
-    body = _strip_fence(text.lstrip("\ufeff").strip())
+    body = text.lstrip("\ufeff").strip()
+    # One code fence around the whole answer, as models like to add, is dropped (an
+    # unclosed one is left: it will not parse).
+    if body.startswith("```") and body.endswith("```") and "\n" in body:
+        body = body[body.index("\n") + 1 : -3].strip()
     if not body:
         return None, "the answer is empty"
     if not body.startswith("{"):
