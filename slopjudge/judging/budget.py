@@ -210,8 +210,7 @@ def _read_record(path: str) -> Spend:
         held = {key: [_count(t), _count(c)] for key, (t, c)
                 in data["held"].items() if _alive(int(key.split(".", 1)[0]))}
         rates = data.get("rates")
-        if rates is not None:
-            rates = Rates(_count(rates["tokens"]), _count(rates["cost_usd"]))
+        rates = None if rates is None else Rates(_count(rates["tokens"]), _count(rates["cost_usd"]))
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise ValueError(f"not a spend record ({type(exc).__name__}: {exc})") from None
     return Spend(int(calls), int(tokens), cost_usd, held, rates)

@@ -132,8 +132,7 @@ def read_outcome(
     sig = result.signal
     status = f"killed by signal {sig}" if sig else f"exited with status {result.returncode}"
     tail = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
-    if len(tail) > 300:
-        tail = tail[:299] + "…"
+    tail = tail if len(tail) <= 300 else tail[:299] + "…"
     detail = f"runner {status}: {tail}" if tail else f"runner {status}"
     return RunnerOutcome(False, None, f"the judge gave no verdict ({detail})")
 
