@@ -105,8 +105,7 @@ def read_outcome(
         return RunnerOutcome(False, None, f"judge timed out after {timeout:g} s", "timeout")
     if max(len(result.stdout), len(result.stderr)) > OUTPUT_LIMIT:  # run() kept a byte more
         return RunnerOutcome(False, None, f"judge output over {OUTPUT_LIMIT >> 20} MiB", "output")
-    stdout = result.stdout.decode("utf-8", "replace")
-    stderr = result.stderr.decode("utf-8", "replace")
+    stdout, stderr = (data.decode("utf-8", "replace") for data in (result.stdout, result.stderr))
 
     if result.returncode == 0:
         verdict, problem = parse_verdict(stdout)
