@@ -103,6 +103,17 @@ def identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def which(name: str, path: str | None = None) -> str | None:
+    """``shutil.which(name, path=path)`` over the absolute folders of ``path`` (PATH by
+    default) only: a relative one names the folder a command runs in, the judged repository,
+    where an agent could put a program of that name. A name holding ``/`` is that file."""
+    folders = [""] if os.sep in name else [
+        f for f in (os.environ.get("PATH", "") if path is None else path).split(os.pathsep)
+        if os.path.isabs(f)]
+    return next((c for c in (os.path.join(f, name) for f in folders)
+                 if os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
 def inside(path: str, root: str) -> bool:
     """``path``, links resolved, is ``root`` (resolved) or under it."""
     path, root = os.path.realpath(path), os.path.realpath(root)

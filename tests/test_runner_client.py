@@ -108,6 +108,38 @@ def test_the_bundled_programs_are_found_beside_a_python_whose_folder_holds_a_col
     assert verifier._installed() == str(real / "slopjudge-verify")
 
 
+def test_slopjudges_own_programs_are_never_found_in_a_relative_path_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A relative PATH entry ("", ".", "bin") names a folder of the judged repository, where
+    # the agent could plant a runner (its verdicts), a git (no change), a claude or codex
+    # (the judge) or the slopjudge an --absolute install writes into the hooks.
+    from slopjudge.changes.gitio import _program
+    from slopjudge.commands.install import default_command
+    from slopjudge.harnesses.base import find_binary
+
+    real, planted = tmp_path / "x:y" / "bin", tmp_path / "y" / "bin"
+    for name in ("sr-agent", "git", "claude", "slopjudge"):
+        write_exe(planted / name, "#!/bin/sh\n")
+        write_exe(tmp_path / name, "#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(real / "python"))
+    relative = os.pathsep.join(["", ".", "y/bin", str(tmp_path / "empty")])
+    monkeypatch.setenv("PATH", relative)
+    assert resolve_runner(None) == [sys.executable, "-m", "slopjudge.judging.runner.agent"]
+    assert _program(None) == "git"
+    assert find_binary({"PATH": relative}, "SLOPJUDGE_CLAUDE_BIN", "claude") is None
+    assert default_command() == f"{sys.executable} -m slopjudge"
+    # The same programs in an absolute folder are found; a name with "/" is that file.
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(planted)]))
+    assert resolve_runner(None) == [str(planted / "sr-agent")]
+    assert _program(None) == str(planted / "git")
+    assert default_command() == str(planted / "slopjudge")
+    env = {"PATH": str(planted), "SLOPJUDGE_CLAUDE_BIN": "./claude"}
+    assert find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude") == "./claude"
+    write_exe(real / "slopjudge", "#!/bin/sh\n")
+    assert default_command() == str(real / "slopjudge")  # beside this Python: first
+
+
 def test_runner_option_is_a_command_line(tmp_path: Path) -> None:
     runner = write_exe(tmp_path / "bin" / "runner with space", f"""#!/bin/bash
 printf '%s\\0' "$@" > "{tmp_path}/argv"

@@ -10,7 +10,7 @@ from functools import cache
 
 from slopjudge.changes.diffparse import decode
 from slopjudge.errors import ChangesetError
-from slopjudge.fsutil import inside
+from slopjudge.fsutil import inside, which
 from slopjudge.model import Commit
 
 TYPE_CHECKING = False  # not typing's: a CI run of a docs-only commit never imports it
@@ -56,14 +56,11 @@ _PROGRAMS: dict[str, str] = {}  # PATH -> the git on it
 
 def _program(env: dict[str, str] | None) -> str:
     """The git on PATH, found once per PATH (``shutil``'s import costs a CI run more than
-    its git calls). Only absolute folders count: a relative one names the judged
-    repository, where the agent could put a ``git`` that reports no change."""
+    its git calls), in its absolute folders only (:func:`fsutil.which`): the agent could put
+    a ``git`` that reports no change in the judged repository."""
     path = (os.environ if env is None else env).get("PATH", "")
     if path not in _PROGRAMS:
-        candidates = (os.path.join(folder, "git") for folder in path.split(os.pathsep)
-                      if os.path.isabs(folder))
-        _PROGRAMS[path] = next(
-            (c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)), "git")
+        _PROGRAMS[path] = which("git", path) or "git"
     return _PROGRAMS[path]
 
 

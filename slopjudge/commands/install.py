@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 from slopjudge import cachesign
 from slopjudge.commands._shared import fail, require_git
 from slopjudge.errors import ChangesetError, SlopjudgeError
-from slopjudge.fsutil import Unreadable, read_if_present, read_or, write_atomic
+from slopjudge.fsutil import Unreadable, read_if_present, read_or, which, write_atomic
 from slopjudge.harnesses.base import dig, hook_command, is_ours, timed
 from slopjudge.harnesses.registry import HARNESSES, HOOKS, AgentHarness, Hook
 from slopjudge.loading.config import display_path, find_workspace, load_settings
@@ -63,8 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_command() -> str:
     """The slopjudge script beside this interpreter, so hooks work without PATH."""
-    if found := (shutil.which("slopjudge", path=os.path.dirname(sys.executable))
-                 or shutil.which("slopjudge")):
+    from slopjudge.judging.verifier import _installed
+
+    if found := _installed("slopjudge") or which("slopjudge"):
         return shlex.quote(os.path.abspath(found))
     return f"{shlex.quote(sys.executable)} -m slopjudge"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from slopjudge.fsutil import which
 from slopjudge.model import SIZE_ALIASES
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
@@ -134,9 +135,7 @@ def dig(data: Any, *keys: str) -> Any:
 
 def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
     """The binary ``variable`` names (a path or a name), else ``name``; None if not runnable."""
-    import shutil  # not at the top: it imports fnmatch and re, which the fast path avoids
-
-    return shutil.which(env.get(variable) or name, path=env.get("PATH"))
+    return which(env.get(variable) or name, env.get("PATH"))
 
 
 def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:

@@ -8,12 +8,12 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from slopjudge import procs, usage
+from slopjudge.fsutil import which
 from slopjudge.judging.verdict import judged, parse_verdict, warm_validator
 
 # Harness-failure causes a retry can fix; the others never change on a retry.
@@ -46,7 +46,7 @@ def resolve_runner(command: str | None) -> list[str]:
         return shlex.split(command)
     from slopjudge.judging.verifier import _installed
 
-    if found := shutil.which("sr-agent") or _installed("slopjudge-agent"):
+    if found := which("sr-agent") or _installed("slopjudge-agent"):
         return [found]
     return [sys.executable, "-m", "slopjudge.judging.runner.agent"]
 
