@@ -6,7 +6,6 @@ relay that notice, and the stop after that ends the turn).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -119,12 +118,13 @@ def _verdict(kind: str, payload: dict[str, Any] | None, problem: Exception | Non
         # process, and whether or not the rules load or the payload reads: an agent
         # that changed what judges it must not get past by breaking the judge too.
         reading = Background(backstop.check_session, settings, session_id)
-        # slopjudge's judging code (not a rule's) imported while git reads; judge() reports
-        # an import that fails.
-        with contextlib.suppress(Exception):
+        # The judging code (slopjudge's, not a rule's) imported while git reads.
+        try:
             from slopjudge.checks import engine
 
             engine.import_ahead()
+        except Exception:  # noqa: BLE001, S110 - an import that fails is judge()'s to report
+            pass
         protected, session_cs, from_baseline = reading.result()
         verdict.protected = protected or ""
         # Rules a protected change may have rewritten are not run: their verdict
