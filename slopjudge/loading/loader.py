@@ -657,18 +657,16 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     if isinstance(judge, str) and judge.strip() and kind == "judge":
         check.judge = fr.template(item, judge)
     _check_model(fr, item, label, check)
-    budget = item.get("max_prompt_tokens")
-    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
-        check.max_prompt_tokens = budget
+    # A value the schema refuses is an error and the rule does not load: kept as written.
+    check.max_prompt_tokens = item.get("max_prompt_tokens")
+    check.each = item.get("each", "changeset")
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
         if isinstance(value, list):
             _tool_items(fr, value, f"{label}.{key}", deny=key == "disallowed_tools")
-            setattr(check, key, list(value))  # a bad item is an error: the rule does not load
-    if item.get("each") in ("changeset", "file"):
-        check.each = item["each"]
+            setattr(check, key, list(value))
     conf = item.get("min_confidence")
-    if isinstance(conf, (int, float)) and not isinstance(conf, bool):
+    if isinstance(conf, (int, float)):
         check.min_confidence = float(conf)
     needs = item.get("needs")
     if isinstance(needs, list):
@@ -703,25 +701,25 @@ def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) 
     if isinstance(model, str):
         if model and not model.strip():
             fr.err(_pos(item, "model"), f"`{label}.model` must not be empty")
-        elif model.strip():
-            check.model = model.strip()
+        check.model = model.strip()
     elif isinstance(model, list):
         # A preference list: the runner takes the first entry its harness can run.
         names = [m.strip() for m in model if isinstance(m, str)]
         if not names or any(not n or "," in n for n in names) or len(names) != len(model):
             fr.err(_pos(item, "model"),
                    f"`{label}.model` must list model names or size aliases (no commas)")
-        else:
-            check.model = ",".join(names)
+        check.model = ",".join(names)
 
 
 # ---- across files ------------------------------------------------------------
 
 
-def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+def _cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
     """Each loop of needs, as the path from its smallest check round to it again:
     graphlib finds one at a time, and one of its edges is set aside to look for the next."""
-    graph = {src: list(dsts) for src, dsts in graph.items()}
+    graph: dict[str, list[str]] = {}
+    for src, dst in edges:
+        graph.setdefault(src, []).append(dst)
     found: list[list[str]] = []
     while True:
         try:
@@ -764,17 +762,14 @@ def _link(loaded: list[_FileRule]) -> None:
             for fr in group:
                 fr.err((1, 1), f"rule id `{rid}` is defined twice ({shown}); keep one")
 
-    # edges: full id -> [(full id, the need that made it)]
-    graph: dict[str, list[str]] = {}
+    # (needer, needed) full ids -> the first need that says it
     edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
     for fr in loaded:
         for need in fr.needs:
-            src, dst = need.check.full_id, _resolve(fr, need, by_id)
-            if dst is not None and dst not in graph.setdefault(src, []):
-                graph[src].append(dst)
-                edge_need[(src, dst)] = (fr, need)
+            if (dst := _resolve(fr, need, by_id)) is not None:
+                edge_need.setdefault((need.check.full_id, dst), (fr, need))
 
-    for loop in _cycles(graph):
+    for loop in _cycles(list(edge_need)):
         reported: set[str] = set()
         for src, dst in zip(loop, loop[1:], strict=False):
             fr, need = edge_need[(src, dst)]
@@ -797,7 +792,7 @@ def _link(loaded: list[_FileRule]) -> None:
 
     for fr in loaded:
         for check in fr.rule.checks if fr.rule else []:
-            check.needs = list(graph.get(check.full_id, []))
+            check.needs = [dst for src, dst in edge_need if src == check.full_id]
 
 
 def load_rules(
