@@ -234,6 +234,9 @@ _LISTS_OR_BOOLS = {"preview": "rule ids",
 
 def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
     """One setting's value as its kind says; ValueError says what is wrong with it."""
+    if isinstance(value, str) and kind in ("generated", "paths"):  # a list of one
+        value = [value]
+    strings = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
     if kind in ("int", "count"):
         least = 1 if kind == "count" else 0
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
@@ -248,10 +251,7 @@ def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
             raise ValueError(f"`{key}` must be a number >= 0")
         return float(value)
     if kind in _LISTS_OR_BOOLS:
-        if isinstance(value, str) and kind == "generated":
-            value = [value]
-        if not isinstance(value, bool) and not (
-                isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+        if not isinstance(value, bool) and not strings:
             raise ValueError(f"`{key}` must be true, false or a list of {_LISTS_OR_BOOLS[kind]}")
         return value
     if "|" in kind:  # one of these words
@@ -260,9 +260,7 @@ def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
         return value
     if kind == "aliases":
         return _model_aliases(value)
-    if isinstance(value, str):  # paths
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+    if not strings:
         raise ValueError(f"`{key}` must be a list of folders")
     return [_resolve(workspace, str(v)) for v in value]
 
