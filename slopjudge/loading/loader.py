@@ -649,13 +649,11 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
             fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
     check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
-    for key in ("script", "prepare"):
+    for key in ("script",) if kind == "script" else ("prepare", "judge"):
         value = item.get(key)
-        if isinstance(value, str) and value.strip() and (key == "script" or kind == "judge"):
-            setattr(check, key, fr.executable(item, key, value))
-    judge = item.get("judge")
-    if isinstance(judge, str) and judge.strip() and kind == "judge":
-        check.judge = fr.template(item, judge)
+        if isinstance(value, str) and value.strip():
+            found = fr.template(item, value) if key == "judge" else fr.executable(item, key, value)
+            setattr(check, key, found)
     _check_model(fr, item, label, check)
     # A value the schema refuses is an error and the rule does not load: kept as written.
     check.max_prompt_tokens = item.get("max_prompt_tokens")
