@@ -25,7 +25,7 @@ from slopjudge.loading.config import display_path, suggest
 from slopjudge.loading.matchexpr import MatchError, compile_match
 from slopjudge.loading.schemas import load_schema
 from slopjudge.loading.templates import validate_template
-from slopjudge.loading.toolrules import denies_verdict_write, tool_rule_problem
+from slopjudge.loading.toolrules import tool_rule_problem
 from slopjudge.model import EVENT_KINDS, Check, LoadError, LoadResult, Rule
 from slopjudge.procs import is_python_script
 
@@ -614,14 +614,8 @@ def _misplaced_keys(fr: _FileRule, node: Any, own: tuple[str, ...], other: tuple
 
 
 def _tool_items(fr: _FileRule, items: list[Any], label: str, *, deny: bool) -> None:
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            continue  # the schema reported the type
-        problem = tool_rule_problem(item)
-        if not problem and deny and denies_verdict_write(item):
-            problem = (f"`{item}` denies the judge writing its verdict file; "
-                       "deny narrower paths instead, e.g. `Write(src/**)`")
-        if problem:
+    for i, item in enumerate(items):  # an item not a string: the schema reported its type
+        if isinstance(item, str) and (problem := tool_rule_problem(item, deny=deny)):
             fr.err(_pos(items, i), f"`{label}[{i}]`: {problem}")
 
 

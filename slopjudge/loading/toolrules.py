@@ -29,8 +29,9 @@ def split_tool_rules(text: str) -> list[str]:
     return [r for r in rules if r]
 
 
-def tool_rule_problem(item: object) -> str | None:
-    """Why ``item`` is not exactly one well-formed tool rule, or None when it is."""
+def tool_rule_problem(item: object, *, deny: bool = False) -> str | None:
+    """Why ``item`` is not exactly one well-formed tool rule (``deny``: one a judge's
+    ``disallowed_tools`` may hold), or None when it is."""
     if not isinstance(item, str):
         return f"a tool rule must be a string, not {type(item).__name__}"
     if not item.strip():
@@ -54,6 +55,9 @@ def tool_rule_problem(item: object) -> str | None:
         return f"`{item}` has no tool name before `(`"
     if not _NAME.fullmatch(name):
         return f"`{name}` is not a tool name (letters, digits, `_`, `-`, `.`, `:`, `*`)"
+    if deny and denies_verdict_write(item):
+        return (f"`{item}` denies the judge writing its verdict file; "
+                "deny narrower paths instead, e.g. `Write(src/**)`")
     return None
 
 
