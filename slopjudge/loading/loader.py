@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from slopjudge.changes.citations import POOLS
 from slopjudge.fsutil import identity
 from slopjudge.loading.config import display_path, suggest
 from slopjudge.loading.matchexpr import MatchError, compile_match
@@ -512,9 +513,6 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
     _read_sloprail_fields(fr, data, fr.rule)
 
 
-_SOURCE_TYPES = ("user", "tool_result")
-
-
 def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
     """``match``, ``require`` and ``subjects`` (docs/sloprail.md), each checked here."""
     match = data.get("match")
@@ -566,9 +564,9 @@ def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[
         types = cite.get("source_types") if isinstance(cite, dict) else None
         if (not isinstance(cite, dict) or set(cite) != {"source_types"}
                 or not isinstance(types, list) or not types
-                or any(t not in _SOURCE_TYPES for t in types)):
+                or any(t not in POOLS for t in types)):
             fr.err(_pos(item, "citation"), f"`{label}.citation` must be "
-                   f"{{source_types: [...]}} naming {' and/or '.join(_SOURCE_TYPES)}")
+                   f"{{source_types: [...]}} naming {' and/or '.join(POOLS)}")
             return None
         out["source_types"] = [str(t) for t in types]
     if "files" in item and kind != "skill":
