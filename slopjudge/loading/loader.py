@@ -223,8 +223,8 @@ class _FileRule:
         one_line = " ".join(message.split())  # one problem, one line, whatever a parser said
         self.errors.append(LoadError(self.disp, pos[0], pos[1], one_line, rule=self.id))
 
-    def executable(self, item: Any, key: str, value: str) -> str | None:
-        value = value.strip()
+    def executable(self, item: Any, key: str) -> str | None:
+        value: str = item[key].strip()
         candidate = os.path.normpath(os.path.join(self.dir, os.path.expanduser(value)))
         shown, here = display_path(candidate), os.path.lexists(candidate)
         if not here and "/" not in value and len(value.split()) == 1:
@@ -254,8 +254,8 @@ class _FileRule:
         self.err(_pos(item, key), f"{key} `{value}` {problem}")
         return None
 
-    def template(self, item: Any, value: str) -> str | None:
-        value = value.strip()
+    def template(self, item: Any, key: str) -> str | None:
+        value = item[key].strip()
         bases = [self.dir, *self.template_dirs]
         for base in bases:
             candidate = os.path.normpath(os.path.join(base, value))
@@ -264,8 +264,7 @@ class _FileRule:
                 break
         else:
             looked = ", ".join(f"{display_path(b)}/" for b in bases)
-            self.err(_pos(item, "judge"),
-                     f"judge template `{value}` not found (looked in {looked})")
+            self.err(_pos(item, key), f"judge template `{value}` not found (looked in {looked})")
             return None
         # A per-file judge's event carries the file's fields: load it with them.
         per_file: dict[str, Any] = {"each": "file"} if item.get("each") == "file" else {}
@@ -524,7 +523,7 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
             fr.err(_expr_pos(fr.text, data, "match", exc.offset), f"`match`: {exc}")
     subjects = data.get("subjects")
     if isinstance(subjects, str) and subjects.strip():
-        rule.subjects = fr.executable(data, "subjects", subjects)
+        rule.subjects = fr.executable(data, "subjects")
     require = data.get("require")
     if isinstance(require, list):
         found = [_requirement(fr, require, i, item)
@@ -577,7 +576,7 @@ def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[
         if not isinstance(when, str) or not when.strip():
             fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
             return None
-        out["when"] = fr.executable(item, "when", when)  # None: reported, the rule does not load
+        out["when"] = fr.executable(item, "when")  # None: reported, the rule does not load
     return out
 
 
@@ -642,10 +641,8 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
 
     check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
     for key in ("script",) if kind == "script" else ("prepare", "judge"):
-        value = item.get(key)
-        if isinstance(value, str) and value.strip():
-            found = fr.template(item, value) if key == "judge" else fr.executable(item, key, value)
-            setattr(check, key, found)
+        if isinstance(item.get(key), str) and item[key].strip():
+            setattr(check, key, (fr.template if key == "judge" else fr.executable)(item, key))
     _check_model(fr, item, label, check)
     # A value the schema refuses is an error and the rule does not load: kept as written.
     check.max_prompt_tokens = item.get("max_prompt_tokens")
