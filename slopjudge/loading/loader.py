@@ -412,10 +412,10 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     """Where a schema error is and what to say; None when the meaning checks say it better."""
     path = list(error.absolute_path)
     v = error.validator
-    # These have better messages from the meaning checks below (a duration's, a tool rule's).
+    # These have better messages from the meaning checks below (a duration's, a tool rule's;
+    # no validator: a `false` schema, a judge-only field on a script check).
     defs = _RULE_SCHEMA["$defs"]
-    if (v in (None, False, "additionalProperties", "oneOf", "if", "then", "false")
-            or error.schema is defs["duration"]
+    if (v in (None, "additionalProperties", "oneOf") or error.schema is defs["duration"]
             or (v == "minLength" and error.schema is defs["toolRule"])):
         return None
     # Where: the value at `path`.
