@@ -88,6 +88,20 @@ def test_flow_lists_and_yaml_the_simple_reader_leaves_to_ruamel(tmp_path: Path) 
     assert s.runner == 'x "quoted"'
 
 
+def test_keys_merged_in_by_an_anchor_are_read_and_an_unknown_one_named_at_its_mapping(
+        tmp_path: Path) -> None:
+    # A merged key has no place of its own in ruamel's record of the file (it stopped
+    # every hook on an internal KeyError).
+    write(tmp_path / "slopjudge.yaml", "<<: {jobs: 3}\nrunner: x\n")
+    s = load_settings(str(tmp_path))
+    assert (s.jobs, s.runner) == (3, "x")
+    write(tmp_path / "slopjudge.yaml", "runner: x\n<<: {jobz: 3}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(tmp_path))
+    assert (info.value.line, info.value.col) == (1, 1)
+    assert info.value.message.startswith("unknown setting `jobz`")
+
+
 # A hook reads the settings on every call: an unchanged file is read from the signed
 # cache, without the YAML or TOML reader (nor `re`, which they import).
 CACHED_READ = """

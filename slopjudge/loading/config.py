@@ -155,7 +155,7 @@ def file_stamp(path: str) -> list[int] | None:
 
 
 def _read_yaml_config(path: str, text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
-    from slopjudge.loading.loader import YamlProblem, parse_yaml
+    from slopjudge.loading.loader import YamlProblem, _pos, parse_yaml
 
     try:
         loaded = parse_yaml(text)
@@ -166,8 +166,8 @@ def _read_yaml_config(path: str, text: str) -> tuple[dict[str, Any], dict[str, t
         return {}, {}
     if not isinstance(loaded, dict):
         raise ConfigError(path, 1, 1, "the settings file must be a mapping of `key: value`")
-    key_at = loaded.lc.key  # type: ignore[attr-defined]
-    return dict(loaded), {str(k): (key_at(k)[0] + 1, key_at(k)[1] + 1) for k in loaded}
+    # _pos: a key merged in by `<<: *anchor` has no place of its own, its mapping's then.
+    return dict(loaded), {str(k): _pos(loaded, k, of_key=True) for k in loaded}
 
 
 def _read_pyproject(path: str, text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:

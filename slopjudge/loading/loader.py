@@ -120,6 +120,9 @@ _PART = r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
 _BARE_NUMBER = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
 
 
+MAX_TIMEOUT = 24 * 3600.0
+
+
 def parse_duration(value: object) -> float:
     """Seconds in a Go-style duration (sloprail's syntax: ``1m30s``), > 0. A bare number is
     refused: seconds or minutes, a wrong guess kills a good check or lets a hung one hang."""
@@ -142,6 +145,8 @@ def parse_duration(value: object) -> float:
     total = sum(float(n) * _UNITS[unit] for n, unit in re.findall(_PART, body))
     if total <= 0:
         raise ValueError(f"`{text}` is zero; a timeout must be > 0")
+    if total > MAX_TIMEOUT:  # past what a clock or poll() takes, and no check's business
+        raise ValueError(f"`{text}` is longer than a day; a timeout is at most `24h`")
     return total
 
 
@@ -643,6 +648,9 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
     for key in ("script",) if kind == "script" else ("prepare", "judge"):
         if isinstance(item.get(key), str) and item[key].strip():
             setattr(check, key, (fr.template if key == "judge" else fr.executable)(item, key))
+        elif isinstance(item.get(key), str) and item[key]:  # "" is the schema's to name
+            fr.err(_pos(item, key), f"`{label}.{key}` is blank: name a file beside the rule"
+                   + (" or a command on PATH" if key != "judge" else ""))
     _check_model(fr, item, label, check)
     # A value the schema refuses is an error and the rule does not load: kept as written.
     check.max_prompt_tokens = item.get("max_prompt_tokens")
