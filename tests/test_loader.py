@@ -157,9 +157,10 @@ MISTAKES = {
     "unreadable-duration": ("bad-duration.yaml", 6, 14, ["`5 minutes` is not a duration"]),
     "zero-duration": ("bad-duration.yaml", 8, 14, ["`0s` is zero", "> 0"]),
     "day-long-duration": ("bad-duration.yaml", 10, 14, ["`25h` is longer than a day", "`24h`"]),
-    "blank-script": ("blank-files.yaml", 3, 13, ["`checks[0].script` is blank", "on PATH"]),
-    "blank-judge": ("blank-files.yaml", 4, 12, ["`checks[1].judge` is blank"]),
-    "blank-prepare": ("blank-files.yaml", 5, 14, ["`checks[1].prepare` is blank"]),
+    "blank-subjects": ("blank-files.yaml", 2, 11, ["`subjects` is blank", "on PATH"]),
+    "blank-script": ("blank-files.yaml", 4, 13, ["`checks[0].script` is blank", "on PATH"]),
+    "blank-judge": ("blank-files.yaml", 5, 12, ["`checks[1].judge` is blank"]),
+    "blank-prepare": ("blank-files.yaml", 6, 14, ["`checks[1].prepare` is blank"]),
     "unbalanced-tool-rule": (
         "unbalanced-tool.yaml",
         4,

@@ -529,6 +529,9 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
     subjects = data.get("subjects")
     if isinstance(subjects, str) and subjects.strip():
         rule.subjects = fr.executable(data, "subjects")
+    elif isinstance(subjects, str) and subjects:  # "" is the schema's to name
+        fr.err(_pos(data, "subjects"), "`subjects` is blank: name a script beside the rule or "
+               "a command on PATH")
     require = data.get("require")
     if isinstance(require, list):
         found = [_requirement(fr, require, i, item)
