@@ -108,7 +108,7 @@ def which(name: str, path: str | None = None) -> str | None:
     default) only: a relative one names the folder a command runs in, the judged repository,
     where an agent could put a program of that name. A name holding ``/`` is that file."""
     folders = [""] if os.sep in name else [
-        f for f in (os.environ.get("PATH", "") if path is None else path).split(os.pathsep)
+        f for f in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep)
         if os.path.isabs(f)]
     return next((c for c in (os.path.join(f, name) for f in folders)
                  if os.path.isfile(c) and os.access(c, os.X_OK)), None)

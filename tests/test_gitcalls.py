@@ -226,10 +226,10 @@ def test_git_is_found_on_path_once_and_started_by_its_full_path(
     assert gitio._program(None) == real
     assert gitio._PROGRAMS == {path: real}
     # Another PATH (a call's own environment) is looked up on its own.
-    assert gitio._program({"PATH": str(shadow)}) == "git"
-    # No PATH: the starter looks, as it always did. A relative folder (or an empty entry,
-    # the current folder) is passed over: it would be the judged repository's own.
-    assert gitio._program({}) == "git"
+    assert gitio._program({"PATH": str(shadow)}) is None  # git() says so, never runs "git"
+    # No PATH: the system's default folders, as exec would look. A relative folder (or an
+    # empty entry, the current folder) is passed over: it would be the judged repository's.
+    assert gitio._program({}) == shutil.which("git", path=os.defpath)
     for relative in ("bin", ".", ""):
         assert gitio._program({"PATH": os.pathsep.join([relative, os.path.dirname(real)])}) \
             == real
@@ -244,6 +244,15 @@ def test_a_missing_git_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     with pytest.raises(cs.ChangesetError, match="cannot run git: git: not found"):
         gitio.toplevel(str(r))
+    # Only a relative folder holds one (the repository's own): not run, the same error.
+    (r / "bin").mkdir()
+    (r / "bin" / "git").write_text("#!/bin/sh\necho planted > planted\n")
+    (r / "bin" / "git").chmod(0o755)
+    monkeypatch.chdir(r)
+    monkeypatch.setenv("PATH", os.pathsep.join(["bin", ".", str(tmp_path / "nothing-here")]))
+    with pytest.raises(cs.ChangesetError, match="not found in PATH's absolute folders"):
+        gitio.toplevel(str(r))
+    assert not (r / "planted").exists()
 
 
 def test_a_git_planted_in_the_repository_is_not_run_with_a_relative_path_entry(

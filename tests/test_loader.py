@@ -427,6 +427,25 @@ def test_each_missing_required_field_is_named_once(
         "rules/x.yaml:1:1: the rule is missing the required field `description`"]
 
 
+@pytest.mark.parametrize("written, taken", [("50000", 50000), ("50000.0", 50000),
+                                            ("5e4", 50000), ("1.5", None), ("0", None)])
+def test_a_prompt_budget_is_taken_as_the_whole_number_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str, taken: int | None) -> None:
+    # 50000.0 is an integer to the JSON schema: the rule loads, and its budget is that number
+    # (it was dropped for the settings' default); 1.5 and 0 are load errors.
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "rules" / "x" / "t.md.j2", "{{ changeset.files | length }}\n")
+    write(tmp_path / "rules" / "x" / "rule.yaml",
+          f"description: d\nchecks:\n  - judge: t.md.j2\n    max_prompt_tokens: {written}\n")
+    result = load_rules("rules", workspace=str(tmp_path))
+    if taken is None:
+        assert [e.message for e in result.errors if "max_prompt_tokens" in e.message]
+    else:
+        assert result.errors == []
+        budget = result.rules[0].checks[0].max_prompt_tokens
+        assert (budget, type(budget)) == (taken, int)
+
+
 def test_a_rule_file_under_another_name_or_a_folder_deeper_is_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -126,7 +126,7 @@ def test_slopjudges_own_programs_are_never_found_in_a_relative_path_folder(
     relative = os.pathsep.join(["", ".", "y/bin", str(tmp_path / "empty")])
     monkeypatch.setenv("PATH", relative)
     assert resolve_runner(None) == [sys.executable, "-m", "slopjudge.judging.runner.agent"]
-    assert _program(None) == "git"
+    assert _program(None) is None
     assert find_binary({"PATH": relative}, "SLOPJUDGE_CLAUDE_BIN", "claude") is None
     assert default_command() == f"{sys.executable} -m slopjudge"
     # The same programs in an absolute folder are found; a name with "/" is that file.

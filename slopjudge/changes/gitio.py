@@ -38,7 +38,10 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
          input: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes:
     from slopjudge.procs import run
 
-    res = run([_program(env), *_OPTIONS, *args], input=input, cwd=workspace, env=env,
+    program = _program(env)
+    if program is None:  # never the bare name: exec would search PATH's relative folders too
+        raise ChangesetError("cannot run git: git: not found in PATH's absolute folders")
+    res = run([program, *_OPTIONS, *args], input=input, cwd=workspace, env=env,
               timeout=_GIT_TIMEOUT_S, max_output=_UNLIMITED,
               registry=getattr(_BACKGROUND, "registry", None))
     if res.start_error:
@@ -51,16 +54,16 @@ def git(workspace: str, args: list[str], *, env: dict[str, str] | None = None,
     return res.stdout
 
 
-_PROGRAMS: dict[str, str] = {}  # PATH -> the git on it
+_PROGRAMS: dict[str, str | None] = {}  # PATH -> the git on it
 
 
-def _program(env: dict[str, str] | None) -> str:
+def _program(env: dict[str, str] | None) -> str | None:
     """The git on PATH, found once per PATH (``shutil``'s import costs a CI run more than
     its git calls), in its absolute folders only (:func:`fsutil.which`): the agent could put
     a ``git`` that reports no change in the judged repository."""
-    path = (os.environ if env is None else env).get("PATH", "")
+    path = (os.environ if env is None else env).get("PATH", os.defpath)
     if path not in _PROGRAMS:
-        _PROGRAMS[path] = which("git", path) or "git"
+        _PROGRAMS[path] = which("git", path)
     return _PROGRAMS[path]
 
 

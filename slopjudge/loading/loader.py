@@ -656,7 +656,10 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
                    + (" or a command on PATH" if key != "judge" else ""))
     _check_model(fr, item, label, check)
     # A value the schema refuses is an error and the rule does not load: kept as written.
-    check.max_prompt_tokens = item.get("max_prompt_tokens")
+    # A whole float (50000.0, 5e4) is the schema's integer too: taken as that integer.
+    budget = item.get("max_prompt_tokens")
+    check.max_prompt_tokens = int(budget) if isinstance(budget, float) and budget.is_integer() \
+        else budget
     check.each = item.get("each", "changeset")
     for key in ("allowed_tools", "disallowed_tools"):
         value = item.get(key)
