@@ -857,6 +857,19 @@ def test_a_nested_repository_whose_name_starts_with_a_quote_is_hashed_as_on_disk
     assert blob == git(r, "hash-object", "--no-filters", '"n"/x').decode().strip()
 
 
+def test_a_nested_file_whose_name_ends_in_a_carriage_return_is_hashed_as_itself(
+        tmp_path: Path) -> None:
+    # hash-object --stdin-paths reads a line without the CR before its LF: "x\r" would be
+    # hashed with the bytes of "x" beside it, and the slop in "x\r" judged as "x"'s text.
+    r, nested = outer_and_nested(tmp_path, "nest", {"x": "benign\n", "x\r": "FORBIDDEN\n"})
+    tree = cs.snapshot_worktree(str(r))
+    blobs = {line.split("\t", 1)[1]: line.split()[2]
+             for line in git(r, "ls-tree", "-r", "-z", tree).decode().split("\0") if line}
+    for name in ("x", "x\r"):
+        raw = git(r, "hash-object", "--no-filters", "--", f"nest/{name}").decode().strip()
+        assert blobs[f"nest/{name}"] == raw, repr(name)
+
+
 def test_a_name_ending_in_a_carriage_return_reads_its_own_blob(tmp_path: Path) -> None:
     # git reads a batch line without the CR before its LF: "x\r" would be asked as "x".
     from slopjudge.changes import gitio

@@ -363,8 +363,10 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
     if files:
         from slopjudge.changes.proposed import _quote
 
-        # --stdin-paths reads lines and C-unquotes a line that starts with a quote.
-        names = (_quote(p) if "\n" in p or p.startswith('"') else p for _, p in files)
+        # --stdin-paths reads lines (a CR before the LF dropped) and C-unquotes a line that
+        # starts with a quote: a name with a control character, a quote or a backslash is
+        # quoted, any other is as git would write it already.
+        names = (_quote(p) for _, p in files)
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
                   input="".join(n + "\n" for n in names).encode())
         for (mode, path), sha in zip(files, decode(out).split(), strict=True):
