@@ -102,6 +102,22 @@ def test_keys_merged_in_by_an_anchor_are_read_and_an_unknown_one_named_at_its_ma
     assert info.value.message.startswith("unknown setting `jobz`")
 
 
+@pytest.mark.parametrize("value, ok", [("1", True), ("86400", True), ("0", False),
+                                       ("86401", False), ("1000000000000", False),
+                                       ("1.5", False), ("true", False)])
+def test_hook_timeout_is_a_whole_number_of_seconds_up_to_a_day(
+        tmp_path: Path, value: str, ok: bool) -> None:
+    # One past what the interval timer takes stopped every hook on an internal OverflowError.
+    write(tmp_path / "slopjudge.yaml", f"runner: x\nhook_timeout: {value}\n")
+    if ok:
+        assert load_settings(str(tmp_path)).hook_timeout == int(value)
+        return
+    with pytest.raises(ConfigError) as info:
+        load_settings(str(tmp_path))
+    assert (info.value.line, info.value.message) == (
+        2, "`hook_timeout` must be a whole number of seconds from 1 to 86400")
+
+
 # A hook reads the settings on every call: an unchanged file is read from the signed
 # cache, without the YAML or TOML reader (nor `re`, which they import).
 CACHED_READ = """

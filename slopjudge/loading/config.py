@@ -93,7 +93,7 @@ _KEYS: dict[str, str] = {
     "template_dirs": "paths",
     "runner": "str",
     "stop_block_cap": "int",
-    "hook_timeout": "int",
+    "hook_timeout": "seconds",
     "unknown_tools": "deny|ask|allow",
     "rule_changes": "block|warn",
     "jobs": "int",
@@ -242,6 +242,10 @@ def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"`{key}` must be a whole number >= {least}")
         return int(value)
+    if kind == "seconds":  # a timer past a day is past what the clock takes, and no hook's
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 86400:
+            raise ValueError(f"`{key}` must be a whole number of seconds from 1 to 86400")
+        return value
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"`{key}` must be a non-empty string")
