@@ -65,18 +65,18 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
     ]
 
 
-def slopjudge_table(text: object) -> list[str]:
-    """The lines of pyproject.toml's ``[tool.slopjudge]`` tables (settings live there too)."""
-    out: list[str] = []
-    inside = False
-    for line in str(text or "").splitlines():
-        head = line.strip()
-        if head.startswith("["):
-            name = head.strip("[] \t").split("#")[0].strip().strip("]").strip()
-            inside = name == "tool.slopjudge" or name.startswith("tool.slopjudge.")
-        if inside or "tool.slopjudge" in line.replace(" ", ""):
-            out.append(line.strip())
-    return out
+def slopjudge_table(text: object) -> object:
+    """pyproject.toml's ``tool.slopjudge`` (settings live there too) however it is written: a
+    ``[tool.slopjudge]`` table, an inline ``slopjudge = {...}`` under ``[tool]``, a dotted
+    key. Text that is not TOML: its lines naming slopjudge, so any change of them counts."""
+    import tomllib  # only for a pyproject.toml
+
+    text = str(text or "")
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except ValueError:  # TOMLDecodeError: compared by what it says of slopjudge
+        return ["not TOML", *(ln.strip() for ln in text.splitlines() if "slopjudge" in ln)]
+    return tool.get("slopjudge") if isinstance(tool, dict) else None
 
 
 def settings_in_pyproject(f: dict) -> bool:
