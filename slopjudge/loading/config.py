@@ -232,20 +232,22 @@ _LISTS_OR_BOOLS = {"preview": "rule ids",
                    "generated": "path patterns (`!pattern` keeps matching files judged)"}
 
 
+# Whole-number kinds: least, most, and the words for them. A timer past a day is past what
+# the clock takes, and no hook's business.
+_WHOLE = {"int": (0, float("inf"), ">= 0"), "count": (1, float("inf"), ">= 1"),
+          "seconds": (1, 86400, "of seconds from 1 to 86400")}
+
+
 def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
     """One setting's value as its kind says; ValueError says what is wrong with it."""
     if isinstance(value, str) and kind in ("generated", "paths"):  # a list of one
         value = [value]
     strings = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-    if kind in ("int", "count"):
-        least = 1 if kind == "count" else 0
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"`{key}` must be a whole number >= {least}")
+    if kind in _WHOLE:
+        least, most, words = _WHOLE[kind]
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise ValueError(f"`{key}` must be a whole number {words}")
         return int(value)
-    if kind == "seconds":  # a timer past a day is past what the clock takes, and no hook's
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 86400:
-            raise ValueError(f"`{key}` must be a whole number of seconds from 1 to 86400")
-        return value
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"`{key}` must be a non-empty string")
