@@ -65,24 +65,15 @@ def protected_patterns(payload: dict, ws: str) -> list[str]:
     ]
 
 
-def slopjudge_table(text: object) -> object:
-    """pyproject.toml's ``tool.slopjudge`` (settings live there too) however it is written: a
-    ``[tool.slopjudge]`` table, an inline ``slopjudge = {...}`` under ``[tool]``, a dotted
-    key. Text that is not TOML: its lines naming slopjudge, so any change of them counts."""
-    import tomllib  # only for a pyproject.toml
-
-    text = str(text or "")
-    try:
-        tool = tomllib.loads(text).get("tool")
-    except ValueError:  # TOMLDecodeError: compared by what it says of slopjudge
-        return ["not TOML", *(ln.strip() for ln in text.splitlines() if "slopjudge" in ln)]
-    return tool.get("slopjudge") if isinstance(tool, dict) else None
-
-
 def settings_in_pyproject(f: dict) -> bool:
     """A proposed change of the top-level pyproject.toml that changes slopjudge's settings."""
-    return (f.get("path") == "pyproject.toml"
-            and slopjudge_table(f.get("oldContent")) != slopjudge_table(f.get("newContent")))
+    if f.get("path") != "pyproject.toml":
+        return False
+    from slopjudge.loading.config import pyproject_settings  # its one home, the Stop's too
+
+    old, new = f.get("oldContent"), f.get("newContent")
+    return pyproject_settings(old if isinstance(old, str) else None) != pyproject_settings(
+        new if isinstance(new, str) else None)
 
 
 def hit(path: str, cwd: str, ws: str, patterns: list[str]) -> str | None:

@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from slopjudge.hooks import common, state
+from slopjudge.loading.config import pyproject_settings
 from slopjudge.resources import in_package
 
 if TYPE_CHECKING:
@@ -71,20 +72,6 @@ def is_protected(path: str, files: set[str], trees: set[str]) -> bool:
     return path in files or any(path == t or path.startswith(t + "/") for t in trees)
 
 
-def _slopjudge_table(text: str | None) -> object:
-    """``[tool.slopjudge]`` of a pyproject.toml; a marker when it does not parse."""
-    if text is None:
-        return None
-    import tomllib
-
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return ("unparseable", "tool.slopjudge" in text, text if "slopjudge" in text else "")
-    tool = data.get("tool")
-    return tool.get("slopjudge") if isinstance(tool, dict) else None
-
-
 def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
     """``(path, status)`` of each protected file the changeset touches."""
     files, trees = protected(settings)
@@ -93,8 +80,8 @@ def changed_files(changeset: Any, settings: Any) -> list[tuple[str, str]]:
         for path in filter(None, (f.path, f.old_path)):
             if is_protected(path, files, trees):
                 found.setdefault(path, f.status if path == f.path else "D")
-            elif os.path.basename(path) == "pyproject.toml" and path == f.path and (
-                    f.binary or _slopjudge_table(f.old_content) != _slopjudge_table(f.new_content)):
+            elif os.path.basename(path) == "pyproject.toml" and path == f.path and (f.binary or (
+                    pyproject_settings(f.old_content) != pyproject_settings(f.new_content))):
                 found.setdefault(f"{path} [tool.slopjudge]", f.status)
     return sorted(found.items())
 

@@ -170,6 +170,21 @@ def _read_yaml_config(path: str, text: str) -> tuple[dict[str, Any], dict[str, t
     return dict(loaded), {str(k): _pos(loaded, k, of_key=True) for k in loaded}
 
 
+def pyproject_settings(text: str | None) -> object:
+    """The ``tool.slopjudge`` of a pyproject.toml's text however it is written (a table, an
+    inline ``slopjudge = {...}`` under ``[tool]``, a dotted key); None without one. Text
+    that is not TOML: a marker holding it when it names slopjudge, so any change counts."""
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except ValueError:  # TOMLDecodeError
+        return ("unparseable", "tool.slopjudge" in text, text if "slopjudge" in text else "")
+    return tool.get("slopjudge") if isinstance(tool, dict) else None
+
+
 def _read_pyproject(path: str, text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
     import re
     import tomllib
