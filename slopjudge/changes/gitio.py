@@ -58,9 +58,9 @@ _PROGRAMS: dict[str, str | None] = {}  # PATH -> the git on it
 
 
 def _program(env: dict[str, str] | None) -> str | None:
-    """The git on PATH, found once per PATH (``shutil``'s import costs a CI run more than
-    its git calls), in its absolute folders only (:func:`fsutil.which`): the agent could put
-    a ``git`` that reports no change in the judged repository."""
+    """The git on PATH, looked up once per PATH, in its absolute folders only
+    (:func:`fsutil.which`): the agent could put a ``git`` that reports no change in the
+    judged repository. None: no git there (never the bare name, which exec would look up)."""
     path = (os.environ if env is None else env).get("PATH", os.defpath)
     if path not in _PROGRAMS:
         _PROGRAMS[path] = which("git", path)
