@@ -454,6 +454,8 @@ def _schema_problem(data: Any, error: Any) -> tuple[Pos, str] | None:
     elif v == "pattern" and path[-1] == "id":
         msg = (f"`{where}`: `{inst}` is not a valid check id "
                "(letters, digits, `_`, `.`, `-`; no `/`)")
+    elif v == "pattern":  # a model list's entry
+        msg = f"`{where}`: `{inst}` holds a comma; write each model as an entry of its own"
     elif v == "uniqueItems":
         msg = f"`{where}` lists the same item twice"
     else:
@@ -481,15 +483,13 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
     elif isinstance(description, str) and "\n" in description.strip():
         fr.err(_pos(data, "description"),
                "`description` must be one line (a refusal quotes it); put detail in `doc`")
-    on = data.get("on")
-    on_list = [str(x) for x in on] if isinstance(on, list) else list(DEFAULT_ON)
     if isinstance(data.get("tools"), list):
         _tool_items(fr, data["tools"], "tools", deny=False)
     for key in ("tools", "on_uncertain"):
-        if key in data and "pre-tool" not in on_list:
+        if key in data and fr.on is not None and "pre-tool" not in fr.on:
             fr.err(_pos(data, key, of_key=True),
                    f"`{key}` has no effect: `on` lacks `pre-tool` "
-                   f"(it is {', '.join(on_list)}); add `pre-tool` or remove `{key}`")
+                   f"(it is {', '.join(fr.on)}); add `pre-tool` or remove `{key}`")
     checks_node = data.get("checks")
     checks: list[Check] = []
     if isinstance(checks_node, list):
@@ -497,23 +497,12 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
         checks = [_read_check(fr, checks_node, i, item, seen)  # the schema reported the others
                   for i, item in enumerate(checks_node) if isinstance(item, dict)]
         fr.check_ids = [c.id for c in checks]
-
-    def strings(key: str) -> list[str]:
-        value = data.get(key)
-        return [str(x) for x in value if isinstance(x, str)] if isinstance(value, list) else []
-
-    fr.rule = Rule(
-        id=fr.id, path=fr.path, dir=fr.dir,
-        description=description.strip() if isinstance(description, str) else "",
-        on=[x for x in on_list if x in EVENT_KINDS],
-        tools=strings("tools"), paths=strings("paths"), exclude=strings("exclude"),
-        mode="shadow" if data.get("mode") == "shadow" else "enforce",
-        on_uncertain="ask" if data.get("on_uncertain") == "ask" else "deny",
-        checks=checks,
-        doc=str(data["doc"]) if isinstance(data.get("doc"), str) else "",
-        preview=data.get("preview") is True,
-        measured=dict(data["measured"]) if isinstance(data.get("measured"), dict) else {},
-    )
+    # As written: a value the schema refuses is an error, and the rule does not load.
+    given = {k: data[k] for k in ("paths", "exclude", "mode", "on_uncertain", "preview",
+                                  "measured") if k in data}
+    fr.rule = Rule(id=fr.id, path=fr.path, dir=fr.dir, checks=checks, on=fr.on or [],
+                   tools=fr.tools, description=str(description or "").strip(),
+                   doc=str(data.get("doc", "")), **given)
     _read_sloprail_fields(fr, data, fr.rule)
 
 
@@ -534,58 +523,44 @@ def _read_sloprail_fields(fr: _FileRule, data: Any, rule: Rule) -> None:
                "a command on PATH")
     require = data.get("require")
     if isinstance(require, list):
-        found = [_requirement(fr, require, i, item)
-                 for i, item in enumerate(require) if isinstance(item, dict)]
-        rule.require = [r for r in found if r is not None]
+        rule.require = [_requirement(fr, require, i, item)
+                        for i, item in enumerate(require) if isinstance(item, dict)]
 
 
-def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
-    """One ``require`` entry: exactly one of ``skill`` or ``citation``, ``files`` only
-    with a skill, ``when`` a script; as the engine reads it (checks/require.py)."""
+def _requirement(fr: _FileRule, seq: Any, i: int, item: dict[str, Any]) -> dict[str, Any]:
+    """One ``require`` entry as the engine reads it (checks/require.py), its problems
+    recorded: exactly one of ``skill`` or ``citation``, ``files`` only with a skill."""
     label = f"require[{i}]"
     _misplaced_keys(fr, item, ("skill", "citation", "files", "when", "context"), (), label)
     kinds = [k for k in ("skill", "citation", "context") if k in item]
     if len(kinds) != 1:
         fr.err(_pos(seq, i), f"`{label}` needs exactly one of `skill` or `citation`")
-        return None
-    kind = kinds[0]
-    out: dict[str, Any] = {"kind": kind, "when": None}
-    if kind == "context":
+    elif "context" in item:
         fr.err(_pos(item, "context", of_key=True), f"`{label}.context`: slopjudge has no "
                "contexts (docs/sloprail.md); use `when` with a script that decides it")
-        return None
-    if kind == "skill":
-        name, files = item.get("skill"), item.get("files", [])
-        if not isinstance(name, str) or not name.strip():
-            fr.err(_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
-            return None
-        if not isinstance(files, list) or not all(
-                isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")
-                for f in files):
-            fr.err(_pos(item, "files"), f"`{label}.files` must list paths inside the "
-                   "skill's folder (relative, no `..`)")
-            return None
-        out.update(skill=name.strip(), files=[str(f) for f in files])
-    else:
-        cite = item.get("citation")
-        types = cite.get("source_types") if isinstance(cite, dict) else None
-        if (not isinstance(cite, dict) or set(cite) != {"source_types"}
-                or not isinstance(types, list) or not types
-                or any(t not in POOLS for t in types)):
-            fr.err(_pos(item, "citation"), f"`{label}.citation` must be "
-                   f"{{source_types: [...]}} naming {' and/or '.join(POOLS)}")
-            return None
-        out["source_types"] = [str(t) for t in types]
-    if "files" in item and kind != "skill":
+    name, files, cite = item.get("skill"), item.get("files", []), item.get("citation")
+    if "skill" in item and not (isinstance(name, str) and name.strip()):
+        fr.err(_pos(item, "skill"), f"`{label}.skill` must be a skill's name")
+    if "files" in item and "skill" not in item:
         fr.err(_pos(item, "files", of_key=True), f"`{label}.files` goes with `skill` only")
-        return None
+    elif not isinstance(files, list) or not all(
+            isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")
+            for f in files):
+        fr.err(_pos(item, "files"), f"`{label}.files` must list paths inside the "
+               "skill's folder (relative, no `..`)")
+    types = cite.get("source_types") if isinstance(cite, dict) else None
+    if "citation" in item and (not isinstance(cite, dict) or set(cite) != {"source_types"}
+                               or not isinstance(types, list) or not types
+                               or any(t not in POOLS for t in types)):
+        fr.err(_pos(item, "citation"), f"`{label}.citation` must be "
+               f"{{source_types: [...]}} naming {' and/or '.join(POOLS)}")
     when = item.get("when")
-    if when is not None:
-        if not isinstance(when, str) or not when.strip():
-            fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
-            return None
-        out["when"] = fr.executable(item, "when")  # None: reported, the rule does not load
-    return out
+    if when is not None and not (isinstance(when, str) and when.strip()):
+        fr.err(_pos(item, "when"), f"`{label}.when` must be a script")
+        when = None
+    return {"kind": kinds[0] if kinds else None, "files": files, "source_types": types,
+            "skill": name.strip() if isinstance(name, str) else None,
+            "when": fr.executable(item, "when") if when else None}
 
 
 def _expr_pos(text: str, data: Any, key: str, offset: int) -> Pos:
@@ -698,18 +673,14 @@ def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> Che
 
 
 def _check_model(fr: _FileRule, item: dict[str, Any], label: str, check: Check) -> None:
+    # A name, or a preference list (the runner takes the first its harness can run). An
+    # empty one, a comma in a list's entry, an entry not a string: the schema's to name.
     model = item.get("model")
-    if isinstance(model, str):
-        if model and not model.strip():
-            fr.err(_pos(item, "model"), f"`{label}.model` must not be empty")
-        check.model = model.strip()
-    elif isinstance(model, list):
-        # A preference list: the runner takes the first entry its harness can run.
-        names = [m.strip() for m in model if isinstance(m, str)]
-        if not names or any(not n or "," in n for n in names) or len(names) != len(model):
-            fr.err(_pos(item, "model"),
-                   f"`{label}.model` must list model names or size aliases (no commas)")
-        check.model = ",".join(names)
+    names = [m for m in (model if isinstance(model, list) else [model]) if isinstance(m, str)]
+    if any(m and not m.strip() for m in names):
+        fr.err(_pos(item, "model"), f"`{label}.model` must not be empty")
+    if names:
+        check.model = ",".join(m.strip() for m in names)
 
 
 # ---- across files ------------------------------------------------------------
