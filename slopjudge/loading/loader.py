@@ -381,33 +381,17 @@ MAX_YAML_NODES = 100_000
 
 def _check_size(data: Any) -> None:
     """Raise YamlProblem at the container where ``data``, aliases expanded, passes
-    MAX_YAML_NODES values (or holds itself). Each shared container is sized once."""
-    sizes: dict[int, int] = {}
-
-    def too_large(node: Any) -> YamlProblem:
-        return YamlProblem(_pos(node), f"the YAML expands to more than {MAX_YAML_NODES} "
-                           "values through its aliases (`*name`); write the values out")
-
-    def size(node: Any) -> int:
-        if not isinstance(node, (dict, list)):
-            return 1
-        if id(node) in sizes:
-            if sizes[id(node)] < 0:  # a container inside itself: endless when walked
-                raise too_large(node)
-            return sizes[id(node)]
-        sizes[id(node)] = -1
-        total = 1
-        for item in [*node.keys(), *node.values()] if isinstance(node, dict) else node:
-            total += size(item)
-            if total > MAX_YAML_NODES:
-                raise too_large(node)
-        sizes[id(node)] = total
-        return total
-
-    try:
-        size(data)
-    except RecursionError:
-        raise too_large(data) from None
+    MAX_YAML_NODES values: a walk that counts as it goes ends, a container inside itself too."""
+    todo, count = [data], 1
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (dict, list)):
+            items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+            count += len(items)
+            if count > MAX_YAML_NODES:
+                raise YamlProblem(_pos(node), f"the YAML expands to more than {MAX_YAML_NODES} "
+                                  "values through its aliases (`*name`); write the values out")
+            todo += items
 
 
 # -- the schema --
@@ -622,7 +606,11 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
         except ValueError as exc:
             fr.err(_pos(item, "timeout"), f"`{label}.timeout`: {exc}")
 
-    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1])
+    # As written: a value the schema refuses is an error, and the rule does not load.
+    given = {k: item[k] for k in ("each", "allowed_tools", "disallowed_tools", "min_confidence")
+             if k in item}
+    check = Check(id=check_id, rule=fr.id, kind=kind, timeout=timeout, line=at[0], col=at[1],
+                  **given)
     for key in ("script",) if kind == "script" else ("prepare", "judge"):
         if isinstance(item.get(key), str) and item[key].strip():
             setattr(check, key, (fr.template if key == "judge" else fr.executable)(item, key))
@@ -630,20 +618,13 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
             fr.err(_pos(item, key), f"`{label}.{key}` is blank: name a file beside the rule"
                    + (" or a command on PATH" if key != "judge" else ""))
     _check_model(fr, item, label, check)
-    # A value the schema refuses is an error and the rule does not load: kept as written.
     # A whole float (50000.0, 5e4) is the schema's integer too: taken as that integer.
     budget = item.get("max_prompt_tokens")
     check.max_prompt_tokens = int(budget) if isinstance(budget, float) and budget.is_integer() \
         else budget
-    check.each = item.get("each", "changeset")
     for key in ("allowed_tools", "disallowed_tools"):
-        value = item.get(key)
-        if isinstance(value, list):
-            _tool_items(fr, value, f"{label}.{key}", deny=key == "disallowed_tools")
-            setattr(check, key, list(value))
-    conf = item.get("min_confidence")
-    if isinstance(conf, (int, float)):
-        check.min_confidence = float(conf)
+        if isinstance(item.get(key), list):
+            _tool_items(fr, item[key], f"{label}.{key}", deny=key == "disallowed_tools")
     needs = item.get("needs")
     if isinstance(needs, list):
         fr.needs += [_Need(check, str(raw), _pos(needs, i))
