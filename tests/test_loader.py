@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from slopjudge.loading import loader
 from slopjudge.loading.loader import find_rule_files, load_rules, parse_duration
-from slopjudge.loading.toolrules import denies_verdict_write, split_tool_rules, tool_rule_problem
+from slopjudge.loading.toolrules import split_tool_rules, tool_rule_problem
 from slopjudge.model import LoadError, LoadResult
 
 REPO = Path(__file__).resolve().parent.parent
@@ -802,7 +802,9 @@ def test_tool_rule_problems(item: object, problem: str | None) -> None:
     ("MultiEdit", False), ("Read", False), ("Edit(docs/*.md)", False),
 ])
 def test_denying_the_verdict_write(item: str, denies: bool) -> None:
-    assert denies_verdict_write(item) is denies
+    problem = tool_rule_problem(item, deny=True)
+    assert (problem is not None and "denies the judge writing its verdict" in problem) is denies
+    assert tool_rule_problem(item) is None
 
 
 def test_split_tool_rules_keeps_parenthesised_rules_whole() -> None:

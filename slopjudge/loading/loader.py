@@ -455,11 +455,8 @@ def _read_rule(fr: _FileRule, data: Any) -> None:
     if not re.fullmatch(RULE_ID, fr.id):
         fixed = re.sub(r"[^a-z0-9-]+", "-", fr.id.lower()).strip("-") or "my-rule"
         where = "folder" if os.path.basename(fr.path) in RULE_FILE_NAMES else "file"
-        fr.err(
-            (1, 1),
-            f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, digits "
-            f"and `-`, starting with a letter or digit, e.g. `{fixed}`",
-        )
+        fr.err((1, 1), f"invalid rule id `{fr.id}` (the {where} name): use lowercase letters, "
+               f"digits and `-`, starting with a letter or digit, e.g. `{fixed}`")
     _misplaced_keys(fr, data, RULE_FIELDS, CHECK_FIELDS, "")
     description = data.get("description")
     if isinstance(description, str) and description and not description.strip():
@@ -636,20 +633,15 @@ def _check_kind(fr: _FileRule, at: Pos, item: dict[str, Any], label: str) -> Che
     """``script`` or ``judge``: exactly one of the two, and no judge-only field on a script."""
     has_script, has_judge = "script" in item, "judge" in item
     if has_script and has_judge:
-        fr.err(
-            _pos(item, max("script", "judge", key=list(item).index), of_key=True),
-            f"`{label}` has both `script` and `judge`; a check is one or the other, "
-            "so split it into two checks",
-        )
+        fr.err(_pos(item, max("script", "judge", key=list(item).index), of_key=True),
+               f"`{label}` has both `script` and `judge`; a check is one or the other, "
+               "so split it into two checks")
     elif not has_script and not has_judge:
         fr.err(at, f"`{label}` needs one of `script` or `judge`")
-    if has_script and not has_judge:
-        for key in JUDGE_ONLY:
-            if key in item:
-                fr.err(
-                    _pos(item, key, of_key=True),
-                    f"`{key}` applies to judge checks only; `{label}` is a script check",
-                )
+    elif has_script:
+        for key in (k for k in JUDGE_ONLY if k in item):
+            fr.err(_pos(item, key, of_key=True),
+                   f"`{key}` applies to judge checks only; `{label}` is a script check")
     return "script" if has_script else "judge"
 
 

@@ -55,16 +55,9 @@ def tool_rule_problem(item: object, *, deny: bool = False) -> str | None:
         return f"`{item}` has no tool name before `(`"
     if not _NAME.fullmatch(name):
         return f"`{name}` is not a tool name (letters, digits, `_`, `-`, `.`, `:`, `*`)"
-    if deny and denies_verdict_write(item):
+    # A name matching Write or Edit, with only `*` and `/` in (), takes every path.
+    if deny and any(fnmatchcase(tool, name) for tool in ("Write", "Edit")) and (
+            not paren or set(rest[:-1].strip()) <= {"*", "/"}):
         return (f"`{item}` denies the judge writing its verdict file; "
                 "deny narrower paths instead, e.g. `Write(src/**)`")
     return None
-
-
-def denies_verdict_write(item: str) -> bool:
-    """True when a well-formed ``disallowed_tools`` item would stop the judge writing its
-    verdict file: a name matching ``Write`` or ``Edit``, with only ``*`` and ``/`` in ``()``."""
-    name, paren, rest = item.partition("(")
-    spec = rest[:-1].strip()
-    return any(fnmatchcase(tool, name) for tool in ("Write", "Edit")) and (
-        not paren or set(spec) <= {"*", "/"})
