@@ -194,13 +194,6 @@ def _type_word(instance: Any) -> str:
 
 
 @dataclass
-class _Need:
-    check: Check
-    raw: str
-    pos: Pos
-
-
-@dataclass
 class _FileRule:
     """One rule file being read: its problems, and every path looked at for the scripts and
     templates it names (``watched``: a change there invalidates the rules cache)."""
@@ -213,7 +206,7 @@ class _FileRule:
     text: str = ""  # the file, read once
     rule: Rule | None = None
     errors: list[LoadError] = field(default_factory=list)
-    needs: list[_Need] = field(default_factory=list)
+    needs: list[tuple[str, str, Pos]] = field(default_factory=list)  # needer, as written, where
     check_ids: list[str] | None = None  # None: the checks could not be read
     # The events and tools the rule concerns, as far as the file says them
     # readably (see LoadError.on): unknown until the file parses.
@@ -624,7 +617,7 @@ def _read_check(fr: _FileRule, seq: Any, index: int, item: dict[str, Any],
             _tool_items(fr, item[key], f"{label}.{key}", deny=key == "disallowed_tools")
     needs = item.get("needs")
     if isinstance(needs, list):
-        fr.needs += [_Need(check, str(raw), _pos(needs, i))
+        fr.needs += [(check.full_id, str(raw), _pos(needs, i))
                      for i, raw in enumerate(needs) if isinstance(raw, str) and raw]
     return check
 
@@ -678,18 +671,18 @@ def _cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
         graph[loop[0]].remove(loop[1])
 
 
-def _resolve(fr: _FileRule, need: _Need, by_id: dict[str, list[_FileRule]]) -> str | None:
-    """The full id of the check ``need`` names; None (the error recorded) when none loads."""
-    raw = need.raw.strip()
+def _resolve(fr: _FileRule, raw: str, pos: Pos, by_id: dict[str, list[_FileRule]]) -> str | None:
+    """The full id of the check a need names; None (the error recorded) when none loads."""
+    raw = raw.strip()
     rid, cid = raw.split("/", 1) if "/" in raw else (fr.id, raw)
     target = by_id.get(rid, [None])[0]
     if target is None:
-        fr.err(need.pos, f"unknown need `{raw}`: there is no rule `{rid}`" + suggest(rid, by_id))
+        fr.err(pos, f"unknown need `{raw}`: there is no rule `{rid}`" + suggest(rid, by_id))
     elif target.check_ids is None:
-        fr.err(need.pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
+        fr.err(pos, f"needs `{raw}`, but rule `{rid}` does not load ({target.disp})")
     elif cid not in target.check_ids:
         owner = "this rule" if rid == fr.id else f"rule `{rid}`"
-        fr.err(need.pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
+        fr.err(pos, f"unknown need `{raw}`: {owner} has no check `{cid}`"
                + suggest(cid, target.check_ids))
     else:
         return f"{rid}/{cid}"
@@ -708,29 +701,29 @@ def _link(loaded: list[_FileRule]) -> None:
                 fr.err((1, 1), f"rule id `{rid}` is defined twice ({shown}); keep one")
 
     # (needer, needed) full ids -> the first need that says it
-    edge_need: dict[tuple[str, str], tuple[_FileRule, _Need]] = {}
+    edge_need: dict[tuple[str, str], tuple[_FileRule, Pos]] = {}
     for fr in loaded:
-        for need in fr.needs:
-            if (dst := _resolve(fr, need, by_id)) is not None:
-                edge_need.setdefault((need.check.full_id, dst), (fr, need))
+        for src, raw, pos in fr.needs:
+            if (dst := _resolve(fr, raw, pos, by_id)) is not None:
+                edge_need.setdefault((src, dst), (fr, pos))
 
     for loop in _cycles(list(edge_need)):
         reported: set[str] = set()
         for src, dst in zip(loop, loop[1:], strict=False):
-            fr, need = edge_need[(src, dst)]
+            fr, pos = edge_need[(src, dst)]
             if fr.id not in reported:
                 reported.add(fr.id)
-                fr.err(need.pos, f"cycle in needs: {' -> '.join(loop)}")
+                fr.err(pos, f"cycle in needs: {' -> '.join(loop)}")
 
     # A rule that needs a check of a rule that does not load cannot run: disable it too.
     failed = {fr.id for fr in loaded if fr.errors or fr.rule is None}
     changed = True
     while changed:
         changed = False
-        for (_src, dst), (fr, need) in edge_need.items():
+        for (_src, dst), (fr, pos) in edge_need.items():
             dep = dst.split("/", 1)[0]
             if fr.id not in failed and dep in failed:
-                fr.err(need.pos, f"needs `{dst}`, but rule `{dep}` does not load, so this "
+                fr.err(pos, f"needs `{dst}`, but rule `{dep}` does not load, so this "
                        "rule is disabled too")
                 failed.add(fr.id)
                 changed = True
