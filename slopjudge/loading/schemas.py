@@ -12,9 +12,6 @@ from slopjudge.resources import data_path
 
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
-    try:
-        with open(data_path("schemas", name), encoding="utf-8") as fh:
-            schema: dict[str, Any] = json.load(fh)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{name} is missing from this slopjudge install") from None
+    with open(data_path("schemas", name), encoding="utf-8") as fh:
+        schema: dict[str, Any] = json.load(fh)
     return schema
