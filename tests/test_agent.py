@@ -23,7 +23,7 @@ import pytest
 from slopjudge.harnesses.claude import ISOLATION_SETTINGS, ClaudeCode
 from slopjudge.harnesses.codex import Codex
 from slopjudge.hookspec import JudgeAttempt
-from slopjudge.judging.runner.agent import UsageError, classify, split_rules
+from slopjudge.judging.runner.agent import UsageError, classify, parse_options
 
 FAKE = r'''#!{python}
 import json, os, re, sys, time
@@ -112,13 +112,17 @@ def run(tmp_path: Path, bindir: Path) -> Run:
 
 # -- tool rules and argv -------------------------------------------------------
 
-def test_split_rules_keeps_parenthesised_rules_whole() -> None:
-    assert split_rules("Read Grep,Bash(git show:*)  Edit(//a b/**)") == [
+def test_tool_rule_lists_keep_parenthesised_rules_whole() -> None:
+    def rules(*flags: str) -> list[str]:
+        return list(parse_options(["--model", "m", *flags, "p"], {}).allowed_tools)
+
+    assert rules("--allowed-tools", "Read Grep,Bash(git show:*)  Edit(//a b/**)") == [
         "Read", "Grep", "Bash(git show:*)", "Edit(//a b/**)"]
-    assert split_rules("") == []
+    assert rules("--allowed-tools", "") == rules() == []
     for bad in ("Bash(git", "Read)", "Bash((x)"):
-        with pytest.raises(UsageError, match="unbalanced"):
-            split_rules(bad)
+        for flag in ("--allowed-tools", "--disallowed-tools"):
+            with pytest.raises(UsageError, match="unbalanced"):
+                rules(flag, bad)
 
 
 def test_claude_argv_is_exactly_the_spec_shape(tmp_path: Path) -> None:

@@ -32,12 +32,8 @@ STDOUT_CAPTURE = 64 * 1024  # sr-agent keeps this much of the harness reply
 
 # Variables tying a process to the Claude Code session that launched it: a judge
 # must be a fresh session, never a participant in the caller's.
-_SESSION_VARS = (
-    "CLAUDE_CODE_SESSION_ID",
-    "CLAUDE_CODE_HOST_SESSION_ID",
-    "CLAUDE_CODE_MESSAGING_SOCKET",
-    "CLAUDE_CODE_MESSAGING_TOKEN",
-)
+_SESSION_VARS = ("CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_HOST_SESSION_ID",
+                 "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN")
 
 
 class UsageError(Exception):
@@ -48,14 +44,6 @@ class _Terminated(Exception):
     """A signal (``args[0]``) asked slopjudge-agent to stop; procs.run kills the child's group."""
 
 
-def split_rules(text: str) -> list[str]:
-    """Split a tool-rule list on commas/whitespace, keeping ``Bash(git show:*)`` whole."""
-    try:
-        return split_tool_rules(text)
-    except ValueError:
-        raise UsageError(f"unbalanced parentheses in tool rules: {text!r}") from None
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -63,9 +51,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, allow_abbrev=False, description=__doc__.split("\n(")[0] + ".")
-    p.add_argument(
-        "--model", default="", help="model set: size-xs..size-xxl, a name, or a comma list"
-    )
+    p.add_argument("--model", default="",
+                   help="model set: size-xs..size-xxl, a name, or a comma list")
     p.add_argument("--verify", help="verifier executable; turns on answer-file mode")
     p.add_argument("--verify-attempts", dest="attempts", type=int, default=2,
                    help="1..20, default 2")
@@ -132,8 +119,11 @@ def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
     ns.harness = "claude" if harness in ("claude-code", "claudecode") else harness
     if ns.harness not in HARNESSES:
         raise UsageError(f"unknown harness {ns.harness!r} ({' or '.join(HARNESSES)})")
-    ns.allowed_tools = [r for s in ns.allowed_tools for r in split_rules(s)]
-    ns.disallowed_tools = [r for s in ns.disallowed_tools for r in split_rules(s)]
+    try:  # each is ONE string of rules: commas or spaces between, ``Bash(git show:*)`` whole
+        ns.allowed_tools = [r for s in ns.allowed_tools for r in split_tool_rules(s)]
+        ns.disallowed_tools = [r for s in ns.disallowed_tools for r in split_tool_rules(s)]
+    except ValueError as exc:
+        raise UsageError(f"tool rules: {exc}") from None
     ns.writable_dirs, ns.readonly_dirs = _check_dirs(ns.writable_dirs, ns.readonly_dirs)
     if ns.verify is not None:
         found = shutil.which(ns.verify, path=env.get("PATH"))  # with a "/": that file only
@@ -152,10 +142,8 @@ def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
             raise UsageError(f"answer folder root {override} is inside a read-only dir")
         os.makedirs(override, exist_ok=True)
         return override
-    cache = os.path.join(
-        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slopjudge-agent"
-    )
-    for root in (env.get("TMPDIR"), cache, "/tmp"):
+    cache = env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    for root in (env.get("TMPDIR"), os.path.join(cache, "slopjudge-agent"), "/tmp"):
         if not root or any(_inside(root, ro) for ro in readonly):
             continue
         with contextlib.suppress(OSError):
@@ -200,8 +188,7 @@ def classify(stderr: bytes, stdout: bytes = b"") -> str:
 
 
 def _err(line: str) -> None:
-    sys.stderr.write(line if line.endswith("\n") else line + "\n")
-    sys.stderr.flush()
+    print(line, file=sys.stderr, flush=True)
 
 
 def _lines(data: bytes) -> list[str]:
@@ -221,9 +208,7 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
     harness, found = HARNESSES[opts.harness].judge(env)
     warnings: list[str] = []
     try:
-        harness.override_models(
-            alias_overrides(env.get("SLOPJUDGE_MODEL_ALIASES"), harness.name)
-        )
+        harness.override_models(alias_overrides(env.get("SLOPJUDGE_MODEL_ALIASES"), harness.name))
         model = harness.resolve_model(opts.model, warnings)
         harness.check_tools(opts.allowed_tools, opts.disallowed_tools)
     except ValueError as exc:
