@@ -115,7 +115,7 @@ def test_slopjudges_own_programs_are_never_found_in_a_relative_path_folder(
     # (the judge) or the slopjudge an --absolute install writes into the hooks.
     from slopjudge.changes.gitio import _program
     from slopjudge.commands.install import default_command
-    from slopjudge.harnesses.base import find_binary
+    from slopjudge.harnesses.claude import CLAUDE
 
     real, planted = tmp_path / "x:y" / "bin", tmp_path / "y" / "bin"
     for name in ("sr-agent", "git", "claude", "slopjudge"):
@@ -127,7 +127,7 @@ def test_slopjudges_own_programs_are_never_found_in_a_relative_path_folder(
     monkeypatch.setenv("PATH", relative)
     assert resolve_runner(None) == [sys.executable, "-m", "slopjudge.judging.runner.agent"]
     assert _program(None) is None
-    assert find_binary({"PATH": relative}, "SLOPJUDGE_CLAUDE_BIN", "claude") is None
+    assert CLAUDE.judge({"PATH": relative})[1] is False
     assert default_command() == f"{sys.executable} -m slopjudge"
     # The same programs in an absolute folder are found; a name with "/" is that file.
     monkeypatch.setenv("PATH", os.pathsep.join([".", str(planted)]))
@@ -135,7 +135,8 @@ def test_slopjudges_own_programs_are_never_found_in_a_relative_path_folder(
     assert _program(None) == str(planted / "git")
     assert default_command() == str(planted / "slopjudge")
     env = {"PATH": str(planted), "SLOPJUDGE_CLAUDE_BIN": "./claude"}
-    assert find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude") == "./claude"
+    harness, found = CLAUDE.judge(env)
+    assert found and harness.binary == "./claude"
     write_exe(real / "slopjudge", "#!/bin/sh\n")
     assert default_command() == str(real / "slopjudge")  # beside this Python: first
 

@@ -1,13 +1,12 @@
 """What the agents share: the four hooks, answers in Claude Code's shape (another agent's
-module says where it differs), and the judge side's binary lookup and model sets (a comma
-list of size aliases, which each harness maps to its models, and model names).
+module says where it differs), and the judge side's model sets (a comma list of size
+aliases, which each harness maps to its models, and model names).
 """
 
 from __future__ import annotations
 
 import os
 
-from slopjudge.fsutil import which
 from slopjudge.model import SIZE_ALIASES
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
@@ -105,8 +104,7 @@ class Agent:
 
 def hook_command(command: str, point: str, harness: str) -> str:
     """The hook command for ``point``; another agent's names it, to be answered in its form."""
-    suffix = "" if harness == "claude" else f" --harness {harness}"
-    return f"{command} hook {point}{suffix}"
+    return f"{command} hook {point}" + ("" if harness == "claude" else f" --harness {harness}")
 
 
 def is_ours(handler: Any, point: str) -> bool:
@@ -131,11 +129,6 @@ def dig(data: Any, *keys: str) -> Any:
     for k in keys:
         data = data.get(k) if isinstance(data, dict) else None
     return data
-
-
-def find_binary(env: Mapping[str, str], variable: str, name: str) -> str | None:
-    """The binary ``variable`` names (a path or a name), else ``name``; None if not runnable."""
-    return which(env.get(variable) or name, env.get("PATH"))
 
 
 def alias_overrides(raw: str | None, harness: str) -> dict[str, str]:

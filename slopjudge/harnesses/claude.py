@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from slopjudge.fsutil import which
 from slopjudge.harnesses import base
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
@@ -41,15 +42,13 @@ class ClaudeCode(base.Agent):
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
         """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
-        execpath = env.get("CLAUDE_CODE_EXECPATH") or ""
-        if (not env.get("SLOPJUDGE_CLAUDE_BIN")
-                and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
+        named, execpath = env.get("SLOPJUDGE_CLAUDE_BIN"), env.get("CLAUDE_CODE_EXECPATH") or ""
+        if (not named and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
                 and os.path.isfile(execpath) and os.access(execpath, os.X_OK)):
             found: str | None = execpath
-        else:
-            found = base.find_binary(env, "SLOPJUDGE_CLAUDE_BIN", "claude")
-        binary = found or env.get("SLOPJUDGE_CLAUDE_BIN") or "claude"
-        return ClaudeCode(binary), found is not None
+        else:  # a path or a name, looked up in PATH's absolute folders
+            found = which(named or "claude", env.get("PATH"))
+        return ClaudeCode(found or named or "claude"), found is not None
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
         argv = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from slopjudge.fsutil import which
 from slopjudge.harnesses import base
 
 TYPE_CHECKING = False  # not typing's: the PreToolUse fast path imports this module
@@ -88,19 +89,16 @@ class Codex(base.Agent):
                 problems.append(f"Codex has slopjudge's {event} hook turned off ({key}): turn it "
                                 f"on in /hooks, or remove `enabled = false` under it in {config}")
             trusted = base.dig(settings, "hooks", "state", key, "trusted_hash")
-            if trusted == digest:
-                continue
-            how = "changed since it was trusted" if trusted else "not trusted"
-            problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
-            lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
+            if trusted != digest:
+                how = "changed since it was trusted" if trusted else "not trusted"
+                problems.append(f"Codex does not run slopjudge's {event} hook: it is {how} ({key})")
+                lines.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = \"{digest}\"")
         if lines:
             problems.append(
                 "To trust them: in the Codex TUI (`codex` in the project), open /hooks and trust "
                 f"each of slopjudge's hooks; for `codex exec`, add these lines to {config} "
                 "(replace any older entry of the same name):\n" + "\n".join(lines))
         return problems
-
-    # --- judge ---------------------------------------------------------------------
 
     models = {
         "size-xs": "gpt-6-luna",
@@ -116,21 +114,11 @@ class Codex(base.Agent):
     key_env = "OPENAI_API_KEY"  # the variable holding its key
 
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
-        found = base.find_binary(env, "SLOPJUDGE_CODEX_BIN", "codex")
+        found = which(env.get("SLOPJUDGE_CODEX_BIN") or "codex", env.get("PATH"))
         harness = Codex(found or "codex")
         harness.base_url = env.get("SLOPJUDGE_CODEX_BASE_URL") or None
         harness.key_env = env.get("SLOPJUDGE_CODEX_API_KEY_ENV") or "OPENAI_API_KEY"
         return harness, found is not None
-
-    def provider_args(self) -> list[str]:
-        """``-c`` overrides selecting the provider at ``base_url`` (none without one)."""
-        if not self.base_url:
-            return []
-        q = _toml_str
-        table = (f"{{name = {q('slopjudge')}, base_url = {q(self.base_url)}, "
-                 f"wire_api = {q('responses')}, env_key = {q(self.key_env)}, "
-                 "request_max_retries = 0, stream_max_retries = 0}")
-        return ["-c", f"model_providers.slopjudge={table}", "-c", 'model_provider="slopjudge"']
 
     def check_tools(self, allowed_tools: list[str], disallowed_tools: list[str]) -> None:
         """Refuse grants the sandbox cannot express."""
@@ -144,8 +132,14 @@ class Codex(base.Agent):
             self.binary, "exec", "-m", attempt.model,
             "--ignore-user-config", "--disable", "hooks", "--ephemeral", "--skip-git-repo-check",
             # JSONL events: the usage of each turn; the answer still comes through the file.
-            "--json", *self.provider_args(),
+            "--json",
         ]
+        if self.base_url:  # the provider at base_url, by -c overrides
+            q = _toml_str
+            table = (f"{{name = {q('slopjudge')}, base_url = {q(self.base_url)}, "
+                     f"wire_api = {q('responses')}, env_key = {q(self.key_env)}, "
+                     "request_max_retries = 0, stream_max_retries = 0}")
+            argv += ["-c", f"model_providers.slopjudge={table}", "-c", 'model_provider="slopjudge"']
         writable = attempt.writable_dirs
         if writable:
             argv += [
@@ -180,9 +174,6 @@ class Codex(base.Agent):
 
 
 CODEX = Codex()
-
-
-# --- trust ---------------------------------------------------------------------
 
 
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
