@@ -91,8 +91,7 @@ def from_claude_result(obj: Any) -> dict[str, Any] | None:
     if not isinstance(obj, dict):
         return None
     usage, models = obj.get("usage"), obj.get("modelUsage")
-    tokens = usage if isinstance(usage, dict) else {}
-    return clean({**{key: tokens.get(key) for key in TOKEN_FIELDS},
+    return clean({**(usage if isinstance(usage, dict) else {}),  # clean keeps the token counts
                   "cost_usd": obj.get("total_cost_usd"), "duration_ms": obj.get("duration_ms"),
                   "model": ",".join(map(str, models)) if isinstance(models, dict) else None})
 

@@ -91,11 +91,9 @@ class Agent:
                 return self.models[entry]
             if entry.lower().startswith(self.prefixes):
                 return entry
-        known = ", ".join(SIZE_ALIASES)
-        names = ", ".join(p.rstrip("-") + ("-*" if p.endswith("-") else "")
-                          for p in self.prefixes)
+        names = ", ".join(p + "*" if p.endswith("-") else p for p in self.prefixes)
         raise ValueError(f"no model in {model_set!r} suits harness {self.name} "
-                         f"(use {known}, or a name like {names})")
+                         f"(use {', '.join(SIZE_ALIASES)}, or a name like {names})")
 
     def override_models(self, overrides: Mapping[str, str]) -> None:
         """Settings' ``model_aliases`` for this harness: alias -> model name."""

@@ -148,8 +148,7 @@ class Codex(base.Agent):
                 "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
                 "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
             ]
-            for extra in writable[1:]:
-                argv += ["--add-dir", extra]
+            argv += [word for extra in writable[1:] for word in ("--add-dir", extra)]
         else:
             argv += ["--sandbox", "read-only"]
         data = attempt.prompt.encode("utf-8")
