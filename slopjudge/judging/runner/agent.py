@@ -40,10 +40,6 @@ class UsageError(Exception):
     """Bad input: one line on stderr, exit 2."""
 
 
-class _Terminated(Exception):
-    """A signal (``args[0]``) asked slopjudge-agent to stop; procs.run kills the child's group."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -337,7 +333,8 @@ class _Judge:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated(signum)
+    # The exit a shell gives a signal's death; on the way out, procs.run kills the child's group.
+    raise SystemExit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,8 +346,6 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         _err(f"{PROG}: {exc}")
         return 2
-    except _Terminated as exc:
-        return 128 + int(exc.args[0])
     except KeyboardInterrupt:
         return 130
     finally:
