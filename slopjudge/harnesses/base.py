@@ -85,8 +85,7 @@ class Agent:
                 "empty model set (give --model size-md, a model name, or a comma list)")
         for i, entry in enumerate(entries):
             if entry in self.models:
-                if warnings is not None and i + 1 < len(entries):
-                    rest = ", ".join(entries[i + 1:])
+                if warnings is not None and (rest := ", ".join(entries[i + 1:])):
                     warnings.append(f"model set entries after {entry} are never used: {rest}")
                 return self.models[entry]
             if entry.lower().startswith(self.prefixes):
@@ -118,8 +117,8 @@ def is_ours(handler: Any, point: str) -> bool:
         return False
     if len(words) >= 2 and words[-2] == "--harness":
         words = words[:-2]
-    return (len(words) >= 3 and words[-2:] == ["hook", point]
-            and any(os.path.basename(w) == "slopjudge" for w in words[:-2]))
+    return words[-2:] == ["hook", point] and any(
+        os.path.basename(w) == "slopjudge" for w in words[:-2])  # some word before them
 
 
 def dig(data: Any, *keys: str) -> Any:

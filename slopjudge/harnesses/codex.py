@@ -157,9 +157,8 @@ class Codex(base.Agent):
         return [*argv, "--", attempt.prompt], b""
 
     def parse_output(self, stdout: bytes) -> tuple[bytes, dict[str, Any] | None]:
-        """The reply (the last agent message) and the usage of the ``turn.completed``
-        events of ``codex exec --json``; output that is no such event stream is the reply
-        itself."""
+        """The last agent message and the usage of ``codex exec --json``'s events; output
+        that is no such event stream is the reply itself."""
         from slopjudge.usage import codex_events, from_codex_events
 
         text = stdout.decode("utf-8", "replace")
