@@ -43,11 +43,9 @@ class ClaudeCode(base.Agent):
     def judge(self, env: Mapping[str, str]) -> tuple[Harness, bool]:
         """The claude binary: SLOPJUDGE_CLAUDE_BIN, the running Claude Code's, or PATH."""
         named, execpath = env.get("SLOPJUDGE_CLAUDE_BIN"), env.get("CLAUDE_CODE_EXECPATH") or ""
-        if (not named and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
-                and os.path.isfile(execpath) and os.access(execpath, os.X_OK)):
-            found: str | None = execpath
-        else:  # a path or a name, looked up in PATH's absolute folders
-            found = which(named or "claude", env.get("PATH"))
+        running = (not named and (env.get("CLAUDECODE") or env.get("CLAUDE_CODE_ENTRYPOINT"))
+                   and os.path.isfile(execpath) and os.access(execpath, os.X_OK))
+        found = execpath if running else which(named or "claude", env.get("PATH"))
         return ClaudeCode(found or named or "claude"), found is not None
 
     def argv(self, attempt: JudgeAttempt) -> tuple[list[str], bytes]:
