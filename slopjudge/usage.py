@@ -35,8 +35,7 @@ def clean(raw: Any) -> dict[str, Any] | None:
 
 
 def _json_lines(text: str, marker: str = "") -> list[Any]:
-    """The JSON value on each line that starts with ``marker`` (after it); a line that does
-    not parse (a banner, a warning) is skipped."""
+    """The JSON value after ``marker`` on each line it starts; a banner or warning is skipped."""
     import json
 
     found = []

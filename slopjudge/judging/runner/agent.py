@@ -87,7 +87,7 @@ def _check_dirs(writable: list[str], readonly: list[str]) -> tuple[list[str], li
 
 def _inside(path: str, root: str) -> bool:
     """``path`` is ``root`` or under it, as written or with links resolved."""
-    return path == root or path.startswith(root.rstrip("/") + "/") or inside(path, root)
+    return path.startswith(root.rstrip("/") + "/") or inside(path, root)
 
 
 def parse_options(argv: list[str], env: dict[str, str]) -> argparse.Namespace:
