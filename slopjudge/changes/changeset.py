@@ -91,8 +91,7 @@ def _blob(blobs: dict[str, bytes], sha: str) -> str | None:
 def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[FileChange]:
     """One FileChange per raw record, with its section of ``patch`` and its contents."""
     parts, lines = diffparse.parse(patch)
-    reader = diffparse.Reader(patch, parts, lines)
-    groups = iter(diffparse.merge_typechanges(parts))
+    groups = iter(diffparse.sections(patch, parts, lines))
     group = next(groups, None)
     files: list[FileChange] = []
     for r in recs:
@@ -100,10 +99,10 @@ def _git_files(recs: list[_Raw], patch: bytes, blobs: dict[str, bytes]) -> list[
         status, old_path = _STATUS.get(kind, "M"), decode(r.src) if kind in ("R", "C") else None
         fields: dict[str, Any] = {"hunks": []}  # a record without a patch section
         if group is not None:
-            a, b = group
+            a, b, section = group
             last = b or a
             if (a.old if a.status == "D" and b is None else (last.new or last.old)) == r.path:
-                fields = reader.section(a, b)
+                fields = section
                 group = next(groups, None)
         binary = fields.get("binary", False)
         old = None if kind == "A" or binary else _blob(blobs, r.old_sha)

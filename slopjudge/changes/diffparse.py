@@ -324,31 +324,6 @@ def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
         h.read = got
 
 
-class Reader:
-    """One parse's sections as FileChange fields; their hunks all read by unidiff when the
-    first is needed (``FileChange.hunk_source``): a payload that needs one file's hunks
-    mostly needs all."""
-
-    def __init__(self, data: bytes, parts: list[FilePatch], lines: list[bytes]) -> None:
-        self.data, self.lines = data, lines
-        self.parts: list[FilePatch] | None = parts
-
-    def section(self, a: FilePatch, b: FilePatch | None) -> dict[str, Any]:
-        """The FileChange fields of section ``a`` (and ``b``, a type change's second)."""
-        pair = (a,) if b is None else (a, b)
-        binary = any(x.binary for x in pair)
-        return {"diff": decode(self.data[a.start : pair[-1].end]), "binary": binary,
-                "added": 0 if binary else sum(x.added for x in pair),
-                "removed": 0 if binary else sum(x.removed for x in pair),
-                "hunk_source": partial(self._hunks, pair)}
-
-    def _hunks(self, pair: tuple[FilePatch, ...]) -> list[dict[str, Any]]:
-        if self.parts is not None:
-            _read([h for part in self.parts for h in part.hunks], self.lines)
-            self.parts = None
-        return [h for part in pair for h in hunk_payloads(part, self.lines)]
-
-
 def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
     """The part's hunks as the payload carries them (``hunk`` in payload.schema.json)."""
     _read(part.hunks, lines)
@@ -379,13 +354,31 @@ def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
             and a.old_mode[:2] != b.new_mode[:2])
 
 
-def merge_typechanges(parts: list[FilePatch]) -> list[tuple[FilePatch, FilePatch | None]]:
-    out: list[tuple[FilePatch, FilePatch | None]] = []
+def sections(data: bytes, parts: list[FilePatch], lines: list[bytes]
+             ) -> list[tuple[FilePatch, FilePatch | None, dict[str, Any]]]:
+    """Each file's section (and a type change's second) with its FileChange fields. The
+    first payload that needs hunks has unidiff read them all: it mostly needs all."""
+    unread = [h for part in parts for h in part.hunks]
+
+    def hunks(pair: tuple[FilePatch, ...]) -> list[dict[str, Any]]:
+        _read(unread, lines)
+        unread.clear()
+        return [h for part in pair for h in hunk_payloads(part, lines)]
+
+    groups: list[tuple[FilePatch, ...]] = []
     for part in parts:
-        if out and out[-1][1] is None and _is_typechange(out[-1][0], part):
-            out[-1] = (out[-1][0], part)
+        if groups and len(groups[-1]) == 1 and _is_typechange(groups[-1][0], part):
+            groups[-1] = (groups[-1][0], part)
         else:
-            out.append((part, None))
+            groups.append((part,))
+    out: list[tuple[FilePatch, FilePatch | None, dict[str, Any]]] = []
+    for pair in groups:
+        binary = any(x.binary for x in pair)
+        out.append((pair[0], pair[1] if len(pair) == 2 else None, {
+            "diff": decode(data[pair[0].start : pair[-1].end]), "binary": binary,
+            "added": 0 if binary else sum(x.added for x in pair),
+            "removed": 0 if binary else sum(x.removed for x in pair),
+            "hunk_source": partial(hunks, pair)}))
     return out
 
 
@@ -419,10 +412,9 @@ def file_changes(
     """The files of a git or plain unified diff (:func:`_plain_names`), in its order."""
     parts, lines = parsed if parsed is not None else parse(data)
     _plain_names(parts)
-    reader = Reader(data, parts, lines)
     _read([h for p in parts if _provable(p) for h in p.hunks], lines)  # contents: one PatchSet
     files: list[FileChange] = []
-    for a, b in merge_typechanges(parts):
+    for a, b, fields in sections(data, parts, lines):
         old, new = _rebuild(a)
         status, old_path = a.status, None
         if b is not None:  # a type change: a's old side, b's new side
@@ -433,7 +425,6 @@ def file_changes(
             path, old_path = a.new, a.old
         else:
             path = a.new or a.old
-        fields = reader.section(a, b)
         files.append(FileChange(
             path=decode(path or b""), status=status,
             old_path=decode(old_path) if old_path is not None else None,
