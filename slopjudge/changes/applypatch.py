@@ -96,11 +96,10 @@ def operation(line: str) -> tuple[Kind, str] | None:
     return None if kind is None else (kind, head.split(": ", 1)[1].strip())
 
 
-def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
+def _hunks(lines: list[str], start: int, op: PatchOp) -> int:
     """Read the hunks of one Update; return the index of the line after them."""
     hunk: Hunk | None = None
-    while i < len(lines):
-        line = lines[i]
+    for i, line in enumerate(lines[start:], start):
         stripped = line.strip()
         if stripped == "@@" or line.startswith("@@ "):
             hunk = Hunk(context=line[3:] if line.startswith("@@ ") else None)
@@ -111,7 +110,7 @@ def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
             hunk.end_of_file = True
             hunk = None
         elif line.startswith("***"):
-            break
+            return i
         else:
             if hunk is None:  # the first hunk may omit its @@ line
                 hunk = Hunk(context=None)
@@ -124,8 +123,7 @@ def _hunks(lines: list[str], i: int, op: PatchOp) -> int:
                 hunk.old.append(rest)
             if tag != "-":  # context and added lines
                 hunk.new.append(rest)
-        i += 1
-    return i
+    return len(lines)
 
 
 # --- applying -------------------------------------------------------------------
@@ -161,9 +159,7 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
     """``text`` after ``hunks`` (a ``@@ line`` first finds that line; a hunk with no old
     line appends); ends with a newline and keeps the file's CRLF."""
     eol = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split("\n")
-    if lines[-1] == "":  # split gives one item at least
-        lines.pop()
+    lines = text.removesuffix("\n").split("\n") if text else []
     if eol == "\r\n":
         lines = [line.removesuffix("\r") for line in lines]
     edits: list[tuple[int, int, list[str]]] = []
