@@ -371,48 +371,42 @@ def _with_added(path: str, lines: list[str]) -> str:
     return text + sep + "".join(line + "\n" for line in lines)
 
 
-def _unapplied_patch(base: str, patch: str) -> list[tuple[str, str | None, str | None]]:
-    """Every file an envelope names, read line by line without trusting its
-    structure: an added or updated file gets its ``+`` lines."""
-    from slopjudge.changes.applypatch import MOVE, operation
-
-    files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
-    for line in patch.split("\n"):
-        line = line.rstrip("\r")
-        head = line.lstrip()
-        if (found := operation(line)) is not None:
-            files.append([found[0], absolute(base, found[1]), None, []])
-        elif head.startswith(MOVE) and files and (name := head[len(MOVE):].strip()):
-            files[-1][2] = absolute(base, name)
-        elif line.startswith("+") and files:
-            files[-1][3].append(line[1:])
-    return [(path, None, None) if kind == "delete"
-            else (path, None, "".join(a + "\n" for a in added)) if kind == "add"
-            else (moved_to or path, moved_to and path, _with_added(path, added))
-            for kind, path, moved_to, added in files]
-
-
 def unapplied_changeset(
     tool_name: str, tool_input: dict[str, Any], workspace: str, cwd: str | None = None
 ) -> Any:
     """The changeset a call that cannot be reproduced is judged on: each target path, its new
     text added at the end of the file as it is (a deleted file as a deletion), and every named
     file even with no new text (a header-only entry), so rules with ``paths`` still see it."""
+    from slopjudge.changes.applypatch import MOVE, operation
     from slopjudge.changes.proposed import from_proposed_edits, relative
     from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
 
     patch = patch_text(tool_name, tool_input)
-    items: list[tuple[str, str | None, str | None]] = []
-    if patch is not None:
-        items = _unapplied_patch(_patch_base(tool_input, workspace, cwd), patch)
+    files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
+    if patch is not None:  # read line by line, without trusting the envelope's structure
+        base = _patch_base(tool_input, workspace, cwd)
+        for line in patch.split("\n"):
+            line = line.rstrip("\r")
+            head = line.lstrip()
+            if (found := operation(line)) is not None:
+                files.append([found[0], absolute(base, found[1]), None, []])
+            elif head.startswith(MOVE) and files and (name := head[len(MOVE):].strip()):
+                files[-1][2] = absolute(base, name)
+            elif line.startswith("+") and files:
+                files[-1][3].append(line[1:])
     elif (path := target_path(tool_name, tool_input, workspace)) is not None:
         edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
         key = {"Write": "content", "NotebookEdit": "new_source"}.get(tool_name, "new_string")
-        added = [line for edit in (edits if isinstance(edits, list) else [])
-                 if isinstance(edit, dict) and isinstance(edit.get(key), str)
-                 for line in edit[key].splitlines()]
-        items = [(path, None, _with_added(path, added))]
+        files = [["update", path, None, [
+            line for edit in (edits if isinstance(edits, list) else [])
+            if isinstance(edit, dict) and isinstance(edit.get(key), str)
+            for line in edit[key].splitlines()]]]
+    items: list[tuple[str, str | None, str | None]] = [
+        (path, None, None) if kind == "delete"
+        else (path, None, "".join(a + "\n" for a in added)) if kind == "add"
+        else (moved_to or path, moved_to and path, _with_added(path, added))
+        for kind, path, moved_to, added in files]
     try:
         cs = from_proposed_edits(workspace, items)
     except ChangesetError:
