@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from itertools import takewhile
 from typing import Literal
 
-from slopjudge.changes.edits import EditError, absolute, read_text
+from slopjudge.changes.edits import BEGIN, END, EditError, absolute, envelope, read_text
 
-BEGIN = "*** Begin Patch"
-END = "*** End Patch"
 Kind = Literal["add", "delete", "update"]
 OPS: dict[str, Kind] = {
     "*** Add File: ": "add", "*** Delete File: ": "delete", "*** Update File: ": "update"}
@@ -43,18 +41,9 @@ class PatchOp:
     hunks: list[Hunk] = field(default_factory=list)  # for update
 
 
-def extract(text: str) -> str | None:
-    """The envelope inside ``text`` (a heredoc, a shell line), or None without one."""
-    start = text.find(BEGIN)
-    if start < 0:
-        return None
-    end = text.rfind(END)  # none: the envelope runs to the end, and parse() says so
-    return text[start:] if end < start else text[start:end + len(END)]
-
-
 def parse(text: str) -> list[PatchOp]:
     """The operations of one envelope, in order."""
-    body = extract(text)
+    body = envelope(text)
     if body is None:
         raise PatchError(f"not a patch: no {BEGIN!r} line")
     lines = [line.removesuffix("\r") for line in body.split("\n")]

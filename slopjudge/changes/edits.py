@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     Restyle = Callable[[str], str]  # new_string written in the style of the matched text
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
+BEGIN, END = "*** Begin Patch", "*** End Patch"  # Codex's apply_patch envelope
 
 
 class EditError(Exception):
@@ -276,14 +277,15 @@ def _notebook(text: str | None, tool_input: dict[str, Any], path: str) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def _envelope(value: object) -> str | None:
+def envelope(value: object) -> str | None:
+    """The ``apply_patch`` envelope in ``value`` (a heredoc, a shell line, a list's last
+    item), or None without one."""
     if isinstance(value, list) and value:
         value = value[-1]
-    if not isinstance(value, str):
+    if not isinstance(value, str) or (start := value.find(BEGIN)) < 0:
         return None
-    from slopjudge.changes.applypatch import extract
-
-    return extract(value)
+    end = value.rfind(END)  # none: the envelope runs to the end, and parse() says so
+    return value[start:] if end < start else value[start:end + len(END)]
 
 
 def _shell_patch(command: object) -> str | None:
@@ -291,14 +293,14 @@ def _shell_patch(command: object) -> str | None:
     if isinstance(command, list):
         words = [w for w in command if isinstance(w, str)]
         if words and os.path.basename(words[0]) in _PATCH_PROGRAMS:
-            return _envelope(words[-1])
+            return envelope(words[-1])
         from slopjudge.changes.shell import shell_text  # 4 ms with shlex: not for a file tool
 
         command = shell_text(words)
     if not isinstance(command, str) or not command.split():
         return None
     first = command.split(None, 1)[0].split("<<", 1)[0]  # `apply_patch<<'EOF'`
-    return _envelope(command) if os.path.basename(first) in _PATCH_PROGRAMS else None
+    return envelope(command) if os.path.basename(first) in _PATCH_PROGRAMS else None
 
 
 def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
@@ -309,7 +311,7 @@ def patch_text(tool_name: str | None, tool_input: dict[str, Any] | None) -> str 
     if not isinstance(tool_input, dict):
         return None
     if tool_name == APPLY_PATCH:
-        return next((f for v in tool_input.values() if (f := _envelope(v)) is not None), None)
+        return next((f for v in tool_input.values() if (f := envelope(v)) is not None), None)
     if tool_name in SHELL_TOOLS:
         return _shell_patch(tool_input.get("command", tool_input.get("cmd")))
     return None
