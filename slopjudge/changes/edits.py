@@ -18,10 +18,7 @@ from slopjudge.fsutil import Unreadable, read_if_present, read_or
 
 TYPE_CHECKING = False  # not typing's: this module is on the PreToolUse fast path
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
-
-    Restyle = Callable[[str], str]  # new_string written in the style of the matched text
 
 _PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})
 BEGIN, END = "*** Begin Patch", "*** End Patch"  # Codex's apply_patch envelope
@@ -98,7 +95,7 @@ def _backslashes_before(text: str, at: int) -> int:
     return n
 
 
-def _escaped_form(old: str, text: str) -> tuple[str, Restyle] | None:
+def _escaped_form(old: str, new: str, text: str) -> tuple[str, str] | None:
     """``old`` found in ``text`` with each non-ASCII character written as an unescaped
     ``\\uXXXX`` (hex in either case), its first occurrence only; and ``new_string``
     escaped alike: the same digits for a character ``old`` has, else in the case most of
@@ -132,27 +129,27 @@ def _escaped_form(old: str, text: str) -> tuple[str, Restyle] | None:
     seen = dict(zip((u for u in units if u >= 0x80), m.groups(), strict=True))
     digits = "".join(m.groups())
     upper = sum(map(str.isupper, digits)) > sum(map(str.islower, digits))
-    return m.group(0), lambda new: "".join(
+    return m.group(0), "".join(
         chr(u) if u < 0x80 else "\\u" + seen.get(u, f"{u:04X}" if upper else f"{u:04x}")
         for u in _units(new))
 
 
-def find_actual(text: str, old: str) -> tuple[str, Restyle] | None:
-    """The text in the file that ``old`` stands for (see the module's docstring) and how
-    ``new_string`` is written in the file's style where ``old`` matched only loosely
-    (quotes curled, non-ASCII characters escaped or escapes decoded), or None."""
+def find_actual(text: str, old: str, new: str) -> tuple[str, str]:
+    """The text in the file that ``old`` stands for (see the module's docstring) and
+    ``new`` written in the file's style where ``old`` matched only loosely (quotes curled,
+    non-ASCII characters escaped or escapes decoded); ``old`` and ``new`` when not found."""
     if old in text:
-        return old, str
+        return old, new
     at = text.translate(_CURLY).find(old.translate(_CURLY))  # the length is kept
     if at != -1:
         actual = text[at:at + len(old)]
-        return actual, lambda new: _curl(new, actual)
+        return actual, _curl(new, actual)
     # Without a `\u` nothing decodes; most edits import no `re` (a tenth of a PreToolUse call).
     if "\\u" in old and (decoded := _unescape(old)) in text:
-        return decoded, lambda new: _unescape(_curl(new, decoded))
+        return decoded, _unescape(_curl(new, decoded))
     if "\\u" in text and any(ord(ch) >= 0x80 for ch in old):
-        return _escaped_form(old, text)
-    return None
+        return _escaped_form(old, new, text) or (old, new)
+    return old, new
 
 
 def _curl(new: str, actual: str) -> str:
@@ -189,8 +186,7 @@ def _locate(path: str, text: str, old: str, new: str) -> tuple[str, str]:
                 spelled, respelled = spelled.replace(short, full), respelled.replace(short, full)
         if spelled in text:
             old, new = spelled, respelled
-    found = find_actual(text, old)
-    actual, new = (found[0], found[1](new)) if found else (old, new)
+    actual, new = find_actual(text, old, new)
     if new == "" and not actual.endswith("\n") and actual + "\n" in text:
         actual += "\n"  # deleting whole lines takes their line end too
     return actual, new
