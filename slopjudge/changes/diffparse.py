@@ -294,32 +294,27 @@ def _rebuild(part: FilePatch) -> tuple[str | None, str | None]:
     return (None if old_none else old), (None if new_none else new)
 
 
-def _unidiff_body(lines: list[bytes], h: Hunk) -> list[str]:
-    """The hunk as unidiff is handed it: a header counting the body's own lines (the
-    starts kept: for a complete hunk it is the hunk's own header), then the body, every
-    ``\\`` line as the English end-of-file marker unidiff recognises."""
-    # One decode for the body (never empty: see _hunk): \n never ends inside a UTF-8
-    # sequence, so this reads each line as decoding it alone would.
-    body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n"
-            for ln in decode(b"\n".join(lines[h.first : h.last])).split("\n")]
-    old = sum(ln[0] not in "+\\" for ln in body)  # a blank line is context
-    new = sum(ln[0] not in "-\\" for ln in body)
-    return [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
-
-
 def _read(hunks: list[Hunk], lines: list[bytes]) -> None:
     """unidiff's reading of each hunk not read yet (type, text and numbers of each line),
     all from ONE PatchSet: one per hunk costs more than reading the lines (0.6 s for 10,000
     small files). Where a hunk ends stays :func:`_hunk`'s (unidiff raises on cut-off input
-    and names no line), so each is handed over as :func:`_unidiff_body` writes it."""
+    and names no line): each is handed over with a header counting its body's own lines
+    (the starts kept), every ``\\`` line as the English end-of-file marker unidiff knows."""
     todo = [h for h in hunks if h.read is None]
     if not todo:
         return
     from unidiff.patch import PatchSet
 
-    # One file header: unidiff reads each hunk by its own header's counts and numbers.
-    bodies = [ln for h in todo for ln in _unidiff_body(lines, h)]
-    [read] = PatchSet(["--- a\n", "+++ b\n", *bodies])
+    text = ["--- a\n", "+++ b\n"]  # one file header: each hunk is read by its own header
+    for h in todo:
+        # One decode for the body (never empty: see _hunk): \n never ends inside a UTF-8
+        # sequence, so this reads each line as decoding it alone would.
+        body = [("\\ No newline at end of file" if ln[:1] == "\\" else ln) + "\n"
+                for ln in decode(b"\n".join(lines[h.first : h.last])).split("\n")]
+        old = sum(ln[0] not in "+\\" for ln in body)  # a blank line is context
+        new = sum(ln[0] not in "-\\" for ln in body)
+        text += [f"@@ -{h.old_start},{old} +{h.new_start},{new} @@\n", *body]
+    [read] = PatchSet(text)
     for h, got in zip(todo, read, strict=True):
         h.read = got
 
@@ -347,13 +342,6 @@ def hunks_of(diff: str) -> list[dict[str, Any]]:
     return [h for part in parts for h in hunk_payloads(part, lines)]
 
 
-def _is_typechange(a: FilePatch, b: FilePatch) -> bool:
-    """git prints a file <-> symlink change as a deletion then an addition."""
-    return (a.git and b.git and a.status == "D" and b.status == "A" and not b.copy
-            and a.old == b.new and a.old_mode is not None and b.new_mode is not None
-            and a.old_mode[:2] != b.new_mode[:2])
-
-
 def sections(data: bytes, parts: list[FilePatch], lines: list[bytes]
              ) -> list[tuple[FilePatch, FilePatch | None, dict[str, Any]]]:
     """Each file's section (and a type change's second) with its FileChange fields. The
@@ -366,11 +354,15 @@ def sections(data: bytes, parts: list[FilePatch], lines: list[bytes]
         return [h for part in pair for h in hunk_payloads(part, lines)]
 
     groups: list[tuple[FilePatch, ...]] = []
-    for part in parts:
-        if groups and len(groups[-1]) == 1 and _is_typechange(groups[-1][0], part):
-            groups[-1] = (groups[-1][0], part)
+    for b in parts:
+        a = groups[-1][0] if groups and len(groups[-1]) == 1 else None
+        # git prints a file <-> symlink change as a deletion then an addition.
+        if (a is not None and a.git and b.git and a.status == "D" and b.status == "A"
+                and not b.copy and a.old == b.new and a.old_mode is not None
+                and b.new_mode is not None and a.old_mode[:2] != b.new_mode[:2]):
+            groups[-1] = (a, b)
         else:
-            groups.append((part,))
+            groups.append((b,))
     out: list[tuple[FilePatch, FilePatch | None, dict[str, Any]]] = []
     for pair in groups:
         binary = any(x.binary for x in pair)
@@ -391,11 +383,9 @@ def _plain_names(parts: list[FilePatch]) -> None:
     plain = [p for p in parts if not p.git]
     pairs = [(p.old, p.new) for p in plain if p.old and p.new]
     names = [x for p in plain for x in (p.old, p.new) if x]
-    if pairs:
-        strip = all(b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
-                    for o, n in pairs)
-    else:
-        strip = bool(names) and all(x.startswith((b"a/", b"b/")) for x in names)
+    strip = (all(b"/" in o and b"/" in n and o.split(b"/", 1)[0] != n.split(b"/", 1)[0]
+                 for o, n in pairs) if pairs
+             else bool(names) and all(x.startswith((b"a/", b"b/")) for x in names))
     for p in plain:
         if strip:
             p.old, p.new = (n.split(b"/", 1)[1] if n and b"/" in n else n for n in (p.old, p.new))
