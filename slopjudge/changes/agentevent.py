@@ -14,22 +14,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _str(payload: dict[str, Any], key: str) -> str | None:
-    return value if isinstance(value := payload.get(key), str) and value else None
-
-
 def event_from_payload(kind: str, payload: dict[str, Any]) -> Event:
     """The §3 event; fields of the wrong type are dropped, unknown ones ignored."""
     tool_input = payload.get("tool_input")
-    return Event(
-        kind=kind,
-        tool_name=_str(payload, "tool_name"),
-        tool_input=tool_input if isinstance(tool_input, dict)
-        else {} if kind == "pre-tool" else None,
-        session_id=_str(payload, "session_id"),
-        transcript_path=_str(payload, "transcript_path"),
-        cwd=_str(payload, "cwd"),
-    )
+    return Event(kind, tool_input=tool_input if isinstance(tool_input, dict)
+                 else {} if kind == "pre-tool" else None,
+                 **{key: value if isinstance(value := payload.get(key), str) and value else None
+                    for key in ("tool_name", "session_id", "transcript_path", "cwd")})
 
 
 def proposed_changeset(event: Event, workspace: str) -> Any:
