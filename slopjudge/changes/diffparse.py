@@ -128,8 +128,7 @@ class FilePatch:
 
 
 def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
-    """Split a unified diff into per-file parts; lines outside any file section are
-    ignored (never raises)."""
+    """A unified diff's per-file parts, leniently: lines outside any file section are ignored."""
     lines = data.split(b"\n")
     n = len(lines)
     offsets = [0, *accumulate(len(ln) + 1 for ln in lines)]  # where each line starts
@@ -336,8 +335,7 @@ def hunk_payloads(part: FilePatch, lines: list[bytes]) -> list[dict[str, Any]]:
 
 
 def hunks_of(diff: str) -> list[dict[str, Any]]:
-    """The payload hunks of one file's diff text (a type change's two sections), for a
-    FileChange not made by a parse."""
+    """The payload hunks of one file's diff text, for a FileChange no parse made."""
     parts, lines = parse(diff.encode("utf-8", errors="surrogateescape"))
     return [h for part in parts for h in hunk_payloads(part, lines)]
 

@@ -317,10 +317,8 @@ def _patch_base(tool_input: dict[str, Any], workspace: str, cwd: str | None) -> 
     """Where an ``apply_patch``'s relative paths start: the call's ``cwd`` (Codex's working
     directory; default the workspace), then the input's ``workdir``."""
     base = cwd if cwd and os.path.isdir(cwd) else workspace
-    workdir = tool_input.get("workdir")
-    if isinstance(workdir, str) and workdir:
-        base = os.path.join(base, workdir)
-    return base
+    workdir = tool_input.get("workdir")  # an empty one joins as nothing (see absolute)
+    return os.path.join(base, workdir) if isinstance(workdir, str) else base
 
 
 def proposed_changes(
@@ -362,8 +360,7 @@ def proposed_changes(
 # --- edits that cannot be reproduced ---------------------------------------------
 
 def _with_added(path: str, lines: list[str]) -> str:
-    """The file on disk with ``lines`` added at its end: a stand-in whose diff
-    shows the new text as added lines."""
+    """The file on disk with ``lines`` added at its end: its diff shows them as added."""
     text = read_or(path, b"").decode("utf-8", "surrogateescape")  # as read_text decodes
     sep = "\n" if lines and text and not text.endswith("\n") else ""
     return text + sep + "".join(line + "\n" for line in lines)
