@@ -66,10 +66,8 @@ def _git_line_names(rest: bytes) -> tuple[bytes, bytes] | None:
             return None
         tail = rest[end:].lstrip(b" ")
         return first, _unquote_c(tail)[0] if tail.startswith(b'"') else tail
-    if rest.endswith(b'"'):
-        q = rest.rfind(b' "')
-        if q >= 0:
-            return rest[:q], _unquote_c(rest[q + 1 :])[0]
+    if rest.endswith(b'"') and (q := rest.rfind(b' "')) >= 0:
+        return rest[:q], _unquote_c(rest[q + 1 :])[0]
     spaces = [i for i, c in enumerate(rest) if c == 0x20]
     if not spaces:
         return None
