@@ -156,10 +156,8 @@ def parse(data: bytes) -> tuple[list[FilePatch], list[bytes]]:
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             close(i)
             cur = FilePatch(offsets[i], git=False)
-            cur.old = _header_path(line[4:])
-            cur.new = _header_path(lines[i + 1][4:])
-            cur.old_epoch = bool(_EPOCH.search(line))
-            cur.new_epoch = bool(_EPOCH.search(lines[i + 1]))
+            cur.old, cur.new = _header_path(line[4:]), _header_path(lines[i + 1][4:])
+            cur.old_epoch, cur.new_epoch = (bool(_EPOCH.search(x)) for x in lines[i : i + 2])
             i += 2
             continue
         if line.startswith(b"@@ ") and cur is not None and (m := _HUNK.match(line)) is not None:
