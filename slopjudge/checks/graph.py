@@ -38,7 +38,7 @@ def execute(checks: list[Check], run_one: Callable[[Check], CheckResult], *, job
     if workers <= 1:
         # In this thread, no pool to start (a hook with one check, or --jobs 1). An
         # interrupt lands in the running check, whose child is killed on the way out.
-        graph.start_ready(None)
+        graph.start_ready()
     else:
         graph.run_pooled(workers, on_interrupt)
     for check in graph.waiting.values():  # only a cycle, which the loader refuses: never hang
@@ -57,6 +57,8 @@ class _Graph:
         self.by_id = {c.full_id: c for c in checks}
         self.results: dict[str, CheckResult] = {}
         self.waiting = dict(self.by_id)
+        self.todo: Any = None  # the pool's queue of checks to start; None: run them here
+        self.running: dict[str, threading.Event] = {}  # set once the check's run returned
 
     def finish(self, result: CheckResult) -> None:
         self.results[result.id] = result
@@ -69,9 +71,9 @@ class _Graph:
         except Exception as exc:  # a check kind must not crash the run
             return crashed(check, exc)
 
-    def start_ready(self, pool: _Pool | None) -> None:
-        """Skip, or start (run here without a pool), each waiting check whose needs have
-        finished or are not in the run; that can make others ready."""
+    def start_ready(self) -> None:
+        """Skip, or start (or run here, without a pool), each waiting check whose needs
+        have finished or are not in the run; that can make others ready."""
         progressed = True
         while progressed:
             progressed = False
@@ -86,88 +88,60 @@ class _Graph:
                 if blockers:
                     self.finish(check_result(check, "skipped",
                                              "needs " + ", ".join(blockers) + " to pass first"))
-                elif pool is None:
+                elif self.todo is None:
                     self.finish(self.guarded(check))
                 else:
-                    pool.submit(check)
+                    import threading
+
+                    self.running[cid] = threading.Event()
+                    self.todo.put(check)
 
     def run_pooled(self, workers: int,
                    on_interrupt: Callable[[list[threading.Event]], None] | None) -> None:
-        """On a pool of ``workers`` threads of its own: concurrent.futures (logging with
-        it) cost a short run more to import than its checks' own work."""
-        pool = _Pool(self.guarded, workers)
+        """On ``workers`` threads of its own: concurrent.futures (logging with it) cost a
+        short run more to import than its checks' own work."""
+        import threading
+        from _queue import Empty, SimpleQueue
+
+        todo: SimpleQueue[Check | None] = SimpleQueue()
+        done: SimpleQueue[tuple[Check, CheckResult | BaseException]] = SimpleQueue()
+        stopping = threading.Event()
+
+        def work() -> None:
+            while (check := todo.get()) is not None:
+                ended = self.running[check.full_id]
+                try:
+                    if not stopping.is_set():  # after an interrupt no queued check starts
+                        done.put((check, self.guarded(check)))
+                except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                    done.put((check, exc))
+                finally:
+                    ended.set()
+
+        self.todo = todo
+        for _ in range(workers):
+            threading.Thread(target=work, name="slopjudge-check", daemon=True).start()
         try:
-            self.start_ready(pool)
-            while pool.running:
-                self.finish(pool.next_result())
-                self.start_ready(pool)
+            self.start_ready()
+            while self.running:
+                try:
+                    # With a timeout: a signal the kernel hands to a check's thread does
+                    # not wake a wait without one, and the main thread would only see
+                    # the Ctrl-C once a check ended (letting queued checks start).
+                    check, got = done.get(timeout=0.05)
+                except Empty:
+                    continue
+                del self.running[check.full_id]
+                if isinstance(got, BaseException):
+                    raise got
+                self.finish(got)
+                self.start_ready()
         except BaseException:
             # Interrupted: start nothing more, let the caller stop what runs, go on up.
-            pool.stopping.set()
+            stopping.set()
             if on_interrupt is not None:
-                on_interrupt(list(pool.running.values()))
+                on_interrupt(list(self.running.values()))
             raise
         finally:
-            pool.close()
-
-
-class _Pool:
-    """Threads taking checks from one queue and putting results on another."""
-
-    def __init__(self, run: Callable[[Check], CheckResult], workers: int) -> None:
-        import threading
-        from _queue import SimpleQueue
-
-        self.run = run
-        self.todo: SimpleQueue[Check | None] = SimpleQueue()
-        self.done: SimpleQueue[tuple[Check, CheckResult | BaseException]] = SimpleQueue()
-        self.running: dict[str, threading.Event] = {}  # set once the check's run returned
-        self.stopping = threading.Event()
-        self.workers = workers
-        for _ in range(workers):
-            threading.Thread(target=self._work, name="slopjudge-check", daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            check = self.todo.get()
-            if check is None:
-                return
-            ended = self.running[check.full_id]
-            if self.stopping.is_set():  # after an interrupt no queued check starts
-                ended.set()
-                continue
-            try:
-                self.done.put((check, self.run(check)))
-            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                self.done.put((check, exc))
-            finally:
-                ended.set()
-
-    def submit(self, check: Check) -> None:
-        import threading
-
-        self.running[check.full_id] = threading.Event()
-        self.todo.put(check)
-
-    def next_result(self) -> CheckResult:
-        """The next finished check's result (a Ctrl-C lands in the wait)."""
-        from _queue import Empty
-
-        while True:
-            try:
-                # With a timeout: a signal the kernel hands to a check's thread does
-                # not wake a wait without one, and the main thread would only see
-                # the Ctrl-C once a check ended (letting queued checks start).
-                check, got = self.done.get(timeout=0.05)
-                break
-            except Empty:
-                continue
-        del self.running[check.full_id]
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
-    def close(self) -> None:
-        for _ in range(self.workers):
-            self.todo.put(None)
-
+            for _ in range(workers):
+                todo.put(None)
