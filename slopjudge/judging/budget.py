@@ -12,6 +12,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -92,7 +93,8 @@ class Budget:
                                prompt_tokens * rates.cost_usd)
             problem = self._over("", "in this run", run, want)
             if problem is None and self.limits.session():
-                problem = self._session_update(session_id, want, reserve=True)
+                problem = self._session_update(session_id, lambda spend: self._over(
+                    "session_", "in this agent session", spend, want, hold=True))
             if problem is not None:
                 return problem
             run.held[want.key] = [want.tokens, want.cost_usd]
@@ -107,12 +109,13 @@ class Budget:
         with self._changed:
             self.run.settle(want, spent, cost)
             if self.limits.session():
-                self._session_update(session_id, want, reserve=False, tokens=spent, cost=cost)
+                self._session_update(session_id, lambda spend: spend.settle(want, spent, cost))
             self._changed.notify_all()
 
-    def _over(self, prefix: str, where: str, spent: Spend, want: Reservation) -> str | None:
+    def _over(self, prefix: str, where: str, spent: Spend, want: Reservation,
+              hold: bool = False) -> str | None:
         """Why the call ``want`` must not start, given ``spent`` (with what its running
-        calls hold); None when it fits every limit."""
+        calls hold); None when it fits every limit (and, with ``hold``, it is held there)."""
         calls, max_tokens, max_cost = (getattr(self.limits, f"{prefix}max_{k}")
                                        for k in ("judge_calls", "tokens", "cost_usd"))
         tokens, cost = want.tokens, want.cost_usd
@@ -131,6 +134,8 @@ class Budget:
             return (f"budget {prefix}max_cost_usd (${max_cost:.4f}) would be exceeded: "
                     f"${spent_cost:.4f} spent or held {where}, and this call is estimated at "
                     f"${cost:.4f} more; this check was not judged")
+        if hold:
+            spent.held[want.key] = [want.tokens, want.cost_usd]
         return None
 
     # -- the session's spend, kept across hook calls --------------------------
@@ -138,9 +143,10 @@ class Budget:
     def session_path(self, session_id: str | None) -> str:
         return os.path.join(state_dir(self.state_dir), f"{session_key(session_id)}.spend.json")
 
-    def _session_update(self, session_id: str | None, want: Reservation, *, reserve: bool,
-                        tokens: int = 0, cost: float = 0.0) -> str | None:
-        """Read, check and write the session's spend under an exclusive lock. Running
+    def _session_update(self, session_id: str | None,
+                        change: Callable[[Spend], str | None]) -> str | None:
+        """Read the session's spend, ``change`` it (a str: why not) and write it back, under
+        an exclusive lock. Running
         calls are held there by process and call, so a call in another hook process of
         the session counts; a process that died holds nothing."""
         path = self.session_path(session_id)
@@ -155,18 +161,10 @@ class Budget:
                 return (f"budget: this agent session's spend record {path} cannot be read "
                         f"({exc}); delete it to reset the session's budget; "
                         "this check was not judged")
-            if reserve:
-                problem = self._over("session_", "in this agent session", spend, want)
-                if problem is not None:
-                    return problem
-                spend.held[want.key] = [want.tokens, want.cost_usd]
-            else:
-                spend.settle(want, tokens, cost)
-            record = asdict(spend)
-            if spend.rates is None:
-                del record["rates"]
-            write_atomic(path, json.dumps(record))
-            return None
+            problem = change(spend)
+            if problem is None:
+                write_atomic(path, json.dumps(asdict(spend)))
+            return problem
         finally:
             os.close(fd)
 
