@@ -140,20 +140,12 @@ def _run_mock(ctx: CheckContext, unit: Part, mock: str) -> _Judgment:
 
 def _call_runner(ctx: CheckContext, unit: Part, argv: list[str]) -> _Judgment:
     check, opts = ctx.check, ctx.options
+    # The settings' model alias overrides, for the runner.
+    aliases = {"SLOPJUDGE_MODEL_ALIASES": json.dumps(opts.model_aliases)}
     outcome = client.call_runner(
-        argv,
-        unit.prompt,
-        cwd=ctx.rule.dir,
-        timeout=check.timeout,
-        launched_by=check.full_id,
-        min_confidence=check.min_confidence,
-        retries=opts.retries,
-        backoff_s=opts.retry_backoff_s,
-        # The settings' model alias overrides, for the runner.
-        extra_env=({"SLOPJUDGE_MODEL_ALIASES": json.dumps(opts.model_aliases)}
-                   if opts.model_aliases else None),
-        registry=ctx.processes,
-    )
+        argv, unit.prompt, cwd=ctx.rule.dir, timeout=check.timeout, launched_by=check.full_id,
+        min_confidence=check.min_confidence, retries=opts.retries, backoff_s=opts.retry_backoff_s,
+        extra_env=aliases if opts.model_aliases else None, registry=ctx.processes)
     unit.usage = outcome.usage
     if outcome.verdict is None:
         # No verdict: slopjudge could not decide, which is not a finding in the change.
@@ -194,9 +186,8 @@ def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]
     if result.usage:
         result.tokens = total_tokens(result.usage)
         result.cost = result.usage.get("cost_usd")
-    confs = [c for j in judgments
-             if isinstance(c := (j.verdict or {}).get("confidence"), (int, float))]
-    result.confidence = min(confs) if confs else None
+    result.confidence = min((c for j in judgments if isinstance(
+        c := (j.verdict or {}).get("confidence"), (int, float))), default=None)
     # Read by the engine for on_uncertain: ask (a pass short of min_confidence).
     result.uncertain = outcome == "refuse" and all(
         j.uncertain for j in judgments if j.outcome == "refuse"
@@ -270,9 +261,8 @@ def _asker(ctx: CheckContext) -> tuple[str, Callable[[Part], _Judgment]]:
         readonly_dir=ctx.workspace,
     )
     identity = " ".join(runner)
-    if not opts.cache_dir or opts.no_cache:
-        return identity, lambda u: _ask(ctx, u, lambda: _call_runner(ctx, u, argv))
-    cache = VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+    cache = (VerdictCache(opts.cache_dir, workspace=ctx.workspace)
+             if opts.cache_dir and not opts.no_cache else None)
 
     def ask(unit: Part) -> _Judgment:
         prepared = unit.fingerprint
@@ -280,11 +270,11 @@ def _asker(ctx: CheckContext) -> tuple[str, Callable[[Part], _Judgment]]:
             unit.prompt + ("" if prepared is None else f"\n\x00prepare-fingerprint:{prepared}"),
             model=check.model, allowed_tools=check.allowed_tools,
             disallowed_tools=check.disallowed_tools, runner_identity=identity)
-        cached = cache.get(key)
+        cached = cache.get(key) if cache else None
         if cached is not None:
             return _from_verdict(ctx, unit, cached, True)
         judgment = _ask(ctx, unit, lambda: _call_runner(ctx, unit, argv))
-        if judgment.verdict is not None:
+        if cache and judgment.verdict is not None:
             with contextlib.suppress(OSError, ValueError):  # an unwritten entry costs a call
                 cache.put(key, judgment.verdict)
         return judgment
@@ -318,8 +308,6 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | 
         units = [Part(str(p["changeset"]["files"][0].get("path")), p)
                  for p in script.per_file(base)]
     per_unit = ctx.check.each == "file" or ctx.subjects is not None
-    if per_unit and not ctx.check.prepare:
-        return units
     kept = []
     for unit in units:  # the whole change is one unit, prepared on the check's payload
         mine = (run_prepare(ctx, dict(unit.payload, additionalContext={}, rubric=""))
