@@ -75,18 +75,17 @@ class Budget:
         deadline = time.monotonic() + wait_s  # counted from the ask, not from the lock
         needs_rates = any(getattr(self.limits, k) is not None for k in _ESTIMATED)
         run = self.run
+
+        def known() -> bool:
+            if run.rates is None and self.limits.session():
+                with contextlib.suppress(ValueError):  # the reservation says so
+                    run.rates = _read_record(self.session_path(session_id)).rates
+            return run.rates is not None or not needs_rates or not run.held
+
         with self._changed:
-            while True:
-                if run.rates is None and self.limits.session():
-                    with contextlib.suppress(ValueError):  # the reservation says so
-                        run.rates = _read_record(self.session_path(session_id)).rates
-                if run.rates is not None or not needs_rates or not run.held:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
-                            "first call is still running); this check was not judged")
-                self._changed.wait(left)
+            if not self._changed.wait_for(known, deadline - time.monotonic()):
+                return (f"budget: no estimate of a call's cost within {wait_s:g} s (the "
+                        "first call is still running); this check was not judged")
             rates = run.rates or Rates(tokens=1.0)
             want = Reservation(f"{os.getpid()}.{next(self._ids)}", prompt_tokens,
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
