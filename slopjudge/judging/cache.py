@@ -58,9 +58,8 @@ class VerdictCache:
         checked, problem = parse_verdict(text)
         if checked is None:
             raise ValueError(f"only verdicts are cached: {problem}")
-        target = self._path(key)
         body = text.encode("utf-8")
         mac = cachesign.sign(key.encode("ascii") + b"\0" + body, "verdict", self.workspace)
         if mac is None:
             return  # no signing key: an unsigned entry would never be trusted
-        write_atomic(str(target), _MAGIC + mac.encode("ascii") + b"\n" + body, mode=0o600)
+        write_atomic(str(self._path(key)), _MAGIC + mac.encode("ascii") + b"\n" + body, mode=0o600)
