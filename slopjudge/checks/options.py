@@ -26,9 +26,7 @@ class RunOptions:
     judge_slots: int = 8  # model calls at once, on this whole machine (judging/slots.py)
     dry_run: bool = False
     prompts_dir: str | None = None
-    # The runner command line: --runner, else the settings' (SLOPJUDGE_RUNNER beats the
-    # file there); None: sr-agent on PATH, else slopjudge-agent (judging/runner/client.py).
-    runner: str | None = None
+    runner: str | None = None  # the runner's command line; None: the default (runner/client.py)
     no_cache: bool = False
     judge_mocks: dict[str, str] | None = None  # SLOPJUDGE_JUDGE_MOCKS
     cache_dir: str | None = None  # verdict cache; None: no cache
