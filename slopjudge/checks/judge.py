@@ -153,17 +153,6 @@ def _call_runner(ctx: CheckContext, unit: Part, argv: list[str]) -> _Judgment:
     return _from_verdict(ctx, unit, outcome.verdict, False)
 
 
-def _write_prompts(ctx: CheckContext, units: list[Part]) -> None:
-    folder = ctx.options.prompts_dir
-    if not folder:
-        return
-    os.makedirs(folder, exist_ok=True)
-    stem = f"{ctx.rule.id}__{ctx.check.id}"
-    for n, unit in enumerate(units, 1):
-        name = f"{stem}__{n}.md" if ctx.check.each == "file" or len(units) > 1 else f"{stem}.md"
-        Path(folder, name).write_text(unit.prompt, encoding="utf-8")
-
-
 def _conclude(result: CheckResult, units: list[Part], judgments: list[_Judgment]) -> None:
     """The check's outcome from its units' judgments (an error beats a refusal, which
     beats a pass; nothing asked is an error), with their reasons, findings and spend."""
@@ -228,7 +217,12 @@ def _run(ctx: CheckContext) -> CheckResult:
     result.prompt_sha256 = hashlib.sha256(result.prompt.encode("utf-8")).hexdigest()
 
     if opts.dry_run:
-        _write_prompts(ctx, units)
+        if opts.prompts_dir:
+            os.makedirs(opts.prompts_dir, exist_ok=True)
+            stem = f"{ctx.rule.id}__{check.id}"
+            for n, unit in enumerate(units, 1):
+                name = f"{stem}__{n}.md" if check.each == "file" or len(units) > 1 else f"{stem}.md"
+                Path(opts.prompts_dir, name).write_text(unit.prompt, encoding="utf-8")
         result.outcome, result.reason = "not_judged", "not judged (dry run)"
         return result
 
