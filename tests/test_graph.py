@@ -63,6 +63,15 @@ def test_a_need_outside_the_run_skips_never_passes() -> None:
     assert results[0].outcome == "skipped" and "zz/missing" in results[0].reason
 
 
+def test_checks_whose_needs_make_a_cycle_are_errors_never_skipped() -> None:
+    # The loader refuses a cycle; one reaching the graph all the same must block.
+    checks = [_check("a/x", ["a/y"]), _check("a/y", ["a/x"]), _check("a/z")]
+    for jobs in (1, 3):
+        results = graph.execute(checks, lambda c: _result(c, "pass"), jobs=jobs)
+        assert [r.outcome for r in results] == ["error", "error", "pass"]
+        assert "cycle" in results[0].reason
+
+
 def test_a_crashing_check_kind_is_an_error_not_a_crash() -> None:
     def boom(check: Check) -> CheckResult:
         raise RuntimeError("kaput")

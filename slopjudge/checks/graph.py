@@ -42,7 +42,8 @@ def execute(checks: list[Check], run_one: Callable[[Check], CheckResult], *, job
     else:
         graph.run_pooled(workers, on_interrupt)
     for check in graph.waiting.values():  # only a cycle, which the loader refuses: never hang
-        graph.finish(check_result(check, "skipped", "needs (a cycle) (not run) to pass first"))
+        graph.finish(check_result(check, "error", "its needs wait on each other (a cycle): "
+                                  "slopjudge could not run it"))
     return [graph.results[c.full_id] for c in checks]
 
 
