@@ -146,17 +146,12 @@ def _read_old(full: str, name: str) -> bytes | None:
 def _proposed_file(ws: str, path: str, old_path: str | None,
                    new_content: str | None) -> FileChange | None:
     full = os.path.abspath(os.path.join(ws, path))
-    old_full = None if old_path is None else os.path.abspath(os.path.join(ws, old_path))
-    name = relative(ws, full)
-    source, old_bytes = full, None
-    if old_full is not None and old_full != full:
-        old_bytes = _read_old(old_full, relative(ws, old_full))
-        if old_bytes is not None and new_content is not None:
-            source = old_full  # a rename; a move whose source is gone is judged as written
-    renamed = source != full
-    if not renamed:
-        old_bytes = _read_old(full, name)
-    old_name = relative(ws, source)
+    source = full if old_path is None else os.path.abspath(os.path.join(ws, old_path))
+    old_bytes = _read_old(source, relative(ws, source))
+    if source != full and (old_bytes is None or new_content is None):
+        # Not a rename: a move whose source is gone is judged as written.
+        source, old_bytes = full, _read_old(full, relative(ws, full))
+    name, old_name, renamed = relative(ws, full), relative(ws, source), source != full
     if old_bytes is None and new_content is None:
         return None
     mode = "100644"
