@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slopjudge.changes.shell import argv_list, split
-from slopjudge.changes.toolmatch import any_tool_matches, split_pattern, tool_matches
+from slopjudge.changes.toolmatch import any_tool_matches, tool_matches
 
 
 def bash(cmd: str) -> dict:
@@ -37,10 +37,12 @@ def test_no_tool_name_never_matches() -> None:
     assert not tool_matches("*", "", {})
 
 
-def test_split_pattern() -> None:
-    assert split_pattern("Bash(git push *)") == ("Bash", "git push *")
-    assert split_pattern(" Write ") == ("Write", None)
-    assert split_pattern("Bash(echo (a))") == ("Bash", "echo (a)")
+def test_a_pattern_is_a_name_glob_and_an_argument_glob() -> None:
+    assert tool_matches("Bash(git push *)", "Bash", bash("git push origin"))
+    assert not tool_matches("Bash(git push *)", "Bash", bash("git status"))
+    assert tool_matches(" Write ", "Write", {"file_path": "a.py"})
+    assert tool_matches("Bash(echo (a))", "Bash", bash("echo (a)"))
+    assert not tool_matches("Bash(echo (a))", "Bash", bash("echo a"))
 
 
 @pytest.mark.parametrize(

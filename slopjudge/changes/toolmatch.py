@@ -18,22 +18,17 @@ _PATH_KEYS = ("file_path", "notebook_path", "path")
 _GLOBBY = frozenset("*?[")
 
 
-def split_pattern(pattern: str) -> tuple[str, str | None]:
-    """``"Bash(git push *)"`` → ``("Bash", "git push *")``; ``"Write"`` → ``("Write", None)``."""
-    pattern = pattern.strip()
-    if pattern.endswith(")") and "(" in pattern:
-        name, _, rest = pattern.partition("(")
-        return name.strip(), rest[:-1]
-    return pattern, None
-
-
 def tool_matches(pattern: str, tool_name: str | None, tool_input: dict[str, Any] | None,
                  workspace: str | None = None) -> bool:
-    """Whether one ``tools:`` pattern admits this tool call."""
+    """Whether one ``tools:`` pattern (``Bash(git push *)``: a name glob and an argument
+    glob; ``Write``: a name glob alone) admits this tool call."""
     if not tool_name:
         return False
-    name_glob, arg_glob = split_pattern(pattern)
-    name_glob = name_glob or "*"
+    name_glob = pattern.strip()
+    arg_glob: str | None = None
+    if name_glob.endswith(")") and "(" in name_glob:
+        name_glob, _, arg_glob = name_glob[:-1].partition("(")
+    name_glob = name_glob.strip() or "*"
     # `Bash` names every shell tool slopjudge accepts (Codex's run the same commands).
     shell = tool_name in SHELL_TOOLS and name_glob == "Bash"
     # A plain name is compared, not compiled: most patterns are one (`Write`, `Bash`).
