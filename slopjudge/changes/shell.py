@@ -144,13 +144,10 @@ def _closing(command: str, i: int) -> int:
         j = command.find("`", i + 1)
         return len(command) if j < 0 else j
     depth = 0
-    for j in range(i + 1, len(command)):
-        if command[j] == "(":
-            depth += 1
-        elif command[j] == ")":
-            depth -= 1
-            if depth == 0:
-                return j
+    for j in range(i + 1, len(command)):  # command[i + 1] is the first "("
+        depth += (command[j] == "(") - (command[j] == ")")
+        if not depth:
+            return j
     return len(command)
 
 
@@ -212,10 +209,8 @@ def split(command: str, cwd: str = ".", home: str | None = None,
             name = os.path.basename(argv[0])
             if name == "cd":
                 cwd = resolve(argv[1] if len(argv) > 1 else home, cwd, home)
-            elif name in SHELLS and "-c" in argv[1:]:
-                k = argv.index("-c")
-                if k + 1 < len(argv):
-                    out.extend(split(argv[k + 1], cwd, home, depth + 1))
+            elif name in SHELLS and "-c" in argv[1:-1]:  # the script follows the first -c
+                out.extend(split(argv[argv.index("-c") + 1], cwd, home, depth + 1))
             elif name == "eval" and len(argv) > 1:
                 out.extend(split(" ".join(argv[1:]), cwd, home, depth + 1))
         pending_pipe = argv if (next_piped and argv) else None
