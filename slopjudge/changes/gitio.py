@@ -279,15 +279,15 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
     one by one: git would record such a folder as a commit pointer (or fail without a
     commit), and an agent could put its change there unseen. Less the untracked
     dependency folders ``leave_out`` leaves out."""
-    sparse: bool | None = None  # asked of git at the first skip-worktree entry
+    # Asked of git at the first skip-worktree entry whose file is absent.
+    sparse = cache(lambda: git(top, ["config", "--bool", "core.sparseCheckout"],
+                               ok=(0, 1)).strip() == b"true")
     keep: list[bytes] = []
     paths: list[bytes] = []
     nested: list[str] = []
     untracked: list[str] = []
     seen: set[bytes] = set()
-    for entry in listing.split(b"\0"):
-        if not entry:
-            continue
+    for entry in filter(None, listing.split(b"\0")):
         if entry.startswith(b"? "):
             untracked.append(decode(entry[2:]))
             if entry.endswith(b"/"):
@@ -301,21 +301,14 @@ def _split_listing(top: str, listing: bytes, submodules: bool, leave_out: Policy
             continue
         seen.add(name)
         full = os.path.join(top, decode(name))
-        if mode == b"160000":
-            if submodules and os.path.lexists(os.path.join(full, ".git")):
-                nested.append(decode(name))
-            else:
-                keep.append(entry[2:] + b"\0")  # less ls-files' tag
-                paths.append(name)
-            continue
-        if tag.upper() == b"S" and not os.path.lexists(full):
-            if sparse is None:
-                sparse = git(top, ["config", "--bool", "core.sparseCheckout"],
-                             ok=(0, 1)).strip() == b"true"
-            if sparse:  # outside a sparse checkout's cone: absent, not deleted
-                keep.append(entry[2:] + b"\0")
-                continue
-        if not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
+        if mode == b"160000" and submodules and os.path.lexists(os.path.join(full, ".git")):
+            nested.append(decode(name))
+        elif mode == b"160000":
+            keep.append(entry[2:] + b"\0")  # less ls-files' tag
+            paths.append(name)
+        elif tag.upper() == b"S" and not os.path.lexists(full) and sparse():
+            keep.append(entry[2:] + b"\0")  # outside a sparse checkout's cone: absent, not deleted
+        elif not os.path.isdir(full) or os.path.islink(full):  # a file that became a folder:
             paths.append(name)  # its files are listed as untracked
     skip = tuple(f"{d}/" for d in leave_out.dependency_folders(
         [decode(n) for n in seen], untracked)) if leave_out is not None else ()
