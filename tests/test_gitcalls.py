@@ -45,7 +45,7 @@ def command(args: list[str]) -> str:
 
 def step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """As if git never answered the combined call: every part is asked alone."""
-    monkeypatch.setattr(gitio, "rev_parse", lambda workspace, revs: None)
+    monkeypatch.setattr(gitio, "rev_parse", lambda workspace, revs, *plain: None)
 
 
 def same(a: Any, b: Any) -> None:

@@ -170,8 +170,7 @@ def from_tree_to_worktree(workspace: str, base_tree: str,
                           policy: Policy | None = None) -> Changeset:
     """The change from ``base_tree`` (a session's baseline) to a snapshot of the work
     tree now; submodules' files count as files (the baseline was taken the same way)."""
-    known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"]) \
-        if gitio.plain_rev(base_tree) else None
+    known = gitio.rev_parse(workspace, [f"{base_tree}^{{tree}}"], base_tree)
     snap = gitio.snapshot_worktree(workspace, policy, submodules=True)
     if known is None or len(known) != 1:  # asked again alone, for git's own complaint
         known = [gitio.resolve(workspace, base_tree, "tree")]
@@ -184,8 +183,7 @@ def from_git_range(workspace: str, base: str, head: str = "HEAD",
     ``git diff base...head``: changes made on ``base`` after the branch point do not show
     up reversed), which ``Changeset.base`` names. One ``git rev-parse base...head`` names
     the top, both commits and their merge base; the commit list is read while the diff is."""
-    known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"]) \
-        if gitio.plain_rev(base) and gitio.plain_rev(head) else None
+    known = gitio.rev_parse(workspace, [f"{base}^{{commit}}...{head}^{{commit}}"], base, head)
     # "<head>\n<base>\n^<merge base>..." (no merge base line: unrelated histories)
     # Two merge bases or more: `git merge-base` picks one, asked below.
     if known is not None and len(known) in (2, 3) and "^" not in known[0] + known[1] \
@@ -221,8 +219,7 @@ def _range_change(workspace: str, start: str, base_sha: str, head_sha: str,
 def _base(workspace: str, base: str) -> tuple[str, str]:
     """The tree of ``base`` (a commit or tree id; HEAD of an unborn branch is the empty
     tree) and its id: the commit's, else the tree's."""
-    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"]) \
-        if gitio.plain_rev(base) else None
+    known = gitio.rev_parse(workspace, [f"{base}^{{tree}}", f"{base}^{{commit}}"], base)
     if known is not None and len(known) == 2:
         return known[0], known[1]
     gitio.toplevel(workspace)

@@ -58,9 +58,8 @@ _PROGRAMS: dict[str, str | None] = {}  # PATH -> the git on it
 
 
 def _program(env: dict[str, str] | None) -> str | None:
-    """The git on PATH, looked up once per PATH, in its absolute folders only
-    (:func:`fsutil.which`): the agent could put a ``git`` that reports no change in the
-    judged repository. None: no git there (never the bare name, which exec would look up)."""
+    """The git in PATH's absolute folders (:func:`fsutil.which`), looked up once per PATH:
+    the agent could put a ``git`` that reports no change in the judged repository."""
     path = (os.environ if env is None else env).get("PATH", os.defpath)
     if path not in _PROGRAMS:
         _PROGRAMS[path] = which("git", path)
@@ -110,11 +109,12 @@ def plain_rev(rev: str) -> bool:
         bad in rev for bad in ("..", ":", "\n", " ", "\t", "\r"))
 
 
-def rev_parse(workspace: str, revs: list[str]) -> list[str] | None:
-    """``git rev-parse revs``'s lines, asked in the same git call as the work tree's
-    top: one call where a change's source would make two to four. None when git does
-    not answer plainly: the caller then asks step by step, for git's own complaint."""
-    if any(r.startswith("-") or "\n" in r for r in revs) or not os.path.isdir(workspace):
+def rev_parse(workspace: str, revs: list[str], *plain: str) -> list[str] | None:
+    """``git rev-parse revs``'s lines (``revs`` made of the revisions ``plain``), asked in
+    the same git call as the work tree's top: one call where a change's source would make
+    two to four. None when a revision is not plain or git does not answer plainly: the
+    caller then asks step by step, for git's own complaint."""
+    if not all(map(plain_rev, plain)) or not os.path.isdir(workspace):
         return None
     try:
         out = git(workspace, ["rev-parse", "--show-toplevel", *revs])
@@ -342,17 +342,16 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
     """Add the files of each nested repository (or submodule) as plain files of this one,
     hashed as they are on disk: this project's ``.gitattributes`` (line ends, encodings)
     are not theirs."""
-    entries: list[bytes] = []
+    entries: list[str] = []
     files: list[tuple[str, str]] = []
-    for folder in nested:
-        for path in _nested_listing(top, folder):
-            full = os.path.join(top, path)
-            if os.path.islink(full):
-                sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
-                                 input=os.fsencode(os.readlink(full)))).strip()
-                entries.append(f"120000 {sha}\t{path}".encode() + b"\0")
-            elif os.path.isfile(full):  # else listed but gone (deleted, tracked in the nested repo)
-                files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
+    for path in (path for folder in nested for path in _nested_listing(top, folder)):
+        full = os.path.join(top, path)
+        if os.path.islink(full):
+            sha = decode(git(top, ["hash-object", "-w", "--no-filters", "--stdin"], env=env,
+                             input=os.fsencode(os.readlink(full)))).strip()
+            entries.append(f"120000 {sha}\t{path}\0")
+        elif os.path.isfile(full):  # else listed but gone (deleted, tracked in the nested repo)
+            files.append(("100755" if os.access(full, os.X_OK) else "100644", path))
     if files:
         from slopjudge.changes.proposed import _quote
 
@@ -362,11 +361,11 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
         names = (_quote(p) for _, p in files)
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
                   input="".join(n + "\n" for n in names).encode())
-        for (mode, path), sha in zip(files, decode(out).split(), strict=True):
-            entries.append(f"{mode} {sha}\t{path}".encode() + b"\0")
+        entries += [f"{mode} {sha}\t{path}\0"
+                    for (mode, path), sha in zip(files, decode(out).split(), strict=True)]
     if entries:
         git(top, ["update-index", "--add", "-z", "--index-info"], env=env,
-             input=b"".join(entries))
+            input="".join(entries).encode())
 
 
 def _nested_listing(top: str, folder: str) -> list[str]:
