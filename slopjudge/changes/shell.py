@@ -96,20 +96,19 @@ def substitutions(command: str) -> tuple[str, list[str]]:
     inner commands."""
     out: list[str] = []
     inner: list[str] = []
-    i, n, quote = 0, len(command), ""
+    i, n, dquote = 0, len(command), False
     while i < n:
         c = command[i]
-        if quote == "'":
-            out.append(c)
-            if c == "'":
-                quote = ""
-            i += 1
-            continue
         if c == "\\" and i + 1 < n:
             out.append(command[i:i + 2])
             i += 2
             continue
-        word_start = not quote and (i == 0 or command[i - 1] in _WORD_START_AFTER)
+        if c == "'" and not dquote:  # single quotes: taken as they are, to the closing one
+            j = command.find("'", i + 1) + 1 or n  # past the closing quote, or the end
+            out.append(command[i:j])
+            i = j
+            continue
+        word_start = not dquote and (i == 0 or command[i - 1] in _WORD_START_AFTER)
         if c == "#" and word_start:
             j = command.find("\n", i)
             i = n if j < 0 else j
@@ -119,10 +118,8 @@ def substitutions(command: str) -> tuple[str, list[str]]:
         if "0" <= c <= "9" and word_start and (fd := _FD_NUMBER.match(command, i)):
             i = fd.end()
             continue
-        if c == "'" and not quote:
-            quote = "'"
-        elif c == '"':
-            quote = "" if quote == '"' else '"'
+        if c == '"':
+            dquote = not dquote
         if c == "`" or (c == "$" and command.startswith("$(", i)):
             j = _closing(command, i)
             body = command[i + (1 if c == "`" else 2):j]
