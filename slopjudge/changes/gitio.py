@@ -91,10 +91,6 @@ def toplevel(workspace: str) -> str:
     top = decode(out).split("\n")[0].strip()
     if not top:  # inside .git or a bare repository
         raise ChangesetError(f"not a git work tree: {workspace}")
-    return _remember_toplevel(workspace, top)
-
-
-def _remember_toplevel(workspace: str, top: str) -> str:
     if not inside(workspace, top):
         # core.worktree naming another folder: git would read that folder's files.
         raise ChangesetError(f"git's work tree for {workspace} is {top}, a folder outside "
@@ -121,9 +117,11 @@ def rev_parse(workspace: str, revs: list[str], *plain: str) -> list[str] | None:
     except ChangesetError:
         return None
     answer = decode(out).split("\n")
-    if len(answer) < 2 + len(revs) or answer[-1] != "" or not answer[0].strip():
+    top = answer[0].strip()
+    # A top outside the workspace: asked again step by step, for toplevel's complaint.
+    if len(answer) < 2 + len(revs) or answer[-1] != "" or not top or not inside(workspace, top):
         return None
-    _remember_toplevel(workspace, answer[0].strip())
+    _TOPLEVELS[workspace] = top
     return [line.strip() for line in answer[1:-1]]
 
 
