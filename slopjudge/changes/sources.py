@@ -49,24 +49,21 @@ def changeset_from_args(args: argparse.Namespace, workspace: str,
     if not args.diff:
         return cs.from_working_tree(workspace, policy=policy)
     # --diff FILE (-: stdin), its .gitattributes read from disk.
-    found = _read_diff(args)
+    if args.diff == "-":
+        found = cs.read_diff(sys.stdin.buffer.read(), "<stdin>")
+    else:
+        try:
+            with open(args.diff, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            why = "no such file" if isinstance(exc, FileNotFoundError) else \
+                "is a directory, not a diff file" if isinstance(exc, IsADirectoryError) else \
+                f"cannot read it: {exc.strerror or exc}"
+            raise cs.ChangesetError(f"--diff {args.diff}: {why}") from None
+        found = cs.read_diff(data, args.diff)
     if policy is not None and policy.enabled and found.files:
         marks = authored.disk_marks(workspace, [f.path for f in found.files])
         found.files = authored.keep_judged(found.files, policy, marks)
         found.left_out = list(policy.left_out)
     return found
-
-
-def _read_diff(args: argparse.Namespace) -> Changeset:
-    if args.diff == "-":
-        return cs.read_diff(sys.stdin.buffer.read(), "<stdin>")
-    try:
-        with open(args.diff, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        why = "no such file" if isinstance(exc, FileNotFoundError) else \
-            "is a directory, not a diff file" if isinstance(exc, IsADirectoryError) else \
-            f"cannot read it: {exc.strerror or exc}"
-        raise cs.ChangesetError(f"--diff {args.diff}: {why}") from None
-    return cs.read_diff(data, args.diff)
 
