@@ -214,10 +214,8 @@ def split(command: str, cwd: str = ".", home: str | None = None,
         cur, redirects = [], []
 
     for t in toks:
-        if t in ("|", "|&"):
-            flush(True)
-        elif t in SEPARATORS or set(t) <= set(";&|()") and t:
-            flush(False)
+        if t in SEPARATORS or set(t) <= set(";&|()") and t:
+            flush(t in ("|", "|&"))  # a pipe feeds the next command
         elif t in REDIRECT_OPS or REDIRECT_FD_RE.fullmatch(t):
             target = next(toks, None)
             if target is not None:
