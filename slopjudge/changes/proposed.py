@@ -194,13 +194,12 @@ def text_diff(old_name: str, name: str, status: FileStatus, mode: str, old_text:
                  f"rename from {_quote(old_name)}\n", f"rename to {_quote(name)}\n"]
     minus = "/dev/null" if status == "A" else _dash_name("a/", old_name)
     plus = "/dev/null" if status == "D" else _dash_name("b/", name)
-    added = removed = 0
-    hunks: list[dict[str, Any]] = []
-    if binary:
-        body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
-    else:
+    if not binary:
         lines, added, removed, hunks = _synth_hunks(old_text or "", new_text or "")
         body = [f"--- {minus}\n", f"+++ {plus}\n", *lines] if lines else []
+    else:
+        added, removed, hunks = 0, 0, []
+        body = [f"Binary files {minus.rstrip(chr(9))} and {plus.rstrip(chr(9))} differ\n"]
     if status == "M" and not body:
         return "", 0, 0, []
     return "".join(head + body), added, removed, hunks
