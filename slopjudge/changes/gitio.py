@@ -191,8 +191,8 @@ def _tree_blob_ids(workspace: str, names: list[str]) -> dict[str, str]:
         if colon and rev and not rev.startswith("-"):
             by_rev.setdefault(rev, []).append(path)
     # The user's other pathspec settings would make git refuse the literal one.
-    literal = {k: v for k, v in os.environ.items() if not k.endswith("_PATHSPECS")}
-    literal["GIT_LITERAL_PATHSPECS"] = "1"
+    literal = dict({k: v for k, v in os.environ.items() if not k.endswith("_PATHSPECS")},
+                   GIT_LITERAL_PATHSPECS="1")
     ids: dict[str, str] = {}
     for rev, paths in by_rev.items():
         listing = git(workspace, ["ls-tree", "-z", "--full-tree", rev, "--", *paths],
