@@ -53,7 +53,10 @@ def _synth_hunks(old: str, new: str) -> tuple[list[str], int, int, list[dict[str
             "newStart": j1 + 1 if j2 > j1 else j1, "newLines": j2 - j1,
             "added": [], "removed": [], "context": []}
         hunks.append(hunk)
-        out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
+        # A side of the header as difflib writes it: one line is its number alone.
+        minus, plus = (str(at) if n == 1 else f"{at},{n}" for at, n in (
+            (hunk["oldStart"], hunk["oldLines"]), (hunk["newStart"], hunk["newLines"])))
+        out.append(f"@@ -{minus} +{plus} @@\n")
         for tag, a1, a2, b1, b2 in group:
             rows = [(" ", "context", b1 + k, line) for k, line in enumerate(a[a1:a2])] \
                 if tag == "equal" else \
@@ -116,13 +119,6 @@ def _one_place(a: list[str], b: list[str]) -> list[list[tuple[str, int, int, int
     if s:
         group.append(("equal", na - s, na - s + min(s, 3), nb - s, nb - s + min(s, 3)))
     return [group]
-
-
-def _range(start: int, stop: int) -> str:
-    """A side of a hunk header as difflib writes it: one line is its number alone."""
-    if stop - start == 1:
-        return str(start + 1)
-    return f"{start + 1 if stop > start else start},{stop - start}"
 
 
 def from_proposed_edits(
