@@ -356,9 +356,8 @@ def _add_nested_files(top: str, env: dict[str, str], nested: list[str]) -> None:
         # --stdin-paths reads lines (a CR before the LF dropped) and C-unquotes a line that
         # starts with a quote: a name with a control character, a quote or a backslash is
         # quoted, any other is as git would write it already.
-        names = (_quote(p) for _, p in files)
         out = git(top, ["hash-object", "-w", "--no-filters", "--stdin-paths"], env=env,
-                  input="".join(n + "\n" for n in names).encode())
+                  input="".join(_quote(p) + "\n" for _, p in files).encode())
         entries += [f"{mode} {sha}\t{path}\0"
                     for (mode, path), sha in zip(files, decode(out).split(), strict=True)]
     if entries:
