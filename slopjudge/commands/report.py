@@ -142,9 +142,6 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     summary = {"file": path, "events": len(chosen), "problems": problems,
                "first": min(times, default=None), "last": max(times, default=None),
                "checks": checks, "recent": recent}
-    if args.format == "json":
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-        return 0
     span = f", {summary['first']} to {summary['last']}" if times else ""
     lines = [f"{path}: {len(chosen)} events{span}"]
     if problems:
@@ -163,8 +160,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
         for e in recent:
             lines.append(f"  {e.get('time')}  {e.get('event')}  {e.get('outcome')}  "
                          f"{e.get('id') or e.get('rule')}  {first_line(e.get('reason'))}".rstrip())
-    print("\n".join(lines))
-    return 0
+    return _said(args, summary, "\n".join(lines))
 
 
 def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
@@ -182,9 +178,6 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
     result = agreement(events, labels)
     # Nothing compared is no measurement: say so in the exit status too.
     code = 0 if result.n else 2
-    if args.format == "json":
-        print(json.dumps({"events": path, "labels": args.labels, **result.to_dict()}, indent=2))
-        return code
     lines = [f"{args.labels}: {len(labels)} labels, {result.n} matched a recorded verdict"
              + (f", {result.missing} with none" if result.missing else "")]
     if result.skipped:
@@ -203,20 +196,15 @@ def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]]
         ]
     else:
         lines.append("  no label matched a recorded verdict: nothing to compare")
-    print("\n".join(lines))
-    return code
+    return _said(args, {"events": path, "labels": args.labels, **result.to_dict()},
+                 "\n".join(lines), code)
 
 
 def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
            _problems: list[str]) -> int:
     found = flips(events)
-    if args.format == "json":
-        print(json.dumps({"events": path, "flips": found}, indent=2, ensure_ascii=False))
-        return 0
-    if not found:
-        print(f"{path}: no check changed its verdict for the same prompt")
-        return 0
-    lines = [f"{path}: {len(found)} check/prompt pair(s) changed verdict"]
+    lines = [f"{path}: {len(found)} check/prompt pair(s) changed verdict" if found
+             else f"{path}: no check changed its verdict for the same prompt"]
     for flip in found:
         lines.append(f"\n{flip['id']}  prompt {flip['prompt_sha256'][:12]}: "
                      f"{flip['passes']} pass, {flip['refusals']} refuse")
@@ -225,16 +213,19 @@ def _flips(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
             cached = "  (cached)" if v.get("cache_hit") else ""
             lines.append(f"  {v.get('time')}  {str(v['outcome']):<12}  {where}{cached}  "
                          f"{first_line(v.get('reason'))}".rstrip())
-    print("\n".join(lines))
-    return 0
+    return _said(args, {"events": path, "flips": found}, "\n".join(lines))
 
 
 def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
           _problems: list[str]) -> int:
     report = cost_report(events)
-    print(json.dumps({"events": path, **report}, indent=2, ensure_ascii=False)
-          if args.format == "json" else render_cost(path, report))
-    return 0
+    return _said(args, {"events": path, **report}, render_cost(path, report))
+
+
+def _said(args: argparse.Namespace, data: Any, text: str, code: int = 0) -> int:
+    """``data`` printed as JSON with ``--format json``, else ``text``; then ``code``."""
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.format == "json" else text)
+    return code
 
 
 # Each subcommand: its help, and (args, path, events, unreadable lines) -> exit code.
