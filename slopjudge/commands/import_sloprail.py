@@ -123,15 +123,6 @@ def _rule_id(name: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "r"
 
 
-def _check_id(value: str, used: set[str]) -> str:
-    base = _rule_id(os.path.basename(value).split(".")[0] or "check")
-    cid, n = base, 2
-    while cid in used:
-        cid, n = f"{base}-{n}", n + 1
-    used.add(cid)
-    return cid
-
-
 # A script line that would not work under slopjudge, and why; the first match is noted.
 _SCRIPT_PROBLEMS = (
     (re.compile(r"(?:^|[\s;&|(`$'\"])(sr|sr-[a-z]+|sloprail)(?:\s|$)"),
@@ -170,7 +161,11 @@ def _convert_checks(o: Converted, *, each_file: bool) -> list[str]:
         kind = kinds[0]
         if (name := o.script(item[kind], o.at(item, kind), kind, scan=kind == "script")) is None:
             continue
-        cid = _check_id(str(item[kind]), used)
+        base = _rule_id(os.path.basename(str(item[kind])).split(".")[0] or "check")
+        cid, n = base, 2
+        while cid in used:
+            cid, n = f"{base}-{n}", n + 1
+        used.add(cid)
         out += [f"  - id: {cid}", f"    {kind}: {_yaml(name)}"]
         if gate:
             # sloprail stops at the first refusal: a script before this check gates it.
