@@ -59,18 +59,6 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a cancelled CI job): stop as Ctrl-C does, running checks included."""
 
 
-def _terminate_like_ctrl_c() -> None:
-    import signal
-
-    def raise_terminated(signum: int, frame: object) -> None:
-        raise Terminated()
-
-    try:
-        signal.signal(signal.SIGTERM, raise_terminated)
-    except ValueError:  # not the main thread (slopjudge called as a library)
-        pass
-
-
 def _exit_now(code: int) -> None:
     """End without tearing the interpreter down (a full collection, every module's cleanup:
     a few ms on every tool call); the answer is out, events written, checks reaped."""
@@ -108,7 +96,6 @@ def main(argv: list[str] | None = None, *, owns_process: bool | None = None) -> 
 
         gc.disable()
     args = build_parser(command).parse_args(args_list)
-    _terminate_like_ctrl_c()
     code = _run_command(_command_module(args.command), args)
     if argv is None and args.command == "run":
         # The report is out, its checks reaped: the teardown would only make a CI run slower.
@@ -129,6 +116,15 @@ def _child_exits_reported() -> None:
 
 
 def _run_command(module: Any, args: argparse.Namespace) -> int:
+    import signal
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread (slopjudge called as a library)
+        pass
     try:
         return int(module.run(args))
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
