@@ -60,10 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def escaped_surrogates(value: Any) -> Any:
     """``value`` with each lone surrogate a rule's script printed (``"\ud800"``, kept as is
-    in the log) written as its escape: text a report can write, each apart from another."""
+    in the log) written as its escape: text a report can write, each apart from another.
+    A tuple comes back a list: a reader's (values, problems) is escaped whole."""
     if isinstance(value, str):
         return encodable(value)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [escaped_surrogates(v) for v in value]
     if isinstance(value, dict):
         return {escaped_surrogates(k): escaped_surrogates(v) for k, v in value.items()}
@@ -74,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
     path = args.events or settings_of(args).events_file
     if not os.path.isfile(path):
         return fail(f"{path}: no event log yet (runs record one; set --events FILE)")
-    events, problems = read_events(path)
-    events = [escaped_surrogates(e) for e in events]
+    events, problems = escaped_surrogates(read_events(path))
     for problem in problems:
         print(f"slopjudge: skipped {problem}", file=sys.stderr)
     session = getattr(args, "session", None)  # events and cost take --session
@@ -89,8 +89,7 @@ def _html(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
     labels = None
     if args.labels:
         try:
-            labels, problems = read_labels(args.labels)
-            labels = [escaped_surrogates(x) for x in labels]
+            labels, problems = escaped_surrogates(read_labels(args.labels))
         except OSError as exc:
             return fail(f"{args.labels}: cannot read the labels: {exc.strerror or exc}")
         for problem in problems:
@@ -166,8 +165,7 @@ def _events(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
 def _agreement(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
                _problems: list[str]) -> int:
     try:
-        labels, label_problems = read_labels(args.labels)
-        labels = [escaped_surrogates(x) for x in labels]
+        labels, label_problems = escaped_surrogates(read_labels(args.labels))
     except OSError as exc:
         return fail(f"{args.labels}: cannot read labels: {exc.strerror or exc}")
     for problem in label_problems:
