@@ -266,7 +266,8 @@ def convert(nature: str, folder: str, name: str, shown_root: str) -> Converted:
         f"# Converted from sloprail's .sloprail/{o.source}/{nature}.yaml by "
         "`slopjudge import sloprail`.",
         f"description: {_yaml(f'sloprail {nature} {name}')}",
-        f"on: {_yaml(on)}", *fields, "checks:", *(checks or _REQUIRE_ONLY)]) + "\n"
+        f"on: {_yaml(on)}", *fields, *_convert_require(o), "checks:",
+        *(checks or _REQUIRE_ONLY)]) + "\n"
     return o
 
 
@@ -275,7 +276,7 @@ def _joined(parts: list[str], op: str) -> str:
 
 
 def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
-    """A file-guard's ``on``, fields besides description and checks, and checks per file."""
+    """A file-guard's ``on``, fields but description, require and checks; checks per file."""
     data = o.data
     lines: list[str] = []
     conds: list[str] = []
@@ -305,7 +306,6 @@ def _file_guard(o: Converted) -> tuple[list[str], list[str], bool]:
         o.fail(o.at(data, "preventive"), "preventive must be true or false")
     if conds:
         lines.append(f"match: {_yaml(_joined(conds, 'and'))}")
-    lines += _convert_require(o)
     subjects = data.get("subjects")
     name = None if subjects is None else o.script(subjects, o.at(data, "subjects"), "subjects")
     if name is not None:
@@ -331,7 +331,7 @@ _GATE_EVENTS: dict[str, tuple[str, list[str], tuple[str, ...] | None, str]] = {
 
 
 def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
-    """A gate's ``on``, fields besides description and checks, and checks per file."""
+    """A gate's ``on``, fields but description, require and checks; checks per file."""
     parts: list[str] = []
     specs = []
     triggers = o.data.get("on") or []
@@ -363,7 +363,6 @@ def _gate(o: Converted) -> tuple[list[str], list[str], bool]:
         lines.append(f"tools: {_yaml(list(dict.fromkeys(t for ts in tools for t in ts or ())))}")
     if parts:
         lines.append(f"match: {_yaml(_joined(parts, 'or'))}")
-    lines += _convert_require(o)
     return on, lines, bool(specs) and all(ts == CHANGE_TOOLS for ts in tools)
 
 
