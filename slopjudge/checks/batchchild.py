@@ -5,6 +5,8 @@ a script sees only the modules a fresh interpreter has, and built-in ones.
 It tells the parent ``S <i>`` before script ``i`` and ``E <i> <status> <microseconds>``
 after it; a script that ends the process leaves an ``S`` without an ``E``. If it cannot
 report, it kills itself: an error of the running script, never a pass.
+
+:func:`enter` and :func:`run_main` also serve the scripts run in the hook (``inproc.py``).
 """
 
 # Built in or loaded at start-up: importing them costs nothing.
@@ -17,6 +19,7 @@ import marshal
 import os
 import sys
 import time
+from _frozen_importlib_external import SourceFileLoader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +37,6 @@ def _main() -> None:
     handlers = {n: h for n in range(1, _signal.NSIG) if n not in (_signal.SIGKILL, _signal.SIGSTOP)
                 and (h := _signal.getsignal(n)) is not None}
     runner_main = sys.modules["__main__"]
-    loader_type: Any = type(runner_main.__loader__)
     encoding, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
 
     def say(line: str) -> None:
@@ -48,14 +50,12 @@ def _main() -> None:
             continue  # gone since it was planned: run alone, it is an error there
         say(f"S {i}\n")
         started = time.monotonic()
-        _enter(path, cwd, env, payload, out_fd, err_fd, encoding, errors)
+        _streams(payload, out_fd, err_fd, encoding, errors)
+        os.environ.clear()  # what a script's os.putenv changed, too
+        enter(path, cwd, env, {})
         sys.path[:] = [os.path.dirname(os.path.realpath(path)), *pristine_path]
         before = set(sys.modules)
-        module: Any = type(sys)("__main__")
-        module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
-        module.__loader__ = loader_type("__main__", path)
-        sys.modules["__main__"] = module
-        status = _run(path, module)
+        status = run_main(path, path)[0]
         if os.getpid() != me:  # a fork of the script that ran on to the end
             status = _finish(status)
             os._exit(status & 0xFF if status >= 0 else 1)
@@ -69,9 +69,8 @@ def _main() -> None:
             return  # a thread of this script may still write: the rest run alone
 
 
-def _enter(path: str, cwd: str, env: dict[str, str], payload: bytes, out_fd: int,
-           err_fd: int, encoding: str, errors: str) -> None:
-    """File descriptors 0, 1 and 2, the std streams, environment and folder of one script."""
+def _streams(payload: bytes, out_fd: int, err_fd: int, encoding: str, errors: str) -> None:
+    """File descriptors 0, 1 and 2 and the std streams of one script."""
     if hasattr(os, "memfd_create"):
         stdin = os.memfd_create("stdin")
     else:  # macOS
@@ -93,31 +92,49 @@ def _enter(path: str, cwd: str, env: dict[str, str], payload: bytes, out_fd: int
         newline="\n", line_buffering=True)
     for name in ("stdin", "stdout", "stderr"):  # what the interpreter started with, too
         setattr(sys, f"__{name}__", getattr(sys, name))
-    os.environ.clear()
-    os.environ.update(env)
+
+
+def set_environ(env: dict[str, str], now: dict[str, str]) -> None:
+    """``os.environ`` (which holds ``now``) made ``env``, changing only what differs: each
+    change is a putenv, and one check's environment differs from the last one's in a few
+    names."""
+    for key in now.keys() - env.keys():
+        del os.environ[key]
+    for key, value in env.items():
+        if now.get(key) != value:
+            os.environ[key] = value
+
+
+def enter(path: str, cwd: str, env: dict[str, str], now: dict[str, str]) -> None:
+    """The argv, environment (see :func:`set_environ`), bytecode settings
+    (``script.python_env``'s) and folder of the script at ``path``."""
+    sys.argv[:] = [path]
+    set_environ(env, now)
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
-    sys.argv[:] = [path]
     os.chdir(cwd)
 
 
-def _run(path: str, module: "Any") -> int:
-    """Compile and run the script as ``__main__``; its exit status (negative: a signal).
-    Its bytecode is kept as an imported module's is (under ``PYTHONPYCACHEPREFIX``,
-    checked against the source's size and time): compiling the pack's scripts on
-    every call would cost more than running them."""
+def run_main(path: str, source: str) -> tuple[int, bool]:
+    """``source``'s code run as the ``__main__`` of a script at ``path``: its exit status
+    (negative: a signal), and whether it ended on an uncaught exception. Its bytecode is
+    kept as an imported module's is (under ``PYTHONPYCACHEPREFIX``, checked against the
+    source's size and time): compiling the scripts on every call would cost more than
+    running them."""
+    module: Any = type(sys)("__main__")
+    module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
+    module.__loader__ = SourceFileLoader("__main__", source)
+    sys.modules["__main__"] = module
     try:
         code = module.__loader__.get_code("__main__")
         exec(code, module.__dict__)  # noqa: S102 - running the rule's script is the point
     except SystemExit as exc:
-        return _exit_status(exc.code)
-    except KeyboardInterrupt as exc:
-        _print_exception(exc, path)
-        return -2  # Python ends itself with SIGINT for an uncaught Ctrl-C
+        return _exit_status(exc.code), False
     except BaseException as exc:  # noqa: BLE001 - what the interpreter would print and exit 1 for
-        _print_exception(exc, path)
-        return 1
-    return 0
+        _print_exception(exc, source)
+        # Python ends itself with SIGINT for an uncaught Ctrl-C.
+        return -2 if isinstance(exc, KeyboardInterrupt) else 1, True
+    return 0, False
 
 
 def _exit_status(code: object) -> int:
@@ -133,12 +150,14 @@ def _exit_status(code: object) -> int:
 
 
 def _print_exception(exc: BaseException, path: str) -> None:
-    """As the interpreter prints it: the traceback from the script's own frames on."""
+    """As the interpreter prints it: the traceback from the script's own frames on
+    (``path``: the file its code was compiled from)."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != path:
         tb = tb.tb_next
     try:
-        sys.excepthook(type(exc), exc, tb)
+        # The exception's own traceback is what the default hook prints.
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
     except Exception:  # noqa: BLE001, S110 - as the interpreter, which then exits 1
         pass
     finally:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import _signal
 import _thread
-import builtins
 import io
 import os
 import sys
@@ -33,6 +32,7 @@ import time
 from _frozen_importlib import ModuleSpec
 from _frozen_importlib_external import SourceFileLoader
 
+from slopjudge.checks.batchchild import enter, run_main, set_environ
 from slopjudge.checks.script import check_env, payload_bytes, python_env, script_result
 from slopjudge.hookspec import CheckContext
 from slopjudge.model import CheckResult
@@ -124,14 +124,16 @@ class Runner:
             home = os.path.dirname(os.path.realpath(path))
         saved = _Saved()
         try:
-            _enter(path, home, ctx.rule.dir, env, stdin, out, err, self.current)
+            sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
+            sys.path.insert(0, home)
+            enter(path, ctx.rule.dir, env, self.current)
             self.current = env
             sys.meta_path.insert(0, self)
             before = set(sys.modules)
-            ended = _timed(ctx.check.timeout, lambda: _main(path, installed))
+            ended = _timed(ctx.check.timeout, lambda: run_main(path, installed))
             self.imported |= set(sys.modules) - before
         except BaseException:
-            self.current = dict(os.environ)  # _enter may have stopped half way
+            self.current = dict(os.environ)  # enter may have stopped half way
             raise
         finally:
             saved.restore()
@@ -159,8 +161,7 @@ class Runner:
             files = self.folders.get(os.path.normpath(entry or "."))
             if not files or f"{name}.py" not in files:
                 return None
-            loader: Any = _Loader(files[f"{name}.py"])
-            spec = ModuleSpec(name, loader, origin=where)
+            spec = ModuleSpec(name, SourceFileLoader(name, files[f"{name}.py"]), origin=where)
             spec.has_location = True
             return spec
         return None
@@ -170,7 +171,7 @@ class Runner:
         the pack's folders: the next run (a test's process runs many) may read another
         project's."""
         if self.environ is not None:
-            _set_environ(self.environ, dict(os.environ))
+            set_environ(self.environ, dict(os.environ))
             self.environ = None
         for name in self.imported:
             module = sys.modules.get(name)
@@ -249,64 +250,6 @@ class _Saved:
         sys.dont_write_bytecode, sys.pycache_prefix = self.bytecode
 
 
-def _set_environ(env: dict[str, str], now: dict[str, str]) -> None:
-    """``os.environ`` (which holds ``now``) made ``env``, changing only what differs: each
-    change is a putenv, and one check's environment differs from the last one's in a few
-    names. (The pack's scripts leave ``os.environ`` alone: tests/test_pack_inproc_safe.py.)"""
-    for key in now.keys() - env.keys():
-        del os.environ[key]
-    for key, value in env.items():
-        if now.get(key) != value:
-            os.environ[key] = value
-
-
-def _enter(path: str, home: str, cwd: str, env: dict[str, str], stdin: Any, out: _Sink,
-           err: _Sink, now: dict[str, str]) -> None:
-    sys.stdin, sys.stdout, sys.stderr = stdin, out.text, err.text
-    sys.argv[:] = [path]
-    sys.path.insert(0, home)
-    _set_environ(env, now)
-    # Bytecode where the script's own process keeps it (checks/script.python_env).
-    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
-    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
-    os.chdir(cwd)
-
-
-def _main(path: str, installed: str) -> tuple[int, bool]:
-    """The installed copy's code as ``__main__`` of a module at ``path``; its status,
-    and whether it ended on an uncaught exception."""
-    module: Any = type(sys)("__main__")
-    module.__file__, module.__cached__, module.__builtins__ = path, None, builtins
-    sys.modules["__main__"] = module
-    try:
-        exec(_code(installed), module.__dict__)  # noqa: S102 - slopjudge's own script
-    except SystemExit as exc:
-        return _exit_status(exc.code), False
-    except _TimedOut:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - what the interpreter prints and exits 1 for
-        import traceback  # only for a crash: it loads linecache and tokenize
-
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next
-                                  if exc.__traceback__ else None)
-        return 1, True
-    return 0, False
-
-
-def _code(installed: str, name: str = "__main__") -> Any:
-    """The installed file's code, its bytecode cached as an import caches it."""
-    return SourceFileLoader(name, installed).get_code(name)
-
-
-def _exit_status(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
 def _timed(timeout: float, body: Any) -> Any:
     """``body()``, or None when it ran past ``timeout`` seconds. The hook's
     own deadline timer is set back after it, less the time taken."""
@@ -326,7 +269,7 @@ def _timed(timeout: float, body: Any) -> Any:
         _signal.signal(_signal.SIGALRM, on_timeout)
         _signal.setitimer(_signal.ITIMER_REAL, timeout)
     try:
-        ended = body()  # _main: nothing but _TimedOut comes out of it
+        ended = body()  # run_main ends the script on it; past the script it comes out here
     except _TimedOut:
         ended = None
     if own and not fired:
@@ -343,14 +286,3 @@ def _rearm(handler: Any, left: float) -> None:
     _signal.setitimer(_signal.ITIMER_REAL, 0)
     _signal.signal(_signal.SIGALRM, handler)
     _signal.setitimer(_signal.ITIMER_REAL, max(0.001, left))
-
-
-class _Loader:
-    def __init__(self, installed: str) -> None:
-        self.installed = installed
-
-    def create_module(self, spec: Any) -> None:
-        return None
-
-    def exec_module(self, module: Any) -> None:
-        exec(_code(self.installed, module.__name__), module.__dict__)  # noqa: S102 - slopjudge's own module

@@ -163,6 +163,7 @@ def test_a_script_that_raises_blocks_as_undecided(tmp_path: Path, installed: Pat
     assert event["outcome"] == "error"
     assert "ValueError: the probe broke" in event["reason"]
     assert "Traceback (most recent call last)" in event["reason"]
+    assert "batchchild" not in event["reason"]  # from the script's own frames on
 
 
 @pytest.mark.parametrize("rule", ["sj-loops", "sj-regex"])

@@ -108,6 +108,16 @@ def test_status_as_its_own_process_and_the_next_script_unharmed(
     assert results["next"].outcome == "pass", results["next"].reason
 
 
+def test_a_traceback_is_the_one_its_own_process_prints(tmp_path: Path) -> None:
+    body = "def broken():\n    raise ValueError('boom')\nbroken()"
+    results = run_batch(tmp_path, {"raises": body, "next": PASSING})
+    script = tmp_path / "rules" / "raises" / "check.py"
+    assert results["raises"].reason == (
+        f'Traceback (most recent call last):\n  File "{script}", line 3, in <module>\n'
+        f'    broken()\n  File "{script}", line 2, in broken\n'
+        "    raise ValueError('boom')\nValueError: boom")
+
+
 def test_a_hung_script_times_out_on_its_own_and_every_descendant_dies(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     hang = f"""
