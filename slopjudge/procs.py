@@ -335,6 +335,7 @@ def _collect(
         poller.register(fd, select.POLLIN)
     reading = set(outputs)
     in_fd, feed = proc.stdin.fileno(), memoryview(input)
+    os.set_blocking(in_fd, False)
     poller.register(in_fd, select.POLLOUT)  # closed once fed: the child reads its end
     try:  # ready once the leader exits (Linux 5.3+): Popen.wait(timeout) would sleep up
         pidfd = os.pidfd_open(proc.pid)  # to 50 ms between asks, added to every check
@@ -359,7 +360,12 @@ def _collect(
                 if fd == pidfd:
                     gone = True  # the leader exited: its status is there to take
                 elif fd == in_fd:
-                    feed = feed[_write_some(in_fd, feed):]
+                    try:
+                        feed = feed[os.write(in_fd, feed):]
+                    except BlockingIOError:
+                        pass
+                    except OSError:  # EPIPE: the child does not read its input, its business
+                        feed = feed[:0]
                     if not feed:
                         poller.unregister(in_fd)
                         in_fd = _close_input(proc)
@@ -421,18 +427,6 @@ def _read_some(fd: int, sinks: dict[int, bytearray], max_output: int) -> bool:
     if len(sinks[fd]) < max_output:
         sinks[fd] += chunk
     return bool(chunk)
-
-
-def _write_some(fd: int, data: memoryview) -> int:
-    """Write what the pipe takes now; all of it when the child does not read its input
-    (EPIPE: that is its business)."""
-    try:
-        os.set_blocking(fd, False)
-        return os.write(fd, data)
-    except BlockingIOError:
-        return 0
-    except OSError:
-        return len(data)
 
 
 def _close_input(proc: subprocess.Popen[bytes]) -> int:
