@@ -55,12 +55,10 @@ def _main() -> None:
         enter(path, cwd, env, {})
         sys.path[:] = [os.path.dirname(os.path.realpath(path)), *pristine_path]
         before = set(sys.modules)
-        status = run_main(path, path)[0]
+        status = _finish(run_main(path, path)[0])
         if os.getpid() != me:  # a fork of the script that ran on to the end
-            status = _finish(status)
             os._exit(status & 0xFF if status >= 0 else 1)
-        threads = _thread._count()
-        status = _finish(status)
+        threads = _thread._count()  # after its atexit handlers, which may start one too
         say(f"E {i} {status} {int((time.monotonic() - started) * 1e6)}\n")
         sys.modules["__main__"] = runner_main
         _forget(before, os.path.dirname(os.path.realpath(path)))
@@ -106,8 +104,7 @@ def set_environ(env: dict[str, str], now: dict[str, str]) -> None:
 
 
 def enter(path: str, cwd: str, env: dict[str, str], now: dict[str, str]) -> None:
-    """The argv, environment (see :func:`set_environ`), bytecode settings
-    (``script.python_env``'s) and folder of the script at ``path``."""
+    """The argv, environment, bytecode settings and folder of the script at ``path``."""
     sys.argv[:] = [path]
     set_environ(env, now)
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
