@@ -247,10 +247,6 @@ class ProcResult:
         return -code if code is not None and code < 0 else None
 
 
-def _not_started(why: str, started: float) -> ProcResult:
-    return ProcResult(None, b"", b"", start_error=why, duration_s=time.monotonic() - started)
-
-
 def run(
     argv: list[str],
     *,
@@ -272,8 +268,8 @@ def run(
     reads, writes = [r for r, _w in pipes or ()], [w for _r, w in pipes or ()]
     try:
         if not _exits_readable():
-            return _not_started("SIGCHLD is ignored in this process, so no exit status can "
-                                "be read (a refusal would read as a pass)", time.monotonic())
+            return ProcResult(None, b"", b"", start_error="SIGCHLD is ignored in this process, "
+                              "so no exit status can be read (a refusal would read as a pass)")
         started = time.monotonic()
         jail = _Jail()
         try:
@@ -283,10 +279,11 @@ def run(
                 pass_fds=tuple(writes))
         except OSError as exc:
             jail.close()
-            return _not_started(f"{exc.filename or argv[0]}: not found"
-                                if isinstance(exc, FileNotFoundError) else
-                                f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
-                                else f"{argv[0]}: {exc.strerror or exc}", started)
+            why = (f"{exc.filename or argv[0]}: not found" if isinstance(exc, FileNotFoundError)
+                   else f"{argv[0]}: not executable" if isinstance(exc, PermissionError)
+                   else f"{argv[0]}: {exc.strerror or exc}")
+            return ProcResult(None, b"", b"", start_error=why,
+                              duration_s=time.monotonic() - started)
         while writes:  # the child's copy is the only writer left: its end ends the pipe
             os.close(writes.pop())
         # Listed while it runs, so an interrupt or kill_all reaches it.
