@@ -87,32 +87,23 @@ class Settings(Limits):
         self.cache_dir = self.cache_dir or os.path.join(self.state_dir, "cache")
 
 
-# key -> kind; paths resolve against the workspace.
-_KEYS: dict[str, str] = {
-    "rules_dir": "path",
-    "template_dirs": "paths",
-    "runner": "str",
-    "stop_block_cap": "int",
-    "hook_timeout": "seconds",
-    "unknown_tools": "deny|ask|allow",
-    "rule_changes": "block|warn",
-    "jobs": "int",
-    "judge_slots": "count",
-    "state_dir": "path",
-    "events_file": "path",
-    "cache_dir": "path",
-    "rubric_path": "path",
-    "max_prompt_tokens": "int",
-    "max_judge_calls": "int",
-    "max_tokens": "int",
-    "max_cost_usd": "number",
-    "session_max_judge_calls": "int",
-    "session_max_tokens": "int",
-    "session_max_cost_usd": "number",
-    "model_aliases": "aliases",
-    "exclude_generated": "generated",
-    "preview": "preview",
+# kind -> the settings of that kind; paths resolve against the workspace.
+_KINDS: dict[str, tuple[str, ...]] = {
+    "path": ("rules_dir", "state_dir", "events_file", "cache_dir", "rubric_path"),
+    "paths": ("template_dirs",),
+    "str": ("runner",),
+    "int": ("stop_block_cap", "jobs", "max_prompt_tokens", "max_judge_calls", "max_tokens",
+            "session_max_judge_calls", "session_max_tokens"),
+    "number": ("max_cost_usd", "session_max_cost_usd"),
+    "count": ("judge_slots",),
+    "seconds": ("hook_timeout",),
+    "deny|ask|allow": ("unknown_tools",),
+    "block|warn": ("rule_changes",),
+    "aliases": ("model_aliases",),
+    "generated": ("exclude_generated",),
+    "preview": ("preview",),
 }
+_KEYS = {key: kind for kind, keys in _KINDS.items() for key in keys}
 
 
 def display_path(path: str) -> str:
@@ -247,10 +238,14 @@ _LISTS_OR_BOOLS = {"preview": "rule ids",
                    "generated": "path patterns (`!pattern` keeps matching files judged)"}
 
 
-# Whole-number kinds: least, most, and the words for them. A timer past a day is past what
-# the clock takes, and no hook's business.
-_WHOLE = {"int": (0, float("inf"), ">= 0"), "count": (1, float("inf"), ">= 1"),
-          "seconds": (1, 86400, "of seconds from 1 to 86400")}
+# Number kinds: the type they read as, least, most, and the words for them. A timer past
+# a day is past what the clock takes, and no hook's business.
+_NUMBERS: dict[str, tuple[type[float], float, float, str]] = {
+    "int": (int, 0, float("inf"), "a whole number >= 0"),
+    "count": (int, 1, float("inf"), "a whole number >= 1"),
+    "seconds": (int, 1, 86400, "a whole number of seconds from 1 to 86400"),
+    "number": (float, 0, float("inf"), "a number >= 0"),
+}
 
 
 def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
@@ -258,19 +253,16 @@ def _value(key: str, kind: str, value: Any, workspace: str) -> Any:
     if isinstance(value, str) and kind in ("generated", "paths"):  # a list of one
         value = [value]
     strings = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-    if kind in _WHOLE:
-        least, most, words = _WHOLE[kind]
-        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-            raise ValueError(f"`{key}` must be a whole number {words}")
-        return int(value)
+    if kind in _NUMBERS:
+        read, least, most, words = _NUMBERS[kind]
+        if (isinstance(value, bool) or not isinstance(value, (int, read))
+                or not least <= value <= most):
+            raise ValueError(f"`{key}` must be {words}")
+        return read(value)
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"`{key}` must be a non-empty string")
         return _resolve(workspace, str(value)) if kind == "path" else str(value)
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"`{key}` must be a number >= 0")
-        return float(value)
     if kind in _LISTS_OR_BOOLS:
         if not isinstance(value, bool) and not strings:
             raise ValueError(f"`{key}` must be true, false or a list of {_LISTS_OR_BOOLS[kind]}")
