@@ -77,7 +77,7 @@ class Budget:
         run = self.run
 
         def known() -> bool:
-            if run.rates is None and self.limits.session():
+            if run.rates is None and self.limits.any("session_"):
                 with contextlib.suppress(ValueError):  # the reservation says so
                     run.rates = _read_record(self.session_path(session_id)).rates
             return run.rates is not None or not needs_rates or not run.held
@@ -91,7 +91,7 @@ class Budget:
                                math.ceil(prompt_tokens * max(rates.tokens, 1.0)),
                                prompt_tokens * rates.cost_usd)
             problem = self._over("", "in this run", run, want)
-            if problem is None and self.limits.session():
+            if problem is None and self.limits.any("session_"):
                 problem = self._session_update(session_id, lambda spend: self._over(
                     "session_", "in this agent session", spend, want, hold=True))
             if problem is not None:
@@ -107,7 +107,7 @@ class Budget:
         cost = float((usage or {}).get("cost_usd") or 0.0)
         with self._changed:
             self.run.settle(want, spent, cost)
-            if self.limits.session():
+            if self.limits.any("session_"):
                 self._session_update(session_id, lambda spend: spend.settle(want, spent, cost))
             self._changed.notify_all()
 

@@ -42,12 +42,10 @@ class Limits:
     session_max_tokens: int | None = None
     session_max_cost_usd: float | None = None
 
-    def any(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self))
-
-    def session(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self)
-                   if f.name.startswith("session_"))
+    def any(self, prefix: str = "") -> bool:
+        """Whether a limit is set (``prefix="session_"``: a session's)."""
+        return any(getattr(self, f.name) is not None for f in fields(Limits)
+                   if f.name.startswith(prefix))
 
 
 @record(kw_only=True)
