@@ -101,12 +101,10 @@ def record(cls: Any = None, /, *, kw_only: bool = False) -> Any:
             if isinstance(value, (list, dict, set)):  # one object shared by every instance
                 raise ValueError(f"mutable default {type(value).__name__} for field {name} "
                                  "is not allowed: use field(default_factory=...)")
-            if not isinstance(value, Field):
-                value = Field(default=value)
-            elif value.default is _MISSING:
-                delattr(cls, name)
+            if isinstance(value, Field):
+                delattr(cls, name)  # every instance sets its own
             else:
-                setattr(cls, name, value.default)
+                value = Field(default=value)
             value.name, value.kw_only = name, kw_only
             flds[name] = value
         cls.__record_fields__ = ordered = tuple(flds.values())
@@ -162,9 +160,6 @@ class LoadError:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.message}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @record

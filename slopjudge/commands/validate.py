@@ -7,6 +7,7 @@ import json
 import os
 
 from slopjudge.commands._shared import add_rules_argument, fail, settings_and_rules
+from slopjudge.model import asdict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             "preview_off": [r.id for r in result.preview_off],
             "status": {r.id: {"preview": r.preview, "on": r in result.rules,
                               "why": r.status_why()} for r in all_rules},
-            "errors": [e.to_dict() | {"text": str(e)} for e in result.errors],
+            "errors": [asdict(e) | {"text": str(e)} for e in result.errors],
         }, indent=2, ensure_ascii=False))
     else:
         for error in result.errors:

@@ -15,7 +15,7 @@ from slopjudge import __version__, cachesign
 from slopjudge.fsutil import identity, read_or, write_atomic
 from slopjudge.jsonobject import dumps, loads
 from slopjudge.loading.config import Settings, display_path, file_stamp, is_racy
-from slopjudge.model import Check, LoadError, LoadResult, Rule, fields
+from slopjudge.model import Check, LoadError, LoadResult, Rule, asdict, fields
 from slopjudge.resources import PACKAGE_DIR, data_path
 
 TYPE_CHECKING = False
@@ -147,7 +147,7 @@ def _write(path: str, key: dict[str, Any], result: LoadResult, start_ns: int) ->
         "watched": result.watched,
         "watched_stats": watched,
         "rules": [_encode_rule(r) for r in result.rules],
-        "errors": [{**e.to_dict(), "path": os.path.abspath(e.path)} for e in result.errors],
+        "errors": [{**asdict(e), "path": os.path.abspath(e.path)} for e in result.errors],
         "files": result.files,
     }
     write_signed(path, "rules", key["workspace"], data)

@@ -447,9 +447,7 @@ def validate_template(
     env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
         problems = _static_problems(env, name, set())
-    except (OSError, UnicodeDecodeError) as exc:  # the template's own file, not an include
-        if isinstance(exc, jinja2.TemplateNotFound):  # an OSError too
-            return [_explain(exc, target)]
+    except (OSError, UnicodeDecodeError) as exc:  # TemplateNotFound too: it was found above
         return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
     except Exception as exc:
         return [_explain(exc, target)]
@@ -465,10 +463,6 @@ def validate_template(
 
 def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
     # The rubric is trusted text (RUBRIC.md), kept verbatim.
-    ctx = dict(payload)
-    event = ctx.get("event")
-    ctx["transcriptPath"] = event.get("transcript_path") if isinstance(event, dict) else None
-    ctx["additionalContext"] = _prepared(ctx.get("additionalContext"))
-    if isinstance(ctx.get("rubric"), str):
-        ctx["rubric"] = Markup(ctx["rubric"])
-    return ctx
+    return dict(payload, transcriptPath=payload["event"].get("transcript_path"),
+                additionalContext=_prepared(payload["additionalContext"]),
+                rubric=Markup(payload["rubric"]))
