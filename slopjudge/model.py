@@ -71,14 +71,11 @@ def _make_init(cls: type, flds: tuple[Field, ...]) -> Any:
                             f"{', '.join(sorted(names))}), not {args!r} {kwargs!r}")
         values.update(kwargs)
         for f in flds:
-            if f.name in values:
-                value = values[f.name]
-            elif f.factory is not _MISSING:
+            value = values.get(f.name, f.default)
+            if value is _MISSING:  # no default: a factory's, or a required one
+                if f.factory is _MISSING:
+                    raise TypeError(f"{qual}() missing required argument {f.name!r}")
                 value = f.factory()
-            elif f.default is not _MISSING:
-                value = f.default
-            else:
-                raise TypeError(f"{qual}() missing required argument {f.name!r}")
             setattr(self, f.name, value)
         if post:
             self.__post_init__()

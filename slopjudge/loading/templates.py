@@ -170,19 +170,17 @@ class _DeadlineCodeGenerator(CodeGenerator):
 
 
 def _too_large(operator: str, left: Any, right: Any) -> str | None:
-    """Why ``left <operator> right`` would make a value no prompt needs, if it would."""
-
-    def is_int(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    if operator == "**" and is_int(left) and is_int(right) and right > 0 and abs(left) > 1:
+    """Why ``left <operator> right`` would make a value no prompt needs, if it would (a
+    bool is an int of one bit: never too large)."""
+    ints = isinstance(left, int) and isinstance(right, int)
+    if operator == "**" and ints and right > 0 and abs(left) > 1:
         if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
             return f"{left} ** {right} is too large a number for a template"
     if operator == "*":
-        if is_int(left) and is_int(right) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+        if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
             return "a product too large a number for a template"
         for seq, n in ((left, right), (right, left)):
-            repeats = isinstance(seq, (str, list, tuple)) and is_int(n)
+            repeats = isinstance(seq, (str, list, tuple)) and isinstance(n, int)
             if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
                 return f"repeating a {type(seq).__name__} {n} times makes more than a prompt holds"
     return None
