@@ -11,8 +11,7 @@ import posixpath
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from functools import lru_cache, wraps
 from pathlib import Path
 from typing import Any
@@ -151,14 +150,17 @@ def check_deadline() -> None:
                               "stopped (a loop or a value too large for a prompt)")
 
 
-@contextmanager
-def _deadline(limit: float) -> Iterator[None]:
-    """Stop a render past ``limit`` seconds, in any thread (no alarm signal reaches a
-    judge's worker): the clock is checked in every block, call, filter and test (a trace
-    function cost twice as much). A huge number or repetition is refused before it runs."""
+def _render(template: jinja2.Template, payload: dict[str, Any], limit: float) -> str:
+    """Render ``payload``, stopped past ``limit`` seconds in any thread (no alarm signal
+    reaches a judge's worker): the clock is checked in every block, call, filter and test (a
+    trace function cost twice as much). A huge number or repetition is refused before it
+    runs. The rubric is trusted text (RUBRIC.md), kept verbatim."""
     _clock.end, _clock.limit = time.monotonic() + limit, limit
     try:
-        yield
+        return template.render(dict(
+            payload, transcriptPath=payload["event"].get("transcript_path"),
+            additionalContext=_prepared(payload["additionalContext"]),
+            rubric=Markup(payload["rubric"])))
     finally:
         _clock.end = None  # never nested: no filter, test or global renders a template
 
@@ -256,9 +258,7 @@ def _locate(
 def render(path: str, context: dict[str, Any], *, rule_dir: str, template_dirs: list[str]) -> str:
     env, name = _locate(path, rule_dir, template_dirs)
     try:
-        template = env.get_template(name)
-        with _deadline(RENDER_TIME_LIMIT_S):
-            return template.render(_render_context(context))
+        return _render(env.get_template(name), context, RENDER_TIME_LIMIT_S)
     except Exception as exc:  # every failure becomes one clear line
         e = _explain(exc, os.path.abspath(path))
         raise TemplateRenderError(f"{e.path}:{e.line}: {e.message}") from None
@@ -452,15 +452,8 @@ def validate_template(
     if problems:
         return problems
     try:
-        with _deadline(LOAD_TIME_LIMIT_S):
-            env.get_template(name).render(_render_context(synthetic_payload(rule_dir, each=each)))
+        _render(env.get_template(name), synthetic_payload(rule_dir, each=each), LOAD_TIME_LIMIT_S)
     except Exception as exc:  # a failure while rendering, an include's included
         return [_explain(exc, target)]
     return []
 
-
-def _render_context(payload: dict[str, Any]) -> dict[str, Any]:
-    # The rubric is trusted text (RUBRIC.md), kept verbatim.
-    return dict(payload, transcriptPath=payload["event"].get("transcript_path"),
-                additionalContext=_prepared(payload["additionalContext"]),
-                rubric=Markup(payload["rubric"]))
