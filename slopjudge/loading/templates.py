@@ -390,16 +390,24 @@ def _explain(exc: BaseException, path: str) -> LoadError:
 
 
 def _static_problems(
-    env: ImmutableSandboxedEnvironment, name: str, seen: set[str]
+    env: ImmutableSandboxedEnvironment, name: str, seen: set[str], at: tuple[str, int]
 ) -> list[LoadError]:
-    """Problems visible without rendering, in this template and the ones it includes."""
+    """Problems visible without rendering, in this template (``at``: where it is named) and
+    the ones it includes."""
     if name in seen:
         return []
     seen.add(name)
     assert env.loader is not None  # the environments made here always have a loader
-    source, filename, _ = env.loader.get_source(env, name)
+    try:
+        source, filename, _ = env.loader.get_source(env, name)
+        ast = env.parse(source, name, filename)
+    except jinja2.TemplateNotFound:
+        return [LoadError(*at, 1, f"template not found: {name}")]
+    except jinja2.TemplateSyntaxError as exc:
+        return [_explain(exc, name)]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [LoadError(*at, 1, f"cannot read template: {exc}")]
     where = filename or name
-    ast = env.parse(source, name, filename)
     problems: list[LoadError] = []
     # Unknown filters and tests, even in branches a render would not reach.
     for node in ast.find_all((nodes.Filter, nodes.Test)):
@@ -422,15 +430,9 @@ def _static_problems(
                                       f"sandbox: access to {attr!r} is not allowed in a template"))
     imports = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
     for ref in meta.find_referenced_templates(ast):
-        if ref is None:
-            continue  # a computed name: checked when it renders
-        try:
-            problems.extend(_static_problems(env, ref, seen))
-        except jinja2.TemplateNotFound:
+        if ref is not None:  # a computed name: checked when it renders
             line = next((n.lineno for n in ast.find_all(imports)), 1)
-            problems.append(LoadError(where, line, 1, f"template not found: {ref}"))
-        except jinja2.TemplateSyntaxError as exc:
-            problems.append(_explain(exc, ref))
+            problems.extend(_static_problems(env, ref, seen, (where, line)))
     return problems
 
 
@@ -440,13 +442,9 @@ def validate_template(
     """Every problem of a template, rendered against a synthetic payload with strict
     undefined: every field a payload can carry is in it, so a name it lacks is a mistake."""
     target = os.path.abspath(path)
-    if not os.path.isfile(target):
-        return [LoadError(path, 1, 1, f"template not found: {path}")]
     env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
-        problems = _static_problems(env, name, set())
-    except (OSError, UnicodeDecodeError) as exc:  # TemplateNotFound too: it was found above
-        return [LoadError(target, 1, 1, f"cannot read template: {exc}")]
+        problems = _static_problems(env, name, set(), (target, 1))
     except Exception as exc:
         return [_explain(exc, target)]
     if problems:
