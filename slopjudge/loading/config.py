@@ -50,20 +50,16 @@ class Limits:
 
 @record(kw_only=True)
 class Settings(Limits):
+    """The keys docs/settings.md describes, and the files they were read from."""
+
     workspace: str
     rules_dir: str
     template_dirs: list[str]
     runner: str | None = None
     stop_block_cap: int = 8
-    # The timeout `slopjudge install` writes for PreToolUse and Stop (seconds): the
-    # agent lets the call through past it, so every hook answers before it.
-    hook_timeout: int = 660
-    # A tool slopjudge does not know whose input names a path outside the workspace or
-    # a protected path: deny, ask the person, or allow.
-    unknown_tools: str = "deny"
-    # `run --rules-from`: a change to what decides the judging (needs_person) fails the
-    # run (block) or is shown without deciding it (warn). Read from that commit's settings.
-    rule_changes: str = "block"
+    hook_timeout: int = 660  # what install gives PreToolUse and Stop: each hook answers first
+    unknown_tools: str = "deny"  # a tool slopjudge does not know, naming a guarded path
+    rule_changes: str = "block"  # `run --rules-from`: needs_person blocks, or is shown (warn)
     jobs: int = 0  # script checks at once; 0: the CPU count
     judge_slots: int = 8  # judge calls at once, machine-wide (judging/slots.py)
     state_dir: str = ""  # default <workspace>/.slopjudge
@@ -74,10 +70,8 @@ class Settings(Limits):
     max_prompt_tokens: int | None = None  # default for judge checks without their own
     # harness -> size alias -> model, passed to the runner as SLOPJUDGE_MODEL_ALIASES.
     model_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
-    # What is judged (changes/authored.py): true, false, or patterns ("!p" keeps p judged).
-    exclude_generated: bool | list[str] = True
-    # Preview rules to run: all of them (True), none (False) or these rule ids.
-    preview: bool | list[str] = False
+    exclude_generated: bool | list[str] = True  # or patterns (changes/authored.py)
+    preview: bool | list[str] = False  # preview rules run: all, none, or these rule ids
 
     def __post_init__(self) -> None:
         self.state_dir = self.state_dir or os.path.join(self.workspace, ".slopjudge")
