@@ -10,7 +10,7 @@ from slopjudge.errors import SlopjudgeError
 from slopjudge.fsutil import find_workspace as find_workspace
 from slopjudge.fsutil import write_atomic
 from slopjudge.model import SIZE_ALIASES, field, fields, record
-from slopjudge.resources import data_path
+from slopjudge.resources import PACKAGE_DIR, data_path
 
 TYPE_CHECKING = False  # not typing's: every hook reads settings
 if TYPE_CHECKING:
@@ -296,7 +296,6 @@ def _file_settings(path: str, workspace: str, cached: bool) -> dict[str, Any]:
     (ruamel.yaml's import alone: 16-58 ms here)."""
     from slopjudge import __version__, cachesign
     from slopjudge.loading.rulecache import read_signed, write_signed
-    from slopjudge.resources import PACKAGE_DIR
 
     start_ns, stamp = time.time_ns(), file_stamp(path)
     # `~` in a path setting resolves against HOME; the code that reads the values is in it.
@@ -364,9 +363,8 @@ def ensure_state_ignored(state_dir: str) -> None:
     """A ``.gitignore`` of ``*`` in the state folder: a work-tree changeset includes
     untracked files, and the caches and event log must never show up in it."""
     marker = os.path.join(state_dir, ".gitignore")
-    if os.path.exists(marker):
-        return
     try:
-        write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
+        if not os.path.exists(marker):
+            write_atomic(marker, "# slopjudge's state, caches and event log; never committed\n*\n")
     except OSError:
         pass  # a read-only state folder: whatever writes there will say so itself
