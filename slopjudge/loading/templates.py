@@ -440,13 +440,10 @@ def validate_template(
     env, name = _locate(target, rule_dir, template_dirs, strict=True)
     try:
         problems = _static_problems(env, name, set(), (target, 1))
-    except Exception as exc:
+        if not problems:
+            payload = synthetic_payload(rule_dir, each=each)
+            _render(env.get_template(name), payload, LOAD_TIME_LIMIT_S)
+    except Exception as exc:  # the checks' own failure, or the render's (an include's included)
         return [_explain(exc, target)]
-    if problems:
-        return problems
-    try:
-        _render(env.get_template(name), synthetic_payload(rule_dir, each=each), LOAD_TIME_LIMIT_S)
-    except Exception as exc:  # a failure while rendering, an include's included
-        return [_explain(exc, target)]
-    return []
+    return problems
 
