@@ -306,16 +306,16 @@ class _AnyMapping(dict[str, Any]):
         return _Anything()
 
 
-_SAMPLE_DIFF = (
-    "diff --git a/src/example.py b/src/example.py\n"
-    "index 1111111..2222222 100644\n"
-    "--- a/src/example.py\n"
-    "+++ b/src/example.py\n"
-    "@@ -1,2 +1,2 @@\n"
-    " import os\n"
-    "-value = 1\n"
-    "+value = 2\n"
-)
+_SAMPLE_DIFF = """\
+diff --git a/src/example.py b/src/example.py
+index 1111111..2222222 100644
+--- a/src/example.py
++++ b/src/example.py
+@@ -1,2 +1,2 @@
+ import os
+-value = 1
++value = 2
+"""
 
 
 def synthetic_payload(
