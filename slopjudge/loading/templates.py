@@ -173,23 +173,6 @@ class _DeadlineCodeGenerator(CodeGenerator):
         super().blockvisit(body, frame)
 
 
-def _too_large(operator: str, left: Any, right: Any) -> str | None:
-    """Why ``left <operator> right`` would make a value no prompt needs, if it would (a
-    bool is an int of one bit: never too large)."""
-    ints = isinstance(left, int) and isinstance(right, int)
-    if operator == "**" and ints and right > 0 and abs(left) > 1:
-        if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
-            return f"{left} ** {right} is too large a number for a template"
-    if operator == "*":
-        if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
-            return "a product too large a number for a template"
-        for seq, n in ((left, right), (right, left)):
-            repeats = isinstance(seq, (str, list, tuple)) and isinstance(n, int)
-            if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
-                return f"repeating a {type(seq).__name__} {n} times makes more than a prompt holds"
-    return None
-
-
 class _Sandbox(ImmutableSandboxedEnvironment):
     """``**`` and ``*`` checked before they run; intercepting them also stops Jinja
     folding ``{{ 10**10**8 }}`` into a constant while it compiles, past any time limit."""
@@ -203,8 +186,18 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if problem := _too_large(operator, left, right):
-            raise SecurityError(problem)
+        ints = isinstance(left, int) and isinstance(right, int)  # a bool's one bit: never large
+        if operator == "**" and ints and right > 0 and abs(left) > 1:
+            if right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
+                raise SecurityError(f"{left} ** {right} is too large a number for a template")
+        if operator == "*":
+            if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise SecurityError("a product too large a number for a template")
+            for seq, n in ((left, right), (right, left)):
+                repeats = isinstance(seq, (str, list, tuple)) and isinstance(n, int)
+                if repeats and len(seq) * n > MAX_REPEAT_ITEMS:
+                    raise SecurityError(f"repeating a {type(seq).__name__} {n} times makes "
+                                        "more than a prompt holds")
         return super().call_binop(context, operator, left, right)
 
 
