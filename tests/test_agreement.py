@@ -337,6 +337,22 @@ def test_report_agreement(tmp_path: Path) -> None:
     assert gone.returncode == 2 and "cannot read labels" in gone.stderr
 
 
+@pytest.mark.parametrize("sub", ["events", "agreement", "flips", "cost"])
+def test_report_json_reads_the_same_on_an_ascii_output(tmp_path: Path, sub: str) -> None:
+    folder = tmp_path / "lab\u00e9"
+    folder.mkdir()
+    path = _log(folder)
+    labels = folder / "labels.jsonl"
+    labels.write_text('{"prompt_sha256": "p1", "label": "pass"}\n')
+    extra = ["--labels", str(labels)] if sub == "agreement" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "slopjudge", "report", "--events", str(path), "--format",
+         "json", sub, *extra], capture_output=True, text=True, encoding="ascii",
+        env={**os.environ, "PYTHONIOENCODING": "ascii"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert isinstance(json.loads(done.stdout), dict)
+
+
 def test_report_flips(tmp_path: Path) -> None:
     path = _log(tmp_path)
     done = _cli("flips", "--events", str(path), cwd=tmp_path)

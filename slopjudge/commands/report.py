@@ -221,8 +221,9 @@ def _cost(args: argparse.Namespace, path: str, events: list[dict[str, Any]],
 
 
 def _said(args: argparse.Namespace, data: Any, text: str, code: int = 0) -> int:
-    """``data`` printed as JSON with ``--format json``, else ``text``; then ``code``."""
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.format == "json" else text)
+    """``data`` printed as JSON with ``--format json``, else ``text``; then ``code``. The
+    JSON is ASCII: it reads the same from an output of any encoding."""
+    print(json.dumps(data, indent=2) if args.format == "json" else text)
     return code
 
 
