@@ -529,6 +529,21 @@ def test_answer_folder_is_never_inside_a_readonly_dir(
     assert p.returncode == 2 and "inside a read-only dir" in p.stderr.decode()
 
 
+def test_an_answer_folder_root_that_cannot_be_made_is_one_line_exit_2(
+    run: Run, verifier: str, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for root in (blocker / "sub", blocker):  # under a file; a file itself
+        p = run("--model", "size-md", "--verify", verifier, "judge",
+                SLOPJUDGE_AGENT_OUTPUT_DIR=str(root))
+        err = p.stderr.decode()
+        assert p.returncode == 2 and "Traceback" not in err, err
+        assert err.splitlines()[-1] == (f"slopjudge-agent: answer folder root {root} cannot "
+                                        "be made or written to")
+        assert run.calls() == []
+
+
 def test_without_verify_the_harness_reply_passes_through(run: Run) -> None:
     p = run("--model", "haiku", "say hi", plan=[{"stdout": "hi\n"}])
     assert p.returncode == 0 and p.stdout == b"hi\n"

@@ -136,7 +136,10 @@ def _answer_root(env: dict[str, str], readonly: list[str]) -> str:
     if override:
         if any(_inside(override, ro) for ro in readonly):
             raise UsageError(f"answer folder root {override} is inside a read-only dir")
-        os.makedirs(override, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.makedirs(override, exist_ok=True)
+        if not (os.path.isdir(override) and os.access(override, os.W_OK)):
+            raise UsageError(f"answer folder root {override} cannot be made or written to")
         return override
     cache = env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
     for root in (env.get("TMPDIR"), os.path.join(cache, "slopjudge-agent"), "/tmp"):
