@@ -161,6 +161,21 @@ def test_missing_include_is_a_load_error(tmp_path: Path) -> None:
     assert errors == [f"{tmp_path / 'judge.md.j2'}:2:1: template not found: nowhere.md.j2"]
 
 
+def test_includes_are_checked_as_jinja2_reads_them(tmp_path: Path) -> None:
+    _write(tmp_path, "b.md.j2", "b")
+    for ok in ("{% include 'gone.md.j2' ignore missing %}", "{% include ['gone.md.j2', "
+               "'b.md.j2'] %}", "{% include ('gone.md.j2', 'b.md.j2') ignore missing %}"):
+        assert _errors(tmp_path, ok) == [], ok
+    # Each missing include named at its own line; a list names the first it tried.
+    errors = _errors(tmp_path, "{% include 'b.md.j2' %}\n{% include 'no.md.j2' %}\n"
+                     "{% include ['no2.md.j2', 'no3.md.j2'] %}")
+    assert errors == [f"{tmp_path / 'judge.md.j2'}:2:1: template not found: no.md.j2",
+                      f"{tmp_path / 'judge.md.j2'}:3:1: template not found: no2.md.j2"]
+    _write(tmp_path, "bad.md.j2", "{{ changeset.nothing }}")
+    errors = _errors(tmp_path, "{% include ['bad.md.j2', 'b.md.j2'] ignore missing %}")
+    assert len(errors) == 1 and errors[0].startswith(f"{tmp_path / 'bad.md.j2'}:1:1:"), errors
+
+
 def test_error_in_an_include_names_the_included_file(tmp_path: Path) -> None:
     _write(tmp_path, "part.md.j2", "\n\n{{ changeset.nothing }}")
     errors = _errors(tmp_path, "{% include 'part.md.j2' %}")

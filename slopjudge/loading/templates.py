@@ -416,12 +416,28 @@ def _static_problems(
         if isinstance(attr, str) and attr.startswith("_"):
             problems.append(LoadError(where, access.lineno, 1,
                                       f"sandbox: access to {attr!r} is not allowed in a template"))
-    imports = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
-    for ref in meta.find_referenced_templates(ast):
-        if ref is not None:  # a computed name: checked when it renders
-            line = next((n.lineno for n in ast.find_all(imports)), 1)
-            problems.extend(_static_problems(env, ref, seen, (where, line)))
+    refs: Any = ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))
+    for ref in refs:
+        # A name, or a list of them of which the first found is used (jinja2's select_template).
+        given = ref.template
+        items = given.items if isinstance(given, (nodes.Tuple, nodes.List)) else [given]
+        names = [n.value for n in items if isinstance(n, nodes.Const) and isinstance(n.value, str)]
+        if not names or len(names) < len(items):
+            continue  # a computed name: checked when it renders
+        found = next((n for n in names if _findable(env, n)), None)
+        if found is not None or not getattr(ref, "ignore_missing", False):
+            problems += _static_problems(env, found or names[0], seen, (where, ref.lineno))
     return problems
+
+
+def _findable(env: ImmutableSandboxedEnvironment, name: str) -> bool:
+    try:
+        env.loader.get_source(env, name)  # type: ignore[union-attr]
+    except jinja2.TemplateNotFound:
+        return False
+    except Exception:  # noqa: BLE001 - there but unreadable: _static_problems says so
+        return True
+    return True
 
 
 def validate_template(
