@@ -542,6 +542,15 @@ def test_an_answer_folder_root_that_cannot_be_made_is_one_line_exit_2(
         assert err.splitlines()[-1] == (f"slopjudge-agent: answer folder root {root} cannot "
                                         "be made or written to")
         assert run.calls() == []
+    # A folder it may write to (root may write anywhere) but where no folder can be made.
+    p = run("--model", "size-md", "--verify", verifier, "judge",
+            SLOPJUDGE_AGENT_OUTPUT_DIR="/proc")
+    last = p.stderr.decode().splitlines()[-1]
+    assert p.returncode == 2 and "Traceback" not in p.stderr.decode(), p.stderr
+    assert last in ("slopjudge-agent: answer folder root /proc cannot be made or written to",
+                    "slopjudge-agent: cannot make the answer folder in /proc: "
+                    "No such file or directory"), last
+    assert run.calls() == []
 
 
 def test_without_verify_the_harness_reply_passes_through(run: Run) -> None:

@@ -171,6 +171,11 @@ def test_includes_are_checked_as_jinja2_reads_them(tmp_path: Path) -> None:
                      "{% include ['no2.md.j2', 'no3.md.j2'] %}")
     assert errors == [f"{tmp_path / 'judge.md.j2'}:2:1: template not found: no.md.j2",
                       f"{tmp_path / 'judge.md.j2'}:3:1: template not found: no2.md.j2"]
+    for tag in ("extends", "import", "from"):  # these take one name (a list fails to render)
+        text = f"{{% if false %}}{{% {tag} ['no.md.j2', 'b.md.j2']"
+        text += " import x %}" if tag == "from" else " as x %}" if tag == "import" else " %}"
+        assert (f"{tmp_path / 'judge.md.j2'}:1:1: only `include` takes a list of templates; "
+                "name one") in _errors(tmp_path, text + "{% endif %}x"), tag
     _write(tmp_path, "bad.md.j2", "{{ changeset.nothing }}")
     errors = _errors(tmp_path, "{% include ['bad.md.j2', 'b.md.j2'] ignore missing %}")
     assert len(errors) == 1 and errors[0].startswith(f"{tmp_path / 'bad.md.j2'}:1:1:"), errors

@@ -418,9 +418,14 @@ def _static_problems(
                                       f"sandbox: access to {attr!r} is not allowed in a template"))
     refs: Any = ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends))
     for ref in refs:
-        # A name, or a list of them of which the first found is used (jinja2's select_template).
+        # A name, or for an include a list of them, the first found used (select_template).
         given = ref.template
-        items = given.items if isinstance(given, (nodes.Tuple, nodes.List)) else [given]
+        listed = isinstance(given, (nodes.Tuple, nodes.List))
+        if listed and not isinstance(ref, nodes.Include):
+            problems.append(LoadError(where, ref.lineno, 1, "only `include` takes a list of "
+                                      "templates; name one"))
+            continue
+        items = given.items if listed else [given]
         names = [n.value for n in items if isinstance(n, nodes.Const) and isinstance(n.value, str)]
         if not names or len(names) < len(items):
             continue  # a computed name: checked when it renders

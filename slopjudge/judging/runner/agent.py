@@ -227,8 +227,13 @@ def run_agent(opts: argparse.Namespace, env: dict[str, str]) -> int:
         _out(reply)
         return failed or 0
     # A private folder (mkdtemp's mode is 0700) for the answer, gone afterwards.
-    with tempfile.TemporaryDirectory(prefix="slopjudge-agent-", ignore_cleanup_errors=True,
-                                     dir=_answer_root(env, opts.readonly_dirs)) as answer_dir:
+    root = _answer_root(env, opts.readonly_dirs)
+    try:
+        answer = tempfile.TemporaryDirectory(prefix="slopjudge-agent-", dir=root,
+                                             ignore_cleanup_errors=True)
+    except OSError as exc:  # a folder it may write to but not make one in, a full disk
+        raise UsageError(f"cannot make the answer folder in {root}: {exc.strerror}") from None
+    with answer as answer_dir:
         return judge.verify_loop(answer_dir)
 
 
