@@ -156,6 +156,16 @@ def test_an_explicit_pass_passes_with_its_facts(tmp_path: Path) -> None:
     assert calls(tmp_path) == 1
 
 
+def test_a_judge_with_no_subject_to_ask_about_is_an_error_never_skipped(tmp_path: Path) -> None:
+    # The subjects script's empty list is refused before the judge; one reaching it blocks.
+    ctx = make_ctx(tmp_path, runner=fake_runner(tmp_path, f"echo '{PASS}'"))
+    ctx.subjects = []
+    result = run_judge(ctx)
+    assert (result.outcome, result.reason) == (
+        "error", "nothing was judged (no unit to ask the model about)")
+    assert calls(tmp_path) == 0
+
+
 def test_refusal_carries_reasoning_and_findings(tmp_path: Path) -> None:
     verdict = {"pass": False, "reasoning": "x = 2 is a magic number",
                "findings": [{"path": "src/app.py", "line": 1, "message": "magic number"}]}

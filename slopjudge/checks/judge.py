@@ -227,8 +227,8 @@ def _run(ctx: CheckContext) -> CheckResult:
         return result
 
     result.runner, ask = _asker(ctx)
-    if len(units) == 1:
-        judgments = [ask(units[0])]
+    if len(units) <= 1:  # none: _conclude says nothing was judged
+        judgments = [ask(unit) for unit in units]
     else:  # judge calls wait on a model, not a CPU: bounded by the judge slots, not the CPUs
         workers = min(len(units), max(1, opts.judge_slots))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-file") as pool:
@@ -316,7 +316,7 @@ def _prepared_units(ctx: CheckContext, payload: dict[str, Any]) -> list[Part] | 
             fp = mine.get("fingerprint")
             unit.fingerprint = (fp or unit.fingerprint) if per_unit else fp
             kept.append(unit)
-    if not kept:
+    if units and not kept:  # no unit at all is no decision: an error where they are judged
         return _result(ctx, "skipped", "prepare decided the judge need not be asked")
     return kept
 
