@@ -145,9 +145,8 @@ class Budget:
     def _session_update(self, session_id: str | None,
                         change: Callable[[Spend], str | None]) -> str | None:
         """Read the session's spend, ``change`` it (a str: why not) and write it back, under
-        an exclusive lock. Running
-        calls are held there by process and call, so a call in another hook process of
-        the session counts; a process that died holds nothing."""
+        an exclusive lock. Running calls are held there by process and call, so a call in
+        another hook process of the session counts; a process that died holds nothing."""
         path = self.session_path(session_id)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
