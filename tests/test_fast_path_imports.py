@@ -170,6 +170,16 @@ def test_a_judged_file_edit_imports_no_diff_parser_nor_typing(tmp_path: Path) ->
     assert found == [], f"imported for a Write call: {found}"
 
 
+def test_an_edit_that_does_not_apply_imports_no_patch_parser(tmp_path: Path) -> None:
+    # Judged on its new text added to the file as it is (edits.unapplied_changeset).
+    new = _imports_of_a_judged_call(tmp_path, "Edit", {
+        "file_path": str(tmp_path / "repo" / "src" / "app.py"),
+        "old_string": "not in the file", "new_string": "y = 2\n"})
+    found = sorted(m for m in new if m in {*NOT_FOR_A_FILE_TOOL, "slopjudge.changes.applypatch"}
+                   or any(m.startswith(h + ".") for h in NOT_FOR_A_FILE_TOOL))
+    assert found == [], f"imported for an Edit that does not apply: {found}"
+
+
 # The whole hook process of a Write the pack's checks judge, its scripts included (they
 # run in it): none of these loads. Each cost the call a measured share of a whole
 # `python -c pass` (docs/performance.md): the checks run in the hook's one thread, read

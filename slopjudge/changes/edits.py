@@ -372,7 +372,6 @@ def unapplied_changeset(
     """The changeset a call that cannot be reproduced is judged on: each target path, its new
     text added at the end of the file as it is (a deleted file as a deletion), and every named
     file even with no new text (a header-only entry), so rules with ``paths`` still see it."""
-    from slopjudge.changes.applypatch import MOVE, operation
     from slopjudge.changes.proposed import from_proposed_edits, relative
     from slopjudge.errors import ChangesetError
     from slopjudge.model import FileChange
@@ -380,6 +379,8 @@ def unapplied_changeset(
     patch = patch_text(tool_name, tool_input)
     files: list[list[Any]] = []  # [kind, path, moved-to, added lines]
     if patch is not None:  # read line by line, without trusting the envelope's structure
+        from slopjudge.changes.applypatch import MOVE, operation  # with dataclasses: a patch's
+
         base = _patch_base(tool_input, workspace, cwd)
         for line in patch.split("\n"):
             line = line.rstrip("\r")
